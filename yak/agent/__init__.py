@@ -1,0 +1,1 @@
+"""The agent: the tool loop and the workspace-confined tools."""

@@ -1,0 +1,1 @@
+"""Chat: sessions and the conversation service the UI drives."""

@@ -1,0 +1,84 @@
+"""Settings read from the environment and the settings file, with their bounds.
+
+Environment variables win over the settings file (``settings.json`` in the data directory,
+written by Settings in the app): ``YAK_MODEL`` (chat model), ``YAK_MEMORY_MODEL`` (memory
+rewrite model), ``YAK_DEBOUNCE_SECONDS`` (2-120). ``ANTHROPIC_API_KEY`` and
+``ANTHROPIC_BASE_URL`` are read by the SDK itself; the key may instead live in the OS keyring.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHAT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MEMORY_MODEL = "claude-haiku-4-5"
+DEFAULT_DEBOUNCE_S = 10.0
+MIN_DEBOUNCE_S = 2.0
+MAX_DEBOUNCE_S = 120.0
+MAX_WAIT_S = 60.0  # DESIGN.md section 4: no workspace waits longer from its first enqueue
+SETTINGS_FILE = "settings.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """User settings. Times in seconds."""
+
+    chat_model: str = DEFAULT_CHAT_MODEL
+    memory_model: str = DEFAULT_MEMORY_MODEL
+    debounce_s: float = DEFAULT_DEBOUNCE_S
+    base_url: str | None = None  # None: the SDK's default or ANTHROPIC_BASE_URL
+    floor_ratio: float = 0.5
+
+    def with_changes(self, **changes: object) -> Settings:
+        """A copy with ``changes`` applied and the debounce clamped to 2-120 s."""
+        return clamp(replace(self, **changes))
+
+
+def clamp(settings: Settings) -> Settings:
+    """Clamp the debounce to 2-120 s and the floor ratio to 0-1."""
+    debounce = min(max(float(settings.debounce_s), MIN_DEBOUNCE_S), MAX_DEBOUNCE_S)
+    ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
+    return replace(settings, debounce_s=debounce, floor_ratio=ratio)
+
+
+def load_settings(data_dir: Path, env: dict[str, str] | None = None) -> Settings:
+    """Read ``settings.json`` in ``data_dir`` (missing or unreadable: defaults, logged), then
+    apply the environment. A malformed ``YAK_DEBOUNCE_SECONDS`` is ignored with a log line."""
+    env = os.environ if env is None else env
+    values: dict[str, object] = {}
+    path = data_dir / SETTINGS_FILE
+    if path.exists():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            known = Settings.__dataclass_fields__
+            values = {k: v for k, v in stored.items() if k in known}
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring unreadable settings file %s: %s", path, exc)
+    if env.get("YAK_MODEL"):
+        values["chat_model"] = env["YAK_MODEL"]
+    if env.get("YAK_MEMORY_MODEL"):
+        values["memory_model"] = env["YAK_MEMORY_MODEL"]
+    if env.get("YAK_DEBOUNCE_SECONDS"):
+        try:
+            values["debounce_s"] = float(env["YAK_DEBOUNCE_SECONDS"])
+        except ValueError:
+            log.warning("ignoring YAK_DEBOUNCE_SECONDS=%r: not a number", env["YAK_DEBOUNCE_SECONDS"])
+    try:
+        return clamp(Settings(**values))  # type: ignore[arg-type]
+    except TypeError as exc:
+        log.warning("ignoring settings file %s: %s", path, exc)
+        return Settings()
+
+
+def save_settings(data_dir: Path, settings: Settings) -> None:
+    """Write ``settings.json`` atomically (never the API key: it lives in the keyring)."""
+    path = data_dir / SETTINGS_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,165 @@
+"""SQLAlchemy 2 ORM models. Every schema change also gets an Alembic migration under
+``migrations/versions``; the app and the CLI migrate the database on start.
+
+ORM objects never leave ``yak.db`` and ``yak.memory``'s store: convert to ``yak.domain``.
+Timestamps are stored as UTC (naive in SQLite, made aware on the way out by ``UTCDateTime``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A datetime stored naive-UTC and returned timezone-aware UTC."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: object) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored; use datetime.now(UTC)")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None, dialect: object) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=UTC)
+
+
+def utcnow() -> datetime:
+    """Now, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class WorkspaceRow(Base):
+    """A project folder, keyed by its normalized path (DESIGN.md section 2)."""
+
+    __tablename__ = "workspaces"
+
+    id: Mapped[str] = mapped_column(String(35), primary_key=True)  # ws_ + 32 hex
+    path: Mapped[str] = mapped_column(Text, unique=True)
+    st_dev: Mapped[str | None] = mapped_column(String(24))  # str: may exceed int64
+    st_ino: Mapped[str | None] = mapped_column(String(24))
+    memory_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class MemoryDocumentRow(Base):
+    """The current memory document of a workspace; ``version`` increases with every write."""
+
+    __tablename__ = "memory_documents"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    content: Mapped[str] = mapped_column(Text, default="")
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    flags: Mapped[list] = mapped_column(JSON, default=list)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class MemoryRevisionRow(Base):
+    """An applied write: append-only, never updated or deleted."""
+
+    __tablename__ = "memory_revisions"
+    __table_args__ = (Index("ix_memory_revisions_workspace_version", "workspace_id", "version"),)
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)  # ULID
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    version: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    lines: Mapped[int] = mapped_column(Integer)
+    chars: Mapped[int] = mapped_column(Integer)
+    flags: Mapped[list] = mapped_column(JSON, default=list)
+    model: Mapped[str | None] = mapped_column(String(100))
+    session_ids: Mapped[list] = mapped_column(JSON, default=list)
+    restored_from: Mapped[str | None] = mapped_column(String(26))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class RefreshAttemptRow(Base):
+    """Every refresh attempt, applied or not, with the reply kept for refused ones."""
+
+    __tablename__ = "refresh_attempts"
+    __table_args__ = (Index("ix_refresh_attempts_workspace_created", "workspace_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    base_version: Mapped[int] = mapped_column(Integer)
+    result_version: Mapped[int | None] = mapped_column(Integer)
+    model: Mapped[str | None] = mapped_column(String(100))
+    reply: Mapped[str | None] = mapped_column(Text)
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    duration_s: Mapped[float] = mapped_column(Float, default=0.0)
+    session_ids: Mapped[list] = mapped_column(JSON, default=list)
+    flags: Mapped[list] = mapped_column(JSON, default=list)
+    rebuild: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ChatSessionRow(Base):
+    """A conversation. ``folded_through`` is the memory watermark: the id of the last message
+    folded into the memory document (NULL: none yet)."""
+
+    __tablename__ = "chat_sessions"
+    __table_args__ = (Index("ix_chat_sessions_workspace", "workspace_id"),)
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(Text, default="New conversation")
+    folded_through: Mapped[str | None] = mapped_column(String(26))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ChatMessageRow(Base):
+    """A message: Anthropic-style content blocks as JSON. Ordered by ``id`` (monotonic ULID)."""
+
+    __tablename__ = "chat_messages"
+    __table_args__ = (
+        Index("ix_chat_messages_session_id", "session_id", "id"),
+        Index("ix_chat_messages_workspace_id", "workspace_id", "id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[list] = mapped_column(JSON)
+    model: Mapped[str | None] = mapped_column(String(100))
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

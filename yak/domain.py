@@ -1,0 +1,208 @@
+"""Small frozen dataclasses that cross layer boundaries, and the memory rules' constants.
+
+ORM rows and SDK objects never leave ``yak.db`` / ``yak.llm``; these do. Timestamps are
+timezone-aware UTC ``datetime`` objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+# DESIGN.md section 3: the ceiling. A document has at most this many lines and characters.
+MAX_LINES = 200
+MAX_CHARS = 25_000
+# DESIGN.md section 3: the floor. Below FLOOR_MIN_CHARS when the previous had at least that many,
+# or keeping under FLOOR_RATIO of the previous non-blank lines or characters, is a collapse.
+FLOOR_MIN_CHARS = 100
+FLOOR_RATIO = 0.5
+
+
+class RevisionSource(StrEnum):
+    """Where an applied write came from (stored in every revision)."""
+
+    REFRESH = "refresh"  # an LLM rewrite
+    HAND = "hand"  # typed in the editor or ``yak memory set`` / ``edit``
+    IMPORT = "import"
+    RESTORE = "restore"
+    CLEAR = "clear"  # ``yak memory delete`` or Delete… in Settings; restorable
+
+
+class RefreshStatus(StrEnum):
+    """The outcome of one refresh attempt (DESIGN.md section 6, ``refresh --json`` ``status``)."""
+
+    APPLIED = "applied"
+    UP_TO_DATE = "up_to_date"
+    REFUSED_FLOOR = "refused_floor"
+    REFUSED_CEILING = "refused_ceiling"
+    REFUSED_EMPTY = "refused_empty"
+    REFUSED_PLACEHOLDER = "refused_placeholder"
+    SUPERSEDED = "superseded"
+    FAILED = "failed"
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI exit status for this outcome: 0 done, 3 refused, 4 provider failure, 5 conflict."""
+        if self in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE):
+            return 0
+        if self is RefreshStatus.FAILED:
+            return 4
+        if self is RefreshStatus.SUPERSEDED:
+            return 5
+        return 3
+
+
+def count_lines(text: str) -> int:
+    """Lines in a document as a user counts them: ``""`` is 0, ``"a"`` and ``"a\\n"`` are 1."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A project folder. ``id`` is ``ws_`` + 32 hex chars derived from ``path`` (DESIGN.md §2)."""
+
+    id: str
+    path: str  # the normalized path, the key
+    created_at: datetime
+    last_opened_at: datetime | None = None
+    memory_enabled: bool = True
+
+    @property
+    def name(self) -> str:
+        """The folder's last path component, for titles and lists."""
+        stripped = self.path.rstrip("/\\")
+        return stripped.replace("\\", "/").rsplit("/", 1)[-1] or self.path
+
+
+@dataclass(frozen=True)
+class MemoryDocument:
+    """A workspace's memory document as stored now. ``version`` 0 means never written."""
+
+    workspace_id: str
+    content: str
+    version: int
+    updated_at: datetime | None
+    flags: tuple[str, ...] = ()
+
+    @property
+    def lines(self) -> int:
+        """Line count (see :func:`count_lines`)."""
+        return count_lines(self.content)
+
+    @property
+    def chars(self) -> int:
+        """Character count (Unicode code points)."""
+        return len(self.content)
+
+
+@dataclass(frozen=True)
+class MemorySummary:
+    """One row of the memory list: a workspace with a memory, without its content."""
+
+    workspace: Workspace
+    version: int
+    lines: int
+    chars: int
+    updated_at: datetime | None
+    flags: tuple[str, ...]
+    orphaned: bool  # the folder no longer exists
+
+
+@dataclass(frozen=True)
+class Revision:
+    """An applied write to a memory document: append-only history."""
+
+    id: str
+    workspace_id: str
+    version: int
+    source: RevisionSource
+    content: str
+    lines: int
+    chars: int
+    flags: tuple[str, ...]
+    created_at: datetime
+    model: str | None = None
+    session_ids: tuple[str, ...] = ()
+    restored_from: str | None = None  # revision id, for RESTORE
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens a model call used."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RefreshOutcome:
+    """What one refresh attempt did; also the row recorded for it.
+
+    ``reply`` is the model's (redacted) reply, kept even when refused so the user can open it.
+    """
+
+    status: RefreshStatus
+    reason: str
+    workspace_id: str
+    version: int  # the document's version after the attempt
+    lines: int  # the document's line count after the attempt
+    attempt_id: str | None = None
+    reply: str | None = None
+    model: str | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    duration_s: float = 0.0
+    session_ids: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RefreshAttempt:
+    """A recorded refresh attempt, for History."""
+
+    id: str
+    workspace_id: str
+    status: RefreshStatus
+    reason: str
+    base_version: int
+    result_version: int | None
+    model: str | None
+    reply: str | None
+    usage: TokenUsage
+    duration_s: float
+    session_ids: tuple[str, ...]
+    flags: tuple[str, ...]
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ChatSession:
+    """A conversation in a workspace."""
+
+    id: str
+    workspace_id: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """A stored message. ``content`` is a list of Anthropic-style content blocks (dicts with a
+    ``type`` of ``text``, ``tool_use`` or ``tool_result``), JSON-serializable."""
+
+    id: str
+    session_id: str
+    workspace_id: str
+    role: str  # "user" or "assistant"
+    content: tuple[dict, ...]
+    created_at: datetime
+    model: str | None = None
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")

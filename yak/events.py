@@ -1,0 +1,89 @@
+"""Plain Python events published by the services, and the bus that carries them.
+
+The Qt-free core publishes these; ``yak.ui.bridge`` subscribes and re-emits them as Qt signals.
+Subscribers run synchronously in the publisher's thread, so services publish from the asyncio
+loop thread (never from a worker thread).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MemoryUpdated:
+    """A workspace's memory document now has ``version``; ``source`` is the revision source
+    (``"refresh"``, ``"hand"``, ``"import"``, ``"restore"``, ``"clear"``) or ``"external"`` when
+    another process (the CLI) changed it."""
+
+    workspace_id: str
+    version: int
+    source: str
+
+
+@dataclass(frozen=True)
+class RefreshStateChanged:
+    """Where a workspace's refresh stands: ``state`` is ``"idle"``, ``"pending"`` (``due_in`` in
+    seconds), or ``"running"``."""
+
+    workspace_id: str
+    state: str
+    due_in: float | None = None
+
+
+@dataclass(frozen=True)
+class RefreshFinished:
+    """A refresh attempt ended; ``outcome`` is a ``yak.domain.RefreshOutcome``."""
+
+    workspace_id: str
+    outcome: Any
+
+
+@dataclass(frozen=True)
+class MessageAdded:
+    """A message was stored in a session."""
+
+    workspace_id: str
+    session_id: str
+    message_id: str
+
+
+@dataclass(frozen=True)
+class TurnCompleted:
+    """An assistant turn finished normally (not aborted, not failed). The refresh queue listens."""
+
+    workspace_id: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class SessionsChanged:
+    """A session was created, renamed or deleted in the workspace."""
+
+    workspace_id: str
+
+
+class EventBus:
+    """Synchronous publish/subscribe keyed on the event class."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
+
+    def subscribe(self, event_type: type, callback: Callable[[Any], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every published ``event_type``; returns an unsubscribe."""
+        self._subscribers[event_type].append(callback)
+        return lambda: self._subscribers[event_type].remove(callback)
+
+    def publish(self, event: Any) -> None:
+        """Deliver ``event`` to its subscribers; a failing subscriber is logged, not raised."""
+        for callback in list(self._subscribers.get(type(event), ())):
+            try:
+                callback(event)
+            except Exception:  # a broken subscriber must not break the publisher
+                log.exception("event subscriber failed for %r", event)

@@ -1,0 +1,110 @@
+"""The workspace key (DESIGN.md section 2) and where Yak keeps its files.
+
+``normalize_workspace_path`` is the only way a path becomes a key; every read, write, lookup and
+queue entry goes through it. ``workspace_id_for`` derives the id from the key; nothing else ever
+names a workspace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ntpath
+import os
+import posixpath
+import sys
+import unicodedata
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "yak"
+APP_AUTHOR = "Yak"
+
+
+def normalize_path_text(path: str, *, windows: bool | None = None) -> str:
+    """Normalize an already absolute, resolved path as text, without touching the filesystem.
+
+    Applies Unicode NFC, collapses doubled separators and ``.``/``..``, removes trailing
+    separators (the root stays the root) and, for Windows, folds case and separators
+    (``ntpath.normcase``), so ``c:/Users/Me/Proj/`` and ``C:\\Users\\me\\proj`` are one key.
+
+    Args:
+        path: an absolute path (POSIX or Windows spelling).
+        windows: use Windows rules; defaults to the running platform.
+
+    Returns:
+        The key text.
+    """
+    if windows is None:
+        windows = sys.platform == "win32"
+    text = unicodedata.normalize("NFC", path)
+    if windows:
+        text = ntpath.normcase(ntpath.normpath(text))
+        drive, rest = ntpath.splitdrive(text)
+        rest = rest.rstrip("\\") or "\\"
+        return drive + rest
+    text = posixpath.normpath(text)
+    if text.startswith("//"):  # POSIX lets normpath keep a leading '//'; it is the root here
+        text = "/" + text.lstrip("/")
+    return text.rstrip("/") or "/"
+
+
+def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
+    """Return the workspace key for ``path``: ``~`` expanded, absolute, symlinks resolved
+    (realpath), NFC, no trailing separator; case and separators folded on Windows.
+
+    Two spellings of one folder give one key; distinct folders never share one
+    (``/p/a_b`` and ``/p/a-b`` differ; on a case-sensitive filesystem so do ``/p/Proj`` and
+    ``/p/proj``). Aliases that only the filesystem knows (a case-insensitive volume) are caught by
+    comparing :func:`folder_identity` where workspaces are stored.
+
+    Args:
+        path: a path as a user typed it; need not exist.
+
+    Raises:
+        ValueError: ``path`` is empty or contains a NUL character.
+    """
+    raw = os.fspath(path)
+    if not raw or not raw.strip():
+        raise ValueError("The workspace path is empty.")
+    if "\0" in raw:
+        raise ValueError("The workspace path contains a NUL character.")
+    expanded = os.path.expanduser(raw)
+    resolved = os.path.realpath(os.path.abspath(expanded))
+    return normalize_path_text(resolved)
+
+
+def workspace_id_for(key: str) -> str:
+    """Derive the workspace id from a normalized key: ``"ws_" + sha256(key utf-8)[:32]``."""
+    return "ws_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+
+
+def folder_identity(path: str) -> tuple[int, int] | None:
+    """``(st_dev, st_ino)`` of an existing directory, or ``None`` when it is not one."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Where the database lives: ``override``, else ``$YAK_DATA_DIR``, else the platform's user
+    data directory (e.g. ``~/.local/share/yak`` on Linux). The folder is created."""
+    chosen = override or os.environ.get("YAK_DATA_DIR") or platformdirs.user_data_dir(
+        APP_NAME, APP_AUTHOR
+    )
+    folder = Path(os.path.expanduser(os.fspath(chosen))).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def log_dir() -> Path:
+    """The platform's user log directory for Yak (created)."""
+    folder = Path(platformdirs.user_log_dir(APP_NAME, APP_AUTHOR))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
