@@ -1,0 +1,7 @@
+"""Entry script for the PyInstaller bundle."""
+
+import sys
+
+from yak.cli import main
+
+sys.exit(main())
