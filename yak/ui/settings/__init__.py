@@ -1,0 +1,1 @@
+"""The Settings dialog and its pages (Memory; Provider is added by the chat UI)."""
