@@ -32,3 +32,22 @@ def db(data_dir):
     database = open_database(data_dir)
     yield database
     database.close()
+
+
+@pytest.fixture
+def fake_api(monkeypatch):
+    """A scripted fake Messages API on 127.0.0.1 (see ``tests/fake_anthropic.py``).
+
+    Sets ``ANTHROPIC_BASE_URL`` to it and ``ANTHROPIC_API_KEY=test-key`` for the test and its
+    subprocesses; yields the :class:`fake_anthropic.FakeAnthropic` (``script``,
+    ``respond_with``, ``requests``, ``url``). Stopped after the test, hanging handlers included.
+    """
+    from fake_anthropic import FakeAnthropic
+
+    fake = FakeAnthropic().start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    try:
+        yield fake
+    finally:
+        fake.stop()

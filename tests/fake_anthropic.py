@@ -1,0 +1,445 @@
+"""A scripted fake of the Anthropic Messages API, served over HTTP on 127.0.0.1.
+
+Tests talk to it with the real ``anthropic`` SDK (``ANTHROPIC_BASE_URL``), so the transport, the
+SSE parsing and the SDK's retries are the ones users run (QT_TESTING.md, DESIGN.md section 7).
+
+Usage (the ``fake_api`` fixture in ``tests/conftest.py`` starts one per test and sets
+``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY=test-key`` for the test and its subprocesses)::
+
+    from fake_anthropic import text, tool_use, error, hang, cut   # tests/ is on sys.path
+
+    def test_something(fake_api):
+        fake_api.script(tool_use("read_file", {"path": "a.txt"}), text("Done."))
+        ...  # code under test calls the API twice
+        body = fake_api.requests[0].body          # the JSON the client sent
+        assert fake_api.requests[0].headers["authorization"] == "Bearer test-key"
+
+Replies (module-level constructors, each returns a :class:`Reply`):
+
+- ``text(s, *, chunks=None, usage=(10, 5), stop_reason="end_turn", model=None,
+  chunk_delay_s=0.0, gate=None, pause_after=1)`` — an assistant text message. Streamed as SSE
+  (``event:`` lines, ``message_start`` carrying ``usage``, one ``text_delta`` per chunk; default
+  chunks are words) when the request has ``"stream": true``, plain JSON otherwise.
+  ``chunk_delay_s`` paces the deltas (benchmarks only; tests must not depend on timing).
+  ``gate`` (a ``threading.Event``) pauses the stream after ``pause_after`` deltas until the test
+  sets it — to look at a UI mid-stream or press Stop.
+- ``tool_use(name, input, *, id=None, text=None, usage=(10, 5))`` — a reply whose last block is
+  a tool call (``stop_reason="tool_use"``), optionally preceded by text.
+- ``message(content, *, stop_reason="end_turn", usage=(10, 5), model=None)`` — any list of
+  ``text`` / ``tool_use`` blocks (several tool calls in one reply).
+- ``error(status, *, error_type=None, message=None, retry_after=None, retry_after_ms=None)`` —
+  an HTTP error with Anthropic's JSON error body (401 ``authentication_error``, 429
+  ``rate_limit_error``, 529 ``overloaded_error``, 500 ``api_error``, 400
+  ``invalid_request_error`` by default). ``retry_after`` (seconds) / ``retry_after_ms`` set the
+  headers the SDK honours when it retries.
+- ``stream_error(*, error_type="overloaded_error", message=None, after_deltas=1, text="...")``
+  — a stream that starts, then sends an ``event: error`` (as the API does mid-stream).
+- ``hang(*, after_deltas=None)`` — never answer: sleep until the client gives up (its timeout)
+  or the server stops. With ``after_deltas`` (streaming only) the stream starts and stalls after
+  that many deltas. Never blocks the fixture's shutdown.
+- ``cut(text="Partial answ", *, after_deltas=2)`` — a stream cut halfway: ``message_start``,
+  a text block and ``after_deltas`` deltas, then the socket closes without ``message_delta`` /
+  ``message_stop``. For a non-streaming request, a JSON body shorter than its Content-Length.
+
+Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
+
+- ``script(*replies)`` appends to the queue; each request to ``POST /v1/messages`` takes the next
+  one (a request the SDK retries takes another). An item may also be a callable
+  ``fn(body: dict) -> Reply | str`` (a ``str`` means ``text(str)``), used once.
+- ``respond_with(fn)`` sets the responder used when the queue is empty (same callable shape; it
+  may be called many times; ``None`` clears it).
+- With an empty queue and no responder, the fake answers 400 ``invalid_request_error``
+  "fake: no scripted reply left" (400 is not retried, so a test fails fast and visibly).
+- ``requests``: a list of :class:`RecordedRequest` (``method``, ``path``, ``headers`` with
+  lower-case names, ``body`` the parsed JSON or ``None``), in arrival order, including retries.
+  ``message_requests`` filters ``POST /v1/messages``.
+- ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued.
+- ``start()`` / ``stop()`` (also a context manager). ``stop()`` releases hanging and gated
+  handlers, so shutdown never waits on them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+HANG_LIMIT_S = 120.0  # a hanging handler gives up on its own after this, even without stop()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer; build it with the module's constructors."""
+
+    kind: str  # "message", "error", "hang", "cut", "stream_error"
+    content: tuple[dict, ...] = ()
+    stop_reason: str | None = "end_turn"
+    usage: tuple[int, int] = (10, 5)
+    model: str | None = None
+    chunks: tuple[str, ...] | None = None  # text deltas of a single text block
+    chunk_delay_s: float = 0.0
+    gate: threading.Event | None = None
+    pause_after: int = 1
+    status: int = 200
+    error_type: str | None = None
+    message: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    after_deltas: int | None = None
+
+
+@dataclass
+class RecordedRequest:
+    """A request the fake received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def _words(s: str) -> tuple[str, ...]:
+    parts = re.findall(r"\S+\s*|\s+", s)
+    return tuple(parts) if parts else (s,)
+
+
+def text(s: str, *, chunks: list[str] | None = None, usage: tuple[int, int] = (10, 5),
+         stop_reason: str = "end_turn", model: str | None = None, chunk_delay_s: float = 0.0,
+         gate: threading.Event | None = None, pause_after: int = 1) -> Reply:
+    """An assistant text reply (see the module docstring)."""
+    pieces = tuple(chunks) if chunks is not None else _words(s)
+    return Reply(kind="message", content=({"type": "text", "text": "".join(pieces)},),
+                 stop_reason=stop_reason, usage=usage, model=model, chunks=pieces,
+                 chunk_delay_s=chunk_delay_s, gate=gate, pause_after=pause_after)
+
+
+def tool_use(name: str, input: dict, *, id: str | None = None, text: str | None = None,
+             usage: tuple[int, int] = (10, 5)) -> Reply:
+    """A reply calling one tool, optionally after some text."""
+    blocks: list[dict] = []
+    if text:
+        blocks.append({"type": "text", "text": text})
+    blocks.append({"type": "tool_use", "id": id or f"toolu_{_next_id()}", "name": name,
+                   "input": input})
+    return Reply(kind="message", content=tuple(blocks), stop_reason="tool_use", usage=usage)
+
+
+def message(content: list[dict], *, stop_reason: str = "end_turn",
+            usage: tuple[int, int] = (10, 5), model: str | None = None) -> Reply:
+    """A reply made of arbitrary ``text`` / ``tool_use`` blocks."""
+    blocks = []
+    for b in content:
+        if b.get("type") == "tool_use" and not b.get("id"):
+            b = {**b, "id": f"toolu_{_next_id()}"}
+        blocks.append(b)
+    return Reply(kind="message", content=tuple(blocks), stop_reason=stop_reason, usage=usage,
+                 model=model)
+
+
+def error(status: int, *, error_type: str | None = None, message: str | None = None,
+          retry_after: float | None = None, retry_after_ms: float | None = None) -> Reply:
+    """An HTTP error with Anthropic's JSON error body."""
+    headers = []
+    if retry_after is not None:
+        headers.append(("retry-after", str(retry_after)))
+    if retry_after_ms is not None:
+        headers.append(("retry-after-ms", str(retry_after_ms)))
+    return Reply(kind="error", status=status,
+                 error_type=error_type or _ERROR_TYPES.get(status, "api_error"),
+                 message=message or f"fake error {status}", headers=tuple(headers))
+
+
+def stream_error(*, error_type: str = "overloaded_error", message: str | None = None,
+                 after_deltas: int = 1, text: str = "Partial answer") -> Reply:
+    """A stream that starts and then sends an ``event: error``."""
+    return Reply(kind="stream_error", error_type=error_type,
+                 message=message or f"fake {error_type}", after_deltas=after_deltas,
+                 content=({"type": "text", "text": text},), chunks=_words(text))
+
+
+def hang(*, after_deltas: int | None = None, text: str = "Still thinking about it") -> Reply:
+    """Never answer (or, streaming, stall after ``after_deltas`` deltas)."""
+    return Reply(kind="hang", after_deltas=after_deltas,
+                 content=({"type": "text", "text": text},), chunks=_words(text))
+
+
+def cut(text: str = "Partial answ", *, after_deltas: int = 2) -> Reply:
+    """A stream that closes without ``message_stop`` after ``after_deltas`` deltas."""
+    return Reply(kind="cut", after_deltas=after_deltas,
+                 content=({"type": "text", "text": text},), chunks=_words(text))
+
+
+_counter = 0
+_counter_lock = threading.Lock()
+
+
+def _next_id() -> str:
+    global _counter
+    with _counter_lock:
+        _counter += 1
+        return f"fake{_counter:06d}"
+
+
+Responder = Callable[[dict], "Reply | str"]
+
+
+class FakeAnthropic:
+    """The fake server; see the module docstring for the scripting API."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[Reply | Responder] = deque()
+        self._responder: Responder | None = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle --------------------------------------------------------------------------
+    def start(self) -> FakeAnthropic:
+        """Serve on an ephemeral 127.0.0.1 port in a daemon thread."""
+        fake = self
+
+        class Handler(_Handler):
+            owner = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name="fake-anthropic", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; hanging and gated handlers are released first."""
+        self._stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK (no trailing slash)."""
+        assert self._server is not None, "start() the fake first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # --- scripting --------------------------------------------------------------------------
+    def script(self, *replies: Reply | Responder) -> FakeAnthropic:
+        """Queue replies (or one-shot callables ``fn(body) -> Reply | str``)."""
+        with self._lock:
+            self._queue.extend(replies)
+        return self
+
+    def respond_with(self, fn: Responder | None) -> FakeAnthropic:
+        """Answer with ``fn(body)`` whenever the queue is empty (``None`` clears it)."""
+        self._responder = fn
+        return self
+
+    @property
+    def pending(self) -> int:
+        """Replies still queued."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def message_requests(self) -> list[RecordedRequest]:
+        """The recorded ``POST /v1/messages`` requests."""
+        return [r for r in self.requests if r.method == "POST" and r.path == "/v1/messages"]
+
+    def _next_reply(self, body: dict) -> Reply:
+        with self._lock:
+            item = self._queue.popleft() if self._queue else self._responder
+        if item is None:
+            return error(400, message="fake: no scripted reply left")
+        if isinstance(item, Reply):
+            return item
+        produced = item(body)
+        return text(produced) if isinstance(produced, str) else produced
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds`` unless the server stops; True when stopping."""
+        return self._stopping.wait(seconds)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeAnthropic
+    protocol_version = "HTTP/1.0"  # every response ends with the connection: a cut is an EOF
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # keep pytest output clean
+
+    # --- HTTP verbs -------------------------------------------------------------------------
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        self._record(None)
+        if self.path.split("?")[0] == "/v1/models":
+            self._json(200, {"data": [{"type": "model", "id": "claude-fake",
+                                       "display_name": "Fake", "created_at": "2025-01-01T00:00:00Z"}],
+                             "has_more": False, "first_id": "claude-fake",
+                             "last_id": "claude-fake"})
+        else:
+            self._error(404, "not_found_error", f"fake: no route {self.path}")
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        self._record(body)
+        if self.path.split("?")[0] != "/v1/messages" or not isinstance(body, dict):
+            self._error(404, "not_found_error", f"fake: no route {self.path}")
+            return
+        reply = self.owner._next_reply(body)
+        streaming = bool(body.get("stream"))
+        model = reply.model or body.get("model") or "claude-fake"
+        try:
+            self._answer(reply, streaming=streaming, model=model)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (Stop, timeout): nothing left to answer
+
+    # --- answers ----------------------------------------------------------------------------
+    def _answer(self, reply: Reply, *, streaming: bool, model: str) -> None:
+        if reply.kind == "error":
+            self._error(reply.status, reply.error_type or "api_error", reply.message or "",
+                        headers=reply.headers)
+        elif reply.kind == "hang" and (not streaming or reply.after_deltas is None):
+            self.owner._wait(HANG_LIMIT_S)
+            self.close_connection = True
+        elif reply.kind == "cut" and not streaming:
+            payload = json.dumps(_message_json(reply, model)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload[: len(payload) // 2])
+            self.close_connection = True
+        elif not streaming and reply.kind == "message":
+            self._json(200, _message_json(reply, model))
+        elif not streaming:  # stream_error without stream: plain overloaded error
+            self._error(529, reply.error_type or "overloaded_error", reply.message or "")
+        else:
+            self._stream(reply, model)
+
+    def _stream(self, reply: Reply, model: str) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("request-id", f"req_{_next_id()}")
+        self.end_headers()
+        msg = _message_json(reply, model)
+        start = {**msg, "content": [], "stop_reason": None, "stop_sequence": None,
+                 "usage": {"input_tokens": reply.usage[0], "output_tokens": 1}}
+        self._event("message_start", {"type": "message_start", "message": start})
+        self._event("ping", {"type": "ping"})
+        deltas_sent = 0
+        limit = reply.after_deltas if reply.kind != "message" else None
+        for index, block in enumerate(reply.content):
+            if block["type"] == "text":
+                self._event("content_block_start", {"type": "content_block_start", "index": index,
+                                                    "content_block": {"type": "text", "text": ""}})
+                pieces = reply.chunks if reply.chunks is not None and len(reply.content) == 1 \
+                    else _words(block["text"])
+                for piece in pieces:
+                    if limit is not None and deltas_sent >= limit:
+                        self._end_early(reply, index)
+                        return
+                    if reply.gate is not None and deltas_sent == reply.pause_after:
+                        while not reply.gate.wait(0.05):
+                            if self.owner._stopping.is_set():
+                                return
+                    self._event("content_block_delta", {
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "text_delta", "text": piece}})
+                    deltas_sent += 1
+                    if reply.chunk_delay_s:
+                        time.sleep(reply.chunk_delay_s)
+            else:
+                self._event("content_block_start", {
+                    "type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": block["id"],
+                                      "name": block["name"], "input": {}}})
+                encoded = json.dumps(block.get("input", {}))
+                half = len(encoded) // 2
+                for part in (encoded[:half], encoded[half:]):
+                    self._event("content_block_delta", {
+                        "type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": part}})
+            self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+        if limit is not None:  # fewer deltas than the limit: still end early
+            self._end_early(reply, len(reply.content))
+            return
+        self._event("message_delta", {"type": "message_delta",
+                                      "delta": {"stop_reason": reply.stop_reason,
+                                                "stop_sequence": None},
+                                      "usage": {"output_tokens": reply.usage[1]}})
+        self._event("message_stop", {"type": "message_stop"})
+
+    def _end_early(self, reply: Reply, index: int) -> None:
+        """Finish a cut, stalled or failing stream at this point."""
+        if reply.kind == "hang":
+            self.owner._wait(HANG_LIMIT_S)
+        elif reply.kind == "stream_error":
+            self._event("error", {"type": "error", "error": {"type": reply.error_type,
+                                                              "message": reply.message}})
+        self.close_connection = True  # "cut": just close the socket
+
+    # --- plumbing ---------------------------------------------------------------------------
+    def _record(self, body: Any) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.owner.requests.append(RecordedRequest(method=self.command,
+                                                   path=self.path.split("?")[0],
+                                                   headers=headers, body=body))
+
+    def _event(self, name: str, data: dict) -> None:
+        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+        self.wfile.flush()
+
+    def _json(self, status: int, payload: dict,
+              headers: tuple[tuple[str, str], ...] = ()) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_{_next_id()}")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, error_type: str, message: str,
+               headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self._json(status, {"type": "error", "error": {"type": error_type, "message": message}},
+                   headers=headers)
+
+
+def _message_json(reply: Reply, model: str) -> dict:
+    return {"id": f"msg_{_next_id()}", "type": "message", "role": "assistant", "model": model,
+            "content": [dict(b) for b in reply.content], "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]}}

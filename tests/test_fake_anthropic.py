@@ -1,0 +1,200 @@
+"""The fake Messages API works with the real anthropic SDK: streaming, JSON, tools, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import anthropic
+import httpx2
+import pytest
+from fake_anthropic import cut, error, hang, message, stream_error, text, tool_use
+
+
+def client(**kwargs) -> anthropic.AsyncAnthropic:
+    """An SDK client configured only by the environment the fixture set."""
+    kwargs.setdefault("max_retries", 0)
+    kwargs.setdefault("timeout", 10)
+    return anthropic.AsyncAnthropic(**kwargs)
+
+
+async def stream_events(**create_kwargs) -> list:
+    async with client() as c:
+        stream = await c.messages.create(stream=True, **create_kwargs)
+        return [event async for event in stream]
+
+
+BASIC = {"model": "claude-test", "max_tokens": 100,
+         "messages": [{"role": "user", "content": "hi"}]}
+
+
+def test_streamed_text_reaches_the_sdk_with_usage_and_message_stop(fake_api):
+    """A scripted text reply streams as SSE: the SDK assembles the text, usage and stop."""
+    fake_api.script(text("Hello there, friend."))
+
+    async def run():
+        async with client() as c:
+            async with c.messages.stream(**BASIC) as stream:
+                deltas = [t async for t in stream.text_stream]
+                return deltas, await stream.get_final_message()
+
+    deltas, final = asyncio.run(run())
+    assert len(deltas) > 1 and "".join(deltas) == "Hello there, friend."
+    assert final.content[0].text == "Hello there, friend."
+    assert final.stop_reason == "end_turn"
+    assert final.usage.input_tokens == 10 and final.usage.output_tokens == 5
+    request = fake_api.message_requests[0]
+    assert request.body["stream"] is True
+    assert request.headers["authorization"] == "Bearer test-key"
+    assert fake_api.pending == 0
+
+
+def test_plain_json_reply_when_not_streaming(fake_api):
+    """Without ``stream`` the same script item answers as one JSON message."""
+    fake_api.script(text("Plain."))
+    result = asyncio.run(_create())
+    assert result.content[0].text == "Plain."
+    assert "stream" not in fake_api.requests[0].body
+
+
+async def _create(**kwargs):
+    async with client(**kwargs) as c:
+        return await c.messages.create(**BASIC)
+
+
+def test_tool_use_streams_its_input_json(fake_api):
+    """A tool_use reply arrives with its input assembled from input_json_delta events."""
+    fake_api.script(tool_use("read_file", {"path": "src/a.py"}, text="Let me look."))
+
+    async def run():
+        async with client() as c:
+            async with c.messages.stream(**BASIC) as stream:
+                return await stream.get_final_message()
+
+    final = asyncio.run(run())
+    assert final.stop_reason == "tool_use"
+    assert final.content[0].text == "Let me look."
+    assert final.content[1].name == "read_file"
+    assert final.content[1].input == {"path": "src/a.py"}
+    assert final.content[1].id.startswith("toolu_")
+
+
+def test_several_blocks_in_one_message(fake_api):
+    """``message`` scripts several tool calls in one reply."""
+    fake_api.script(message([{"type": "tool_use", "name": "glob", "input": {"pattern": "*"}},
+                             {"type": "tool_use", "name": "grep", "input": {"pattern": "x"}}],
+                            stop_reason="tool_use"))
+    result = asyncio.run(_create())
+    assert [b.name for b in result.content] == ["glob", "grep"]
+    assert result.content[0].id != result.content[1].id
+
+
+@pytest.mark.parametrize(("status", "exc_type"), [
+    (401, anthropic.AuthenticationError),
+    (429, anthropic.RateLimitError),
+    (529, anthropic.InternalServerError),
+    (500, anthropic.InternalServerError),
+    (400, anthropic.BadRequestError),
+])
+def test_http_errors_become_sdk_status_errors(fake_api, status, exc_type):
+    """Each scripted HTTP error reaches the SDK as its status error, with the JSON body."""
+    fake_api.script(error(status, message="nope"))
+    with pytest.raises(exc_type) as info:
+        asyncio.run(_create())
+    assert info.value.status_code == status
+    assert "nope" in str(info.value)
+
+
+def test_retries_take_the_next_scripted_reply_and_honour_retry_after(fake_api):
+    """The SDK retries a 429 (retry-after-ms honoured) and a 529, each taking the next reply."""
+    fake_api.script(error(429, retry_after_ms=10), error(529, retry_after_ms=10), text("ok"))
+    result = asyncio.run(_create(max_retries=2))
+    assert result.content[0].text == "ok"
+    assert len(fake_api.message_requests) == 3
+
+
+def test_hang_times_out_the_client_and_does_not_block_shutdown(fake_api):
+    """A hang is ended by the client's timeout; the fixture still stops promptly."""
+    fake_api.script(hang())
+    with pytest.raises(anthropic.APITimeoutError):
+        asyncio.run(_create(timeout=0.5))
+
+
+def test_stream_stall_after_some_deltas(fake_api):
+    """``hang(after_deltas=1)`` starts the stream then stalls until the client's read timeout.
+
+    Measured: a timeout after the headers arrived is not wrapped by the SDK; it surfaces as the
+    transport's ``httpx2.ReadTimeout`` (the provider must translate both)."""
+    fake_api.script(hang(after_deltas=1))
+
+    async def run():
+        got = []
+        async with client(timeout=0.5) as c:
+            stream = await c.messages.create(stream=True, **BASIC)
+            async for event in stream:
+                got.append(event.type)
+        return got
+
+    with pytest.raises(httpx2.ReadTimeout):
+        asyncio.run(run())
+
+
+def test_cut_stream_ends_without_message_stop(fake_api):
+    """A cut stream delivers a start and some deltas, then ends with no message_stop."""
+    fake_api.script(cut("one two three four", after_deltas=2))
+    events = asyncio.run(stream_events(**BASIC))
+    types = [e.type for e in events]
+    assert types[0] == "message_start"
+    assert types.count("content_block_delta") == 2
+    assert "message_stop" not in types and "message_delta" not in types
+
+
+def test_cut_json_reply_is_a_broken_body(fake_api):
+    """Without streaming, a cut is a body shorter than its Content-Length: a connection error."""
+    fake_api.script(cut())
+    with pytest.raises(anthropic.APIConnectionError):
+        asyncio.run(_create())
+
+
+def test_error_event_mid_stream(fake_api):
+    """``stream_error`` sends ``event: error`` after a delta; the SDK raises a status error."""
+    fake_api.script(stream_error(error_type="overloaded_error", after_deltas=1))
+    with pytest.raises(anthropic.APIStatusError) as info:
+        asyncio.run(stream_events(**BASIC))
+    assert "overloaded_error" in str(info.value)
+
+
+def test_callable_script_items_and_default_responder(fake_api):
+    """A queued callable answers once from the request body; ``respond_with`` answers the rest;
+    an exhausted script without a responder answers 400 so the test fails fast."""
+    fake_api.script(lambda body: f"echo {body['messages'][0]['content']}")
+    fake_api.respond_with(lambda body: text(f"model={body['model']}"))
+    first = asyncio.run(_create())
+    second = asyncio.run(_create())
+    assert first.content[0].text == "echo hi"
+    assert second.content[0].text == "model=claude-test"
+    fake_api.respond_with(None)
+    with pytest.raises(anthropic.BadRequestError, match="no scripted reply left"):
+        asyncio.run(_create())
+
+
+def test_gate_pauses_a_stream_mid_reply(fake_api):
+    """A gated text reply sends ``pause_after`` deltas, waits for the test, then finishes."""
+    gate = threading.Event()
+    fake_api.script(text("a b c d", gate=gate, pause_after=2))
+
+    async def run():
+        seen: list[str] = []
+        async with client() as c:
+            async with c.messages.stream(**BASIC) as stream:
+                async for delta in stream.text_stream:
+                    seen.append(delta)
+                    if len(seen) == 2:
+                        assert not gate.is_set()
+                        gate.set()
+                final = await stream.get_final_message()
+        return seen, final
+
+    seen, final = asyncio.run(run())
+    assert "".join(seen) == "a b c d"
+    assert final.stop_reason == "end_turn"
