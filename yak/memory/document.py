@@ -1,0 +1,254 @@
+"""Pure rules for the text of a memory document: line endings, the ceiling, decoding imported
+bytes, and export formats (DESIGN.md sections 3 and 6). No I/O here; the store and the CLI call
+these so the same rule holds on every path.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import unicodedata
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from yak.domain import MAX_CHARS, MAX_LINES, MemoryDocument, Revision, Workspace, count_lines
+from yak.errors import CeilingExceeded, UsageError
+
+EXPORT_FORMATS = ("text", "markdown", "json")
+
+# Byte-order marks, longest first: the UTF-32 LE mark starts with the UTF-16 LE one.
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# Without a BOM, UTF-16/32 is only guessed when at least this share of the decoded characters
+# look like text (letters, marks, numbers, punctuation, symbols, spaces, tab/newline).
+_PLAUSIBLE_SHARE = 0.95
+
+
+def normalize_newlines(text: str) -> str:
+    """Return ``text`` with CRLF and lone CR turned into LF (the stored form)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def check_text(text: str, *, what: str = "The memory document") -> None:
+    """Refuse text a plain-text document cannot hold.
+
+    Raises:
+        UsageError: ``text`` contains a NUL character (a sign of binary data or a wrong encoding).
+    """
+    if "\0" in text:
+        raise UsageError(f"{what} contains NUL characters, so it is not plain text; "
+                         "nothing was saved.")
+
+
+def ceiling_message(lines: int, chars: int) -> str | None:
+    """The sentence explaining why a document of ``lines`` lines and ``chars`` characters is over
+    the ceiling (200 lines, 25,000 characters), or ``None`` when it fits."""
+    if lines > MAX_LINES:
+        return (f"The memory document has {lines:,} lines; the limit is {MAX_LINES:,}. "
+                "Nothing was saved — shorten it and save again.")
+    if chars > MAX_CHARS:
+        return (f"The memory document has {chars:,} characters; the limit is {MAX_CHARS:,}. "
+                "Nothing was saved — shorten it and save again.")
+    return None
+
+
+def check_ceiling(text: str) -> None:
+    """Refuse a document over the ceiling (DESIGN.md section 3); nothing is ever cut.
+
+    Args:
+        text: the document with LF line endings.
+
+    Raises:
+        CeilingExceeded: more than 200 lines or more than 25,000 characters.
+    """
+    lines, chars = count_lines(text), len(text)
+    message = ceiling_message(lines, chars)
+    if message:
+        raise CeilingExceeded(message, lines=lines, chars=chars)
+
+
+def prepare_hand_text(text: str) -> str:
+    """Normalize and check text a human wrote: LF endings, no NUL, within the ceiling.
+
+    Returns:
+        The text as it will be stored.
+
+    Raises:
+        UsageError: NUL characters.
+        CeilingExceeded: over 200 lines or 25,000 characters.
+    """
+    text = normalize_newlines(text)
+    check_text(text)
+    check_ceiling(text)
+    return text
+
+
+def decode_utf8(data: bytes, *, what: str = "The input") -> str:
+    """Decode text given as UTF-8 (``yak memory set``, the editor's file); a leading UTF-8 BOM
+    is dropped and line endings become LF.
+
+    Raises:
+        UsageError: the bytes are not valid UTF-8, or the text contains NUL characters.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} is not UTF-8 text (invalid byte at offset {exc.start}); "
+                         "nothing was saved.") from None
+    text = normalize_newlines(text)
+    check_text(text, what=what)
+    return text
+
+
+def decode_import(data: bytes, *, what: str = "The file") -> str:
+    """Decode an imported file: UTF-8, UTF-16 or UTF-32, with or without a BOM; CRLF/CR → LF.
+
+    With a BOM the encoding is the BOM's. Without one, valid UTF-8 without NUL characters is
+    UTF-8; otherwise (ASCII-heavy UTF-16/32 is full of zero bytes) each of UTF-32 LE/BE and
+    UTF-16 LE/BE is tried and the one whose characters look most like text wins, if at least
+    95% of them do. Text without zero bytes that is not UTF-8 is not guessed at.
+
+    Args:
+        data: the file's bytes.
+        what: how to name the input in an error message.
+
+    Returns:
+        The text with LF line endings.
+
+    Raises:
+        UsageError: the bytes are not UTF-8/UTF-16/UTF-32 text, or decode to NUL characters.
+    """
+    refused = (f"{what} is not UTF-8/UTF-16/UTF-32 text (it looks like binary data or another "
+               "encoding); nothing was imported.")
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom):].decode(encoding)
+            except UnicodeDecodeError:
+                raise UsageError(refused) from None
+            break
+    else:
+        text = _decode_without_bom(data)
+        if text is None:
+            raise UsageError(refused)
+    text = normalize_newlines(text)
+    if "\0" in text:
+        raise UsageError(refused)
+    return text
+
+
+def _decode_without_bom(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and "\0" not in text:
+        return text
+    if b"\0" not in data:
+        return None
+    best: tuple[float, str] | None = None
+    for encoding in ("utf-32-le", "utf-32-be", "utf-16-le", "utf-16-be"):
+        try:
+            candidate = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if not candidate or "\0" in candidate:
+            continue
+        share = _plausible_share(candidate)
+        if best is None or share > best[0]:
+            best = (share, candidate)
+    if best is None or best[0] < _PLAUSIBLE_SHARE:
+        return None
+    return best[1]
+
+
+def _plausible_share(text: str) -> float:
+    """The share of characters that look like text rather than noise (controls, unassigned,
+    private use, surrogates)."""
+    good = sum(1 for ch in text if ch in "\t\n\r" or unicodedata.category(ch)[0] in "LMNPSZ")
+    return good / len(text)
+
+
+# --- export ---------------------------------------------------------------------------------
+def iso_utc(moment: datetime | None) -> str | None:
+    """ISO-8601 UTC with a ``Z`` (``2026-11-30T03:09:18Z``), or ``None``."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def export_text(document: MemoryDocument) -> bytes:
+    """Exactly the document: UTF-8 without BOM, LF endings."""
+    return document.content.encode("utf-8")
+
+
+def export_markdown(workspace: Workspace, document: MemoryDocument) -> bytes:
+    """A ``# <folder name>`` title line, a blank line, then the document, UTF-8."""
+    return f"# {workspace.name}\n\n{document.content}".encode()
+
+
+def document_json(workspace: Workspace, document: MemoryDocument) -> dict:
+    """The ``show --json`` object: workspace path and id, version, lines, chars, flags,
+    updated_at (ISO-8601 UTC or null) and content."""
+    return {
+        "workspace": workspace.path,
+        "workspace_id": workspace.id,
+        "version": document.version,
+        "lines": document.lines,
+        "chars": document.chars,
+        "flags": list(document.flags),
+        "updated_at": iso_utc(document.updated_at),
+        "content": document.content,
+    }
+
+
+def revision_json(revision: Revision, *, with_content: bool = False) -> dict:
+    """A revision as ``history --json`` shows it (``id`` is what ``restore`` takes)."""
+    item = {
+        "id": revision.id,
+        "version": revision.version,
+        "source": str(revision.source),
+        "lines": revision.lines,
+        "chars": revision.chars,
+        "flags": list(revision.flags),
+        "created_at": iso_utc(revision.created_at),
+    }
+    if with_content:
+        item.update(model=revision.model, session_ids=list(revision.session_ids),
+                    restored_from=revision.restored_from, content=revision.content)
+    return item
+
+
+def export_json(workspace: Workspace, document: MemoryDocument,
+                history: Sequence[Revision], *, exported_at: datetime) -> bytes:
+    """The document with its metadata and its history (revisions newest first, with content),
+    as indented UTF-8 JSON ending with a newline."""
+    payload = {
+        "format": "yak-memory/1",
+        "exported_at": iso_utc(exported_at),
+        **document_json(workspace, document),
+        "memory_enabled": workspace.memory_enabled,
+        "history": [revision_json(r, with_content=True) for r in history],
+    }
+    return (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def export_document(workspace: Workspace, document: MemoryDocument, history: Sequence[Revision],
+                    fmt: str, *, exported_at: datetime) -> bytes:
+    """Format a document for export as ``text``, ``markdown`` or ``json``.
+
+    Raises:
+        UsageError: another format.
+    """
+    if fmt == "text":
+        return export_text(document)
+    if fmt == "markdown":
+        return export_markdown(workspace, document)
+    if fmt == "json":
+        return export_json(workspace, document, history, exported_at=exported_at)
+    raise UsageError(f"Unknown export format {fmt!r}; use one of: {', '.join(EXPORT_FORMATS)}.")
