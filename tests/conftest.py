@@ -11,6 +11,9 @@ os.environ.setdefault("QT_API", "pyside6")
 os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ.pop("ANTHROPIC_BASE_URL", None)
 os.environ.pop("YAK_DATA_DIR", None)
+# Never touch the real OS keyring, here or in subprocesses: the "fail" backend stores nothing
+# (tests that need a keyring install an in-memory one with the ``memory_keyring`` fixture).
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import pytest  # noqa: E402
 
@@ -51,3 +54,37 @@ def fake_api(monkeypatch):
         yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def memory_keyring():
+    """An in-memory OS keyring for the test (``.passwords`` maps (service, user) to the secret);
+    the previous backend is restored afterwards."""
+    import keyring
+    from keyring.backend import KeyringBackend
+    from keyring.errors import PasswordDeleteError
+
+    class MemoryKeyring(KeyringBackend):
+        priority = 1
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.passwords: dict[tuple[str, str], str] = {}
+
+        def get_password(self, service, username):
+            return self.passwords.get((service, username))
+
+        def set_password(self, service, username, password):
+            self.passwords[(service, username)] = password
+
+        def delete_password(self, service, username):
+            if self.passwords.pop((service, username), None) is None:
+                raise PasswordDeleteError("not stored")
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(previous)

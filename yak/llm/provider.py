@@ -5,14 +5,37 @@ The SDK is imported lazily (it costs seconds) on the first call. Its own setting
 Every SDK/transport exception leaves this module as a ``yak.errors.ProviderError`` subclass with
 a sentence a user can act on. A stream that ends before ``message_stop`` raises
 ``IncompleteResponse``, whatever the SDK returns. The key is never logged.
+
+Measured with anthropic 2.14: a timeout or dropped connection *after* the response headers
+arrived is not wrapped by the SDK; it surfaces as the transport's ``httpx2`` exception, so both
+families are translated here. An ``event: error`` inside a stream arrives as an
+``APIStatusError`` with status 200 and the error type in its body.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from yak.domain import TokenUsage
+from yak.errors import (
+    AuthenticationFailed,
+    IncompleteResponse,
+    MissingApiKey,
+    Overloaded,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+    YakError,
+)
+from yak.llm import credentials
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
 @dataclass(frozen=True)
@@ -27,6 +50,7 @@ class Completion:
 
     @property
     def text(self) -> str:
+        """The concatenated text blocks."""
         return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
 
 
@@ -54,36 +78,234 @@ class Provider:
     Args:
         api_key: explicit key; ``None`` means ``ANTHROPIC_API_KEY`` then the OS keyring.
         base_url: explicit base URL; ``None`` means ``ANTHROPIC_BASE_URL`` or the SDK default.
-        timeout_s: per-request timeout in seconds.
+        timeout_s: per-request timeout in seconds (connect, and each wait for the next bytes
+            of a stream).
         max_retries: the SDK's retries on 408/409/429/5xx and refused connections.
     """
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
                  timeout_s: float = 120.0, max_retries: int = 2) -> None:
-        raise NotImplementedError
+        self._api_key = api_key
+        self._base_url = base_url or None
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self._client: Any = None
+
+    @property
+    def base_url(self) -> str:
+        """Where requests go: the explicit base URL, ``ANTHROPIC_BASE_URL``, or Anthropic's."""
+        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+                ).rstrip("/")
+
+    def _sdk_client(self) -> Any:
+        if self._client is None:
+            key = (self._api_key or "").strip() or credentials.api_key()
+            if not key:
+                raise MissingApiKey()
+            import anthropic  # lazy: importing the SDK costs seconds (QT_TESTING.md)
+
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key, base_url=self._base_url, timeout=self.timeout_s,
+                max_retries=self.max_retries)
+        return self._client
 
     async def stream(self, *, model: str, system: str, messages: list[dict],
                      tools: list[dict] | None = None, max_tokens: int = 8192,
                      on_event: Callable[[StreamEvent], None] | None = None) -> Completion:
         """Stream one reply; ``on_event`` sees text deltas and tool-call starts as they arrive.
 
+        Args:
+            model: the model name, e.g. ``claude-sonnet-4-5``.
+            system: the system prompt (omitted from the request when empty).
+            messages: the conversation as Messages API dicts, oldest first.
+            tools: tool definitions (name, description, input_schema), or ``None``.
+            max_tokens: the reply's token budget.
+            on_event: called on the event-loop thread for each ``TextDelta`` /
+                ``ToolUseStarted``.
+
         Raises:
             MissingApiKey, AuthenticationFailed, RateLimited, Overloaded, ProviderUnavailable,
             IncompleteResponse, ProviderError. ``asyncio.CancelledError`` propagates (Stop).
         """
-        raise NotImplementedError
+        client = self._sdk_client()
+        request: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
+        if system:
+            request["system"] = system
+        if tools:
+            request["tools"] = tools
+        started = False  # response headers arrived: a later transport error cuts the reply
+        try:
+            async with client.messages.stream(**request) as stream:
+                started = True
+                snapshot = None
+                completed = False
+                async for event in stream:
+                    kind = event.type
+                    if kind == "text":
+                        if on_event is not None and event.text:
+                            on_event(TextDelta(event.text))
+                    elif kind == "content_block_start":
+                        block = event.content_block
+                        if block.type == "tool_use" and on_event is not None:
+                            on_event(ToolUseStarted(id=block.id, name=block.name))
+                    elif kind == "message_stop":
+                        completed = True
+                        snapshot = event.message
+        except YakError:
+            raise
+        except Exception as exc:
+            if not is_provider_exception(exc):
+                raise  # a programming error (e.g. in on_event) crashes loudly
+            raise self._translate(exc, started=started) from exc
+        if not completed or snapshot is None:
+            raise IncompleteResponse(
+                "The reply from the model stopped before it was complete (the connection "
+                "closed early); nothing from it was kept. Try again.", reason="incomplete")
+        return _completion(snapshot, model)
 
     async def complete(self, *, model: str, system: str, messages: list[dict],
                        max_tokens: int = 8192) -> Completion:
         """One reply without tools, for the memory rewrite (streamed underneath so a dropped
         stream is detected). Same errors as :meth:`stream`."""
-        raise NotImplementedError
+        return await self.stream(model=model, system=system, messages=messages,
+                                 max_tokens=max_tokens)
 
     async def check(self, *, model: str) -> str:
-        """"Test connection": a tiny request; returns a one-line success message or raises."""
-        raise NotImplementedError
+        """"Test connection": a tiny request; returns a one-line success message or raises.
+
+        Raises:
+            the errors of :meth:`stream`.
+        """
+        reply = await self.stream(model=model, system="",
+                                  messages=[{"role": "user", "content": "Reply with: ok"}],
+                                  max_tokens=5)
+        return f"Connected to {self.base_url}: model {reply.model} answered."
 
     async def aclose(self) -> None:
-        raise NotImplementedError
+        """Close the HTTP connections (a later call opens new ones)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    # --- error translation ------------------------------------------------------------------
+    def _translate(self, exc: Exception, *, started: bool) -> ProviderError:
+        error = translate_error(exc, started=started, base_url=self.base_url,
+                                timeout_s=self.timeout_s)
+        log.warning("model request failed: %s (%s)", error.reason, type(exc).__name__)
+        return error
 
 
+def _transport_errors() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """The SDK transport's (timeout, any transport error) exception classes."""
+    try:
+        import httpx2 as transport  # anthropic 2.x
+    except ImportError:  # older SDKs ride on httpx
+        import httpx as transport
+    return (transport.TimeoutException,), (transport.TransportError,)
+
+
+def is_provider_exception(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from the SDK or its transport (and so is translated)."""
+    import anthropic
+
+    _timeouts, transport = _transport_errors()
+    return isinstance(exc, (anthropic.AnthropicError, *transport))
+
+
+def translate_error(exc: Exception, *, started: bool = False, base_url: str = DEFAULT_BASE_URL,
+                    timeout_s: float | None = None) -> ProviderError:
+    """Turn an anthropic SDK or httpx2 exception into a ``ProviderError`` with one sentence.
+
+    Args:
+        exc: the exception raised by the SDK or its transport.
+        started: the response had begun (headers received), so a transport error cut a reply.
+        base_url: where the request went, for "could not reach" messages.
+        timeout_s: the configured timeout in seconds, for the timeout message.
+    """
+    import anthropic
+
+    timeouts, transport = _transport_errors()
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_error(exc)
+    if isinstance(exc, (anthropic.APITimeoutError, *timeouts)):
+        after = f" after {timeout_s:g} s" if timeout_s else ""
+        if started:
+            return ProviderUnavailable(
+                f"The model stopped sending{after} before its reply was complete; nothing from "
+                "it was kept. Try again.", reason="timeout")
+        return ProviderUnavailable(
+            f"The request to {base_url} timed out{after}; check your connection and try again.",
+            reason="timeout")
+    if isinstance(exc, (anthropic.APIConnectionError, *transport)):
+        if started:
+            return IncompleteResponse(
+                "The connection to the model dropped before the reply was complete; nothing "
+                "from it was kept. Try again.", reason="incomplete")
+        return ProviderUnavailable(
+            f"Could not reach {base_url}; check your network connection (or "
+            "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).", reason="unreachable")
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return ProviderError("The model's reply could not be understood; try again.",
+                             reason="bad_response")
+    return ProviderError(f"The model request failed: {type(exc).__name__}.",
+                         reason="provider_error")
+
+
+def _status_error(exc: Any) -> ProviderError:
+    status = int(getattr(exc, "status_code", 0) or 0)
+    error_type, detail = _error_body(exc)
+    if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
+        code = status if status in (401, 403) else 401
+        return AuthenticationFailed(
+            f"Anthropic rejected the API key ({code}). Check ANTHROPIC_API_KEY or the key in "
+            "Settings > Provider.", reason="auth")
+    if status == 429 or error_type == "rate_limit_error":
+        return RateLimited("Anthropic is rate limiting requests (429); wait a minute and try "
+                           "again.", reason="rate_limited")
+    if status == 529 or error_type == "overloaded_error":
+        return Overloaded("Anthropic is overloaded right now (529); try again in a few minutes.",
+                          reason="overloaded")
+    if status >= 500 or error_type == "api_error":
+        shown = status if status >= 500 else 500
+        return Overloaded(f"Anthropic had a server error ({shown}); try again shortly.",
+                          reason="server_error")
+    if status == 404 or error_type == "not_found_error":
+        return ProviderError(f"The model or endpoint was not found (404){_colon(detail)}; check "
+                             "the model name and base URL in Settings > Provider.",
+                             reason="not_found")
+    if status == 413 or error_type == "request_too_large":
+        return ProviderError("The conversation is too large for one request (413); start a new "
+                             "conversation.", reason="too_large")
+    return ProviderError(f"Anthropic refused the request ({status}){_colon(detail)}.",
+                         reason="bad_request")
+
+
+def _error_body(exc: Any) -> tuple[str | None, str]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        return inner.get("type"), str(inner.get("message") or "")
+    return None, ""
+
+
+def _colon(detail: str) -> str:
+    detail = " ".join(detail.split())[:300].rstrip(".")
+    return f": {detail}" if detail else ""
+
+
+def _completion(message: Any, requested_model: str) -> Completion:
+    blocks: list[dict] = []
+    for block in message.content:
+        if block.type == "text":
+            blocks.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name,
+                           "input": dict(block.input or {})})
+        else:  # thinking and other blocks are kept as the API sent them
+            blocks.append(block.model_dump(mode="json", exclude_none=True))
+    usage = getattr(message, "usage", None)
+    return Completion(
+        content=tuple(blocks), stop_reason=message.stop_reason,
+        model=getattr(message, "model", None) or requested_model,
+        usage=TokenUsage(input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+                         output_tokens=int(getattr(usage, "output_tokens", 0) or 0)))

@@ -1,0 +1,219 @@
+"""Provider against the fake Messages API with the real SDK: streaming, errors translated into
+Yak's own with a sentence a user can act on, cut streams refused, the key kept private."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+
+import pytest
+from fake_anthropic import cut, error, hang, stream_error, text, tool_use
+
+from yak.errors import (
+    AuthenticationFailed,
+    IncompleteResponse,
+    MissingApiKey,
+    Overloaded,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+)
+from yak.llm import credentials
+from yak.llm.provider import Provider, TextDelta, ToolUseStarted
+
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+def run_stream(provider: Provider, **kwargs):
+    events: list = []
+
+    async def go():
+        try:
+            return await provider.stream(model="claude-test", system=kwargs.pop("system", "sys"),
+                                         messages=MESSAGES, on_event=events.append, **kwargs)
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go()), events
+
+
+def test_stream_delivers_deltas_and_a_completion(fake_api):
+    """Text arrives as deltas in order; the completion carries text, usage, model, stop reason;
+    the request carried the system prompt, the tools and the key as a bearer token."""
+    fake_api.script(text("One two three.", usage=(42, 7)))
+    tools = [{"name": "read_file", "description": "Read.",
+              "input_schema": {"type": "object", "properties": {}}}]
+    completion, events = run_stream(Provider(max_retries=0), tools=tools, system="Be brief.")
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "One two three."
+    assert len(events) == 3
+    assert completion.text == "One two three."
+    assert completion.content == ({"type": "text", "text": "One two three."},)
+    assert completion.stop_reason == "end_turn"
+    assert completion.model == "claude-test"
+    assert (completion.usage.input_tokens, completion.usage.output_tokens) == (42, 7)
+    body = fake_api.message_requests[0].body
+    assert body["system"] == "Be brief." and body["tools"] == tools and body["stream"] is True
+    assert fake_api.message_requests[0].headers["authorization"] == "Bearer test-key"
+
+
+def test_tool_use_reply_is_reported_and_completed(fake_api):
+    """A tool call is announced when it starts and its full input is in the completion."""
+    fake_api.script(tool_use("grep", {"pattern": "TODO", "path": "src"}, id="toolu_9",
+                             text="Searching."))
+    completion, events = run_stream(Provider(max_retries=0))
+    assert ToolUseStarted(id="toolu_9", name="grep") in events
+    assert completion.stop_reason == "tool_use"
+    assert completion.content[1] == {"type": "tool_use", "id": "toolu_9", "name": "grep",
+                                     "input": {"pattern": "TODO", "path": "src"}}
+
+
+def test_complete_and_check(fake_api):
+    """``complete`` sends no tools; ``check`` answers with a one-line success sentence."""
+    fake_api.script(text("rewritten"), text("ok"))
+    provider = Provider(max_retries=0)
+
+    async def go():
+        try:
+            done = await provider.complete(model="claude-mem", system="s", messages=MESSAGES)
+            return done, await provider.check(model="claude-test")
+        finally:
+            await provider.aclose()
+
+    done, message = asyncio.run(go())
+    assert done.text == "rewritten"
+    assert "tools" not in fake_api.message_requests[0].body
+    assert message == f"Connected to {fake_api.url}: model claude-test answered."
+    assert "system" not in fake_api.message_requests[1].body
+
+
+@pytest.mark.parametrize(("reply", "exc_type", "reason", "sentence"), [
+    (error(401), AuthenticationFailed, "auth",
+     "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY or the key in Settings > "
+     "Provider."),
+    (error(429), RateLimited, "rate_limited", "rate limiting"),
+    (error(529), Overloaded, "overloaded", "overloaded right now (529)"),
+    (error(500), Overloaded, "server_error", "server error (500)"),
+    (error(400, message="messages: bad"), ProviderError, "bad_request", "(400): messages: bad"),
+    (stream_error(error_type="overloaded_error"), Overloaded, "overloaded", "overloaded"),
+])
+def test_http_errors_are_translated(fake_api, reply, exc_type, reason, sentence):
+    """Each provider fault leaves as its YakError with one actionable sentence, never the key."""
+    fake_api.script(reply)
+    with pytest.raises(exc_type) as info:
+        run_stream(Provider(max_retries=0))
+    assert info.value.reason == reason
+    assert sentence in str(info.value)
+    assert "test-key" not in str(info.value)
+    assert info.value.exit_code == 4
+
+
+def test_retries_are_the_sdks_and_400_is_not_retried(fake_api):
+    """With max_retries=1, a 500 then a good reply succeeds (two requests); a 400 is final."""
+    fake_api.script(error(500, retry_after_ms=1), text("recovered"))
+    completion, _ = run_stream(Provider(max_retries=1))
+    assert completion.text == "recovered"
+    assert len(fake_api.message_requests) == 2
+
+    fake_api.script(error(400), text("never sent"))
+    with pytest.raises(ProviderError):
+        run_stream(Provider(max_retries=1))
+    assert len(fake_api.message_requests) == 3
+    assert fake_api.pending == 1
+
+
+def test_rate_limit_persisting_through_retries(fake_api):
+    """429 on every attempt ends as RateLimited after max_retries+1 requests."""
+    fake_api.script(error(429, retry_after_ms=1), error(429, retry_after_ms=1))
+    with pytest.raises(RateLimited):
+        run_stream(Provider(max_retries=1))
+    assert len(fake_api.message_requests) == 2
+
+
+def test_hang_is_a_timeout(fake_api):
+    """No answer within the timeout: ProviderUnavailable with reason ``timeout``."""
+    fake_api.script(hang())
+    with pytest.raises(ProviderUnavailable) as info:
+        run_stream(Provider(max_retries=0, timeout_s=0.5))
+    assert info.value.reason == "timeout"
+    assert "timed out after 0.5 s" in str(info.value)
+
+
+def test_stall_mid_stream_is_a_timeout(fake_api):
+    """A stream that stops sending is a timeout even though the SDK does not wrap it."""
+    fake_api.script(hang(after_deltas=1))
+    with pytest.raises(ProviderUnavailable) as info:
+        run_stream(Provider(max_retries=0, timeout_s=0.5))
+    assert info.value.reason == "timeout"
+
+
+def test_cut_stream_is_incomplete_although_the_sdk_returns_normally(fake_api):
+    """A stream closed before message_stop raises IncompleteResponse (the deltas already seen
+    are not a reply); the same script without the cut succeeds."""
+    fake_api.script(cut("Partial answer here", after_deltas=2))
+    with pytest.raises(IncompleteResponse) as info:
+        run_stream(Provider(max_retries=0))
+    assert "nothing from it was kept" in str(info.value)
+
+    fake_api.script(text("Partial answer here"))
+    completion, _ = run_stream(Provider(max_retries=0))
+    assert completion.text == "Partial answer here"
+
+
+def test_refused_connection_is_unavailable():
+    """Nothing listening at the base URL: ProviderUnavailable naming the URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with pytest.raises(ProviderUnavailable) as info:
+        run_stream(Provider(api_key="k", base_url=url, max_retries=0, timeout_s=5))
+    assert info.value.reason == "unreachable"
+    assert url in str(info.value)
+
+
+def test_missing_key_raises_before_any_request(fake_api, monkeypatch, memory_keyring):
+    """No env key and an empty keyring: MissingApiKey and the server sees nothing."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(MissingApiKey) as info:
+        run_stream(Provider(max_retries=0))
+    assert "Set ANTHROPIC_API_KEY or add a key in Settings > Provider" in str(info.value)
+    assert fake_api.requests == []
+
+
+def test_keyring_key_is_used_when_the_environment_has_none(fake_api, monkeypatch,
+                                                           memory_keyring):
+    """The key stored from Settings authenticates the request."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    credentials.set_api_key("sk-from-keyring")
+    fake_api.script(text("hi"))
+    run_stream(Provider(max_retries=0))
+    assert fake_api.requests[0].headers["authorization"] == "Bearer sk-from-keyring"
+
+
+def test_the_key_never_reaches_the_logs(fake_api, caplog):
+    """Even at DEBUG, through a retry and a failure, no log record contains the key."""
+    caplog.set_level(logging.DEBUG)
+    fake_api.script(error(500, retry_after_ms=1), error(401))
+    with pytest.raises(AuthenticationFailed):
+        run_stream(Provider(max_retries=1))
+    assert caplog.records  # the SDK and the provider did log
+    assert "test-key" not in caplog.text
+
+
+def test_programming_errors_in_the_callback_are_not_disguised(fake_api):
+    """A bug in on_event crashes as itself, not as a provider error."""
+    fake_api.script(text("boom"))
+    provider = Provider(max_retries=0)
+
+    def broken(_event):
+        raise KeyError("bug")
+
+    async def go():
+        try:
+            await provider.stream(model="m", system="", messages=MESSAGES, on_event=broken)
+        finally:
+            await provider.aclose()
+
+    with pytest.raises(KeyError):
+        asyncio.run(go())
