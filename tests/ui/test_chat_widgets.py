@@ -1,0 +1,268 @@
+"""The chat widgets on their own: prompt keys, Markdown, throttled streaming, scrolling, tool
+calls, and the approval dialog's answers."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chat_support import qloop, run, until  # noqa: F401 - qloop is a fixture
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from yak.agent.types import ApprovalDecision, ApprovalRequest
+from yak.domain import ChatMessage
+from yak.ui.chat.approval import ApprovalDialog, ask_approval
+from yak.ui.chat.input import ChatInput
+from yak.ui.chat.transcript import (
+    MessageBlock,
+    ToolCallBlock,
+    TranscriptView,
+    render_markdown,
+    tool_target,
+)
+
+
+def _message(role: str, *blocks: dict) -> ChatMessage:
+    from datetime import UTC, datetime
+
+    return ChatMessage(id=f"m{id(blocks)}", session_id="s", workspace_id="w", role=role,
+                       content=tuple(blocks), created_at=datetime.now(UTC))
+
+
+# -- the prompt box -------------------------------------------------------------------------------
+
+def test_enter_sends_the_prompt_and_shift_enter_makes_a_new_line(qtbot):
+    """Shift+Enter inserts a line break without sending; Enter sends the whole text."""
+    box = ChatInput()
+    qtbot.addWidget(box)
+    sent: list[str] = []
+    box.send_requested.connect(sent.append)
+    qtbot.keyClicks(box.edit, "first line")
+    qtbot.keyClick(box.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(box.edit, "second line")
+    assert sent == []
+    assert box.text() == "first line\nsecond line"
+    qtbot.keyClick(box.edit, Qt.Key.Key_Return)
+    assert sent == ["first line\nsecond line"]
+
+
+def test_enter_on_a_blank_prompt_or_while_busy_sends_nothing(qtbot):
+    """A blank prompt is not sent; while a turn runs Enter does not send, the button reads Stop
+    and Esc asks to stop."""
+    box = ChatInput()
+    qtbot.addWidget(box)
+    sent: list[str] = []
+    stops: list[bool] = []
+    box.send_requested.connect(sent.append)
+    box.stop_requested.connect(lambda: stops.append(True))
+    qtbot.keyClicks(box.edit, "   ")
+    qtbot.keyClick(box.edit, Qt.Key.Key_Return)
+    assert sent == []
+    assert not box.button.isEnabled()
+
+    box.clear()
+    qtbot.keyClicks(box.edit, "next question")
+    box.set_busy(True)
+    assert box.button.text() == "Stop"
+    qtbot.keyClick(box.edit, Qt.Key.Key_Return)
+    assert sent == []
+    assert box.text() == "next question"  # kept for after the turn
+    qtbot.keyClick(box.edit, Qt.Key.Key_Escape)
+    qtbot.mouseClick(box.button, Qt.MouseButton.LeftButton)
+    assert stops == [True, True]
+
+    box.set_busy(False)
+    assert box.button.text() == "Send"
+    qtbot.keyClick(box.edit, Qt.Key.Key_Escape)  # nothing to stop
+    assert stops == [True, True]
+    qtbot.mouseClick(box.button, Qt.MouseButton.LeftButton)
+    assert sent == ["next question"]
+
+
+# -- Markdown and tool calls ----------------------------------------------------------------------
+
+def test_markdown_is_rendered_and_raw_html_in_a_reply_is_shown_as_text(qtbot):
+    """Emphasis and code become markup; a reply's own HTML and javascript: links do not."""
+    html = render_markdown("**bold** and `code`\n\n<img src=x onerror=alert(1)> "
+                           "[click](javascript:alert(1))")
+    assert "<strong>bold</strong>" in html
+    assert "<code>code</code>" in html
+    assert "<img" not in html
+    assert 'href="javascript' not in html
+    block = MessageBlock("assistant")
+    qtbot.addWidget(block)
+    block.set_markdown("# Title\n\n- one\n- two\n\n<b>not bold</b>")
+    shown = block.toPlainText()
+    assert "Title" in shown and "one" in shown and "two" in shown
+    assert "<b>not bold</b>" in shown  # escaped, so the tags are visible text
+    assert "#" not in shown
+
+
+def test_tool_call_shows_name_target_outcome_and_expands_to_its_output(qtbot):
+    """A finished tool call is one line; the toggle shows the output underneath."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.show()
+    block = view.start_tool_call("t1", "write_file", "notes.txt")
+    assert block.summary_text() == "… write_file notes.txt — running…"
+    view.finish_tool_call("t1", tool="write_file", target="notes.txt", ok=True,
+                          summary="wrote 2 lines", output="Wrote notes.txt (2 lines).")
+    assert "✓ write_file notes.txt — wrote 2 lines" in view.plain_text()
+    qtbot.waitUntil(block.isVisible)  # a widget added to a shown layout is shown by the loop
+    assert not block.output_view.isVisible()
+    qtbot.mouseClick(block.toggle, Qt.MouseButton.LeftButton)
+    assert block.output_view.isVisible()
+    assert block.output_view.toPlainText() == "Wrote notes.txt (2 lines)."
+    qtbot.mouseClick(block.toggle, Qt.MouseButton.LeftButton)
+    assert not block.output_view.isVisible()
+
+
+def test_a_stored_session_shows_prompts_replies_and_tool_outcomes():
+    """History: the user's text verbatim, the reply rendered, each tool call with its result
+    (a denied one marked failed), tool results never as a user message."""
+    view = TranscriptView()
+    view.show_messages([
+        _message("user", {"type": "text", "text": "Please *write* a.txt"}),
+        _message("assistant", {"type": "text", "text": "Sure, **writing** it."},
+                 {"type": "tool_use", "id": "tu1", "name": "write_file",
+                  "input": {"path": "a.txt", "content": "x"}}),
+        _message("user", {"type": "tool_result", "tool_use_id": "tu1", "is_error": True,
+                          "content": "denied by user"}),
+        _message("assistant", {"type": "text", "text": "Understood."}),
+    ])
+    items = view.items()
+    assert [type(i) for i in items] == [MessageBlock, MessageBlock, ToolCallBlock, MessageBlock]
+    assert items[0].toPlainText() == "Please *write* a.txt"
+    assert items[1].toPlainText() == "Sure, writing it."
+    assert items[2].summary_text() == "✗ write_file a.txt — denied by user"
+    assert items[3].toPlainText() == "Understood."
+    view.deleteLater()
+
+
+def test_tool_target_prefers_the_path_pattern_or_command():
+    assert tool_target({"path": "src/a.py", "content": "x"}) == "src/a.py"
+    assert tool_target({"command": "ls -la\nrm x"}) == "ls -la"
+    assert tool_target({"pattern": "*.py"}) == "*.py"
+    assert tool_target({}) == ""
+    assert tool_target({"other": 1}) == '{"other":1}'
+
+
+# -- streaming ------------------------------------------------------------------------------------
+
+def test_streamed_text_is_buffered_and_rendered_by_the_timer_not_per_delta(qtbot):
+    """Hundreds of deltas cost no render until the render timer fires; then all the text shows
+    in one block, and text after a tool call opens a new block."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    for i in range(300):
+        view.append_text(f"word{i} ")
+    assert view.render_count == 0
+    assert "word0" not in view.plain_text()  # nothing rendered yet: no per-delta work
+    qtbot.waitUntil(lambda: "word299" in view.plain_text())
+    assert view.render_count == 1
+    view.append_text("**more**")
+    qtbot.waitUntil(lambda: "more" in view.plain_text())
+    assert view.items()[0].toPlainText().endswith("word299 more")
+    view.start_tool_call("t", "read_file", "a.txt")
+    view.append_text("after the tool")
+    view.end_turn()
+    texts = [i.toPlainText() for i in view.items() if isinstance(i, MessageBlock)]
+    assert texts[-1] == "after the tool"
+    assert len(texts) == 2
+
+
+def test_the_view_follows_new_text_unless_the_user_scrolled_up(qtbot):
+    """At the bottom the view follows the stream; scrolled up it stays put; back at the bottom
+    it follows again."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(400, 200)
+    view.show()
+    bar = view.verticalScrollBar()
+    for i in range(60):
+        view.append_text(f"line {i}\n\n")
+    view.flush()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+
+    bar.setValue(0)  # the user scrolls up to reread
+    assert not view.following_bottom
+    for i in range(60):
+        view.append_text(f"more {i}\n\n")
+    view.flush()
+    old_maximum = bar.maximum()
+    qtbot.waitUntil(lambda: bar.maximum() > old_maximum)
+    assert bar.value() == 0
+
+    bar.setValue(bar.maximum())  # back to the bottom: follow again
+    assert view.following_bottom
+    view.append_text("\n\nthe end\n\nof it")
+    view.flush()
+    old_maximum = bar.maximum()
+    qtbot.waitUntil(lambda: bar.maximum() > old_maximum)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum())
+
+
+# -- approval -------------------------------------------------------------------------------------
+
+def _request(tool: str = "write_file") -> ApprovalRequest:
+    return ApprovalRequest(session_id="s", tool_use_id="tu", tool=tool, target="notes.txt",
+                           detail="--- a/notes.txt\n+++ b/notes.txt\n+hello\n")
+
+
+def _ask_and_answer(loop, answer) -> ApprovalDecision:
+    """Open the dialog through ``ask_approval`` and let ``answer(dialog)`` act on it."""
+    async def body() -> ApprovalDecision:
+        shown: list[ApprovalDialog] = []
+        task = asyncio.ensure_future(ask_approval(_request(), on_shown=shown.append))
+        await until(lambda: shown and shown[0].isVisible(), what="the dialog")
+        answer(shown[0])
+        return await task
+
+    return run(loop, body())
+
+
+def test_approval_dialog_shows_tool_target_and_detail_in_monospace(qtbot):
+    dialog = ApprovalDialog(_request())
+    qtbot.addWidget(dialog)
+    assert "write_file" in dialog.question.text()
+    assert dialog.target.text() == "notes.txt"
+    assert dialog.detail.toPlainText().endswith("+hello\n")
+    assert dialog.detail.font().fixedPitch() or dialog.detail.font().styleHint() != 0
+    assert dialog.deny_button.isDefault()
+    assert not dialog.allow_once_button.isDefault()
+
+
+def test_approval_allow_once_and_allow_for_session(qloop):
+    assert _ask_and_answer(qloop, lambda d: d.allow_once_button.click()) is \
+        ApprovalDecision.ALLOW_ONCE
+    assert _ask_and_answer(qloop, lambda d: d.allow_session_button.click()) is \
+        ApprovalDecision.ALLOW_SESSION
+
+
+def test_approval_deny_is_the_default_and_escape_denies(qloop, qtbot):
+    """Deny by its button, by Enter (the default button), by Esc, and by closing the window."""
+    assert _ask_and_answer(qloop, lambda d: d.deny_button.click()) is ApprovalDecision.DENY
+    assert _ask_and_answer(qloop, lambda d: qtbot.keyClick(d, Qt.Key.Key_Return)) is \
+        ApprovalDecision.DENY
+    assert _ask_and_answer(qloop, lambda d: qtbot.keyClick(d, Qt.Key.Key_Escape)) is \
+        ApprovalDecision.DENY
+    assert _ask_and_answer(qloop, lambda d: d.close()) is ApprovalDecision.DENY
+
+
+def test_stopping_while_the_approval_dialog_is_open_closes_it(qloop):
+    async def body() -> None:
+        shown: list[ApprovalDialog] = []
+        task = asyncio.ensure_future(ask_approval(_request(), on_shown=shown.append))
+        await until(lambda: shown and shown[0].isVisible(), what="the dialog")
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+        else:
+            raise AssertionError("the approval was not cancelled")
+        await until(lambda: not any(isinstance(w, ApprovalDialog) and w.isVisible()
+                                    for w in QApplication.topLevelWidgets()),
+                    what="the dialog to close")
+
+    run(qloop, body())

@@ -1,0 +1,351 @@
+"""The async side of the chat panel: the only object here that talks to the chat service.
+
+Widgets emit intents (send, stop, new, rename, delete, select, retry); the controller spawns a
+coroutine for each with ``yak.aio.spawn``, passes ``on_event`` to the agent loop so streamed text
+and tool calls reach the transcript as they happen, and drives the panel by method calls. No
+widget ever awaits. Stop cancels the running turn's task: the service keeps what was said.
+
+Results that arrive after the user moved on (another session, another workspace) are dropped:
+each load carries a token and only the newest token's result is shown (git-cola's debounce idea).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, Signal
+
+from yak.agent.types import (
+    AgentEvent,
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from yak.aio import spawn
+from yak.domain import ChatMessage, ChatSession, TokenUsage, Workspace
+from yak.errors import YakError
+from yak.ui.chat.approval import ApprovalDialog, ask_approval
+from yak.ui.chat.panel import ChatPanel
+
+log = logging.getLogger(__name__)
+
+# Session titles made from a first prompt are at most this many characters.
+TITLE_CHARS = 60
+
+
+class ChatServiceLike(Protocol):
+    """What the controller needs from ``yak.chat.service.ChatService``."""
+
+    async def sessions(self, workspace_id: str) -> list[ChatSession]: ...
+    async def create_session(self, workspace_id: str, title: str | None = None) -> ChatSession: ...
+    async def rename_session(self, session_id: str, title: str) -> Any: ...
+    async def delete_session(self, session_id: str) -> None: ...
+    async def messages(self, session_id: str) -> list[ChatMessage]: ...
+    async def send(self, workspace: Workspace, session_id: str, prompt: str, *,
+                   approver: Approver, on_event: Callable[[AgentEvent], None]) -> TurnFinished: ...
+    def has_api_key(self) -> bool: ...
+
+
+def title_from_prompt(prompt: str) -> str:
+    """A session title from its first prompt: the first non-blank line, whitespace collapsed,
+    at most ``TITLE_CHARS`` characters (an ellipsis marks a cut)."""
+    line = next((" ".join(ln.split()) for ln in prompt.splitlines() if ln.strip()), "")
+    if len(line) > TITLE_CHARS:
+        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+    return line or "New conversation"
+
+
+def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    return TokenUsage(input_tokens=a.input_tokens + b.input_tokens,
+                      output_tokens=a.output_tokens + b.output_tokens)
+
+
+class ChatController(QObject):
+    """Connects a :class:`ChatPanel` to the chat service for the open workspace.
+
+    Args:
+        panel: the widget it drives.
+        service: the chat service (``ChatService``).
+        approver: answers approval requests; defaults to the approval dialog over the panel.
+
+    Signals:
+        provider_settings_requested(): the user asked to open Settings > Provider.
+        turn_finished(str): a turn ended with this status (``completed``, ``stopped``,
+            ``failed``, ``tool_limit``).
+        approval_shown(object): an :class:`ApprovalDialog` was opened (tests drive it).
+    """
+
+    provider_settings_requested = Signal()
+    turn_finished = Signal(str)
+    approval_shown = Signal(object)
+
+    def __init__(self, panel: ChatPanel, service: ChatServiceLike, *,
+                 approver: Approver | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent or panel)
+        self.panel = panel
+        self.service = service
+        self.workspace: Workspace | None = None
+        self.session_id: str | None = None
+        self._approver = approver or self._ask_user
+        self._turn_task: asyncio.Task[Any] | None = None
+        self._last_prompt: str | None = None
+        self._load_token = 0
+        self._session_usage = TokenUsage()
+        panel.send_requested.connect(self._on_panel_send_requested)
+        panel.stop_requested.connect(self.stop)
+        panel.retry_requested.connect(self._on_panel_retry_requested)
+        panel.new_session_requested.connect(self._on_panel_new_session_requested)
+        panel.session_selected.connect(self._on_panel_session_selected)
+        panel.rename_requested.connect(self._on_panel_rename_requested)
+        panel.delete_requested.connect(self._on_panel_delete_requested)
+        panel.provider_settings_requested.connect(self.provider_settings_requested)
+        panel.set_workspace_open(False)
+        self.refresh_key_notice()
+
+    # -- called by the window ------------------------------------------------------------------
+
+    @property
+    def turn_running(self) -> bool:
+        """A turn's task is in flight."""
+        return self._turn_task is not None and not self._turn_task.done()
+
+    def set_workspace(self, workspace: Workspace | None) -> asyncio.Task[Any] | None:
+        """Show ``workspace``'s sessions (the most recent one opened); ``None`` empties the panel.
+
+        A running turn is stopped first (what was said is kept).
+
+        Returns:
+            The loading task (tests await it), or ``None``.
+        """
+        self.stop()
+        self.workspace = workspace
+        self.session_id = None
+        self._last_prompt = None
+        self.panel.transcript.clear()
+        self.panel.clear_error()
+        self.panel.set_sessions([], None)
+        self._show_usage(None, TokenUsage())
+        self.panel.set_workspace_open(workspace is not None)
+        self.refresh_key_notice()
+        if workspace is None:
+            return None
+        return spawn(self._load_sessions(select=None), name="chat-load-sessions")
+
+    def refresh_key_notice(self) -> None:
+        """Show or hide the no-key sentence (call after the key changed in Settings)."""
+        self.panel.set_key_missing(not self.service.has_api_key())
+
+    def stop(self) -> None:
+        """Stop the running turn, if any (Stop, Esc, switching workspace)."""
+        if self.turn_running:
+            assert self._turn_task is not None
+            self._turn_task.cancel()
+
+    async def wait_idle(self) -> None:
+        """Wait for the running turn to end (shutdown and tests)."""
+        task = self._turn_task
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    # -- intents -------------------------------------------------------------------------------
+
+    def _on_panel_send_requested(self, prompt: str) -> None:
+        self.start_turn(prompt)
+
+    def _on_panel_retry_requested(self) -> None:
+        if self._last_prompt is not None:
+            self.start_turn(self._last_prompt, retry=True)
+
+    def _on_panel_new_session_requested(self) -> None:
+        if self.workspace is not None and not self.turn_running:
+            spawn(self._create_session(), name="chat-new-session")
+
+    def _on_panel_session_selected(self, session_id: str) -> None:
+        if session_id != self.session_id and not self.turn_running:
+            self.session_id = session_id
+            self._last_prompt = None
+            self.panel.clear_error()
+            spawn(self._load_messages(session_id), name="chat-load-messages")
+
+    def _on_panel_rename_requested(self, session_id: str, title: str) -> None:
+        spawn(self._rename_session(session_id, title), name="chat-rename-session")
+
+    def _on_panel_delete_requested(self, session_id: str) -> None:
+        spawn(self._delete_session(session_id), name="chat-delete-session")
+
+    # -- the turn ------------------------------------------------------------------------------
+
+    def start_turn(self, prompt: str, *, retry: bool = False) -> asyncio.Task[Any] | None:
+        """Send ``prompt`` in the current session (a new one if there is none).
+
+        Without an API key nothing is sent: the no-key sentence is shown and the prompt stays
+        in the box.
+
+        Returns:
+            The turn's task (tests await it), or ``None`` when nothing was sent.
+        """
+        if self.workspace is None or self.turn_running or not prompt.strip():
+            return None
+        if not self.service.has_api_key():
+            self.panel.set_key_missing(True)
+            return None
+        self.panel.set_key_missing(False)
+        self.panel.clear_error()
+        if not retry:
+            self.panel.input.clear()
+        self._last_prompt = prompt
+        self.panel.transcript.add_user_message(prompt)
+        self.panel.set_busy(True)
+        self._turn_task = spawn(self._run_turn(self.workspace, prompt), name="chat-turn")
+        return self._turn_task
+
+    async def _run_turn(self, workspace: Workspace, prompt: str) -> None:
+        transcript = self.panel.transcript
+        outcome = "failed"
+        try:
+            if self.session_id is None:
+                session = await self.service.create_session(workspace.id, title_from_prompt(prompt))
+                self.session_id = session.id
+                await self._load_sessions(select=session.id, show_messages=False)
+            result = await self.service.send(workspace, self.session_id, prompt,
+                                             approver=self._approver, on_event=self._on_agent_event)
+            outcome = result.status
+            self._finish_turn(result)
+        except asyncio.CancelledError:
+            outcome = "stopped"
+            transcript.end_turn("Stopped.")
+            raise
+        except YakError as exc:
+            transcript.end_turn()
+            self.panel.show_error(str(exc))
+            self.refresh_key_notice()
+        finally:
+            self.panel.set_busy(False)
+            self.turn_finished.emit(outcome)
+            if self.workspace is workspace and self.session_id is not None:
+                spawn(self._load_sessions(select=self.session_id, show_messages=False),
+                      name="chat-load-sessions")
+
+    def _finish_turn(self, result: TurnFinished) -> None:
+        transcript = self.panel.transcript
+        self._show_usage(result.usage, _add_usage(self._session_usage, result.usage))
+        if result.status == "completed":
+            transcript.end_turn()
+            self._last_prompt = None
+        elif result.status == "stopped":
+            transcript.end_turn("Stopped.")
+        elif result.status == "tool_limit":
+            transcript.end_turn(result.error or "The agent used too many tool rounds and was "
+                                "stopped; ask again to continue.")
+        else:
+            transcript.end_turn()
+            self.panel.show_error(result.error or "The reply failed.")
+            self.refresh_key_notice()
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        transcript = self.panel.transcript
+        if isinstance(event, TextDelta):
+            transcript.append_text(event.text)
+        elif isinstance(event, ToolCallStarted):
+            transcript.start_tool_call(event.tool_use_id, event.tool, event.target)
+        elif isinstance(event, ToolCallFinished):
+            transcript.finish_tool_call(event.tool_use_id, tool=event.tool, target=event.target,
+                                        ok=event.ok, summary=event.summary, output=event.output)
+
+    async def _ask_user(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.panel.transcript.flush()  # the user sees everything said before the question
+        return await ask_approval(request, parent=self.panel.window(),
+                                  on_shown=self._on_approval_shown)
+
+    def _on_approval_shown(self, dialog: ApprovalDialog) -> None:
+        self.approval_shown.emit(dialog)
+
+    def _show_usage(self, turn: TokenUsage | None, session: TokenUsage) -> None:
+        self._session_usage = session
+        self.panel.set_usage(turn, session)
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    async def _load_sessions(self, *, select: str | None, show_messages: bool = True) -> None:
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            sessions = await self.service.sessions(workspace.id)
+        except YakError as exc:
+            self.panel.show_error(str(exc), retry=False)
+            return
+        if self.workspace is not workspace:
+            return  # the user opened another workspace meanwhile
+        ids = {s.id for s in sessions}
+        current = select if select in ids else (sessions[0].id if sessions else None)
+        self.panel.set_sessions(sessions, current)
+        if not show_messages:
+            return
+        self.session_id = current
+        if current is None:
+            self.panel.transcript.clear()
+            self._show_usage(None, TokenUsage())
+        else:
+            await self._load_messages(current)
+
+    async def _load_messages(self, session_id: str) -> None:
+        self._load_token += 1
+        token = self._load_token
+        try:
+            messages = await self.service.messages(session_id)
+        except YakError as exc:
+            self.panel.show_error(str(exc), retry=False)
+            return
+        if token != self._load_token or session_id != self.session_id or self.turn_running:
+            return  # a newer selection or a turn owns the transcript now
+        self.panel.transcript.show_messages(messages)
+        total = TokenUsage()
+        for message in messages:
+            total = _add_usage(total, message.usage)
+        self._show_usage(None, total)
+
+    async def _create_session(self) -> None:
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            session = await self.service.create_session(workspace.id)
+        except YakError as exc:
+            self.panel.show_error(str(exc), retry=False)
+            return
+        self.session_id = session.id
+        self._last_prompt = None
+        self.panel.clear_error()
+        self.panel.transcript.clear()
+        self._show_usage(None, TokenUsage())
+        await self._load_sessions(select=session.id, show_messages=False)
+        self.panel.input.edit.setFocus()
+
+    async def _rename_session(self, session_id: str, title: str) -> None:
+        try:
+            await self.service.rename_session(session_id, title)
+        except YakError as exc:
+            self.panel.show_error(str(exc), retry=False)
+        await self._load_sessions(select=self.session_id, show_messages=False)
+
+    async def _delete_session(self, session_id: str) -> None:
+        try:
+            await self.service.delete_session(session_id)
+        except YakError as exc:
+            self.panel.show_error(str(exc), retry=False)
+            return
+        if session_id == self.session_id:
+            self.session_id = None
+            self._last_prompt = None
+            self.panel.transcript.clear()
+            await self._load_sessions(select=None)
+        else:
+            await self._load_sessions(select=self.session_id, show_messages=False)

@@ -1,0 +1,123 @@
+"""The prompt box: Enter sends, Shift+Enter starts a new line, Esc stops a running turn.
+
+While a turn runs the box stays editable (the next prompt can be typed) but Enter does not send,
+and the Send button becomes Stop.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
+
+_ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+
+
+class PromptEdit(QPlainTextEdit):
+    """A plain-text prompt editor with chat keys.
+
+    Signals:
+        submitted(str): Enter (or keypad Enter) without Shift, with non-blank text.
+        stop_requested(): Esc.
+    """
+
+    submitted = Signal(str)
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("prompt")
+        self.setPlaceholderText("Ask about this workspace… (Enter sends, Shift+Enter new line)")
+        self.setTabChangesFocus(True)
+        self.busy = False
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+        modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if event.key() in _ENTER_KEYS:
+            if modifiers & Qt.KeyboardModifier.ShiftModifier:
+                self.textCursor().insertText("\n")  # a new paragraph, not U+2028
+                self.ensureCursorVisible()
+            elif modifiers == Qt.KeyboardModifier.NoModifier:
+                text = self.toPlainText()
+                if text.strip() and not self.busy:
+                    self.submitted.emit(text)
+            else:
+                super().keyPressEvent(event)
+            return
+        if event.key() == Qt.Key.Key_Escape and modifiers == Qt.KeyboardModifier.NoModifier:
+            self.stop_requested.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class ChatInput(QWidget):
+    """The prompt box with its Send/Stop button.
+
+    Signals:
+        send_requested(str): the user sent the prompt text (the box is not cleared here; the
+            controller clears it once the turn starts, so a refused send keeps the text).
+        stop_requested(): Stop clicked or Esc pressed while a turn runs.
+    """
+
+    send_requested = Signal(str)
+    stop_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._busy = False
+        self._setup_ui()
+
+    def _setup_ui(self) -> None:
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.edit = PromptEdit(self)
+        self.edit.setMaximumHeight(120)
+        self.edit.submitted.connect(self.send_requested)
+        self.edit.stop_requested.connect(self._on_edit_stop_requested)
+        self.button = QPushButton("Send", self)
+        self.button.setObjectName("send_stop")
+        self.button.setAutoDefault(False)
+        self.button.clicked.connect(self._on_button_clicked)
+        layout.addWidget(self.edit, 1)
+        layout.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
+        self._update_button()
+        self.edit.textChanged.connect(self._update_button)
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running: Enter does not send and the button stops it."""
+        return self._busy
+
+    def set_busy(self, busy: bool) -> None:
+        """Switch between Send (idle) and Stop (a turn runs)."""
+        self._busy = busy
+        self.edit.busy = busy
+        self._update_button()
+
+    def text(self) -> str:
+        """The prompt as typed."""
+        return self.edit.toPlainText()
+
+    def clear(self) -> None:
+        """Empty the prompt box."""
+        self.edit.clear()
+
+    def _update_button(self) -> None:
+        if self._busy:
+            self.button.setText("Stop")
+            self.button.setToolTip("Stop the reply (Esc); what was said is kept")
+            self.button.setEnabled(True)
+        else:
+            self.button.setText("Send")
+            self.button.setToolTip("Send (Enter)")
+            self.button.setEnabled(bool(self.edit.toPlainText().strip()))
+
+    def _on_button_clicked(self) -> None:
+        if self._busy:
+            self.stop_requested.emit()
+        elif self.text().strip():
+            self.send_requested.emit(self.text())
+
+    def _on_edit_stop_requested(self) -> None:
+        if self._busy:
+            self.stop_requested.emit()

@@ -1,0 +1,333 @@
+"""The chat panel: the workspace's sessions beside the transcript, the prompt box and Stop.
+
+A plain widget: it emits intent signals upward and is driven by method calls from
+``ChatController``; it never awaits and never talks to a service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from yak.domain import ChatSession, TokenUsage
+from yak.ui.chat.input import ChatInput
+from yak.ui.chat.transcript import TranscriptView
+
+_SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
+
+NO_KEY_MESSAGE = (
+    "No Anthropic API key is set, so the agent cannot answer yet. Set the ANTHROPIC_API_KEY "
+    "environment variable before starting Yak, or add a key in Settings > Provider. "
+    "Memory features keep working without one."
+)
+
+
+class Banner(QFrame):
+    """A one-sentence message across the top of the transcript, with optional buttons.
+
+    Signals:
+        action_clicked(): the action button (e.g. Retry, Open Provider settings) was clicked.
+        dismissed(): the close button was clicked (the banner hides itself).
+    """
+
+    action_clicked = Signal()
+    dismissed = Signal()
+
+    def __init__(self, *, object_name: str, action_text: str, closable: bool = True,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(object_name)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 4, 4)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.action_button = QPushButton(action_text, self)
+        self.action_button.setAutoDefault(False)
+        self.action_button.clicked.connect(self.action_clicked)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.action_button)
+        self.close_button = QToolButton(self)
+        self.close_button.setText("×")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.clicked.connect(self._on_close_button_clicked)
+        self.close_button.setVisible(closable)
+        layout.addWidget(self.close_button)
+        self.setVisible(False)
+
+    def show_message(self, text: str, *, action: bool = True) -> None:
+        """Show ``text`` (one sentence); ``action`` shows the action button."""
+        self.label.setText(text)
+        self.action_button.setVisible(action)
+        self.setVisible(True)
+
+    def text(self) -> str:
+        """The sentence shown."""
+        return self.label.text()
+
+    def _on_close_button_clicked(self) -> None:
+        self.setVisible(False)
+        self.dismissed.emit()
+
+
+class ChatPanel(QWidget):
+    """Sessions list, transcript, error banner, no-key notice, prompt box and token usage.
+
+    Signals (intents; the controller acts on them):
+        session_selected(str): the user picked a session (its id).
+        new_session_requested(): New or Ctrl+N.
+        rename_requested(str, str): session id, new title (already non-blank and changed).
+        delete_requested(str): session id, after the user confirmed.
+        send_requested(str): the prompt text.
+        stop_requested(): Stop or Esc.
+        retry_requested(): Retry in the error banner.
+        provider_settings_requested(): the no-key notice's button.
+    """
+
+    session_selected = Signal(str)
+    new_session_requested = Signal()
+    rename_requested = Signal(str, str)
+    delete_requested = Signal(str)
+    send_requested = Signal(str)
+    stop_requested = Signal()
+    retry_requested = Signal()
+    provider_settings_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._updating_sessions = False
+        self._busy = False
+        self._workspace_open = True
+        self._setup_ui()
+
+    def _setup_ui(self) -> None:
+        self.setObjectName("chat_panel")
+        outer = QHBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        outer.addWidget(self.splitter)
+
+        sessions_box = QWidget(self.splitter)
+        side = QVBoxLayout(sessions_box)
+        side.setContentsMargins(4, 4, 0, 4)
+        self.new_button = QPushButton("New conversation", sessions_box)
+        self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
+        self.new_button.setAutoDefault(False)
+        self.new_button.clicked.connect(self.new_session_requested)
+        self.session_list = QListWidget(sessions_box)
+        self.session_list.setObjectName("sessions")
+        self.session_list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                          | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.session_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.session_list.customContextMenuRequested.connect(self._on_session_list_menu)
+        self.session_list.currentItemChanged.connect(self._on_session_list_current_changed)
+        self.session_list.itemChanged.connect(self._on_session_list_item_changed)
+        side.addWidget(self.new_button)
+        side.addWidget(self.session_list, 1)
+
+        chat_box = QWidget(self.splitter)
+        main = QVBoxLayout(chat_box)
+        main.setContentsMargins(0, 4, 4, 4)
+        self.key_notice = Banner(object_name="no_key_notice", action_text="Open Provider settings",
+                                 closable=False, parent=chat_box)
+        self.key_notice.action_clicked.connect(self.provider_settings_requested)
+        self.error_banner = Banner(object_name="error_banner", action_text="Retry",
+                                   parent=chat_box)
+        self.error_banner.action_clicked.connect(self.retry_requested)
+        self.transcript = TranscriptView(chat_box)
+        self.input = ChatInput(chat_box)
+        self.input.send_requested.connect(self.send_requested)
+        self.input.stop_requested.connect(self.stop_requested)
+        self.usage_label = QLabel(chat_box)
+        self.usage_label.setObjectName("token_usage")
+        main.addWidget(self.key_notice)
+        main.addWidget(self.error_banner)
+        main.addWidget(self.transcript, 1)
+        main.addWidget(self.input)
+        main.addWidget(self.usage_label)
+
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([200, 600])
+
+        self.new_shortcut = QShortcut(QKeySequence.StandardKey.New, self)
+        self.new_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.new_shortcut.activated.connect(self._on_new_shortcut_activated)
+        self.rename_action = QAction("Rename", self)
+        self.rename_action.setShortcut(QKeySequence(Qt.Key.Key_F2))
+        self.rename_action.triggered.connect(self.begin_rename)
+        self.delete_action = QAction("Delete…", self)
+        self.delete_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.delete_action.triggered.connect(self.confirm_delete)
+        self.session_list.addAction(self.delete_action)
+        self.set_usage(None, None)
+
+    # -- sessions ------------------------------------------------------------------------------
+
+    def set_sessions(self, sessions: Sequence[ChatSession], current_id: str | None) -> None:
+        """Show ``sessions`` (most recent first) and select ``current_id`` without re-emitting
+        ``session_selected``."""
+        self._updating_sessions = True
+        try:
+            self.session_list.clear()
+            for session in sessions:
+                item = QListWidgetItem(session.title)
+                item.setData(_SESSION_ID_ROLE, session.id)
+                item.setToolTip(session.title)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                self.session_list.addItem(item)
+                if session.id == current_id:
+                    self.session_list.setCurrentItem(item)
+        finally:
+            self._updating_sessions = False
+
+    def current_session_id(self) -> str | None:
+        """The selected session's id, if any."""
+        item = self.session_list.currentItem()
+        return None if item is None else item.data(_SESSION_ID_ROLE)
+
+    def session_titles(self) -> list[str]:
+        """The titles shown, top to bottom."""
+        return [self.session_list.item(i).text() for i in range(self.session_list.count())]
+
+    def begin_rename(self) -> None:
+        """Edit the selected session's title in place (F2, double-click, context menu)."""
+        item = self.session_list.currentItem()
+        if item is not None and not self._busy:
+            self.session_list.editItem(item)
+
+    def confirm_delete(self) -> QMessageBox | None:
+        """Ask before deleting the selected session; emits ``delete_requested`` on Delete.
+
+        Returns:
+            The (non-blocking) question box, or ``None`` when nothing is selected.
+        """
+        item = self.session_list.currentItem()
+        if item is None or self._busy:
+            return None
+        session_id, title = item.data(_SESSION_ID_ROLE), item.text()
+        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
+                          f"Delete the conversation “{title}” and all its messages? "
+                          "What memory already learned from it stays in the memory document.",
+                          parent=self)
+        box.setObjectName("confirm_delete")
+        delete_button = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        cancel_button = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel_button)
+        box.setEscapeButton(cancel_button)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def on_finished(_result: int) -> None:
+            if box.clickedButton() is delete_button:
+                self.delete_requested.emit(session_id)
+
+        box.finished.connect(on_finished)
+        box.open()
+        return box
+
+    # -- turn state ----------------------------------------------------------------------------
+
+    def set_busy(self, busy: bool) -> None:
+        """A turn runs: the button becomes Stop and sessions cannot be switched or changed."""
+        self._busy = busy
+        self.input.set_busy(busy)
+        self._update_enabled()
+
+    def set_workspace_open(self, workspace_open: bool) -> None:
+        """Without a workspace there is nothing to chat in: sessions and the prompt box are
+        disabled (the no-key notice stays usable)."""
+        self._workspace_open = workspace_open
+        self._update_enabled()
+
+    def _update_enabled(self) -> None:
+        sessions_usable = self._workspace_open and not self._busy
+        self.session_list.setEnabled(sessions_usable)
+        self.new_button.setEnabled(sessions_usable)
+        self.new_shortcut.setEnabled(sessions_usable)
+        self.input.setEnabled(self._workspace_open)
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running."""
+        return self._busy
+
+    def show_error(self, message: str, *, retry: bool = True) -> None:
+        """Show the error banner with ``message`` (one sentence) and, if ``retry``, Retry."""
+        self.error_banner.show_message(message, action=retry)
+
+    def clear_error(self) -> None:
+        """Hide the error banner."""
+        self.error_banner.setVisible(False)
+
+    def set_key_missing(self, missing: bool) -> None:
+        """Show or hide the sentence explaining how to add an API key."""
+        if missing:
+            self.key_notice.show_message(NO_KEY_MESSAGE)
+        else:
+            self.key_notice.setVisible(False)
+
+    def set_usage(self, turn: TokenUsage | None, session: TokenUsage | None) -> None:
+        """Show token usage of the last turn and of the whole session."""
+        parts = []
+        if turn is not None:
+            parts.append(f"Last turn: {turn.input_tokens:,} in · {turn.output_tokens:,} out")
+        if session is not None:
+            parts.append(f"Conversation: {session.input_tokens:,} in · "
+                         f"{session.output_tokens:,} out tokens")
+        self.usage_label.setText("   ".join(parts))
+
+    # -- slots ---------------------------------------------------------------------------------
+
+    def _on_new_shortcut_activated(self) -> None:
+        if self._workspace_open and not self._busy:
+            self.new_session_requested.emit()
+
+    def _on_session_list_current_changed(self, current: QListWidgetItem | None,
+                                         _previous: QListWidgetItem | None) -> None:
+        if current is not None and not self._updating_sessions:
+            self.session_selected.emit(current.data(_SESSION_ID_ROLE))
+
+    def _on_session_list_item_changed(self, item: QListWidgetItem) -> None:
+        if self._updating_sessions:
+            return
+        title = " ".join(item.text().split())
+        previous = item.toolTip()
+        self._updating_sessions = True
+        try:
+            if not title or title == previous:
+                item.setText(previous)  # a blank title is not a title: keep the old one
+                return
+            item.setText(title)
+            item.setToolTip(title)
+        finally:
+            self._updating_sessions = False
+        self.rename_requested.emit(item.data(_SESSION_ID_ROLE), title)
+
+    def _on_session_list_menu(self, position: QPoint) -> None:
+        if self.session_list.itemAt(position) is None or self._busy:
+            return
+        menu = QMenu(self)
+        menu.addAction(self.rename_action)
+        menu.addAction(self.delete_action)
+        menu.popup(self.session_list.viewport().mapToGlobal(position))
