@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,11 +25,15 @@ from yak.errors import YakError
 log = logging.getLogger(__name__)
 
 
+class _ParseError(Exception):
+    """A command line argparse could not parse; reported as one line, exit 2."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that exits 2 with one line instead of usage spam."""
+    """argparse that reports one line (exit 2) instead of usage spam."""
 
     def error(self, message: str) -> None:  # noqa: D401 - argparse override
-        self.exit(2, f"yak: {message} (see 'yak --help')\n")
+        raise _ParseError(f"{message} (see '{self.prog} --help')")
 
 
 @dataclass
@@ -88,12 +93,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``yak`` and ``python -m yak``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
-    if not argv or argv[0] not in {"memory", "ask", "-h", "--help", "--version"} and not (
-        argv[0] == "--data-dir" and len(argv) > 2 and argv[2] in {"memory", "ask"}
-    ):
-        return _run_app(argv)
+    if _first_word(argv) not in {"memory", "ask", "-h", "--help", "--version"}:
+        try:
+            return _run_app(argv)
+        except _ParseError as exc:
+            return _fail(str(exc), 2, as_json=False)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _ParseError as exc:
+        return _fail(str(exc), 2, as_json="--json" in argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
@@ -110,8 +119,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), exc.exit_code, as_json=ctx.json, status=getattr(exc, "status", None))
     except KeyboardInterrupt:
         return _fail("interrupted", 130, as_json=ctx.json)
+    except BrokenPipeError:
+        # The reader went away (``yak memory show | head``): stop quietly, like other tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     finally:
         ctx.close()
+
+
+def _first_word(argv: list[str]) -> str | None:
+    """The first argument that is not ``--data-dir DIR`` / ``--data-dir=DIR``."""
+    words = iter(argv)
+    for word in words:
+        if word == "--data-dir":
+            next(words, None)
+        elif not word.startswith("--data-dir="):
+            return word
+    return None
 
 
 def _run_app(argv: list[str]) -> int:

@@ -119,12 +119,17 @@ class MemoryStore:
         self.db = db
 
     # --- workspaces -------------------------------------------------------------------------
-    def open_workspace(self, path: str) -> Workspace:
+    def open_workspace(self, path: str, *, mark_opened: bool = True) -> Workspace:
         """Register (or find) the workspace for an existing folder and mark it opened.
 
         The path goes through ``normalize_workspace_path``; when no stored workspace has that key
         but one has the same ``(st_dev, st_ino)`` folder identity, that one is returned (an alias
-        on a case-insensitive filesystem).
+        on a case-insensitive filesystem). The stored folder identity is refreshed.
+
+        Args:
+            path: the folder as a user gave it.
+            mark_opened: set ``last_opened_at`` (the app's recent workspaces); the CLI passes
+                ``False`` so scripting does not reorder the app's recent list.
 
         Raises:
             WorkspaceNotFound: ``path`` does not exist or is not a directory.
@@ -142,12 +147,14 @@ class MemoryStore:
             if row is None:
                 s.execute(sqlite_insert(WorkspaceRow).values(
                     id=workspace_id, path=key, st_dev=st_dev, st_ino=st_ino, memory_enabled=True,
-                    created_at=now, last_opened_at=now).on_conflict_do_nothing())
+                    created_at=now, last_opened_at=now if mark_opened else None,
+                ).on_conflict_do_nothing())
                 self._ensure_document(s, workspace_id)
                 row = s.get(WorkspaceRow, workspace_id)
                 assert row is not None
             row.st_dev, row.st_ino = st_dev, st_ino
-            row.last_opened_at = now
+            if mark_opened:
+                row.last_opened_at = now
             s.flush()
             return _to_workspace(row)
 
@@ -454,11 +461,13 @@ class MemoryStore:
                                source=RevisionSource.CLEAR)
 
     def import_bytes(self, workspace_id: str, data: bytes, *,
-                     expected_version: int | None = None) -> MemoryDocument:
+                     expected_version: int | None = None,
+                     source_name: str | None = None) -> MemoryDocument:
         """Import a file's bytes (UTF-8/16/32 with or without BOM, CRLF) as an ``import``
         revision, through the ceiling check. Raises ``UsageError`` for bytes that are not text,
-        ``CeilingExceeded``, ``ConflictError``."""
-        text = doc_rules.decode_import(data)
+        ``CeilingExceeded``, ``ConflictError``. ``source_name`` (a file name) only names the
+        input in error messages."""
+        text = doc_rules.decode_import(data, what=source_name or "The file")
         doc_rules.check_ceiling(text)
         with self.db.session() as s:
             return self._apply(s, workspace_id, text, expected_version=expected_version,
