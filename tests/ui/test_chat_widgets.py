@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
-from chat_support import qloop, run, until  # noqa: F401 - qloop is a fixture
+import chat_support
+from chat_support import run, until
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
@@ -20,6 +21,8 @@ from yak.ui.chat.transcript import (
     render_markdown,
     tool_target,
 )
+
+qloop = chat_support.qloop  # the fixture, shared by the chat UI tests
 
 
 def _message(role: str, *blocks: dict) -> ChatMessage:

@@ -31,7 +31,7 @@ class PromptEdit(QPlainTextEdit):
         self.setTabChangesFocus(True)
         self.busy = False
 
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt override
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
         modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         if event.key() in _ENTER_KEYS:
             if modifiers & Qt.KeyboardModifier.ShiftModifier:

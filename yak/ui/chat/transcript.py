@@ -143,7 +143,7 @@ class MessageBlock(QTextBrowser):
         """Show ``text`` rendered as Markdown."""
         self.setHtml(render_markdown(text).rstrip())
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def sizeHint(self) -> QSize:  # Qt override
         return QSize(super().sizeHint().width(), self.height())
 
     def _height_for(self, document_height: float) -> int:
