@@ -1,0 +1,150 @@
+"""Settings > Provider: what it shows, what Apply stores (and what it never stores), the key in
+the keyring, and Test connection."""
+
+from __future__ import annotations
+
+import json
+
+import chat_support
+from chat_support import run, until
+from PySide6.QtWidgets import QLineEdit
+
+from yak.config import load_settings
+from yak.errors import AuthenticationFailed
+from yak.ui.settings.provider_page import ProviderPage
+
+qloop = chat_support.qloop
+
+
+class KeyServiceStub:
+    """Stands in for the chat service's key and connection methods."""
+
+    def __init__(self, *, key: str | None = None, test_result: str | Exception = "Connected.") -> None:
+        self.key = key
+        self.test_result = test_result
+        self.tests = 0
+
+    def has_api_key(self) -> bool:
+        return bool(self.key)
+
+    async def set_api_key(self, key: str) -> None:
+        self.key = key
+
+    async def test_connection(self) -> str:
+        self.tests += 1
+        if isinstance(self.test_result, Exception):
+            raise self.test_result
+        return self.test_result
+
+
+def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(qtbot, data_dir):
+    """A fresh page has nothing to apply; editing the model enables Apply; applying writes the
+    settings file and the page is clean again."""
+    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(key="k"), env={})
+    qtbot.addWidget(page)
+    changes: list[bool] = []
+    page.changed.connect(lambda: changes.append(page.is_changed()))
+    assert not page.is_changed()
+    assert page.chat_model_edit.text() == load_settings(data_dir, env={}).chat_model
+
+    page.chat_model_edit.setText("claude-opus-4-1")
+    page.chat_model_edit.textEdited.emit("claude-opus-4-1")
+    page.debounce_spin.setValue(30)
+    assert page.is_changed() and changes[-1] is True
+    applied: list[object] = []
+    page.settings_applied.connect(applied.append)
+    page.apply()
+    assert not page.is_changed() and changes[-1] is False
+    stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
+    assert stored["chat_model"] == "claude-opus-4-1"
+    assert stored["debounce_s"] == 30.0
+    assert "api_key" not in stored and "k" not in stored.values()
+    assert applied and applied[-1].chat_model == "claude-opus-4-1"
+
+    page.load()  # what is stored comes back
+    assert page.chat_model_edit.text() == "claude-opus-4-1"
+    assert page.debounce_spin.value() == 30
+
+
+def test_the_debounce_spin_box_is_bounded_to_2_to_120_seconds(qtbot, data_dir):
+    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
+    qtbot.addWidget(page)
+    page.debounce_spin.setValue(500)
+    assert page.debounce_spin.value() == 120
+    page.debounce_spin.setValue(0.5)
+    assert page.debounce_spin.value() == 2
+
+
+def test_a_key_from_the_environment_is_said_and_cannot_be_edited(qtbot, data_dir):
+    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(key="env"),
+                        env={"ANTHROPIC_API_KEY": "sk-env", "YAK_MODEL": "env-model"})
+    qtbot.addWidget(page)
+    assert not page.key_edit.isEnabled()
+    assert "ANTHROPIC_API_KEY" in page.key_note.text()
+    assert "sk-env" not in page.key_edit.text()
+    assert not page.chat_model_edit.isEnabled()
+    assert page.chat_model_edit.text() == "env-model"
+    assert "YAK_MODEL" in page.env_note.text()
+
+    page.memory_model_edit.setText("small-model")
+    page.memory_model_edit.textEdited.emit("small-model")
+    page.apply()
+    stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
+    assert stored["memory_model"] == "small-model"
+    assert stored["chat_model"] != "env-model"  # the environment's value is not copied
+
+
+def test_the_key_field_is_masked_until_shown(qtbot, data_dir):
+    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
+    qtbot.addWidget(page)
+    assert page.key_edit.isEnabled()
+    assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
+    page.show_key_action.trigger()
+    assert page.key_edit.echoMode() is QLineEdit.EchoMode.Normal
+    page.show_key_action.trigger()
+    assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
+
+
+def test_a_typed_key_is_saved_through_the_service_never_in_the_settings_file(qloop, qtbot,
+                                                                            data_dir):
+    service = KeyServiceStub()
+    page = ProviderPage(data_dir=data_dir, service=service, env={})
+    qtbot.addWidget(page)
+    assert "No key yet" in page.key_note.text()
+
+    async def body() -> None:
+        page.key_edit.setText("sk-ant-new")
+        page.key_edit.textEdited.emit("sk-ant-new")
+        assert page.is_changed()
+        assert not page.test_button.isEnabled()  # test what is applied, so apply first
+        page.apply()
+        await until(lambda: service.key == "sk-ant-new", what="the key to be saved")
+        await until(lambda: page.key_edit.text() == "", what="the field to clear")
+        assert "saved in the system keyring" in page.status_label.text()
+        assert "Stored in the system keyring" in page.key_note.text()
+        assert not page.is_changed()
+        assert page.test_button.isEnabled()
+
+    run(qloop, body())
+    settings_file = data_dir / "settings.json"
+    assert not settings_file.exists() or "sk-ant-new" not in settings_file.read_text("utf-8")
+
+
+def test_test_connection_shows_the_result_sentence(qloop, qtbot, data_dir):
+    service = KeyServiceStub(key="k", test_result="Connected to the fake API.")
+    page = ProviderPage(data_dir=data_dir, service=service, env={})
+    qtbot.addWidget(page)
+    results: list[str] = []
+    page.test_finished.connect(results.append)
+
+    async def body() -> None:
+        page.test_button.click()
+        await until(lambda: results, what="the test to finish")
+
+    run(qloop, body())
+    assert page.status_label.text() == "Connected to the fake API."
+    service.test_result = AuthenticationFailed("The API key was rejected; check it in Settings.")
+    results.clear()
+    run(qloop, body())
+    assert page.status_label.text() == "The API key was rejected; check it in Settings."
+    assert page.test_button.isEnabled()

@@ -1,0 +1,329 @@
+"""Settings > Provider: the API key, base URL, chat and memory models, refresh debounce.
+
+A settings page in the Frescobaldi manner: ``load()`` fills the fields from what is stored,
+every edit emits ``changed``, ``is_changed()`` tells the dialog whether Apply has anything to do,
+and ``apply()`` stores it. Settings go to ``settings.json`` through ``yak.config.save_settings``;
+the key goes to the OS keyring through the chat service, never to the database, the settings file
+or a log line. A value set by an environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``,
+``YAK_MEMORY_MODEL``, ``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is
+read-only and says so; saving never copies an environment value into the settings file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from yak.aio import spawn
+from yak.config import (
+    DEFAULT_CHAT_MODEL,
+    DEFAULT_MEMORY_MODEL,
+    MAX_DEBOUNCE_S,
+    MIN_DEBOUNCE_S,
+    load_settings,
+    save_settings,
+)
+from yak.errors import YakError
+
+log = logging.getLogger(__name__)
+
+KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+# Settings field -> the environment variable that overrides it (yak.config.load_settings).
+_ENV_OVERRIDES = {
+    "chat_model": "YAK_MODEL",
+    "memory_model": "YAK_MEMORY_MODEL",
+    "debounce_s": "YAK_DEBOUNCE_SECONDS",
+}
+
+
+class KeyService(Protocol):
+    """What the page needs from the chat service."""
+
+    def has_api_key(self) -> bool: ...
+    async def set_api_key(self, key: str) -> Any: ...
+    async def test_connection(self) -> str: ...
+
+
+class ProviderPage(QWidget):
+    """Settings > Provider.
+
+    Args:
+        data_dir: the folder holding ``settings.json``.
+        service: the chat service (``has_api_key``, ``set_api_key``, ``test_connection``).
+        env: the environment to consult (tests pass a dict); defaults to ``os.environ``.
+
+    Signals:
+        changed(): a field was edited (or a change was applied or reverted).
+        settings_applied(object): the new effective ``Settings`` after ``apply()``.
+        key_saved(): a new API key was stored in the keyring.
+        test_finished(str): "Test connection" ended with this sentence.
+    """
+
+    changed = Signal()
+    settings_applied = Signal(object)
+    key_saved = Signal()
+    test_finished = Signal(str)
+
+    title = "Provider"
+
+    def __init__(self, *, data_dir: Path, service: KeyService,
+                 env: Mapping[str, str] | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data_dir = Path(data_dir)
+        self.service = service
+        self.env = os.environ if env is None else env
+        self._loaded: dict[str, object] = {}
+        self._loading = False
+        self._pending_key_save = False
+        self._testing = False
+        self._setup_ui()
+        self.load()
+
+    def _setup_ui(self) -> None:
+        self.setObjectName("provider_page")
+        outer = QVBoxLayout(self)
+        form = QFormLayout()
+        outer.addLayout(form)
+
+        self.key_edit = QLineEdit(self)
+        self.key_edit.setObjectName("api_key")
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setClearButtonEnabled(True)
+        self.show_key_action = QAction("Show", self)
+        self.show_key_action.setCheckable(True)
+        self.show_key_action.setToolTip("Show the key as typed")
+        self.show_key_action.toggled.connect(self._on_show_key_toggled)
+        self.key_edit.addAction(self.show_key_action, QLineEdit.ActionPosition.TrailingPosition)
+        self.key_edit.textEdited.connect(self._on_field_edited)
+        self.key_note = QLabel(self)
+        self.key_note.setWordWrap(True)
+        self.key_note.setTextFormat(Qt.TextFormat.PlainText)
+        key_box = QVBoxLayout()
+        key_box.setContentsMargins(0, 0, 0, 0)
+        key_box.addWidget(self.key_edit)
+        key_box.addWidget(self.key_note)
+        form.addRow("API key:", key_box)
+
+        self.base_url_edit = QLineEdit(self)
+        self.base_url_edit.setObjectName("base_url")
+        self.base_url_edit.setToolTip("For Anthropic-compatible servers; leave empty for the "
+                                      "default")
+        self.base_url_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Base URL:", self.base_url_edit)
+
+        self.chat_model_edit = QLineEdit(self)
+        self.chat_model_edit.setObjectName("chat_model")
+        self.chat_model_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Chat model:", self.chat_model_edit)
+
+        self.memory_model_edit = QLineEdit(self)
+        self.memory_model_edit.setObjectName("memory_model")
+        self.memory_model_edit.setToolTip("Rewrites the memory document after conversations; a "
+                                          "small fast model is enough")
+        self.memory_model_edit.textEdited.connect(self._on_field_edited)
+        form.addRow("Memory model:", self.memory_model_edit)
+
+        self.debounce_spin = QDoubleSpinBox(self)
+        self.debounce_spin.setObjectName("debounce")
+        self.debounce_spin.setRange(MIN_DEBOUNCE_S, MAX_DEBOUNCE_S)
+        self.debounce_spin.setDecimals(0)
+        self.debounce_spin.setSingleStep(1)
+        self.debounce_spin.setSuffix(" s")
+        self.debounce_spin.setToolTip("How long after a conversation ends the memory document is "
+                                      "rewritten (each new message restarts the wait)")
+        self.debounce_spin.valueChanged.connect(self._on_field_edited)
+        form.addRow("Memory refresh after:", self.debounce_spin)
+
+        self.env_note = QLabel(self)
+        self.env_note.setWordWrap(True)
+        self.env_note.setTextFormat(Qt.TextFormat.PlainText)
+        outer.addWidget(self.env_note)
+
+        test_row = QHBoxLayout()
+        self.test_button = QPushButton("Test connection", self)
+        self.test_button.setAutoDefault(False)
+        self.test_button.clicked.connect(self.test_connection)
+        self.status_label = QLabel(self)
+        self.status_label.setObjectName("provider_status")
+        self.status_label.setWordWrap(True)
+        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
+        test_row.addWidget(self.status_label, 1)
+        outer.addLayout(test_row)
+        outer.addStretch(1)
+        self._tooltips = {name: w.toolTip() for name, w in self._setting_widgets().items()}
+
+    # -- the page contract ---------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Fill the fields from the settings file, the environment and the keyring state."""
+        self._loading = True
+        try:
+            effective = load_settings(self.data_dir, env=dict(self.env))
+            self.chat_model_edit.setText(effective.chat_model)
+            self.memory_model_edit.setText(effective.memory_model)
+            self.debounce_spin.setValue(effective.debounce_s)
+            self.base_url_edit.setText(effective.base_url or "")
+            self.base_url_edit.setPlaceholderText(
+                f"{self.env[BASE_URL_ENV]} (from {BASE_URL_ENV})" if self.env.get(BASE_URL_ENV)
+                else f"{DEFAULT_BASE_URL} (default)")
+            self.key_edit.clear()
+            self._load_key_state()
+            overridden = []
+            for name, widget in self._setting_widgets().items():
+                variable = _ENV_OVERRIDES.get(name)
+                from_env = bool(variable and self.env.get(variable))
+                widget.setEnabled(not from_env)
+                widget.setToolTip(f"Set by the {variable} environment variable" if from_env
+                                  else self._tooltips[name])
+                if from_env:
+                    overridden.append(variable)
+            self.env_note.setText(
+                f"Set by the environment (edit it there): {', '.join(overridden)}." if overridden
+                else "")
+            self.env_note.setVisible(bool(overridden))
+            self._loaded = self._values()
+        finally:
+            self._loading = False
+        self._update_test_button()
+        self.changed.emit()
+
+    def is_changed(self) -> bool:
+        """Whether a field differs from what ``load()`` found (Apply is enabled only then)."""
+        return self._values() != self._loaded
+
+    def apply(self) -> None:
+        """Store the changed settings; a newly typed key is saved to the keyring in the
+        background (the result appears under the field and ``key_saved`` is emitted).
+
+        Only edited fields are written; values coming from environment variables are never
+        copied into the settings file.
+        """
+        values = self._values()
+        changes = {name: value for name, value in values.items()
+                   if name != "api_key" and value != self._loaded.get(name)}
+        if changes:
+            stored = load_settings(self.data_dir, env={})  # the file alone, without the env
+            save_settings(self.data_dir, stored.with_changes(**changes))
+            log.info("provider settings changed: %s", ", ".join(sorted(changes)))
+            self.settings_applied.emit(load_settings(self.data_dir, env=dict(self.env)))
+        key = str(values["api_key"])
+        self._loaded = {**values, "api_key": ""}
+        if key:
+            self._loaded["api_key"] = key  # stays "applied" while the keyring write runs
+            self._pending_key_save = True
+            spawn(self._save_key(key), name="save-api-key")
+        self._update_test_button()
+        self.changed.emit()
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def test_connection(self) -> None:
+        """"Test connection": a tiny request with the applied settings; shows the sentence."""
+        if self._testing or self.is_changed():
+            return
+        self._testing = True
+        self._update_test_button()
+        self.status_label.setText("Testing the connection…")
+        spawn(self._run_test(), name="test-connection")
+
+    async def _run_test(self) -> None:
+        try:
+            message = await self.service.test_connection()
+        except YakError as exc:
+            message = str(exc)
+        finally:
+            self._testing = False
+            self._update_test_button()
+        self.status_label.setText(message)
+        self.test_finished.emit(message)
+
+    async def _save_key(self, key: str) -> None:
+        try:
+            await self.service.set_api_key(key)
+        except YakError as exc:
+            self.status_label.setText(str(exc))
+            self._loaded["api_key"] = ""
+            self._pending_key_save = False
+            self.changed.emit()
+            return
+        self._pending_key_save = False
+        self._loading = True
+        try:
+            self.key_edit.clear()
+        finally:
+            self._loading = False
+        self._loaded["api_key"] = ""
+        self._load_key_state()
+        self.status_label.setText("The API key was saved in the system keyring.")
+        self._update_test_button()
+        self.key_saved.emit()
+        self.changed.emit()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _setting_widgets(self) -> dict[str, QWidget]:
+        return {"chat_model": self.chat_model_edit, "memory_model": self.memory_model_edit,
+                "debounce_s": self.debounce_spin, "base_url": self.base_url_edit}
+
+    def _values(self) -> dict[str, object]:
+        return {
+            "api_key": self.key_edit.text().strip(),
+            "base_url": self.base_url_edit.text().strip() or None,
+            "chat_model": self.chat_model_edit.text().strip() or DEFAULT_CHAT_MODEL,
+            "memory_model": self.memory_model_edit.text().strip() or DEFAULT_MEMORY_MODEL,
+            "debounce_s": float(self.debounce_spin.value()),
+        }
+
+    def _load_key_state(self) -> None:
+        from_env = bool(self.env.get(KEY_ENV, "").strip())
+        self.key_edit.setEnabled(not from_env)
+        self.show_key_action.setEnabled(not from_env)
+        if from_env:
+            self.key_edit.setPlaceholderText(f"Set by the {KEY_ENV} environment variable")
+            self.key_note.setText(f"The key comes from the {KEY_ENV} environment variable; "
+                                  "change or unset it there to use another key.")
+        elif self.service.has_api_key():
+            self.key_edit.setPlaceholderText("A key is stored; type a new one to replace it")
+            self.key_note.setText("Stored in the system keyring, never in Yak's database or "
+                                  "settings file.")
+        else:
+            self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
+            self.key_note.setText("No key yet. It will be stored in the system keyring, never in "
+                                  "Yak's database or settings file.")
+
+    def _update_test_button(self) -> None:
+        pending = self.is_changed() or self._pending_key_save
+        self.test_button.setEnabled(not self._testing and not pending)
+        self.test_button.setToolTip("Apply your changes first, then test them" if pending
+                                    else "Send a tiny request with the applied settings")
+
+    def _on_show_key_toggled(self, shown: bool) -> None:
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Normal if shown
+                                  else QLineEdit.EchoMode.Password)
+        self.show_key_action.setText("Hide" if shown else "Show")
+
+    def _on_field_edited(self, *_args: object) -> None:
+        if self._loading:
+            return
+        self._update_test_button()
+        self.changed.emit()
