@@ -65,7 +65,8 @@ def render_markdown(text: str) -> str:
     Returns:
         An HTML fragment.
     """
-    return _MARKDOWN.render(text)
+    # A fenced block's last line ends with a newline, which Qt draws as an empty last line.
+    return _MARKDOWN.render(text).replace("\n</code></pre>", "</code></pre>")
 
 
 def tool_target(tool_input: object) -> str:
