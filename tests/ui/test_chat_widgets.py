@@ -146,6 +146,7 @@ def test_tool_target_prefers_the_path_pattern_or_command():
     assert tool_target({"path": "src/a.py", "content": "x"}) == "src/a.py"
     assert tool_target({"command": "ls -la\nrm x"}) == "ls -la"
     assert tool_target({"pattern": "*.py"}) == "*.py"
+    assert tool_target({"pattern": "TODO", "path": "src"}) == "TODO in src"
     assert tool_target({}) == ""
     assert tool_target({"other": 1}) == '{"other":1}'
 

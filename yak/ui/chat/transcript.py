@@ -51,7 +51,7 @@ _TARGET_DISPLAY_CHARS = 120
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 # Keys under which the agent's tools carry what they act on, most specific first.
-_TARGET_KEYS = ("path", "file_path", "pattern", "command", "directory", "dir", "glob", "query")
+_TARGET_KEYS = ("path", "file_path", "directory", "dir", "query")
 
 
 def render_markdown(text: str) -> str:
@@ -70,7 +70,8 @@ def render_markdown(text: str) -> str:
 
 
 def tool_target(tool_input: object) -> str:
-    """What a stored tool call acted on, for its compact line: the path, pattern or command.
+    """What a stored tool call acted on, for its compact line: the command, the pattern (and
+    where it searched), or the path — as the agent shows it while the call runs.
 
     Args:
         tool_input: the ``input`` of a ``tool_use`` block (normally a dict).
@@ -78,14 +79,22 @@ def tool_target(tool_input: object) -> str:
     Returns:
         One line; the compact JSON of the input when no known key is present.
     """
-    if isinstance(tool_input, dict):
-        for key in _TARGET_KEYS:
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                return value.splitlines()[0] if value.strip() else value
-        if not tool_input:
-            return ""
-    return json.dumps(tool_input, ensure_ascii=False, separators=(",", ":"))[:_TARGET_DISPLAY_CHARS]
+    if not isinstance(tool_input, dict):
+        return _shorten(json.dumps(tool_input, ensure_ascii=False))
+    if not tool_input:
+        return ""
+    command = tool_input.get("command")
+    if isinstance(command, str) and command.strip():
+        return _first_line(command, _TARGET_DISPLAY_CHARS)
+    pattern = tool_input.get("pattern")
+    path = tool_input.get("path")
+    if isinstance(pattern, str) and pattern:
+        return f"{pattern} in {path}" if isinstance(path, str) and path else pattern
+    for key in _TARGET_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return _first_line(value, _TARGET_DISPLAY_CHARS)
+    return _shorten(json.dumps(tool_input, ensure_ascii=False, separators=(",", ":")))
 
 
 def tool_result_text(block: dict) -> str:
