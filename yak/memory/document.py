@@ -106,7 +106,8 @@ def decode_utf8(data: bytes, *, what: str = "The input") -> str:
 
 
 def decode_import(data: bytes, *, what: str = "The file") -> str:
-    """Decode an imported file: UTF-8, UTF-16 or UTF-32, with or without a BOM; CRLF/CR → LF.
+    """Decode an imported file: UTF-8, UTF-16 or UTF-32, with or without a BOM; CRLF/CR → LF;
+    a leading U+FEFF left after decoding (a doubled BOM) is dropped.
 
     With a BOM the encoding is the BOM's. Without one, valid UTF-8 without NUL characters is
     UTF-8; otherwise (ASCII-heavy UTF-16/32 is full of zero bytes) each of UTF-32 LE/BE and
@@ -136,7 +137,8 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
         text = _decode_without_bom(data)
         if text is None:
             raise UsageError(refused)
-    text = normalize_newlines(text)
+    # A second BOM (an editor that added one to text that had one) is invisible junk.
+    text = normalize_newlines(text.removeprefix("\ufeff"))
     if "\0" in text:
         raise UsageError(refused)
     return text

@@ -1,0 +1,218 @@
+"""The workspace key (DESIGN.md section 2): every spelling of one folder is one key and one
+document; distinct folders never share one."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import unicodedata
+
+import pytest
+
+from yak import paths
+from yak.memory.store import MemoryStore
+from yak.paths import normalize_path_text, normalize_workspace_path, workspace_id_for
+
+
+@pytest.fixture
+def store(db):
+    return MemoryStore(db)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    made = tmp_path / "projects" / "proj"
+    made.mkdir(parents=True)
+    return made
+
+
+def test_trailing_slashes_do_not_change_the_key(folder):
+    """``/p/proj/`` and ``/p/proj//`` are ``/p/proj``."""
+    key = normalize_workspace_path(folder)
+    assert key == str(folder)
+    assert normalize_workspace_path(f"{folder}/") == key
+    assert normalize_workspace_path(f"{folder}///") == key
+
+
+def test_tilde_is_the_home_folder(folder, monkeypatch):
+    """``~/proj`` is the folder ``proj`` in the home folder."""
+    monkeypatch.setenv("HOME", str(folder.parent))
+    assert normalize_workspace_path("~/proj") == str(folder)
+    assert normalize_workspace_path("~/proj/") == str(folder)
+
+
+def test_dot_and_dotdot_and_relative_paths(folder, monkeypatch):
+    """``.``/``..`` segments are resolved and a relative path is taken from the current folder."""
+    (folder.parent / "other").mkdir()
+    key = str(folder)
+    assert normalize_workspace_path(f"{folder.parent}/./other/../proj/.") == key
+    monkeypatch.chdir(folder.parent)
+    assert normalize_workspace_path("proj") == key
+    assert normalize_workspace_path("./proj") == key
+    monkeypatch.chdir(folder)
+    assert normalize_workspace_path(".") == key
+
+
+def test_doubled_separators_collapse(folder):
+    """``//p//proj`` is ``/p/proj``; a leading ``//`` too (POSIX would keep it)."""
+    assert normalize_workspace_path(str(folder).replace("/", "//")) == str(folder)
+
+
+def test_a_symlink_to_the_folder_is_the_folder(folder):
+    """A symlink resolves to its target: one key."""
+    link = folder.parent / "link-to-proj"
+    link.symlink_to(folder, target_is_directory=True)
+    assert normalize_workspace_path(link) == str(folder)
+    assert normalize_workspace_path(f"{link}/") == str(folder)
+
+
+def test_nfc_and_nfd_spellings_are_one_key(tmp_path):
+    """``café`` typed precomposed (NFC) or decomposed (NFD, as macOS hands it out) is one key,
+    stored as NFC."""
+    nfc = unicodedata.normalize("NFC", "café")
+    nfd = unicodedata.normalize("NFD", "café")
+    assert nfc != nfd
+    (tmp_path / nfc).mkdir()
+    key = normalize_workspace_path(tmp_path / nfd)
+    assert key == normalize_workspace_path(tmp_path / nfc)
+    assert key == unicodedata.normalize("NFC", key)
+
+
+def test_the_root_stays_the_root():
+    """``/`` is ``/``, and ``//``, ``///`` and ``/.`` too."""
+    for spelling in ("/", "//", "///", "/.", "/.."):
+        assert normalize_workspace_path(spelling) == "/"
+    assert normalize_path_text("/", windows=False) == "/"
+
+
+@pytest.mark.parametrize("spelling", [
+    "c:/Users/Me/Proj/",
+    "C:\\Users\\me\\proj",
+    "C:\\Users\\ME\\PROJ\\",
+    "c:\\users\\me\\proj\\\\",
+    "C:\\Users\\me\\.\\other\\..\\proj",
+    "C:\\\\Users\\\\me\\\\proj",
+])
+def test_windows_spellings_fold_to_one_key(spelling):
+    """On Windows case and separators fold (``ntpath.normcase``), trailing separators go."""
+    assert normalize_path_text(spelling, windows=True) == "c:\\users\\me\\proj"
+
+
+def test_windows_drive_root_stays_the_root():
+    """``C:\\``, ``c:/`` and ``C:\\\\`` are the drive root ``c:\\``, not ``c:``."""
+    for spelling in ("C:\\", "c:/", "C:\\\\", "C:/."):
+        assert normalize_path_text(spelling, windows=True) == "c:\\"
+
+
+def test_windows_distinct_folders_stay_distinct():
+    """Case folds on Windows, punctuation never does."""
+    assert (normalize_path_text("C:\\p\\a_b", windows=True)
+            != normalize_path_text("C:\\p\\a-b", windows=True))
+
+
+def test_posix_case_and_punctuation_are_distinct(tmp_path):
+    """``/p/a_b`` and ``/p/a-b`` are two workspaces; on a case-sensitive filesystem so are
+    ``/p/Proj`` and ``/p/proj``."""
+    for name in ("a_b", "a-b", "Proj", "proj"):
+        (tmp_path / name).mkdir()
+    keys = {normalize_workspace_path(tmp_path / name) for name in ("a_b", "a-b", "Proj", "proj")}
+    assert len(keys) == 4
+    assert len({workspace_id_for(k) for k in keys}) == 4
+
+
+def test_workspace_id_is_derived_from_the_key():
+    """``ws_`` + the first 32 hex digits of sha256(key)."""
+    key = "/home/me/proj"
+    expected = "ws_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+    assert workspace_id_for(key) == expected
+    assert len(workspace_id_for(key)) == 35
+
+
+def test_empty_and_nul_paths_are_refused():
+    for bad in ("", "   ", "/tmp/a\0b"):
+        with pytest.raises(ValueError):
+            normalize_workspace_path(bad)
+
+
+def test_one_folder_by_many_spellings_is_one_document_and_the_neighbour_sees_none(
+        tmp_path, store, monkeypatch):
+    """One folder reached by eight spellings is one document; the neighbour folder, whose name
+    differs only in punctuation, sees none of it."""
+    parent = tmp_path / "code"
+    folder = parent / unicodedata.normalize("NFC", "café-proj")
+    neighbour = parent / unicodedata.normalize("NFC", "café_proj")
+    folder.mkdir(parents=True)
+    neighbour.mkdir()
+    (parent / "link").symlink_to(folder, target_is_directory=True)
+    monkeypatch.setenv("HOME", str(parent))
+    monkeypatch.chdir(parent)
+    spellings = [
+        f"{folder}/",
+        str(folder).replace("/", "//"),
+        f"{parent}/./café_proj/../café-proj",
+        str(parent / "link"),
+        "~/café-proj",
+        unicodedata.normalize("NFD", str(folder)),
+        "café-proj",
+    ]
+    content = "Project: a café.\n- one\n- two\n"
+    written = store.open_workspace(str(folder))
+    store.write(written.id, content, expected_version=0)
+
+    for spelling in spellings:
+        workspace = store.open_workspace(spelling)
+        assert workspace.id == written.id, spelling
+        assert store.find_workspace(spelling).id == written.id, spelling
+        document = store.read(workspace.id)
+        assert (document.content, document.version) == (content, 1), spelling
+
+    other = store.open_workspace(str(neighbour))
+    assert other.id != written.id
+    assert store.read(other.id).content == ""
+    assert store.read(other.id).version == 0
+    assert [s.workspace.id for s in store.list_documents()] == [written.id]
+
+
+def _case_insensitive_identity(real):
+    """A ``folder_identity`` that behaves like a case-insensitive filesystem for the last path
+    component (the folders in the test are created lower-case)."""
+    def identity(path):
+        head, _, tail = str(path).rpartition("/")
+        return real(f"{head}/{tail.lower()}")
+    return identity
+
+
+def test_an_alias_by_folder_identity_is_the_same_workspace(tmp_path, store, monkeypatch):
+    """On a case-insensitive volume ``Proj`` and ``proj`` are one folder with two keys: the
+    second spelling is recognised by ``(st_dev, st_ino)`` and gets the first one's document."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    monkeypatch.setattr(paths, "folder_identity", _case_insensitive_identity(paths.folder_identity))
+    first = store.open_workspace(str(folder))
+    store.write(first.id, "the notes\n", expected_version=0)
+
+    upper = str(tmp_path / "PROJ")
+    assert normalize_workspace_path(upper) != first.path  # a different key...
+    assert store.open_workspace(upper).id == first.id  # ...but the same workspace
+    assert store.find_workspace(upper).id == first.id
+    assert store.read(first.id).content == "the notes\n"
+    assert len(store.list_documents()) == 1
+
+
+def test_a_renamed_folder_is_not_an_alias_of_its_old_workspace(tmp_path, store):
+    """A row whose folder is gone is not an alias even though the inode matches: the old memory
+    becomes orphaned (re-attachable) and the renamed folder starts empty."""
+    old = tmp_path / "old"
+    old.mkdir()
+    first = store.open_workspace(str(old))
+    store.write(first.id, "old notes\n", expected_version=0)
+    new = tmp_path / "new"
+    os.rename(old, new)
+    assert paths.folder_identity(str(new)) is not None
+
+    second = store.open_workspace(str(new))
+    assert second.id != first.id
+    assert store.read(second.id).content == ""
+    orphaned = {s.workspace.id: s.orphaned for s in store.list_documents()}
+    assert orphaned == {first.id: True}
+    assert store.find_workspace(str(old)).id == first.id  # still found by its key
