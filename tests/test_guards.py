@@ -1,0 +1,182 @@
+"""The rewrite guards (DESIGN.md section 3): cleaning, normalization and the verdict.
+
+Each refusal is shown beside the reply that passes, so a guard that refuses everything fails.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from yak.domain import RefreshStatus
+from yak.memory.guards import (
+    check_rewrite,
+    clean_reply,
+    find_placeholder,
+    normalize_document,
+)
+
+
+def doc(lines: int, *, width: int = 40, prefix: str = "fact") -> str:
+    """A document of ``lines`` distinct non-blank lines of about ``width`` characters."""
+    return "".join(f"- {prefix} {i:03d} " + "x" * (width - 12) + "\n" for i in range(lines))
+
+
+# --- clean_reply -------------------------------------------------------------------------------
+
+def test_clean_reply_strips_outer_fence_and_chatter_around_it():
+    """'Here is…' + fenced document + 'Let me know…' leaves exactly the document."""
+    reply = ("Here is the updated memory:\n\n```text\nProject: yak\n- lint with ruff\n```\n\n"
+             "Let me know if you want any changes.")
+    assert clean_reply(reply) == "Project: yak\n- lint with ruff"
+
+
+def test_clean_reply_leaves_a_plain_document_alone():
+    """A reply that is only the document comes back as is (minus outer blank lines)."""
+    body = "Project: yak\n\nConventions\n- lint with ruff\n- pin Python 3.12"
+    assert clean_reply("\n\n" + body + "\n\n") == body
+
+
+def test_clean_reply_keeps_an_inner_fence_that_does_not_wrap_the_document():
+    """A fence in the middle of content is content: nothing is removed around it."""
+    body = "Project: yak\n```\nmake test\n```\n- pin Python 3.12"
+    assert clean_reply(body) == body
+
+
+def test_clean_reply_strips_leading_sure_line_and_trailing_changes_paragraph():
+    """'Sure! …' before and an 'I have updated…' paragraph after the document go away."""
+    reply = ("Sure! Here is the document:\nProject: yak\n- lint with ruff\n\n"
+             "I have updated the lint decision and removed the flake8 note.")
+    assert clean_reply(reply) == "Project: yak\n- lint with ruff"
+
+
+def test_clean_reply_keeps_a_last_paragraph_that_is_content():
+    """A closing section of the document is not mistaken for chatter."""
+    body = "Project: yak\n\nKnown issues\n- the cache is not invalidated on rename"
+    assert clean_reply(body) == body
+
+
+def test_clean_reply_of_only_chatter_is_empty():
+    """A reply that is only a fence with nothing inside leaves nothing."""
+    assert clean_reply("```\n```") == ""
+    assert clean_reply("   \n") == ""
+
+
+# --- normalize_document ------------------------------------------------------------------------
+
+def test_normalize_document_makes_plain_text_without_cutting_anything():
+    """CRLF → LF, trailing spaces gone, heading/bold markers removed but the words kept,
+    star bullets become dashes, runs of blank lines collapse, one final newline."""
+    raw = "## Conventions  \r\n* **ruff** for lint\t \r\n\r\n\r\n\r\nDecisions\n- pin 3.12"
+    assert normalize_document(raw) == "Conventions\n- ruff for lint\n\nDecisions\n- pin 3.12\n"
+
+
+def test_normalize_document_keeps_every_line_of_a_long_reply():
+    """Normalization never truncates: 250 lines in, 250 lines out."""
+    raw = doc(250)
+    assert normalize_document(raw) == raw
+
+
+def test_normalize_document_of_blank_is_empty():
+    assert normalize_document("\n \n") == ""
+
+
+# --- placeholders ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    "rest unchanged", "- … omitted …", "(unchanged)", "...", "…", "[previous content]",
+    "same as before", "- Deployment: same as before", "The rest of the document remains unchanged.",
+    "(other sections unchanged)", "[... rest of the memory ...]", "Previous content",
+    "- Remaining sections as before",
+])
+def test_placeholder_lines_are_found(line):
+    """Lines standing for content instead of containing it are found."""
+    text = f"Project: yak\n{line}\n- lint with ruff\n"
+    assert find_placeholder(text) == (2, line.strip())
+
+
+@pytest.mark.parametrize("line", [
+    "- The public API stays unchanged", "- Known issue: the cache remains unchanged after reload",
+    "- Other tools: ruff, mypy", "- Existing migrations must stay unchanged",
+    "- Previous decision: use tox", "- Run make ... to build",
+])
+def test_real_sentences_with_such_words_are_not_placeholders(line):
+    """A fact that uses 'unchanged' or '...' in a sentence is content."""
+    assert find_placeholder(f"Project: yak\n{line}\n") is None
+
+
+# --- check_rewrite -----------------------------------------------------------------------------
+
+def test_empty_reply_is_refused_and_a_real_one_passes():
+    previous = doc(10)
+    assert check_rewrite(previous, "").status is RefreshStatus.REFUSED_EMPTY
+    assert check_rewrite(previous, "  \n").status is RefreshStatus.REFUSED_EMPTY
+    assert check_rewrite(previous, previous + "- new fact\n").ok
+
+
+def test_placeholder_reply_is_refused_with_the_line_in_the_reason():
+    previous = doc(20)
+    new = doc(19) + "- rest unchanged\n"
+    verdict = check_rewrite(previous, new)
+    assert verdict.status is RefreshStatus.REFUSED_PLACEHOLDER
+    assert "line 20" in verdict.reason and "rest unchanged" in verdict.reason
+    assert check_rewrite(previous, doc(19) + "- lint with ruff\n").ok
+
+
+def test_ceiling_refuses_over_200_lines_and_passes_200():
+    """201 lines is refused with both numbers in the reason; 200 lines is applied."""
+    verdict = check_rewrite(doc(180), doc(201))
+    assert verdict.status is RefreshStatus.REFUSED_CEILING
+    assert "201 lines" in verdict.reason and "200" in verdict.reason
+    assert check_rewrite(doc(180), doc(200)).ok
+
+
+def test_ceiling_refuses_over_25000_characters_and_passes_25000():
+    """Few lines but too many characters is over the ceiling too."""
+    over = doc(100, width=251)  # 100 lines, 25,100 characters
+    verdict = check_rewrite(doc(100), over)
+    assert verdict.status is RefreshStatus.REFUSED_CEILING
+    assert "25,100 characters" in verdict.reason and "25,000" in verdict.reason
+    assert check_rewrite(doc(100), doc(100, width=250)).ok
+
+
+def test_floor_refuses_150_to_12_lines_and_passes_155():
+    """The issue's case: 150 → 12 lines is a collapse (reason gives 12 of 150, 8%);
+    150 → 155 lines is applied."""
+    verdict = check_rewrite(doc(150), doc(12))
+    assert verdict.status is RefreshStatus.REFUSED_FLOOR
+    assert verdict.reason.startswith("the reply kept 12 of 150 lines (8%")
+    assert check_rewrite(doc(150), doc(155)).ok
+
+
+def test_floor_refuses_under_100_characters_when_previous_had_more():
+    previous = doc(3)  # 3 lines, 120 characters
+    verdict = check_rewrite(previous, "Project: yak\n- uses ruff\n- 3.12\n")
+    assert verdict.status is RefreshStatus.REFUSED_FLOOR
+    assert "characters" in verdict.reason and "100" in verdict.reason
+    assert check_rewrite(previous, doc(3, prefix="rule")).ok
+
+
+def test_floor_refuses_keeping_under_half_the_characters():
+    """Same line count but each line far shorter: under 50% of the characters."""
+    previous = doc(20, width=100)
+    verdict = check_rewrite(previous, doc(20, width=40))
+    assert verdict.status is RefreshStatus.REFUSED_FLOOR
+    assert "characters" in verdict.reason
+    assert check_rewrite(previous, doc(20, width=60)).ok
+
+
+def test_floor_ratio_is_configurable():
+    """With a 0.9 ratio, keeping 80% of the lines is refused; with 0.5 it is applied."""
+    assert check_rewrite(doc(100), doc(80), floor_ratio=0.9).status is RefreshStatus.REFUSED_FLOOR
+    assert check_rewrite(doc(100), doc(80), floor_ratio=0.5).ok
+
+
+def test_talk_about_the_document_trips_the_floor():
+    """A reply describing the changes instead of being the document is refused."""
+    verdict = check_rewrite(doc(40), "I added the decision to lint with ruff.\n")
+    assert verdict.status is RefreshStatus.REFUSED_FLOOR
+
+
+def test_no_floor_for_a_first_document():
+    """With no previous document, a short first brief is applied."""
+    assert check_rewrite("", "Project: yak\n").ok

@@ -1,0 +1,344 @@
+"""Guards for an LLM rewrite of a memory document (DESIGN.md section 3). Pure functions, no I/O.
+
+A model's reply goes through three steps before it may replace the document:
+
+1. :func:`clean_reply` strips what surrounds the document: one outer code fence, a leading
+   "Here is the updated memory:" line, a trailing "Let me know if…" paragraph.
+2. :func:`normalize_document` makes it plain text the way Yak stores it: LF line endings, no
+   trailing spaces, no Markdown heading or bold markers, no control characters, one final
+   newline. Nothing is ever cut.
+3. :func:`check_rewrite` compares it with the previous document and refuses an empty reply,
+   placeholder lines ("rest unchanged", a lone ``...``), a reply over the ceiling (200 lines,
+   25,000 characters) or one that collapses the document (the floor). Each refusal carries one
+   sentence with the numbers.
+
+A reply that talks about the document instead of being the document ("I added the ruff
+decision.") is short, so it trips the floor on any real document; no separate check is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from yak.domain import (
+    FLOOR_MIN_CHARS,
+    FLOOR_RATIO,
+    MAX_CHARS,
+    MAX_LINES,
+    RefreshStatus,
+    count_lines,
+)
+
+# --- cleaning ---------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^\s*(```+|~~~+)[\w+.-]*\s*$")
+# A first line that introduces the document rather than belonging to it.
+_LEADING_CHATTER = re.compile(
+    r"^\s*(?:"
+    r"(?:sure|okay|ok|certainly|of course|absolutely|great|done)\b[^\n]*"
+    r"|here(?:'s| is| are)\b[^\n]*"
+    r"|below is\b[^\n]*"
+    r"|i(?:'ve| have)\s+(?:updated|rewritten|revised|merged|folded|incorporated)\b[^\n]*"
+    r"|(?:the\s+)?(?:updated|revised|new|rewritten|full)\s+(?:memory|document|brief)\b[^\n]*"
+    r")$",
+    re.IGNORECASE,
+)
+# The first line of a closing paragraph that talks to the user rather than describing the project.
+_TRAILING_CHATTER = re.compile(
+    r"^\s*(?:"
+    r"let me know\b|i hope\b|feel free\b|hope this helps\b"
+    r"|if you(?:'d| would)? (?:like|want|need)\b"
+    r"|i(?:'ve| have) (?:updated|added|removed|kept|made|merged|replaced|folded|incorporated)\b"
+    r"|(?:summary of )?changes(?: made)?\s*:"
+    r"|(?:note|notes)\s*:\s*i\b"
+    r"|this (?:updated|revised|new) (?:memory|document|version)\b"
+    r")",
+    re.IGNORECASE,
+)
+_MAX_CHATTER_CHARS = 300  # a leading chatter line longer than this is probably content
+
+
+def clean_reply(text: str) -> str:
+    """Strip what surrounds the document in a model's reply.
+
+    Removes, in this order: one outer code fence (when the text outside it is only chatter or
+    blank), a leading chatter line such as "Here is the updated memory:" (at most two), and a
+    closing paragraph that talks to the user ("Let me know if you want changes.", "Changes
+    made: …"). Inner content is never touched; a fence that does not wrap the whole document is
+    kept.
+
+    Args:
+        text: the reply as the model sent it.
+
+    Returns:
+        The document part of the reply, without leading or trailing blank lines (may be ``""``).
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    lines = _strip_outer_fence(lines)
+    lines = _trim_blank(lines)
+    for _ in range(2):
+        if lines and len(lines[0]) <= _MAX_CHATTER_CHARS and _LEADING_CHATTER.match(lines[0]):
+            lines = _trim_blank(lines[1:])
+            lines = _strip_outer_fence(lines)
+    lines = _strip_trailing_chatter(lines)
+    return "\n".join(_trim_blank(lines))
+
+
+def _trim_blank(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
+def _is_chatter(lines: list[str], *, leading: bool) -> bool:
+    """Whether the lines outside a fence are only blank lines or remarks to the user."""
+    content = [line for line in lines if line.strip()]
+    if not content:
+        return True
+    if leading:
+        return (len(content) <= 2 and sum(len(line) for line in content) <= _MAX_CHATTER_CHARS
+                and (_LEADING_CHATTER.match(content[0]) is not None
+                     or content[-1].rstrip().endswith(":")))
+    return _TRAILING_CHATTER.match(content[0]) is not None
+
+
+def _strip_outer_fence(lines: list[str]) -> list[str]:
+    fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
+    if len(fences) < 2:
+        return lines
+    first, last = fences[0], fences[-1]
+    if _is_chatter(lines[:first], leading=True) and _is_chatter(lines[last + 1:], leading=False):
+        return lines[first + 1:last]
+    return lines
+
+
+def _strip_trailing_chatter(lines: list[str]) -> list[str]:
+    """Drop the last paragraph when it opens with a remark to the user; only the last one."""
+    lines = _trim_blank(lines)
+    if not lines:
+        return lines
+    start = len(lines) - 1
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    if start == 0:
+        # A one-paragraph reply: drop only trailing lines that are remarks, never the paragraph.
+        end = len(lines)
+        while end > 1 and _TRAILING_CHATTER.match(lines[end - 1]):
+            end -= 1
+        return lines[:end]
+    if _TRAILING_CHATTER.match(lines[start]):
+        return _trim_blank(lines[:start])
+    return lines
+
+
+# --- normalization ----------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$")
+_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_STAR_BULLET = re.compile(r"^([ \t]*)[*+•][ \t]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MANY_BLANKS = re.compile(r"\n{3,}")
+
+
+def normalize_document(text: str) -> str:
+    """Make a rewrite plain text the way Yak stores documents; never drops content.
+
+    LF line endings; trailing spaces removed on every line; Markdown heading markers
+    (``## Conventions`` → ``Conventions``) and bold markers removed but their text kept;
+    ``*``/``+``/``•`` bullets become dashes; control characters other than tab and newline
+    removed; runs of blank lines collapsed to one; leading and trailing blank lines removed; one
+    final newline when not empty.
+
+    Args:
+        text: a cleaned reply.
+
+    Returns:
+        The normalized document (``""`` for a blank reply).
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    out: list[str] = []
+    for line in text.split("\n"):
+        line = line.rstrip()
+        heading = _HEADING.match(line)
+        if heading:
+            line = heading.group(1)
+        line = _STAR_BULLET.sub(r"\1- ", line)
+        line = _BOLD.sub(r"\2", line)
+        out.append(line)
+    joined = _MANY_BLANKS.sub("\n\n", "\n".join(out)).strip("\n")
+    return joined + "\n" if joined else ""
+
+
+# --- placeholders -----------------------------------------------------------------------------
+
+_BULLET = re.compile(r"^\s*(?:[-*+•>]|\d+[.)])\s+")
+_WRAPPERS = "[](){}<>\"'`*_#/ \t"
+_ELLIPSIS_ONLY = re.compile(r"^[\s.…·]*(?:\.{2,}|…)[\s.…·]*$")
+_DOC_NOUNS = (r"(?:document|memory|file|content|contents|notes|sections?|text|lines|items|"
+              r"entries|points|details|brief|parts?)")
+_STATE = (r"(?:unchanged|the same|as before|as is|omitted|not shown|preserved|retained|"
+          r"same as before|kept|elided|truncated)")
+_PLACEHOLDER_CORE = re.compile(
+    r"^(?:"
+    # "(unchanged)", "omitted", "same as before", "no changes"
+    rf"{_STATE}|no changes?|same as above|etc|and so on|snip"
+    # "rest unchanged", "the rest of the document remains unchanged", "other sections as before"
+    rf"|(?:the )?(?:rest|remainder|remaining|other|all other|previous|existing|earlier|original|"
+    rf"prior)(?: of)?(?: the)?(?: {_DOC_NOUNS})?(?: (?:is|are))?"
+    rf"(?: (?:remains?|stays?|left|kept))? {_STATE}"
+    # "previous content", "[existing notes]"
+    rf"|(?:the )?(?:previous|existing|original|prior|earlier|old|current|remaining) {_DOC_NOUNS}"
+    rf"|{_DOC_NOUNS} (?:omitted|unchanged|elided|truncated)(?: for brevity)?"
+    r")$",
+    re.IGNORECASE,
+)
+_PLACEHOLDER_ANYWHERE = re.compile(
+    r"same as (?:before|above|previously|the previous(?: version)?)"
+    r"|unchanged from (?:the )?(?:previous|prior|earlier|original|current) "
+    r"(?:version|document|memory)"
+    r"|\[previous content\]",
+    re.IGNORECASE,
+)
+_ELLIPSIS_WORDS = re.compile(
+    r"\b(?:omitted|unchanged|rest|same|previous|existing|remaining|continued|continues|etc|"
+    r"cut|dropped|truncated|elided|snip)\b",
+    re.IGNORECASE,
+)
+
+
+def find_placeholder(text: str) -> tuple[int, str] | None:
+    """Find the first line that stands for content instead of containing it.
+
+    Placeholders are lines such as ``rest unchanged``, ``… omitted …``, ``(unchanged)``, a lone
+    ``...`` or ``…``, ``[previous content]``, ``same as before``. A line that merely uses such a
+    word inside a real sentence ("the public API stays unchanged after the refactor") is not one.
+
+    Args:
+        text: a cleaned, normalized document.
+
+    Returns:
+        ``(line_number, line)`` with a 1-based line number, or ``None``.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        if _is_placeholder(line):
+            return number, line.strip()
+    return None
+
+
+def _is_placeholder(line: str) -> bool:
+    body = _BULLET.sub("", line).strip()
+    if not body:
+        return False
+    if _ELLIPSIS_ONLY.match(body):
+        return True
+    if _PLACEHOLDER_ANYWHERE.search(body):
+        return True
+    has_ellipsis = "..." in body or "…" in body
+    core = body.replace("…", " ").replace("...", " ").strip(_WRAPPERS + ".:;,!-–—")
+    core = re.sub(r"\s+", " ", core).strip(_WRAPPERS + ".:;,!-–—")
+    if len(core) <= 80 and _PLACEHOLDER_CORE.match(core):
+        return True
+    return has_ellipsis and len(core) <= 80 and _ELLIPSIS_WORDS.search(core) is not None
+
+
+# --- the verdict ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a rewrite may replace the document.
+
+    Attributes:
+        status: ``None`` when the rewrite may be applied, else the refusal
+            (``REFUSED_EMPTY``, ``REFUSED_PLACEHOLDER``, ``REFUSED_CEILING``, ``REFUSED_FLOOR``).
+        reason: one sentence with the numbers, for the user ("" when ok).
+        lines: the rewrite's line count.
+        chars: the rewrite's character count.
+    """
+
+    status: RefreshStatus | None
+    reason: str
+    lines: int
+    chars: int
+
+    @property
+    def ok(self) -> bool:
+        """True when no guard refused the rewrite."""
+        return self.status is None
+
+
+def non_blank_lines(text: str) -> int:
+    """Lines with something other than whitespace on them."""
+    return sum(1 for line in text.split("\n") if line.strip())
+
+
+def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) -> Verdict:
+    """Decide whether ``new`` may replace ``previous`` as the memory document.
+
+    Checks, in this order: empty; placeholder lines; the ceiling (over 200 lines or 25,000
+    characters); the floor (``previous`` has at least 100 characters and ``new`` under 100, or
+    ``new`` keeps under ``floor_ratio`` of ``previous``'s non-blank lines or characters). There
+    is no floor when ``previous`` is empty. Nothing is truncated here or anywhere.
+
+    Args:
+        previous: the stored document the rewrite was based on.
+        new: the cleaned, normalized rewrite.
+        floor_ratio: the share (0-1) of non-blank lines and characters a rewrite must keep.
+
+    Returns:
+        A :class:`Verdict`; its ``reason`` states the numbers, e.g. "the reply kept 12 of 150
+        lines (8%)".
+    """
+    lines, chars = count_lines(new), len(new)
+    if not new.strip():
+        return Verdict(RefreshStatus.REFUSED_EMPTY, "the reply was empty", lines, chars)
+    placeholder = find_placeholder(new)
+    if placeholder is not None:
+        number, text = placeholder
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        return Verdict(RefreshStatus.REFUSED_PLACEHOLDER,
+                       f'the reply has a placeholder instead of content on line {number}: '
+                       f'"{shown}"', lines, chars)
+    if lines > MAX_LINES or chars > MAX_CHARS:
+        return Verdict(RefreshStatus.REFUSED_CEILING, ceiling_reason(lines, chars), lines, chars)
+    if previous.strip():
+        reason = _floor_reason(previous, new, floor_ratio)
+        if reason:
+            return Verdict(RefreshStatus.REFUSED_FLOOR, reason, lines, chars)
+    return Verdict(None, "", lines, chars)
+
+
+def ceiling_reason(lines: int, chars: int) -> str:
+    """The sentence for a document over the ceiling, naming what is over and the limit."""
+    over = []
+    if lines > MAX_LINES:
+        over.append(f"{lines} lines (limit {MAX_LINES})")
+    if chars > MAX_CHARS:
+        over.append(f"{chars:,} characters (limit {MAX_CHARS:,})")
+    return "the reply has " + " and ".join(over or [f"{lines} lines"])
+
+
+def _floor_reason(previous: str, new: str, ratio: float) -> str:
+    prev_chars, new_chars = len(previous), len(new)
+    if prev_chars >= FLOOR_MIN_CHARS and new_chars < FLOOR_MIN_CHARS:
+        return (f"the reply has {new_chars} characters where the document had {prev_chars:,} "
+                f"(minimum {FLOOR_MIN_CHARS})")
+    prev_lines, new_lines = non_blank_lines(previous), non_blank_lines(new)
+    if prev_lines and new_lines < ratio * prev_lines:
+        return (f"the reply kept {new_lines} of {prev_lines} lines "
+                f"({_percent(new_lines, prev_lines)}; minimum {_percent(ratio, 1)})")
+    if prev_chars and new_chars < ratio * prev_chars:
+        return (f"the reply kept {new_chars:,} of {prev_chars:,} characters "
+                f"({_percent(new_chars, prev_chars)}; minimum {_percent(ratio, 1)})")
+    return ""
+
+
+def _percent(part: float, whole: float) -> str:
+    return f"{int(100 * part / whole)}%"
