@@ -45,16 +45,19 @@ def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(qtbo
     changes: list[bool] = []
     page.changed.connect(lambda: changes.append(page.is_changed()))
     assert not page.is_changed()
+    assert not page.apply_button.isEnabled()
     assert page.chat_model_edit.text() == load_settings(data_dir, env={}).chat_model
 
-    page.chat_model_edit.setText("claude-opus-4-1")
-    page.chat_model_edit.textEdited.emit("claude-opus-4-1")
+    page.chat_model_edit.clear()
+    qtbot.keyClicks(page.chat_model_edit, "claude-opus-4-1")
     page.debounce_spin.setValue(30)
     assert page.is_changed() and changes[-1] is True
+    assert page.apply_button.isEnabled()
     applied: list[object] = []
     page.settings_applied.connect(applied.append)
-    page.apply()
+    page.apply_button.click()
     assert not page.is_changed() and changes[-1] is False
+    assert not page.apply_button.isEnabled()
     stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
     assert stored["chat_model"] == "claude-opus-4-1"
     assert stored["debounce_s"] == 30.0
@@ -148,3 +151,40 @@ def test_test_connection_shows_the_result_sentence(qloop, qtbot, data_dir):
     run(qloop, body())
     assert page.status_label.text() == "The API key was rejected; check it in Settings."
     assert page.test_button.isEnabled()
+
+
+def test_revert_and_the_close_guard_discard_or_apply_unapplied_edits(qloop, qtbot, data_dir):
+    """Revert restores the stored values; closing Settings with edits asks Apply / Discard /
+    Cancel, and only Apply writes them."""
+    from PySide6.QtWidgets import QMessageBox
+
+    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
+    qtbot.addWidget(page)
+    stored_model = page.memory_model_edit.text()
+    qtbot.keyClicks(page.memory_model_edit, "-typo")
+    page.revert_button.click()
+    assert page.memory_model_edit.text() == stored_model
+    assert not page.has_unsaved_changes()
+
+    def answer(button: QMessageBox.StandardButton) -> list[bool]:
+        done: list[bool] = []
+
+        async def body() -> None:
+            box = page.resolve_unsaved(lambda: done.append(True))
+            await until(box.isVisible, what="the question")
+            box.button(button).click()
+            await until(lambda: not box.isVisible(), what="the question to close")
+
+        run(qloop, body())
+        return done
+
+    qtbot.keyClicks(page.memory_model_edit, "-x")
+    assert answer(QMessageBox.StandardButton.Cancel) == []
+    assert page.has_unsaved_changes()
+    assert answer(QMessageBox.StandardButton.Discard) == [True]
+    assert page.memory_model_edit.text() == stored_model
+    assert not (data_dir / "settings.json").exists()
+    qtbot.keyClicks(page.memory_model_edit, "-x")
+    assert answer(QMessageBox.StandardButton.Apply) == [True]
+    stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
+    assert stored["memory_model"] == stored_model + "-x"

@@ -1,8 +1,9 @@
 """Settings > Provider: the API key, base URL, chat and memory models, refresh debounce.
 
 A settings page in the Frescobaldi manner: ``load()`` fills the fields from what is stored,
-every edit emits ``changed``, ``is_changed()`` tells the dialog whether Apply has anything to do,
-and ``apply()`` stores it. Settings go to ``settings.json`` through ``yak.config.save_settings``;
+every edit emits ``changed``, the page's Apply (and Revert) button is enabled only while
+``is_changed()``, and ``apply()`` stores it. For the Settings dialog's close guard it offers
+``has_unsaved_changes()`` and ``resolve_unsaved(then)`` (Apply / Discard / Cancel). Settings go to ``settings.json`` through ``yak.config.save_settings``;
 the key goes to the OS keyring through the chat service, never to the database, the settings file
 or a log line. A value set by an environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``,
 ``YAK_MEMORY_MODEL``, ``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is
@@ -13,18 +14,20 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
+    QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -170,6 +173,18 @@ class ProviderPage(QWidget):
         test_row.addWidget(self.status_label, 1)
         outer.addLayout(test_row)
         outer.addStretch(1)
+
+        buttons = QDialogButtonBox(self)
+        self.apply_button = buttons.addButton(QDialogButtonBox.StandardButton.Apply)
+        self.revert_button = buttons.addButton("Revert", QDialogButtonBox.ButtonRole.ResetRole)
+        self.apply_button.setObjectName("provider_apply")
+        self.apply_button.setAutoDefault(False)
+        self.revert_button.setAutoDefault(False)
+        self.revert_button.setToolTip("Discard the edits on this page")
+        self.apply_button.clicked.connect(self.apply)
+        self.revert_button.clicked.connect(self.load)
+        self.changed.connect(self._update_buttons)
+        outer.addWidget(buttons)
         self._tooltips = {name: w.toolTip() for name, w in self._setting_widgets().items()}
 
     # -- the page contract ---------------------------------------------------------------------
@@ -210,6 +225,39 @@ class ProviderPage(QWidget):
     def is_changed(self) -> bool:
         """Whether a field differs from what ``load()`` found (Apply is enabled only then)."""
         return self._values() != self._loaded
+
+    def has_unsaved_changes(self) -> bool:
+        """The Settings dialog's guard: edits not applied yet."""
+        return self.is_changed()
+
+    def resolve_unsaved(self, then: Callable[[], None]) -> QMessageBox:
+        """Ask Apply / Discard / Cancel about unapplied edits (without blocking the loop); call
+        ``then()`` once they are applied or discarded, not on Cancel.
+
+        Returns:
+            The open question box.
+        """
+        box = QMessageBox(QMessageBox.Icon.Question, "Provider settings",
+                          "The Provider settings have changes that are not applied yet.",
+                          QMessageBox.StandardButton.Apply | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setObjectName("provider_unsaved")
+        box.setDefaultButton(QMessageBox.StandardButton.Apply)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def on_finished(_result: int) -> None:
+            role = box.standardButton(box.clickedButton())
+            if role == QMessageBox.StandardButton.Apply:
+                self.apply()
+            elif role == QMessageBox.StandardButton.Discard:
+                self.load()
+            else:
+                return
+            then()
+
+        box.finished.connect(on_finished)
+        box.open()
+        return box
 
     def apply(self) -> None:
         """Store the changed settings; a newly typed key is saved to the keyring in the
@@ -316,6 +364,11 @@ class ProviderPage(QWidget):
         self.test_button.setEnabled(not self._testing and not pending)
         self.test_button.setToolTip("Apply your changes first, then test them" if pending
                                     else "Send a tiny request with the applied settings")
+
+    def _update_buttons(self) -> None:
+        changed = self.is_changed()
+        self.apply_button.setEnabled(changed)
+        self.revert_button.setEnabled(changed)
 
     def _on_show_key_toggled(self, shown: bool) -> None:
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Normal if shown
