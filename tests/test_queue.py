@@ -1,0 +1,366 @@
+"""The debounced per-workspace refresh queue (DESIGN.md section 4).
+
+Time is a fake clock and timers are recorded, never slept on: a test moves the clock and fires
+the due timers itself (``Timers.advance``), then awaits ``wait_idle``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from dataclasses import dataclass, field
+
+import pytest
+
+from yak.domain import RefreshOutcome, RefreshStatus
+from yak.events import EventBus, RefreshStateChanged
+from yak.memory.queue import MemoryRefreshQueue
+
+
+def async_test(fn):
+    """Run an ``async def`` test on a fresh asyncio loop (no plugin needed)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return asyncio.run(fn(*args, **kwargs))
+
+    return wrapper
+
+
+@dataclass
+class Timer:
+    due: float
+    callback: object
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+@dataclass
+class Timers:
+    """A fake clock and scheduler: ``advance`` moves time and fires due timers in order."""
+
+    now: float = 1000.0
+    timers: list[Timer] = field(default_factory=list)
+
+    def clock(self) -> float:
+        return self.now
+
+    def schedule(self, delay: float, callback) -> Timer:
+        timer = Timer(self.now + delay, callback)
+        self.timers.append(timer)
+        return timer
+
+    def armed(self) -> list[Timer]:
+        return [t for t in self.timers if not t.cancelled and t.callback is not None]
+
+    def advance(self, seconds: float) -> None:
+        target = self.now + seconds
+        while True:
+            due = sorted((t for t in self.armed() if t.due <= target), key=lambda t: t.due)
+            if not due:
+                break
+            timer = due[0]
+            self.now = max(self.now, timer.due)
+            callback, timer.callback = timer.callback, None
+            callback()
+        self.now = target
+
+
+class Runner:
+    """A fake ``run``: records calls; each call can be held open with a gate."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, bool]] = []
+        self.gates: dict[str, asyncio.Event] = {}
+        self.status = RefreshStatus.APPLIED
+        self.running: set[str] = set()
+        self.max_running = 0
+
+    def hold(self, workspace_id: str) -> asyncio.Event:
+        self.gates[workspace_id] = asyncio.Event()
+        return self.gates[workspace_id]
+
+    async def __call__(self, workspace_id: str, rebuild: bool) -> RefreshOutcome:
+        self.calls.append((workspace_id, rebuild))
+        self.running.add(workspace_id)
+        self.max_running = max(self.max_running, len(self.running))
+        try:
+            gate = self.gates.get(workspace_id)
+            if gate is not None:
+                await gate.wait()
+        finally:
+            self.running.discard(workspace_id)
+        return RefreshOutcome(status=self.status, reason="", workspace_id=workspace_id,
+                              version=1, lines=1)
+
+
+def make_queue(runner: Runner, timers: Timers, **kwargs) -> MemoryRefreshQueue:
+    return MemoryRefreshQueue(runner, clock=timers.clock, scheduler=timers.schedule, **kwargs)
+
+
+async def settle(queue: MemoryRefreshQueue) -> None:
+    await queue.wait_idle()
+
+
+@async_test
+async def test_n_enqueues_within_the_debounce_make_one_run():
+    """Five turn-completions 3 s apart with a 10 s debounce → exactly one run, 10 s after the
+    last one; nothing runs before."""
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    for _ in range(5):
+        queue.enqueue("ws_a")
+        timers.advance(3)
+    assert runner.calls == []
+    timers.advance(6.9)
+    await settle(queue)
+    assert runner.calls == []
+    timers.advance(0.2)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+
+
+@async_test
+async def test_two_workspaces_make_two_runs_each_for_its_own_workspace():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    for _ in range(3):
+        queue.enqueue("ws_a")
+        queue.enqueue("ws_b")
+    timers.advance(10)
+    await settle(queue)
+    assert sorted(runner.calls) == [("ws_a", False), ("ws_b", False)]
+
+
+@async_test
+async def test_a_workspace_never_waits_more_than_max_wait_from_its_first_enqueue():
+    """Enqueues every 5 s keep restarting a 10 s debounce, yet the run happens at 60 s."""
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10, max_wait_s=60)
+    for _ in range(11):  # t = 0, 5, …, 50
+        queue.enqueue("ws_a")
+        timers.advance(5)
+    timers.advance(4.9)  # t = 59.9
+    await settle(queue)
+    assert runner.calls == []
+    timers.advance(0.1)  # t = 60
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+
+
+@async_test
+async def test_one_run_per_workspace_and_work_during_a_run_rearms_it():
+    """An enqueue while the workspace runs does not start a second run; it re-arms the
+    workspace when the run ends (one more run after the debounce)."""
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    gate = runner.hold("ws_a")
+    queue.enqueue("ws_a")
+    timers.advance(10)
+    await asyncio.sleep(0)  # let the run start (a yield, not a wait for time)
+    assert queue.state("ws_a").state == "running"
+    queue.enqueue("ws_a")
+    timers.advance(30)
+    assert runner.calls == [("ws_a", False)]
+    gate.set()
+    await settle(queue)
+    state = queue.state("ws_a")
+    assert state.state == "pending" and state.due_in == pytest.approx(0.0)  # max wait passed
+    timers.advance(0)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False), ("ws_a", False)]
+
+
+@async_test
+async def test_at_most_two_runs_overall_the_third_waits_its_turn():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10, max_concurrent=2)
+    gates = {ws: runner.hold(ws) for ws in ("ws_a", "ws_b", "ws_c")}
+    for ws in gates:
+        queue.enqueue(ws)
+    timers.advance(10)
+    await asyncio.sleep(0)
+    assert sorted(runner.running) == ["ws_a", "ws_b"]
+    assert queue.state("ws_c") == RefreshStateChanged("ws_c", "pending", 0.0)
+    gates["ws_a"].set()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert "ws_c" in runner.running
+    gates["ws_b"].set()
+    gates["ws_c"].set()
+    await settle(queue)
+    assert runner.max_running == 2
+    assert sorted(ws for ws, _ in runner.calls) == ["ws_a", "ws_b", "ws_c"]
+
+
+@async_test
+async def test_flush_runs_everything_pending_now_and_awaits_it():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    queue.enqueue("ws_a")
+    queue.enqueue("ws_b")
+    outcomes = await queue.flush()
+    assert sorted(o.workspace_id for o in outcomes) == ["ws_a", "ws_b"]
+    assert sorted(runner.calls) == [("ws_a", False), ("ws_b", False)]
+    assert timers.armed() == []
+    assert queue.state("ws_a").state == "idle"
+
+
+@async_test
+async def test_cancel_drops_timers_and_nothing_runs():
+    """Quitting: pending work is dropped (it resumes next start; watermarks did not move)."""
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    queue.enqueue("ws_a")
+    queue.cancel()
+    timers.advance(120)
+    await settle(queue)
+    assert runner.calls == []
+    assert queue.state("ws_a").state == "idle"
+    queue.enqueue("ws_a")  # the queue still works after a cancel
+    timers.advance(10)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+
+
+@async_test
+async def test_refresh_now_bypasses_the_debounce_and_returns_the_outcome():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    queue.enqueue("ws_a")
+    outcome = await queue.refresh_now("ws_a", rebuild=True)
+    assert outcome.workspace_id == "ws_a" and outcome.status is RefreshStatus.APPLIED
+    assert runner.calls == [("ws_a", True)]
+    timers.advance(60)  # the pending timer was dropped: the forced run covered it
+    await settle(queue)
+    assert runner.calls == [("ws_a", True)]
+
+
+@async_test
+async def test_refresh_now_waits_for_the_run_in_flight_then_runs():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    gate = runner.hold("ws_a")
+    queue.enqueue("ws_a")
+    timers.advance(10)
+    await asyncio.sleep(0)
+    forced = asyncio.ensure_future(queue.refresh_now("ws_a"))
+    await asyncio.sleep(0)
+    assert runner.calls == [("ws_a", False)] and not forced.done()
+    gate.set()
+    outcome = await forced
+    assert outcome.workspace_id == "ws_a"
+    assert runner.calls == [("ws_a", False), ("ws_a", False)]
+
+
+@async_test
+async def test_failures_back_off_on_the_next_trigger_and_never_loop():
+    """A failed run is not retried on its own; the next trigger runs no sooner than
+    2^n × debounce after the n-th consecutive failure (20 s, then 40 s); a success resets it."""
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    runner.status = RefreshStatus.FAILED
+    queue.enqueue("ws_a")
+    timers.advance(10)
+    await settle(queue)
+    assert len(runner.calls) == 1 and queue.failures("ws_a") == 1
+    assert timers.armed() == []  # no trigger, no retry: no hot loop
+
+    queue.enqueue("ws_a")  # right after the first failure: not before 2^1 × 10 = 20 s
+    timers.advance(19.9)
+    await settle(queue)
+    assert len(runner.calls) == 1
+    timers.advance(0.1)
+    await settle(queue)
+    assert len(runner.calls) == 2 and queue.failures("ws_a") == 2
+
+    queue.enqueue("ws_a")  # right after the second failure: not before 2^2 × 10 = 40 s
+    timers.advance(39.9)
+    await settle(queue)
+    assert len(runner.calls) == 2
+    timers.advance(0.1)
+    await settle(queue)
+    assert len(runner.calls) == 3 and queue.failures("ws_a") == 3
+
+    runner.status = RefreshStatus.APPLIED  # the provider is back
+    queue.enqueue("ws_a")
+    timers.advance(80)  # 2^3 × 10
+    await settle(queue)
+    assert len(runner.calls) == 4 and queue.failures("ws_a") == 0
+    queue.enqueue("ws_a")  # after a success: the plain debounce again
+    timers.advance(10)
+    await settle(queue)
+    assert len(runner.calls) == 5
+
+
+@async_test
+async def test_backoff_is_capped_at_300_seconds():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=60)
+    runner.status = RefreshStatus.FAILED
+    for _ in range(4):
+        await queue.refresh_now("ws_a")  # forced runs ignore the backoff but count failures
+    assert queue.failures("ws_a") == 4
+    queue.enqueue("ws_a")
+    timers.advance(299.9)
+    await settle(queue)
+    assert len(runner.calls) == 4
+    timers.advance(0.1)
+    await settle(queue)
+    assert len(runner.calls) == 5
+
+
+@async_test
+async def test_state_changes_are_published_idle_pending_running_idle():
+    runner, timers = Runner(), Timers()
+    bus = EventBus()
+    seen: list[RefreshStateChanged] = []
+    bus.subscribe(RefreshStateChanged, seen.append)
+    queue = make_queue(runner, timers, debounce_s=10, bus=bus)
+    queue.enqueue("ws_a")
+    assert seen[-1] == RefreshStateChanged("ws_a", "pending", 10.0)
+    timers.advance(4)
+    queue.enqueue("ws_a")
+    assert seen[-1] == RefreshStateChanged("ws_a", "pending", 10.0)  # restarted
+    assert queue.state("ws_a").due_in == pytest.approx(10.0)
+    timers.advance(10)
+    await settle(queue)
+    assert [e.state for e in seen] == ["pending", "pending", "running", "idle"]
+    assert all(e.workspace_id == "ws_a" for e in seen)
+
+
+@async_test
+async def test_set_debounce_is_clamped_and_retimes_pending_timers():
+    runner, timers = Runner(), Timers()
+    queue = make_queue(runner, timers, debounce_s=10)
+    assert queue.set_debounce(1) == 2.0
+    assert queue.set_debounce(500) == 120.0
+    queue.set_debounce(30)
+    queue.enqueue("ws_a")
+    timers.advance(5)
+    queue.set_debounce(5)  # the pending timer now fires 5 s after the last enqueue
+    assert queue.state("ws_a").due_in == pytest.approx(0.0)
+    timers.advance(0)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+
+
+@async_test
+async def test_a_run_that_raises_is_logged_and_the_queue_keeps_working(caplog):
+    timers = Timers()
+    calls = []
+
+    async def broken(workspace_id: str, rebuild: bool) -> RefreshOutcome:
+        calls.append(workspace_id)
+        raise RuntimeError("boom")
+
+    queue = make_queue(broken, timers, debounce_s=10)
+    queue.enqueue("ws_a")
+    timers.advance(10)
+    await settle(queue)
+    assert calls == ["ws_a"] and "boom" in caplog.text
+    with pytest.raises(RuntimeError):
+        await queue.refresh_now("ws_a")
+    assert queue.state("ws_a").state == "idle"
