@@ -18,7 +18,9 @@ from yak.ui.chat.transcript import (
     MessageBlock,
     ToolCallBlock,
     TranscriptView,
+    SEGMENT_CHARS,
     render_markdown,
+    settled_length,
     tool_target,
 )
 
@@ -173,6 +175,35 @@ def test_streamed_text_is_buffered_and_rendered_by_the_timer_not_per_delta(qtbot
     texts = [i.toPlainText() for i in view.items() if isinstance(i, MessageBlock)]
     assert texts[-1] == "after the tool"
     assert len(texts) == 2
+
+
+def test_settled_length_cuts_at_a_paragraph_break_outside_code_fences():
+    assert settled_length("one\n\ntwo") == len("one\n\n")
+    assert settled_length("no break yet") == 0
+    assert settled_length("para\n\n") == 0  # nothing after the break yet: keep it open
+    fenced = "intro\n\n```py\nx = 1\n\ny = 2\n```\n\nafter"
+    assert settled_length(fenced) == len(fenced) - len("after")
+    open_fence = "intro\n\n```py\nx = 1\n\ny = 2"
+    assert settled_length(open_fence) == len("intro\n\n")  # never inside the open fence
+    assert settled_length("- item\n\n  continued\n") == 0  # an indented line continues
+
+
+def test_a_long_reply_streams_in_bounded_blocks_and_keeps_all_its_text(qtbot):
+    """Past ``SEGMENT_CHARS`` the settled part of a reply is left rendered and the rest goes on
+    in a new block, so no render covers the whole reply; nothing is lost or doubled."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    paragraphs = [f"Paragraph {i} with **bold** words and `code`." for i in range(400)]
+    for paragraph in paragraphs:
+        view.append_text(paragraph + "\n\n")
+        view.flush()
+        assert max(len(b.toPlainText()) for b in view.items()) < 2 * SEGMENT_CHARS
+    view.end_turn()
+    blocks = view.items()
+    assert len(blocks) > 3
+    shown = "\n".join(b.toPlainText() for b in blocks)
+    for i in (0, 1, 199, 399):
+        assert shown.count(f"Paragraph {i} with bold words and code.") == 1
 
 
 def test_the_view_follows_new_text_unless_the_user_scrolled_up(qtbot):

@@ -7,10 +7,14 @@ cannot inject markup, images or styles into the window; it refuses unsafe link s
 
 Streaming text never freezes the window: deltas are appended to a buffer and the open assistant
 block is re-rendered by a single-shot ``QTimer`` at most every ``RENDER_INTERVAL_MS`` (50 ms), not
-once per delta. A render costs time proportional to the message, so the interval grows to four
-times the last render's cost (capped at ``MAX_RENDER_INTERVAL_MS``): rendering never takes more
-than about a fifth of the event loop, however long the reply. The view stays scrolled to the
-bottom while text arrives unless the user has scrolled up; scrolling back down re-attaches it.
+once per delta. A render costs time proportional to the text rendered, so two things bound it:
+once the open block passes ``SEGMENT_CHARS`` its settled part (up to the last paragraph break
+outside a code fence) is rendered a final time and the reply continues in a new block, so one
+render never covers more than a few thousand characters (about 10 ms here, where re-rendering a
+60,000-character reply took 120 ms); and the interval grows to four times the last render's cost
+(capped at ``MAX_RENDER_INTERVAL_MS``), so rendering takes at most about a fifth of the event
+loop. The view stays scrolled to the bottom while text arrives unless the user has scrolled up;
+scrolling back down re-attaches it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ log = logging.getLogger(__name__)
 
 RENDER_INTERVAL_MS = 50
 MAX_RENDER_INTERVAL_MS = 500
+# A streaming block longer than this (characters) is split at a paragraph break (see flush()).
+SEGMENT_CHARS = 3000
 # Near enough to the bottom (pixels) to count as "at the bottom" when the user scrolls back.
 _BOTTOM_SLACK_PX = 8
 # Display caps: a target longer than this is shortened in the header (full text in the tooltip).
@@ -67,6 +73,42 @@ def render_markdown(text: str) -> str:
     """
     # A fenced block's last line ends with a newline, which Qt draws as an empty last line.
     return _MARKDOWN.render(text).replace("\n</code></pre>", "</code></pre>")
+
+
+def settled_length(text: str) -> int:
+    """How much of a streaming Markdown text can be rendered on its own for good.
+
+    The cut goes after the last blank line that is outside a fenced code block and not followed
+    by an indented line (an indented line may continue a list item or an indented code block).
+
+    Args:
+        text: the Markdown received so far.
+
+    Returns:
+        A length in characters; 0 when there is no such paragraph break.
+    """
+    best = 0
+    fence: str | None = None  # the opening fence's marker while inside a fenced block
+    position = 0
+    lines = text.splitlines(keepends=True)
+    for index, line in enumerate(lines):
+        position += len(line)
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if indent <= 3 and stripped.startswith(("```", "~~~")):
+            marker = stripped[:3]
+            run = len(stripped) - len(stripped.lstrip(marker[0]))
+            if fence is None:
+                fence = marker[0] * run
+            elif stripped.startswith(fence) and not stripped.strip().lstrip(fence[0]):
+                fence = None
+            continue
+        if fence is not None or line.strip() or index + 1 >= len(lines):
+            continue
+        following = lines[index + 1]
+        if following.strip() and not following.startswith((" ", "\t")):
+            best = position
+    return best
 
 
 def tool_target(tool_input: object) -> str:
@@ -420,11 +462,23 @@ class TranscriptView(QScrollArea):
             self._render_timer.start()
 
     def flush(self) -> None:
-        """Render buffered streaming text now (the render timer's slot)."""
+        """Render buffered streaming text now (the render timer's slot).
+
+        When the open block's text passes ``SEGMENT_CHARS``, the part up to the last paragraph
+        break outside a code fence is rendered one final time and left as it is; the rest goes on
+        in a new block. A render then costs at most a few thousand characters, however long the
+        reply grows.
+        """
         self._render_timer.stop()
         if self._stream_block is None or not self._stream_dirty:
             return
         started = time.perf_counter()
+        split = settled_length(self._stream_text) if len(self._stream_text) > SEGMENT_CHARS else 0
+        if split:
+            self._stream_block.set_markdown(self._stream_text[:split])
+            self._stream_text = self._stream_text[split:]
+            self._stream_block = MessageBlock("assistant")
+            self._add(self._stream_block)
         self._stream_block.set_markdown(self._stream_text)
         self._stream_dirty = False
         self.render_count += 1
