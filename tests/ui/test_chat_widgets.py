@@ -15,10 +15,10 @@ from yak.domain import ChatMessage
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.input import ChatInput
 from yak.ui.chat.transcript import (
+    SEGMENT_CHARS,
     MessageBlock,
     ToolCallBlock,
     TranscriptView,
-    SEGMENT_CHARS,
     render_markdown,
     settled_length,
     tool_target,
