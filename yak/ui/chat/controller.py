@@ -200,16 +200,21 @@ class ChatController(QObject):
         self.panel.clear_error()
         if not retry:
             self.panel.input.clear()
+            self.panel.transcript.add_user_message(prompt)
         self._last_prompt = prompt
-        self.panel.transcript.add_user_message(prompt)
         self.panel.set_busy(True)
-        self._turn_task = spawn(self._run_turn(self.workspace, prompt), name="chat-turn")
+        self._turn_task = spawn(self._run_turn(self.workspace, prompt, retry=retry),
+                                name="chat-turn")
         return self._turn_task
 
-    async def _run_turn(self, workspace: Workspace, prompt: str) -> None:
+    async def _run_turn(self, workspace: Workspace, prompt: str, *, retry: bool = False) -> None:
         transcript = self.panel.transcript
         outcome = "failed"
         try:
+            if retry and self.session_id is not None:
+                await self._show_stored_before_retry(prompt)
+            elif retry:
+                transcript.add_user_message(prompt)
             if self.session_id is None:
                 session = await self.service.create_session(workspace.id, title_from_prompt(prompt))
                 self.session_id = session.id
@@ -232,6 +237,17 @@ class ChatController(QObject):
             if self.workspace is workspace and self.session_id is not None:
                 spawn(self._load_sessions(select=self.session_id, show_messages=False),
                       name="chat-load-sessions")
+
+    async def _show_stored_before_retry(self, prompt: str) -> None:
+        """Show the session as stored, then the prompt unless it is already the last message
+        (the agent does not store an unanswered prompt twice, so neither does the view)."""
+        assert self.session_id is not None
+        messages = await self.service.messages(self.session_id)
+        self.panel.transcript.show_messages(messages)
+        last = messages[-1] if messages else None
+        if last is None or last.role != "user" or last.text != prompt or any(
+                block.get("type") != "text" for block in last.content):
+            self.panel.transcript.add_user_message(prompt)
 
     def _finish_turn(self, result: TurnFinished) -> None:
         transcript = self.panel.transcript

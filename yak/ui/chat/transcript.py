@@ -56,6 +56,8 @@ _TARGET_DISPLAY_CHARS = 120
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
+# The agent ends a reply cut short by Stop with a text block holding just this.
+STOPPED_MARK = "[stopped]"
 # Keys under which the agent's tools carry what they act on, most specific first.
 _TARGET_KEYS = ("path", "file_path", "directory", "dir", "query")
 
@@ -418,7 +420,9 @@ class TranscriptView(QScrollArea):
             for block in message.content:
                 kind = block.get("type")
                 if kind == "text" and block.get("text"):
-                    if message.role == "user":
+                    if message.role == "assistant" and block["text"] == STOPPED_MARK:
+                        self.add_note("Stopped.")
+                    elif message.role == "user":
                         self.add_user_message(block["text"])
                     else:
                         self._add(self._new_block("assistant", block["text"]))
