@@ -1,0 +1,294 @@
+"""The guarded LLM rewrite of a workspace's memory document (DESIGN.md sections 3 and 4).
+
+One :meth:`MemoryRefresher.refresh`:
+
+1. reads the document and the unfolded messages of every session of the workspace (or, for a
+   rebuild, the most recent messages regardless of watermarks);
+2. nothing to say → ``up_to_date`` without a model call (watermarks advance only past messages
+   that had nothing to say, e.g. tool results);
+3. formats the conversation (``transcript``) with secrets redacted from every message, and asks
+   the memory model for the full updated document (``prompt``);
+4. cleans the reply, redacts it (flagged), normalizes it and runs the guards (``guards``); a
+   reply over the ceiling gets ONE condense retry stating its size and the limit, and goes
+   through every guard again;
+5. applies it with the version it was based on; if the document changed meanwhile (a hand edit)
+   the rewrite is ``superseded`` and runs once more on the new version.
+
+A provider failure is ``failed`` with its reason; the document and the watermarks are untouched.
+Every attempt (each run of steps 1-5, the re-run after a conflict included) is recorded with its
+outcome, reason, reply, token usage, duration, model, sessions and flags. Store calls run in a
+worker thread (``asyncio.to_thread``) and so do redaction and formatting (CPU work on up to
+48,000 characters), so a GUI loop never stalls; events are published on the loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from yak.config import Settings
+from yak.db.conversations import ConversationStore
+from yak.domain import (
+    ChatMessage,
+    MemoryDocument,
+    RefreshOutcome,
+    RefreshStatus,
+    TokenUsage,
+    Workspace,
+)
+from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
+from yak.events import EventBus, MemoryUpdated, RefreshFinished
+from yak.llm.provider import Completion, Provider
+from yak.memory import guards, prompt
+from yak.memory.redact import redact
+from yak.memory.store import MemoryStore
+from yak.memory.transcript import Transcript, format_transcript
+
+log = logging.getLogger(__name__)
+
+REWRITE_MAX_TOKENS = 8192  # about 25,000 characters of English: room for a full document
+
+
+@dataclass(frozen=True)
+class _Input:
+    """What one attempt works from, read in one worker-thread call."""
+
+    workspace: Workspace
+    document: MemoryDocument
+    messages: list[ChatMessage]
+    transcript: Transcript
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A model reply after cleaning, redaction and normalization, with its verdict."""
+
+    text: str  # what would be stored
+    raw: str  # the redacted reply as sent, for the record when nothing is left after cleaning
+    verdict: guards.Verdict
+    flags: tuple[str, ...]
+
+
+class MemoryRefresher:
+    """Runs guarded memory rewrites for workspaces.
+
+    Args:
+        store: the memory store (documents, watermarks, attempts).
+        conversations: the conversation store (unfolded messages, session titles).
+        provider_factory: returns the ``Provider`` to call (its owner closes it).
+        settings: returns the current settings (``memory_model``, ``floor_ratio``).
+        bus: where ``MemoryUpdated`` (source ``"refresh"``) and ``RefreshFinished`` are
+            published, if given. Publishing happens on the event-loop thread.
+    """
+
+    def __init__(self, *, store: MemoryStore, conversations: ConversationStore,
+                 provider_factory: Callable[[], Provider], settings: Callable[[], Settings],
+                 bus: EventBus | None = None) -> None:
+        self._store = store
+        self._conversations = conversations
+        self._provider_factory = provider_factory
+        self._settings = settings
+        self._bus = bus
+
+    async def refresh(self, workspace_id: str, *, rebuild: bool = False) -> RefreshOutcome:
+        """Bring the workspace's memory document up to date with its conversations.
+
+        Args:
+            workspace_id: the workspace (``ws_…``); it must be stored.
+            rebuild: use the most recent messages within the budget regardless of watermarks.
+
+        Returns:
+            The outcome: ``applied``, ``up_to_date``, ``refused_*``, ``superseded`` (the
+            document changed twice while the model worked) or ``failed`` (provider or storage
+            failure; ``reason`` says which). Never raises for those.
+
+        Raises:
+            asyncio.CancelledError: the refresh was cancelled (nothing was written).
+        """
+        outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
+        if outcome.status is RefreshStatus.SUPERSEDED:
+            log.info("memory rewrite of %s superseded; running once more on version %d",
+                     workspace_id, outcome.version)
+            outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
+        if self._bus is not None:
+            self._bus.publish(RefreshFinished(workspace_id, outcome))
+        return outcome
+
+    async def _attempt_safely(self, workspace_id: str, *, rebuild: bool) -> RefreshOutcome:
+        """One attempt; a storage failure becomes a ``failed`` outcome (recorded if possible)."""
+        started = time.monotonic()
+        try:
+            return await self._attempt(workspace_id, rebuild=rebuild, started=started)
+        except YakError as exc:  # provider errors are outcomes inside _attempt; this is storage
+            log.warning("memory refresh of %s failed: %s", workspace_id, exc)
+            outcome = RefreshOutcome(status=RefreshStatus.FAILED, reason=str(exc),
+                                     workspace_id=workspace_id, version=0, lines=0,
+                                     duration_s=time.monotonic() - started,
+                                     flags=("store_error",))
+            try:
+                document = await asyncio.to_thread(self._store.read, workspace_id)
+                outcome = replace(outcome, version=document.version, lines=document.lines)
+                await self._record(outcome, base_version=document.version, rebuild=rebuild)
+            except YakError:
+                log.warning("could not record the failed refresh of %s", workspace_id)
+            return outcome
+
+    async def _attempt(self, workspace_id: str, *, rebuild: bool, started: float
+                       ) -> RefreshOutcome:
+        settings = self._settings()
+        data = await asyncio.to_thread(self._load, workspace_id, rebuild)
+        document, transcript = data.document, data.transcript
+        base = RefreshOutcome(status=RefreshStatus.UP_TO_DATE, reason="", workspace_id=workspace_id,
+                              version=document.version, lines=document.lines,
+                              session_ids=transcript.session_ids, flags=transcript.flags)
+
+        if transcript.empty:
+            if data.messages:  # only tool results and the like: nothing to fold, but seen
+                await asyncio.to_thread(self._store.advance_watermarks, transcript.watermarks)
+                reason = "the new messages had no text to remember"
+            else:
+                reason = "no conversation since the last refresh"
+            return await self._finish(replace(base, reason=reason, session_ids=()), started,
+                                      base_version=document.version, rebuild=rebuild)
+
+        system, messages = prompt.build_rewrite_request(
+            current=document.content, transcript=transcript.text,
+            workspace_name=data.workspace.name, rebuild=rebuild)
+        model = settings.memory_model
+        usage = TokenUsage()
+        try:
+            provider = self._provider_factory()
+            completion = await provider.complete(model=model, system=system, messages=messages,
+                                                 max_tokens=REWRITE_MAX_TOKENS)
+            usage = _add(usage, completion.usage)
+            reply = await asyncio.to_thread(self._judge, document.content, completion,
+                                            settings.floor_ratio)
+            flags = _merge(transcript.flags, reply.flags)
+            if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
+                log.info("memory rewrite of %s over the ceiling (%s); one condense retry",
+                         workspace_id, reply.verdict.reason)
+                retry = prompt.condense_request(messages, reply=reply.text or reply.raw,
+                                                lines=reply.verdict.lines,
+                                                chars=reply.verdict.chars)
+                completion = await provider.complete(model=model, system=system, messages=retry,
+                                                     max_tokens=REWRITE_MAX_TOKENS)
+                usage = _add(usage, completion.usage)
+                first_lines = reply.verdict.lines
+                reply = await asyncio.to_thread(self._judge, document.content, completion,
+                                                settings.floor_ratio)
+                flags = _merge(flags, reply.flags, ("condense_retry",))
+                if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
+                    reply = replace(reply, verdict=replace(
+                        reply.verdict, reason=f"{reply.verdict.reason} after one condense retry "
+                        f"(the first reply had {first_lines} lines)"))
+        except ProviderError as exc:
+            outcome = replace(base, status=RefreshStatus.FAILED, reason=str(exc), model=model,
+                              usage=usage, flags=_merge(base.flags, (f"provider:{exc.reason}",)))
+            return await self._finish(outcome, started, base_version=document.version,
+                                      rebuild=rebuild)
+
+        outcome = replace(base, model=completion.model or model, usage=usage, flags=flags,
+                          reply=reply.text or reply.raw)
+        if not reply.verdict.ok:
+            assert reply.verdict.status is not None
+            outcome = replace(outcome, status=reply.verdict.status, reason=reply.verdict.reason)
+            return await self._finish(outcome, started, base_version=document.version,
+                                      rebuild=rebuild)
+        try:
+            written = await asyncio.to_thread(
+                self._store.apply_rewrite, workspace_id, reply.text,
+                base_version=document.version, model=outcome.model,
+                session_ids=transcript.session_ids, watermarks=transcript.watermarks,
+                flags=flags)
+        except ConflictError as exc:
+            outcome = replace(outcome, status=RefreshStatus.SUPERSEDED, version=exc.current_version,
+                              reason=f"the document changed (version {exc.expected_version} → "
+                              f"{exc.current_version}) while the model was working; the rewrite "
+                              "was dropped")
+            current = await asyncio.to_thread(self._store.read, workspace_id)
+            outcome = replace(outcome, version=current.version, lines=current.lines)
+            return await self._finish(outcome, started, base_version=document.version,
+                                      rebuild=rebuild)
+        except CeilingExceeded as exc:  # the guards already refuse this; the store's last net
+            outcome = replace(outcome, status=RefreshStatus.REFUSED_CEILING, reason=str(exc))
+            return await self._finish(outcome, started, base_version=document.version,
+                                      rebuild=rebuild)
+
+        if written.version == document.version:
+            outcome = replace(outcome, reason="the model found nothing new to remember")
+        else:
+            outcome = replace(outcome, status=RefreshStatus.APPLIED, version=written.version,
+                              lines=written.lines, reason=_applied_reason(transcript))
+        outcome = await self._finish(outcome, started, base_version=document.version,
+                                     rebuild=rebuild)
+        if outcome.status is RefreshStatus.APPLIED and self._bus is not None:
+            self._bus.publish(MemoryUpdated(workspace_id, written.version, "refresh"))
+        return outcome
+
+    # --- steps ------------------------------------------------------------------------------
+    def _load(self, workspace_id: str, rebuild: bool) -> _Input:
+        """Read everything an attempt needs and format the transcript (worker thread)."""
+        workspace = self._store.get_workspace(workspace_id)
+        document = self._store.read(workspace_id)
+        if rebuild:
+            messages = self._conversations.recent_messages(workspace_id)
+        else:
+            messages = self._conversations.unfolded_messages(workspace_id)
+        titles = ({s.id: s.title for s in self._conversations.sessions(workspace_id)}
+                  if messages else {})
+        transcript = format_transcript(messages, session_titles=titles, redactor=redact)
+        return _Input(workspace, document, messages, transcript)
+
+    @staticmethod
+    def _judge(previous: str, completion: Completion, floor_ratio: float) -> _Reply:
+        """Clean, redact, normalize and check one reply (worker thread)."""
+        raw, found = redact(completion.text)
+        flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
+        text = guards.normalize_document(guards.clean_reply(raw))
+        verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
+        if completion.stop_reason == "max_tokens" and verdict.status in (
+                None, RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
+                RefreshStatus.REFUSED_PLACEHOLDER):
+            # A reply cut at the output limit is incomplete, however it looks: never stored.
+            verdict = guards.Verdict(
+                RefreshStatus.REFUSED_CEILING,
+                f"the reply has {verdict.lines} lines and was cut off at the model's output "
+                f"limit ({REWRITE_MAX_TOKENS:,} tokens)", verdict.lines, verdict.chars)
+        return _Reply(text=text, raw=raw, verdict=verdict, flags=flags)
+
+    async def _finish(self, outcome: RefreshOutcome, started: float, *, base_version: int,
+                      rebuild: bool) -> RefreshOutcome:
+        outcome = replace(outcome, duration_s=time.monotonic() - started)
+        return await self._record(outcome, base_version=base_version, rebuild=rebuild)
+
+    async def _record(self, outcome: RefreshOutcome, *, base_version: int,
+                      rebuild: bool) -> RefreshOutcome:
+        attempt = await asyncio.to_thread(self._store.record_attempt, outcome,
+                                          base_version=base_version, rebuild=rebuild)
+        log.info("memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status,
+                 outcome.reason)
+        return replace(outcome, attempt_id=attempt.id)
+
+
+def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    return TokenUsage(a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens)
+
+
+def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    merged: list[str] = []
+    for group in groups:
+        merged += [flag for flag in group if flag not in merged]
+    return tuple(merged)
+
+
+def _applied_reason(transcript: Transcript) -> str:
+    messages = transcript.included
+    sessions = len(transcript.session_ids)
+    reason = (f"folded {messages} message{'s' if messages != 1 else ''} from {sessions} "
+              f"conversation{'s' if sessions != 1 else ''}")
+    if transcript.dropped:
+        reason += f" ({transcript.dropped} older messages dropped over the budget)"
+    return reason
