@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import case, exists, func, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -267,25 +267,33 @@ class MemoryStore:
     # --- the document -----------------------------------------------------------------------
     def list_documents(self) -> list[MemorySummary]:
         """Every workspace with a memory (non-empty document or any revision), most recently
-        updated first, each with ``orphaned`` set when its folder is gone."""
+        updated first, each with ``orphaned`` set when its folder is gone.
+
+        Plain columns, with line and character counts computed by SQLite, so the content is
+        never loaded: the Settings list opens with 10,000 workspaces (DESIGN.md section 8)."""
+        content = func.coalesce(MemoryDocumentRow.content, "")
+        newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
+        lines = case((content == "", 0), (func.substr(content, -1) == "\n", newlines),
+                     else_=newlines + 1)
         has_revision = exists().where(MemoryRevisionRow.workspace_id == WorkspaceRow.id)
-        stmt = (select(WorkspaceRow, MemoryDocumentRow)
+        stmt = (select(WorkspaceRow.id, WorkspaceRow.path, WorkspaceRow.created_at,
+                       WorkspaceRow.last_opened_at, WorkspaceRow.memory_enabled,
+                       func.coalesce(MemoryDocumentRow.version, 0), lines,
+                       func.length(content), MemoryDocumentRow.updated_at,
+                       MemoryDocumentRow.flags)
                 .outerjoin(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
-                .where(or_(and_(MemoryDocumentRow.content.is_not(None),
-                                MemoryDocumentRow.content != ""), has_revision))
+                .where(or_(content != "", has_revision))
                 .order_by(MemoryDocumentRow.updated_at.is_(None),
                           MemoryDocumentRow.updated_at.desc(), WorkspaceRow.path))
         with self.db.session() as s:
-            rows = s.execute(stmt).all()
-            summaries = []
-            for ws_row, doc_row in rows:
-                document = _to_document(ws_row.id, doc_row)
-                summaries.append(MemorySummary(
-                    workspace=_to_workspace(ws_row), version=document.version,
-                    lines=document.lines, chars=document.chars, updated_at=document.updated_at,
-                    flags=document.flags,
-                    orphaned=paths.folder_identity(ws_row.path) is None))
-            return summaries
+            rows = s.connection().execute(stmt).all()  # Core rows: no ORM loading overhead
+        return [MemorySummary(
+            workspace=Workspace(id=ws_id, path=path, created_at=created_at,
+                                last_opened_at=last_opened_at, memory_enabled=bool(enabled)),
+            version=int(version), lines=int(n_lines), chars=int(n_chars), updated_at=updated_at,
+            flags=tuple(flags or ()), orphaned=paths.folder_identity(path) is None)
+            for (ws_id, path, created_at, last_opened_at, enabled, version, n_lines, n_chars,
+                 updated_at, flags) in rows]
 
     def read(self, workspace_id: str) -> MemoryDocument:
         """The current document; version 0 and empty content when never written.
