@@ -1,0 +1,335 @@
+"""``yak memory …`` as a user runs it: bytes on stdout, files written, exit codes, one-line errors.
+
+The contract flows run ``python -m yak`` as a subprocess (about half a second each, so they are
+few and each checks a whole flow); the remaining user mistakes call ``yak.cli.main`` in process.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from yak.cli import main
+from yak.db import open_database
+from yak.memory.store import MemoryStore
+
+
+def yak(data_dir, *args, stdin=b"", cwd=None):
+    """Run ``python -m yak ARGS`` with ``YAK_DATA_DIR`` set; stdin is a pipe, not a terminal."""
+    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
+    return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], input=stdin,
+                          capture_output=True, env=env, cwd=cwd, timeout=60)
+
+
+def one_error_line(result):
+    """stderr is exactly one ``yak: …`` line and there is no traceback anywhere."""
+    err = result.stderr.decode("utf-8")
+    assert "Traceback" not in err + result.stdout.decode("utf-8", "replace")
+    assert err.count("\n") == 1 and err.startswith("yak: "), err
+    return err.strip()
+
+
+@pytest.fixture
+def folder(tmp_path):
+    made = tmp_path / "project"
+    made.mkdir()
+    return made
+
+
+@pytest.fixture
+def lines150(tmp_path):
+    path = tmp_path / "memory150.txt"
+    path.write_bytes("".join(f"- note {i}: café ✓\n" for i in range(1, 151)).encode("utf-8"))
+    return path
+
+
+def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lines150, tmp_path):
+    """A 150-line file set from the CLI shows as 150 lines; ``show`` and ``export`` give back
+    exactly its bytes (also through a symlink spelling); export refuses to overwrite without
+    ``--force``."""
+    expected = lines150.read_bytes()
+    result = yak(data_dir, "memory", "set", "-w", folder, "--file", lines150)
+    assert result.returncode == 0, result.stderr
+
+    shown = json.loads(yak(data_dir, "memory", "show", "-w", folder, "--json").stdout)
+    assert (shown["lines"], shown["version"], shown["workspace"]) == (150, 1, str(folder))
+    assert shown["content"].encode("utf-8") == expected
+    assert set(shown) == {"workspace", "workspace_id", "version", "lines", "chars", "flags",
+                          "updated_at", "content"}
+
+    link = tmp_path / "link"
+    link.symlink_to(folder, target_is_directory=True)
+    assert yak(data_dir, "memory", "show", "-w", f"{link}/").stdout == expected
+
+    out = tmp_path / "exported.txt"
+    assert yak(data_dir, "memory", "export", "-w", folder, "-o", out).returncode == 0
+    assert out.read_bytes() == expected
+
+    out.write_bytes(b"do not lose me\n")
+    refused = yak(data_dir, "memory", "export", "-w", folder, "-o", out)
+    assert refused.returncode == 2
+    assert "already exists; use --force" in one_error_line(refused)
+    assert out.read_bytes() == b"do not lose me\n"
+    forced = yak(data_dir, "--data-dir", data_dir, "memory", "export", "-w", folder, "-o", out,
+                 "--force", "--format", "markdown")
+    assert forced.returncode == 0, forced.stderr
+    assert out.read_bytes() == b"# project\n\n" + expected
+
+
+def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, folder):
+    """stdin sets the document; a stale ``--expect-version`` exits 5 and a document over the
+    ceiling exits 3, both with one JSON document on stdout, and the stored bytes do not change."""
+    result = yak(data_dir, "memory", "set", "-w", folder, "--json", stdin=b"first\r\nsecond\r\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["version"] == 1
+
+    stale = yak(data_dir, "memory", "set", "-w", folder, "--expect-version", "0", "--json",
+                stdin=b"mine\n")
+    assert stale.returncode == 5
+    assert "the memory changed (version 1) since version 0" in one_error_line(stale).lower()
+    assert json.loads(stale.stdout)["exit_code"] == 5
+
+    over = yak(data_dir, "memory", "set", "-w", folder, "--json", stdin=b"x\n" * 212)
+    assert over.returncode == 3
+    assert "212 lines; the limit is 200" in one_error_line(over)
+    assert json.loads(over.stdout)["status"] == "refused_ceiling"
+
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"first\nsecond\n"
+    fresh = yak(data_dir, "memory", "set", "-w", folder, "--expect-version", "1", "--json",
+                stdin=b"third\n")
+    assert (fresh.returncode, json.loads(fresh.stdout)["version"]) == (0, 2)
+
+
+def test_import_history_restore_delete_and_list(data_dir, folder, tmp_path):
+    """Import a UTF-16 file, restore an older revision by the id ``history`` gives, delete with
+    ``--yes`` and restore again; ``list --json`` shows the workspace."""
+    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"original\n").returncode == 0
+    utf16 = tmp_path / "notes-utf16.txt"
+    utf16.write_bytes("imported — ünïcode\r\nline 2\r\n".encode("utf-16"))
+    assert yak(data_dir, "memory", "import", utf16, "-w", folder).returncode == 0
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == (
+        "imported — ünïcode\nline 2\n".encode())
+
+    history = json.loads(yak(data_dir, "memory", "history", "-w", folder, "--json").stdout)
+    assert [(r["version"], r["source"], r["lines"]) for r in history] == [
+        (2, "import", 2), (1, "hand", 1)]
+    assert set(history[0]) == {"id", "version", "source", "lines", "chars", "flags",
+                               "created_at"}
+    assert yak(data_dir, "memory", "restore", history[1]["id"], "-w", folder).returncode == 0
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"original\n"
+
+    refused = yak(data_dir, "memory", "delete", "-w", folder)  # stdin is not a terminal
+    assert refused.returncode == 2
+    assert "refusing to delete without --yes" in one_error_line(refused)
+    assert yak(data_dir, "memory", "delete", "-w", folder, "--yes").returncode == 0
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b""
+    history = json.loads(yak(data_dir, "memory", "history", "-w", folder, "--json").stdout)
+    assert history[0]["source"] == "clear"
+    assert yak(data_dir, "memory", "restore", history[1]["id"], "-w", folder).returncode == 0
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"original\n"
+
+    listed = json.loads(yak(data_dir, "memory", "list", "--json").stdout)
+    assert [(d["workspace"], d["version"], d["lines"], d["orphaned"]) for d in listed] == [
+        (str(folder), 5, 1, False)]
+
+
+def test_a_missing_folder_is_one_line_and_json_stays_json(data_dir, tmp_path):
+    """``-w`` naming no folder: exit 2, one stderr line, no traceback, and with ``--json`` a
+    JSON document on stdout."""
+    missing = tmp_path / "no-such-folder"
+    result = yak(data_dir, "memory", "show", "-w", missing, "--json")
+    assert result.returncode == 2
+    assert one_error_line(result) == f"yak: no such folder: {missing}"
+    assert json.loads(result.stdout) == {"error": f"no such folder: {missing}", "exit_code": 2,
+                                         "status": None}
+    bad_option = yak(data_dir, "memory", "list", "--json", "--bogus")
+    assert bad_option.returncode == 2
+    assert json.loads(bad_option.stdout)["exit_code"] == 2
+    one_error_line(bad_option)
+
+
+# --- in process: the remaining user mistakes, edit, delete on a terminal ----------------------
+def run(capsysbinary, *argv, stdin=None):
+    """``yak.cli.main(argv)`` in this process; returns (exit code, stdout bytes, stderr text)."""
+    if stdin is not None:
+        sys.stdin = stdin
+    try:
+        code = main([str(a) for a in argv])
+    finally:
+        sys.stdin = sys.__stdin__
+    captured = capsysbinary.readouterr()
+    return code, captured.out, captured.err.decode("utf-8")
+
+
+class FakeTerminal(io.TextIOWrapper):
+    """stdin that says it is a terminal and answers ``answer``."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__(io.BytesIO(answer.encode()), encoding="utf-8")
+
+    def isatty(self) -> bool:
+        return True
+
+
+def stored(data_dir, folder):
+    db = open_database(data_dir)
+    try:
+        store = MemoryStore(db)
+        workspace = store.find_workspace(str(folder))
+        return store.read(workspace.id).content.encode("utf-8") if workspace else b""
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["memory", "import", "{tmp}/missing.txt", "-w", "{folder}"], "no such file"),
+    (["memory", "import", "{tmp}/binary.bin", "-w", "{folder}"], "is not UTF-8/UTF-16/UTF-32"),
+    (["memory", "set", "--file", "{tmp}/latin1.txt", "-w", "{folder}"], "is not UTF-8 text"),
+    (["memory", "restore", "NOSUCHREVISION", "-w", "{folder}"], "has no revision"),
+    (["memory", "restore", "01", "-w", "{folder}"], "at least 6 characters"),
+    (["memory", "export", "--format", "pdf", "-w", "{folder}"], "invalid choice: 'pdf'"),
+    (["memory", "set", "--expect-version", "two", "-w", "{folder}"], "invalid int value"),
+    (["memory", "export", "-o", "{tmp}/no/such/dir/out.txt", "-w", "{folder}"],
+     "its folder does not exist"),
+])
+def test_user_mistakes_are_one_line_with_exit_2_and_change_nothing(
+        data_dir, folder, tmp_path, capsysbinary, argv, message):
+    (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
+    assert run(capsysbinary, "memory", "set", "-w", folder,
+               stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")))[0] == 0
+    argv = [a.format(tmp=tmp_path, folder=folder) for a in argv]
+    code, out, err = run(capsysbinary, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("yak: ") and message in err, err
+    assert "Traceback" not in err
+    assert stored(data_dir, folder) == b"keep\n"
+
+
+def test_a_database_from_a_newer_yak_is_one_line_exit_1(data_dir, folder, capsysbinary):
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"x\n")))
+    with sqlite3.connect(data_dir / "yak.db") as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'zzzz'")
+    conn.close()
+    code, out, err = run(capsysbinary, "memory", "list", "--json")
+    assert code == 1
+    assert "written by a newer version of Yak" in err and err.count("\n") == 1
+    assert json.loads(out)["exit_code"] == 1
+
+
+def test_a_data_dir_that_is_a_file_is_one_line(tmp_path, folder, capsysbinary):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("x")
+    code, out, err = run(capsysbinary, "--data-dir", not_a_folder, "memory", "show", "-w", folder)
+    assert code == 2 and err.startswith("yak: cannot use data directory") and err.count("\n") == 1
+
+
+def test_show_of_an_orphaned_workspace_still_works_but_writes_need_the_folder(
+        data_dir, folder, capsysbinary):
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"old\n")))
+    folder.rmdir()
+    assert run(capsysbinary, "memory", "show", "-w", folder)[:2] == (0, b"old\n")
+    assert run(capsysbinary, "memory", "history", "-w", folder, "--json")[0] == 0
+    code, _, err = run(capsysbinary, "memory", "set", "-w", folder,
+                       stdin=io.TextIOWrapper(io.BytesIO(b"new\n")))
+    assert code == 2 and "no such folder" in err
+    code, out, _ = run(capsysbinary, "memory", "list")
+    assert b"(orphaned: folder missing)" in out
+
+
+def test_delete_on_a_terminal_asks_first(data_dir, folder, capsysbinary):
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"x\n")))
+    code, _, err = run(capsysbinary, "memory", "delete", "-w", folder, stdin=FakeTerminal("n\n"))
+    assert code == 0 and "[y/N]" in err
+    assert stored(data_dir, folder) == b"x\n"
+    code, out, _ = run(capsysbinary, "memory", "delete", "-w", folder, stdin=FakeTerminal("y\n"))
+    assert code == 0 and b"yak memory restore " in out
+    assert stored(data_dir, folder) == b""
+
+
+def test_refresh_without_the_refresh_module_is_one_line(data_dir, folder, capsysbinary,
+                                                        monkeypatch):
+    """Until a build has ``yak.cli.refresh``, ``memory refresh`` says so in one line (exit 2);
+    with it, the call is handed over with the parsed options."""
+    monkeypatch.setitem(sys.modules, "yak.cli.refresh", None)  # import of it fails
+    code, out, err = run(capsysbinary, "memory", "refresh", "-w", folder, "--json")
+    assert (code, err) == (2, "yak: memory refresh is not available in this build\n")
+    assert json.loads(out)["exit_code"] == 2
+
+    seen = {}
+    fake = type(sys)("yak.cli.refresh")
+    fake.run = lambda args, ctx: seen.update(workspace=args.workspace, rebuild=args.rebuild) or 0
+    monkeypatch.setitem(sys.modules, "yak.cli.refresh", fake)
+    assert run(capsysbinary, "memory", "refresh", "-w", folder, "--rebuild")[0] == 0
+    assert seen == {"workspace": str(folder), "rebuild": True}
+
+
+# --- edit -----------------------------------------------------------------------------------
+@pytest.fixture
+def editor(tmp_path, monkeypatch):
+    """A real editor program: it writes ``$FAKE_EDIT_TEXT`` (when set) into the file and, when
+    ``$FAKE_EDIT_CONCURRENT`` is set, changes the memory through the CLI meanwhile."""
+    script = tmp_path / "fake_editor.py"
+    script.write_text(textwrap.dedent("""
+        import os, subprocess, sys
+        path = sys.argv[-1]
+        if os.environ.get("FAKE_EDIT_CONCURRENT"):
+            subprocess.run([sys.executable, "-m", "yak", "memory", "set", "-w",
+                            os.environ["FAKE_EDIT_CONCURRENT"]], input=b"someone else\\n",
+                           check=True)
+        if "FAKE_EDIT_TEXT" in os.environ:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(os.environ["FAKE_EDIT_TEXT"])
+    """))
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    return monkeypatch
+
+
+def _kept_file(err):
+    return err.rsplit("Your text is kept in ", 1)[1].strip()
+
+
+def test_edit_saves_what_the_editor_wrote(data_dir, folder, capsysbinary, editor):
+    editor.setenv("FAKE_EDIT_TEXT", "edited\r\nby hand\r\n")
+    code, out, err = run(capsysbinary, "memory", "edit", "-w", folder)
+    assert code == 0, err
+    assert stored(data_dir, folder) == b"edited\nby hand\n"
+    editor.delenv("FAKE_EDIT_TEXT")  # the editor leaves the file as it was
+    code, out, _ = run(capsysbinary, "memory", "edit", "-w", folder)
+    assert (code, out) == (0, b"No changes.\n")
+
+
+def test_edit_over_the_ceiling_keeps_the_text_and_the_document(data_dir, folder, capsysbinary,
+                                                               editor):
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
+    typed = "typed line\n" * 230
+    editor.setenv("FAKE_EDIT_TEXT", typed)
+    code, _, err = run(capsysbinary, "memory", "edit", "-w", folder)
+    assert code == 3 and "230 lines; the limit is 200" in err and err.count("\n") == 1
+    kept = _kept_file(err)
+    with open(kept, encoding="utf-8") as f:
+        assert f.read() == typed
+    os.unlink(kept)
+    assert stored(data_dir, folder) == b"v1\n"
+
+
+def test_edit_refuses_to_overwrite_a_change_made_meanwhile(data_dir, folder, capsysbinary,
+                                                           editor):
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
+    editor.setenv("FAKE_EDIT_TEXT", "mine\n")
+    editor.setenv("FAKE_EDIT_CONCURRENT", str(folder))
+    code, _, err = run(capsysbinary, "memory", "edit", "-w", folder)
+    assert code == 5 and "changed (version 2) since version 1" in err
+    kept = _kept_file(err)
+    with open(kept, encoding="utf-8") as f:
+        assert f.read() == "mine\n"
+    os.unlink(kept)
+    assert stored(data_dir, folder) == b"someone else\n"
