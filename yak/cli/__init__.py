@@ -111,7 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         ctx = Context(data_dir=data_dir(args.data_dir), json=getattr(args, "json", False))
     except OSError as exc:
-        return _fail(f"cannot use data directory {args.data_dir or ''}: {exc.strerror or exc}", 2,
+        where = exc.filename or args.data_dir or os.environ.get("YAK_DATA_DIR") or ""
+        why = "it is a file, not a folder" if isinstance(exc, FileExistsError) else (
+            exc.strerror or str(exc))
+        return _fail(f"cannot use data directory {where}: {why}", 2,
                      as_json=getattr(args, "json", False))
     try:
         return int(args.func(args, ctx))
