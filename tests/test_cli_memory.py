@@ -1,4 +1,5 @@
-"""``yak memory …`` as a user runs it: bytes on stdout, files written, exit codes, one-line errors.
+"""``yak memory …`` as a user runs it: bytes on stdout, files written, exit codes, one-line
+errors.
 
 The contract flows run ``python -m yak`` as a subprocess (about half a second each, so they are
 few and each checks a whole flow); the remaining user mistakes call ``yak.cli.main`` in process.
@@ -25,7 +26,7 @@ def yak(data_dir, *args, stdin=b"", cwd=None):
     """Run ``python -m yak ARGS`` with ``YAK_DATA_DIR`` set; stdin is a pipe, not a terminal."""
     env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
     return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], input=stdin,
-                          capture_output=True, env=env, cwd=cwd, timeout=60)
+                          capture_output=True, env=env, cwd=cwd, timeout=60, check=False)
 
 
 def one_error_line(result):
@@ -206,7 +207,7 @@ def test_user_mistakes_are_one_line_with_exit_2_and_change_nothing(
     assert run(capsysbinary, "memory", "set", "-w", folder,
                stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")))[0] == 0
     argv = [a.format(tmp=tmp_path, folder=folder) for a in argv]
-    code, out, err = run(capsysbinary, *argv)
+    code, _, err = run(capsysbinary, *argv)
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("yak: ") and message in err, err
     assert "Traceback" not in err
@@ -227,7 +228,7 @@ def test_a_database_from_a_newer_yak_is_one_line_exit_1(data_dir, folder, capsys
 def test_a_data_dir_that_is_a_file_is_one_line(tmp_path, folder, capsysbinary):
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("x")
-    code, out, err = run(capsysbinary, "--data-dir", not_a_folder, "memory", "show", "-w", folder)
+    code, _, err = run(capsysbinary, "--data-dir", not_a_folder, "memory", "show", "-w", folder)
     assert code == 2 and err.startswith("yak: cannot use data directory") and err.count("\n") == 1
 
 

@@ -32,7 +32,7 @@ class _ParseError(Exception):
 class _Parser(argparse.ArgumentParser):
     """argparse that reports one line (exit 2) instead of usage spam."""
 
-    def error(self, message: str) -> None:  # noqa: D401 - argparse override
+    def error(self, message: str) -> None:  # argparse override
         raise _ParseError(f"{message} (see '{self.prog} --help')")
 
 
