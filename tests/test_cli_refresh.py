@@ -1,0 +1,179 @@
+"""``yak memory refresh`` as a user runs it: ``python -m yak`` in a subprocess against the fake
+Messages API (the real SDK over loopback); each outcome's exit code, JSON and one-line report.
+
+The database is prepared in the test process and read back from it afterwards (the GUI and the
+CLI share one SQLite file), so stored bytes are compared before and after.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+from fake_anthropic import error, text
+
+from yak.db.conversations import ConversationStore
+from yak.memory.store import MemoryStore
+
+
+def doc(lines: int, *, prefix: str = "fact") -> str:
+    return "".join(f"- {prefix} {i:03d}: the project keeps this fact\n" for i in range(lines))
+
+
+def yak(data_dir, *args, env_extra=None):
+    env = {**os.environ, "YAK_DATA_DIR": str(data_dir), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], capture_output=True,
+                          env=env, timeout=120)
+
+
+def as_json(result) -> dict:
+    assert "Traceback" not in result.stderr.decode("utf-8", "replace")
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def project(db, tmp_path, fake_api):
+    """A stored workspace with a 150-line document and one unfolded conversation."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    store, conversations = MemoryStore(db), ConversationStore(db)
+    workspace = store.open_workspace(str(folder))
+    store.write(workspace.id, doc(150), expected_version=0)
+    session = conversations.create_session(workspace.id, "Lint").id
+    conversations.add_message(session, "user", [{"type": "text", "text": "Lint with ruff."}])
+    conversations.add_message(session, "assistant", [{"type": "text", "text": "Decided."}])
+
+    class Project:
+        pass
+
+    p = Project()
+    p.folder, p.store, p.conversations, p.id, p.fake = (folder, store, conversations,
+                                                         workspace.id, fake_api)
+    p.snapshot = lambda: (store.read(workspace.id).content.encode(), store.read(workspace.id).version,
+                          len(conversations.unfolded_messages(workspace.id)))
+    return p
+
+
+def test_applied_exit_0_with_the_json_contract(data_dir, project):
+    new = doc(150) + "- lint with ruff\n"
+    project.fake.script(text(new))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    payload = as_json(result)
+    assert result.returncode == 0
+    assert {k: payload[k] for k in ("status", "version", "lines")} == {
+        "status": "applied", "version": 2, "lines": 151}
+    assert payload["reason"] and payload["workspace_id"] == project.id
+    assert project.store.read(project.id).content.encode() == new.encode()
+    assert project.snapshot()[2] == 0
+    assert "Lint with ruff." in project.fake.message_requests[0].body["messages"][0]["content"]
+
+
+def test_applied_human_line_then_up_to_date_without_a_call(data_dir, project):
+    project.fake.script(text(doc(150) + "- lint with ruff\n"))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().startswith("applied: version 2, 151 lines")
+    assert result.stdout.decode().count("\n") == 1
+
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    assert result.returncode == 0 and as_json(result)["status"] == "up_to_date"
+    assert len(project.fake.message_requests) == 1
+
+
+def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir, project):
+    """150 → 12 lines: exit 3 with the reason on one stderr line, bytes unchanged; the same
+    setup with a 155-line reply exits 0."""
+    before = project.snapshot()
+    project.fake.script(text(doc(12)))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder)
+    assert result.returncode == 3
+    err = result.stderr.decode()
+    assert err.startswith("yak: refused_floor: the reply kept 12 of 150 lines (8%")
+    assert "the document is unchanged" in err and err.count("\n") == 1
+    assert project.snapshot() == before
+
+    project.fake.script(text(doc(155)))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    assert result.returncode == 0 and as_json(result)["status"] == "applied"
+    assert project.store.read(project.id).content == doc(155)
+
+
+def test_refused_ceiling_exit_3_after_one_condense_retry(data_dir, project):
+    before = project.snapshot()
+    project.fake.script(text(doc(240)), text(doc(240)))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    payload = as_json(result)
+    assert result.returncode == 3 and payload["status"] == "refused_ceiling"
+    assert "240 lines" in payload["reason"] and payload["version"] == 1
+    assert len(project.fake.message_requests) == 2
+    assert project.snapshot() == before
+
+
+def test_failed_exit_4_on_a_rejected_key_document_unchanged(data_dir, project):
+    before = project.snapshot()
+    project.fake.script(error(401))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    payload = as_json(result)
+    assert result.returncode == 4 and payload["status"] == "failed"
+    assert "API key" in payload["reason"]
+    assert project.snapshot() == before
+
+
+def test_failed_exit_4_when_the_provider_is_unreachable(data_dir, project):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    before = project.snapshot()
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder,
+                 env_extra={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"})
+    assert result.returncode == 4
+    err = result.stderr.decode()
+    assert err.startswith("yak: failed: Could not reach") and err.count("\n") == 1
+    assert project.snapshot() == before
+
+
+def test_failed_exit_4_without_a_key(data_dir, project):
+    env = {"ANTHROPIC_API_KEY": "", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json", env_extra=env)
+    payload = as_json(result)
+    assert result.returncode == 4 and "No Anthropic API key" in payload["reason"]
+    assert project.fake.message_requests == []
+
+
+def test_superseded_exit_5_when_hand_edits_land_during_both_runs(data_dir, project):
+    """A hand edit during the rewrite and another during its re-run: exit 5; the second hand
+    edit is what is stored."""
+    edits = [doc(150) + "- hand one\n", doc(150) + "- hand two\n"]
+
+    def editor(n):
+        def edit(body):
+            version = project.store.read(project.id).version
+            project.store.write(project.id, edits[n], expected_version=version)
+            return text(doc(150) + "- lint with ruff\n")
+        return edit
+
+    project.fake.script(editor(0), editor(1))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    payload = as_json(result)
+    assert result.returncode == 5 and payload["status"] == "superseded"
+    assert project.store.read(project.id).content == edits[1]
+
+
+def test_a_folder_never_seen_is_up_to_date_and_nothing_is_created(data_dir, tmp_path, fake_api, db):
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    result = yak(data_dir, "memory", "refresh", "-w", fresh, "--json")
+    assert result.returncode == 0 and as_json(result)["status"] == "up_to_date"
+    assert MemoryStore(db).find_workspace(str(fresh)) is None
+    assert fake_api.message_requests == []
+
+
+def test_a_missing_folder_is_exit_2_with_one_line(data_dir, tmp_path):
+    result = yak(data_dir, "memory", "refresh", "-w", tmp_path / "nope")
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert err.startswith("yak: ") and "no such folder" in err and err.count("\n") == 1
