@@ -42,7 +42,10 @@ def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
 def translate(exc: Exception, path: Path | None = None) -> StoreError:
     """Turn a SQLAlchemy/sqlite3 error into a ``StoreError`` with a sentence a user can act on."""
     where = f" ({path})" if path else ""
-    message = str(getattr(exc, "orig", None) or exc).lower()
+    # The driver's own message only: str() of a SQLAlchemy error carries the SQL and its
+    # parameters, which may hold a user's document and must not reach a user-facing sentence.
+    detail = str(getattr(exc, "orig", None) or exc.__class__.__name__)
+    message = detail.lower()
     if "locked" in message or "busy" in message:
         return StoreError(f"The Yak database{where} is busy in another program; try again.")
     if "readonly" in message or "read-only" in message:
@@ -50,11 +53,12 @@ def translate(exc: Exception, path: Path | None = None) -> StoreError:
     if "disk" in message and ("full" in message or "i/o" in message):
         return StoreError(f"The disk holding the Yak database{where} is full or failing.")
     if "not a database" in message or "malformed" in message:
-        return StoreError(f"The Yak database{where} is damaged: {exc}")
+        return StoreError(f"The Yak database{where} is damaged: {detail}")
     if "unable to open" in message:
         return StoreError(f"The Yak database{where} cannot be opened; check the folder exists and "
                           "is writable.")
-    return StoreError(f"The Yak database{where} failed: {exc}")
+    log.error("database error: %s", exc)
+    return StoreError(f"The Yak database{where} failed: {detail}")
 
 
 def _alembic_config(connection: object | None = None) -> Config:
