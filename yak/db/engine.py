@@ -57,7 +57,7 @@ def translate(exc: Exception, path: Path | None = None) -> StoreError:
     if "unable to open" in message:
         return StoreError(f"The Yak database{where} cannot be opened; check the folder exists and "
                           "is writable.")
-    log.error("database error: %s", exc)
+    log.error("database error (%s): %s", exc.__class__.__name__, detail)
     return StoreError(f"The Yak database{where} failed: {detail}")
 
 
