@@ -1,8 +1,351 @@
-"""The desktop app's composition root: builds the services and the main window on qasync."""
+"""The desktop app's composition root: builds the services and the main window on qasync.
+
+The app's lifetime is one coroutine (:func:`_main`) on a qasync event loop. It shows the window
+first, then opens the database on a worker thread (migrations included) and builds the services:
+the event bus, the memory store, the workspace service with its external-change watcher, the
+chat service, the memory refresher and its debounced queue (fed by ``TurnCompleted``; on start
+every workspace with unfolded messages is enqueued, so a quit or a crash loses nothing), the
+event bridge and the controllers. The ``anthropic`` SDK is only imported on the first model call,
+long after the window is up.
+
+Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
+coroutine then drops pending refreshes (``queue.cancel()``, nothing waits on the model: the
+watermarks did not move, so the work resumes on the next start), stops its tasks and closes the
+database.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from yak import paths
+from yak.errors import YakError
+
+log = logging.getLogger(__name__)
+
+APP_NAME = "Yak"
+DESKTOP_FILE_NAME = "io.github.yak.Yak"
+LOG_FILE = "yak.log"
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
+
 
 def run(*, data_dir_override: str | None = None, workspace: str | None = None) -> int:
-    """Open the desktop app; returns the process exit status."""
-    raise NotImplementedError
+    """Open the desktop app; returns the process exit status.
+
+    Args:
+        data_dir_override: the data directory (``--data-dir``); default ``$YAK_DATA_DIR`` or the
+            platform's.
+        workspace: a folder to open at start; an error opening it is shown in the window.
+
+    Returns:
+        0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
+        after the user read the message.
+    """
+    handler = _setup_logging()
+    os.environ.setdefault("QT_API", "pyside6")
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
+    assert isinstance(app, QApplication)
+    _configure_application(app)
+    quit_on_last = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(_main(app, data_dir_override=data_dir_override,
+                                             workspace=workspace))
+    except RuntimeError as exc:  # the Qt loop was ended under the coroutine (session end)
+        log.info("the event loop ended before the app's coroutine: %s", exc)
+        return 0
+    finally:
+        app.setQuitOnLastWindowClosed(quit_on_last)
+        try:
+            loop.close()
+        except RuntimeError as exc:
+            log.info("closing the event loop: %s", exc)
+        asyncio.set_event_loop(None)
+        if handler is not None:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+
+
+def _setup_logging() -> logging.Handler | None:
+    """Log INFO and up to a rotating file in the platform log directory (never secrets)."""
+    try:
+        folder = paths.log_dir()
+        handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            folder / LOG_FILE, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
+    except OSError as exc:
+        print(f"yak: cannot write the log file: {exc}", file=sys.stderr)
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    for handler_ in root.handlers:  # the console keeps showing warnings only
+        if isinstance(handler_, logging.StreamHandler) and handler_ is not handler and \
+                not isinstance(handler_, logging.FileHandler):
+            handler_.setLevel(max(handler_.level, logging.WARNING))
+    for noisy in ("httpx", "httpcore", "alembic"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return handler
+
+
+def app_icon() -> Any:
+    """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
+    from PySide6.QtGui import QIcon
+
+    icon = QIcon()
+    folder = resources.files("yak.resources")
+    for name in ("yak.svg", "yak.png"):
+        entry = folder / name
+        if entry.is_file():
+            with resources.as_file(entry) as path:
+                icon.addFile(str(path))
+    return icon
+
+
+def _configure_application(app: Any) -> None:
+    from yak import __version__
+
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    app.setWindowIcon(app_icon())
+
+
+async def _main(app: Any, *, data_dir_override: str | None, workspace: str | None) -> int:
+    """The app's lifetime. Returns the exit status."""
+    from PySide6.QtCore import QSettings
+
+    from yak.ui.main_window import MainWindow
+
+    quit_requested = asyncio.Event()
+    app.aboutToQuit.connect(quit_requested.set)
+    geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME,
+                         "window")
+    window = MainWindow(geometry_store=geometry, icon=app.windowIcon())
+    window.closed.connect(quit_requested.set)
+    window.show()
+    previous_sigint = _install_sigint(quit_requested)
+    log.info("window shown")
+    try:
+        try:
+            folder = paths.data_dir(data_dir_override)
+            services = await asyncio.to_thread(_open_services, folder)
+        except (YakError, OSError) as exc:
+            message = str(exc) if isinstance(exc, YakError) else (
+                f"Yak cannot use its data directory: {exc.strerror or exc}.")
+            log.error("cannot start: %s", message)
+            await _show_fatal(window, message, quit_requested)
+            window.hide()
+            return 1
+        app_parts = _build(window, services, folder)
+        try:
+            await app_parts.controller.start(workspace)
+            app_parts.start_background()
+            await quit_requested.wait()
+        finally:
+            await app_parts.shutdown()
+            window.hide()
+        return 0
+    finally:
+        if previous_sigint is not None:
+            signal.signal(signal.SIGINT, previous_sigint)
+
+
+class _Services:
+    """What ``_open_services`` builds on a worker thread (imports included)."""
+
+    def __init__(self, **parts: Any) -> None:
+        self.__dict__.update(parts)
+
+
+def _open_services(folder: Path) -> _Services:
+    """Import the storage layer and open the migrated database (on a worker thread).
+
+    Raises:
+        SchemaTooNew: a newer Yak wrote the database.
+        StoreError: it cannot be opened.
+    """
+    from yak.db import open_database
+
+    database = open_database(folder)
+    modules = {name: importlib.import_module(name) for name in (
+        "yak.config", "yak.events", "yak.memory.store", "yak.workspace.service")}
+    return _Services(db=database, modules=modules)
+
+
+class _App:
+    """The running app's parts, started and stopped together."""
+
+    def __init__(self, **parts: Any) -> None:
+        self.__dict__.update(parts)
+
+    def start_background(self) -> None:
+        """Start the external-change watcher and enqueue unfolded conversations."""
+        self.workspace_service.start_watching()
+        if self.queue is not None and self.conversations is not None:
+            self.tasks.spawn(_enqueue_unfolded(self.conversations, self.queue),
+                             name="enqueue-unfolded")
+
+    async def shutdown(self) -> None:
+        """Quit without waiting on the model: drop pending refreshes, cancel what runs."""
+        if self.queue is not None:
+            self.queue.cancel()
+        self.controller.shutdown()
+        self.tasks.cancel_all()
+        self.workspace_service.close()
+        self.controller.settings_dialog.hide()
+        if self.queue is not None:
+            try:
+                await asyncio.wait_for(self.queue.aclose(), QUIT_GRACE_S)
+            except (TimeoutError, YakError) as exc:
+                log.info("quit while a refresh was still stopping: %r", exc)
+        self.db.close()
+
+
+def _build(window: Any, services: _Services, folder: Path) -> _App:
+    """Assemble the services, the bridge and the controllers around the shown window."""
+    from yak.ui.bridge import EventBridge
+    from yak.ui.controller import AppController
+    from yak.ui.tasks import TaskGroup
+
+    config = services.modules["yak.config"]
+    events = services.modules["yak.events"]
+    db = services.db
+    bus = events.EventBus()
+    store = services.modules["yak.memory.store"].MemoryStore(db)
+
+    def settings() -> Any:
+        return config.load_settings(folder)
+
+    conversations, queue, refresher, chat_service = _optional_services(db, bus, store, settings)
+    workspace_service = services.modules["yak.workspace.service"].WorkspaceService(
+        store=store, db=db, bus=bus, queue=queue, refresher=refresher)
+    bridge = EventBridge(bus, window)
+    controller = AppController(window=window, service=workspace_service, bridge=bridge,
+                               parent=window)
+    if chat_service is not None:
+        _attach_chat(controller, chat_service, folder, queue)
+    return _App(db=db, bus=bus, queue=queue, conversations=conversations,
+                workspace_service=workspace_service, controller=controller, tasks=TaskGroup())
+
+
+def _optional_services(db: Any, bus: Any, store: Any, settings: Any
+                       ) -> tuple[Any, Any, Any, Any]:
+    """The conversation store, refresh queue, refresher and chat service — each ``None`` when
+    this build lacks it (the memory features work without them)."""
+    conversations = queue = refresher = chat_service = None
+    try:
+        from yak.db.conversations import ConversationStore
+        from yak.events import TurnCompleted
+        from yak.llm.provider import Provider
+        from yak.memory.queue import MemoryRefreshQueue
+        from yak.memory.refresh import MemoryRefresher
+
+        conversations = ConversationStore(db)
+        refresher = MemoryRefresher(
+            store=store, conversations=conversations,
+            provider_factory=lambda: Provider(base_url=settings().base_url),
+            settings=settings, bus=bus)
+        queue = MemoryRefreshQueue(
+            lambda workspace_id, rebuild: refresher.refresh(workspace_id, rebuild=rebuild),
+            debounce_s=settings().debounce_s, bus=bus)
+        bus.subscribe(TurnCompleted, lambda event: queue.enqueue(event.workspace_id))
+    except (ImportError, NotImplementedError) as exc:
+        log.warning("memory refresh unavailable in this build: %s", exc)
+    try:
+        from yak.chat.service import ChatService
+
+        chat_service = ChatService(db=db, bus=bus, settings=settings)
+    except (ImportError, NotImplementedError) as exc:
+        log.warning("chat unavailable in this build: %s", exc)
+    return conversations, queue, refresher, chat_service
+
+
+def _attach_chat(controller: Any, chat_service: Any, folder: Path, queue: Any) -> None:
+    """Put the chat panel in the window and the Provider page in Settings."""
+    try:
+        from yak.ui.chat.controller import ChatController
+        from yak.ui.chat.panel import ChatPanel
+        from yak.ui.settings.provider_page import ProviderPage
+    except ImportError as exc:
+        log.warning("chat panel unavailable in this build: %s", exc)
+        return
+    window = controller.window
+    panel = ChatPanel()
+    chat = ChatController(panel, chat_service, parent=controller)
+    window.set_chat_panel(panel)
+    window.workspace_changed.connect(chat.set_workspace)
+    page = ProviderPage(data_dir=folder, service=chat_service)
+    controller.settings_dialog.add_page(page.title, page)
+    chat.provider_settings_requested.connect(
+        lambda: controller.settings_dialog.show_page(page.title))
+    page.key_saved.connect(chat.refresh_key_notice)
+    if queue is not None:
+        page.settings_applied.connect(lambda settings: queue.set_debounce(settings.debounce_s))
+    controller.chat_controller = chat
+
+
+async def _enqueue_unfolded(conversations: Any, queue: Any) -> None:
+    """Enqueue every workspace with messages not yet folded into memory (DESIGN.md §4)."""
+    try:
+        workspace_ids = await asyncio.to_thread(conversations.workspaces_with_unfolded)
+    except (YakError, NotImplementedError) as exc:
+        log.warning("cannot list workspaces with unfolded messages: %s", exc)
+        return
+    for workspace_id in workspace_ids:
+        queue.enqueue(workspace_id)
+    if workspace_ids:
+        log.info("enqueued %d workspace(s) with unfolded messages", len(workspace_ids))
+
+
+async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) -> None:
+    """Show ``message`` in a critical box over the window and wait until it is dismissed."""
+    from PySide6.QtWidgets import QMessageBox
+
+    from yak.ui import dialogs
+
+    closed = asyncio.Event()
+    window.fatal_box = dialogs.inform(window, title="Yak cannot start", text=message,
+                                      icon=QMessageBox.Icon.Critical, on_close=closed.set)
+    waiters = [asyncio.ensure_future(closed.wait()), asyncio.ensure_future(quit_requested.wait())]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+
+
+def _install_sigint(quit_requested: asyncio.Event) -> Any:
+    """Make Ctrl+C in the terminal quit like File › Quit (Qt would otherwise swallow it).
+
+    Returns:
+        The previous handler (to restore), or ``None`` when none was installed.
+    """
+    if sys.platform == "win32":
+        return None
+    loop = asyncio.get_running_loop()
+    try:
+        return signal.signal(signal.SIGINT,
+                             lambda *_: loop.call_soon_threadsafe(quit_requested.set))
+    except ValueError:  # not the main thread
+        return None

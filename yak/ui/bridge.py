@@ -1,0 +1,56 @@
+"""EventBridge: re-emits the core's plain Python events (:mod:`yak.events`) as Qt signals.
+
+The services publish on the asyncio loop thread, which under qasync is the Qt main thread, so the
+signals are emitted directly. Each signal carries the event object unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from yak.events import (
+    EventBus,
+    MemoryUpdated,
+    MessageAdded,
+    RefreshFinished,
+    RefreshStateChanged,
+    SessionsChanged,
+    TurnCompleted,
+)
+
+
+class EventBridge(QObject):
+    """One Qt signal per core event type; connect widgets' slots to these.
+
+    Args:
+        bus: the event bus the services publish on.
+    """
+
+    memory_updated = Signal(object)  # MemoryUpdated
+    refresh_state_changed = Signal(object)  # RefreshStateChanged
+    refresh_finished = Signal(object)  # RefreshFinished
+    message_added = Signal(object)  # MessageAdded
+    turn_completed = Signal(object)  # TurnCompleted
+    sessions_changed = Signal(object)  # SessionsChanged
+
+    def __init__(self, bus: EventBus, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        routes = {
+            MemoryUpdated: self.memory_updated,
+            RefreshStateChanged: self.refresh_state_changed,
+            RefreshFinished: self.refresh_finished,
+            MessageAdded: self.message_added,
+            TurnCompleted: self.turn_completed,
+            SessionsChanged: self.sessions_changed,
+        }
+        self._unsubscribers: list[Callable[[], None]] = [
+            bus.subscribe(event_type, signal.emit) for event_type, signal in routes.items()
+        ]
+
+    def close(self) -> None:
+        """Stop listening to the bus (on quit, or when a test tears the window down)."""
+        for unsubscribe in self._unsubscribers:
+            unsubscribe()
+        self._unsubscribers.clear()

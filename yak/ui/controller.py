@@ -1,0 +1,206 @@
+"""AppController: drives the main window, its memory panel and the Settings dialog.
+
+It owns the async side of the window: widgets emit intents (open a folder, refresh, edit,
+view a refused reply, open Settings) and it spawns coroutines that await the workspace service,
+then calls the widgets back. Core events arrive through the :class:`EventBridge`: a memory
+write reloads the panel's document, a queue state change updates its status line at once, and
+a finished refresh re-reads the last attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject
+
+from yak.domain import RefreshStatus, Workspace
+from yak.errors import YakError
+from yak.events import MemoryUpdated, RefreshFinished, RefreshStateChanged
+from yak.ui.bridge import EventBridge
+from yak.ui.main_window import MainWindow
+from yak.ui.settings.dialog import SettingsDialog
+from yak.ui.settings.memory_controller import MemoryPageController
+from yak.ui.settings.memory_page import MemoryPage
+from yak.ui.tasks import TaskGroup
+from yak.workspace.state import describe_outcome
+
+log = logging.getLogger(__name__)
+
+MEMORY_PAGE = "Memory"
+
+
+class AppController(QObject):
+    """The window's controller.
+
+    Args:
+        window: the main window to drive.
+        service: a ``yak.workspace.service.WorkspaceService`` (duck-typed; see
+            :class:`yak.ui.settings.memory_controller.MemoryPageController`).
+        bridge: the event bridge.
+
+    Attributes:
+        settings_dialog: the Settings dialog; other pages are added with
+            ``settings_dialog.add_page(title, page)``.
+    """
+
+    def __init__(self, *, window: MainWindow, service: Any, bridge: EventBridge,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.window = window
+        self.service = service
+        self.bridge = bridge
+        self.tasks = TaskGroup()
+        self._state_epoch = 0
+        self.settings_dialog = SettingsDialog(window)
+        self.memory_page = MemoryPage(self.settings_dialog)
+        self.settings_dialog.add_page(MEMORY_PAGE, self.memory_page)
+        self.memory_controller = MemoryPageController(self.memory_page, service, bridge, self)
+
+        panel = window.memory_panel
+        window.open_folder_requested.connect(self._on_window_open_folder_requested)
+        window.settings_requested.connect(self._on_window_settings_requested)
+        window.close_guard = self._close_guard
+        panel.refresh_requested.connect(self._on_panel_refresh_requested)
+        panel.retry_requested.connect(self._on_panel_refresh_requested)
+        panel.edit_requested.connect(self._on_panel_edit_requested)
+        panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
+        panel.refresh_button.setEnabled(bool(getattr(service, "refresh_available", True)))
+        bridge.memory_updated.connect(self._on_bridge_memory_updated)
+        bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
+        bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
+
+    # --- entry points ----------------------------------------------------------------------------
+    @property
+    def workspace(self) -> Workspace | None:
+        """The workspace open in the window."""
+        return self.window.workspace
+
+    async def start(self, workspace_path: str | None = None) -> None:
+        """Fill the recent menu and open ``workspace_path`` when given (an error is shown in
+        the window, never raised)."""
+        await self._update_recent()
+        if workspace_path:
+            await self.open_workspace(workspace_path)
+
+    async def open_workspace(self, path: str) -> Workspace | None:
+        """Open the folder ``path`` as the window's workspace; ``None`` (and a message in the
+        window) when it cannot be opened."""
+        try:
+            workspace = await self.service.open(path)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Cannot open the folder")
+            return None
+        log.info("opened workspace %s (%s)", workspace.path, workspace.id)
+        self.window.set_workspace(workspace)
+        await self._load_panel(workspace.id)
+        await self._update_recent()
+        return workspace
+
+    def open_settings(self, workspace_id: str | None = None, *,
+                      proposal: str | None = None) -> None:
+        """Show Settings on the memory page, on ``workspace_id`` when given."""
+        self.settings_dialog.show_page(MEMORY_PAGE)
+        self.memory_controller.reload()
+        target = workspace_id or (self.workspace.id if self.workspace else None)
+        if target is not None:
+            self.memory_controller.show_workspace(target, proposal=proposal)
+
+    def shutdown(self) -> None:
+        """Cancel the controllers' work and stop listening (quit)."""
+        self.tasks.cancel_all()
+        self.memory_controller.tasks.cancel_all()
+        self.bridge.close()
+
+    # --- slots ---------------------------------------------------------------------------------
+    def _on_window_open_folder_requested(self, path: str) -> None:
+        self.tasks.spawn(self.open_workspace(path), name="open-workspace")
+
+    def _on_window_settings_requested(self) -> None:
+        self.open_settings()
+
+    def _on_panel_refresh_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._refresh(workspace_id), name="panel-refresh")
+
+    def _on_panel_edit_requested(self, workspace_id: str) -> None:
+        self.open_settings(workspace_id)
+
+    def _on_panel_view_reply_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._view_reply(workspace_id), name="view-refused-reply")
+
+    def _on_bridge_memory_updated(self, event: MemoryUpdated) -> None:
+        if self.workspace is not None and event.workspace_id == self.workspace.id:
+            self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
+
+    def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
+        self._state_epoch += 1
+        self.window.memory_panel.show_queue_state(event.workspace_id, event.state, event.due_in)
+
+    def _on_bridge_refresh_finished(self, event: RefreshFinished) -> None:
+        if self.workspace is not None and event.workspace_id == self.workspace.id:
+            self.tasks.spawn(self._load_state(event.workspace_id), name="panel-state")
+
+    def _close_guard(self) -> bool:
+        """Let the window close unless Settings holds unsaved edits; then ask first and close
+        the window once they are saved or discarded."""
+        if not self.settings_dialog.has_unsaved_changes():
+            return True
+        self.settings_dialog.confirm_close(self.window.close)
+        return False
+
+    # --- coroutines ----------------------------------------------------------------------------
+    async def _update_recent(self) -> None:
+        try:
+            self.window.set_recent(await self.service.recent())
+        except YakError as exc:
+            log.warning("reading recent workspaces failed: %s", exc)
+
+    async def _load_panel(self, workspace_id: str) -> None:
+        await self._load_document(workspace_id)
+        await self._load_state(workspace_id)
+
+    async def _load_document(self, workspace_id: str) -> None:
+        try:
+            document = await self.service.read(workspace_id)
+        except YakError as exc:
+            self.window.show_status(str(exc), timeout_ms=15000)
+            return
+        self.window.memory_panel.show_document(document)
+
+    async def _load_state(self, workspace_id: str) -> None:
+        epoch = self._state_epoch
+        try:
+            state = await self.service.refresh_state(workspace_id)
+        except YakError as exc:
+            self.window.show_status(str(exc), timeout_ms=15000)
+            return
+        self.window.memory_panel.show_refresh_state(state,
+                                                    keep_queue_state=epoch != self._state_epoch)
+
+    async def _refresh(self, workspace_id: str) -> None:
+        panel = self.window.memory_panel
+        panel.show_queue_state(workspace_id, "running", None)
+        try:
+            outcome = await self.service.refresh_now(workspace_id)
+        except YakError as exc:
+            panel.show_queue_state(workspace_id, "idle", None)
+            self.window.show_error(str(exc), title="Memory refresh")
+            return
+        self._state_epoch += 1
+        panel.show_queue_state(workspace_id, "idle", None)
+        await self._load_state(workspace_id)
+        ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
+        self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
+
+    async def _view_reply(self, workspace_id: str) -> None:
+        try:
+            attempts = await self.service.attempts(workspace_id, 1)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Memory refresh")
+            return
+        reply = attempts[0].reply if attempts else None
+        if not reply:
+            self.window.show_error("The last refresh kept no reply to show.",
+                                   title="Memory refresh")
+            return
+        self.open_settings(workspace_id, proposal=reply)

@@ -1,0 +1,63 @@
+"""Small text helpers shared by the memory panel and the Settings memory page (pure, Qt-free)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from yak.domain import MAX_CHARS, MAX_LINES, count_lines
+
+
+def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
+    """``moment`` as a person says it: ``"just now"``, ``"5 minutes ago"``, ``"yesterday"``,
+    ``"12 days ago"``, then the date (``"2025-03-14"``); ``"never"`` for ``None``.
+
+    Args:
+        moment: a timezone-aware time (naive is taken as UTC).
+        now: the reference time (defaults to now, UTC).
+    """
+    if moment is None:
+        return "never"
+    now = now or datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    seconds = (now - moment).total_seconds()
+    if seconds < 45:
+        return "just now"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return "1 minute ago" if minutes == 1 else f"{minutes} minutes ago"
+    hours = round(seconds / 3600)
+    if hours < 24:
+        return "1 hour ago" if hours == 1 else f"{hours} hours ago"
+    days = int(seconds // 86400)
+    if days == 1:
+        return "yesterday"
+    if days < 30:
+        return f"{days} days ago"
+    return moment.astimezone().strftime("%Y-%m-%d")
+
+
+def local_time(moment: datetime | None) -> str:
+    """``moment`` in local time as ``YYYY-MM-DD HH:MM`` (``""`` for ``None``)."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def line_count_text(lines: int) -> str:
+    """``"57 / 200 lines"``: a document's lines against the ceiling."""
+    return f"{lines} / {MAX_LINES} lines"
+
+
+def counter_text(text: str) -> tuple[str, bool]:
+    """The editor's live counter for ``text`` and whether it is over the ceiling.
+
+    Returns:
+        ``("212 / 200 lines · 8,120 / 25,000 characters", True)``-like text and the over flag
+        (over 200 lines or over 25,000 characters).
+    """
+    lines, chars = count_lines(text), len(text)
+    over = lines > MAX_LINES or chars > MAX_CHARS
+    return f"{line_count_text(lines)} · {chars:,} / {MAX_CHARS:,} characters", over

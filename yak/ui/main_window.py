@@ -1,0 +1,247 @@
+"""MainWindow: the workspace's window — chat in the middle, the memory panel docked beside it.
+
+File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q). A folder
+dropped on the window opens it. The title names the workspace. The central area holds a
+placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`. Geometry is
+remembered through ``QSettings`` (geometry only; Yak's own settings live in its data directory).
+
+The window never awaits: it emits intents (``open_folder_requested``, ``settings_requested``)
+and the app controller drives it (``set_workspace``, ``set_recent``, ``show_error``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QWidget,
+)
+
+from yak.domain import Workspace
+from yak.ui import dialogs
+from yak.ui.memory_panel import MemoryPanel
+
+SETTINGS_SHORTCUT = "Ctrl+,"
+
+
+class MainWindow(QMainWindow):
+    """Yak's main window.
+
+    Args:
+        geometry_store: where the window geometry is remembered (``None``: not remembered).
+        icon: the window icon.
+    """
+
+    open_folder_requested = Signal(str)  # a folder the user chose, dropped or picked from Recent
+    settings_requested = Signal()
+    workspace_changed = Signal(object)  # the Workspace now shown, or None
+    closed = Signal()  # the window closed for good (the app quits)
+
+    def __init__(self, *, geometry_store: QSettings | None = None,
+                 icon: QIcon | None = None) -> None:
+        super().__init__()
+        self._geometry_store = geometry_store
+        self._workspace: Workspace | None = None
+        self._chat_panel: QWidget | None = None
+        self.close_guard: Callable[[], bool] | None = None
+        self.folder_dialog = None
+        self.error_box = None
+        self._sized = False
+        self._geometry_restored = False
+        if icon is not None:
+            self.setWindowIcon(icon)
+        self._setup_ui()
+        self._restore_geometry()
+        self.set_workspace(None)
+
+    def _setup_ui(self) -> None:
+        self.setObjectName("mainWindow")
+        self.setAcceptDrops(True)
+        self.resize(1200, 780)
+
+        self.placeholder = QLabel(
+            "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder "
+            "here.\n\nThe chat with the agent appears here.", self)
+        self.placeholder.setObjectName("chatPlaceholder")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setMargin(24)
+        self.setCentralWidget(self.placeholder)
+
+        self.memory_panel = MemoryPanel(self)
+        self.memory_dock = QDockWidget("Memory", self)
+        self.memory_dock.setObjectName("memoryDock")
+        self.memory_dock.setWidget(self.memory_panel)
+        self.memory_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                                     | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
+
+        file_menu = self.menuBar().addMenu("&File")
+        self.open_action = QAction("&Open Folder…", self)
+        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
+        self.open_action.triggered.connect(self._on_open_action_triggered)
+        file_menu.addAction(self.open_action)
+        self.recent_menu = QMenu("Open &Recent", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        self.settings_action = QAction("&Settings…", self)
+        self.settings_action.setShortcut(QKeySequence(SETTINGS_SHORTCUT))
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
+        self.settings_action.triggered.connect(self.settings_requested)
+        file_menu.addAction(self.settings_action)
+        file_menu.addSeparator()
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.quit_action.triggered.connect(self.close)
+        file_menu.addAction(self.quit_action)
+
+        view_menu = self.menuBar().addMenu("&View")
+        toggle = self.memory_dock.toggleViewAction()
+        toggle.setText("&Memory Panel")
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        view_menu.addAction(toggle)
+
+        self.set_recent([])
+        self.statusBar().showMessage("Ready")
+
+    # --- driven by the controller ------------------------------------------------------------
+    @property
+    def workspace(self) -> Workspace | None:
+        """The workspace shown, or ``None``."""
+        return self._workspace
+
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        """Show ``workspace`` (title, memory panel) and emit ``workspace_changed``."""
+        self._workspace = workspace
+        if workspace is None:
+            self.setWindowTitle("Yak")
+        else:
+            self.setWindowTitle(f"{workspace.name} — {workspace.path} — Yak")
+            self.statusBar().showMessage(f"Opened {workspace.path}", 5000)
+        self.memory_panel.show_workspace(workspace)
+        self.workspace_changed.emit(workspace)
+
+    def set_chat_panel(self, widget: QWidget) -> None:
+        """Put the chat panel in the central area (replacing the placeholder)."""
+        self._chat_panel = widget
+        self.setCentralWidget(widget)
+        if self._sized and not self._geometry_restored:
+            QTimer.singleShot(0, self._size_memory_dock)
+
+    @property
+    def chat_panel(self) -> QWidget | None:
+        """The chat panel set with :meth:`set_chat_panel`, or ``None``."""
+        return self._chat_panel
+
+    def set_recent(self, workspaces: list[Workspace]) -> None:
+        """Fill File › Open Recent (most recent first); missing folders are shown disabled."""
+        self.recent_menu.clear()
+        for workspace in workspaces:
+            action = self.recent_menu.addAction(workspace.path)
+            exists = os.path.isdir(workspace.path)
+            action.setEnabled(exists)
+            if not exists:
+                action.setToolTip("This folder no longer exists.")
+            action.triggered.connect(
+                lambda _checked=False, path=workspace.path: self.open_folder_requested.emit(path))
+        if not workspaces:
+            empty = self.recent_menu.addAction("No recent folders")
+            empty.setEnabled(False)
+
+    def show_error(self, text: str, *, title: str = "Yak") -> None:
+        """Tell the user what went wrong: a message box (non-blocking) and the status bar."""
+        self.statusBar().showMessage(text, 15000)
+        self.error_box = dialogs.inform(self, title=title, text=text)
+
+    def show_status(self, text: str, *, timeout_ms: int = 5000) -> None:
+        """A transient message in the status bar."""
+        self.statusBar().showMessage(text, timeout_ms)
+
+    def choose_folder(self) -> None:
+        """Open the folder dialog (Ctrl+O); the choice arrives as ``open_folder_requested``."""
+        start = self._workspace.path if self._workspace else os.path.expanduser("~")
+        self.folder_dialog = dialogs.choose_directory(
+            self, title="Open a project folder", start=start,
+            on_chosen=self.open_folder_requested.emit)
+
+    # --- internals ---------------------------------------------------------------------------
+    def _on_open_action_triggered(self) -> None:
+        self.choose_folder()
+
+    def _restore_geometry(self) -> None:
+        if self._geometry_store is None:
+            return
+        geometry = self._geometry_store.value("main_window/geometry")
+        state = self._geometry_store.value("main_window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self._geometry_restored = self.restoreState(state)
+
+    def _save_geometry(self) -> None:
+        if self._geometry_store is None:
+            return
+        self._geometry_store.setValue("main_window/geometry", self.saveGeometry())
+        self._geometry_store.setValue("main_window/state", self.saveState())
+        self._geometry_store.sync()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._sized:
+            self._sized = True
+            if not self._geometry_restored:  # first run: the chat gets most of the width
+                QTimer.singleShot(0, self._size_memory_dock)
+
+    def _size_memory_dock(self) -> None:
+        self.resizeDocks([self.memory_dock], [max(360, self.width() // 3)],
+                         Qt.Orientation.Horizontal)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.close_guard is not None and not self.close_guard():
+            event.ignore()
+            return
+        self._save_geometry()
+        super().closeEvent(event)
+        self.closed.emit()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if _dropped_folder(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        folder = _dropped_folder(event)
+        if folder is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_folder_requested.emit(folder)
+
+
+def _dropped_folder(event: QDragEnterEvent | QDropEvent) -> str | None:
+    """The one local folder being dragged, or ``None``."""
+    mime = event.mimeData()
+    if not mime.hasUrls():
+        return None
+    urls = [u for u in mime.urls() if u.isLocalFile()]
+    if len(urls) != 1:
+        return None
+    path = urls[0].toLocalFile()
+    return path if os.path.isdir(path) else None

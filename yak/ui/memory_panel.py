@@ -1,0 +1,266 @@
+"""MemoryPanel: the current workspace's memory document beside the chat, read-only.
+
+Shows the document (monospace), ``N / 200 lines``, when it was last updated, and where its
+refresh stands — up to date / pending in N s / refreshing… / refused: reason [View] /
+failed: reason [Retry] — with Refresh (forced) and Edit… (Settings on this workspace).
+
+The panel never awaits: it emits intent signals carrying the workspace id, and the controller
+drives it with ``show_*`` calls.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from yak.domain import MemoryDocument, Workspace
+from yak.ui.formatting import line_count_text, relative_time
+from yak.workspace.state import RefreshState, StatusLine, refresh_status
+
+_STATUS_COLORS = {"refused": "#b35c00", "failed": "#b00020", "running": "#1a5fb4",
+                  "pending": "#1a5fb4"}
+
+
+class MemoryPanel(QWidget):
+    """The memory document of the current workspace, with its refresh status.
+
+    Args:
+        clock: monotonic seconds, for the pending countdown (tests pass a fake).
+        now: the current UTC time, for "updated 5 minutes ago" (tests pass a fake).
+    """
+
+    refresh_requested = Signal(str)  # workspace id: run a forced refresh
+    edit_requested = Signal(str)  # workspace id: open Settings' editor on it
+    view_reply_requested = Signal(str)  # workspace id: open the refused reply in the editor
+    retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
+
+    def __init__(self, parent: QWidget | None = None, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        super().__init__(parent)
+        self._clock = clock
+        self._now = now
+        self._workspace: Workspace | None = None
+        self._document: MemoryDocument | None = None
+        self._state: RefreshState | None = None
+        self._due_at: float | None = None
+        self._status = StatusLine("up_to_date", "")
+        self._setup_ui()
+        self._tick_timer = QTimer(self)
+        self._tick_timer.setInterval(1000)
+        self._tick_timer.timeout.connect(self._on_tick_timer_timeout)
+        self.show_workspace(None)
+
+    def _setup_ui(self) -> None:
+        self.setObjectName("memoryPanel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+
+        self.title_label = QLabel(self)
+        self.title_label.setObjectName("memoryTitle")
+        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        font = self.title_label.font()
+        font.setBold(True)
+        self.title_label.setFont(font)
+        layout.addWidget(self.title_label)
+
+        status_row = QHBoxLayout()
+        self.status_label = QLabel(self)
+        self.status_label.setObjectName("memoryStatus")
+        self.status_label.setWordWrap(True)
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Expanding,
+                                        QSizePolicy.Policy.Preferred)
+        self.action_button = QPushButton(self)
+        self.action_button.setObjectName("memoryStatusAction")
+        self.action_button.clicked.connect(self._on_action_button_clicked)
+        status_row.addWidget(self.status_label, 1)
+        status_row.addWidget(self.action_button)
+        layout.addLayout(status_row)
+
+        self.document_view = QPlainTextEdit(self)
+        self.document_view.setObjectName("memoryDocument")
+        self.document_view.setReadOnly(True)
+        self.document_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.document_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.document_view.setPlaceholderText("No memory yet. It is written after your "
+                                              "conversations here, or by hand with Edit….")
+        layout.addWidget(self.document_view, 1)
+
+        info_row = QHBoxLayout()
+        self.lines_label = QLabel(self)
+        self.lines_label.setObjectName("memoryLines")
+        self.updated_label = QLabel(self)
+        self.updated_label.setObjectName("memoryUpdated")
+        info_row.addWidget(self.lines_label)
+        info_row.addStretch(1)
+        info_row.addWidget(self.updated_label)
+        layout.addLayout(info_row)
+
+        button_row = QHBoxLayout()
+        self.refresh_button = QPushButton("Refresh", self)
+        self.refresh_button.setToolTip("Bring the memory up to date with the conversations now")
+        self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
+        self.edit_button = QPushButton("Edit…", self)
+        self.edit_button.setToolTip("Edit this memory in Settings")
+        self.edit_button.clicked.connect(self._on_edit_button_clicked)
+        button_row.addStretch(1)
+        button_row.addWidget(self.refresh_button)
+        button_row.addWidget(self.edit_button)
+        layout.addLayout(button_row)
+
+    # --- driven by the controller ------------------------------------------------------------
+    @property
+    def workspace(self) -> Workspace | None:
+        """The workspace shown, or ``None``."""
+        return self._workspace
+
+    def show_workspace(self, workspace: Workspace | None) -> None:
+        """Show ``workspace`` (its document and state arrive with the next calls)."""
+        self._workspace = workspace
+        self._document = None
+        self._state = None
+        self._due_at = None
+        self.document_view.clear()
+        if workspace is None:
+            self.title_label.setText("No workspace")
+            self.status_label.setText("Open a folder to see its memory.")
+            self.lines_label.clear()
+            self.updated_label.clear()
+            self.action_button.hide()
+        else:
+            self.title_label.setText(f"Memory — {workspace.name}")
+            self.title_label.setToolTip(workspace.path)
+            self.status_label.clear()
+            self.action_button.hide()
+        for button in (self.refresh_button, self.edit_button):
+            button.setEnabled(workspace is not None)
+        self._update_tick_timer()
+
+    def show_document(self, document: MemoryDocument) -> None:
+        """Show ``document`` if it belongs to the workspace shown (stale results are dropped)."""
+        if self._workspace is None or document.workspace_id != self._workspace.id:
+            return
+        self._document = document
+        if self.document_view.toPlainText() != document.content:
+            self.document_view.setPlainText(document.content)
+        self.lines_label.setText(line_count_text(document.lines))
+        self._update_times()
+        if self._state is not None:
+            self._state = replace(self._state, document_updated_at=document.updated_at)
+            self._render_status()
+
+    def show_refresh_state(self, state: RefreshState, *, keep_queue_state: bool = False) -> None:
+        """Show where the refresh stands.
+
+        Args:
+            state: the full state (queue state, last attempt, document time).
+            keep_queue_state: keep the queue state shown now (a newer event already set it) and
+                take only the last attempt and document time from ``state``.
+        """
+        if self._workspace is None or state.workspace_id != self._workspace.id:
+            return
+        if keep_queue_state and self._state is not None:
+            state = replace(state, state=self._state.state, due_in=self._state.due_in)
+            due_at = self._due_at
+        else:
+            due_at = (self._clock() + state.due_in if state.state == "pending"
+                      and state.due_in is not None else None)
+        self._state = state
+        self._due_at = due_at
+        self._render_status()
+
+    def show_queue_state(self, workspace_id: str, state: str, due_in: float | None) -> None:
+        """Apply a queue state change (``idle`` / ``pending`` with ``due_in`` s / ``running``)."""
+        if self._workspace is None or workspace_id != self._workspace.id:
+            return
+        base = self._state or RefreshState(
+            workspace_id=workspace_id,
+            document_updated_at=self._document.updated_at if self._document else None)
+        self.show_refresh_state(replace(base, state=state, due_in=due_in))
+
+    @property
+    def status(self) -> StatusLine:
+        """The status line shown now."""
+        return self._status
+
+    # --- internals ---------------------------------------------------------------------------
+    def _render_status(self) -> None:
+        if self._state is None:
+            return
+        due_in = None if self._due_at is None else self._due_at - self._clock()
+        self._status = refresh_status(self._state, due_in=due_in)
+        self.status_label.setText(self._status.text)
+        self.status_label.setToolTip(self._status.text)
+        color = _STATUS_COLORS.get(self._status.kind)
+        self.status_label.setStyleSheet(f"color: {color};" if color else "")
+        if self._status.action == "view":
+            self.action_button.setText("View")
+            self.action_button.setToolTip("Open the refused reply in the editor to trim and save")
+            self.action_button.show()
+        elif self._status.action == "retry":
+            self.action_button.setText("Retry")
+            self.action_button.setToolTip("Run the refresh again")
+            self.action_button.show()
+        else:
+            self.action_button.hide()
+        self.refresh_button.setEnabled(self._status.kind != "running")
+        self._update_tick_timer()
+
+    def _update_times(self) -> None:
+        if self._document is None:
+            self.updated_label.clear()
+        elif self._document.updated_at is None:
+            self.updated_label.setText("never updated")
+        else:
+            when = relative_time(self._document.updated_at, self._now())
+            self.updated_label.setText(f"updated {when}")
+
+    def _update_tick_timer(self) -> None:
+        if self._workspace is not None and self.isVisible():
+            if not self._tick_timer.isActive():
+                self._tick_timer.start()
+        else:
+            self._tick_timer.stop()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._update_tick_timer()
+
+    def hideEvent(self, event) -> None:
+        super().hideEvent(event)
+        self._tick_timer.stop()
+
+    def _on_tick_timer_timeout(self) -> None:
+        if self._due_at is not None:
+            self._render_status()
+        self._update_times()
+
+    def _on_action_button_clicked(self) -> None:
+        if self._workspace is None:
+            return
+        if self._status.action == "view":
+            self.view_reply_requested.emit(self._workspace.id)
+        elif self._status.action == "retry":
+            self.retry_requested.emit(self._workspace.id)
+
+    def _on_refresh_button_clicked(self) -> None:
+        if self._workspace is not None:
+            self.refresh_requested.emit(self._workspace.id)
+
+    def _on_edit_button_clicked(self) -> None:
+        if self._workspace is not None:
+            self.edit_requested.emit(self._workspace.id)

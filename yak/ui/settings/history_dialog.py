@@ -1,0 +1,235 @@
+"""HistoryDialog: a memory document's revisions and refresh attempts.
+
+Revisions (version, source, line and character counts, flags, time) with a diff of the selected
+revision against the current document and Restore; refresh attempts (time, outcome, reason,
+model, tokens, duration) with the model's reply, which a refused attempt can open in the editor.
+The dialog only emits intents (``restore_requested``, ``open_reply_requested``).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from yak.domain import RefreshAttempt, Revision, Workspace
+from yak.ui.formatting import local_time
+
+
+class HistoryDialog(QDialog):
+    """History of one workspace's memory.
+
+    Args:
+        workspace: whose history this is.
+        revisions: newest first.
+        attempts: newest first.
+        current_text: the stored document now (the diff's right-hand side).
+    """
+
+    restore_requested = Signal(str)  # revision id
+    open_reply_requested = Signal(str)  # a refresh reply to trim in the editor
+
+    REVISION_COLUMNS = ("Version", "Source", "Lines", "Characters", "Flags", "When")
+    ATTEMPT_COLUMNS = ("When", "Outcome", "Reason", "Model", "Tokens in / out", "Duration")
+
+    def __init__(self, workspace: Workspace, revisions: list[Revision],
+                 attempts: list[RefreshAttempt], current_text: str,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._workspace = workspace
+        self._revisions: list[Revision] = []
+        self._attempts: list[RefreshAttempt] = []
+        self._current_text = current_text
+        self._setup_ui()
+        self.set_history(revisions, attempts, current_text)
+
+    def _setup_ui(self) -> None:
+        self.setObjectName("historyDialog")
+        self.setWindowTitle(f"Memory history — {self._workspace.name}")
+        self.resize(900, 620)
+        layout = QVBoxLayout(self)
+        self.tabs = QTabWidget(self)
+
+        revisions_tab = QWidget(self.tabs)
+        revisions_layout = QVBoxLayout(revisions_tab)
+        splitter = QSplitter(Qt.Orientation.Vertical, revisions_tab)
+        self.revisions_table = self._table(self.REVISION_COLUMNS, splitter)
+        self.revisions_table.itemSelectionChanged.connect(
+            self._on_revisions_table_item_selection_changed)
+        self.diff_view = self._text_view(splitter)
+        self.diff_view.setObjectName("revisionDiff")
+        splitter.addWidget(self.revisions_table)
+        splitter.addWidget(self.diff_view)
+        revisions_layout.addWidget(splitter, 1)
+        row = QHBoxLayout()
+        self.diff_label = QLabel(revisions_tab)
+        self.restore_button = QPushButton("Restore this version", revisions_tab)
+        self.restore_button.setToolTip("Make this revision's text current again (a new revision)")
+        self.restore_button.clicked.connect(self._on_restore_button_clicked)
+        row.addWidget(self.diff_label, 1)
+        row.addWidget(self.restore_button)
+        revisions_layout.addLayout(row)
+        self.tabs.addTab(revisions_tab, "Revisions")
+
+        attempts_tab = QWidget(self.tabs)
+        attempts_layout = QVBoxLayout(attempts_tab)
+        splitter = QSplitter(Qt.Orientation.Vertical, attempts_tab)
+        self.attempts_table = self._table(self.ATTEMPT_COLUMNS, splitter)
+        self.attempts_table.itemSelectionChanged.connect(
+            self._on_attempts_table_item_selection_changed)
+        self.reply_view = self._text_view(splitter)
+        self.reply_view.setObjectName("attemptReply")
+        splitter.addWidget(self.attempts_table)
+        splitter.addWidget(self.reply_view)
+        attempts_layout.addWidget(splitter, 1)
+        row = QHBoxLayout()
+        self.attempt_label = QLabel(attempts_tab)
+        self.attempt_label.setWordWrap(True)
+        self.open_reply_button = QPushButton("Open reply in editor", attempts_tab)
+        self.open_reply_button.setToolTip("Put this reply in the editor to trim and save it")
+        self.open_reply_button.clicked.connect(self._on_open_reply_button_clicked)
+        row.addWidget(self.attempt_label, 1)
+        row.addWidget(self.open_reply_button)
+        attempts_layout.addLayout(row)
+        self.tabs.addTab(attempts_tab, "Refresh attempts")
+
+        layout.addWidget(self.tabs, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    @staticmethod
+    def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
+        table = QTableWidget(0, len(columns), parent)
+        table.setHorizontalHeaderLabels(list(columns))
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.verticalHeader().setVisible(False)
+        table.horizontalHeader().setStretchLastSection(True)
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        return table
+
+    @staticmethod
+    def _text_view(parent: QWidget) -> QPlainTextEdit:
+        view = QPlainTextEdit(parent)
+        view.setReadOnly(True)
+        view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        return view
+
+    # --- driven by the controller ------------------------------------------------------------
+    def set_history(self, revisions: list[Revision], attempts: list[RefreshAttempt],
+                    current_text: str) -> None:
+        """Show these revisions and attempts (newest first) against ``current_text``."""
+        self._revisions = list(revisions)
+        self._attempts = list(attempts)
+        self._current_text = current_text
+        self.revisions_table.setRowCount(len(self._revisions))
+        for row, revision in enumerate(self._revisions):
+            cells = (str(revision.version), str(revision.source), str(revision.lines),
+                     f"{revision.chars:,}", ", ".join(revision.flags),
+                     local_time(revision.created_at))
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 1 and revision.model:
+                    item.setToolTip(f"model {revision.model}")
+                self.revisions_table.setItem(row, column, item)
+        self.attempts_table.setRowCount(len(self._attempts))
+        for row, attempt in enumerate(self._attempts):
+            cells = (local_time(attempt.created_at), str(attempt.status), attempt.reason,
+                     attempt.model or "",
+                     f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
+                     f"{attempt.duration_s:.1f} s")
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 2:
+                    item.setToolTip(attempt.reason)
+                self.attempts_table.setItem(row, column, item)
+        if self._revisions:
+            self.revisions_table.selectRow(0)
+        else:
+            self.diff_view.setPlainText("No revisions yet.")
+        if self._attempts:
+            self.attempts_table.selectRow(0)
+        else:
+            self.reply_view.setPlainText("No refresh attempts yet.")
+        self._on_revisions_table_item_selection_changed()
+        self._on_attempts_table_item_selection_changed()
+
+    def selected_revision(self) -> Revision | None:
+        """The revision selected in the table, or ``None``."""
+        row = self.revisions_table.currentRow()
+        return self._revisions[row] if 0 <= row < len(self._revisions) else None
+
+    def selected_attempt(self) -> RefreshAttempt | None:
+        """The refresh attempt selected in the table, or ``None``."""
+        row = self.attempts_table.currentRow()
+        return self._attempts[row] if 0 <= row < len(self._attempts) else None
+
+    def select_revision(self, version: int) -> None:
+        """Select the revision with ``version``."""
+        for row, revision in enumerate(self._revisions):
+            if revision.version == version:
+                self.revisions_table.selectRow(row)
+                return
+
+    # --- internals ---------------------------------------------------------------------------
+    def _on_revisions_table_item_selection_changed(self) -> None:
+        revision = self.selected_revision()
+        self.restore_button.setEnabled(revision is not None
+                                       and revision.content != self._current_text)
+        if revision is None:
+            self.diff_label.clear()
+            return
+        diff = list(difflib.unified_diff(
+            revision.content.splitlines(), self._current_text.splitlines(),
+            fromfile=f"version {revision.version} ({revision.source})", tofile="current",
+            lineterm=""))
+        if diff:
+            self.diff_view.setPlainText("\n".join(diff))
+            self.diff_label.setText(f"Version {revision.version} (−) against the current "
+                                    "document (+).")
+        else:
+            self.diff_view.setPlainText(revision.content)
+            self.diff_label.setText(f"Version {revision.version} is the current text.")
+
+    def _on_attempts_table_item_selection_changed(self) -> None:
+        attempt = self.selected_attempt()
+        self.open_reply_button.setEnabled(bool(attempt and attempt.reply))
+        if attempt is None:
+            self.attempt_label.clear()
+            return
+        sessions = len(attempt.session_ids)
+        flags = f" · flags: {', '.join(attempt.flags)}" if attempt.flags else ""
+        self.attempt_label.setText(
+            f"{attempt.status}: {attempt.reason} (based on version {attempt.base_version}, "
+            f"{sessions} session{'s' if sessions != 1 else ''}{flags})")
+        self.reply_view.setPlainText(attempt.reply or "(no reply kept for this attempt)")
+
+    def _on_restore_button_clicked(self) -> None:
+        revision = self.selected_revision()
+        if revision is not None:
+            self.restore_requested.emit(revision.id)
+
+    def _on_open_reply_button_clicked(self) -> None:
+        attempt = self.selected_attempt()
+        if attempt is not None and attempt.reply:
+            self.open_reply_requested.emit(attempt.reply)

@@ -1,0 +1,349 @@
+"""MemoryPageController: runs what the Settings memory page asks for, through WorkspaceService.
+
+The page's widgets emit intents (save, import, export, delete, restore, refresh, re-attach,
+select a workspace); this controller spawns one coroutine per intent, awaits the service (whose
+store calls run on worker threads), and drives the widgets with the result. Every error a user
+can cause ends as a visible sentence on the page.
+
+It also listens to ``memory_updated`` from the event bridge: a write by a refresh, a restore or
+another process reaches the editor, which shows it or raises its banner (never a silent
+overwrite of unsaved edits).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject
+
+from yak.domain import MemoryDocument, RefreshStatus, Workspace
+from yak.errors import ConflictError, YakError
+from yak.events import MemoryUpdated
+from yak.ui import dialogs
+from yak.ui.bridge import EventBridge
+from yak.ui.settings.history_dialog import HistoryDialog
+from yak.ui.settings.memory_page import MemoryPage, summary_from
+from yak.ui.tasks import TaskGroup
+from yak.workspace.state import describe_outcome
+
+log = logging.getLogger(__name__)
+
+
+class MemoryPageController(QObject):
+    """Connects a :class:`MemoryPage` to the workspace service.
+
+    Args:
+        page: the page to drive.
+        service: a ``yak.workspace.service.WorkspaceService`` (duck-typed: the UI may not import
+            the service module, which imports the storage layer).
+        bridge: the event bridge (for ``memory_updated``).
+    """
+
+    def __init__(self, page: MemoryPage, service: Any, bridge: EventBridge,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.page = page
+        self.service = service
+        self.tasks = TaskGroup()
+        self.history_dialog: HistoryDialog | None = None
+        # workspace id -> (proposal text or None, note) for its next load into the editor
+        self._pending: dict[str, tuple[str | None, str]] = {}
+        self._load_token = 0
+        editor = page.editor
+        page.workspace_selected.connect(self._on_page_workspace_selected)
+        page.import_requested.connect(self._on_page_import_requested)
+        page.export_requested.connect(self._on_page_export_requested)
+        page.delete_requested.connect(self._on_page_delete_requested)
+        page.reattach_requested.connect(self._on_page_reattach_requested)
+        editor.save_requested.connect(self._on_editor_save_requested)
+        editor.refresh_requested.connect(self._on_editor_refresh_requested)
+        editor.history_requested.connect(self._on_editor_history_requested)
+        editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
+        bridge.memory_updated.connect(self._on_bridge_memory_updated)
+        editor.set_refresh_available(bool(getattr(service, "refresh_available", True)))
+
+    # --- entry points ----------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Reload the workspace list (when the page is shown)."""
+        self.tasks.spawn(self._reload(), name="memory-page-reload")
+
+    def show_workspace(self, workspace_id: str, *, proposal: str | None = None,
+                       note: str = "") -> None:
+        """Select ``workspace_id`` and load it into the editor (through the unsaved guard).
+
+        Args:
+            proposal: text to put in the editor instead of the stored document (a refused
+                refresh reply); the user trims it and saves it as a hand edit.
+            note: a message to show under the editor once loaded.
+        """
+        if proposal is not None or note:
+            self._pending[workspace_id] = (proposal, note)
+        editing = self.page.editor.workspace
+        if editing is not None and editing.id == workspace_id:
+            if proposal is not None:
+                self.page.resolve_unsaved(lambda: self._spawn_load(workspace_id))
+            return
+        self.page.select_workspace(workspace_id)
+
+    # --- slots ---------------------------------------------------------------------------------
+    def _on_page_workspace_selected(self, workspace_id: str) -> None:
+        self._spawn_load(workspace_id)
+
+    def _spawn_load(self, workspace_id: str) -> None:
+        self._load_token += 1
+        self.tasks.spawn(self._load(workspace_id, self._load_token), name="memory-page-load")
+
+    def _on_editor_save_requested(self, workspace_id: str, text: str, base_version: int) -> None:
+        self.tasks.spawn(self._save(workspace_id, text, base_version), name="memory-save")
+
+    def _on_editor_refresh_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._refresh(workspace_id), name="memory-page-refresh")
+
+    def _on_editor_history_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._open_history(workspace_id), name="memory-history")
+
+    def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:
+        self.tasks.spawn(self._set_memory_enabled(workspace_id, enabled),
+                         name="memory-enabled")
+
+    def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
+        self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
+
+    def _on_page_export_requested(self, workspace_id: str, path: str, fmt: str) -> None:
+        self.tasks.spawn(self._export(workspace_id, path, fmt), name="memory-export")
+
+    def _on_page_delete_requested(self, workspace_id: str, base_version: int) -> None:
+        self.tasks.spawn(self._delete(workspace_id, base_version), name="memory-delete")
+
+    def _on_page_reattach_requested(self, workspace_id: str, folder: str) -> None:
+        self.tasks.spawn(self._reattach(workspace_id, folder), name="memory-reattach")
+
+    def _on_bridge_memory_updated(self, event: MemoryUpdated) -> None:
+        editing = self.page.editor.workspace
+        listed = self.page.model.summary_for(event.workspace_id) is not None
+        if (editing is not None and editing.id == event.workspace_id) or listed:
+            self.tasks.spawn(self._document_updated(event), name="memory-page-updated")
+
+    def _on_history_restore_requested(self, revision_id: str) -> None:
+        dialog = self.history_dialog
+        if dialog is None:
+            return
+        workspace_id = dialog.property("workspace_id")
+        self.page.resolve_unsaved(lambda: self.tasks.spawn(
+            self._restore(workspace_id, revision_id), name="memory-restore"))
+
+    def _on_history_open_reply_requested(self, reply: str) -> None:
+        dialog = self.history_dialog
+        if dialog is None:
+            return
+        workspace_id = dialog.property("workspace_id")
+        dialog.close()
+        self.show_workspace(workspace_id, proposal=reply)
+
+    # --- coroutines ----------------------------------------------------------------------------
+    async def _reload(self) -> None:
+        try:
+            summaries = await self.service.list_documents()
+        except YakError as exc:
+            self.page.editor.show_message(str(exc), error=True)
+            return
+        self.page.set_summaries(summaries)
+        editing = self.page.editor.workspace
+        if editing is not None and self.page.model.summary_for(editing.id) is None:
+            await self._ensure_listed(editing, self.page.editor.document)
+
+    async def _load(self, workspace_id: str, token: int) -> None:
+        editor = self.page.editor
+        try:
+            workspace = await self.service.get(workspace_id)
+            document = await self.service.read(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        if token != self._load_token:
+            return  # the user chose another workspace meanwhile
+        proposal, note = self._pending.pop(workspace_id, (None, ""))
+        if proposal is not None and not note:
+            note = ("Showing the refused refresh reply as unsaved edits: trim it and Save to "
+                    "keep it as a hand edit.")
+        editor.load(workspace, document, proposal=proposal, note=note)
+        await self._ensure_listed(workspace, document)
+
+    async def _ensure_listed(self, workspace: Workspace, document: MemoryDocument | None) -> None:
+        if document is None:
+            return
+        summary = self.page.model.summary_for(workspace.id)
+        orphaned = summary.orphaned if summary else not os.path.isdir(workspace.path)
+        self.page.upsert_summary(summary_from(workspace, document, orphaned=orphaned))
+
+    async def _save(self, workspace_id: str, text: str, base_version: int) -> None:
+        editor = self.page.editor
+        try:
+            document = await self.service.save(workspace_id, text, expected_version=base_version)
+        except ConflictError as exc:
+            try:
+                current = await self.service.read(workspace_id)
+            except YakError as read_exc:
+                editor.save_refused(f"{exc} {read_exc}")
+                return
+            editor.show_conflict(current, message=str(exc))
+            return
+        except YakError as exc:
+            editor.save_refused(str(exc))
+            return
+        editor.save_succeeded(document)
+        await self._update_row(workspace_id, document)
+
+    async def _document_updated(self, event: MemoryUpdated) -> None:
+        try:
+            document = await self.service.read(event.workspace_id)
+        except YakError as exc:
+            log.warning("re-reading memory after an update failed: %s", exc)
+            return
+        self.page.editor.document_changed(document, source=event.source)
+        await self._update_row(event.workspace_id, document)
+        dialog = self.history_dialog
+        if dialog is not None and dialog.isVisible() and \
+                dialog.property("workspace_id") == event.workspace_id:
+            await self._fill_history(dialog, event.workspace_id, document)
+
+    async def _update_row(self, workspace_id: str, document: MemoryDocument) -> None:
+        summary = self.page.model.summary_for(workspace_id)
+        if summary is not None:
+            self.page.upsert_summary(summary_from(summary.workspace, document,
+                                                  orphaned=summary.orphaned))
+        elif self.page.editor.workspace is not None and \
+                self.page.editor.workspace.id == workspace_id:
+            await self._ensure_listed(self.page.editor.workspace, document)
+
+    async def _refresh(self, workspace_id: str) -> None:
+        editor = self.page.editor
+        editor.set_refresh_busy(True)
+        editor.show_message("Refreshing the memory…")
+        try:
+            outcome = await self.service.refresh_now(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        finally:
+            editor.set_refresh_busy(False)
+        if editor.workspace is not None and editor.workspace.id == workspace_id:
+            ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED,
+                                                  RefreshStatus.UP_TO_DATE)
+            editor.show_message(describe_outcome(outcome), error=not ok)
+
+    async def _open_history(self, workspace_id: str) -> None:
+        editor = self.page.editor
+        try:
+            workspace = await self.service.get(workspace_id)
+            document = await self.service.read(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        if self.history_dialog is not None:
+            self.history_dialog.close()
+        dialog = HistoryDialog(workspace, [], [], document.content, parent=self.page)
+        dialog.setProperty("workspace_id", workspace_id)
+        dialog.restore_requested.connect(self._on_history_restore_requested)
+        dialog.open_reply_requested.connect(self._on_history_open_reply_requested)
+        self.history_dialog = dialog
+        await self._fill_history(dialog, workspace_id, document)
+        dialog.show()
+
+    async def _fill_history(self, dialog: HistoryDialog, workspace_id: str,
+                            document: MemoryDocument) -> None:
+        try:
+            revisions = await self.service.history(workspace_id)
+            attempts = await self.service.attempts(workspace_id)
+        except YakError as exc:
+            self.page.editor.show_message(str(exc), error=True)
+            return
+        selected = dialog.selected_revision()
+        dialog.set_history(revisions, attempts, document.content)
+        if selected is not None:
+            dialog.select_revision(selected.version)
+
+    async def _restore(self, workspace_id: str, revision_id: str) -> None:
+        editor = self.page.editor
+        base = editor.document.version if editor.document is not None else None
+        try:
+            document = await self.service.restore(workspace_id, revision_id,
+                                                  expected_version=base)
+            workspace = await self.service.get(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        if editor.workspace is not None and editor.workspace.id == workspace_id:
+            editor.load(workspace, document,
+                        note=f"Restored as version {document.version}.")
+        await self._update_row(workspace_id, document)
+        if self.history_dialog is not None:
+            await self._fill_history(self.history_dialog, workspace_id, document)
+
+    async def _import(self, workspace_id: str, path: str, base_version: int) -> None:
+        editor = self.page.editor
+        try:
+            document = await self.service.import_file(workspace_id, path,
+                                                      expected_version=base_version)
+            workspace = await self.service.get(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        if editor.workspace is not None and editor.workspace.id == workspace_id:
+            editor.load(workspace, document, note=f"Imported {path} as version "
+                        f"{document.version}." if document.version != base_version else
+                        f"{path} has the same text as the memory; nothing changed.")
+        await self._update_row(workspace_id, document)
+
+    async def _export(self, workspace_id: str, path: str, fmt: str) -> None:
+        editor = self.page.editor
+        try:
+            written = await self.service.export_file(workspace_id, path, fmt, force=True)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        editor.show_message(f"Exported {written:,} bytes ({fmt}) to {path}.")
+
+    async def _delete(self, workspace_id: str, base_version: int) -> None:
+        editor = self.page.editor
+        try:
+            document = await self.service.clear(workspace_id, expected_version=base_version)
+            workspace = await self.service.get(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        if editor.workspace is not None and editor.workspace.id == workspace_id:
+            editor.load(workspace, document, note="The memory was deleted; History can restore "
+                        "it.")
+        await self._update_row(workspace_id, document)
+
+    async def _reattach(self, workspace_id: str, folder: str) -> None:
+        try:
+            workspace = await self.service.reattach(workspace_id, folder)
+        except YakError as exc:
+            dialogs.inform(self.page, title="Re-attach failed", text=str(exc))
+            return
+        self.page.model.remove(workspace_id)
+        editing = self.page.editor.workspace
+        if editing is not None and editing.id == workspace_id:
+            self.page.editor.clear_workspace()
+        await self._reload()
+        self.show_workspace(workspace.id, note=f"Re-attached to {workspace.path}.")
+
+    async def _set_memory_enabled(self, workspace_id: str, enabled: bool) -> None:
+        try:
+            workspace = await self.service.set_memory_enabled(workspace_id, enabled=enabled)
+        except YakError as exc:
+            self.page.editor.show_message(str(exc), error=True)
+            return
+        self.page.editor.set_workspace(workspace)
+        summary = self.page.model.summary_for(workspace_id)
+        if summary is not None:
+            self.page.upsert_summary(replace(summary, workspace=workspace))
+        self.page.editor.show_message(
+            "Memory is on for this workspace." if enabled else
+            "Memory is off for this workspace: it is not injected into conversations nor "
+            "refreshed.")

@@ -1,0 +1,109 @@
+"""What the UI shows about a workspace's memory, as pure data and sentences (no I/O).
+
+The desktop UI may not import the storage layer, not even indirectly (DESIGN.md section 1), so
+it cannot import :mod:`yak.workspace.service`. This module carries what it needs from the service
+layer instead: the refresh status of a workspace (:class:`RefreshState`, :func:`refresh_status`),
+the ceiling check the editor runs before it asks to save, and one-line outcome sentences.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, Workspace
+from yak.memory.document import ceiling_message
+
+__all__ = [
+    "EXPORT_FORMATS", "RefreshState", "StatusLine", "ceiling_message", "default_export_name",
+    "describe_outcome", "refresh_status",
+]
+
+# Export formats and the file suffix each gets by default (DESIGN.md section 6).
+EXPORT_FORMATS = {"text": ".txt", "markdown": ".md", "json": ".json"}
+
+_REFUSED = {RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
+            RefreshStatus.REFUSED_EMPTY, RefreshStatus.REFUSED_PLACEHOLDER}
+
+
+@dataclass(frozen=True)
+class RefreshState:
+    """Where a workspace's memory refresh stands right now.
+
+    Attributes:
+        workspace_id: the workspace.
+        state: ``"idle"``, ``"pending"`` or ``"running"`` (the queue's view).
+        due_in: seconds until a pending refresh runs (``None`` unless pending).
+        last_attempt: the latest recorded refresh attempt, or ``None``.
+        document_updated_at: when the document was last written (any source), or ``None``.
+    """
+
+    workspace_id: str
+    state: str = "idle"
+    due_in: float | None = None
+    last_attempt: RefreshAttempt | None = None
+    document_updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class StatusLine:
+    """The memory panel's status line.
+
+    Attributes:
+        kind: ``"up_to_date"``, ``"pending"``, ``"running"``, ``"refused"`` or ``"failed"``.
+        text: what the user reads, e.g. ``"pending in 8 s"`` or ``"refused: the reply …"``.
+        action: the button offered beside it: ``"view"`` (open the refused reply),
+            ``"retry"`` (run the refresh again) or ``None``.
+    """
+
+    kind: str
+    text: str
+    action: str | None = None
+
+
+def refresh_status(state: RefreshState, *, due_in: float | None = None) -> StatusLine:
+    """The status line for ``state``.
+
+    Running and pending win; otherwise the last attempt speaks, unless the document was written
+    after it (a hand edit after a refusal is the newest word, so the line says up to date).
+
+    Args:
+        state: the workspace's refresh state.
+        due_in: seconds left until a pending refresh (defaults to ``state.due_in``); shown
+            rounded up to whole seconds.
+    """
+    if state.state == "running":
+        return StatusLine("running", "refreshing…")
+    if state.state == "pending":
+        left = state.due_in if due_in is None else due_in
+        seconds = max(0, math.ceil(left or 0.0))
+        return StatusLine("pending", f"pending in {seconds} s")
+    attempt = state.last_attempt
+    newer_write = (attempt is not None and state.document_updated_at is not None
+                   and state.document_updated_at > attempt.created_at)
+    if attempt is None or newer_write:
+        return StatusLine("up_to_date", "up to date")
+    status = RefreshStatus(attempt.status)
+    if status in _REFUSED:
+        return StatusLine("refused", f"refused: {attempt.reason}", "view")
+    if status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):
+        return StatusLine("failed", f"{'failed' if status is RefreshStatus.FAILED else 'superseded'}"
+                          f": {attempt.reason}", "retry")
+    return StatusLine("up_to_date", "up to date")
+
+
+def describe_outcome(outcome: RefreshOutcome) -> str:
+    """One line for a finished forced refresh, e.g. ``"applied: version 4, 57 lines"`` or
+    ``"refused_floor: <reason>"``."""
+    status = RefreshStatus(outcome.status)
+    if status is RefreshStatus.APPLIED:
+        return f"applied: version {outcome.version}, {outcome.lines} lines"
+    if status is RefreshStatus.UP_TO_DATE:
+        return f"up to date: nothing new to fold in (version {outcome.version})"
+    return f"{status.value}: {outcome.reason}"
+
+
+def default_export_name(workspace: Workspace, fmt: str) -> str:
+    """A file name for exporting ``workspace``'s memory as ``fmt``, e.g. ``proj-memory.md``."""
+    return f"{workspace.name}-memory{EXPORT_FORMATS.get(fmt, '.txt')}"
