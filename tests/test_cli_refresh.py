@@ -26,8 +26,8 @@ def doc(lines: int, *, prefix: str = "fact") -> str:
 
 def yak(data_dir, *args, env_extra=None):
     env = {**os.environ, "YAK_DATA_DIR": str(data_dir), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], capture_output=True,
-                          env=env, timeout=120)
+    return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], check=False,
+                          capture_output=True, env=env, timeout=120)
 
 
 def as_json(result) -> dict:
@@ -53,7 +53,8 @@ def project(db, tmp_path, fake_api):
     p = Project()
     p.folder, p.store, p.conversations, p.id, p.fake = (folder, store, conversations,
                                                          workspace.id, fake_api)
-    p.snapshot = lambda: (store.read(workspace.id).content.encode(), store.read(workspace.id).version,
+    p.snapshot = lambda: (store.read(workspace.id).content.encode(),
+                          store.read(workspace.id).version,
                           len(conversations.unfolded_messages(workspace.id)))
     return p
 

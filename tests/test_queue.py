@@ -258,7 +258,7 @@ async def test_refresh_now_waits_for_the_run_in_flight_then_runs():
 @async_test
 async def test_failures_back_off_on_the_next_trigger_and_never_loop():
     """A failed run is not retried on its own; the next trigger runs no sooner than
-    2^n × debounce after the n-th consecutive failure (20 s, then 40 s); a success resets it."""
+    2^n x debounce after the n-th consecutive failure (20 s, then 40 s); a success resets it."""
     runner, timers = Runner(), Timers()
     queue = make_queue(runner, timers, debounce_s=10)
     runner.status = RefreshStatus.FAILED
@@ -268,7 +268,7 @@ async def test_failures_back_off_on_the_next_trigger_and_never_loop():
     assert len(runner.calls) == 1 and queue.failures("ws_a") == 1
     assert timers.armed() == []  # no trigger, no retry: no hot loop
 
-    queue.enqueue("ws_a")  # right after the first failure: not before 2^1 × 10 = 20 s
+    queue.enqueue("ws_a")  # right after the first failure: not before 2^1 x 10 = 20 s
     timers.advance(19.9)
     await settle(queue)
     assert len(runner.calls) == 1
@@ -276,7 +276,7 @@ async def test_failures_back_off_on_the_next_trigger_and_never_loop():
     await settle(queue)
     assert len(runner.calls) == 2 and queue.failures("ws_a") == 2
 
-    queue.enqueue("ws_a")  # right after the second failure: not before 2^2 × 10 = 40 s
+    queue.enqueue("ws_a")  # right after the second failure: not before 2^2 x 10 = 40 s
     timers.advance(39.9)
     await settle(queue)
     assert len(runner.calls) == 2
@@ -286,7 +286,7 @@ async def test_failures_back_off_on_the_next_trigger_and_never_loop():
 
     runner.status = RefreshStatus.APPLIED  # the provider is back
     queue.enqueue("ws_a")
-    timers.advance(80)  # 2^3 × 10
+    timers.advance(80)  # 2^3 x 10
     await settle(queue)
     assert len(runner.calls) == 4 and queue.failures("ws_a") == 0
     queue.enqueue("ws_a")  # after a success: the plain debounce again

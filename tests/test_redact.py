@@ -15,7 +15,8 @@ ANTHROPIC = "sk-ant-api03-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
 OPENAI = "sk-proj-" + "Zy9xWv8uTs7rQp6oNm5lKj4i"
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 AWS = "AKIAIOSFODNN7EXAMPLE"
-JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+       "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
 PRIVATE_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
                "QyNTUxOQAAACDxq2q5lKJ8\n-----END OPENSSH PRIVATE KEY-----")
 
@@ -30,7 +31,8 @@ PRIVATE_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5
     (f"OPENAI_API_KEY={OPENAI}", OPENAI, "redacted:openai_key", "[REDACTED:openai-key]"),
     (f"token {GITHUB} for CI", GITHUB, "redacted:github_token", "token [REDACTED:github-token]"),
     (f"aws key {AWS}", AWS, "redacted:aws_key", "[REDACTED:aws-key]"),
-    (f"Authorization: Bearer {JWT}", JWT, "redacted:bearer_token", "Bearer [REDACTED:bearer-token]"),
+    (f"Authorization: Bearer {JWT}", JWT, "redacted:bearer_token",
+     "Bearer [REDACTED:bearer-token]"),
     (f"the session cookie was {JWT}", JWT, "redacted:jwt", "[REDACTED:jwt]"),
     ('password = "hunter2hunter2"', "hunter2hunter2", "redacted:password_assignment",
      'password = "[REDACTED:password-assignment]"'),

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
                                  workspace_id=paths.workspace_id_for(key), version=0, lines=0)
         return _report(outcome, workspace_path=key, rebuild=rebuild, as_json=args.json)
 
-    refresher_args = dict(store=store, conversations=ConversationStore(ctx.db),
-                          settings=lambda: ctx.settings)
+    refresher_args = {"store": store, "conversations": ConversationStore(ctx.db),
+                      "settings": lambda: ctx.settings}
     with _quiet_warnings():
         outcome = asyncio.run(_refresh(workspace.id, rebuild=rebuild,
                                        base_url=ctx.settings.base_url,

@@ -179,6 +179,7 @@ def normalize_document(text: str) -> str:
 
 _BULLET = re.compile(r"^\s*(?:[-*+•>]|\d+[.)])\s+")
 _WRAPPERS = "[](){}<>\"'`*_#/ \t"
+_TRIM = _WRAPPERS + ".:;,!-\u2013\u2014"  # and en/em dashes
 _ELLIPSIS_ONLY = re.compile(r"^[\s.…·]*(?:\.{2,}|…)[\s.…·]*$")
 _DOC_NOUNS = (r"(?:document|memory|file|content|contents|notes|sections?|text|lines|items|"
               r"entries|points|details|brief|parts?)")
@@ -242,8 +243,8 @@ def _is_placeholder(line: str) -> bool:
     if _PLACEHOLDER_ANYWHERE.search(body):
         return True
     has_ellipsis = "..." in body or "…" in body
-    core = body.replace("…", " ").replace("...", " ").strip(_WRAPPERS + ".:;,!-–—")
-    core = re.sub(r"\s+", " ", core).strip(_WRAPPERS + ".:;,!-–—")
+    core = body.replace("…", " ").replace("...", " ").strip(_TRIM)
+    core = re.sub(r"\s+", " ", core).strip(_TRIM)
     if len(core) <= 80 and _PLACEHOLDER_CORE.match(core):
         return True
     return has_ellipsis and len(core) <= 80 and _ELLIPSIS_WORDS.search(core) is not None

@@ -320,7 +320,7 @@ class MemoryRefreshQueue:
     def _finish(self, job: _Job, ws: _Workspace, outcome: RefreshOutcome | None,
                 error: BaseException | None) -> None:
         ws.running = None
-        if outcome is not None and outcome.status is RefreshStatus.FAILED or (
+        if (outcome is not None and outcome.status is RefreshStatus.FAILED) or (
                 error is not None and not isinstance(error, asyncio.CancelledError)):
             ws.failures += 1
             backoff = min(2 ** ws.failures * self._debounce, MAX_BACKOFF_S)

@@ -197,7 +197,9 @@ def format_transcript(messages: Iterable[ChatMessage], *,
 
 def _session_label(number: int, title: str) -> str:
     title = " ".join(title.split())
-    return f'--- conversation {number}: "{title}" ---' if title else f"--- conversation {number} ---"
+    if title:
+        return f'--- conversation {number}: "{title}" ---'
+    return f"--- conversation {number} ---"
 
 
 def _first_kept(entries: list[tuple[str, str]], headers: Mapping[str, str], budget: int, *,
