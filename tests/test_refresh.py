@@ -521,3 +521,31 @@ def test_provider_error_during_the_condense_retry_fails_with_nothing_changed(env
     outcome = env.refresh()
     assert outcome.status is RefreshStatus.FAILED
     assert env.snapshot() == before
+
+
+def test_the_provider_is_closed_after_each_attempt_and_stays_usable(env):
+    """A factory that hands out one shared provider: each attempt closes its connections, and
+    the next attempt with the same provider still works."""
+    shared = Provider(max_retries=0, timeout_s=10)
+    closed = []
+    original = shared.aclose
+
+    async def counting_close():
+        closed.append(True)
+        await original()
+
+    shared.aclose = counting_close
+    refresher = MemoryRefresher(store=env.store, conversations=env.conversations,
+                                provider_factory=lambda: shared, settings=Settings)
+    env.say("We use ruff.", "Ok.")
+    env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
+
+    async def twice():
+        first = await refresher.refresh(env.workspace_id)
+        env.say("Pin 3.12.", "Ok.")
+        second = await refresher.refresh(env.workspace_id)
+        return first, second
+
+    first, second = asyncio.run(twice())
+    assert (first.status, second.status) == (RefreshStatus.APPLIED, RefreshStatus.APPLIED)
+    assert len(closed) == 2

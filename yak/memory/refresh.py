@@ -62,6 +62,15 @@ class _Input:
     transcript: Transcript
 
 
+class _CallFailed(Exception):
+    """A model call failed; carries the provider's error and the tokens already spent."""
+
+    def __init__(self, error: ProviderError, usage: TokenUsage) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.usage = usage
+
+
 @dataclass(frozen=True)
 class _Reply:
     """A model reply after cleaning, redaction and normalization, with its verdict."""
@@ -158,37 +167,23 @@ class MemoryRefresher:
             current=document.content, transcript=transcript.text,
             workspace_name=data.workspace.name, rebuild=rebuild)
         model = settings.memory_model
-        usage = TokenUsage()
+        provider: Provider | None = None
         try:
             provider = self._provider_factory()
-            completion = await provider.complete(model=model, system=system, messages=messages,
-                                                 max_tokens=REWRITE_MAX_TOKENS)
-            usage = _add(usage, completion.usage)
-            reply = await asyncio.to_thread(self._judge, document.content, completion,
-                                            settings.floor_ratio)
-            flags = _merge(transcript.flags, reply.flags)
-            if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
-                log.info("memory rewrite of %s over the ceiling (%s); one condense retry",
-                         workspace_id, reply.verdict.reason)
-                retry = prompt.condense_request(messages, reply=reply.text or reply.raw,
-                                                lines=reply.verdict.lines,
-                                                chars=reply.verdict.chars)
-                completion = await provider.complete(model=model, system=system, messages=retry,
-                                                     max_tokens=REWRITE_MAX_TOKENS)
-                usage = _add(usage, completion.usage)
-                first_lines = reply.verdict.lines
-                reply = await asyncio.to_thread(self._judge, document.content, completion,
-                                                settings.floor_ratio)
-                flags = _merge(flags, reply.flags, ("condense_retry",))
-                if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
-                    reply = replace(reply, verdict=replace(
-                        reply.verdict, reason=f"{reply.verdict.reason} after one condense retry "
-                        f"(the first reply had {first_lines} lines)"))
-        except ProviderError as exc:
+            completion, reply, usage, flags = await self._ask(
+                provider, model=model, system=system, messages=messages,
+                previous=document.content, floor_ratio=settings.floor_ratio,
+                transcript_flags=transcript.flags, workspace_id=workspace_id)
+        except _CallFailed as failed:
+            exc = failed.error
             outcome = replace(base, status=RefreshStatus.FAILED, reason=str(exc), model=model,
-                              usage=usage, flags=_merge(base.flags, (f"provider:{exc.reason}",)))
+                              usage=failed.usage,
+                              flags=_merge(base.flags, (f"provider:{exc.reason}",)))
             return await self._finish(outcome, started, base_version=document.version,
                                       rebuild=rebuild)
+        finally:
+            if provider is not None:
+                await _close(provider)
 
         outcome = replace(base, model=completion.model or model, usage=usage, flags=flags,
                           reply=reply.text or reply.raw)
@@ -229,6 +224,43 @@ class MemoryRefresher:
         return outcome
 
     # --- steps ------------------------------------------------------------------------------
+    async def _ask(self, provider: Provider, *, model: str, system: str, messages: list[dict],
+                   previous: str, floor_ratio: float, transcript_flags: tuple[str, ...],
+                   workspace_id: str) -> tuple[Completion, _Reply, TokenUsage, tuple[str, ...]]:
+        """The model call, judged; over the ceiling, the one condense retry, judged again.
+
+        Raises:
+            _CallFailed: either call failed (nothing is stored from it).
+        """
+        try:
+            completion = await provider.complete(model=model, system=system, messages=messages,
+                                                 max_tokens=REWRITE_MAX_TOKENS)
+        except ProviderError as exc:
+            raise _CallFailed(exc, TokenUsage()) from exc
+        usage = completion.usage
+        reply = await asyncio.to_thread(self._judge, previous, completion, floor_ratio)
+        flags = _merge(transcript_flags, reply.flags)
+        if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
+            return completion, reply, usage, flags
+        log.info("memory rewrite of %s over the ceiling (%s); one condense retry",
+                 workspace_id, reply.verdict.reason)
+        retry = prompt.condense_request(messages, reply=reply.text or reply.raw,
+                                        lines=reply.verdict.lines, chars=reply.verdict.chars)
+        first_lines = reply.verdict.lines
+        try:
+            completion = await provider.complete(model=model, system=system, messages=retry,
+                                                 max_tokens=REWRITE_MAX_TOKENS)
+        except ProviderError as exc:  # the first call's tokens were spent all the same
+            raise _CallFailed(exc, usage) from exc
+        usage = _add(usage, completion.usage)
+        reply = await asyncio.to_thread(self._judge, previous, completion, floor_ratio)
+        flags = _merge(flags, reply.flags, ("condense_retry",))
+        if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
+            reply = replace(reply, verdict=replace(
+                reply.verdict, reason=f"{reply.verdict.reason} after one condense retry "
+                f"(the first reply had {first_lines} lines)"))
+        return completion, reply, usage, flags
+
     def _load(self, workspace_id: str, rebuild: bool) -> _Input:
         """Read everything an attempt needs and format the transcript (worker thread)."""
         workspace = self._store.get_workspace(workspace_id)
@@ -271,6 +303,15 @@ class MemoryRefresher:
         log.info("memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status,
                  outcome.reason)
         return replace(outcome, attempt_id=attempt.id)
+
+
+async def _close(provider: Provider) -> None:
+    """Close the provider's connections after an attempt (``Provider.aclose`` lets a later call
+    open new ones, so a provider shared with a caller stays usable)."""
+    try:
+        await provider.aclose()
+    except Exception:  # closing must never turn an outcome into a crash
+        log.warning("closing the memory model's connection failed", exc_info=True)
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
