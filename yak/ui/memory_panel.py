@@ -52,7 +52,7 @@ class MemoryPanel(QWidget):
                  clock: Callable[[], float] = time.monotonic,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         super().__init__(parent)
-        self._clock = clock
+        self.clock = clock
         self._now = now
         self._workspace: Workspace | None = None
         self._document: MemoryDocument | None = None
@@ -177,7 +177,7 @@ class MemoryPanel(QWidget):
             state = replace(state, state=self._state.state, due_in=self._state.due_in)
             due_at = self._due_at
         else:
-            due_at = (self._clock() + state.due_in if state.state == "pending"
+            due_at = (self.clock() + state.due_in if state.state == "pending"
                       and state.due_in is not None else None)
         self._state = state
         self._due_at = due_at
@@ -201,7 +201,7 @@ class MemoryPanel(QWidget):
     def _render_status(self) -> None:
         if self._state is None:
             return
-        due_in = None if self._due_at is None else self._due_at - self._clock()
+        due_in = None if self._due_at is None else self._due_at - self.clock()
         self._status = refresh_status(self._state, due_in=due_in)
         self.status_label.setText(self._status.text)
         self.status_label.setToolTip(self._status.text)

@@ -1,0 +1,56 @@
+"""Fixtures for the desktop UI tests: a qasync loop per test (QT_TESTING.md) and a workspace
+environment with a real database, MemoryStore, WorkspaceService and event bridge.
+
+Test bodies run as coroutines on the qasync loop (``memory_support.run``), so the controllers'
+spawned tasks run; tests wait with ``await controller.tasks.drain()`` or ``memory_support.until``
+(a hang guard), never by sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+from memory_support import Env, make_env
+
+
+@pytest.fixture
+def qloop(qapp):
+    """A qasync event loop on the test's QApplication; leftover tasks are cancelled after."""
+    import qasync
+
+    # A dialog closing as the last window would otherwise quit the app and stop the loop.
+    qapp.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def background_errors(caplog):
+    """Fails the test when a spawned task died of an exception (yak.aio logs it and moves on,
+    which would otherwise hide a programming error)."""
+    caplog.set_level(logging.ERROR, logger="yak.aio")
+    yield
+    failures = [r for r in caplog.records if r.name == "yak.aio" and r.levelno >= logging.ERROR]
+    assert not failures, "a background task failed:\n" + "\n".join(
+        f"{r.getMessage()}: {r.exc_info[1]!r}" if r.exc_info else r.getMessage()
+        for r in failures)
+
+
+@pytest.fixture
+def env(data_dir, tmp_path, qloop, background_errors) -> Env:
+    """A database in ``data_dir``, the store, bus, service and bridge, and project folders."""
+    environment = make_env(data_dir, tmp_path)
+    yield environment
+    environment.close()

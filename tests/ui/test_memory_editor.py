@@ -1,0 +1,449 @@
+"""The Settings memory page's inline editor, driven like a user would, against a real database.
+
+Each test asserts what the user sees (the counter, the banner, the messages, the editor's text)
+and what is stored, byte for byte.
+"""
+
+from __future__ import annotations
+
+import pytest
+from memory_support import answer, lines, run
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
+
+from yak.domain import RevisionSource
+from yak.ui.settings.dialog import SettingsDialog
+from yak.ui.settings.memory_controller import MemoryPageController
+from yak.ui.settings.memory_page import MemoryPage
+
+RED = "#b00020"
+
+
+@pytest.fixture
+def page(env, qtbot):
+    """The memory page with its controller, shown."""
+    memory_page = MemoryPage()
+    qtbot.addWidget(memory_page)
+    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
+    memory_page.resize(1000, 600)
+    memory_page.show()
+    return memory_page
+
+
+async def show(page: MemoryPage, workspace_id: str) -> None:
+    """Open the page on ``workspace_id`` and wait until the editor holds it."""
+    page.controller.reload()
+    page.controller.show_workspace(workspace_id)
+    await page.controller.tasks.drain()
+    assert page.editor.workspace is not None and page.editor.workspace.id == workspace_id
+
+
+def type_at_end(page: MemoryPage, qtbot, text: str) -> None:
+    """Type ``text`` at the end of the editor, key by key (Return for each newline)."""
+    page.editor.text_edit.moveCursor(QTextCursor.MoveOperation.End)
+    for i, line in enumerate(text.split("\n")):
+        if i:
+            qtbot.keyClick(page.editor.text_edit, Qt.Key.Key_Return)
+        if line:
+            qtbot.keyClicks(page.editor.text_edit, line)
+
+
+def test_counter_follows_typing_and_turns_red_over_the_ceiling(env, page, qtbot, qloop):
+    """The counter says N / 200 lines as the user types, and turns red past 200 lines or
+    25,000 characters; under the ceiling it is not red (the negative beside the positive)."""
+    workspace = env.workspace("proj", lines(150))
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        assert editor.counter_label.text().startswith("150 / 200 lines")
+        type_at_end(page, qtbot, "- one more")
+        assert editor.counter_label.text().startswith("151 / 200 lines")
+        assert editor.counter_label.property("over") is False
+        assert RED not in editor.counter_label.styleSheet()
+        assert editor.dirty_label.text() == "unsaved changes"
+
+        editor.text_edit.setPlainText(lines(212))
+        assert editor.counter_label.text().startswith("212 / 200 lines")
+        assert editor.counter_label.property("over") is True
+        assert RED in editor.counter_label.styleSheet()
+
+        editor.text_edit.setPlainText("x" * 25_001)
+        assert editor.counter_label.text() == "1 / 200 lines · 25,001 / 25,000 characters"
+        assert editor.counter_label.property("over") is True
+
+    run(qloop, body())
+
+
+def test_save_stores_the_edit_as_a_new_version(env, page, qtbot, qloop):
+    """Save writes exactly the editor's text as the next version, a hand revision."""
+    workspace = env.workspace("proj", lines(3))
+
+    async def body():
+        await show(page, workspace.id)
+        type_at_end(page, qtbot, "- lint with ruff\n")
+        qtbot.mouseClick(page.editor.save_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert stored.content == lines(3) + "- lint with ruff\n"
+        assert stored.version == 2
+        assert env.store.history(workspace.id)[0].source == RevisionSource.HAND
+        assert page.editor.message_label.text() == "Saved as version 2."
+        assert not page.editor.is_dirty()
+        assert page.model.summary_for(workspace.id).lines == 4
+
+    run(qloop, body())
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    (lines(212), "The memory document has 212 lines; the limit is 200."),
+    ("y" * 25_001, "The memory document has 25,001 characters; the limit is 25,000."),
+])
+def test_save_over_the_ceiling_is_refused_with_a_message_and_nothing_stored(
+        env, page, qtbot, qloop, text, reason):
+    """Over 200 lines or 25,000 characters, Save says why and writes nothing: the stored
+    document is unchanged byte for byte, and the edits stay in the editor."""
+    workspace = env.workspace("proj", lines(150))
+    before = env.stored(workspace.id)
+
+    async def body():
+        await show(page, workspace.id)
+        page.editor.text_edit.setPlainText(text)
+        qtbot.mouseClick(page.editor.save_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        message = page.editor.message_label.text()
+        assert message.startswith(reason)
+        assert "Nothing was saved" in message
+        assert RED in page.editor.message_label.styleSheet()
+        assert page.editor.message_label.isVisible()
+        after = env.stored(workspace.id)
+        assert after.content.encode() == before.content.encode()
+        assert after.version == before.version
+        assert len(env.store.history(workspace.id)) == 1
+        assert page.editor.text == text  # nothing typed is lost
+
+        # Exactly at the ceiling is accepted (the positive beside the negative).
+        page.editor.text_edit.setPlainText(lines(200))
+        page.editor.request_save()
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == lines(200)
+
+    run(qloop, body())
+
+
+def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top(
+        env, page, qtbot, qloop):
+    """Another program writes while the user edits: the editor keeps the user's text and shows
+    the banner with the diff; nothing is overwritten. Keep mine then saves the user's text as a
+    new version on top of theirs."""
+    workspace = env.workspace("proj", "- base fact\n")
+
+    async def body():
+        await show(page, workspace.id)
+        page.editor.text_edit.setPlainText("- base fact\n- my new fact\n")
+        theirs = env.write_from_another_process(workspace.id, "- base fact\n- their fact\n")
+        assert theirs.version == 2
+        assert page.editor.banner.isHidden()
+
+        changed = await env.service.check_external_changes()
+        assert changed == [workspace.id]
+        await page.controller.tasks.drain()
+
+        editor = page.editor
+        assert editor.banner_shown
+        assert "changed by another program" in editor.banner_label.text()
+        assert "now version 2" in editor.banner_label.text()
+        diff = editor.diff_view.toPlainText()
+        assert "-- their fact" in diff
+        assert "+- my new fact" in diff
+        assert editor.text == "- base fact\n- my new fact\n"  # mine is still there
+        assert env.stored(workspace.id).content == "- base fact\n- their fact\n"  # theirs too
+
+        qtbot.mouseClick(editor.keep_mine_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert stored.content == "- base fact\n- my new fact\n"
+        assert stored.version == 3
+        assert [r.content for r in env.store.history(workspace.id)][:2] == [
+            "- base fact\n- my new fact\n", "- base fact\n- their fact\n"]
+        assert not editor.banner_shown
+        assert not editor.is_dirty()
+
+    run(qloop, body())
+
+
+def test_take_theirs_shows_the_stored_text_and_writes_nothing(env, page, qtbot, qloop):
+    """Take theirs replaces the editor's text with the stored one; the store is untouched."""
+    workspace = env.workspace("proj", "- base fact\n")
+
+    async def body():
+        await show(page, workspace.id)
+        page.editor.text_edit.setPlainText("- my edit\n")
+        env.write_from_another_process(workspace.id, "- their fact\n")
+        await env.service.check_external_changes()
+        await page.controller.tasks.drain()
+        assert page.editor.banner_shown
+
+        qtbot.mouseClick(page.editor.take_theirs_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert page.editor.text == "- their fact\n"
+        assert not page.editor.is_dirty()
+        assert not page.editor.banner_shown
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- their fact\n", 2)
+
+    run(qloop, body())
+
+
+def test_change_without_unsaved_edits_updates_the_editor_without_a_banner(env, page, qloop):
+    """With no unsaved edits there is nothing to lose: the editor shows the new text."""
+    workspace = env.workspace("proj", "- base fact\n")
+
+    async def body():
+        await show(page, workspace.id)
+        env.write_from_another_process(workspace.id, "- their fact\n")
+        await env.service.check_external_changes()
+        await page.controller.tasks.drain()
+        assert page.editor.text == "- their fact\n"
+        assert not page.editor.banner_shown
+        assert "version 2" in page.editor.message_label.text()
+
+    run(qloop, body())
+
+
+def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, qloop):
+    """A save based on a version that is no longer current writes nothing and shows the banner
+    (keep mine / take theirs with the diff) — the other write is never overwritten."""
+    workspace = env.workspace("proj", "- base fact\n")
+
+    async def body():
+        await show(page, workspace.id)
+        page.editor.text_edit.setPlainText("- my edit\n")
+        env.write_from_another_process(workspace.id, "- their fact\n")  # the watcher is asleep
+        qtbot.mouseClick(page.editor.save_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+
+        editor = page.editor
+        assert editor.banner_shown
+        assert editor.banner_label.text().startswith(
+            "The memory changed (version 2) since version 1; nothing was saved.")
+        assert "Keep mine" in editor.banner_label.text()
+        assert "-- their fact" in editor.diff_view.toPlainText()
+        assert "+- my edit" in editor.diff_view.toPlainText()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- their fact\n", 2)
+        assert editor.text == "- my edit\n"
+
+    run(qloop, body())
+
+
+def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page, qtbot, qloop):
+    """History lists the revisions with their source; the diff compares the selected one with
+    the current text; Restore makes it current as a new ``restore`` revision."""
+    workspace = env.workspace("proj", "- first\n")
+    env.store.write(workspace.id, "- second\n", expected_version=1)
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        assert dialog is not None and dialog.isVisible()
+        table = dialog.revisions_table
+        assert table.rowCount() == 2
+        assert [table.item(r, 0).text() for r in range(2)] == ["2", "1"]
+        assert table.item(0, 1).text() == "hand"
+        assert table.item(1, 2).text() == "1"  # lines
+
+        dialog.select_revision(1)
+        diff = dialog.diff_view.toPlainText()
+        assert "-- first" in diff and "+- second" in diff
+        qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- first\n", 3)
+        newest = env.store.history(workspace.id)[0]
+        assert newest.source == RevisionSource.RESTORE
+        assert page.editor.text == "- first\n"
+        assert "Restored as version 3" in page.editor.message_label.text()
+        assert dialog.revisions_table.rowCount() == 3
+        assert dialog.revisions_table.item(0, 1).text() == "restore"
+
+    run(qloop, body())
+
+
+@pytest.mark.parametrize(("name_filter", "title"), [
+    ("Plain text (*.txt)", ""),
+    ("Markdown (*.md)", "# proj\n\n"),
+])
+def test_export_writes_the_bytes_the_editor_shows(env, page, qtbot, qloop, tmp_path,
+                                                   name_filter, title):
+    """Export… (save dialog with a format) writes exactly the editor's text as UTF-8 (under a
+    title line for Markdown)."""
+    text = "- café ☕ naïve\n- second line\n\n- after a blank line\n"
+    workspace = env.workspace("proj", text)
+    target = tmp_path / "out" / "memory-export"
+    target.parent.mkdir()
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.export_button, Qt.MouseButton.LeftButton)
+        dialog = page.file_dialog
+        assert dialog is not None and dialog.isVisible()
+        dialog.selectNameFilter(name_filter)
+        dialog.filterSelected.emit(name_filter)
+        dialog.selectFile(str(target))
+        dialog.accept()
+        await page.controller.tasks.drain()
+        written = list(target.parent.iterdir())
+        assert len(written) == 1
+        assert written[0].read_bytes() == (title + page.editor.text).encode("utf-8")
+        assert "Exported" in page.editor.message_label.text()
+
+    run(qloop, body())
+
+
+def test_switching_workspace_with_unsaved_edits_asks_save_discard_cancel(
+        env, page, qtbot, qloop):
+    """Choosing another workspace with unsaved edits asks first: Cancel keeps the edits and the
+    workspace, Discard drops them (nothing stored), Save stores them and then switches."""
+    alpha = env.workspace("alpha", "- alpha fact\n")
+    beta = env.workspace("beta", "- beta fact\n")
+
+    def select_row_of(workspace_id: str) -> None:
+        row = page.model.row_of(workspace_id)
+        page.table.setCurrentIndex(page.model.index(row, 0))
+
+    async def body():
+        await show(page, alpha.id)
+        page.editor.text_edit.setPlainText("- alpha edited\n")
+
+        select_row_of(beta.id)
+        text = await answer("Cancel", containing="unsaved edits")
+        assert "alpha" in text
+        assert page.editor.workspace.id == alpha.id
+        assert page.editor.text == "- alpha edited\n"
+        assert page.selected_workspace_id() == alpha.id
+
+        select_row_of(beta.id)
+        await answer("Discard", containing="unsaved edits")
+        await page.controller.tasks.drain()
+        assert page.editor.workspace.id == beta.id
+        assert page.editor.text == "- beta fact\n"
+        assert env.stored(alpha.id).content == "- alpha fact\n"
+
+        page.editor.text_edit.setPlainText("- beta edited\n")
+        select_row_of(alpha.id)
+        await answer("Save", containing="unsaved edits")
+        await page.controller.tasks.drain()
+        assert env.stored(beta.id).content == "- beta edited\n"
+        assert page.editor.workspace.id == alpha.id
+        assert page.editor.text == "- alpha fact\n"
+
+    run(qloop, body())
+
+
+def test_save_refused_in_the_guard_does_not_switch(env, page, qloop):
+    """Save in the guard with text over the ceiling is refused with the message and the editor
+    stays on the workspace with the edits: nothing is lost, nothing is stored."""
+    alpha = env.workspace("alpha", "- alpha fact\n")
+    beta = env.workspace("beta", "- beta fact\n")
+
+    async def body():
+        await show(page, alpha.id)
+        page.editor.text_edit.setPlainText(lines(201))
+        page.select_workspace(beta.id)
+        await answer("Save", containing="unsaved edits")
+        await page.controller.tasks.drain()
+        assert page.editor.workspace.id == alpha.id
+        assert page.editor.text == lines(201)
+        assert "201 lines; the limit is 200" in page.editor.message_label.text()
+        assert env.stored(alpha.id).content == "- alpha fact\n"
+
+    run(qloop, body())
+
+
+def test_closing_settings_with_unsaved_edits_asks_first(env, qtbot, qloop):
+    """Closing the Settings dialog with unsaved edits asks; Cancel keeps it open with the edits,
+    Discard closes it and stores nothing."""
+    workspace = env.workspace("proj", "- fact\n")
+    dialog = SettingsDialog()
+    qtbot.addWidget(dialog)
+    memory_page = MemoryPage()
+    dialog.add_page("Memory", memory_page)
+    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
+    dialog.show_page("Memory")
+
+    async def body():
+        await show(memory_page, workspace.id)
+        memory_page.editor.text_edit.setPlainText("- edited\n")
+        dialog.reject()
+        await answer("Cancel", containing="unsaved edits")
+        assert dialog.isVisible()
+        assert memory_page.editor.text == "- edited\n"
+
+        dialog.close()
+        await answer("Discard", containing="unsaved edits")
+        assert not dialog.isVisible()
+        assert env.stored(workspace.id).content == "- fact\n"
+
+    run(qloop, body())
+
+
+def test_delete_asks_then_empties_the_document_and_history_can_restore_it(
+        env, page, qtbot, qloop):
+    """Delete… asks for confirmation (Cancel deletes nothing), then empties the document as a
+    ``clear`` revision that History can restore."""
+    workspace = env.workspace("proj", "- keep me\n")
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.delete_button, Qt.MouseButton.LeftButton)
+        await answer("Cancel", containing="Delete the memory")
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == "- keep me\n"
+
+        qtbot.mouseClick(page.editor.delete_button, Qt.MouseButton.LeftButton)
+        await answer("Delete", containing="Delete the memory")
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("", 2)
+        assert env.store.history(workspace.id)[0].source == RevisionSource.CLEAR
+        assert page.editor.text == ""
+        assert "deleted" in page.editor.message_label.text()
+
+    run(qloop, body())
+
+
+def test_import_replaces_the_document_and_refuses_non_text(env, page, qtbot, qloop, tmp_path):
+    """Import… reads a UTF-16 file with CRLF as the new version; bytes that are not text are
+    refused with a message and the document is unchanged byte for byte."""
+    workspace = env.workspace("proj", "- old\n")
+    good = tmp_path / "notes.txt"
+    good.write_bytes("- imported ☕\r\n- second\r\n".encode("utf-16"))
+    bad = tmp_path / "binary.txt"
+    bad.write_bytes(bytes(range(256)) * 4)
+
+    async def pick(path) -> None:
+        qtbot.mouseClick(page.editor.import_button, Qt.MouseButton.LeftButton)
+        dialog = page.file_dialog
+        dialog.selectFile(str(path))
+        dialog.accept()
+        await page.controller.tasks.drain()
+
+    async def body():
+        await show(page, workspace.id)
+        await pick(bad)
+        assert RED in page.editor.message_label.styleSheet()
+        assert page.editor.message_label.text()
+        stored = env.stored(workspace.id)
+        assert (stored.content.encode(), stored.version) == (b"- old\n", 1)
+
+        await pick(good)
+        stored = env.stored(workspace.id)
+        assert stored.content == "- imported ☕\n- second\n"
+        assert page.editor.text == stored.content
+        assert env.store.history(workspace.id)[0].source == RevisionSource.IMPORT
+
+    run(qloop, body())
