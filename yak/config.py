@@ -16,8 +16,8 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CHAT_MODEL = "claude-sonnet-4-5"
-DEFAULT_MEMORY_MODEL = "claude-haiku-4-5"
+DEFAULT_CHAT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MEMORY_MODEL = "claude-haiku-5-5"  # small and fast: rewrites are frequent
 DEFAULT_DEBOUNCE_S = 10.0
 MIN_DEBOUNCE_S = 2.0
 MAX_DEBOUNCE_S = 120.0
