@@ -1,0 +1,347 @@
+"""The main window and its memory panel, driven by the app controller against a real database
+and, for the refresh states, the real MemoryRefreshQueue with its timers fired by hand."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from memory_support import answer, lines, message_boxes, run, until
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from yak.domain import RefreshOutcome, RefreshStatus
+from yak.events import RefreshFinished
+from yak.memory.queue import MemoryRefreshQueue
+from yak.ui.controller import AppController
+from yak.ui.main_window import MainWindow
+from yak.workspace.service import WorkspaceService
+
+
+class FakeClock:
+    """Monotonic seconds that move only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ManualScheduler:
+    """A queue scheduler whose timers fire when the test calls :meth:`fire`."""
+
+    def __init__(self) -> None:
+        self.timers: list[list] = []
+
+    def __call__(self, delay_s, callback):
+        entry = [delay_s, callback, False]
+        self.timers.append(entry)
+
+        class Handle:
+            def cancel(self_inner) -> None:
+                entry[2] = True
+
+        return Handle()
+
+    def fire(self) -> None:
+        for entry in [t for t in self.timers if not t[2]]:
+            entry[2] = True
+            entry[1]()
+
+
+@pytest.fixture
+def ui(env, qtbot):
+    """The main window with its controller, shown."""
+    window = MainWindow()
+    qtbot.addWidget(window)
+    controller = AppController(window=window, service=env.service, bridge=env.bridge)
+    window.memory_panel.clock = FakeClock()
+    window.show()
+    yield window, controller
+    controller.settings_dialog.hide()
+    window.close_guard = None
+
+
+def test_opening_a_folder_shows_its_memory_in_the_panel(env, ui, qloop):
+    """Opening a folder puts its name in the title and its document, line count, last update and
+    status in the memory panel; the neighbour folder shows none of it."""
+    window, controller = ui
+    workspace = env.workspace("proj", lines(150))
+    env.folder("proj-neighbour")
+
+    async def body():
+        opened = await controller.open_workspace(str(env.folder("proj")) + "/")
+        assert opened.id == workspace.id
+        panel = window.memory_panel
+        assert window.windowTitle().startswith("proj — ")
+        assert panel.title_label.text() == "Memory — proj"
+        assert panel.document_view.toPlainText() == lines(150)
+        assert panel.document_view.isReadOnly()
+        assert panel.lines_label.text() == "150 / 200 lines"
+        assert panel.updated_label.text() == "updated just now"
+        assert panel.status_label.text() == "up to date"
+        recent = [a.text() for a in window.recent_menu.actions()]
+        assert str(env.folder("proj")) in recent
+
+        await controller.open_workspace(str(env.folder("proj-neighbour")))
+        assert panel.document_view.toPlainText() == ""
+        assert panel.lines_label.text() == "0 / 200 lines"
+        assert panel.updated_label.text() == "never updated"
+
+    run(qloop, body())
+
+
+def test_opening_a_missing_folder_shows_a_message_and_keeps_the_window(env, ui, qloop, tmp_path):
+    """A folder that does not exist is a message in the window, not a crash; the workspace shown
+    before stays."""
+    window, controller = ui
+    env.workspace("proj", "- fact\n")
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        result = await controller.open_workspace(str(tmp_path / "gone"))
+        assert result is None
+        text = await answer("OK", containing="gone")
+        assert "No such folder" in text or "does not exist" in text
+        assert window.workspace is not None and window.workspace.name == "proj"
+        assert window.memory_panel.document_view.toPlainText() == "- fact\n"
+
+    run(qloop, body())
+
+
+def test_panel_status_follows_the_refresh_queue(env, qtbot, qloop):
+    """The status line reads pending in N s (counting down), refreshing… while the refresh runs,
+    then refused: reason with View — driven by the real queue's events — and up to date once a
+    later write supersedes the refusal."""
+    workspace = env.workspace("proj", lines(180))
+    clock, scheduler = FakeClock(), ManualScheduler()
+    release = asyncio.Event()
+    reply = lines(240, prefix="rewritten")
+
+    async def refused_run(workspace_id: str, rebuild: bool) -> RefreshOutcome:
+        await release.wait()
+        outcome = RefreshOutcome(
+            status=RefreshStatus.REFUSED_CEILING, workspace_id=workspace_id, version=1,
+            lines=180, reason="the reply has 240 lines, over the limit of 200, even after "
+            "asking to condense; the document is unchanged.", reply=reply)
+        await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
+        env.bus.publish(RefreshFinished(workspace_id, outcome))
+        return outcome
+
+    queue = MemoryRefreshQueue(refused_run, debounce_s=10, clock=clock, bus=env.bus,
+                               scheduler=scheduler)
+    service = WorkspaceService(store=env.store, db=env.db, bus=env.bus, queue=queue)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    controller = AppController(window=window, service=service, bridge=env.bridge)
+    panel = window.memory_panel
+    panel.clock = clock
+    window.show()
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        assert panel.status_label.text() == "up to date"
+        assert panel.action_button.isHidden()
+
+        queue.enqueue(workspace.id)
+        assert panel.status_label.text() == "pending in 10 s"
+        clock.now += 3.5
+        panel._on_tick_timer_timeout()  # the 1 s tick, called instead of waited for
+        assert panel.status_label.text() == "pending in 7 s"
+
+        scheduler.fire()
+        await until(lambda: panel.status_label.text() == "refreshing…", what="refreshing…")
+        assert not panel.refresh_button.isEnabled()
+
+        release.set()
+        await queue.wait_idle()
+        await controller.tasks.drain()
+        assert panel.status_label.text().startswith("refused: the reply has 240 lines")
+        assert panel.action_button.text() == "View" and panel.action_button.isVisible()
+        assert env.stored(workspace.id).content == lines(180)
+
+        # A later hand edit is the newest word: the refusal no longer shows.
+        await service.save(workspace.id, lines(181), expected_version=1)
+        await controller.tasks.drain()
+        await controller._load_state(workspace.id)
+        assert panel.status_label.text() == "up to date"
+        service.close()
+
+    run(qloop, body())
+
+
+def test_failed_refresh_offers_retry_which_runs_it_again(env, qtbot, qloop):
+    """A failed refresh reads failed: reason with Retry; Retry runs a forced refresh, whose
+    outcome then shows."""
+    workspace = env.workspace("proj", lines(10))
+    outcomes = [
+        RefreshOutcome(status=RefreshStatus.FAILED, workspace_id=workspace.id, version=1,
+                       lines=10, reason="Anthropic is overloaded (529); try again later."),
+        RefreshOutcome(status=RefreshStatus.UP_TO_DATE, workspace_id=workspace.id, version=1,
+                       lines=10, reason="nothing new"),
+    ]
+    calls = []
+
+    async def run_refresh(workspace_id: str, rebuild: bool) -> RefreshOutcome:
+        outcome = outcomes[len(calls)]
+        calls.append(workspace_id)
+        await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
+        env.bus.publish(RefreshFinished(workspace_id, outcome))
+        return outcome
+
+    queue = MemoryRefreshQueue(run_refresh, bus=env.bus, scheduler=ManualScheduler())
+    service = WorkspaceService(store=env.store, db=env.db, bus=env.bus, queue=queue)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    controller = AppController(window=window, service=service, bridge=env.bridge)
+    panel = window.memory_panel
+    window.show()
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        await service.refresh_now(workspace.id)
+        await controller.tasks.drain()
+        assert panel.status_label.text() == ("failed: Anthropic is overloaded (529); try again "
+                                             "later.")
+        assert panel.action_button.text() == "Retry" and panel.action_button.isVisible()
+
+        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
+        await controller.tasks.drain()
+        assert calls == [workspace.id, workspace.id]
+        assert panel.status_label.text() == "up to date"
+        assert panel.action_button.isHidden()
+        assert window.statusBar().currentMessage().startswith("up to date")
+        service.close()
+
+    run(qloop, body())
+
+
+def test_view_opens_a_refused_reply_in_the_editor_to_trim_and_save(env, ui, qtbot, qloop):
+    """View on a refused refresh opens Settings with the reply in the editor as unsaved edits
+    (the counter red: 240 / 200); trimmed to 200 lines it saves as a hand edit."""
+    window, controller = ui
+    workspace = env.workspace("proj", lines(180))
+    reply = lines(240, prefix="rewritten")
+    outcome = RefreshOutcome(status=RefreshStatus.REFUSED_CEILING, workspace_id=workspace.id,
+                             version=1, lines=180, reason="over the ceiling", reply=reply)
+    env.store.record_attempt(outcome, base_version=1)
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        panel = window.memory_panel
+        assert panel.status_label.text() == "refused: over the ceiling"
+        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
+        await controller.tasks.drain()
+        await controller.memory_controller.tasks.drain()
+
+        assert controller.settings_dialog.isVisible()
+        editor = controller.memory_page.editor
+        assert editor.workspace.id == workspace.id
+        assert editor.text == reply
+        assert editor.is_dirty()
+        assert editor.counter_label.text().startswith("240 / 200 lines")
+        assert "refused refresh reply" in editor.message_label.text()
+        assert env.stored(workspace.id).content == lines(180)
+
+        editor.text_edit.setPlainText(lines(200, prefix="rewritten"))
+        editor.request_save()
+        await controller.memory_controller.tasks.drain()
+        assert env.stored(workspace.id).content == lines(200, prefix="rewritten")
+        assert env.store.history(workspace.id)[0].source == "hand"
+
+    run(qloop, body())
+
+
+def test_a_write_by_another_program_reaches_the_panel(env, ui, qloop):
+    """The watcher's step notices a write by another process and the panel shows it."""
+    window, controller = ui
+    workspace = env.workspace("proj", "- old\n")
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        env.write_from_another_process(workspace.id, "- new from the CLI\n")
+        assert await env.service.check_external_changes() == [workspace.id]
+        await controller.tasks.drain()
+        assert window.memory_panel.document_view.toPlainText() == "- new from the CLI\n"
+        # Nothing new: the next step reports nothing (no duplicate event).
+        assert await env.service.check_external_changes() == []
+
+    run(qloop, body())
+
+
+def test_edit_opens_settings_on_the_workspace_and_menus_show_shortcuts(env, ui, qtbot, qloop):
+    """Edit… opens Settings › Memory on the current workspace; the menus show Ctrl+O, Ctrl+,
+    and Ctrl+Q."""
+    window, controller = ui
+    workspace = env.workspace("proj", "- fact\n")
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        qtbot.mouseClick(window.memory_panel.edit_button, Qt.MouseButton.LeftButton)
+        await controller.memory_controller.tasks.drain()
+        dialog = controller.settings_dialog
+        assert dialog.isVisible()
+        assert dialog.stack.currentWidget() is controller.memory_page
+        assert controller.memory_page.editor.workspace.id == workspace.id
+        assert controller.memory_page.selected_workspace_id() == workspace.id
+        shortcuts = {a.text().replace("&", ""): a.shortcut().toString()
+                     for a in (window.open_action, window.settings_action, window.quit_action)}
+        assert shortcuts == {"Open Folder…": "Ctrl+O", "Settings…": "Ctrl+,", "Quit": "Ctrl+Q"}
+
+    run(qloop, body())
+
+
+def test_quit_with_unsaved_settings_edits_asks_first(env, ui, qloop):
+    """Quitting with unsaved memory edits asks: Cancel keeps the window and the edits; Discard
+    closes the window and stores nothing."""
+    window, controller = ui
+    workspace = env.workspace("proj", "- fact\n")
+    closed = []
+    window.closed.connect(lambda: closed.append(True))
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        controller.open_settings(workspace.id)
+        await controller.memory_controller.tasks.drain()
+        controller.memory_page.editor.text_edit.setPlainText("- unsaved\n")
+
+        window.quit_action.trigger()
+        await answer("Cancel", containing="unsaved edits")
+        assert window.isVisible() and not closed
+        assert controller.memory_page.editor.text == "- unsaved\n"
+
+        window.quit_action.trigger()
+        await answer("Discard", containing="unsaved edits")
+        await until(lambda: closed, what="the window to close")
+        assert not window.isVisible()
+        assert env.stored(workspace.id).content == "- fact\n"
+
+    run(qloop, body())
+
+
+def test_dropping_a_folder_opens_it_and_a_file_is_ignored(env, ui, qloop, tmp_path):
+    """A folder dropped on the window opens as the workspace; a dropped file does nothing."""
+    window, controller = ui
+    folder = env.folder("dropped")
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+
+    def drop(path) -> QDropEvent:
+        mime = QMimeData()
+        mime.setUrls([QUrl.fromLocalFile(str(path))])
+        event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                           Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        window.dropEvent(event)
+        return event
+
+    async def body():
+        assert not drop(a_file).isAccepted()
+        await controller.tasks.drain()
+        assert window.workspace is None
+        assert drop(folder).isAccepted()
+        await controller.tasks.drain()
+        assert window.workspace is not None and window.workspace.name == "dropped"
+        assert not message_boxes()
+
+    run(qloop, body())
