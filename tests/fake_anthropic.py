@@ -66,9 +66,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -235,7 +235,7 @@ class FakeAnthropic:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -290,11 +290,11 @@ class _Handler(BaseHTTPRequestHandler):
     owner: FakeAnthropic
     protocol_version = "HTTP/1.0"  # every response ends with the connection: a cut is an EOF
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass  # keep pytest output clean
 
     # --- HTTP verbs -------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         self._record(None)
         if self.path.split("?")[0] == "/v1/models":
             self._json(200, {"data": [{"type": "model", "id": "claude-fake",
@@ -304,7 +304,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, "not_found_error", f"fake: no route {self.path}")
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:

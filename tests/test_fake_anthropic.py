@@ -33,10 +33,9 @@ def test_streamed_text_reaches_the_sdk_with_usage_and_message_stop(fake_api):
     fake_api.script(text("Hello there, friend."))
 
     async def run():
-        async with client() as c:
-            async with c.messages.stream(**BASIC) as stream:
-                deltas = [t async for t in stream.text_stream]
-                return deltas, await stream.get_final_message()
+        async with client() as c, c.messages.stream(**BASIC) as stream:
+            deltas = [t async for t in stream.text_stream]
+            return deltas, await stream.get_final_message()
 
     deltas, final = asyncio.run(run())
     assert len(deltas) > 1 and "".join(deltas) == "Hello there, friend."
@@ -67,9 +66,8 @@ def test_tool_use_streams_its_input_json(fake_api):
     fake_api.script(tool_use("read_file", {"path": "src/a.py"}, text="Let me look."))
 
     async def run():
-        async with client() as c:
-            async with c.messages.stream(**BASIC) as stream:
-                return await stream.get_final_message()
+        async with client() as c, c.messages.stream(**BASIC) as stream:
+            return await stream.get_final_message()
 
     final = asyncio.run(run())
     assert final.stop_reason == "tool_use"
@@ -185,14 +183,13 @@ def test_gate_pauses_a_stream_mid_reply(fake_api):
 
     async def run():
         seen: list[str] = []
-        async with client() as c:
-            async with c.messages.stream(**BASIC) as stream:
-                async for delta in stream.text_stream:
-                    seen.append(delta)
-                    if len(seen) == 2:
-                        assert not gate.is_set()
-                        gate.set()
-                final = await stream.get_final_message()
+        async with client() as c, c.messages.stream(**BASIC) as stream:
+            async for delta in stream.text_stream:
+                seen.append(delta)
+                if len(seen) == 2:
+                    assert not gate.is_set()
+                    gate.set()
+            final = await stream.get_final_message()
         return seen, final
 
     seen, final = asyncio.run(run())

@@ -89,8 +89,8 @@ def test_complete_and_check(fake_api):
 
 @pytest.mark.parametrize(("reply", "exc_type", "reason", "sentence"), [
     (error(401), AuthenticationFailed, "auth",
-     "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY or the key in Settings > "
-     "Provider."),
+     ("Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY or the key in Settings > "
+      "Provider.")),
     (error(429), RateLimited, "rate_limited", "rate limiting"),
     (error(529), Overloaded, "overloaded", "overloaded right now (529)"),
     (error(500), Overloaded, "server_error", "server error (500)"),

@@ -21,7 +21,6 @@ call from the model.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import fnmatch
 import logging
@@ -435,7 +434,7 @@ class WorkspaceTools:
         return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
                           summary=f"{total} matches", target=pattern)
 
-    def _walk_files(self, base: Path):  # noqa: ANN202 - a generator of Paths
+    def _walk_files(self, base: Path):
         """Files under ``base`` (or ``base`` itself), never leaving the workspace."""
         if base.is_file():
             yield base
@@ -523,12 +522,10 @@ class WorkspaceTools:
             code = await asyncio.wait_for(pump(), timeout)
         except TimeoutError:
             timed_out = True
-            _kill(process)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), 5)
+            await _reap(process)
             code = process.returncode
         except asyncio.CancelledError:
-            _kill(process)
+            await asyncio.shield(_reap(process))  # Stop: the command dies with the turn
             raise
         output = collected.text()
         if timed_out:
@@ -569,6 +566,16 @@ class _CappedOutput:
         if dropped <= 0:
             return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
         return f"{head}\n[… {dropped} bytes cut …]\n{tail}"
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Kill a command with its process group and wait for it and its pipe to close (so no
+    transport outlives the event loop)."""
+    _kill(process)
+    try:
+        await asyncio.wait_for(process.communicate(), 5)
+    except (TimeoutError, OSError, ValueError) as exc:
+        log.warning("a stopped command did not exit cleanly: %s", type(exc).__name__)
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

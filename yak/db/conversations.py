@@ -57,7 +57,7 @@ def _message(row: ChatMessageRow) -> ChatMessage:
     )
 
 
-def _unfolded_condition():  # noqa: ANN202 - a SQLAlchemy boolean clause
+def _unfolded_condition():
     return or_(ChatSessionRow.folded_through.is_(None),
                ChatMessageRow.id > ChatSessionRow.folded_through)
 
@@ -211,7 +211,7 @@ class ConversationStore:
 
     # --- helpers ----------------------------------------------------------------------------
     @staticmethod
-    def _row(s, session_id: str) -> ChatSessionRow:  # noqa: ANN001 - a SQLAlchemy Session
+    def _row(s, session_id: str) -> ChatSessionRow:
         row = s.get(ChatSessionRow, session_id)
         if row is None:
             raise UsageError(f"No conversation with id {session_id} exists.")

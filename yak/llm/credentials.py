@@ -38,7 +38,7 @@ def keyring_api_key() -> str | None:
         except KeyringError as exc:
             log.info("no API key from the OS keyring: %s", type(exc).__name__)
             return None
-    except Exception as exc:  # a broken backend must not stop the app; the env var still works
+    except Exception as exc:  # noqa: BLE001 - a broken backend must not stop the app
         log.warning("the OS keyring could not be read: %s", type(exc).__name__)
         return None
     value = (value or "").strip()

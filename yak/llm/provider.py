@@ -191,7 +191,7 @@ class Provider:
     def _translate(self, exc: Exception, *, started: bool) -> ProviderError:
         error = translate_error(exc, started=started, base_url=self.base_url,
                                 timeout_s=self.timeout_s)
-        log.warning("model request failed: %s (%s)", error.reason, type(exc).__name__)
+        log.info("model request failed: %s (%s)", error.reason, type(exc).__name__)
         return error
 
 
@@ -266,7 +266,7 @@ def _status_error(exc: Any) -> ProviderError:
         return Overloaded("Anthropic is overloaded right now (529); try again in a few minutes.",
                           reason="overloaded")
     if status >= 500 or error_type == "api_error":
-        shown = status if status >= 500 else 500
+        shown = max(status, 500)
         return Overloaded(f"Anthropic had a server error ({shown}); try again shortly.",
                           reason="server_error")
     if status == 404 or error_type == "not_found_error":

@@ -1,0 +1,163 @@
+"""``yak ask`` end to end: a real subprocess against the fake Messages API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from fake_anthropic import error, text, tool_use
+
+from yak.db.conversations import ConversationStore
+from yak.memory.store import MemoryStore
+
+MEMORY_MODEL = "claude-memory-test"
+
+
+def yak(*args: str, cwd=None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m yak`` with the test's environment (data dir, fake API, no keyring)."""
+    env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, YAK_MODEL="claude-chat-test")
+    return subprocess.run([sys.executable, "-m", "yak", *args], cwd=cwd, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    ws = tmp_path / "project"
+    ws.mkdir()
+    (ws / "README.md").write_text("# Demo\n")
+    return ws
+
+
+def chat_requests(fake_api):
+    return [r for r in fake_api.message_requests if r.body["model"] != MEMORY_MODEL]
+
+
+def test_prints_the_reply_with_memory_on_top_and_records_the_session(db, folder, fake_api):
+    """The reply is on stdout; the request's system prompt starts with the memory document;
+    the session and its messages are in the shared database."""
+    store = MemoryStore(db)
+    workspace = store.open_workspace(str(folder))
+    document = "Demo project.\n- run tests with pytest\n"
+    store.write(workspace.id, document, expected_version=0)
+    fake_api.script(text("Hello from the fake."))
+
+    result = yak("ask", "-w", str(folder), "--no-refresh", "Say hello")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Hello from the fake.\n"
+    assert result.stderr == ""
+    [request] = fake_api.message_requests
+    assert request.body["system"].startswith("<workspace-memory>\n" + document)
+    assert request.body["model"] == "claude-chat-test"
+    assert request.body["messages"] == [{"role": "user",
+                                         "content": [{"type": "text", "text": "Say hello"}]}]
+    [session] = ConversationStore(db).sessions(workspace.id)
+    assert session.title == "Say hello"
+    assert [m.text for m in ConversationStore(db).messages(session.id)] == [
+        "Say hello", "Hello from the fake."]
+    assert store.read(workspace.id).content == document  # --no-refresh: untouched
+
+
+def test_memory_refresh_runs_after_the_turn(db, folder, fake_api):
+    """Without --no-refresh the memory model rewrites the document right after the reply."""
+    fake_api.respond_with(lambda body: text(
+        "Demo project.\n\n- The user asked for a greeting.\n" if body["model"] == MEMORY_MODEL
+        else "Hi there."))
+    result = yak("ask", "--model", "claude-other", "Greet me", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Hi there.\n"
+    assert "memory: applied, version 1, 3 lines" in result.stderr
+    assert [r.body["model"] for r in fake_api.message_requests] == ["claude-other", MEMORY_MODEL]
+    workspace = MemoryStore(db).find_workspace(str(folder))
+    assert MemoryStore(db).read(workspace.id).content == \
+        "Demo project.\n\n- The user asked for a greeting.\n"
+
+
+def test_a_failed_refresh_is_reported_but_the_turn_succeeds(db, folder, fake_api):
+    """The refresh's provider error is one stderr line; exit 0; the document is unchanged."""
+    store = MemoryStore(db)
+    workspace = store.open_workspace(str(folder))
+    store.write(workspace.id, "Kept exactly.\n", expected_version=0)
+    fake_api.script(text("Answer."), error(400, message="refresh refused"))
+    result = yak("ask", "-w", str(folder), "Question?")
+    assert result.returncode == 0
+    assert result.stdout == "Answer.\n"
+    assert "yak: memory refresh failed:" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert store.read(workspace.id).content == "Kept exactly.\n"
+
+
+def test_provider_failure_exits_4_with_one_line(folder, fake_api):
+    """A 500 on every attempt (the SDK retries twice): exit 4, one line, nothing on stdout."""
+    fake_api.respond_with(lambda body: error(500, retry_after_ms=1))
+    result = yak("ask", "-w", str(folder), "--no-refresh", "Anyone there?")
+    assert result.returncode == 4
+    assert result.stdout == ""
+    assert result.stderr == "yak: Anthropic had a server error (500); try again shortly.\n"
+    assert len(fake_api.message_requests) == 3
+
+
+def test_missing_key_exits_4_before_any_request(folder, fake_api, monkeypatch):
+    """No key in the environment and no keyring: exit 4 with how to add one."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    result = yak("ask", "-w", str(folder), "hi")
+    assert result.returncode == 4
+    assert "No Anthropic API key is set" in result.stderr
+    assert fake_api.requests == []
+
+
+def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
+    """Without --yes the write is denied (the model is told how to allow it) and nothing is
+    written; with --yes the same call writes the file."""
+    fake_api.script(tool_use("write_file", {"path": "out.txt", "content": "data"}),
+                    text("I could not write it."))
+    denied = yak("ask", "-w", str(folder), "--no-refresh", "Write out.txt")
+    assert denied.returncode == 0, denied.stderr
+    assert not (folder / "out.txt").exists()
+    assert "[write_file] out.txt: denied by user" in denied.stderr
+    result_block = fake_api.message_requests[1].body["messages"][-1]["content"][0]
+    assert result_block["content"] == "denied: run with --yes to allow"
+    assert result_block["is_error"] is True
+    assert denied.stdout == "I could not write it.\n"
+
+    fake_api.script(tool_use("write_file", {"path": "out.txt", "content": "data"}),
+                    text("Written."))
+    allowed = yak("ask", "-w", str(folder), "--yes", "--no-refresh", "Write out.txt")
+    assert allowed.returncode == 0, allowed.stderr
+    assert (folder / "out.txt").read_text() == "data"
+    assert "[write_file] out.txt: created out.txt (1 lines)" in allowed.stderr
+
+
+def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
+    """A read runs without --yes; text before and after a tool call does not run together."""
+    fake_api.script(tool_use("read_file", {"path": "README.md"}, text="Reading."),
+                    text("It is a demo."))
+    result = yak("ask", "-w", str(folder), "--no-refresh", "What is this?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Reading.\nIt is a demo.\n"
+    assert result.stderr == "[read_file] README.md: read 1 lines\n"
+
+
+def test_prompt_from_stdin(folder, fake_api):
+    """PROMPT '-' reads the prompt from stdin."""
+    fake_api.script(text("Got it."))
+    result = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin="multi\nline prompt\n")
+    assert result.returncode == 0, result.stderr
+    sent = fake_api.message_requests[0].body["messages"][0]["content"][0]["text"]
+    assert sent == "multi\nline prompt\n"
+
+
+@pytest.mark.parametrize(("args", "stdin", "message"), [
+    (["-w", "{missing}", "hi"], None, "yak: "),
+    (["-w", "{folder}", "   "], None, "the prompt is empty"),
+    (["-w", "{folder}", "-"], "\n\n", "the prompt is empty"),
+])
+def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
+    """A -w that is not a folder or an empty prompt: exit 2, one line, no request."""
+    args = [a.format(folder=folder, missing=tmp_path / "nope") for a in args]
+    result = yak("ask", *args, stdin=stdin)
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+    assert fake_api.requests == []

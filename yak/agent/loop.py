@@ -1,0 +1,459 @@
+"""The agent loop: one user turn, streamed, with workspace-confined tools (DESIGN.md section 5).
+
+A turn stores the user's prompt, then repeats: stream a reply through ``Provider.stream``, store
+it, run the tool calls it asks for (asking the ``Approver`` for mutating ones), store the
+results as a user message of ``tool_result`` blocks, until the model answers without tools or
+the cap on tool rounds is reached. Events go to ``on_event`` as they happen; stored messages are
+also published as ``MessageAdded`` and a turn that ends normally (``completed`` or
+``tool_limit``) publishes ``TurnCompleted`` — the memory refresh queue listens. A failed or
+stopped turn does not.
+
+The system prompt starts with the workspace memory block (when memory is enabled for the
+workspace and the document is non-empty; ``yak.memory.injection``), then environment facts
+(workspace path, platform, date), then short working rules.
+
+Stop is a cancellation of the task running :meth:`Agent.run_turn`. What was said is kept: the
+partial reply is stored with a trailing ``[stopped]`` text block (a tool call whose input was
+still streaming is dropped), tool calls that had not run get a "stopped" result so the stored
+conversation stays valid for the API, ``TurnFinished(status="stopped")`` is sent to
+``on_event``, and the cancellation propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform
+import sys
+from collections.abc import Callable
+from datetime import datetime
+
+from yak.agent.tools import ToolResult, WorkspaceTools, cap_text
+from yak.agent.types import (
+    AgentEvent,
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    MessageStored,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from yak.db.conversations import ConversationStore
+from yak.db.engine import Database
+from yak.domain import ChatMessage, TokenUsage, Workspace
+from yak.errors import ProviderError, UsageError
+from yak.events import EventBus, MessageAdded, TurnCompleted
+from yak.llm import provider as llm
+from yak.llm.provider import Provider
+from yak.memory.injection import memory_block
+from yak.memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_ROUNDS = 25
+MAX_REPLY_TOKENS = 8192
+DISPLAY_OUTPUT_CHARS = 4000  # tool output shown in the transcript (the model sees more)
+STOPPED_MARK = "[stopped]"
+INTERRUPTED_RESULT = "Not run: the turn was interrupted before this tool call ran."
+STOPPED_RESULT = "Not run: the user pressed Stop."
+DENIED_NOTE = ("Denied by the user: this call was not run. Do not retry it; continue without "
+               "it or ask the user.")
+
+
+class SessionApprovals:
+    """Tools the user allowed "for this session" (``ApprovalDecision.ALLOW_SESSION``), per
+    session. Lives as long as the chat service: approvals do not survive a restart."""
+
+    def __init__(self) -> None:
+        self._allowed: dict[str, set[str]] = {}
+
+    def allowed(self, session_id: str, tool: str) -> bool:
+        """Whether ``tool`` was allowed for the rest of ``session_id``."""
+        return tool in self._allowed.get(session_id, ())
+
+    def allow(self, session_id: str, tool: str) -> None:
+        """Remember ALLOW_SESSION for ``tool`` in ``session_id``."""
+        self._allowed.setdefault(session_id, set()).add(tool)
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session's approvals (it was deleted)."""
+        self._allowed.pop(session_id, None)
+
+
+def system_prompt(*, workspace_path: str, memory: str, memory_enabled: bool,
+                  today: datetime | None = None, platform_name: str | None = None) -> str:
+    """The chat system prompt: the memory block first, then environment facts, then rules.
+
+    Args:
+        workspace_path: the workspace root (its normalized key).
+        memory: the workspace's memory document ("" when none).
+        memory_enabled: the workspace's memory switch; off means no block at all.
+        today: the date to state (default: now, local time).
+        platform_name: the platform to state (default: this machine's).
+    """
+    today = today or datetime.now().astimezone()
+    platform_name = platform_name or _platform_name()
+    shell = "cmd.exe" if sys.platform == "win32" else "/bin/sh"
+    parts = []
+    block = memory_block(memory) if memory_enabled else ""
+    if block:
+        parts.append(block)
+    parts.append(
+        "Environment:\n"
+        f"- Workspace (project folder): {workspace_path}\n"
+        f"- Platform: {platform_name}; run_command uses {shell} in the workspace\n"
+        f"- Date: {today.date().isoformat()}")
+    parts.append(
+        "You are Yak, a coding agent working inside the workspace above with the user. Use the "
+        "tools to read and search before you answer questions about the project. Paths are "
+        "relative to the workspace; nothing outside it can be read or written. Writing, editing "
+        "and running commands ask the user first; when a call is denied, do not retry it. Keep "
+        "answers short and concrete.")
+    return "\n\n".join(parts)
+
+
+def _platform_name() -> str:
+    return f"{platform.system() or sys.platform} {platform.release()} ({platform.machine()})"
+
+
+# --- stored messages -> API messages --------------------------------------------------------
+def _clean_block(block: dict) -> dict | None:
+    """A stored block as the API accepts it, or ``None`` to leave it out."""
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
+                "input": block.get("input") if isinstance(block.get("input"), dict) else {}}
+    if kind == "tool_result":
+        out = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"),
+               "content": block.get("content") if block.get("content") is not None else ""}
+        if block.get("is_error"):
+            out["is_error"] = True
+        return out
+    return None  # thinking and unknown blocks are not replayed
+
+
+def to_api_messages(history: list[ChatMessage]) -> list[dict]:
+    """Turn stored messages into a valid Messages API conversation.
+
+    Repairs what an interrupted turn (a crash, an older Yak) can leave behind: consecutive
+    messages of one role are merged; a tool call without a result gets an "interrupted" result;
+    results without their call are dropped; results come first in their message; empty text is
+    left out; the conversation starts with the user.
+    """
+    out: list[dict] = []
+    pending: list[str] = []  # tool_use ids of the last assistant message still unanswered
+    for message in history:
+        blocks = [b for b in (_clean_block(dict(x)) for x in message.content) if b]
+        if message.role == "assistant":
+            if pending:
+                _append(out, "user", [_result(i, INTERRUPTED_RESULT) for i in pending])
+                pending = []
+            if not out:
+                continue  # the API wants the user first
+            if blocks:
+                _append(out, "assistant", blocks)
+                pending = [b["id"] for b in blocks if b["type"] == "tool_use"]
+        else:
+            results = {b["tool_use_id"]: b for b in blocks if b["type"] == "tool_result"}
+            others = [b for b in blocks if b["type"] != "tool_result"]
+            answered = [results.get(i) or _result(i, INTERRUPTED_RESULT) for i in pending]
+            pending = []
+            if answered or others:
+                _append(out, "user", answered + others)
+    if pending:
+        _append(out, "user", [_result(i, INTERRUPTED_RESULT) for i in pending])
+    return out
+
+
+def _append(out: list[dict], role: str, blocks: list[dict]) -> None:
+    if out and out[-1]["role"] == role:
+        out[-1]["content"].extend(blocks)
+    else:
+        out.append({"role": role, "content": list(blocks)})
+
+
+def _result(tool_use_id: str, text: str, *, is_error: bool = True) -> dict:
+    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    return TokenUsage(input_tokens=a.input_tokens + b.input_tokens,
+                      output_tokens=a.output_tokens + b.output_tokens)
+
+
+class Agent:
+    """Runs turns of one conversation at a time against a provider.
+
+    Args:
+        db: the open database (conversations and the memory document).
+        provider: the model connection.
+        model: the chat model.
+        bus: where ``MessageAdded`` and ``TurnCompleted`` are published (loop thread), or
+            ``None``.
+        approvals: ALLOW_SESSION memory shared across turns (the chat service keeps one).
+        max_tool_rounds: tool rounds allowed in one turn before it ends as ``tool_limit``.
+        max_tokens: the token budget of each reply.
+        tools_factory: builds the tools for a workspace root (tests pass smaller caps).
+        today: the clock for the system prompt's date.
+    """
+
+    def __init__(self, *, db: Database, provider: Provider, model: str,
+                 bus: EventBus | None = None, approvals: SessionApprovals | None = None,
+                 max_tool_rounds: int = MAX_TOOL_ROUNDS, max_tokens: int = MAX_REPLY_TOKENS,
+                 tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
+                 today: Callable[[], datetime] | None = None) -> None:
+        self.conversations = ConversationStore(db)
+        self.memory = MemoryStore(db)
+        self.provider = provider
+        self.model = model
+        self.bus = bus
+        self.approvals = approvals if approvals is not None else SessionApprovals()
+        self.max_tool_rounds = max_tool_rounds
+        self.max_tokens = max_tokens
+        self.tools_factory = tools_factory
+        self.today = today
+
+    async def run_turn(self, workspace: Workspace, session_id: str, prompt: str, *,
+                       approver: Approver, on_event: Callable[[AgentEvent], None] | None = None,
+                       denied_note: str | None = None) -> TurnFinished:
+        """Run one turn: the prompt, the replies and tool calls, until the model is done.
+
+        Args:
+            workspace: the conversation's workspace; tools and memory are bound to it.
+            session_id: a session of that workspace.
+            prompt: the user's message (not blank).
+            approver: answers approval requests for write_file, edit_file, run_command.
+            on_event: receives ``TextDelta``, ``ToolCallStarted``, ``ToolCallFinished``,
+                ``MessageStored`` and finally ``TurnFinished``, on the loop thread.
+            denied_note: what the model is told when a call is denied (``yak ask`` says how to
+                allow it); default :data:`DENIED_NOTE`.
+
+        Returns:
+            ``TurnFinished`` with status ``completed``, ``tool_limit`` (``error`` says why it
+            ended) or ``failed`` (a provider error; ``error`` is its sentence; what was stored
+            before the failure stays).
+
+        Raises:
+            UsageError: blank prompt, or the session is not in this workspace.
+            StoreError: the database failed.
+            asyncio.CancelledError: Stop (after keeping what was said, see the module doc).
+        """
+        if not prompt.strip():
+            raise UsageError("The message is empty; type something to send.")
+        emit = on_event or (lambda _event: None)
+        session = await asyncio.to_thread(self.conversations.get_session, session_id)
+        if session.workspace_id != workspace.id:
+            raise UsageError("That conversation belongs to another workspace.")
+        turn = _Turn(self, workspace, session_id, emit, approver, denied_note or DENIED_NOTE)
+        return await turn.run(prompt)
+
+    async def store(self, session_id: str, workspace_id: str, role: str, content: list[dict],
+                    emit: Callable[[AgentEvent], None], *, usage: TokenUsage | None = None,
+                    model: str | None = None) -> ChatMessage:
+        """Persist one message of a turn and announce it (``MessageStored``, ``MessageAdded``).
+        Shielded: a Stop arriving meanwhile does not lose the write."""
+        message = await asyncio.shield(asyncio.to_thread(
+            self.conversations.add_message, session_id, role, content, model=model, usage=usage))
+        emit(MessageStored(message_id=message.id, role=role))
+        if self.bus is not None:
+            self.bus.publish(MessageAdded(workspace_id=workspace_id, session_id=session_id,
+                                          message_id=message.id))
+        return message
+
+
+class _Turn:
+    """The state of one running turn (what Stop must keep)."""
+
+    def __init__(self, agent: Agent, workspace: Workspace, session_id: str,
+                 emit: Callable[[AgentEvent], None], approver: Approver,
+                 denied_note: str) -> None:
+        self.agent = agent
+        self.workspace = workspace
+        self.session_id = session_id
+        self.emit = emit
+        self.approver = approver
+        self.denied_note = denied_note
+        self.tools = agent.tools_factory(workspace.path)
+        self.usage = TokenUsage()
+        self.last_text = ""
+        self.streamed: list[str] = []  # text of the reply being streamed (kept on Stop)
+        self.streaming = False
+        self.open_calls: list[dict] = []  # tool_use blocks stored but not yet answered
+        self.results: list[dict] = []  # their results so far
+
+    async def run(self, prompt: str) -> TurnFinished:
+        try:
+            messages, system = await self._prepare(prompt)
+            return await self._loop(messages, system)
+        except asyncio.CancelledError:
+            await self._keep_what_was_said()
+            self._finish(TurnFinished(status="stopped", text=self.last_text, usage=self.usage))
+            raise
+
+    async def _prepare(self, prompt: str) -> tuple[list[dict], str]:
+        agent = self.agent
+        history = await asyncio.to_thread(agent.conversations.messages, self.session_id)
+        last = history[-1] if history else None
+        if (last is not None and last.role == "user"
+                and list(last.content) == [{"type": "text", "text": prompt}]):
+            pass  # a retry of a prompt that got no reply: do not store it twice
+        else:
+            stored = await agent.store(self.session_id, self.workspace.id, "user",
+                                       [{"type": "text", "text": prompt}], self.emit)
+            history.append(stored)
+        system = await asyncio.to_thread(self._system_prompt)
+        return to_api_messages(history), system
+
+    def _system_prompt(self) -> str:
+        workspace = self.agent.memory.get_workspace(self.workspace.id)
+        content = self.agent.memory.read(workspace.id).content if workspace.memory_enabled else ""
+        return system_prompt(workspace_path=workspace.path, memory=content,
+                             memory_enabled=workspace.memory_enabled,
+                             today=self.agent.today() if self.agent.today else None)
+
+    async def _loop(self, messages: list[dict], system: str) -> TurnFinished:
+        agent = self.agent
+        definitions = WorkspaceTools.definitions()
+        rounds = 0
+        while True:
+            try:
+                completion = await self._stream(messages, system, definitions)
+            except ProviderError as exc:
+                return self._finish(TurnFinished(status="failed", text=self.last_text,
+                                                 usage=self.usage, error=str(exc)))
+            self.usage = _add(self.usage, completion.usage)
+            content = [b for b in (_clean_block(dict(x)) for x in completion.content) if b]
+            calls = [b for b in content if b["type"] == "tool_use"]
+            if content:
+                self.open_calls = calls
+                self.results = []
+                await agent.store(self.session_id, self.workspace.id, "assistant", content,
+                                  self.emit, usage=completion.usage, model=completion.model)
+                messages.append({"role": "assistant", "content": content})
+            self.last_text = completion.text or self.last_text
+            if not calls:
+                return self._complete("completed")
+            if rounds >= agent.max_tool_rounds:
+                note = (f"Not run: this turn reached its limit of {agent.max_tool_rounds} tool "
+                        "rounds. The user can send a message to continue.")
+                await self._answer_open_calls(note, messages)
+                return self._complete(
+                    "tool_limit",
+                    error=f"The agent stopped after {agent.max_tool_rounds} rounds of tool calls "
+                    "in one turn; send a message to let it continue.")
+            rounds += 1
+            for call in calls:
+                result = await self._run_tool(call)
+                self.results.append(_result(call["id"], result.output, is_error=not result.ok))
+            results, self.results, self.open_calls = self.results, [], []
+            await agent.store(self.session_id, self.workspace.id, "user", results, self.emit)
+            messages.append({"role": "user", "content": results})
+
+    async def _stream(self, messages: list[dict], system: str,
+                      definitions: list[dict]) -> llm.Completion:
+        self.streamed = []
+        self.streaming = True
+
+        def forward(event: llm.StreamEvent) -> None:
+            if isinstance(event, llm.TextDelta):
+                self.streamed.append(event.text)
+                self.emit(TextDelta(event.text))
+
+        try:
+            completion = await self.agent.provider.stream(
+                model=self.agent.model, system=system, messages=messages, tools=definitions,
+                max_tokens=self.agent.max_tokens, on_event=forward)
+        except asyncio.CancelledError:
+            raise  # still "streaming": Stop keeps the partial text
+        except BaseException:
+            self.streaming = False
+            raise
+        self.streaming = False
+        return completion
+
+    async def _run_tool(self, call: dict) -> ToolResult:
+        name, args, call_id = call["name"], call["input"], call["id"]
+        target = self.tools.target(name, args)
+        self.emit(ToolCallStarted(tool_use_id=call_id, tool=name, target=target))
+        result = await self._approved(call, target)
+        if result is None:
+            result = await self.tools.execute(name, args)
+        self.emit(ToolCallFinished(tool_use_id=call_id, tool=name, target=result.target or target,
+                                   ok=result.ok, summary=result.summary,
+                                   output=cap_text(result.output, DISPLAY_OUTPUT_CHARS)))
+        return result
+
+    async def _approved(self, call: dict, target: str) -> ToolResult | None:
+        """``None`` when the call may run; a denial result otherwise."""
+        name = call["name"]
+        if not self.tools.requires_approval(name):
+            return None
+        if self.agent.approvals.allowed(self.session_id, name):
+            return None
+        request = ApprovalRequest(session_id=self.session_id, tool_use_id=call["id"], tool=name,
+                                  target=target,
+                                  detail=self.tools.approval_detail(name, call["input"]))
+        try:
+            decision = await self.approver(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # an approver that breaks must not run the tool
+            log.exception("the approver failed for %s; treating it as a denial", name)
+            decision = ApprovalDecision.DENY
+        if decision == ApprovalDecision.ALLOW_SESSION:
+            self.agent.approvals.allow(self.session_id, name)
+            return None
+        if decision == ApprovalDecision.ALLOW_ONCE:
+            return None
+        return ToolResult(ok=False, output=self.denied_note, summary="denied by user",
+                          target=target)
+
+    async def _answer_open_calls(self, note: str, messages: list[dict] | None = None) -> None:
+        """Give every stored, unanswered tool call a result and store them."""
+        if not self.open_calls:
+            return
+        done = {r["tool_use_id"] for r in self.results}
+        results = self.results + [_result(c["id"], note) for c in self.open_calls
+                                  if c["id"] not in done]
+        self.open_calls, self.results = [], []
+        await self.agent.store(self.session_id, self.workspace.id, "user", results, self.emit)
+        if messages is not None:
+            messages.append({"role": "user", "content": results})
+
+    async def _keep_what_was_said(self) -> None:
+        """On Stop: store the partial reply (marked) or answer the calls that did not run."""
+        try:
+            if self.streaming:
+                text = "".join(self.streamed)
+                content = [{"type": "text", "text": text}] if text.strip() else []
+                content.append({"type": "text", "text": STOPPED_MARK})
+                self.last_text = text
+                self.streaming = False
+                await self.agent.store(self.session_id, self.workspace.id, "assistant", content,
+                                       self.emit, model=self.agent.model)
+            else:
+                await self._answer_open_calls(STOPPED_RESULT)
+        except asyncio.CancelledError:
+            log.warning("stopped again while keeping a stopped turn; the write still completes")
+        except Exception:  # never let keeping the text hide the Stop itself
+            log.exception("could not store what was said before Stop")
+
+    def _complete(self, status: str, *, error: str | None = None) -> TurnFinished:
+        finished = self._finish(TurnFinished(status=status, text=self.last_text,
+                                             usage=self.usage, error=error))
+        if self.agent.bus is not None:
+            self.agent.bus.publish(TurnCompleted(workspace_id=self.workspace.id,
+                                                 session_id=self.session_id))
+        return finished
+
+    def _finish(self, finished: TurnFinished) -> TurnFinished:
+        self.emit(finished)
+        return finished

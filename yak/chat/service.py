@@ -1,0 +1,185 @@
+"""ChatService: the async facade the chat UI and ``yak ask`` drive.
+
+Sessions and transcripts from the ``ConversationStore``, turns through the agent loop, the API
+key and "Test connection". Every synchronous store call runs on a worker thread
+(``asyncio.to_thread``) so the GUI never waits on the disk; events (``SessionsChanged``,
+``MessageAdded``, ``TurnCompleted``) are published on the event-loop thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from yak.agent.loop import Agent, SessionApprovals
+from yak.agent.types import AgentEvent, Approver, TurnFinished
+from yak.config import Settings
+from yak.db.conversations import DEFAULT_TITLE, ConversationStore
+from yak.db.engine import Database
+from yak.domain import ChatMessage, ChatSession, Workspace
+from yak.errors import UsageError
+from yak.events import EventBus, SessionsChanged
+from yak.llm import credentials
+from yak.llm.provider import Provider
+
+log = logging.getLogger(__name__)
+
+TITLE_CHARS = 60  # a title made from a first prompt
+
+
+def title_from_prompt(prompt: str) -> str:
+    """A session title from its first prompt: the first non-blank line, blanks collapsed, at
+    most 60 characters ("…" marks a cut)."""
+    line = next((" ".join(ln.split()) for ln in prompt.splitlines() if ln.strip()), "")
+    if len(line) > TITLE_CHARS:
+        line = line[: TITLE_CHARS - 1].rstrip() + "…"
+    return line or DEFAULT_TITLE
+
+
+class ChatService:
+    """Conversations and agent turns for the UI and the CLI.
+
+    Args:
+        db: the open database.
+        bus: the event bus (publish on the loop thread).
+        settings: returns the current settings (chat model, base URL) at each call.
+        provider_factory: builds a ``Provider`` for a turn or a connection test; default: one
+            for ``settings().base_url`` with the key from the environment or the keyring.
+        max_tool_rounds: the agent's cap on tool rounds per turn.
+    """
+
+    def __init__(self, *, db: Database, bus: EventBus, settings: Callable[[], Settings],
+                 provider_factory: Callable[[], Provider] | None = None,
+                 max_tool_rounds: int | None = None) -> None:
+        self.db = db
+        self.bus = bus
+        self.settings = settings
+        self.conversations = ConversationStore(db)
+        self._provider_factory = provider_factory or (
+            lambda: Provider(base_url=self.settings().base_url))
+        self._approvals = SessionApprovals()
+        self._running: set[str] = set()  # sessions with a turn in flight
+        self._max_tool_rounds = max_tool_rounds
+
+    # --- sessions ---------------------------------------------------------------------------
+    async def sessions(self, workspace_id: str) -> list[ChatSession]:
+        """The workspace's sessions, most recently active first."""
+        return await asyncio.to_thread(self.conversations.sessions, workspace_id)
+
+    async def create_session(self, workspace_id: str, title: str | None = None) -> ChatSession:
+        """A new empty session ("New conversation" until its first prompt titles it).
+
+        Raises:
+            WorkspaceNotFound: unknown workspace. UsageError: a blank title.
+        """
+        session = await asyncio.to_thread(self.conversations.create_session, workspace_id,
+                                          title if title is not None else DEFAULT_TITLE)
+        self.bus.publish(SessionsChanged(workspace_id=workspace_id))
+        return session
+
+    async def rename_session(self, session_id: str, title: str) -> ChatSession:
+        """Rename a session. Raises ``UsageError`` (unknown session, blank title)."""
+        session = await asyncio.to_thread(self.conversations.rename_session, session_id, title)
+        self.bus.publish(SessionsChanged(workspace_id=session.workspace_id))
+        return session
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session and its messages. Raises ``UsageError`` for a session that is
+        unknown or has a reply in progress."""
+        if session_id in self._running:
+            raise UsageError("This conversation is still replying; stop it before deleting it.")
+        session = await asyncio.to_thread(self.conversations.get_session, session_id)
+        await asyncio.to_thread(self.conversations.delete_session, session_id)
+        self._approvals.forget(session_id)
+        self.bus.publish(SessionsChanged(workspace_id=session.workspace_id))
+
+    async def messages(self, session_id: str) -> list[ChatMessage]:
+        """The session's messages, oldest first."""
+        return await asyncio.to_thread(self.conversations.messages, session_id)
+
+    # --- turns ------------------------------------------------------------------------------
+    async def send(self, workspace: Workspace, session_id: str, prompt: str, *,
+                   approver: Approver, on_event: Callable[[AgentEvent], None] | None = None,
+                   denied_note: str | None = None) -> TurnFinished:
+        """Run one agent turn in a session (see ``Agent.run_turn``).
+
+        The first prompt of a session still called "New conversation" titles it. Cancelling
+        the awaiting task is Stop: what was said is kept and the cancellation propagates.
+
+        Args:
+            workspace: the session's workspace.
+            session_id: the session.
+            prompt: the user's message.
+            approver: answers approval requests for mutating tools.
+            on_event: receives the turn's events on the loop thread.
+            denied_note: what the model is told when a call is denied (``yak ask``).
+
+        Returns:
+            ``TurnFinished`` (``completed``, ``tool_limit`` or ``failed``).
+
+        Raises:
+            UsageError: blank prompt, a session of another workspace, or a turn already
+                running in this session. StoreError: the database failed.
+        """
+        if not prompt.strip():
+            raise UsageError("The message is empty; type something to send.")
+        if session_id in self._running:
+            raise UsageError("This conversation is still replying; wait for it or press Stop.")
+        self._running.add(session_id)
+        provider: Provider | None = None
+        try:
+            await self._title_from_first_prompt(session_id, prompt)
+            settings = self.settings()
+            provider = self._provider_factory()
+            agent_options = {}
+            if self._max_tool_rounds is not None:
+                agent_options["max_tool_rounds"] = self._max_tool_rounds
+            agent = Agent(db=self.db, provider=provider, model=settings.chat_model, bus=self.bus,
+                          approvals=self._approvals, **agent_options)
+            return await agent.run_turn(workspace, session_id, prompt, approver=approver,
+                                        on_event=on_event, denied_note=denied_note)
+        finally:
+            self._running.discard(session_id)
+            if provider is not None:
+                try:
+                    await asyncio.shield(provider.aclose())
+                except Exception:  # closing sockets must not hide the turn's outcome
+                    log.warning("could not close the provider's connections", exc_info=True)
+
+    async def _title_from_first_prompt(self, session_id: str, prompt: str) -> None:
+        def retitle() -> ChatSession | None:
+            session = self.conversations.get_session(session_id)
+            if session.title != DEFAULT_TITLE or self.conversations.messages(session_id):
+                return None
+            return self.conversations.rename_session(session_id, title_from_prompt(prompt))
+
+        session = await asyncio.to_thread(retitle)
+        if session is not None:
+            self.bus.publish(SessionsChanged(workspace_id=session.workspace_id))
+
+    # --- the key and the connection ---------------------------------------------------------
+    def has_api_key(self) -> bool:
+        """Whether a key is available (``ANTHROPIC_API_KEY`` or the OS keyring)."""
+        return credentials.has_api_key()
+
+    async def set_api_key(self, key: str) -> None:
+        """Store the key in the OS keyring. Raises ``UsageError`` (blank) or ``YakError`` (no
+        usable keyring)."""
+        await asyncio.to_thread(credentials.set_api_key, key)
+
+    async def delete_api_key(self) -> None:
+        """Remove the key from the OS keyring. Raises ``YakError`` when the keyring refuses."""
+        await asyncio.to_thread(credentials.delete_api_key)
+
+    async def test_connection(self) -> str:
+        """A tiny request with the chat model; returns a one-line success sentence.
+
+        Raises:
+            ProviderError: its subclasses, with a sentence a user can act on.
+        """
+        provider = self._provider_factory()
+        try:
+            return await provider.check(model=self.settings().chat_model)
+        finally:
+            await provider.aclose()
