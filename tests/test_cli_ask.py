@@ -161,3 +161,33 @@ def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
     assert fake_api.requests == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(db, folder, fake_api):
+    """Ctrl-C mid-reply: exit 130 with one line, and the partial reply is stored marked
+    [stopped] (the refresh does not run)."""
+    import signal
+    import threading
+
+    gate = threading.Event()  # never set: the reply stalls after two words
+    fake_api.script(text("Partial words then a long pause", gate=gate, pause_after=2))
+    env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL)
+    process = subprocess.Popen([sys.executable, "-m", "yak", "ask", "-w", str(folder), "hi"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        first = process.stdout.read(len("Partial words "))  # both deltas before the pause
+        process.send_signal(signal.SIGINT)
+        rest, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    assert first + rest == "Partial words \n"
+    assert err == "yak: interrupted\n"
+    workspace = MemoryStore(db).find_workspace(str(folder))
+    [session] = ConversationStore(db).sessions(workspace.id)
+    stored = ConversationStore(db).messages(session.id)
+    assert [b["text"] for b in stored[-1].content] == ["Partial words ", "[stopped]"]
+    assert len(fake_api.message_requests) == 1
