@@ -49,14 +49,31 @@ _BEARER = re.compile(
     re.IGNORECASE)
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 
-_SECRET_NAME = (r"[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|api_?key|apikey|"
-                r"access_?key|auth_?key|private_?key|client_?key|(?:auth|access|refresh|api|"
-                r"bearer|session|csrf)_?token|token_?secret|credentials?)[A-Za-z0-9_]*")
-_ASSIGNMENT = re.compile(
-    rf"(?P<keep>(?<![A-Za-z0-9_]){_SECRET_NAME}[\"']?\s*(?P<op>:=|=>|=|:)\s*)"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"',;]+)(?P<rest>[^\n]*))",
-    re.IGNORECASE,
+# ``password = "x"``, ``API_KEY=x``, ``"api_key": "x"``: a secret-sounding word inside a name,
+# then an assignment.
+# (kind, pattern, lower-case literals one of which every match contains, keeps a prefix group)
+_OWN_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
+    ("private-key", _PRIVATE_KEY, ("private key",), False),
+    ("private-key", _PUTTY_KEY, ("putty-user-key-file",), False),
+    ("url-password", _URL_PASSWORD, ("://",), True),
+    ("bearer-token", _BEARER, ("bearer", "authorization"), True),
+    ("anthropic-key", _ANTHROPIC_KEY, ("sk-ant-",), False),
+    ("openai-key", _OPENAI_KEY, ("sk-",), False),
+    ("github-token", _GITHUB_TOKEN, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
+    ("aws-key", _AWS_KEY_ID, ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa"), False),
+    ("jwt", _JWT, ("eyj",), False),
 )
+
+_SECRET_WORD = re.compile(
+    r"password|passwd|passphrase|pwd|secret|api_?key|apikey|access_?key|auth_?key|"
+    r"private_?key|client_?key|(?:auth|access|refresh|api|bearer|session|csrf)_?token|"
+    r"token_?secret|credentials?", re.IGNORECASE)
+_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential")  # in every _SECRET_WORD
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_AFTER_NAME = re.compile(
+    r"(?P<op_text>[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*)"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"',;]+)(?P<rest>[^\n]*))")
 _CODE_VALUE = re.compile(
     r"^(?:[$%{<(]|\[REDACTED)|[()\[\]]|^(?:none|null|nil|true|false|undefined|required|optional|"
     r"str|string|bytes|int|secretstr|env|environ|getenv|input|changeme|\*+|x+|\.+)$"
@@ -74,8 +91,8 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     """Replace every secret in ``text`` with a ``[REDACTED:<kind>]`` marker.
 
     Args:
-        text: any text (a conversation transcript, a model's reply); runs in linear time, about
-            tens of milliseconds for 48,000 characters (``tests/test_redact.py`` measures it).
+        text: any text (a conversation transcript, a model's reply). About 1 ms per 4,000
+            characters of ordinary text (``benchmarks/bench_refresh.py`` measures it).
 
     Returns:
         ``(redacted_text, findings)``: ``findings`` are the distinct flags, in order of first
@@ -90,16 +107,16 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
             findings.append(flag)
         return f"[REDACTED:{kind}]"
 
-    text = _PRIVATE_KEY.sub(lambda m: note("private-key"), text)
-    text = _PUTTY_KEY.sub(lambda m: note("private-key"), text)
-    text = _URL_PASSWORD.sub(lambda m: _keep_or_mark(m, "url-password", note), text)
-    text = _BEARER.sub(lambda m: _keep_or_mark(m, "bearer-token", note), text)
-    text = _ANTHROPIC_KEY.sub(lambda m: note("anthropic-key"), text)
-    text = _OPENAI_KEY.sub(lambda m: note("openai-key"), text)
-    text = _GITHUB_TOKEN.sub(lambda m: note("github-token"), text)
-    text = _AWS_KEY_ID.sub(lambda m: note("aws-key"), text)
-    text = _JWT.sub(lambda m: note("jwt"), text)
-    text = _ASSIGNMENT.sub(lambda m: _redact_assignment(m, note), text)
+    lowered = text.lower()
+    for kind, pattern, gates, keeps_prefix in _OWN_PATTERNS:
+        # A literal every match contains: most texts skip most patterns without a regex scan.
+        if not any(gate in lowered for gate in gates):
+            continue
+        if keeps_prefix:
+            text = pattern.sub(lambda m, kind=kind: _keep_or_mark(m, kind, note), text)
+        else:
+            text = pattern.sub(lambda m, kind=kind: note(kind), text)
+    text = _redact_assignments(text, note)
     text = "\n".join(_redact_line_with_library(line, note) for line in text.split("\n"))
     return text, tuple(findings)
 
@@ -111,21 +128,54 @@ def _keep_or_mark(match: re.Match[str], kind: str, note: Callable[[str], str]) -
     return match.group("keep") + note(kind)
 
 
-def _redact_assignment(match: re.Match[str], note: Callable[[str], str]) -> str:
+def _redact_assignments(text: str, note: Callable[[str], str]) -> str:
+    """Redact the values of secret-named assignments (see :func:`_redact_assignment`).
+
+    Names are found from cheap substring hits (``str.find`` on the lower-cased text) widened to
+    the whole name and then checked with the full pattern; a regex scan from every word costs
+    about ten times more on ordinary text.
+    """
+    lowered = text.lower()
+    names: set[tuple[int, int]] = set()
+    for anchor in _ANCHORS:
+        hit = lowered.find(anchor)
+        while hit != -1:
+            start, end = hit, hit + len(anchor)
+            while start > 0 and text[start - 1] in _NAME_CHARS:
+                start -= 1
+            while end < len(text) and text[end] in _WORD_CHARS:
+                end += 1
+            names.add((start, end))
+            hit = lowered.find(anchor, end)
+    pieces: list[str] = []
+    last = 0
+    for start, end in sorted(names):
+        if start < last or not _SECRET_WORD.search(text, start, end):
+            continue
+        after = _AFTER_NAME.match(text, end)
+        if after is None:
+            continue
+        pieces += [text[last:start], _redact_assignment(text[start:end], after, note)]
+        last = after.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _redact_assignment(name: str, match: re.Match[str], note: Callable[[str], str]) -> str:
     """``password = "x"`` / ``API_KEY=x`` / ``password: x`` (the last only at the end of a
     line, so prose such as "Secrets: stored in the keyring" is left alone)."""
-    keep = match.group("keep")
+    keep = name + match.group("op_text")
     for quote, group in (('"', "dq"), ("'", "sq")):
         value = match.group(group)
         if value is not None:
             if _looks_like_value(value, quoted=True):
                 return f"{keep}{quote}{note('password-assignment')}{quote}"
-            return match.group(0)
+            return name + match.group(0)
     value, rest = match.group("bare"), match.group("rest")
     if match.group("op") == ":" and rest.strip() and not rest.lstrip().startswith("#"):
-        return match.group(0)
+        return name + match.group(0)
     if not _looks_like_value(value, quoted=False):
-        return match.group(0)
+        return name + match.group(0)
     return f"{keep}{note('password-assignment')}{rest}"
 
 
@@ -177,10 +227,41 @@ def _kind(secret_type: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
 
 
+# Where a library detector could match: a long token (keys and tokens are long runs of letters
+# and digits), a secret-sounding keyword (KeywordDetector and its kin), or a URL with
+# credentials (BasicAuthDetector). The detectors run on windows around these only; scanning
+# every full line with all of them costs ~50 ms per 20,000 characters, the windows a fraction.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
+_KEYWORD = re.compile(r"key|pass|pwd|secret|token|contrase|://", re.IGNORECASE)
+_BEFORE = 80  # characters before a token that an assignment pattern may need (prefix, keyword)
+_AFTER_KEYWORD = 400  # characters after a keyword that a quoted value may span
+
+
+def _windows(line: str) -> list[tuple[int, int]]:
+    """Merged ``(start, end)`` windows of ``line`` worth giving to the library detectors."""
+    found: list[tuple[int, int]] = []
+    for match in _TOKEN.finditer(line):
+        token = match.group(0)
+        if len(token) >= 24 or (len(token) >= 16 and any(c.isdigit() for c in token)):
+            found.append((max(match.start() - _BEFORE, 0), min(match.end() + 3, len(line))))
+    for match in _KEYWORD.finditer(line):
+        found.append((max(match.start() - 40, 0), min(match.end() + _AFTER_KEYWORD, len(line))))
+    found.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def _redact_line_with_library(line: str, note: Callable[[str], str]) -> str:
     if len(line.strip()) < 8:
         return line
-    for kind, secret in list(_library_findings(line)):
+    findings = [found for start, end in _windows(line)
+                for found in _library_findings(line[start:end])]
+    for kind, secret in findings:
         spans = _spans_outside_markers(line, secret)
         if not spans:
             continue
