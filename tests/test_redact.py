@@ -108,3 +108,19 @@ def test_redaction_of_a_full_48000_character_budget():
     assert "s3cr3tPw" not in redacted and ANTHROPIC not in redacted
     assert set(findings) == {"redacted:url_password", "redacted:anthropic_key"}
     assert redacted.count("[REDACTED:anthropic-key]") == text.count(ANTHROPIC)
+
+
+def test_a_library_finding_deep_inside_a_long_line_is_redacted():
+    """The library detectors look at windows around candidate tokens; a token in the middle
+    of a 10,000-character line is still found, and the rest of the line is kept."""
+    token = "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"
+    line = "x " * 2500 + f"slack {token}" + " y" * 2500
+    redacted, findings = redact(line)
+    assert token not in redacted and findings == ("redacted:slack_token",)
+    assert redacted == "x " * 2500 + "slack [REDACTED:slack-token]" + " y" * 2500
+
+
+def test_a_comparison_with_a_secret_literal_is_redacted_by_the_library():
+    """``password == "…"`` is not an assignment; detect-secrets' keyword detector finds it."""
+    redacted, findings = redact('if password == "hunter2hunter2": login()')
+    assert "hunter2hunter2" not in redacted and findings == ("redacted:secret_keyword",)
