@@ -549,3 +549,21 @@ def test_the_provider_is_closed_after_each_attempt_and_stays_usable(env):
     first, second = asyncio.run(twice())
     assert (first.status, second.status) == (RefreshStatus.APPLIED, RefreshStatus.APPLIED)
     assert len(closed) == 2
+
+
+def test_memory_turned_off_sends_nothing_and_folds_nothing_until_turned_on(env):
+    """With memory off for the workspace no conversation goes to the model and no watermark
+    moves; turned back on, the same conversation is folded."""
+    env.write(doc(5))
+    env.say("We decided to lint with ruff.", "Ok.")
+    env.store.set_memory_enabled(env.workspace_id, False)
+    before = env.snapshot()
+    outcome = env.refresh()
+    assert outcome.status is RefreshStatus.UP_TO_DATE and "turned off" in outcome.reason
+    assert env.fake.message_requests == []
+    assert env.snapshot() == before
+
+    env.store.set_memory_enabled(env.workspace_id, True)
+    env.fake.script(text(doc(5) + "- lint with ruff\n"))
+    assert env.refresh().status is RefreshStatus.APPLIED
+    assert "We decided to lint with ruff." in env.sent()

@@ -5,7 +5,8 @@ One :meth:`MemoryRefresher.refresh`:
 1. reads the document and the unfolded messages of every session of the workspace (or, for a
    rebuild, the most recent messages regardless of watermarks);
 2. nothing to say → ``up_to_date`` without a model call (watermarks advance only past messages
-   that had nothing to say, e.g. tool results);
+   that had nothing to say, e.g. tool results); memory turned off for the workspace → also
+   ``up_to_date`` without a call, and no watermark moves;
 3. formats the conversation (``transcript``) with secrets redacted from every message, and asks
    the memory model for the full updated document (``prompt``);
 4. cleans the reply, redacts it (flagged), normalizes it and runs the guards (``guards``); a
@@ -154,6 +155,13 @@ class MemoryRefresher:
                               version=document.version, lines=document.lines,
                               session_ids=transcript.session_ids, flags=transcript.flags)
 
+        if not data.workspace.memory_enabled:
+            # Memory is off here: nothing is sent and no watermark moves, so turning it back
+            # on folds these conversations then.
+            return await self._finish(
+                replace(base, reason="memory is turned off for this workspace; nothing was sent",
+                        session_ids=(), flags=()),
+                started, base_version=document.version, rebuild=rebuild)
         if transcript.empty:
             if data.messages:  # only tool results and the like: nothing to fold, but seen
                 await asyncio.to_thread(self._store.advance_watermarks, transcript.watermarks)
