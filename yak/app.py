@@ -71,6 +71,10 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
         log.info("the event loop ended before the app's coroutine: %s", exc)
         return 0
     finally:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        # Delete the window and its controllers now, while their loop still exists.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         app.setQuitOnLastWindowClosed(quit_on_last)
         try:
             loop.close()
@@ -169,6 +173,9 @@ async def _main(app: Any, *, data_dir_override: str | None, workspace: str | Non
     finally:
         if previous_sigint is not None:
             signal.signal(signal.SIGINT, previous_sigint)
+        app.aboutToQuit.disconnect(quit_requested.set)
+        window.close_guard = None
+        window.deleteLater()
 
 
 class _Services:

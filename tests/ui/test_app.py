@@ -1,0 +1,165 @@
+"""The composition root: ``yak.app.run`` in-process, as ``yak [WORKSPACE]`` runs it.
+
+Each test drives the real app from a polling QTimer (it looks for the state it expects, then
+acts: closes the window, clicks a message box); the limit only stops a hung app.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+import pytest
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from yak import app as yak_app
+from yak.db import open_database
+from yak.memory.store import MemoryStore
+from yak.ui.main_window import MainWindow
+
+LIMIT_S = 60.0
+
+
+@pytest.fixture
+def app_env(qapp, data_dir, tmp_path, monkeypatch, memory_keyring):
+    """Private log and geometry locations for the app under test."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
+                      str(tmp_path / "config"))
+    yield tmp_path
+    qapp.setQuitOnLastWindowClosed(False)
+
+
+def drive(step: Callable[[], bool]) -> list[str]:
+    """Call ``step()`` every 20 ms while the app runs until it returns True; on the limit,
+    close every window so the app ends (the test then fails on its assertions)."""
+    started = time.monotonic()
+    problems: list[str] = []
+
+    def tick() -> None:
+        try:
+            if step():
+                return
+        except Exception as exc:  # noqa: BLE001 - report it and end the app instead of hanging
+            problems.append(repr(exc))
+            _close_all()
+            return
+        if time.monotonic() - started > LIMIT_S:
+            problems.append("gave up waiting")
+            _close_all()
+            return
+        QTimer.singleShot(20, tick)
+
+    QTimer.singleShot(20, tick)
+    return problems
+
+
+def _close_all() -> None:
+    for widget in QApplication.topLevelWidgets():
+        if isinstance(widget, QMessageBox) and widget.isVisible():
+            widget.done(0)
+    for widget in QApplication.topLevelWidgets():
+        if isinstance(widget, MainWindow):
+            widget.close_guard = None
+            widget.close()
+
+
+def main_window() -> MainWindow | None:
+    return next((w for w in QApplication.topLevelWidgets()
+                 if isinstance(w, MainWindow) and w.isVisible()), None)
+
+
+def visible_box(containing: str) -> QMessageBox | None:
+    return next((w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)
+                 and w.isVisible() and containing in w.text()), None)
+
+
+def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir, tmp_path):
+    """``yak DIR`` shows the window with DIR's memory in the panel; Quit ends with status 0, and
+    the log file is written."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    db = open_database(data_dir)
+    store = MemoryStore(db)
+    workspace = store.open_workspace(str(folder))
+    store.write(workspace.id, "- from the command line\n", expected_version=0)
+    db.close()
+    seen: dict[str, str] = {}
+
+    def step() -> bool:
+        window = main_window()
+        if window is None or window.workspace is None:
+            return False
+        panel = window.memory_panel
+        if not panel.document_view.toPlainText():
+            return False
+        seen.update(title=window.windowTitle(), document=panel.document_view.toPlainText(),
+                    lines=panel.lines_label.text(), icon=str(not window.windowIcon().isNull()))
+        window.quit_action.trigger()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    assert problems == []
+    assert status == 0
+    assert seen["title"].startswith("proj — ")
+    assert seen["document"] == "- from the command line\n"
+    assert seen["lines"] == "1 / 200 lines"
+    assert seen["icon"] == "True"
+    log_text = (tmp_path / "state" / "yak" / "log" / "yak.log").read_text(encoding="utf-8")
+    assert "window shown" in log_text
+    assert "opened workspace" in log_text
+
+
+def test_app_shows_a_missing_workspace_as_a_message_not_a_crash(app_env, data_dir, tmp_path):
+    """``yak MISSING`` opens the window with a message naming the folder; the app keeps
+    running until quit (status 0)."""
+    missing = tmp_path / "no-such-project"
+    seen: list[str] = []
+
+    def step() -> bool:
+        box = visible_box("no-such-project")
+        if box is None:
+            return False
+        seen.append(box.text())
+        box.done(0)
+        window = main_window()
+        seen.append(str(window.workspace))
+        window.close()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=str(missing))
+    assert problems == []
+    assert status == 0
+    assert "no-such-project" in seen[0]
+    assert seen[1] == "None"
+
+
+def test_app_refuses_a_database_from_a_newer_yak_with_a_message_and_status_1(
+        app_env, data_dir):
+    """A database written by a newer Yak: a message box says so, the app exits 1 after it is
+    dismissed, and the database is left untouched."""
+    open_database(data_dir).close()
+    path = data_dir / "yak.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE alembic_version SET version_num = 'zzzz'")
+    before = path.read_bytes()
+    seen: list[str] = []
+
+    def step() -> bool:
+        box = visible_box("newer version of Yak")
+        if box is None:
+            return False
+        seen.append(box.text())
+        box.button(QMessageBox.StandardButton.Ok).click()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=None)
+    assert problems == []
+    assert status == 1
+    assert "upgrade Yak" in seen[0]
+    assert path.read_bytes() == before
