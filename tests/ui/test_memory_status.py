@@ -1,0 +1,72 @@
+"""Pure helpers behind the memory panel and editor: status lines, relative times, counters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
+from yak.ui.formatting import counter_text, relative_time
+from yak.workspace.state import RefreshState, describe_outcome, refresh_status
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def attempt(status: RefreshStatus, reason: str = "why", *, at: datetime = NOW) -> RefreshAttempt:
+    return RefreshAttempt(id="01J0000000000000000000000", workspace_id="ws_x", status=status,
+                          reason=reason, base_version=1, result_version=None, model="m",
+                          reply="reply", usage=TokenUsage(), duration_s=1.0, session_ids=(),
+                          flags=(), created_at=at)
+
+
+@pytest.mark.parametrize(("state", "text", "action"), [
+    (RefreshState("ws_x"), "up to date", None),
+    (RefreshState("ws_x", state="pending", due_in=8.2), "pending in 9 s", None),
+    (RefreshState("ws_x", state="pending", due_in=0.0), "pending in 0 s", None),
+    (RefreshState("ws_x", state="running"), "refreshing…", None),
+    (RefreshState("ws_x", last_attempt=attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150")),
+     "refused: kept 12 of 150", "view"),
+    (RefreshState("ws_x", last_attempt=attempt(RefreshStatus.FAILED, "rate limited")),
+     "failed: rate limited", "retry"),
+    (RefreshState("ws_x", last_attempt=attempt(RefreshStatus.APPLIED)), "up to date", None),
+    # A hand edit after the refusal is the newest word.
+    (RefreshState("ws_x", last_attempt=attempt(RefreshStatus.REFUSED_CEILING),
+                  document_updated_at=NOW + timedelta(seconds=5)), "up to date", None),
+    # Running wins over the last attempt.
+    (RefreshState("ws_x", state="running", last_attempt=attempt(RefreshStatus.FAILED)),
+     "refreshing…", None),
+])
+def test_status_line(state, text, action):
+    line = refresh_status(state)
+    assert (line.text, line.action) == (text, action)
+
+
+def test_outcome_sentence():
+    applied = RefreshOutcome(status=RefreshStatus.APPLIED, reason="", workspace_id="ws_x",
+                             version=4, lines=57)
+    refused = RefreshOutcome(status=RefreshStatus.REFUSED_FLOOR, reason="kept 12 of 150 lines",
+                             workspace_id="ws_x", version=3, lines=150)
+    assert describe_outcome(applied) == "applied: version 4, 57 lines"
+    assert describe_outcome(refused) == "refused_floor: kept 12 of 150 lines"
+
+
+@pytest.mark.parametrize(("delta", "text"), [
+    (timedelta(seconds=10), "just now"),
+    (timedelta(minutes=1), "1 minute ago"),
+    (timedelta(minutes=5), "5 minutes ago"),
+    (timedelta(hours=3), "3 hours ago"),
+    (timedelta(days=1, hours=2), "yesterday"),
+    (timedelta(days=12), "12 days ago"),
+])
+def test_relative_time(delta, text):
+    assert relative_time(NOW - delta, NOW) == text
+    assert relative_time(None, NOW) == "never"
+
+
+def test_counter_is_over_past_either_limit_and_not_at_it():
+    assert counter_text("a\n" * 200) == ("200 / 200 lines · 400 / 25,000 characters", False)
+    assert counter_text("a\n" * 201)[1] is True
+    assert counter_text("x" * 25_000)[1] is False
+    assert counter_text("x" * 25_001)[1] is True
+    assert counter_text("")[0].startswith("0 / 200 lines")
