@@ -88,7 +88,10 @@ class MemoryRefresher:
     Args:
         store: the memory store (documents, watermarks, attempts).
         conversations: the conversation store (unfolded messages, session titles).
-        provider_factory: returns the ``Provider`` to call (its owner closes it).
+        provider_factory: returns the ``Provider`` to call, once per attempt; its connections
+            are closed after the attempt (``Provider.aclose``; a later call reopens them), so a
+            fresh provider per call leaks nothing and a shared one stays usable. Do not share
+            one with a stream running at the same time.
         settings: returns the current settings (``memory_model``, ``floor_ratio``).
         bus: where ``MemoryUpdated`` (source ``"refresh"``) and ``RefreshFinished`` are
             published, if given. Publishing happens on the event-loop thread.
