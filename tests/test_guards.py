@@ -76,6 +76,13 @@ def test_normalize_document_keeps_every_line_of_a_long_reply():
     assert normalize_document(raw) == raw
 
 
+def test_normalize_document_keeps_python_dunder_names_verbatim():
+    """``__init__.py`` and ``__main__`` are code, not Markdown bold: a memory that says where the
+    entry point is must keep saying it."""
+    raw = "- entry point: yak/__main__.py\n- packages need __init__.py; see __all__\n"
+    assert normalize_document(raw) == raw
+
+
 def test_normalize_document_of_blank_is_empty():
     assert normalize_document("\n \n") == ""
 

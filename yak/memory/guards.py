@@ -139,7 +139,9 @@ def _strip_trailing_chatter(lines: list[str]) -> list[str]:
 # --- normalization ----------------------------------------------------------------------------
 
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+# Only ``**bold**``: ``__x__`` is how Python spells dunder names (``__init__.py``), which a
+# developer's memory must keep verbatim.
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _STAR_BULLET = re.compile(r"^([ \t]*)[*+•][ \t]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _MANY_BLANKS = re.compile(r"\n{3,}")
@@ -169,7 +171,7 @@ def normalize_document(text: str) -> str:
         if heading:
             line = heading.group(1)
         line = _STAR_BULLET.sub(r"\1- ", line)
-        line = _BOLD.sub(r"\2", line)
+        line = _BOLD.sub(r"\1", line)
         out.append(line)
     joined = _MANY_BLANKS.sub("\n\n", "\n".join(out)).strip("\n")
     return joined + "\n" if joined else ""
