@@ -248,6 +248,19 @@ def test_stop_kills_a_running_command(layout, tmp_path):
     asyncio.run(go())
 
 
+def test_a_vanished_workspace_is_an_error_for_every_tool(layout):
+    """The folder was deleted while the app was open: tools answer errors, never crash."""
+    import shutil
+
+    ws, _ = layout
+    tools = WorkspaceTools(ws)
+    shutil.rmtree(ws)
+    assert "could not start" in tools.run("run_command", {"command": "true"}).output
+    assert not tools.run("list_directory", {}).ok
+    assert not tools.run("write_file", {"path": "a.txt", "content": "x"}).ok
+    assert not ws.exists()
+
+
 def test_bad_calls_are_errors_not_exceptions(tools):
     """Unknown tools, non-object input and missing arguments come back as errors."""
     assert "no tool named" in tools.run("rm_rf", {}).output

@@ -92,8 +92,9 @@ class WorkspaceRoot:
         """The real path for ``path`` (relative to the root, or absolute inside it).
 
         Raises:
-            ToolError: empty, not text, a drive/UNC path, a NUL, or outside the root once
-                resolved (``..``, absolute elsewhere, a symlink pointing out).
+            ToolError: empty, not text, a drive/UNC path, a NUL, outside the root once
+                resolved (``..``, absolute elsewhere, a symlink pointing out), or the root
+                folder no longer exists.
         """
         if path is None or path == "":
             if default is None:
@@ -101,6 +102,8 @@ class WorkspaceRoot:
             path = default
         if not isinstance(path, str):
             raise ToolError("The path must be a string.")
+        if not self.root.is_dir():  # never recreate a deleted workspace by writing into it
+            raise ToolError(f"The workspace folder {self.root} no longer exists.")
         if "\0" in path:
             raise ToolError("The path contains a NUL character.")
         if _DRIVE.match(path) or path.startswith(("\\\\", "//")):
@@ -298,6 +301,10 @@ class WorkspaceTools:
             except ToolError as exc:
                 return ToolResult(ok=False, output=f"Error: {exc}", summary=_summary_of(exc),
                                   target=target)
+            except OSError as exc:  # no shell, or the workspace folder is gone
+                reason = exc.strerror or str(exc)
+                return ToolResult(ok=False, output=f"Error: the command could not start: "
+                                  f"{reason}.", summary=f"failed: {reason}", target=target)
         if name not in self._sync:
             return self._guarded(name, tool_input, lambda args: self._sync[name](args))
         return await asyncio.to_thread(self._guarded, name, tool_input, self._sync[name])
