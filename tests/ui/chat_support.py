@@ -14,6 +14,12 @@ import pytest
 
 T = TypeVar("T")
 
+# Closed loops are kept, never freed. A qasync loop owns a QObject with live Qt timers; if
+# Python's cyclic garbage collector freed it on another thread (the fake server's handler
+# threads, ``to_thread`` workers), Qt could not unregister those timers there and one would
+# later fire on freed memory (a segmentation fault in QTimerInfoList::activateTimers).
+_closed_loops: list[asyncio.AbstractEventLoop] = []
+
 
 @pytest.fixture
 def qloop(qapp):
@@ -34,6 +40,7 @@ def qloop(qapp):
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
         asyncio.set_event_loop(None)
+        _closed_loops.append(loop)
 
 
 def run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T], *,

@@ -23,6 +23,7 @@ from yak.agent.types import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    MessageStored,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -36,10 +37,6 @@ from yak.ui.chat.panel import ChatPanel
 
 log = logging.getLogger(__name__)
 
-# Session titles made from a first prompt are at most this many characters.
-TITLE_CHARS = 60
-
-
 class ChatServiceLike(Protocol):
     """What the controller needs from ``yak.chat.service.ChatService``."""
 
@@ -51,15 +48,6 @@ class ChatServiceLike(Protocol):
     async def send(self, workspace: Workspace, session_id: str, prompt: str, *,
                    approver: Approver, on_event: Callable[[AgentEvent], None]) -> TurnFinished: ...
     def has_api_key(self) -> bool: ...
-
-
-def title_from_prompt(prompt: str) -> str:
-    """A session title from its first prompt: the first non-blank line, whitespace collapsed,
-    at most ``TITLE_CHARS`` characters (an ellipsis marks a cut)."""
-    line = next((" ".join(ln.split()) for ln in prompt.splitlines() if ln.strip()), "")
-    if len(line) > TITLE_CHARS:
-        line = line[: TITLE_CHARS - 1].rstrip() + "…"
-    return line or "New conversation"
 
 
 def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -97,7 +85,9 @@ class ChatController(QObject):
         self._turn_task: asyncio.Task[Any] | None = None
         self._last_prompt: str | None = None
         self._load_token = 0
+        self._sessions_token = 0
         self._session_usage = TokenUsage()
+        self._titles_stale = False
         panel.send_requested.connect(self._on_panel_send_requested)
         panel.stop_requested.connect(self.stop)
         panel.retry_requested.connect(self._on_panel_retry_requested)
@@ -136,7 +126,7 @@ class ChatController(QObject):
         self.refresh_key_notice()
         if workspace is None:
             return None
-        return spawn(self._load_sessions(select=None), name="chat-load-sessions")
+        return spawn(self._load_sessions(show_messages=True), name="chat-load-sessions")
 
     def refresh_key_notice(self) -> None:
         """Show or hide the no-key sentence (call after the key changed in Settings)."""
@@ -202,6 +192,7 @@ class ChatController(QObject):
             self.panel.input.clear()
             self.panel.transcript.add_user_message(prompt)
         self._last_prompt = prompt
+        self._titles_stale = True
         self.panel.set_busy(True)
         self._turn_task = spawn(self._run_turn(self.workspace, prompt, retry=retry),
                                 name="chat-turn")
@@ -216,9 +207,10 @@ class ChatController(QObject):
             elif retry:
                 transcript.add_user_message(prompt)
             if self.session_id is None:
-                session = await self.service.create_session(workspace.id, title_from_prompt(prompt))
+                # The service titles a new session from its first prompt.
+                session = await self.service.create_session(workspace.id)
                 self.session_id = session.id
-                await self._load_sessions(select=session.id, show_messages=False)
+                await self._load_sessions()
             result = await self.service.send(workspace, self.session_id, prompt,
                                              approver=self._approver, on_event=self._on_agent_event)
             outcome = result.status
@@ -235,8 +227,7 @@ class ChatController(QObject):
             self.panel.set_busy(False)
             self.turn_finished.emit(outcome)
             if self.workspace is workspace and self.session_id is not None:
-                spawn(self._load_sessions(select=self.session_id, show_messages=False),
-                      name="chat-load-sessions")
+                spawn(self._load_sessions(), name="chat-load-sessions")
 
     async def _show_stored_before_retry(self, prompt: str) -> None:
         """Show the session as stored, then the prompt unless it is already the last message
@@ -274,6 +265,10 @@ class ChatController(QObject):
         elif isinstance(event, ToolCallFinished):
             transcript.finish_tool_call(event.tool_use_id, tool=event.tool, target=event.target,
                                         ok=event.ok, summary=event.summary, output=event.output)
+        elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
+            # The service titles a new session from its first prompt before storing it.
+            self._titles_stale = False
+            spawn(self._load_sessions(), name="chat-load-sessions")
 
     async def _ask_user(self, request: ApprovalRequest) -> ApprovalDecision:
         self.panel.transcript.flush()  # the user sees everything said before the question
@@ -289,10 +284,18 @@ class ChatController(QObject):
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def _load_sessions(self, *, select: str | None, show_messages: bool = True) -> None:
+    async def _load_sessions(self, *, show_messages: bool = False) -> None:
+        """Refresh the session list, keeping the current session selected as it is when the
+        list arrives (not when it was asked for). With ``show_messages``, also pick the current
+        session (the most recent when there is none) and show its transcript.
+
+        Only the newest request updates the list: an older one that lands late is dropped.
+        """
         workspace = self.workspace
         if workspace is None:
             return
+        self._sessions_token += 1
+        token = self._sessions_token
         try:
             sessions = await self.service.sessions(workspace.id)
         except YakError as exc:
@@ -300,17 +303,17 @@ class ChatController(QObject):
             return
         if self.workspace is not workspace:
             return  # the user opened another workspace meanwhile
-        ids = {s.id for s in sessions}
-        current = select if select in ids else (sessions[0].id if sessions else None)
-        self.panel.set_sessions(sessions, current)
+        if show_messages and self.session_id not in {s.id for s in sessions}:
+            self.session_id = sessions[0].id if sessions else None
+        if token == self._sessions_token:
+            self.panel.set_sessions(sessions, self.session_id)
         if not show_messages:
             return
-        self.session_id = current
-        if current is None:
+        if self.session_id is None:
             self.panel.transcript.clear()
             self._show_usage(None, TokenUsage())
         else:
-            await self._load_messages(current)
+            await self._load_messages(self.session_id)
 
     async def _load_messages(self, session_id: str) -> None:
         self._load_token += 1
@@ -342,7 +345,7 @@ class ChatController(QObject):
         self.panel.clear_error()
         self.panel.transcript.clear()
         self._show_usage(None, TokenUsage())
-        await self._load_sessions(select=session.id, show_messages=False)
+        await self._load_sessions()
         self.panel.input.edit.setFocus()
 
     async def _rename_session(self, session_id: str, title: str) -> None:
@@ -350,7 +353,7 @@ class ChatController(QObject):
             await self.service.rename_session(session_id, title)
         except YakError as exc:
             self.panel.show_error(str(exc), retry=False)
-        await self._load_sessions(select=self.session_id, show_messages=False)
+        await self._load_sessions()
 
     async def _delete_session(self, session_id: str) -> None:
         try:
@@ -362,6 +365,6 @@ class ChatController(QObject):
             self.session_id = None
             self._last_prompt = None
             self.panel.transcript.clear()
-            await self._load_sessions(select=None)
+            await self._load_sessions(show_messages=True)
         else:
-            await self._load_sessions(select=self.session_id, show_messages=False)
+            await self._load_sessions()

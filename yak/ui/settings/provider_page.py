@@ -62,6 +62,7 @@ class KeyService(Protocol):
 
     def has_api_key(self) -> bool: ...
     async def set_api_key(self, key: str) -> Any: ...
+    async def delete_api_key(self) -> Any: ...
     async def test_connection(self) -> str: ...
 
 
@@ -76,7 +77,7 @@ class ProviderPage(QWidget):
     Signals:
         changed(): a field was edited (or a change was applied or reverted).
         settings_applied(object): the new effective ``Settings`` after ``apply()``.
-        key_saved(): a new API key was stored in the keyring.
+        key_saved(): an API key was stored in (or removed from) the keyring.
         test_finished(str): "Test connection" ended with this sentence.
     """
 
@@ -119,9 +120,16 @@ class ProviderPage(QWidget):
         self.key_note = QLabel(self)
         self.key_note.setWordWrap(True)
         self.key_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.remove_key_button = QPushButton("Remove stored key", self)
+        self.remove_key_button.setAutoDefault(False)
+        self.remove_key_button.setToolTip("Delete the key from the system keyring")
+        self.remove_key_button.clicked.connect(self.remove_key)
+        key_row = QHBoxLayout()
+        key_row.addWidget(self.key_edit, 1)
+        key_row.addWidget(self.remove_key_button)
         key_box = QVBoxLayout()
         key_box.setContentsMargins(0, 0, 0, 0)
-        key_box.addWidget(self.key_edit)
+        key_box.addLayout(key_row)
         key_box.addWidget(self.key_note)
         form.addRow("API key:", key_box)
 
@@ -294,6 +302,22 @@ class ProviderPage(QWidget):
         self.status_label.setText("Testing the connection…")
         spawn(self._run_test(), name="test-connection")
 
+    def remove_key(self) -> None:
+        """Delete the stored key from the keyring (in the background); the chat then explains
+        how to add one again."""
+        self.remove_key_button.setEnabled(False)
+        spawn(self._remove_key(), name="remove-api-key")
+
+    async def _remove_key(self) -> None:
+        try:
+            await self.service.delete_api_key()
+        except YakError as exc:
+            self.status_label.setText(str(exc))
+        else:
+            self.status_label.setText("The API key was removed from the system keyring.")
+            self.key_saved.emit()
+        self._load_key_state()
+
     async def _run_test(self) -> None:
         try:
             message = await self.service.test_connection()
@@ -344,13 +368,16 @@ class ProviderPage(QWidget):
 
     def _load_key_state(self) -> None:
         from_env = bool(self.env.get(KEY_ENV, "").strip())
+        stored = not from_env and self.service.has_api_key()
         self.key_edit.setEnabled(not from_env)
         self.show_key_action.setEnabled(not from_env)
+        self.remove_key_button.setVisible(stored)
+        self.remove_key_button.setEnabled(stored)
         if from_env:
             self.key_edit.setPlaceholderText(f"Set by the {KEY_ENV} environment variable")
             self.key_note.setText(f"The key comes from the {KEY_ENV} environment variable; "
                                   "change or unset it there to use another key.")
-        elif self.service.has_api_key():
+        elif stored:
             self.key_edit.setPlaceholderText("A key is stored; type a new one to replace it")
             self.key_note.setText("Stored in the system keyring, never in Yak's database or "
                                   "settings file.")
