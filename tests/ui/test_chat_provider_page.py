@@ -6,23 +6,25 @@ from __future__ import annotations
 import json
 
 import chat_support
+import pytest
 from chat_support import run, until
 from PySide6.QtWidgets import QLineEdit
 
+from yak.chat.service import ChatService
 from yak.config import load_settings
-from yak.errors import AuthenticationFailed
+from yak.db import open_database
+from yak.events import EventBus
+from yak.llm.provider import Provider
 from yak.ui.settings.provider_page import ProviderPage
 
 qloop = chat_support.qloop
 
 
 class KeyServiceStub:
-    """Stands in for the chat service's key and connection methods."""
+    """Stands in for the chat service where only the page's own logic is under test."""
 
-    def __init__(self, *, key: str | None = None, test_result: str | Exception = "Connected.") -> None:
+    def __init__(self, *, key: str | None = None) -> None:
         self.key = key
-        self.test_result = test_result
-        self.tests = 0
 
     def has_api_key(self) -> bool:
         return bool(self.key)
@@ -30,11 +32,11 @@ class KeyServiceStub:
     async def set_api_key(self, key: str) -> None:
         self.key = key
 
+    async def delete_api_key(self) -> None:
+        self.key = None
+
     async def test_connection(self) -> str:
-        self.tests += 1
-        if isinstance(self.test_result, Exception):
-            raise self.test_result
-        return self.test_result
+        return "Connected."
 
 
 def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(qtbot, data_dir):
@@ -108,48 +110,89 @@ def test_the_key_field_is_masked_until_shown(qtbot, data_dir):
     assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
 
 
-def test_a_typed_key_is_saved_through_the_service_never_in_the_settings_file(qloop, qtbot,
-                                                                            data_dir):
-    service = KeyServiceStub()
+@pytest.fixture
+def service(data_dir):
+    """The real chat service (its key methods use the OS keyring; tests install a memory one)."""
+    db = open_database(data_dir)
+    yield ChatService(db=db, bus=EventBus(), settings=lambda: load_settings(data_dir),
+                      provider_factory=lambda: Provider(max_retries=0))
+    db.close()
+
+
+def test_a_typed_key_goes_to_the_keyring_never_to_the_settings_or_the_database(
+        qloop, qtbot, data_dir, service, memory_keyring):
     page = ProviderPage(data_dir=data_dir, service=service, env={})
     qtbot.addWidget(page)
     assert "No key yet" in page.key_note.text()
+    assert page.remove_key_button.isHidden()
 
     async def body() -> None:
-        page.key_edit.setText("sk-ant-new")
-        page.key_edit.textEdited.emit("sk-ant-new")
+        qtbot.keyClicks(page.key_edit, "sk-ant-secret-123")
         assert page.is_changed()
         assert not page.test_button.isEnabled()  # test what is applied, so apply first
-        page.apply()
-        await until(lambda: service.key == "sk-ant-new", what="the key to be saved")
-        await until(lambda: page.key_edit.text() == "", what="the field to clear")
+        page.apply_button.click()
+        await until(lambda: page.key_edit.text() == "", what="the key to be saved")
         assert "saved in the system keyring" in page.status_label.text()
         assert "Stored in the system keyring" in page.key_note.text()
         assert not page.is_changed()
         assert page.test_button.isEnabled()
 
     run(qloop, body())
-    settings_file = data_dir / "settings.json"
-    assert not settings_file.exists() or "sk-ant-new" not in settings_file.read_text("utf-8")
+    assert memory_keyring.passwords[("yak", "anthropic")] == "sk-ant-secret-123"
+    assert service.has_api_key()
+    for stored in data_dir.iterdir():
+        assert b"sk-ant-secret" not in stored.read_bytes(), stored.name
+
+    async def remove() -> None:
+        assert not page.remove_key_button.isHidden()
+        page.remove_key_button.click()
+        await until(lambda: "removed" in page.status_label.text(), what="the removal")
+
+    run(qloop, remove())
+    assert ("yak", "anthropic") not in memory_keyring.passwords
+    assert not service.has_api_key()
+    assert "No key yet" in page.key_note.text()
 
 
-def test_test_connection_shows_the_result_sentence(qloop, qtbot, data_dir):
-    service = KeyServiceStub(key="k", test_result="Connected to the fake API.")
+def test_a_key_the_keyring_cannot_store_gives_one_sentence(qloop, qtbot, data_dir, service):
+    """Without a usable keyring (the tests' default backend stores nothing) the page says to
+    use ANTHROPIC_API_KEY instead, and the typed key stays unapplied."""
+    page = ProviderPage(data_dir=data_dir, service=service, env={})
+    qtbot.addWidget(page)
+
+    async def body() -> None:
+        qtbot.keyClicks(page.key_edit, "sk-ant-x")
+        page.apply_button.click()
+        await until(lambda: "ANTHROPIC_API_KEY" in page.status_label.text(),
+                    what="the failure sentence")
+
+    run(qloop, body())
+    assert "\n" not in page.status_label.text()
+    assert page.is_changed()  # the key was not stored; Apply can be tried again
+    assert not service.has_api_key()
+
+
+def test_test_connection_reaches_the_server_and_says_so(qloop, qtbot, data_dir, service,
+                                                        fake_api):
+    from fake_anthropic import error, text
+
+    fake_api.script(text("ok"), error(401))
     page = ProviderPage(data_dir=data_dir, service=service, env={})
     qtbot.addWidget(page)
     results: list[str] = []
     page.test_finished.connect(results.append)
 
-    async def body() -> None:
+    async def body(count: int) -> None:
         page.test_button.click()
-        await until(lambda: results, what="the test to finish")
+        assert not page.test_button.isEnabled()  # one test at a time
+        await until(lambda: len(results) == count, what="the test to finish")
 
-    run(qloop, body())
-    assert page.status_label.text() == "Connected to the fake API."
-    service.test_result = AuthenticationFailed("The API key was rejected; check it in Settings.")
-    results.clear()
-    run(qloop, body())
-    assert page.status_label.text() == "The API key was rejected; check it in Settings."
+    run(qloop, body(1))
+    assert page.status_label.text() == results[0]
+    assert results[0].startswith(f"Connected to {fake_api.url}")
+    run(qloop, body(2))
+    assert page.status_label.text() == results[1]
+    assert "key" in results[1].lower() and "\n" not in results[1]
     assert page.test_button.isEnabled()
 
 
