@@ -16,19 +16,21 @@ database.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
-import logging.handlers
 import os
 import signal
 import sys
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from yak import paths
 from yak.errors import YakError
+
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio, qasync, logging.handlers and importlib.resources are imported inside the functions
+# that use them: ``run`` shows the window before any of them is loaded (start-up time).
 
 log = logging.getLogger(__name__)
 
@@ -52,27 +54,44 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
         0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
         after the user read the message.
     """
-    handler = _setup_logging()
     os.environ.setdefault("QT_API", "pyside6")
-    import qasync
+    from PySide6.QtCore import QCoreApplication, QEvent, QSettings
     from PySide6.QtWidgets import QApplication
+
+    from yak.ui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
     assert isinstance(app, QApplication)
-    _configure_application(app)
     quit_on_last = app.quitOnLastWindowClosed()
     app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
+    # The window first (start-up time is measured to it); asyncio, qasync, logging, the icon
+    # and everything behind the database come after it is painted.
+    geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME,
+                         "window")
+    window = MainWindow(geometry_store=geometry)
+    window.show()
+    app.processEvents()
+    handler = _setup_logging()
+    log.info("window shown")
+    _configure_application(app)
+    window.setWindowIcon(app.windowIcon())
+
+    import asyncio
+
+    import qasync
+
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        return loop.run_until_complete(_main(app, data_dir_override=data_dir_override,
+        return loop.run_until_complete(_main(app, window, data_dir_override=data_dir_override,
                                              workspace=workspace))
     except RuntimeError as exc:  # the Qt loop was ended under the coroutine (session end)
         log.info("the event loop ended before the app's coroutine: %s", exc)
         return 0
     finally:
-        from PySide6.QtCore import QCoreApplication, QEvent
-
+        window.close_guard = None
+        window.hide()
+        window.deleteLater()
         # Delete the window and its controllers now, while their loop still exists.
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         app.setQuitOnLastWindowClosed(quit_on_last)
@@ -80,14 +99,37 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
             loop.close()
         except RuntimeError as exc:
             log.info("closing the event loop: %s", exc)
+        dispose_loop_timers(loop)
         asyncio.set_event_loop(None)
         if handler is not None:
             logging.getLogger().removeHandler(handler)
             handler.close()
 
 
+def dispose_loop_timers(loop: Any) -> None:
+    """Delete a closed qasync loop's timer object now, on this (its own) thread.
+
+    ``QEventLoop.close()`` only flags its timer object as stopped; the Qt timers of pending
+    ``call_later`` handles stay registered until they fire. If the loop is later garbage-collected
+    on a worker thread, the object is destroyed off its thread, its timers cannot be unregistered,
+    and the next one to fire crashes the process. Deleting it here unregisters them; the calls
+    that worker threads posted before the loop closed are delivered first.
+    """
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication
+
+    QCoreApplication.sendPostedEvents()
+    timer = getattr(loop, "_timer", None)
+    if timer is not None and shiboken6.isValid(timer):
+        shiboken6.delete(timer)
+
+
 def _setup_logging() -> logging.Handler | None:
     """Log INFO and up to a rotating file in the platform log directory (never secrets)."""
+    import logging.handlers
+
+    from yak import paths
+
     try:
         folder = paths.log_dir()
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
@@ -112,6 +154,8 @@ def _setup_logging() -> logging.Handler | None:
 
 def app_icon() -> Any:
     """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
+    from importlib import resources
+
     from PySide6.QtGui import QIcon
 
     icon = QIcon()
@@ -135,21 +179,19 @@ def _configure_application(app: Any) -> None:
     app.setWindowIcon(app_icon())
 
 
-async def _main(app: Any, *, data_dir_override: str | None, workspace: str | None) -> int:
-    """The app's lifetime. Returns the exit status."""
-    from PySide6.QtCore import QSettings
-
-    from yak.ui.main_window import MainWindow
+async def _main(app: Any, window: Any, *, data_dir_override: str | None,
+                workspace: str | None) -> int:
+    """The app's lifetime, once ``window`` is shown. Returns the exit status."""
+    import asyncio
 
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
-    geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME,
-                         "window")
-    window = MainWindow(geometry_store=geometry, icon=app.windowIcon())
     window.closed.connect(quit_requested.set)
-    window.show()
+    if not window.isVisible():  # closed before the loop started
+        quit_requested.set()
     previous_sigint = _install_sigint(quit_requested)
-    log.info("window shown")
+    from yak import paths
+
     try:
         try:
             folder = paths.data_dir(data_dir_override)
@@ -174,8 +216,6 @@ async def _main(app: Any, *, data_dir_override: str | None, workspace: str | Non
         if previous_sigint is not None:
             signal.signal(signal.SIGINT, previous_sigint)
         app.aboutToQuit.disconnect(quit_requested.set)
-        window.close_guard = None
-        window.deleteLater()
 
 
 class _Services:
@@ -215,6 +255,8 @@ class _App:
 
     async def shutdown(self) -> None:
         """Quit without waiting on the model: drop pending refreshes, cancel what runs."""
+        import asyncio
+
         if self.queue is not None:
             self.queue.cancel()
         self.controller.shutdown()
@@ -314,6 +356,8 @@ def _attach_chat(controller: Any, chat_service: Any, folder: Path, queue: Any) -
 
 async def _enqueue_unfolded(conversations: Any, queue: Any) -> None:
     """Enqueue every workspace with messages not yet folded into memory (DESIGN.md §4)."""
+    import asyncio
+
     try:
         workspace_ids = await asyncio.to_thread(conversations.workspaces_with_unfolded)
     except (YakError, NotImplementedError) as exc:
@@ -327,6 +371,8 @@ async def _enqueue_unfolded(conversations: Any, queue: Any) -> None:
 
 async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) -> None:
     """Show ``message`` in a critical box over the window and wait until it is dismissed."""
+    import asyncio
+
     from PySide6.QtWidgets import QMessageBox
 
     from yak.ui import dialogs
@@ -348,6 +394,8 @@ def _install_sigint(quit_requested: asyncio.Event) -> Any:
     Returns:
         The previous handler (to restore), or ``None`` when none was installed.
     """
+    import asyncio
+
     if sys.platform == "win32":
         return None
     loop = asyncio.get_running_loop()

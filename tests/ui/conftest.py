@@ -14,6 +14,8 @@ import logging
 import pytest
 from memory_support import Env, make_env
 
+from yak.app import dispose_loop_timers
+
 
 @pytest.fixture
 def qloop(qapp):
@@ -33,6 +35,7 @@ def qloop(qapp):
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
+        dispose_loop_timers(loop)
         asyncio.set_event_loop(None)
 
 

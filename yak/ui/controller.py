@@ -77,11 +77,14 @@ class AppController(QObject):
         return self.window.workspace
 
     async def start(self, workspace_path: str | None = None) -> None:
-        """Fill the recent menu and open ``workspace_path`` when given (an error is shown in
-        the window, never raised)."""
+        """Fill the recent menu, open ``workspace_path`` when given (an error is shown in the
+        window, never raised), and start reading the Settings memory list."""
         await self._update_recent()
         if workspace_path:
             await self.open_workspace(workspace_path)
+        # Read the memory list now, in the background, so Settings opens with it at once
+        # (and re-reads it then, in the background too).
+        self.memory_controller.reload()
 
     async def open_workspace(self, path: str) -> Workspace | None:
         """Open the folder ``path`` as the window's workspace; ``None`` (and a message in the

@@ -72,6 +72,8 @@ class MemoryListModel(QAbstractTableModel):
         self._now_value = now()
         self._all: list[MemorySummary] = []
         self._rows: list[MemorySummary] = []
+        self._row_index: dict[str, int] = {}  # workspace id -> row in _rows
+        self._all_index: dict[str, int] = {}  # workspace id -> position in _all
         self._filter = ""
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
@@ -127,11 +129,18 @@ class MemoryListModel(QAbstractTableModel):
         self._rebuild()
 
     # --- driven by the page ------------------------------------------------------------------
-    def set_summaries(self, summaries: list[MemorySummary]) -> None:
-        """Replace every row (the store's order: most recently updated first)."""
+    def set_summaries(self, summaries: list[MemorySummary]) -> bool:
+        """Replace every row (the store's order: most recently updated first).
+
+        Returns:
+            Whether anything changed (an identical list leaves the view alone).
+        """
+        if summaries == self._all:
+            return False
         self._all = list(summaries)
         self._now_value = self._now()
         self._rebuild()
+        return True
 
     def set_filter(self, text: str) -> None:
         """Show only workspaces whose path contains ``text`` (case-insensitive)."""
@@ -140,18 +149,17 @@ class MemoryListModel(QAbstractTableModel):
 
     def upsert(self, summary: MemorySummary) -> None:
         """Add the workspace's row, or replace it in place."""
-        for i, existing in enumerate(self._all):
-            if existing.workspace.id == summary.workspace.id:
-                self._all[i] = summary
-                break
-        else:
+        workspace_id = summary.workspace.id
+        position = self._all_index.get(workspace_id)
+        if position is None:
             self._all.insert(0, summary)
-        row = self.row_of(summary.workspace.id)
+            self._rebuild()
+            return
+        self._all[position] = summary
+        row = self.row_of(workspace_id)
         if row is not None:
             self._rows[row] = summary
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
-        else:
-            self._rebuild()
 
     def remove(self, workspace_id: str) -> None:
         """Drop the workspace's row (re-attached under a new id)."""
@@ -164,14 +172,12 @@ class MemoryListModel(QAbstractTableModel):
 
     def summary_for(self, workspace_id: str) -> MemorySummary | None:
         """The summary of a workspace, filtered out or not."""
-        return next((s for s in self._all if s.workspace.id == workspace_id), None)
+        position = self._all_index.get(workspace_id)
+        return None if position is None else self._all[position]
 
     def row_of(self, workspace_id: str) -> int | None:
         """The row showing the workspace, or ``None`` (absent or filtered out)."""
-        for i, summary in enumerate(self._rows):
-            if summary.workspace.id == workspace_id:
-                return i
-        return None
+        return self._row_index.get(workspace_id)
 
     @property
     def total(self) -> int:
@@ -180,6 +186,7 @@ class MemoryListModel(QAbstractTableModel):
 
     def _rebuild(self) -> None:
         self.beginResetModel()
+        self._all_index = {s.workspace.id: i for i, s in enumerate(self._all)}
         rows = self._all
         if self._filter:
             rows = [s for s in rows if self._filter in s.workspace.path.casefold()]
@@ -194,6 +201,7 @@ class MemoryListModel(QAbstractTableModel):
             }[self._sort_column]
             rows.sort(key=key, reverse=self._sort_order == Qt.SortOrder.DescendingOrder)
         self._rows = rows
+        self._row_index = {s.workspace.id: i for i, s in enumerate(rows)}
         self.endResetModel()
 
 
@@ -640,7 +648,8 @@ class MemoryPage(QWidget):
     # --- driven by the controller ------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary]) -> None:
         """Show these workspaces; the selection stays on the edited workspace when listed."""
-        self.model.set_summaries(summaries)
+        if not self.model.set_summaries(summaries):
+            return
         self._update_count()
         editing = self.editor.workspace
         if editing is not None:

@@ -1,0 +1,269 @@
+"""Desktop UI benchmarks (DESIGN.md section 8). Prints a table; asserts nothing about time.
+
+1. Start to first window: a child process runs ``yak`` (the real composition root) and reports
+   when its main window is first shown and painted; the same for a bare PySide6 window; both
+   measured from just before the child is spawned (Python start-up included in both). Target:
+   Yak at most 1.5x the bare window, same machine, same run.
+2. Opening the Settings memory page with 10,000 workspaces, until the list model holds every
+   row and the dialog has painted: as the app does it (the list was read in the background at
+   start) and cold (the database read included). Target: under 300 ms.
+3. A 200-line document opened in the editor: reading it through the service (worker thread)
+   and loading it into the editor, painted. Target: under 50 ms.
+4. A hand save with its revision through ``WorkspaceService.save`` (thread hop included), alone
+   and with the window, panel and Settings page reacting to its event. Target: under 5 ms.
+
+Uses the offscreen Qt platform unless ``QT_QPA_PLATFORM`` is set (e.g. ``xcb`` under Xvfb).
+
+Usage: ``python benchmarks/bench_ui.py [--repeat 7]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_API", "pyside6")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Both children report the first paint of their main window (an event filter), then exit.
+_PAINT_PROBE = """
+import os, time
+from PySide6.QtCore import QEvent, QObject
+class _FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint:
+            print("FIRST_WINDOW", time.time(), flush=True)
+            os._exit(0)
+        return False
+probe = _FirstPaint()
+"""
+
+_CHILD_BARE = _PAINT_PROBE + textwrap.dedent("""
+    import sys
+    from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
+    app = QApplication(sys.argv)
+    window = QMainWindow()
+    window.setCentralWidget(QLabel("bare"))
+    window.resize(1200, 780)
+    window.installEventFilter(probe)
+    window.show()
+    app.exec()
+""")
+
+_CHILD_YAK = _PAINT_PROBE + textwrap.dedent("""
+    import sys
+    from yak.ui import main_window
+    original = main_window.MainWindow.showEvent
+    def show_event(self, event):
+        self.installEventFilter(probe)
+        original(self, event)
+    main_window.MainWindow.showEvent = show_event
+    from yak.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+def _first_window_s(code: str, args: list[str], env: dict[str, str]) -> float:
+    started = time.time()
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                            text=True, env=env, timeout=120, cwd=ROOT, check=False)
+    for line in result.stdout.splitlines():
+        if line.startswith("FIRST_WINDOW"):
+            return float(line.split()[1]) - started
+    raise RuntimeError(f"no window reported (exit {result.returncode}): {result.stderr[-800:]}")
+
+
+def start_to_first_window(repeat: int, data_dir: Path, workspace: Path) -> tuple[float, float]:
+    env = dict(os.environ, YAK_DATA_DIR=str(data_dir),
+               XDG_STATE_HOME=str(data_dir / "state"), XDG_CONFIG_HOME=str(data_dir / "config"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    _first_window_s(_CHILD_YAK, [str(workspace)], env)  # warm the file cache, migrate
+    bare, yak = [], []
+    for _ in range(repeat):
+        bare.append(_first_window_s(_CHILD_BARE, [], env))
+        yak.append(_first_window_s(_CHILD_YAK, [str(workspace)], env))
+    return statistics.median(bare), statistics.median(yak)
+
+
+def _fill(db, count: int) -> None:
+    """Insert ``count`` workspaces with a short memory each, in bulk (setup, not measured)."""
+    from sqlalchemy import insert
+
+    from yak.db.models import MemoryDocumentRow, MemoryRevisionRow, WorkspaceRow
+    from yak.ids import new_id
+    from yak.paths import workspace_id_for
+
+    now = datetime.now(UTC)
+    workspaces, documents, revisions = [], [], []
+    for i in range(count):
+        path = f"/home/dev/projects/project-{i:05d}"
+        ws_id = workspace_id_for(path)
+        text = f"- project {i}\n- uses pytest\n"
+        workspaces.append({"id": ws_id, "path": path, "memory_enabled": True,
+                           "created_at": now, "last_opened_at": now})
+        documents.append({"workspace_id": ws_id, "content": text, "version": 1, "flags": [],
+                          "updated_at": now})
+        revisions.append({"id": new_id(), "workspace_id": ws_id, "version": 1,
+                          "source": "hand", "content": text, "lines": 2, "chars": len(text),
+                          "flags": [], "session_ids": [], "created_at": now})
+    with db.session() as s:
+        s.execute(insert(WorkspaceRow), workspaces)
+        s.execute(insert(MemoryDocumentRow), documents)
+        s.execute(insert(MemoryRevisionRow), revisions)
+
+
+async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
+    from PySide6.QtWidgets import QApplication
+
+    from yak.db import open_database
+    from yak.events import EventBus
+    from yak.memory.store import MemoryStore
+    from yak.ui.bridge import EventBridge
+    from yak.ui.controller import AppController
+    from yak.ui.main_window import MainWindow
+    from yak.workspace.service import WorkspaceService
+
+    db = open_database(folder)
+    _fill(db, 10_000)
+    store = MemoryStore(db)
+    bus = EventBus()
+    service = WorkspaceService(store=store, db=db, bus=bus)
+    window = MainWindow()
+    controller = AppController(window=window, service=service, bridge=EventBridge(bus, window))
+    window.show()
+    project = folder / "project-200"
+    project.mkdir()
+    workspace = await service.open(str(project))
+    document = "".join(f"- fact {i}: the service layer wraps the store in threads\n"
+                       for i in range(200))
+    await service.save(workspace.id, document, expected_version=0)
+    results: dict[str, list[float]] = {"settings cold": [], "settings prefetched": [],
+                                       "editor": [], "save": [], "save with UI": []}
+    page = controller.memory_page
+
+    for _ in range(repeat):
+        # Cold: the list is read from the database when Settings opens.
+        controller.settings_dialog.hide()
+        page.model.set_summaries([])
+        QApplication.processEvents()
+        started = time.perf_counter()
+        controller.open_settings(None)
+        await controller.memory_controller.tasks.drain()
+        controller.settings_dialog.repaint()
+        QApplication.processEvents()
+        results["settings cold"].append(time.perf_counter() - started)
+        assert page.model.total >= 10_000, page.model.total
+
+        # As the app does it: the list was read in the background at start; Settings shows it
+        # at once (and re-reads it in the background, not timed).
+        controller.settings_dialog.hide()
+        QApplication.processEvents()
+        started = time.perf_counter()
+        controller.settings_dialog.show_page("Memory")
+        controller.settings_dialog.repaint()
+        QApplication.processEvents()
+        results["settings prefetched"].append(time.perf_counter() - started)
+        controller.memory_controller.reload()
+        await controller.memory_controller.tasks.drain()
+
+    for _ in range(repeat):
+        page.editor.clear_workspace()
+        QApplication.processEvents()
+        started = time.perf_counter()
+        current = await service.read(workspace.id)
+        page.editor.load(workspace, current)
+        page.editor.repaint()
+        results["editor"].append(time.perf_counter() - started)
+        assert page.editor.text == document
+
+    quiet = WorkspaceService(store=store, db=db, bus=EventBus())  # nobody listening
+    version = (await service.read(workspace.id)).version
+    for i in range(max(repeat, 20)):
+        started = time.perf_counter()
+        saved = await quiet.save(workspace.id, document.replace("fact 0:", f"fact 0 ({i}):"),
+                                 expected_version=version)
+        results["save"].append(time.perf_counter() - started)
+        version = saved.version
+    quiet.close()
+    # The same save with the window, the panel and the Settings page reacting to it.
+    await controller.open_workspace(str(project))
+    controller.open_settings(workspace.id)
+    await controller.memory_controller.tasks.drain()
+    for i in range(max(repeat, 20)):
+        started = time.perf_counter()
+        saved = await service.save(workspace.id, document.replace("fact 1:", f"fact 1 ({i}):"),
+                                   expected_version=version)
+        await controller.tasks.drain()
+        await controller.memory_controller.tasks.drain()
+        QApplication.processEvents()
+        results["save with UI"].append(time.perf_counter() - started)
+        version = saved.version
+    controller.shutdown()
+    service.close()
+    window.close()
+    db.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        start_dir = folder / "start"
+        start_dir.mkdir()
+        workspace = folder / "proj"
+        workspace.mkdir()
+        bare, yak = start_to_first_window(args.repeat, start_dir, workspace)
+
+        app = QApplication.instance() or QApplication([])
+        app.setQuitOnLastWindowClosed(False)
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        ui_dir = folder / "ui"
+        ui_dir.mkdir()
+        with loop:
+            timings = loop.run_until_complete(ui_timings(args.repeat, ui_dir))
+
+    def ms(seconds: float) -> str:
+        return f"{seconds * 1000:8.1f} ms"
+
+    rows = [
+        ("start to first window: bare PySide6", ms(bare), ""),
+        ("start to first window: yak WORKSPACE", ms(yak), f"{yak / bare:.2f}x bare (≤ 1.5x)"),
+        ("Settings memory page, 10,000 workspaces, list read at start",
+         ms(statistics.median(timings["settings prefetched"])), "target < 300 ms"),
+        ("Settings memory page, 10,000 workspaces, list read on open",
+         ms(statistics.median(timings["settings cold"])), "target < 300 ms"),
+        ("200-line document into the editor (read + load + paint)",
+         ms(statistics.median(timings["editor"])), "target < 50 ms"),
+        ("hand save with its revision (service, thread hop)",
+         ms(statistics.median(timings["save"])), "target < 5 ms"),
+        ("hand save, with the window and Settings updating",
+         ms(statistics.median(timings["save with UI"])), ""),
+    ]
+    print(f"platform {os.environ['QT_QPA_PLATFORM']}, medians of {args.repeat} runs "
+          f"({max(args.repeat, 20)} saves)")
+    width = max(len(r[0]) for r in rows)
+    for name, value, note in rows:
+        print(f"{name:<{width}}  {value}  {note}")
+
+
+if __name__ == "__main__":
+    main()
