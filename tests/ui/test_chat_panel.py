@@ -11,7 +11,6 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-import chat_support
 import pytest
 from chat_support import run, until
 from fake_anthropic import error, text, tool_use
@@ -28,8 +27,6 @@ from yak.memory.store import MemoryStore
 from yak.ui.chat.approval import ApprovalDialog
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, ChatPanel
-
-qloop = chat_support.qloop
 
 
 @dataclass
@@ -62,7 +59,7 @@ class Chat:
 
 
 @pytest.fixture
-def chat(qloop, qtbot, data_dir, fake_api, tmp_path):
+def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
     """A shown ChatPanel with its controller on a workspace folder, talking to ``fake_api``."""
     folder = tmp_path / "project"
     folder.mkdir()

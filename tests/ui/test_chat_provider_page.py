@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import chat_support
 import pytest
 from chat_support import run, until
 from PySide6.QtWidgets import QLineEdit
@@ -16,8 +15,6 @@ from yak.db import open_database
 from yak.events import EventBus
 from yak.llm.provider import Provider
 from yak.ui.settings.provider_page import ProviderPage
-
-qloop = chat_support.qloop
 
 
 class KeyServiceStub:

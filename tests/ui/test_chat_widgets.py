@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 
-import chat_support
 from chat_support import run, until
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
@@ -23,8 +22,6 @@ from yak.ui.chat.transcript import (
     settled_length,
     tool_target,
 )
-
-qloop = chat_support.qloop  # the fixture, shared by the chat UI tests
 
 
 def _message(role: str, *blocks: dict) -> ChatMessage:
@@ -319,3 +316,56 @@ def test_streaming_renders_do_not_eat_references_to_none(qtbot):
     view.end_turn()
     assert "word 299" in view.plain_text()
     assert sys.getrefcount(None) >= before - 50  # a leak would lose well over a thousand
+
+
+# -- the session list -----------------------------------------------------------------------------
+
+def _session(session_id: str, title: str):
+    from datetime import UTC, datetime
+
+    from yak.domain import ChatSession
+
+    now = datetime.now(UTC)
+    return ChatSession(id=session_id, workspace_id="w", title=title, created_at=now,
+                       updated_at=now)
+
+
+def _open_title_editor(qtbot, panel):
+    from PySide6.QtWidgets import QLineEdit
+
+    panel.session_list.setFocus()
+    qtbot.keyClick(panel.session_list, Qt.Key.Key_F2)
+    editors = [w for w in panel.session_list.findChildren(QLineEdit) if w.isVisible()]
+    assert editors, "F2 opened no title editor"
+    return editors[0]
+
+
+def test_a_list_refresh_while_a_title_is_edited_does_not_drop_the_edit(qtbot):
+    """A refresh arriving mid-edit waits: the typed title is committed and renamed; an edit
+    cancelled with Esc lets the waiting refresh through."""
+    from yak.ui.chat.panel import ChatPanel
+
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    renames: list[tuple[str, str]] = []
+    panel.rename_requested.connect(lambda sid, title: renames.append((sid, title)))
+    panel.set_sessions([_session("a", "Alpha"), _session("b", "Beta")], "a")
+
+    editor = _open_title_editor(qtbot, panel)
+    editor.selectAll()
+    qtbot.keyClicks(editor, "Alpha renamed")
+    panel.set_sessions([_session("b", "Beta"), _session("a", "Alpha")], "a")  # arrives now
+    assert editor.isVisible()
+    qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits through a queued call
+    qtbot.waitUntil(lambda: panel.session_list.state() != panel.session_list.State.EditingState)
+    assert renames == [("a", "Alpha renamed")]
+    qtbot.wait(1)  # anything the closed editor queued has run
+    assert panel.session_titles() == ["Alpha renamed", "Beta"]  # the stale refresh dropped
+
+    editor = _open_title_editor(qtbot, panel)
+    panel.set_sessions([_session("b", "Beta"), _session("a", "Alpha renamed")], "a")
+    qtbot.keyClick(editor, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: panel.session_titles() == ["Beta", "Alpha renamed"])
+    assert renames == [("a", "Alpha renamed")]
+    assert panel.current_session_id() == "a"

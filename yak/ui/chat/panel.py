@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -118,6 +118,7 @@ class ChatPanel(QWidget):
         self._updating_sessions = False
         self._busy = False
         self._workspace_open = True
+        self._pending_sessions: tuple[list[ChatSession], str | None] | None = None
         self._setup_ui()
 
     def _setup_ui(self) -> None:
@@ -142,6 +143,7 @@ class ChatPanel(QWidget):
         self.session_list.customContextMenuRequested.connect(self._on_session_list_menu)
         self.session_list.currentItemChanged.connect(self._on_session_list_current_changed)
         self.session_list.itemChanged.connect(self._on_session_list_item_changed)
+        self.session_list.itemDelegate().closeEditor.connect(self._on_title_editor_closed)
         side.addWidget(self.new_button)
         side.addWidget(self.session_list, 1)
 
@@ -187,7 +189,16 @@ class ChatPanel(QWidget):
 
     def set_sessions(self, sessions: Sequence[ChatSession], current_id: str | None) -> None:
         """Show ``sessions`` (most recent first) and select ``current_id`` without re-emitting
-        ``session_selected``."""
+        ``session_selected``.
+
+        While the user is editing a title the list is not rebuilt (that would drop the edit):
+        the refresh waits until the editor closes, and is dropped if the edit renamed a session
+        (the rename refreshes the list again).
+        """
+        if self.session_list.state() == QAbstractItemView.State.EditingState:
+            self._pending_sessions = (list(sessions), current_id)
+            return
+        self._pending_sessions = None
         self._updating_sessions = True
         try:
             self.session_list.clear()
@@ -322,7 +333,17 @@ class ChatPanel(QWidget):
             item.setToolTip(title)
         finally:
             self._updating_sessions = False
+        self._pending_sessions = None  # stale now: the rename refreshes the list
         self.rename_requested.emit(item.data(_SESSION_ID_ROLE), title)
+
+    def _on_title_editor_closed(self, *_args: object) -> None:
+        if self._pending_sessions is not None:
+            # After the view has left its editing state (it does so after this signal).
+            QTimer.singleShot(0, self._apply_pending_sessions)
+
+    def _apply_pending_sessions(self) -> None:
+        if self._pending_sessions is not None:
+            self.set_sessions(*self._pending_sessions)
 
     def _on_session_list_menu(self, position: QPoint) -> None:
         if self.session_list.itemAt(position) is None or self._busy:
