@@ -1,8 +1,8 @@
 """Asking the user before the agent writes, edits or runs something.
 
 The dialog shows the tool, its target and the detail (the new text, a diff, the command) in
-monospace, with Allow once / Allow for this session / Deny. Deny is the default button and Esc
-(or closing the window) denies: a stray Enter never allows anything. The approver coroutine shows
+monospace, with Allow once (Alt+A) / Allow for this session (Alt+S) / Deny (Alt+D). Deny is the default
+button and Esc (or closing the window) denies: a stray Enter never allows anything. The approver coroutine shows
 the dialog with ``open()`` and awaits a future, so the event loop keeps running while the user
 reads; cancelling it (Stop) closes the dialog.
 """
@@ -79,11 +79,11 @@ class ApprovalDialog(QDialog):
         layout.addWidget(self.detail, 1)
 
         buttons = QDialogButtonBox(self)
-        self.allow_once_button = QPushButton("Allow once", self)
-        self.allow_session_button = QPushButton("Allow for this session", self)
+        self.allow_once_button = QPushButton("&Allow once", self)
+        self.allow_session_button = QPushButton("Allow for this &session", self)
         self.allow_session_button.setToolTip(
             f"Allow {request.tool} without asking again until this conversation ends")
-        self.deny_button = QPushButton("Deny", self)
+        self.deny_button = QPushButton("&Deny", self)
         for button in (self.allow_once_button, self.allow_session_button):
             button.setAutoDefault(False)
             buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
