@@ -115,6 +115,7 @@ def test_enter_sends_and_the_reply_streams_into_the_transcript(chat, qloop, qtbo
         assert await chat.finished() == "completed"
 
     run(qloop, body())
+    assert not chat.panel.transcript.placeholder.isVisible()
     assert "Hello brave new world." in chat.transcript()
     assert "**" not in chat.transcript()
     assert chat.transcript().startswith("Say hello")
@@ -122,6 +123,15 @@ def test_enter_sends_and_the_reply_streams_into_the_transcript(chat, qloop, qtbo
     run(qloop, until(lambda: chat.panel.session_titles() == ["Say hello"], what="the title"))
     assert "Last turn: 42 in · 7 out" in chat.panel.usage_label.text()
     assert _sent_prompts(fake_api) == [[{"type": "text", "text": "Say hello"}]]
+
+
+def test_an_empty_conversation_says_what_the_agent_may_do(chat):
+    placeholder = chat.panel.transcript.placeholder
+    assert placeholder.isVisible()
+    assert chat.folder.name in placeholder.text()
+    assert "ask you first" in placeholder.text()
+    assert chat.transcript() == ""
+    assert chat.panel.usage_label.text() == ""  # no tokens used yet: nothing to count
 
 
 def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fake_api):
@@ -155,6 +165,7 @@ def test_an_allowed_write_runs_and_the_transcript_shows_it(chat, qloop, qtbot, f
         assert dialog.target.text() == "notes.txt"
         assert "remember me" in dialog.detail.toPlainText()
         assert not (chat.folder / "notes.txt").exists()  # nothing before the answer
+        assert "write_file notes.txt — waiting for your approval" in chat.transcript()
         dialog.allow_once_button.click()
         assert await chat.finished() == "completed"
 

@@ -123,6 +123,10 @@ class ChatController(QObject):
         self.panel.set_sessions([], None)
         self._show_usage(None, TokenUsage())
         self.panel.set_workspace_open(workspace is not None)
+        self.panel.transcript.set_placeholder(
+            "Open a folder to chat with the agent about it." if workspace is None else
+            f"Ask the agent about {workspace.name}. It reads the files in {workspace.path} "
+            "freely; writing files and running commands ask you first.")
         self.refresh_key_notice()
         if workspace is None:
             return None
@@ -271,7 +275,11 @@ class ChatController(QObject):
             spawn(self._load_sessions(), name="chat-load-sessions")
 
     async def _ask_user(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.panel.transcript.flush()  # the user sees everything said before the question
+        transcript = self.panel.transcript
+        transcript.flush()  # the user sees everything said before the question
+        block = transcript.tool_call(request.tool_use_id)
+        if block is not None:
+            block.set_waiting("waiting for your approval…")
         return await ask_approval(request, parent=self.panel.window(),
                                   on_shown=self._on_approval_shown)
 

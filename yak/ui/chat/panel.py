@@ -137,6 +137,9 @@ class ChatPanel(QWidget):
         self.new_button.clicked.connect(self.new_session_requested)
         self.session_list = QListWidget(sessions_box)
         self.session_list.setObjectName("sessions")
+        # Long titles are elided (full title in the tooltip), never scrolled sideways.
+        self.session_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.session_list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.session_list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                                           | QAbstractItemView.EditTrigger.EditKeyPressed)
         self.session_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -299,11 +302,12 @@ class ChatPanel(QWidget):
             self.key_notice.setVisible(False)
 
     def set_usage(self, turn: TokenUsage | None, session: TokenUsage | None) -> None:
-        """Show token usage of the last turn and of the whole session."""
+        """Show token usage of the last turn and of the whole session (nothing while none was
+        used)."""
         parts = []
         if turn is not None:
             parts.append(f"Last turn: {turn.input_tokens:,} in · {turn.output_tokens:,} out")
-        if session is not None:
+        if session is not None and (session.input_tokens or session.output_tokens):
             parts.append(f"Conversation: {session.input_tokens:,} in · "
                          f"{session.output_tokens:,} out tokens")
         self.usage_label.setText("   ".join(parts))

@@ -254,7 +254,6 @@ class ToolCallBlock(QFrame):
         self.output_view = QPlainTextEdit(self)
         self.output_view.setReadOnly(True)
         self.output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.output_view.setMaximumHeight(240)
         self.output_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.output_view.setVisible(False)
         layout.addWidget(self.output_view)
@@ -287,9 +286,23 @@ class ToolCallBlock(QFrame):
         target = f" {_shorten(self.target)}" if self.target else ""
         return f"{mark} {self.tool}{target} — {self.summary}"
 
+    def set_waiting(self, summary: str) -> None:
+        """Say what the running call waits for (e.g. the user's approval)."""
+        if self.ok is None:
+            self.summary = summary
+            self._refresh()
+
     def _refresh(self) -> None:
         self.label.setText(self.summary_text())
         self.output_view.setPlainText(self.output or "(no output)")
+        # As tall as the output, up to a dozen lines (it scrolls beyond).
+        lines = min(max(self.output_view.blockCount(), 1), 12)
+        margins = self.output_view.contentsMargins()
+        self.output_view.setFixedHeight(int(
+            lines * self.output_view.fontMetrics().lineSpacing()
+            + 2 * self.output_view.document().documentMargin()
+            + margins.top() + margins.bottom()
+            + self.output_view.horizontalScrollBar().sizeHint().height()))
 
     def _on_toggle_toggled(self, checked: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow)
@@ -346,6 +359,15 @@ class TranscriptView(QScrollArea):
         self._layout = QVBoxLayout(body)
         self._layout.setContentsMargins(8, 8, 8, 8)
         self._layout.setSpacing(6)
+        # Index 0: what an empty transcript says; then the blocks; last, a stretch.
+        self.placeholder = QLabel(body)
+        self.placeholder.setObjectName("transcript_placeholder")
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.placeholder.setContentsMargins(24, 48, 24, 0)
+        self._layout.addWidget(self.placeholder)
         self._layout.addStretch(1)
         self.setWidget(body)
         bar = self.verticalScrollBar()
@@ -366,7 +388,12 @@ class TranscriptView(QScrollArea):
 
     def items(self) -> list[QWidget]:
         """The transcript's blocks, top to bottom."""
-        return [self._layout.itemAt(i).widget() for i in range(self._layout.count() - 1)]
+        return [self._layout.itemAt(i).widget() for i in range(1, self._layout.count() - 1)]
+
+    def set_placeholder(self, text: str) -> None:
+        """What the transcript says while it has no messages (not part of ``plain_text()``)."""
+        self.placeholder.setText(text)
+        self.placeholder.setVisible(not self.items() and bool(text))
 
     def tool_call(self, tool_use_id: str) -> ToolCallBlock | None:
         """The block of a tool call shown in this transcript, if any."""
@@ -397,11 +424,12 @@ class TranscriptView(QScrollArea):
         self._stream_text = ""
         self._stream_dirty = False
         self._tool_blocks.clear()
-        while self._layout.count() > 1:
-            widget = self._layout.takeAt(0).widget()
+        while self._layout.count() > 2:
+            widget = self._layout.takeAt(1).widget()
             if widget is not None:
                 widget.deleteLater()
         self._follow_bottom = True
+        self.placeholder.setVisible(bool(self.placeholder.text()))
 
     def show_messages(self, messages: Sequence[ChatMessage]) -> None:
         """Show a stored session: prompts, replies, and each tool call with its result.
@@ -535,6 +563,7 @@ class TranscriptView(QScrollArea):
         return block
 
     def _add(self, widget: QWidget) -> None:
+        self.placeholder.setVisible(False)
         self._layout.insertWidget(self._layout.count() - 1, widget)
 
     def _scroll_to_bottom(self) -> None:
