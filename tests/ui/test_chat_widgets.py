@@ -19,6 +19,7 @@ from yak.ui.chat.transcript import (
     ToolCallBlock,
     TranscriptView,
     render_markdown,
+    result_summary,
     settled_length,
     tool_target,
 )
@@ -139,6 +140,29 @@ def test_a_stored_session_shows_prompts_replies_and_tool_outcomes():
     assert items[2].summary_text() == "✗ write_file a.txt — denied by user"
     assert items[3].toPlainText() == "Understood."
     view.deleteLater()
+
+
+def test_a_stored_result_is_summed_up_in_a_few_words():
+    assert result_summary("Denied by the user: this call was not run. Do not retry.") == \
+        "Denied by the user"
+    assert result_summary("created notes.txt (1 lines, 44 characters).") == \
+        "created notes.txt (1 lines, 44 characters)."
+    assert result_summary("\n\nexit 0\nline two") == "exit 0"
+
+
+def test_a_long_tool_line_is_shortened_not_widening_the_transcript(qtbot):
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    summary = "refused: " + "very long reason " * 40
+    block = view.finish_tool_call("t", tool="run_command", target="make " + "x" * 300, ok=False,
+                                  summary=summary, output="")
+    qtbot.waitUntil(block.isVisible)
+    qtbot.waitUntil(lambda: view.widget().width() <= view.viewport().width())
+    assert block.label.text().endswith("…")
+    assert block.label.toolTip() == block.summary_text()
+    assert summary in view.plain_text()  # the full line is still what the transcript says
 
 
 def test_tool_target_prefers_the_path_pattern_or_command():

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from markdown_it import MarkdownIt
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPalette
+from PySide6.QtGui import QFontDatabase, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -156,6 +156,17 @@ def _first_line(text: str, limit: int = 100) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def result_summary(text: str) -> str:
+    """A stored tool result's outcome in a few words: its first line up to the first ": " or
+    ". " ("Denied by the user: this call was not run…" → "Denied by the user")."""
+    line = _first_line(text, 200)
+    for separator in (": ", ". "):
+        head = line.split(separator, 1)[0]
+        if len(head) >= 8:
+            line = head
+    return _first_line(line)
+
+
 def _shorten(text: str, limit: int = _TARGET_DISPLAY_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -207,6 +218,35 @@ class MessageBlock(QTextBrowser):
         self.setFixedHeight(self._height_for(size.height()))  # type: ignore[attr-defined]
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that shortens its text with "…" to the width it gets, instead of
+    widening its parent (the full text is in the tooltip)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full_text = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        """Show ``text``, elided to the label's width."""
+        self._full_text = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        """The text before eliding."""
+        return self._full_text
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(self.fontMetrics().elidedText(self._full_text, Qt.TextElideMode.ElideRight,
+                                                   max(self.width(), 40)))
+
+
 class ToolCallBlock(QFrame):
     """A tool call on one line — name, target, outcome — that expands to show its output.
 
@@ -244,10 +284,7 @@ class ToolCallBlock(QFrame):
         self.toggle.setAutoRaise(True)
         self.toggle.setToolTip("Show the tool's output")
         self.toggle.toggled.connect(self._on_toggle_toggled)
-        self.label = QLabel(self)
-        self.label.setTextFormat(Qt.TextFormat.PlainText)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.label.setToolTip(self.target)
+        self.label = ElidedLabel(self)
         header.addWidget(self.toggle)
         header.addWidget(self.label, 1)
         layout.addLayout(header)
@@ -293,7 +330,7 @@ class ToolCallBlock(QFrame):
             self._refresh()
 
     def _refresh(self) -> None:
-        self.label.setText(self.summary_text())
+        self.label.set_full_text(self.summary_text())
         self.output_view.setPlainText(self.output or "(no output)")
         # As tall as the output, up to a dozen lines (it scrolls beyond).
         lines = min(max(self.output_view.blockCount(), 1), 12)
@@ -465,7 +502,8 @@ class TranscriptView(QScrollArea):
                         output = tool_result_text(result)
                         failed = bool(result.get("is_error"))
                         tool_block.set_outcome(
-                            ok=not failed, summary=_first_line(output) or ("failed" if failed else "done"),
+                            ok=not failed,
+                            summary=result_summary(output) or ("failed" if failed else "done"),
                             output=output)
         self._scroll_to_bottom()
 
