@@ -100,10 +100,13 @@ def test_the_key_field_is_masked_until_shown(qtbot, data_dir):
     page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
     qtbot.addWidget(page)
     assert page.key_edit.isEnabled()
+    page.show()
     assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
-    page.show_key_action.trigger()
+    assert page.show_key_button.isVisible() and page.show_key_button.text() == "Show"
+    page.show_key_button.click()
     assert page.key_edit.echoMode() is QLineEdit.EchoMode.Normal
-    page.show_key_action.trigger()
+    assert page.show_key_button.text() == "Hide"
+    page.show_key_button.click()
     assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
 
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMessageBox,
     QPushButton,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -115,7 +116,8 @@ class ProviderPage(QWidget):
         self.show_key_action.setCheckable(True)
         self.show_key_action.setToolTip("Show the key as typed")
         self.show_key_action.toggled.connect(self._on_show_key_toggled)
-        self.key_edit.addAction(self.show_key_action, QLineEdit.ActionPosition.TrailingPosition)
+        self.show_key_button = QToolButton(self)
+        self.show_key_button.setDefaultAction(self.show_key_action)
         self.key_edit.textEdited.connect(self._on_field_edited)
         self.key_note = QLabel(self)
         self.key_note.setWordWrap(True)
@@ -126,6 +128,7 @@ class ProviderPage(QWidget):
         self.remove_key_button.clicked.connect(self.remove_key)
         key_row = QHBoxLayout()
         key_row.addWidget(self.key_edit, 1)
+        key_row.addWidget(self.show_key_button)
         key_row.addWidget(self.remove_key_button)
         key_box = QVBoxLayout()
         key_box.setContentsMargins(0, 0, 0, 0)
