@@ -122,8 +122,10 @@ def test_save_over_the_ceiling_is_refused_with_a_message_and_nothing_stored(
         assert len(env.store.history(workspace.id)) == 1
         assert page.editor.text == text  # nothing typed is lost
 
-        # Exactly at the ceiling is accepted (the positive beside the negative).
+        # Exactly at the ceiling is accepted (the positive beside the negative); editing
+        # clears the refusal's message.
         page.editor.text_edit.setPlainText(lines(200))
+        assert page.editor.message_label.text() == ""
         page.editor.request_save()
         await page.controller.tasks.drain()
         assert env.stored(workspace.id).content == lines(200)

@@ -7,6 +7,7 @@ find the dialog and click its buttons.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
@@ -93,14 +94,18 @@ def choose_save_file(parent: QWidget, *, title: str, start: str,
     """Ask where to save, with a format choice; the dialog itself confirms an overwrite.
 
     Args:
+        start: the proposed file (its folder is where the dialog opens).
         name_filters: ``(filter, suffix)`` pairs, e.g. ``("Markdown (*.md)", "md")``; the first
             is selected.
         on_chosen: called with the path and the chosen filter (one of ``name_filters``').
     """
-    dialog = QFileDialog(parent, title, start)
+    folder, name = os.path.split(start)
+    dialog = QFileDialog(parent, title, folder)
     dialog.setObjectName("yakSaveFileDialog")
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     dialog.setFileMode(QFileDialog.FileMode.AnyFile)
+    if name:
+        dialog.selectFile(name)
     filters = [f for f, _ in name_filters]
     suffixes = {f: s for f, s in name_filters}
     dialog.setNameFilters(filters)

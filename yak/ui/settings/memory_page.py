@@ -529,6 +529,8 @@ class MemoryEditor(QWidget):
                                        and not self._refresh_busy)
 
     def _on_text_edit_text_changed(self) -> None:
+        if self.message_label.property("error"):  # the user is acting on it; the counter stays
+            self.show_message("")
         self._refresh_controls()
 
     def _on_revert_button_clicked(self) -> None:
@@ -873,7 +875,7 @@ def _existing_parent(path: str) -> str:
 
 
 def _source_text(source: str) -> str:
-    return {"refresh": "a memory refresh", "external": "another program (the yak command?)",
+    return {"refresh": "a memory refresh", "external": "another program (such as the yak command)",
             "hand": "a hand edit", "import": "an import", "restore": "a restore",
             "clear": "a delete"}.get(source, source)
 
