@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from memory_support import answer, lines, run
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
+from PySide6.QtGui import QKeySequence, QTextCursor
 
-from yak.domain import RevisionSource
+from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource, TokenUsage
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
@@ -447,5 +447,71 @@ def test_import_replaces_the_document_and_refuses_non_text(env, page, qtbot, qlo
         assert stored.content == "- imported ☕\n- second\n"
         assert page.editor.text == stored.content
         assert env.store.history(workspace.id)[0].source == RevisionSource.IMPORT
+
+    run(qloop, body())
+
+
+def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtbot, qloop):
+    """The Refresh attempts tab lists each attempt with its outcome and reason; a refused one's
+    reply opens in the editor as unsaved edits (nothing stored until Save)."""
+    workspace = env.workspace("proj", lines(150))
+    reply = lines(12, prefix="collapsed")
+    env.store.record_attempt(RefreshOutcome(
+        status=RefreshStatus.REFUSED_FLOOR, workspace_id=workspace.id, version=1, lines=150,
+        reason="the reply kept 12 of 150 lines (8%)", reply=reply, model="claude-haiku-4-5",
+        usage=TokenUsage(1200, 80), duration_s=1.5), base_version=1)
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        table = dialog.attempts_table
+        assert table.rowCount() == 1
+        assert [table.item(0, c).text() for c in (1, 2, 3, 4, 5)] == [
+            "refused_floor", "the reply kept 12 of 150 lines (8%)", "claude-haiku-4-5",
+            "1,200 / 80", "1.5 s"]
+        assert dialog.reply_view.toPlainText() == reply
+        qtbot.mouseClick(dialog.open_reply_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert page.editor.text == reply
+        assert page.editor.is_dirty()
+        assert env.stored(workspace.id).content == lines(150)
+
+    run(qloop, body())
+
+
+def test_ctrl_s_saves(env, page, qtbot, qloop):
+    """Ctrl+S in the editor saves like the Save button."""
+    workspace = env.workspace("proj", "- a\n")
+
+    async def body():
+        await show(page, workspace.id)
+        assert page.editor.save_action.shortcut() == QKeySequence(QKeySequence.StandardKey.Save)
+        page.activateWindow()
+        page.editor.text_edit.setFocus()
+        page.editor.text_edit.setPlainText("- a\n- b\n")
+        qtbot.keyClick(page.editor.text_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == "- a\n- b\n"
+
+    run(qloop, body())
+
+
+def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop):
+    """Unticking "Use this memory" turns memory off for that workspace only."""
+    workspace = env.workspace("proj", "- a\n")
+    other = env.workspace("other", "- b\n")
+
+    async def body():
+        await show(page, workspace.id)
+        assert page.editor.memory_enabled_box.isChecked()
+        page.editor.memory_enabled_box.click()
+        await page.controller.tasks.drain()
+        assert env.store.get_workspace(workspace.id).memory_enabled is False
+        assert env.store.get_workspace(other.id).memory_enabled is True
+        row = page.model.row_of(workspace.id)
+        assert page.model.index(row, 3).data() == "memory off"
+        assert "Memory is off" in page.editor.message_label.text()
 
     run(qloop, body())
