@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,7 +49,6 @@ class Env:
     service: WorkspaceService
     bridge: EventBridge
     root: Path
-    events: list = field(default_factory=list)
 
     def folder(self, name: str) -> Path:
         """A project folder under the test's temporary directory (created)."""
@@ -98,13 +97,8 @@ def make_env(data_dir: Path, tmp_path: Path) -> Env:
     bridge = EventBridge(bus)
     root = tmp_path / "projects"
     root.mkdir()
-    env = Env(data_dir=data_dir, db=db, store=store, bus=bus, service=service, bridge=bridge,
-              root=root)
-    for event_type in ("MemoryUpdated", "RefreshStateChanged", "RefreshFinished"):
-        import yak.events
-
-        bus.subscribe(getattr(yak.events, event_type), env.events.append)
-    return env
+    return Env(data_dir=data_dir, db=db, store=store, bus=bus, service=service, bridge=bridge,
+               root=root)
 
 
 def message_boxes() -> list[QMessageBox]:
