@@ -438,3 +438,23 @@ def test_a_session_list_arriving_late_keeps_the_users_choice(chat, qloop, qtbot,
         assert "Answer one." in chat.transcript()
 
     run(qloop, body())
+
+
+def test_quitting_mid_reply_stores_what_was_said_before_the_database_closes(chat, qloop, qtbot,
+                                                                           fake_api):
+    """``aclose`` (the app's quit) stops the turn and waits for the agent to keep the partial
+    reply, so nothing is written to a closed database."""
+    gate = threading.Event()
+    fake_api.script(text("first second third fourth", gate=gate, pause_after=2))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "Go on")
+        await until(lambda: "first second" in chat.transcript(), what="the first words")
+        await chat.controller.aclose()
+        assert not chat.controller.turn_running
+
+    run(qloop, body())
+    gate.set()
+    messages = chat.service.conversations.messages(chat.controller.session_id)
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert "first second" in messages[-1].text and "fourth" not in messages[-1].text

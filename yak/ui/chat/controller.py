@@ -148,6 +148,15 @@ class ChatController(QObject):
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
+    async def aclose(self, grace_s: float = 1.0) -> None:
+        """Quitting: stop the running turn and give it up to ``grace_s`` seconds to store what
+        was said (the agent keeps a stopped reply), so the database is not closed under it."""
+        self.stop()
+        try:
+            await asyncio.wait_for(self.wait_idle(), grace_s)
+        except TimeoutError:
+            log.info("quit while a chat turn was still stopping")
+
     # -- intents -------------------------------------------------------------------------------
 
     def _on_panel_send_requested(self, prompt: str) -> None:
