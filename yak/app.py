@@ -259,6 +259,9 @@ class _App:
 
         if self.queue is not None:
             self.queue.cancel()
+        chat = getattr(self.controller, "chat_controller", None)
+        if chat is not None:  # a stopped reply is stored before the database closes
+            await chat.aclose(QUIT_GRACE_S)
         self.controller.shutdown()
         self.tasks.cancel_all()
         self.workspace_service.close()
