@@ -374,16 +374,21 @@ def test_a_blank_rename_keeps_the_title(chat, qloop, qtbot, fake_api):
         "Keep my title"]
 
 
-def test_the_delete_question_defaults_to_cancel(chat, qloop, qtbot, fake_api):
+def test_the_delete_key_asks_first_and_the_question_defaults_to_cancel(chat, qloop, qtbot,
+                                                                        fake_api):
     fake_api.script(text("Answer."))
 
     async def body() -> None:
         await chat.send_typed(qtbot, "Do not lose me")
         await chat.finished()
         await until(lambda: chat.panel.current_session_id() is not None, what="the selection")
-        box = chat.panel.confirm_delete()
-        assert box is not None
-        await until(box.isVisible, what="the question")
+        chat.panel.session_list.setFocus()
+        qtbot.keyClick(chat.panel.session_list, Qt.Key.Key_Delete)
+        await until(lambda: any(isinstance(w, QMessageBox) and w.isVisible()
+                                for w in QApplication.topLevelWidgets()), what="the question")
+        box = next(w for w in QApplication.topLevelWidgets()
+                   if isinstance(w, QMessageBox) and w.isVisible())
+        assert "Do not lose me" in box.text()
         assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
         qtbot.keyClick(box, Qt.Key.Key_Escape)
         await until(lambda: not any(isinstance(w, QMessageBox) and w.isVisible()
