@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 # Before any QApplication exists (QT_TESTING.md): without it a headless machine aborts pytest.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -11,11 +12,26 @@ os.environ.setdefault("QT_API", "pyside6")
 os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ.pop("ANTHROPIC_BASE_URL", None)
 os.environ.pop("YAK_DATA_DIR", None)
+os.environ.pop("YAK_MODEL", None)
+os.environ.pop("YAK_MEMORY_MODEL", None)
+os.environ.pop("YAK_DEBOUNCE_SECONDS", None)
+# Never write into the developer's real data, log or config folders (platformdirs and Qt's
+# QSettings follow the XDG variables on Linux), here or in subprocesses.
+_SANDBOX = tempfile.mkdtemp(prefix="yak-tests-")
+for _name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+    os.environ[_name] = os.path.join(_SANDBOX, _name.lower())
 # Never touch the real OS keyring, here or in subprocesses: the "fail" backend stores nothing
 # (tests that need a keyring install an in-memory one with the ``memory_keyring`` fixture).
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _private_default_data_dir(tmp_path, monkeypatch):
+    """Every test, and every ``yak`` subprocess it starts, gets its own data directory even
+    when it does not ask for ``data_dir``: nothing reaches the platform data directory."""
+    monkeypatch.setenv("YAK_DATA_DIR", str(tmp_path / "yakdata-default"))
 
 
 @pytest.fixture
