@@ -78,6 +78,25 @@ def test_nfc_and_nfd_spellings_are_one_key(tmp_path):
     assert key == unicodedata.normalize("NFC", key)
 
 
+def test_nfc_and_nfd_folders_that_are_two_folders_keep_two_memories(tmp_path, store):
+    """On a filesystem that stores names as bytes, ``café`` (NFC) and ``café`` (NFD) can be two
+    real folders. They are two workspaces: a note written in one is not seen from the other."""
+    nfc_folder = tmp_path / unicodedata.normalize("NFC", "café")
+    nfd_folder = tmp_path / unicodedata.normalize("NFD", "café")
+    nfc_folder.mkdir()
+    nfd_folder.mkdir()
+    if paths.folder_identity(str(nfc_folder)) == paths.folder_identity(str(nfd_folder)):
+        pytest.skip("this filesystem folds Unicode normalization: the two spellings are one "
+                    "folder, covered by test_nfc_and_nfd_spellings_are_one_key")
+    assert normalize_workspace_path(nfc_folder) != normalize_workspace_path(nfd_folder)
+    nfd_ws = store.open_workspace(str(nfd_folder))
+    store.write(nfd_ws.id, "nfd notes\n", expected_version=0)
+    nfc_ws = store.open_workspace(str(nfc_folder))
+    assert nfc_ws.id != nfd_ws.id
+    assert store.read(nfc_ws.id).content == ""
+    assert store.read(nfd_ws.id).content == "nfd notes\n"
+
+
 def test_the_root_stays_the_root():
     """``/`` is ``/``, and ``//``, ``///`` and ``/.`` too."""
     for spelling in ("/", "//", "///", "/.", "/.."):

@@ -21,7 +21,7 @@ APP_NAME = "yak"
 APP_AUTHOR = "Yak"
 
 
-def normalize_path_text(path: str, *, windows: bool | None = None) -> str:
+def normalize_path_text(path: str, *, windows: bool | None = None, nfc: bool = True) -> str:
     """Normalize an already absolute, resolved path as text, without touching the filesystem.
 
     Applies Unicode NFC, collapses doubled separators and ``.``/``..``, removes trailing
@@ -31,13 +31,14 @@ def normalize_path_text(path: str, *, windows: bool | None = None) -> str:
     Args:
         path: an absolute path (POSIX or Windows spelling).
         windows: use Windows rules; defaults to the running platform.
+        nfc: apply Unicode NFC (see :func:`normalize_workspace_path` for when it is not).
 
     Returns:
         The key text.
     """
     if windows is None:
         windows = sys.platform == "win32"
-    text = unicodedata.normalize("NFC", path)
+    text = unicodedata.normalize("NFC", path) if nfc else path
     if windows:
         text = ntpath.normcase(ntpath.normpath(text))
         drive, rest = ntpath.splitdrive(text)
@@ -55,7 +56,8 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
 
     Two spellings of one folder give one key; distinct folders never share one
     (``/p/a_b`` and ``/p/a-b`` differ; on a case-sensitive filesystem so do ``/p/Proj`` and
-    ``/p/proj``). Aliases that only the filesystem knows (a case-insensitive volume) are caught by
+    ``/p/proj``; where a filesystem keeps an NFC and an NFD spelling as two folders, the one
+    that is not NFC keeps its exact spelling). Aliases that only the filesystem knows (a case-insensitive volume) are caught by
     comparing :func:`folder_identity` where workspaces are stored.
 
     Args:
@@ -71,7 +73,15 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
         raise ValueError("The workspace path contains a NUL character.")
     expanded = os.path.expanduser(raw)
     resolved = os.path.realpath(os.path.abspath(expanded))
-    return normalize_path_text(resolved)
+    key = normalize_path_text(resolved)
+    exact = normalize_path_text(resolved, nfc=False)
+    if key != exact:
+        # On a filesystem that stores names as bytes (Linux), "café" in NFC and in NFD can be two
+        # different folders. NFC folds the spellings of ONE folder; it must never merge two.
+        nfc_folder, this_folder = folder_identity(key), folder_identity(exact)
+        if nfc_folder is not None and this_folder is not None and nfc_folder != this_folder:
+            return exact
+    return key
 
 
 def workspace_id_for(key: str) -> str:
