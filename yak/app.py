@@ -21,6 +21,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,8 @@ LOG_FILE = "yak.log"
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
+NO_DISPLAY_MESSAGE = ("yak: no display found; the desktop app needs a graphical session. The "
+                      "command line works without one: yak memory …, yak ask …")
 
 
 def run(*, data_dir_override: str | None = None, workspace: str | None = None) -> int:
@@ -52,8 +55,12 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
 
     Returns:
         0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
-        after the user read the message.
+        after the user read the message; 2 when there is no display to open a window on (one
+        line on stderr says so).
     """
+    if not display_available():
+        print(NO_DISPLAY_MESSAGE, file=sys.stderr)
+        return 2
     os.environ.setdefault("QT_API", "pyside6")
     from PySide6.QtCore import QCoreApplication, QEvent, QSettings
     from PySide6.QtWidgets import QApplication
@@ -104,6 +111,24 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
         if handler is not None:
             logging.getLogger().removeHandler(handler)
             handler.close()
+
+
+def display_available(environ: Mapping[str, str] | None = None,
+                      platform: str | None = None) -> bool:
+    """Whether a window can be shown: on Linux (and the BSDs), an X11 or Wayland display, or an
+    explicit ``QT_QPA_PLATFORM`` (offscreen, vnc…); elsewhere always.
+
+    Without this check Qt aborts the process (status 134) with a message about xcb plugins.
+
+    Args:
+        environ: the environment to look at (default ``os.environ``).
+        platform: ``sys.platform`` to assume (default the running one).
+    """
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if platform in ("win32", "darwin", "cygwin"):
+        return True
+    return any(environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
 def dispose_loop_timers(loop: Any) -> None:

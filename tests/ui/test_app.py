@@ -163,3 +163,41 @@ def test_app_refuses_a_database_from_a_newer_yak_with_a_message_and_status_1(
     assert status == 1
     assert "upgrade Yak" in seen[0]
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("entry", ["run", "cli"])
+def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(
+        monkeypatch, capsys, data_dir, entry):
+    """``yak`` on a Linux machine with no X11 or Wayland display (and no ``QT_QPA_PLATFORM``)
+    prints one line pointing at the command line and exits 2, instead of Qt's abort (134)."""
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr("sys.platform", "linux")
+    if entry == "run":
+        status = yak_app.run(data_dir_override=str(data_dir))
+    else:
+        from yak.cli import main
+
+        status = main(["--data-dir", str(data_dir)])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.out == ""
+    assert captured.err == ("yak: no display found; the desktop app needs a graphical session. "
+                            "The command line works without one: yak memory …, yak ask …\n")
+    assert not (data_dir / "yak.db").exists()  # nothing was opened
+
+
+@pytest.mark.parametrize(("environ", "platform", "available"), [
+    ({}, "linux", False),
+    ({"DISPLAY": ""}, "linux", False),
+    ({"DISPLAY": ":0"}, "linux", True),
+    ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+    ({"QT_QPA_PLATFORM": "offscreen"}, "linux", True),
+    ({}, "freebsd14", False),
+    ({}, "win32", True),
+    ({}, "darwin", True),
+])
+def test_display_detection(environ, platform, available):
+    """A display is an X11 or Wayland one or an explicit Qt platform; Windows and macOS always
+    have one."""
+    assert yak_app.display_available(environ, platform) is available
