@@ -345,3 +345,48 @@ def test_dropping_a_folder_opens_it_and_a_file_is_ignored(env, ui, qloop, tmp_pa
         assert not message_boxes()
 
     run(qloop, body())
+
+
+def test_with_no_workspace_the_panel_wraps_its_hint_and_disables_refresh_and_edit(
+        env, qtbot, qloop):
+    """Before a folder is open the panel says how to open one, wrapped to the panel's width
+    (all of it visible), and Refresh and Edit… are disabled; once a folder with an empty memory
+    is open they are enabled and the hint says there is no memory yet; a document replaces it."""
+    env.folder("proj")
+    service = WorkspaceService(store=env.store, db=env.db, bus=env.bus,
+                               refresher=object())  # refreshing is available; never run here
+    window = MainWindow()
+    qtbot.addWidget(window)
+    controller = AppController(window=window, service=service, bridge=env.bridge)
+    window.show()
+    panel = window.memory_panel
+    window.resizeDocks([window.memory_dock], [260], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: panel.width() <= 300)
+
+    def hint_fits() -> bool:
+        label = panel.placeholder_label
+        return (label.isVisible() and label.wordWrap()
+                and label.geometry().right() <= panel.contentsRect().right()
+                and label.heightForWidth(label.width()) <= label.height())
+
+    async def body():
+        assert panel.title_label.text() == "No workspace"
+        assert "File › Open Folder…" in panel.placeholder_label.text()
+        assert hint_fits()
+        assert not panel.document_view.isVisible()
+        assert not panel.refresh_button.isEnabled()
+        assert not panel.edit_button.isEnabled()
+
+        workspace = await controller.open_workspace(str(env.folder("proj")))
+        assert panel.placeholder_label.text().startswith("No memory yet.")
+        assert hint_fits()
+        assert panel.refresh_button.isEnabled() and panel.edit_button.isEnabled()
+
+        await service.save(workspace.id, "- a fact\n", expected_version=0)
+        await controller.tasks.drain()
+        assert panel.document_view.isVisible()
+        assert not panel.placeholder_label.isVisible()
+        assert panel.document_view.toPlainText() == "- a fact\n"
+        service.close()
+
+    run(qloop, body())

@@ -65,7 +65,7 @@ class AppController(QObject):
         panel.retry_requested.connect(self._on_panel_refresh_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
-        panel.refresh_button.setEnabled(bool(getattr(service, "refresh_available", True)))
+        panel.set_refresh_available(bool(getattr(service, "refresh_available", True)))
         bridge.memory_updated.connect(self._on_bridge_memory_updated)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)

@@ -16,13 +16,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QSizePolicy,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -31,6 +32,10 @@ from yak.domain import MemoryDocument, Workspace
 from yak.ui.formatting import line_count_text, relative_time
 from yak.workspace.state import RefreshState, StatusLine, refresh_status
 
+NO_WORKSPACE_TEXT = ("No folder is open. Open a project folder with File › Open Folder… "
+                     "(Ctrl+O) to see its memory here.")
+EMPTY_DOCUMENT_TEXT = ("No memory yet. It is written after your conversations here, or by hand "
+                       "with Edit….")
 _STATUS_COLORS = {"refused": "#b35c00", "failed": "#b00020", "running": "#1a5fb4",
                   "pending": "#1a5fb4"}
 
@@ -59,6 +64,7 @@ class MemoryPanel(QWidget):
         self._state: RefreshState | None = None
         self._due_at: float | None = None
         self._status = StatusLine("up_to_date", "")
+        self._refresh_available = True
         self._setup_ui()
         self._tick_timer = QTimer(self)
         self._tick_timer.setInterval(1000)
@@ -91,14 +97,28 @@ class MemoryPanel(QWidget):
         status_row.addWidget(self.action_button)
         layout.addLayout(status_row)
 
-        self.document_view = QPlainTextEdit(self)
+        # The document, or a wrapped sentence in its place when there is none (a text field's
+        # own placeholder is drawn unwrapped past its right edge in a narrow dock).
+        self.document_stack = QStackedWidget(self)
+        self.document_view = QPlainTextEdit(self.document_stack)
         self.document_view.setObjectName("memoryDocument")
         self.document_view.setReadOnly(True)
         self.document_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.document_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.document_view.setPlaceholderText("No memory yet. It is written after your "
-                                              "conversations here, or by hand with Edit….")
-        layout.addWidget(self.document_view, 1)
+        self.placeholder_label = QLabel(self.document_stack)
+        self.placeholder_label.setObjectName("memoryPlaceholder")
+        self.placeholder_label.setWordWrap(True)
+        self.placeholder_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.placeholder_label.setMargin(8)
+        self.placeholder_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                             QSizePolicy.Policy.Expanding)
+        palette = self.placeholder_label.palette()
+        palette.setColor(QPalette.ColorRole.WindowText,
+                         palette.color(QPalette.ColorRole.PlaceholderText))
+        self.placeholder_label.setPalette(palette)
+        self.document_stack.addWidget(self.document_view)
+        self.document_stack.addWidget(self.placeholder_label)
+        layout.addWidget(self.document_stack, 1)
 
         info_row = QHBoxLayout()
         self.lines_label = QLabel(self)
@@ -129,26 +149,34 @@ class MemoryPanel(QWidget):
         return self._workspace
 
     def show_workspace(self, workspace: Workspace | None) -> None:
-        """Show ``workspace`` (its document and state arrive with the next calls)."""
+        """Show ``workspace`` (its document and state arrive with the next calls); ``None``
+        shows how to open one, with Refresh and Edit… disabled."""
         self._workspace = workspace
         self._document = None
         self._state = None
         self._due_at = None
+        self._status = StatusLine("up_to_date", "")
         self.document_view.clear()
+        self.status_label.clear()
+        self.status_label.setStyleSheet("")
+        self.action_button.hide()
+        self.lines_label.clear()
+        self.updated_label.clear()
         if workspace is None:
             self.title_label.setText("No workspace")
-            self.status_label.setText("Open a folder to see its memory.")
-            self.lines_label.clear()
-            self.updated_label.clear()
-            self.action_button.hide()
+            self.title_label.setToolTip("")
+            self._show_placeholder(NO_WORKSPACE_TEXT)
         else:
             self.title_label.setText(f"Memory — {workspace.name}")
             self.title_label.setToolTip(workspace.path)
-            self.status_label.clear()
-            self.action_button.hide()
-        for button in (self.refresh_button, self.edit_button):
-            button.setEnabled(workspace is not None)
+            self._show_placeholder("")
+        self._update_buttons()
         self._update_tick_timer()
+
+    def set_refresh_available(self, available: bool) -> None:
+        """Whether forced refreshes exist in this build (Refresh is disabled otherwise)."""
+        self._refresh_available = available
+        self._update_buttons()
 
     def show_document(self, document: MemoryDocument) -> None:
         """Show ``document`` if it belongs to the workspace shown (stale results are dropped)."""
@@ -157,6 +185,10 @@ class MemoryPanel(QWidget):
         self._document = document
         if self.document_view.toPlainText() != document.content:
             self.document_view.setPlainText(document.content)
+        if document.content:
+            self.document_stack.setCurrentWidget(self.document_view)
+        else:
+            self._show_placeholder(EMPTY_DOCUMENT_TEXT)
         self.lines_label.setText(line_count_text(document.lines))
         self._update_times()
         if self._state is not None:
@@ -217,8 +249,20 @@ class MemoryPanel(QWidget):
             self.action_button.show()
         else:
             self.action_button.hide()
-        self.refresh_button.setEnabled(self._status.kind != "running")
+        self._update_buttons()
         self._update_tick_timer()
+
+    def _update_buttons(self) -> None:
+        has_workspace = self._workspace is not None
+        self.refresh_button.setEnabled(has_workspace and self._refresh_available
+                                       and self._status.kind != "running")
+        self.edit_button.setEnabled(has_workspace)
+
+    def _show_placeholder(self, text: str) -> None:
+        """Show ``text`` in place of the document (the empty document view when blank)."""
+        self.placeholder_label.setText(text)
+        self.document_stack.setCurrentWidget(self.placeholder_label if text
+                                             else self.document_view)
 
     def _update_times(self) -> None:
         if self._document is None:
