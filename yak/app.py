@@ -80,6 +80,8 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
     app.processEvents()
     handler = _setup_logging()
     log.info("window shown")
+    if isinstance(handler, logging.FileHandler):
+        window.set_support_paths(log_file=handler.baseFilename)
     _configure_application(app)
     window.setWindowIcon(app.windowIcon())
 
@@ -220,6 +222,7 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
     try:
         try:
             folder = paths.data_dir(data_dir_override)
+            window.set_support_paths(data_dir=str(folder))
             services = await asyncio.to_thread(_open_services, folder)
         except (YakError, OSError) as exc:
             message = str(exc) if isinstance(exc, YakError) else (

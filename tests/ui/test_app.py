@@ -77,8 +77,8 @@ def visible_box(containing: str) -> QMessageBox | None:
 
 
 def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir, tmp_path):
-    """``yak DIR`` shows the window with DIR's memory in the panel; Quit ends with status 0, and
-    the log file is written."""
+    """``yak DIR`` shows the window with DIR's memory in the panel; Help › About names the data
+    directory and the log file; Quit ends with status 0, and the log file is written."""
     folder = tmp_path / "proj"
     folder.mkdir()
     db = open_database(data_dir)
@@ -97,6 +97,9 @@ def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir
             return False
         seen.update(title=window.windowTitle(), document=panel.document_view.toPlainText(),
                     lines=panel.lines_label.text(), icon=str(not window.windowIcon().isNull()))
+        window.about_action.trigger()
+        seen["about"] = window.about_box.informativeText()
+        window.about_box.done(0)
         window.quit_action.trigger()
         return True
 
@@ -108,7 +111,10 @@ def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir
     assert seen["document"] == "- from the command line\n"
     assert seen["lines"] == "1 / 200 lines"
     assert seen["icon"] == "True"
-    log_text = (tmp_path / "state" / "yak" / "log" / "yak.log").read_text(encoding="utf-8")
+    log_file = tmp_path / "state" / "yak" / "log" / "yak.log"
+    assert f"Data directory: {data_dir}\n" in seen["about"]
+    assert f"Log file: {log_file}\n" in seen["about"]
+    log_text = log_file.read_text(encoding="utf-8")
     assert "window shown" in log_text
     assert "opened workspace" in log_text
 

@@ -390,3 +390,37 @@ def test_with_no_workspace_the_panel_wraps_its_hint_and_disables_refresh_and_edi
         service.close()
 
     run(qloop, body())
+
+
+def test_help_about_names_the_version_licence_and_where_data_and_log_are(env, ui, qloop):
+    """Help › About Yak shows the version, the Apache-2.0 licence, the data directory and the
+    log file (what support asks for), selectable; Help › Keyboard Shortcuts lists the keys with
+    what they do."""
+    from yak import __version__
+
+    window, _controller = ui
+    window.set_support_paths(data_dir="/srv/yak-data", log_file="/var/log/yak/yak.log")
+    menus = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    assert menus == ["File", "View", "Help"]
+
+    async def body():
+        window.about_action.trigger()
+        text = await answer("OK", containing=f"Yak {__version__}")
+        assert "Licence: Apache-2.0" in text
+        assert "Data directory: /srv/yak-data" in text
+        assert "Log file: /var/log/yak/yak.log" in text
+
+        window.shortcuts_action.trigger()
+        await until(lambda: window.shortcuts_box is not None
+                    and window.shortcuts_box.isVisible(), what="the shortcuts box")
+        box = window.shortcuts_box
+        assert box.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+        shown = box.text()
+        for keys, what in [("Ctrl+O", "Open a project folder"), ("Ctrl+,", "Settings"),
+                           ("Ctrl+Shift+M", "Show or hide the memory panel"),
+                           ("Ctrl+S", "Save the memory in Settings › Memory"),
+                           ("Ctrl+Q", "Quit")]:
+            assert f"<b>{keys}</b></td><td>{what}</td>" in shown
+        box.done(0)
+
+    run(qloop, body())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 Choice = tuple[str, QMessageBox.ButtonRole]
@@ -51,10 +52,20 @@ def ask(parent: QWidget, *, title: str, text: str, choices: Sequence[Choice],
 
 def inform(parent: QWidget, *, title: str, text: str,
            icon: QMessageBox.Icon = QMessageBox.Icon.Warning,
-           on_close: Callable[[], None] | None = None) -> QMessageBox:
-    """Show a window-modal message with an OK button (non-blocking)."""
+           on_close: Callable[[], None] | None = None, informative: str = "",
+           selectable: bool = False) -> QMessageBox:
+    """Show a window-modal message with an OK button (non-blocking).
+
+    Args:
+        informative: a second paragraph under ``text``.
+        selectable: let the user select and copy the text (paths, versions).
+    """
     box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, parent)
     box.setObjectName("yakMessage")
+    if informative:
+        box.setInformativeText(informative)
+    if selectable:
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
     def finished(_result: int) -> None:
         box.deleteLater()

@@ -1,7 +1,8 @@
 """MainWindow: the workspace's window — chat in the middle, the memory panel docked beside it.
 
-File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q). A folder
-dropped on the window opens it. The title names the workspace. The central area holds a
+File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q); View ›
+Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
+A folder dropped on the window opens it. The title names the workspace. The central area holds a
 placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`. Geometry is
 remembered through ``QSettings`` (geometry only; Yak's own settings live in its data directory).
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 # window's first paint: start-up time is measured to that paint (DESIGN.md section 8).
 
 SETTINGS_SHORTCUT = "Ctrl+,"
+LICENCE = "Apache-2.0"
 
 
 class MainWindow(QMainWindow):
@@ -65,6 +67,10 @@ class MainWindow(QMainWindow):
         self.close_guard: Callable[[], bool] | None = None
         self.folder_dialog = None
         self.error_box = None
+        self.about_box = None
+        self.shortcuts_box = None
+        self._data_dir: str | None = None
+        self._log_file: str | None = None
         self._sized = False
         self._geometry_restored = False
         if icon is not None:
@@ -120,6 +126,16 @@ class MainWindow(QMainWindow):
         toggle.setText("&Memory Panel")
         toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
         view_menu.addAction(toggle)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = QAction("&Keyboard Shortcuts", self)
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addSeparator()
+        self.about_action = QAction("&About Yak", self)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        self.about_action.triggered.connect(self.show_about)
+        help_menu.addAction(self.about_action)
 
         self.set_recent([])
         self.statusBar().showMessage("Ready")
@@ -191,6 +207,75 @@ class MainWindow(QMainWindow):
         """A transient message in the status bar."""
         self.statusBar().showMessage(text, timeout_ms)
 
+    def set_support_paths(self, *, data_dir: str | None = None,
+                          log_file: str | None = None) -> None:
+        """Where the database and the log file are, for Help › About Yak (support asks)."""
+        if data_dir is not None:
+            self._data_dir = data_dir
+        if log_file is not None:
+            self._log_file = log_file
+
+    def show_about(self) -> None:
+        """Help › About Yak: the version, the licence, and where the data and the log are."""
+        import platform
+
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import qVersion
+        from PySide6.QtWidgets import QMessageBox
+
+        from yak import __version__
+        from yak.ui import dialogs
+
+        details = "\n".join([
+            "A desktop app for working with an AI agent inside a project folder, with one "
+            "memory document per workspace.",
+            "",
+            f"Licence: {LICENCE}",
+            f"Data directory: {self._data_dir or 'not opened yet'}",
+            f"Log file: {self._log_file or 'not written'}",
+            f"Python {platform.python_version()}, Qt {qVersion()}, PySide6 {pyside_version}",
+        ])
+        self.about_box = dialogs.inform(self, title="About Yak", text=f"Yak {__version__}",
+                                        informative=details, selectable=True,
+                                        icon=QMessageBox.Icon.Information)
+
+    def show_shortcuts(self) -> None:
+        """Help › Keyboard Shortcuts: the keys that work in the window, as a small table."""
+        from PySide6.QtWidgets import QMessageBox
+
+        from yak.ui import dialogs
+
+        rows = "".join(
+            f"<tr><td style='padding-right: 18px'><b>{_html(keys)}</b></td>"
+            f"<td>{_html(what)}</td></tr>" for keys, what in self.shortcuts())
+        self.shortcuts_box = dialogs.inform(
+            self, title="Keyboard Shortcuts", text=f"<table>{rows}</table>",
+            icon=QMessageBox.Icon.NoIcon, selectable=True)
+        self.shortcuts_box.setTextFormat(Qt.TextFormat.RichText)
+
+    def shortcuts(self) -> list[tuple[str, str]]:
+        """The keyboard shortcuts as ``(keys, what they do)``, in this platform's notation."""
+
+        def keys(sequence: QKeySequence) -> str:
+            return sequence.toString(QKeySequence.SequenceFormat.NativeText)
+
+        toggle = self.memory_dock.toggleViewAction()
+        return [
+            (keys(self.open_action.shortcut()), "Open a project folder"),
+            (keys(self.settings_action.shortcut()), "Settings"),
+            (keys(toggle.shortcut()), "Show or hide the memory panel"),
+            (keys(QKeySequence(QKeySequence.StandardKey.New)), "New conversation"),
+            ("Enter", "Send the message"),
+            ("Shift+Enter", "New line in the message"),
+            ("Esc", "Stop the reply"),
+            ("F2", "Rename the selected conversation"),
+            (keys(QKeySequence(QKeySequence.StandardKey.Delete)),
+             "Delete the selected conversation"),
+            (keys(QKeySequence(QKeySequence.StandardKey.Save)),
+             "Save the memory in Settings › Memory"),
+            (keys(self.quit_action.shortcut()), "Quit"),
+        ]
+
     def choose_folder(self) -> None:
         """Open the folder dialog (Ctrl+O); the choice arrives as ``open_folder_requested``."""
         from yak.ui import dialogs
@@ -253,6 +338,10 @@ class MainWindow(QMainWindow):
             return
         event.acceptProposedAction()
         self.open_folder_requested.emit(folder)
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _dropped_folder(event: QDragEnterEvent | QDropEvent) -> str | None:
