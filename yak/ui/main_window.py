@@ -227,8 +227,8 @@ class MainWindow(QMainWindow):
         from yak.ui import dialogs
 
         details = "\n".join([
-            "A desktop app for working with an AI agent inside a project folder, with one "
-            "memory document per workspace.",
+            ("A desktop app for working with an AI agent inside a project folder, with one "
+             "memory document per workspace."),
             "",
             f"Licence: {LICENCE}",
             f"Data directory: {self._data_dir or 'not opened yet'}",
