@@ -7,7 +7,7 @@ and what is stored, byte for byte.
 from __future__ import annotations
 
 import pytest
-from memory_support import answer, lines, run
+from memory_support import answer, lines, run, until
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QTextCursor
 
@@ -17,6 +17,7 @@ from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 
 RED = "#b00020"
+GREEN_BG, RED_BG, GREY = "#dafbe1", "#ffebe9", "#eaeef2"  # diff lines: added, removed, hunk
 
 
 @pytest.fixture
@@ -153,11 +154,13 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
 
         editor = page.editor
         assert editor.banner_shown
-        assert "changed by another program" in editor.banner_label.text()
-        assert "now version 2" in editor.banner_label.text()
-        diff = editor.diff_view.toPlainText()
-        assert "-- their fact" in diff
-        assert "+- my new fact" in diff
+        assert editor.banner_label.text() == (
+            "The memory changed to version 2 by another program (such as the yak command) "
+            "while you were editing. Keep mine saves your text as version 3; Take theirs "
+            "discards your edits.")
+        assert editor.diff_view.rows() == [("@@ -1,2 +1,2 @@", GREY), ("  - base fact", None),
+                                           ("− - their fact", RED_BG),
+                                           ("+ - my new fact", GREEN_BG)]
         assert editor.text == "- base fact\n- my new fact\n"  # mine is still there
         assert env.stored(workspace.id).content == "- base fact\n- their fact\n"  # theirs too
 
@@ -215,26 +218,73 @@ def test_change_without_unsaved_edits_updates_the_editor_without_a_banner(env, p
 
 def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, qloop):
     """A save based on a version that is no longer current writes nothing and shows the banner
-    (keep mine / take theirs with the diff) — the other write is never overwritten."""
+    (keep mine / take theirs with the diff) — the other write is never overwritten. The banner
+    says it in one coherent message, the previous "Saved as version N." goes away and the
+    header names the stored version; Keep mine then saves as the version the banner named."""
     workspace = env.workspace("proj", "- base fact\n")
 
     async def body():
         await show(page, workspace.id)
-        page.editor.text_edit.setPlainText("- my edit\n")
+        editor = page.editor
+        editor.text_edit.setPlainText("- base fact\n- saved once\n")
+        qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert editor.message_label.text() == "Saved as version 2."
+        assert "version 2 · " in editor.header_label.text()
+
+        editor.text_edit.setPlainText("- my edit\n")
         env.write_from_another_process(workspace.id, "- their fact\n")  # the watcher is asleep
-        qtbot.mouseClick(page.editor.save_button, Qt.MouseButton.LeftButton)
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
         await page.controller.tasks.drain()
 
-        editor = page.editor
         assert editor.banner_shown
-        assert editor.banner_label.text().startswith(
-            "The memory changed (version 2) since version 1; nothing was saved.")
-        assert "Keep mine" in editor.banner_label.text()
-        assert "-- their fact" in editor.diff_view.toPlainText()
-        assert "+- my edit" in editor.diff_view.toPlainText()
+        assert editor.banner_label.text() == (
+            "The memory changed (version 3) while you were editing; nothing was saved. Keep "
+            "mine saves your text as version 4; Take theirs discards your edits.")
+        assert "Reload" not in editor.banner_label.text()
+        assert editor.message_label.text() == ""  # not the stale "Saved as version 2."
+        assert "version 3 (your edits are based on version 2)" in editor.header_label.text()
+        assert editor.diff_view.rows() == [("@@ -1 +1 @@", GREY), ("− - their fact", RED_BG),
+                                           ("+ - my edit", GREEN_BG)]
         stored = env.stored(workspace.id)
-        assert (stored.content, stored.version) == ("- their fact\n", 2)
+        assert (stored.content, stored.version) == ("- their fact\n", 3)
         assert editor.text == "- my edit\n"
+
+        qtbot.mouseClick(editor.keep_mine_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- my edit\n", 4)
+        assert not editor.banner_shown
+        assert editor.message_label.text() == "Saved as version 4."
+        assert "version 4 · " in editor.header_label.text()
+        assert "based on" not in editor.header_label.text()
+
+    run(qloop, body())
+
+
+def test_take_theirs_after_a_stale_save_shows_their_version_in_the_header(
+        env, page, qtbot, qloop):
+    """Take theirs resolves the conflict banner: the editor, the message and the header show
+    the stored version; nothing is written."""
+    workspace = env.workspace("proj", "- base fact\n")
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        editor.text_edit.setPlainText("- my edit\n")
+        env.write_from_another_process(workspace.id, "- their fact\n")
+        editor.request_save()
+        await page.controller.tasks.drain()
+        assert "version 2 (your edits are based on version 1)" in editor.header_label.text()
+
+        qtbot.mouseClick(editor.take_theirs_button, Qt.MouseButton.LeftButton)
+        assert not editor.banner_shown
+        assert editor.text == "- their fact\n"
+        assert editor.message_label.text() == ("Showing the stored version 2; your edits were "
+                                               "discarded.")
+        assert "version 2 · " in editor.header_label.text()
+        assert "based on" not in editor.header_label.text()
+        assert env.stored(workspace.id).version == 2
 
     run(qloop, body())
 
@@ -258,8 +308,10 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
         assert table.item(1, 2).text() == "1"  # lines
 
         dialog.select_revision(1)
-        diff = dialog.diff_view.toPlainText()
-        assert "-- first" in diff and "+- second" in diff
+        # Coloured lines with a spaced marker: the document's own dash stays readable.
+        assert dialog.diff_view.rows() == [("@@ -1 +1 @@", GREY), ("− - first", RED_BG),
+                                           ("+ - second", GREEN_BG)]
+        assert "Version 1 (hand" in dialog.diff_label.text()
         qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
 
@@ -513,5 +565,66 @@ def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop
         row = page.model.row_of(workspace.id)
         assert page.model.index(row, 3).data() == "memory off"
         assert "Memory is off" in page.editor.message_label.text()
+
+    run(qloop, body())
+
+
+def test_history_diff_is_coloured_and_shows_the_text_as_written(env, page, qtbot, qloop):
+    """The revision diff colours added lines green and removed ones red with grey hunk headers;
+    unchanged neighbours are uncoloured; markup-like text shows literally."""
+    old = "".join(f"- note {i}\n" for i in range(1, 9))
+    new = old.replace("- note 5\n", "- note 5 <b>bold?</b> & more\n").replace("- note 8\n", "")
+    workspace = env.workspace("proj", old)
+    env.store.write(workspace.id, new, expected_version=1)
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        dialog.select_revision(1)
+        assert dialog.diff_view.rows() == [
+            ("@@ -2,7 +2,6 @@", GREY),
+            ("  - note 2", None), ("  - note 3", None), ("  - note 4", None),
+            ("− - note 5", RED_BG),
+            ("+ - note 5 <b>bold?</b> & more", GREEN_BG),
+            ("  - note 6", None), ("  - note 7", None),
+            ("− - note 8", RED_BG),
+        ]
+        assert dialog.diff_view.isReadOnly()
+        dialog.select_revision(2)  # the current text: shown as is, uncoloured
+        assert dialog.diff_view.toPlainText() == new
+        assert {colour for _line, colour in dialog.diff_view.rows()} == {None}
+
+    run(qloop, body())
+
+
+def test_history_attempt_columns_show_the_model_whole(env, page, qtbot, qloop):
+    """With a long reason, the Refresh attempts table still shows the model, tokens and duration
+    whole inside the dialog; the reason takes the room left and its tooltip has all of it."""
+    workspace = env.workspace("proj", lines(150))
+    reason = ("the reply kept 12 of 150 lines (8%), under the floor of 50%; the document is "
+              "unchanged and the reply is kept with this attempt so it can be opened ") * 2
+    env.store.record_attempt(RefreshOutcome(
+        status=RefreshStatus.REFUSED_FLOOR, workspace_id=workspace.id, version=1, lines=150,
+        reason=reason, reply=lines(12), model="claude-haiku-4-5-20251001",
+        usage=TokenUsage(12000, 800), duration_s=3.25), base_version=1)
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        dialog.tabs.setCurrentIndex(1)
+        table = dialog.attempts_table
+        await until(lambda: table.isVisible(), what="the attempts tab")
+        header = table.horizontalHeader()
+        for column in (3, 4, 5):  # Model, Tokens, Duration: wide enough for their text
+            assert table.columnWidth(column) >= table.sizeHintForColumn(column)
+            assert table.columnWidth(column) >= header.sectionSizeHint(column)
+        right_edge = sum(table.columnWidth(c) for c in range(table.columnCount()))
+        assert right_edge <= table.viewport().width()
+        assert table.columnWidth(2) < table.sizeHintForColumn(2)  # the reason is elided…
+        assert table.item(0, 2).toolTip() == reason  # …and whole in its tooltip
 
     run(qloop, body())

@@ -8,8 +8,6 @@ The dialog only emits intents (``restore_requested``, ``open_reply_requested``).
 
 from __future__ import annotations
 
-import difflib
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -30,7 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import RefreshAttempt, Revision, Workspace
-from yak.ui.formatting import local_time
+from yak.ui.diff_view import DiffView
+from yak.ui.formatting import diff_rows, local_time
 
 
 class HistoryDialog(QDialog):
@@ -70,10 +69,11 @@ class HistoryDialog(QDialog):
         revisions_tab = QWidget(self.tabs)
         revisions_layout = QVBoxLayout(revisions_tab)
         splitter = QSplitter(Qt.Orientation.Vertical, revisions_tab)
-        self.revisions_table = self._table(self.REVISION_COLUMNS, splitter)
+        self.revisions_table = self._table(self.REVISION_COLUMNS, splitter,
+                                           stretch=self.REVISION_COLUMNS.index("Flags"))
         self.revisions_table.itemSelectionChanged.connect(
             self._on_revisions_table_item_selection_changed)
-        self.diff_view = self._text_view(splitter)
+        self.diff_view = DiffView(splitter)
         self.diff_view.setObjectName("revisionDiff")
         splitter.addWidget(self.revisions_table)
         splitter.addWidget(self.diff_view)
@@ -91,7 +91,8 @@ class HistoryDialog(QDialog):
         attempts_tab = QWidget(self.tabs)
         attempts_layout = QVBoxLayout(attempts_tab)
         splitter = QSplitter(Qt.Orientation.Vertical, attempts_tab)
-        self.attempts_table = self._table(self.ATTEMPT_COLUMNS, splitter)
+        self.attempts_table = self._table(self.ATTEMPT_COLUMNS, splitter,
+                                          stretch=self.ATTEMPT_COLUMNS.index("Reason"))
         self.attempts_table.itemSelectionChanged.connect(
             self._on_attempts_table_item_selection_changed)
         self.reply_view = self._text_view(splitter)
@@ -116,15 +117,21 @@ class HistoryDialog(QDialog):
         layout.addWidget(buttons)
 
     @staticmethod
-    def _table(columns: tuple[str, ...], parent: QWidget) -> QTableWidget:
+    def _table(columns: tuple[str, ...], parent: QWidget, *, stretch: int) -> QTableWidget:
+        """A read-only table whose columns fit their contents, except ``stretch``, which takes
+        the room left (its long text is elided; the tooltip has all of it)."""
         table = QTableWidget(0, len(columns), parent)
         table.setHorizontalHeaderLabels(list(columns))
         table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setWordWrap(False)
         table.verticalHeader().setVisible(False)
-        table.horizontalHeader().setStretchLastSection(True)
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header = table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(48)
         return table
 
     @staticmethod
@@ -166,7 +173,7 @@ class HistoryDialog(QDialog):
         if self._revisions:
             self.revisions_table.selectRow(0)
         else:
-            self.diff_view.setPlainText("No revisions yet.")
+            self.diff_view.show_message("No revisions yet.")
         if self._attempts:
             self.attempts_table.selectRow(0)
         else:
@@ -199,16 +206,13 @@ class HistoryDialog(QDialog):
         if revision is None:
             self.diff_label.clear()
             return
-        diff = list(difflib.unified_diff(
-            revision.content.splitlines(), self._current_text.splitlines(),
-            fromfile=f"version {revision.version} ({revision.source})", tofile="current",
-            lineterm=""))
-        if diff:
-            self.diff_view.setPlainText("\n".join(diff))
-            self.diff_label.setText(f"Version {revision.version} (−) against the current "
-                                    "document (+).")
+        rows = diff_rows(revision.content, self._current_text)
+        if rows:
+            self.diff_view.show_rows(rows)
+            self.diff_label.setText(f"Version {revision.version} ({revision.source}, − red) "
+                                    "against the current document (+ green).")
         else:
-            self.diff_view.setPlainText(revision.content)
+            self.diff_view.show_message(revision.content)
             self.diff_label.setText(f"Version {revision.version} is the current text.")
 
     def _on_attempts_table_item_selection_changed(self) -> None:

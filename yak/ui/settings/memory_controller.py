@@ -189,7 +189,7 @@ class MemoryPageController(QObject):
             except YakError as read_exc:
                 editor.save_refused(f"{exc} {read_exc}")
                 return
-            editor.show_conflict(current, message=str(exc))
+            editor.show_conflict(current)
             return
         except YakError as exc:
             editor.save_refused(str(exc))

@@ -14,7 +14,6 @@ Widgets here never await: they emit intent signals, and
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -40,7 +39,8 @@ from PySide6.QtWidgets import (
 
 from yak.domain import MemoryDocument, MemorySummary, Workspace, count_lines
 from yak.ui import dialogs
-from yak.ui.formatting import counter_text, local_time, relative_time
+from yak.ui.diff_view import DiffView
+from yak.ui.formatting import counter_text, diff_rows, local_time, relative_time
 from yak.workspace.state import EXPORT_FORMATS, ceiling_message, default_export_name
 
 ORPHANED = "orphaned"
@@ -251,11 +251,8 @@ class MemoryEditor(QWidget):
         self.banner_label.setWordWrap(True)
         self.banner_label.setStyleSheet("color: #3d3000;")
         banner_layout.addWidget(self.banner_label)
-        self.diff_view = QPlainTextEdit(self.banner)
+        self.diff_view = DiffView(self.banner)
         self.diff_view.setObjectName("bannerDiff")
-        self.diff_view.setReadOnly(True)
-        self.diff_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff_view.setMaximumHeight(160)
         banner_layout.addWidget(self.diff_view)
         banner_buttons = QHBoxLayout()
@@ -439,9 +436,9 @@ class MemoryEditor(QWidget):
         self.show_message(message, error=True)
         self.save_finished.emit(False)
 
-    def show_conflict(self, current: MemoryDocument, *, message: str = "") -> None:
+    def show_conflict(self, current: MemoryDocument) -> None:
         """A save based on a stale version was refused: show the banner against ``current``."""
-        self._show_banner(current, stale_save=True, message=message)
+        self._show_banner(current, stale_save=True)
         self.save_finished.emit(False)
 
     def document_changed(self, current: MemoryDocument, *, source: str = "") -> None:
@@ -460,11 +457,12 @@ class MemoryEditor(QWidget):
                       note=f"Updated{by} to version {current.version}." if source else "")
             return
         if self.text == current.content:
+            self._theirs = None
             self._set_base(current)
             self.banner.hide()
             self._refresh_controls()
             return
-        self._show_banner(current, stale_save=False, message="", by=by)
+        self._show_banner(current, stale_save=False, by=by)
 
     def show_message(self, text: str, *, error: bool = False) -> None:
         """Show ``text`` under the editor (red when ``error``); empty text clears it."""
@@ -479,33 +477,37 @@ class MemoryEditor(QWidget):
         self._update_header()
 
     def _update_header(self) -> None:
+        """Path, version and last update of the stored document; while the banner is up, the
+        stored version is the newer one and the edits' base is named beside it."""
         if self._workspace is None or self._document is None:
             return
-        document = self._document
+        document = self._theirs or self._document
         updated = (f"updated {relative_time(document.updated_at)}" if document.updated_at
                    else "never written")
+        based = (f" (your edits are based on version {self._document.version})"
+                 if self._theirs is not None else "")
         flags = f" · flags: {', '.join(document.flags)}" if document.flags else ""
         self.header_label.setText(f"<b>{_escape(self._workspace.path)}</b><br>"
-                                  f"version {document.version} · {updated}{flags}")
+                                  f"version {document.version}{based} · {updated}{flags}")
 
-    def _show_banner(self, theirs: MemoryDocument, *, stale_save: bool, message: str,
-                     by: str = "") -> None:
+    def _show_banner(self, theirs: MemoryDocument, *, stale_save: bool, by: str = "") -> None:
+        """Offer Keep mine / Take theirs against ``theirs`` with the diff; one message says what
+        happened and what each button does."""
         self._theirs = theirs
-        base = self._document.version if self._document is not None else 0
         if stale_save:
-            text = (message or f"Your save was refused: the memory changed (version "
-                    f"{theirs.version}) since version {base}, which you were editing.")
+            what = (f"The memory changed (version {theirs.version}) while you were editing; "
+                    "nothing was saved.")
         else:
-            text = (f"The memory changed{by} (now version {theirs.version}) while you were "
-                    "editing it.")
+            what = f"The memory changed to version {theirs.version}{by} while you were editing."
         self.banner_label.setText(
-            f"{text} Keep mine saves your text as a new version on top of it; Take theirs "
-            "discards your edits. The diff shows the stored text (−) against yours (+).")
-        diff = difflib.unified_diff(theirs.content.splitlines(), self.text.splitlines(),
-                                    fromfile=f"stored (version {theirs.version})",
-                                    tofile="your edits", lineterm="")
-        self.diff_view.setPlainText("\n".join(diff) or "(no line differences)")
+            f"{what} Keep mine saves your text as version {theirs.version + 1}; Take theirs "
+            "discards your edits.")
+        self.diff_view.show_rows(diff_rows(theirs.content, self.text))
+        if not self.diff_view.rows():
+            self.diff_view.show_message("(no line differences)")
+        self.show_message("")  # "Saved as version N." would now be stale
         self.banner.show()
+        self._update_header()
         self._refresh_controls()
 
     def _ceiling_refusal(self) -> str | None:
