@@ -78,7 +78,7 @@ def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
     controller.approval_shown.connect(dialogs.append)
     run(qloop, _open(controller, workspace))
     yield Chat(panel, controller, service, workspace, folder, statuses, dialogs)
-    run(qloop, controller.wait_idle())
+    run(qloop, controller.aclose())  # as the app does on quit
     db.close()
 
 
@@ -463,3 +463,34 @@ def test_quitting_mid_reply_stores_what_was_said_before_the_database_closes(chat
     messages = chat.service.conversations.messages(chat.controller.session_id)
     assert [m.role for m in messages] == ["user", "assistant"]
     assert "first second" in messages[-1].text and "fourth" not in messages[-1].text
+
+
+def test_work_in_flight_when_the_panel_is_deleted_is_dropped(chat, qloop, qtbot, fake_api):
+    """A session list still loading when the window goes away is cancelled, not applied to
+    deleted widgets (``background_errors`` fails the test if a task died)."""
+    import asyncio
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    gate = asyncio.Event()
+    real_sessions = chat.service.sessions
+
+    async def slow_sessions(workspace_id: str):
+        found = await real_sessions(workspace_id)
+        await gate.wait()
+        return found
+
+    panel = ChatPanel()  # its own panel: the fixture's stays for qtbot to close
+    controller = ChatController(panel, chat.service)
+
+    async def body() -> None:
+        chat.service.sessions = slow_sessions
+        task = controller.set_workspace(chat.workspace)
+        await asyncio.sleep(0)
+        panel.deleteLater()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        gate.set()
+        await asyncio.gather(task, return_exceptions=True)
+        assert task.cancelled()
+
+    run(qloop, body())

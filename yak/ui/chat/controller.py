@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from yak.agent.types import (
@@ -48,6 +49,11 @@ class ChatServiceLike(Protocol):
     async def send(self, workspace: Workspace, session_id: str, prompt: str, *,
                    approver: Approver, on_event: Callable[[AgentEvent], None]) -> TurnFinished: ...
     def has_api_key(self) -> bool: ...
+
+
+def _cancel_all(tasks: set[asyncio.Task[Any]]) -> None:
+    for task in list(tasks):
+        task.cancel()
 
 
 def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -88,6 +94,11 @@ class ChatController(QObject):
         self._sessions_token = 0
         self._session_usage = TokenUsage()
         self._titles_stale = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        # Work still in flight when the panel goes away must not touch deleted widgets (a
+        # plain function: this controller, the panel's child, is being destroyed with it).
+        tasks = self._tasks
+        panel.destroyed.connect(lambda *_: _cancel_all(tasks))
         panel.send_requested.connect(self._on_panel_send_requested)
         panel.stop_requested.connect(self.stop)
         panel.retry_requested.connect(self._on_panel_retry_requested)
@@ -98,6 +109,19 @@ class ChatController(QObject):
         panel.provider_settings_requested.connect(self.provider_settings_requested)
         panel.set_workspace_open(False)
         self.refresh_key_notice()
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
+        """``yak.aio.spawn``, remembering the task so closing the panel can cancel it."""
+        task = spawn(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _cancel_tasks(self) -> None:
+        _cancel_all(self._tasks)
+
+    def _panel_alive(self) -> bool:
+        return shiboken6.isValid(self.panel)
 
     # -- called by the window ------------------------------------------------------------------
 
@@ -130,7 +154,7 @@ class ChatController(QObject):
         self.refresh_key_notice()
         if workspace is None:
             return None
-        return spawn(self._load_sessions(show_messages=True), name="chat-load-sessions")
+        return self._spawn(self._load_sessions(show_messages=True), name="chat-load-sessions")
 
     def refresh_key_notice(self) -> None:
         """Show or hide the no-key sentence (call after the key changed in Settings)."""
@@ -150,12 +174,15 @@ class ChatController(QObject):
 
     async def aclose(self, grace_s: float = 1.0) -> None:
         """Quitting: stop the running turn and give it up to ``grace_s`` seconds to store what
-        was said (the agent keeps a stopped reply), so the database is not closed under it."""
+        was said (the agent keeps a stopped reply), so the database is not closed under it;
+        then cancel the controller's other work (list and transcript loads)."""
         self.stop()
         try:
             await asyncio.wait_for(self.wait_idle(), grace_s)
         except TimeoutError:
             log.info("quit while a chat turn was still stopping")
+        self._cancel_tasks()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # -- intents -------------------------------------------------------------------------------
 
@@ -168,20 +195,20 @@ class ChatController(QObject):
 
     def _on_panel_new_session_requested(self) -> None:
         if self.workspace is not None and not self.turn_running:
-            spawn(self._create_session(), name="chat-new-session")
+            self._spawn(self._create_session(), name="chat-new-session")
 
     def _on_panel_session_selected(self, session_id: str) -> None:
         if session_id != self.session_id and not self.turn_running:
             self.session_id = session_id
             self._last_prompt = None
             self.panel.clear_error()
-            spawn(self._load_messages(session_id), name="chat-load-messages")
+            self._spawn(self._load_messages(session_id), name="chat-load-messages")
 
     def _on_panel_rename_requested(self, session_id: str, title: str) -> None:
-        spawn(self._rename_session(session_id, title), name="chat-rename-session")
+        self._spawn(self._rename_session(session_id, title), name="chat-rename-session")
 
     def _on_panel_delete_requested(self, session_id: str) -> None:
-        spawn(self._delete_session(session_id), name="chat-delete-session")
+        self._spawn(self._delete_session(session_id), name="chat-delete-session")
 
     # -- the turn ------------------------------------------------------------------------------
 
@@ -207,7 +234,7 @@ class ChatController(QObject):
         self._last_prompt = prompt
         self._titles_stale = True
         self.panel.set_busy(True)
-        self._turn_task = spawn(self._run_turn(self.workspace, prompt, retry=retry),
+        self._turn_task = self._spawn(self._run_turn(self.workspace, prompt, retry=retry),
                                 name="chat-turn")
         return self._turn_task
 
@@ -230,17 +257,19 @@ class ChatController(QObject):
             self._finish_turn(result)
         except asyncio.CancelledError:
             outcome = "stopped"
-            transcript.end_turn("Stopped.")
+            if self._panel_alive():
+                transcript.end_turn("Stopped.")
             raise
         except YakError as exc:
             transcript.end_turn()
             self.panel.show_error(str(exc))
             self.refresh_key_notice()
         finally:
-            self.panel.set_busy(False)
-            self.turn_finished.emit(outcome)
-            if self.workspace is workspace and self.session_id is not None:
-                spawn(self._load_sessions(), name="chat-load-sessions")
+            if self._panel_alive():  # not when the window is being torn down
+                self.panel.set_busy(False)
+                self.turn_finished.emit(outcome)
+                if self.workspace is workspace and self.session_id is not None:
+                    self._spawn(self._load_sessions(), name="chat-load-sessions")
 
     async def _show_stored_before_retry(self, prompt: str) -> None:
         """Show the session as stored, then the prompt unless it is already the last message
@@ -281,7 +310,7 @@ class ChatController(QObject):
         elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
             # The service titles a new session from its first prompt before storing it.
             self._titles_stale = False
-            spawn(self._load_sessions(), name="chat-load-sessions")
+            self._spawn(self._load_sessions(), name="chat-load-sessions")
 
     async def _ask_user(self, request: ApprovalRequest) -> ApprovalDecision:
         transcript = self.panel.transcript
