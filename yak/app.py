@@ -4,7 +4,8 @@ The app's lifetime is one coroutine (:func:`_main`) on a qasync event loop. It s
 first, then opens the database on a worker thread (migrations included) and builds the services:
 the event bus, the memory store, the workspace service with its external-change watcher, the
 chat service, the memory refresher and its debounced queue (fed by ``TurnCompleted``; on start
-every workspace with unfolded messages is enqueued, so a quit or a crash loses nothing), the
+every workspace with unfolded messages is enqueued, so a quit or a crash loses nothing; while no
+API key is available those automatic refreshes are paused, not attempted), the
 event bridge and the controllers. The ``anthropic`` SDK is only imported on the first model call,
 long after the window is up.
 
@@ -277,8 +278,8 @@ class _App:
     def start_background(self) -> None:
         """Start the external-change watcher and enqueue unfolded conversations."""
         self.workspace_service.start_watching()
-        if self.queue is not None and self.conversations is not None:
-            self.tasks.spawn(_enqueue_unfolded(self.conversations, self.queue),
+        if self.auto_refresh is not None and self.conversations is not None:
+            self.tasks.spawn(_enqueue_unfolded(self.conversations, self.auto_refresh),
                              name="enqueue-unfolded")
 
     async def shutdown(self) -> None:
@@ -317,51 +318,57 @@ def _build(window: Any, services: _Services, folder: Path) -> _App:
     def settings() -> Any:
         return config.load_settings(folder)
 
-    conversations, queue, refresher, chat_service = _optional_services(db, bus, store, settings)
+    conversations, auto_refresh, refresher, chat_service = _optional_services(
+        db, bus, store, settings)
+    queue = auto_refresh.queue if auto_refresh is not None else None
     workspace_service = services.modules["yak.workspace.service"].WorkspaceService(
-        store=store, db=db, bus=bus, queue=queue, refresher=refresher)
+        store=store, db=db, bus=bus, refresher=refresher, auto_refresh=auto_refresh)
     bridge = EventBridge(bus, window)
     controller = AppController(window=window, service=workspace_service, bridge=bridge,
                                parent=window)
     if chat_service is not None:
-        _attach_chat(controller, chat_service, folder, queue)
-    return _App(db=db, bus=bus, queue=queue, conversations=conversations,
-                workspace_service=workspace_service, controller=controller, tasks=TaskGroup())
+        _attach_chat(controller, chat_service, folder, auto_refresh)
+    return _App(db=db, bus=bus, queue=queue, auto_refresh=auto_refresh,
+                conversations=conversations, workspace_service=workspace_service,
+                controller=controller, tasks=TaskGroup())
 
 
 def _optional_services(db: Any, bus: Any, store: Any, settings: Any
                        ) -> tuple[Any, Any, Any, Any]:
-    """The conversation store, refresh queue, refresher and chat service — each ``None`` when
-    this build lacks it (the memory features work without them)."""
-    conversations = queue = refresher = chat_service = None
-    try:
-        from yak.db.conversations import ConversationStore
-        from yak.events import TurnCompleted
-        from yak.llm.provider import Provider
-        from yak.memory.queue import MemoryRefreshQueue
-        from yak.memory.refresh import MemoryRefresher
-
-        conversations = ConversationStore(db)
-        refresher = MemoryRefresher(
-            store=store, conversations=conversations,
-            provider_factory=lambda: Provider(base_url=settings().base_url),
-            settings=settings, bus=bus)
-        queue = MemoryRefreshQueue(
-            lambda workspace_id, rebuild: refresher.refresh(workspace_id, rebuild=rebuild),
-            debounce_s=settings().debounce_s, bus=bus)
-        bus.subscribe(TurnCompleted, lambda event: queue.enqueue(event.workspace_id))
-    except (ImportError, NotImplementedError) as exc:
-        log.warning("memory refresh unavailable in this build: %s", exc)
+    """The conversation store, the automatic refresh (its gate and queue), the refresher and
+    the chat service — each ``None`` when this build lacks it (the memory features work
+    without them). Automatic refreshes wait while no API key is available."""
+    conversations = auto_refresh = refresher = chat_service = None
     try:
         from yak.chat.service import ChatService
 
         chat_service = ChatService(db=db, bus=bus, settings=settings)
     except (ImportError, NotImplementedError) as exc:
         log.warning("chat unavailable in this build: %s", exc)
-    return conversations, queue, refresher, chat_service
+    try:
+        from yak.db.conversations import ConversationStore
+        from yak.events import TurnCompleted
+        from yak.llm.credentials import has_api_key
+        from yak.llm.provider import Provider
+        from yak.memory.refresh import MemoryRefresher
+        from yak.workspace.auto_refresh import AutoRefresh
+
+        conversations = ConversationStore(db)
+        refresher = MemoryRefresher(
+            store=store, conversations=conversations,
+            provider_factory=lambda: Provider(base_url=settings().base_url),
+            settings=settings, bus=bus)
+        auto_refresh = AutoRefresh(
+            lambda workspace_id, rebuild: refresher.refresh(workspace_id, rebuild=rebuild),
+            has_api_key=chat_service.has_api_key if chat_service is not None else has_api_key,
+            bus=bus, debounce_s=settings().debounce_s)
+        bus.subscribe(TurnCompleted, lambda event: auto_refresh.enqueue(event.workspace_id))
+    except (ImportError, NotImplementedError) as exc:
+        log.warning("memory refresh unavailable in this build: %s", exc)
+    return conversations, auto_refresh, refresher, chat_service
 
 
-def _attach_chat(controller: Any, chat_service: Any, folder: Path, queue: Any) -> None:
+def _attach_chat(controller: Any, chat_service: Any, folder: Path, auto_refresh: Any) -> None:
     """Put the chat panel in the window and the Provider page in Settings."""
     try:
         from yak.ui.chat.controller import ChatController
@@ -380,13 +387,24 @@ def _attach_chat(controller: Any, chat_service: Any, folder: Path, queue: Any) -
     chat.provider_settings_requested.connect(
         lambda: controller.settings_dialog.show_page(page.title))
     page.key_saved.connect(chat.refresh_key_notice)
-    if queue is not None:
+    if auto_refresh is not None:
+        queue = auto_refresh.queue
         page.settings_applied.connect(lambda settings: queue.set_debounce(settings.debounce_s))
+        page.key_saved.connect(lambda: controller.tasks.spawn(
+            _key_changed(auto_refresh, controller), name="api-key-changed"))
     controller.chat_controller = chat
 
 
-async def _enqueue_unfolded(conversations: Any, queue: Any) -> None:
-    """Enqueue every workspace with messages not yet folded into memory (DESIGN.md §4)."""
+async def _key_changed(auto_refresh: Any, controller: Any) -> None:
+    """An API key was stored or removed: check again (a new key enqueues the paused
+    workspaces) and re-read the memory panel's status."""
+    await auto_refresh.check_key()
+    controller.reload_refresh_state()
+
+
+async def _enqueue_unfolded(conversations: Any, auto_refresh: Any) -> None:
+    """Enqueue every workspace with messages not yet folded into memory (DESIGN.md §4); without
+    an API key they are paused instead, until one is added."""
     import asyncio
 
     try:
@@ -394,10 +412,13 @@ async def _enqueue_unfolded(conversations: Any, queue: Any) -> None:
     except (YakError, NotImplementedError) as exc:
         log.warning("cannot list workspaces with unfolded messages: %s", exc)
         return
-    for workspace_id in workspace_ids:
-        queue.enqueue(workspace_id)
     if workspace_ids:
-        log.info("enqueued %d workspace(s) with unfolded messages", len(workspace_ids))
+        await auto_refresh.check_key()
+    for workspace_id in workspace_ids:
+        auto_refresh.enqueue(workspace_id)
+    if workspace_ids:
+        log.info("enqueued %d workspace(s) with unfolded messages%s", len(workspace_ids),
+                 "" if auto_refresh.key_available else " (paused: no API key)")
 
 
 async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) -> None:

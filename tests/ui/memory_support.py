@@ -123,3 +123,35 @@ async def answer(label: str, *, containing: str = "") -> str:
 def lines(count: int, prefix: str = "fact") -> str:
     """A document of ``count`` lines, ending with a newline."""
     return "".join(f"- {prefix} {i}\n" for i in range(1, count + 1))
+
+
+class FakeClock:
+    """Monotonic seconds that move only when the test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ManualScheduler:
+    """A queue scheduler whose timers fire when the test calls :meth:`fire`."""
+
+    def __init__(self) -> None:
+        self.timers: list[list] = []
+
+    def __call__(self, delay_s, callback):
+        entry = [delay_s, callback, False]
+        self.timers.append(entry)
+
+        class Handle:
+            def cancel(self_inner) -> None:
+                entry[2] = True
+
+        return Handle()
+
+    def fire(self) -> None:
+        for entry in [t for t in self.timers if not t[2]]:
+            entry[2] = True
+            entry[1]()

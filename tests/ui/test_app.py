@@ -207,3 +207,61 @@ def test_display_detection(environ, platform, available):
     """A display is an X11 or Wayland one or an explicit Qt platform; Windows and macOS always
     have one."""
     assert yak_app.display_available(environ, platform) is available
+
+
+def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
+        app_env, data_dir, tmp_path, monkeypatch, memory_keyring):
+    """``yak DIR`` with no API key and unfolded conversations: the panel says the refresh is
+    paused (not a red failure) and nothing is attempted; a key saved in Settings › Provider
+    enqueues the workspace (pending). Quitting before it runs loses nothing: no attempt is
+    recorded and the messages are still unfolded for the next start."""
+    from yak.db.conversations import ConversationStore
+    from yak.ui.settings.dialog import SettingsDialog
+    from yak.workspace.state import PAUSED_TEXT
+
+    monkeypatch.setenv("YAK_DEBOUNCE_SECONDS", "120")  # the pending run never starts here
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    db = open_database(data_dir)
+    workspace = MemoryStore(db).open_workspace(str(folder))
+    conversations = ConversationStore(db)
+    session = conversations.create_session(workspace.id, "Setup")
+    conversations.add_message(session.id, "user", [{"type": "text", "text": "Use make."}])
+    db.close()
+    seen: dict[str, str] = {}
+
+    def step() -> bool:
+        window = main_window()
+        if window is None or window.workspace is None:
+            return False
+        panel = window.memory_panel
+        if "paused" not in seen:
+            if panel.status_label.text() != PAUSED_TEXT:
+                return False
+            seen.update(paused=panel.status_label.text(), style=panel.status_label.styleSheet(),
+                        button=panel.action_button.text())
+            page = window.findChild(SettingsDialog).page("Provider")
+            page.key_edit.setText("sk-ant-test-key")
+            page.apply()
+            return False
+        if not panel.status_label.text().startswith("pending in"):
+            return False
+        seen["after_key"] = panel.status_label.text()
+        window.quit_action.trigger()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    assert problems == []
+    assert status == 0
+    assert seen["paused"] == PAUSED_TEXT
+    assert seen["style"] == ""
+    assert seen["button"] == "Add key…"
+    assert seen["after_key"].startswith("pending in ")
+    assert memory_keyring.passwords == {("yak", "anthropic"): "sk-ant-test-key"}
+    db = open_database(data_dir)
+    try:
+        assert MemoryStore(db).attempts(workspace.id) == []
+        assert len(ConversationStore(db).unfolded_messages(workspace.id)) == 1
+    finally:
+        db.close()

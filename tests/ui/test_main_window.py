@@ -6,7 +6,15 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from memory_support import answer, lines, message_boxes, run, until
+from memory_support import (
+    FakeClock,
+    ManualScheduler,
+    answer,
+    lines,
+    message_boxes,
+    run,
+    until,
+)
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
@@ -16,38 +24,6 @@ from yak.memory.queue import MemoryRefreshQueue
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
 from yak.workspace.service import WorkspaceService
-
-
-class FakeClock:
-    """Monotonic seconds that move only when the test says so."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class ManualScheduler:
-    """A queue scheduler whose timers fire when the test calls :meth:`fire`."""
-
-    def __init__(self) -> None:
-        self.timers: list[list] = []
-
-    def __call__(self, delay_s, callback):
-        entry = [delay_s, callback, False]
-        self.timers.append(entry)
-
-        class Handle:
-            def cancel(self_inner) -> None:
-                entry[2] = True
-
-        return Handle()
-
-    def fire(self) -> None:
-        for entry in [t for t in self.timers if not t[2]]:
-            entry[2] = True
-            entry[1]()
 
 
 @pytest.fixture

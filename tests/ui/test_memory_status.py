@@ -8,16 +8,24 @@ import pytest
 
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
 from yak.ui.formatting import counter_text, relative_time
-from yak.workspace.state import RefreshState, describe_outcome, refresh_status
+from yak.workspace.state import PAUSED_TEXT, RefreshState, describe_outcome, refresh_status
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
-def attempt(status: RefreshStatus, reason: str = "why", *, at: datetime = NOW) -> RefreshAttempt:
+NO_KEY = "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in Settings > Provider."
+
+
+def attempt(status: RefreshStatus, reason: str = "why", *, at: datetime = NOW,
+            flags: tuple[str, ...] = ()) -> RefreshAttempt:
     return RefreshAttempt(id="01J0000000000000000000000", workspace_id="ws_x", status=status,
                           reason=reason, base_version=1, result_version=None, model="m",
                           reply="reply", usage=TokenUsage(), duration_s=1.0, session_ids=(),
-                          flags=(), created_at=at)
+                          flags=flags, created_at=at)
+
+
+def no_key_attempt() -> RefreshAttempt:
+    return attempt(RefreshStatus.FAILED, NO_KEY, flags=("provider:no_key",))
 
 
 @pytest.mark.parametrize(("state", "text", "action"), [
@@ -36,6 +44,21 @@ def attempt(status: RefreshStatus, reason: str = "why", *, at: datetime = NOW) -
     # Running wins over the last attempt.
     (RefreshState("ws_x", state="running", last_attempt=attempt(RefreshStatus.FAILED)),
      "refreshing…", None),
+    # No API key: automatic refreshes wait (advice, with a way to add one) …
+    (RefreshState("ws_x", state="paused"), PAUSED_TEXT, "add_key"),
+    (RefreshState("ws_x", state="paused", last_attempt=attempt(RefreshStatus.REFUSED_FLOOR)),
+     PAUSED_TEXT, "add_key"),
+    # … a forced refresh that failed for want of a key says so, as advice …
+    (RefreshState("ws_x", state="paused", last_attempt=no_key_attempt()),
+     f"failed: {NO_KEY}", "add_key"),
+    (RefreshState("ws_x", last_attempt=no_key_attempt(), key_available=False),
+     f"failed: {NO_KEY}", "add_key"),
+    # … until a key is there: then it is a failure to retry like any other.
+    (RefreshState("ws_x", last_attempt=no_key_attempt(), key_available=True),
+     f"failed: {NO_KEY}", "retry"),
+    # A pending run (a key was just added) wins over the pause.
+    (RefreshState("ws_x", state="pending", due_in=3.0, last_attempt=no_key_attempt()),
+     "pending in 3 s", None),
 ])
 def test_status_line(state, text, action):
     line = refresh_status(state)

@@ -28,6 +28,7 @@ from yak.workspace.state import describe_outcome
 log = logging.getLogger(__name__)
 
 MEMORY_PAGE = "Memory"
+PROVIDER_PAGE = "Provider"  # added by the chat UI when it is available
 
 
 class AppController(QObject):
@@ -65,6 +66,7 @@ class AppController(QObject):
         panel.retry_requested.connect(self._on_panel_refresh_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
+        panel.provider_settings_requested.connect(self.open_provider_settings)
         panel.set_refresh_available(bool(getattr(service, "refresh_available", True)))
         bridge.memory_updated.connect(self._on_bridge_memory_updated)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
@@ -108,6 +110,15 @@ class AppController(QObject):
         target = workspace_id or (self.workspace.id if self.workspace else None)
         if target is not None:
             self.memory_controller.show_workspace(target, proposal=proposal)
+
+    def open_provider_settings(self) -> None:
+        """Show Settings on the Provider page (where an API key is added), when there is one."""
+        self.settings_dialog.show_page(PROVIDER_PAGE)
+
+    def reload_refresh_state(self) -> None:
+        """Re-read the panel's refresh status (e.g. after an API key was added or removed)."""
+        if self.workspace is not None:
+            self.tasks.spawn(self._load_state(self.workspace.id), name="panel-state")
 
     def shutdown(self) -> None:
         """Cancel the controllers' work and stop listening (quit)."""

@@ -2,7 +2,8 @@
 
 Shows the document (monospace), ``N / 200 lines``, when it was last updated, and where its
 refresh stands — up to date / pending in N s / refreshing… / refused: reason [View] /
-failed: reason [Retry] — with Refresh (forced) and Edit… (Settings on this workspace).
+failed: reason [Retry] / refresh paused: no API key [Add key…] — with Refresh (forced) and
+Edit… (Settings on this workspace).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
 drives it with ``show_*`` calls.
@@ -36,6 +37,8 @@ NO_WORKSPACE_TEXT = ("No folder is open. Open a project folder with File › Ope
                      "(Ctrl+O) to see its memory here.")
 EMPTY_DOCUMENT_TEXT = ("No memory yet. It is written after your conversations here, or by hand "
                        "with Edit….")
+# Alarm colours for what went wrong; "paused" and "no_key" (no API key yet) are advice, in the
+# normal text colour.
 _STATUS_COLORS = {"refused": "#b35c00", "failed": "#b00020", "running": "#1a5fb4",
                   "pending": "#1a5fb4"}
 
@@ -52,6 +55,7 @@ class MemoryPanel(QWidget):
     edit_requested = Signal(str)  # workspace id: open Settings' editor on it
     view_reply_requested = Signal(str)  # workspace id: open the refused reply in the editor
     retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
+    provider_settings_requested = Signal()  # no API key: open Settings › Provider
 
     def __init__(self, parent: QWidget | None = None, *,
                  clock: Callable[[], float] = time.monotonic,
@@ -247,6 +251,10 @@ class MemoryPanel(QWidget):
             self.action_button.setText("Retry")
             self.action_button.setToolTip("Run the refresh again")
             self.action_button.show()
+        elif self._status.action == "add_key":
+            self.action_button.setText("Add key…")
+            self.action_button.setToolTip("Open Settings › Provider to add an Anthropic API key")
+            self.action_button.show()
         else:
             self.action_button.hide()
         self._update_buttons()
@@ -300,6 +308,8 @@ class MemoryPanel(QWidget):
             self.view_reply_requested.emit(self._workspace.id)
         elif self._status.action == "retry":
             self.retry_requested.emit(self._workspace.id)
+        elif self._status.action == "add_key":
+            self.provider_settings_requested.emit()
 
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:

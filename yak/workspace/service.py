@@ -32,6 +32,7 @@ from yak.domain import (
 from yak.errors import UsageError, YakError
 from yak.events import EventBus, MemoryUpdated
 from yak.memory.store import MemoryStore
+from yak.workspace.auto_refresh import AutoRefresh
 from yak.workspace.state import RefreshState
 
 log = logging.getLogger(__name__)
@@ -52,15 +53,20 @@ class WorkspaceService:
             refresh is not available.
         refresher: a ``MemoryRefresher`` used for forced refreshes when there is no queue.
         poll_interval_s: seconds between two checks for writes by another process.
+        auto_refresh: the :class:`~yak.workspace.auto_refresh.AutoRefresh` gate around the
+            queue, when automatic refreshes wait for an API key; its queue is used when
+            ``queue`` is not given, forced refreshes go through it, and the refresh state
+            includes its pause.
     """
 
     def __init__(self, *, store: MemoryStore, db: Database, bus: EventBus,
                  queue: Any | None = None, refresher: Any | None = None,
-                 poll_interval_s: float = 1.0) -> None:
+                 poll_interval_s: float = 1.0, auto_refresh: AutoRefresh | None = None) -> None:
         self._store = store
         self._db = db
         self._bus = bus
-        self._queue = queue
+        self._auto_refresh = auto_refresh
+        self._queue = queue if queue is not None or auto_refresh is None else auto_refresh.queue
         self._refresher = refresher
         self._poll_interval_s = poll_interval_s
         self._watched: OrderedDict[str, int] = OrderedDict()
@@ -204,6 +210,8 @@ class WorkspaceService:
         Raises:
             YakError: refreshing is not available in this build.
         """
+        if self._auto_refresh is not None:  # forced: runs even without a key, and says so
+            return await self._auto_refresh.refresh_now(workspace_id, rebuild=rebuild)
         if self._queue is not None:
             return await self._queue.refresh_now(workspace_id, rebuild=rebuild)
         if self._refresher is not None:
@@ -211,17 +219,22 @@ class WorkspaceService:
         raise YakError("Memory refresh is not available in this build.")
 
     async def refresh_state(self, workspace_id: str) -> RefreshState:
-        """Where the workspace's refresh stands: the queue's state, the last attempt, and when
-        the document was last written."""
-        state, due_in = "idle", None
-        if self._queue is not None:
-            info = self._queue.state(workspace_id)
+        """Where the workspace's refresh stands: the queue's state (or ``"paused"`` while its
+        automatic refresh waits for an API key), the last attempt, when the document was last
+        written, and whether a key was available at the last check."""
+        state, due_in, key_available = "idle", None, None
+        source = self._auto_refresh if self._auto_refresh is not None else self._queue
+        if source is not None:
+            info = source.state(workspace_id)
             state = getattr(info, "state", None) or "idle"
             due_in = getattr(info, "due_in", None)
+        if self._auto_refresh is not None:
+            key_available = self._auto_refresh.key_available
         attempt, document = await asyncio.to_thread(self._last_attempt_and_document,
                                                     workspace_id)
         return RefreshState(workspace_id=workspace_id, state=state, due_in=due_in,
-                            last_attempt=attempt, document_updated_at=document.updated_at)
+                            last_attempt=attempt, document_updated_at=document.updated_at,
+                            key_available=key_available)
 
     def _last_attempt_and_document(self, workspace_id: str
                                    ) -> tuple[RefreshAttempt | None, MemoryDocument]:

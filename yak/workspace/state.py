@@ -16,12 +16,17 @@ from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, Workspace
 from yak.memory.document import ceiling_message
 
 __all__ = [
-    "EXPORT_FORMATS", "RefreshState", "StatusLine", "ceiling_message", "default_export_name",
-    "describe_outcome", "refresh_status",
+    "EXPORT_FORMATS", "PAUSED_TEXT", "RefreshState", "StatusLine", "ceiling_message",
+    "default_export_name", "describe_outcome", "missing_key", "refresh_status",
 ]
 
 # Export formats and the file suffix each gets by default (DESIGN.md section 6).
 EXPORT_FORMATS = {"text": ".txt", "markdown": ".md", "json": ".json"}
+
+# The refresher flags a provider failure "provider:<reason>"; a missing key's reason is "no_key".
+MISSING_KEY_FLAG = "provider:no_key"
+PAUSED = "paused"
+PAUSED_TEXT = "refresh paused: no API key — add one in Settings › Provider"
 
 _REFUSED = {RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
             RefreshStatus.REFUSED_EMPTY, RefreshStatus.REFUSED_PLACEHOLDER}
@@ -33,10 +38,13 @@ class RefreshState:
 
     Attributes:
         workspace_id: the workspace.
-        state: ``"idle"``, ``"pending"`` or ``"running"`` (the queue's view).
+        state: ``"idle"``, ``"pending"``, ``"running"`` (the queue's view) or ``"paused"``
+            (automatic refreshes wait for an API key).
         due_in: seconds until a pending refresh runs (``None`` unless pending).
         last_attempt: the latest recorded refresh attempt, or ``None``.
         document_updated_at: when the document was last written (any source), or ``None``.
+        key_available: whether an API key was available at the last check (``None``: not
+            known).
     """
 
     workspace_id: str
@@ -44,6 +52,7 @@ class RefreshState:
     due_in: float | None = None
     last_attempt: RefreshAttempt | None = None
     document_updated_at: datetime | None = None
+    key_available: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -51,10 +60,13 @@ class StatusLine:
     """The memory panel's status line.
 
     Attributes:
-        kind: ``"up_to_date"``, ``"pending"``, ``"running"``, ``"refused"`` or ``"failed"``.
+        kind: ``"up_to_date"``, ``"pending"``, ``"running"``, ``"refused"``, ``"failed"``, or
+            the two that are advice rather than alarm: ``"paused"`` (no API key, automatic
+            refreshes wait) and ``"no_key"`` (a forced refresh failed for want of a key).
         text: what the user reads, e.g. ``"pending in 8 s"`` or ``"refused: the reply …"``.
         action: the button offered beside it: ``"view"`` (open the refused reply),
-            ``"retry"`` (run the refresh again) or ``None``.
+            ``"retry"`` (run the refresh again), ``"add_key"`` (open Settings › Provider) or
+            ``None``.
     """
 
     kind: str
@@ -65,8 +77,10 @@ class StatusLine:
 def refresh_status(state: RefreshState, *, due_in: float | None = None) -> StatusLine:
     """The status line for ``state``.
 
-    Running and pending win; otherwise the last attempt speaks, unless the document was written
-    after it (a hand edit after a refusal is the newest word, so the line says up to date).
+    Running and pending win; then a forced refresh that failed for want of an API key (while
+    none is known to be available), then the pause of automatic refreshes without a key; otherwise
+    the last attempt speaks, unless the document was written after it (a hand edit after a
+    refusal is the newest word, so the line says up to date).
 
     Args:
         state: the workspace's refresh state.
@@ -82,6 +96,11 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
     attempt = state.last_attempt
     newer_write = (attempt is not None and state.document_updated_at is not None
                    and state.document_updated_at > attempt.created_at)
+    if attempt is not None and not newer_write and missing_key(attempt) and \
+            state.key_available is not True:
+        return StatusLine("no_key", f"failed: {attempt.reason}", "add_key")
+    if state.state == PAUSED:
+        return StatusLine("paused", PAUSED_TEXT, "add_key")
     if attempt is None or newer_write:
         return StatusLine("up_to_date", "up to date")
     status = RefreshStatus(attempt.status)
@@ -91,6 +110,12 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
         return StatusLine("failed", f"{'failed' if status is RefreshStatus.FAILED else 'superseded'}"
                           f": {attempt.reason}", "retry")
     return StatusLine("up_to_date", "up to date")
+
+
+def missing_key(result: RefreshAttempt | RefreshOutcome) -> bool:
+    """Whether a refresh attempt (or outcome) failed because no API key was available."""
+    return (RefreshStatus(result.status) is RefreshStatus.FAILED
+            and MISSING_KEY_FLAG in result.flags)
 
 
 def describe_outcome(outcome: RefreshOutcome) -> str:

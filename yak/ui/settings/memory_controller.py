@@ -27,7 +27,7 @@ from yak.ui.bridge import EventBridge
 from yak.ui.settings.history_dialog import HistoryDialog
 from yak.ui.settings.memory_page import MemoryPage, summary_from
 from yak.ui.tasks import TaskGroup
-from yak.workspace.state import describe_outcome
+from yak.workspace.state import describe_outcome, missing_key
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,9 @@ class MemoryPageController(QObject):
         if editor.workspace is not None and editor.workspace.id == workspace_id:
             ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED,
                                                   RefreshStatus.UP_TO_DATE)
-            editor.show_message(describe_outcome(outcome), error=not ok)
+            # A missing key is advice (add one in Provider), not an alarm.
+            editor.show_message(describe_outcome(outcome),
+                                error=not ok and not missing_key(outcome))
 
     async def _open_history(self, workspace_id: str) -> None:
         editor = self.page.editor
