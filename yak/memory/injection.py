@@ -23,14 +23,20 @@ FRAMING = (
     "user, the user wins."
 )
 
-# "<", optional "/", "workspace", a hyphen/underscore/blanks, "memory", anything up to ">".
-_TAG = re.compile(r"<\s*(/?)\s*workspace[\s_\-]*memory\b[^<>]*>", re.IGNORECASE)
+def neutralize_tags(content: str, name: str = "workspace-memory") -> str:
+    """Replace every spelling of the ``<name …>`` / ``</name>`` tags in ``content`` with
+    ``[name]`` / ``[/name]``, so text placed inside such a block cannot open or close it.
 
+    A spelling is any case, blanks inside the brackets, ``_`` or blanks for each hyphen, and any
+    attributes. Nothing else changes.
 
-def neutralize_tags(content: str) -> str:
-    """Replace every ``<workspace-memory …>`` / ``</workspace-memory>`` spelling in ``content``
-    with ``[workspace-memory]`` / ``[/workspace-memory]``; nothing else changes."""
-    return _TAG.sub(lambda m: f"[{m.group(1)}workspace-memory]", content)
+    Args:
+        content: the text that goes inside a block.
+        name: the block's tag name, hyphenated (``"workspace-memory"``, ``"conversations"``).
+    """
+    words = [re.escape(word) for word in name.split("-")]
+    tag = re.compile(r"<\s*(/?)\s*" + r"[\s_\-]*".join(words) + r"\b[^<>]*>", re.IGNORECASE)
+    return tag.sub(lambda m: f"[{m.group(1)}{name}]", content)
 
 
 def memory_block(content: str) -> str:

@@ -8,6 +8,7 @@ model is asked for the full document only, plain text, within the ceiling.
 from __future__ import annotations
 
 from yak.domain import MAX_CHARS, MAX_LINES
+from yak.memory.injection import neutralize_tags
 
 SYSTEM_PROMPT = f"""\
 You maintain the memory document of one software project: a short plain-text brief that is \
@@ -65,8 +66,9 @@ def build_rewrite_request(*, current: str, transcript: str, workspace_name: str 
         The system prompt and a one-message user turn.
     """
     project = f' for the project folder "{workspace_name}"' if workspace_name else ""
-    document = (current.rstrip("\n") if current.strip()
+    document = (_contained(current.rstrip("\n")) if current.strip()
                 else "(empty: this project has no memory yet)")
+    transcript = _contained(transcript)
     parts = [
         f"Here is the current memory document{project}:",
         f"<current-memory>\n{document}\n</current-memory>",
@@ -78,6 +80,17 @@ def build_rewrite_request(*, current: str, transcript: str, workspace_name: str 
         parts.append(_REBUILD_NOTE)
     parts.append("Write the complete updated memory document now. Output only the document.")
     return SYSTEM_PROMPT, [{"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _contained(text: str) -> str:
+    """``text`` with the request's own block tags neutralized: a conversation that says
+    ``</conversations>`` cannot end the block and pose as the request's own words."""
+    for name in _BLOCK_TAGS:
+        text = neutralize_tags(text, name)
+    return text
+
+
+_BLOCK_TAGS = ("current-memory", "conversations")
 
 
 def condense_request(messages: list[dict], *, reply: str, lines: int, chars: int) -> list[dict]:
