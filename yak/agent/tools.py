@@ -82,6 +82,11 @@ def cap_text(text: str, limit: int) -> str:
     return f"{text[:half]}\n[… {cut} characters cut …]\n{text[-half:]}"
 
 
+def _count(n: int, noun: str) -> str:
+    """``"1 line"``, ``"2 lines"``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 class WorkspaceRoot:
     """Resolves paths the model sends against a workspace root and refuses escapes."""
 
@@ -353,7 +358,7 @@ class WorkspaceTools:
         elif not chosen:
             text = f"(no lines from offset {offset}; {rel} has {len(lines)} lines)"
         return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
-                          summary=f"read {len(chosen)} lines", target=rel)
+                          summary=f"read {_count(len(chosen), 'line')}", target=rel)
 
     def _list_directory(self, args: dict) -> ToolResult:
         path = self.paths.resolve(args.get("path"), default=".")
@@ -474,8 +479,9 @@ class WorkspaceTools:
             handle.write(content)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "overwrote" if existed else "created"
-        return ToolResult(ok=True, output=f"{verb} {rel} ({lines} lines, {len(content)} "
-                          "characters).", summary=f"{verb} {rel} ({lines} lines)", target=rel)
+        return ToolResult(ok=True, output=f"{verb} {rel} ({_count(lines, 'line')}, "
+                          f"{_count(len(content), 'character')}).",
+                          summary=f"{verb} {rel} ({_count(lines, 'line')})", target=rel)
 
     def _edit_file(self, args: dict) -> ToolResult:
         path = self.paths.resolve(args.get("path"))
