@@ -14,6 +14,7 @@ import argparse
 import json
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,19 +39,27 @@ class _Parser(argparse.ArgumentParser):
 
 @dataclass
 class Context:
-    """What a command needs: the data directory and lazily opened services."""
+    """What a command needs: the data directory and lazily opened services.
+
+    ``reads_only`` is set for commands that never write (a subparser's ``reads_only=True``
+    default): their database may be opened read-only when it cannot be written (an immutable
+    or read-only folder), so ``show``/``list``/``history``/``export`` still work there.
+    """
 
     data_dir: Path
     json: bool = False
+    reads_only: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def db(self) -> Any:
-        """The migrated database (opened on first use)."""
+        """The migrated database (opened on first use; read-only when it cannot be written
+        and the command only reads)."""
         if "db" not in self._cache:
             from yak.db import open_database
 
-            self._cache["db"] = open_database(self.data_dir)
+            self._cache["db"] = open_database(self.data_dir,
+                                              read_only_fallback=self.reads_only)
         return self._cache["db"]
 
     @property
@@ -93,6 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``yak`` and ``python -m yak``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
+    if _first_word(argv) == "--json":
+        return _fail(_misplaced_json(argv), 2, as_json=True)
     if _first_word(argv) not in {"memory", "ask", "-h", "--help", "--version"}:
         try:
             return _run_app(argv)
@@ -109,7 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from yak.paths import data_dir
 
     try:
-        ctx = Context(data_dir=data_dir(args.data_dir), json=getattr(args, "json", False))
+        ctx = Context(data_dir=data_dir(args.data_dir), json=getattr(args, "json", False),
+                      reads_only=bool(getattr(args, "reads_only", False)))
     except OSError as exc:
         where = exc.filename or args.data_dir or os.environ.get("YAK_DATA_DIR") or ""
         why = "it is a file, not a folder" if isinstance(exc, FileExistsError) else (
@@ -139,6 +151,16 @@ def _first_word(argv: list[str]) -> str | None:
         elif not word.startswith("--data-dir="):
             return word
     return None
+
+
+def _misplaced_json(argv: list[str]) -> str:
+    """The error for ``yak --json memory list``: ``--json`` belongs to the subcommand."""
+    rest = [word for word in argv if word != "--json"]
+    if _first_word(rest) in {"memory", "ask"}:
+        example = shlex.join(["yak", *rest, "--json"])
+    else:
+        example = "yak memory list --json"
+    return f"put --json after the subcommand ({example})"
 
 
 def _run_app(argv: list[str]) -> int:

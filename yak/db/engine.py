@@ -2,6 +2,12 @@
 
 The app and the CLI share one SQLite file. WAL lets the CLI write while the app reads; the busy
 timeout makes short write collisions wait instead of failing. Write transactions stay short.
+
+A database nobody may write (an immutable or read-only folder or file, a read-only mount) can
+still be read by commands that only read: ``open_database(..., read_only_fallback=True)`` opens
+it with SQLite's ``mode=ro`` and, when even that fails because WAL's shared-memory file cannot be
+created next to it, ``immutable=1``. Commands that write get one sentence saying the database is
+read-only.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
@@ -30,6 +37,23 @@ DB_FILE = "yak.db"
 BUSY_TIMEOUT_MS = 5000
 
 
+# How a database that cannot be opened for writing is opened to read, in order: read-only
+# (needs WAL's -shm file to exist or be creatable), then immutable (no locks, no -shm; changes
+# still in the -wal file are not seen).
+READ_ONLY_MODES = ("mode=ro", "mode=ro&immutable=1")
+
+
+def _connect(database: str, *, uri: bool = False) -> sqlite3.Connection:
+    """Open one SQLite connection to a file (every file connection Yak makes goes through here).
+
+    Args:
+        database: a file path, or a ``file:`` URI when ``uri`` is true.
+        uri: ``database`` is a URI (read-only modes).
+    """
+    return sqlite3.connect(database, uri=uri, check_same_thread=False,
+                           timeout=BUSY_TIMEOUT_MS / 1000)
+
+
 def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -37,6 +61,35 @@ def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _on_connect_read_only(dbapi_conn: sqlite3.Connection, _record: object) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
+
+
+def _sqlite_error_name(exc: BaseException | None) -> str:
+    """The SQLite error name (``SQLITE_CANTOPEN``, ``SQLITE_READONLY_DIRECTORY``, …) behind
+    ``exc`` or any exception it was raised from; ``""`` when there is none."""
+    while exc is not None:
+        name = getattr(exc, "sqlite_errorname", None) or getattr(
+            getattr(exc, "orig", None), "sqlite_errorname", None)
+        if name:
+            return str(name)
+        exc = exc.__cause__ or exc.__context__
+    return ""
+
+
+def _cannot_write(exc: BaseException) -> bool:
+    """Whether opening failed because the file or its folder cannot be written (or the
+    shared-memory file cannot be created), rather than because the file is damaged or busy."""
+    name = _sqlite_error_name(exc)
+    if name:
+        return name.startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM"))
+    message = str(exc).lower()
+    return "cannot be opened" in message or "read-only" in message
 
 
 def translate(exc: Exception, path: Path | None = None) -> StoreError:
@@ -74,12 +127,15 @@ class Database:
     """The open database: an engine and a session factory.
 
     Use ``with db.session() as s:`` for one short transaction; SQLAlchemy and sqlite3 errors
-    leave it as ``StoreError`` (commit on success, rollback on error).
+    leave it as ``StoreError`` (commit on success, rollback on error). ``read_only`` is true
+    when it was opened read-only (``read_only_fallback``); a write then raises ``StoreError``
+    ("… is read-only; …").
     """
 
-    def __init__(self, engine: Engine, path: Path | None) -> None:
+    def __init__(self, engine: Engine, path: Path | None, *, read_only: bool = False) -> None:
         self.engine = engine
         self.path = path
+        self.read_only = read_only
         self._factory = sessionmaker(engine, expire_on_commit=False)
 
     @contextmanager
@@ -101,28 +157,57 @@ class Database:
         self.engine.dispose()
 
 
-def open_database(data_dir: Path | None, *, migrate: bool = True) -> Database:
+def open_database(data_dir: Path | None, *, migrate: bool = True,
+                  read_only_fallback: bool = False) -> Database:
     """Open (creating if needed) and migrate the database in ``data_dir``.
 
     Args:
         data_dir: the folder holding ``yak.db``; ``None`` for a private in-memory database
             (tests and benchmarks only).
         migrate: apply pending Alembic migrations.
+        read_only_fallback: when the database exists but cannot be opened for writing (a
+            read-only or immutable file or folder), open it read-only instead, without
+            migrating (for commands that only read). Without it, that case raises a
+            ``StoreError`` saying the database is read-only.
 
     Raises:
         SchemaTooNew: the database carries a migration this Yak does not know (a newer Yak
             wrote it); nothing is changed.
-        StoreError: the file cannot be opened, read or written.
+        StoreError: the file cannot be opened, read or written; it is read-only (and
+            ``read_only_fallback`` is false, or its schema is older than this Yak's).
     """
     path = None if data_dir is None else Path(data_dir) / DB_FILE
+    try:
+        return _open_read_write(path, migrate=migrate)
+    except StoreError as exc:
+        if (path is None or isinstance(exc, SchemaTooNew) or not path.is_file()
+                or not _cannot_write(exc)):
+            raise
+        original = exc
+    try:
+        db = _open_read_only(path)
+    except (SchemaTooNew, _SchemaBehind):
+        raise
+    except StoreError as exc:
+        log.info("read-only open of %s failed too: %s", path, exc)
+        raise original from None
+    if read_only_fallback:
+        log.info("opened %s read-only (%s)", path, original)
+        return db
+    db.close()
+    raise StoreError(f"The Yak database ({path}) is read-only; make it and its folder writable "
+                     "to save changes. Nothing was changed.") from original
+
+
+def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
     if path is None:
         from sqlalchemy.pool import StaticPool
 
         engine = create_engine("sqlite://", poolclass=StaticPool,
                                connect_args={"check_same_thread": False})
     else:
-        engine = create_engine(f"sqlite:///{path}", connect_args={
-            "check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000})
+        file = str(path)
+        engine = create_engine(f"sqlite:///{path}", creator=lambda: _connect(file))
     event.listen(engine, "connect", _on_connect)
     db = Database(engine, path)
     if migrate:
@@ -135,6 +220,73 @@ def open_database(data_dir: Path | None, *, migrate: bool = True) -> Database:
             db.close()
             raise translate(exc, path) from exc
     return db
+
+
+def _open_read_only(path: Path) -> Database:
+    """Open an existing database read-only, trying each of ``READ_ONLY_MODES``; never migrates.
+
+    Raises:
+        SchemaTooNew: a newer Yak wrote it.
+        StoreError: no mode can read it, or its schema is older than this Yak's (it cannot be
+            upgraded without writing).
+    """
+    base = "file:" + quote(path.resolve().as_posix(), safe="/:")
+    failure: StoreError | None = None
+    for mode in READ_ONLY_MODES:
+        uri = f"{base}?{mode}"
+        engine = create_engine(f"sqlite:///{path}",
+                               creator=lambda uri=uri: _connect(uri, uri=True))
+        event.listen(engine, "connect", _on_connect_read_only)
+        db = Database(engine, path, read_only=True)
+        try:
+            _check_schema(db)
+        except StoreError:
+            db.close()
+            raise
+        except (DBAPIError, SQLAlchemyError) as exc:
+            db.close()
+            failure = translate(exc, path)
+            if not _cannot_write(exc):
+                raise failure from exc
+            continue
+        if "immutable" in mode:
+            wal = path.with_name(path.name + "-wal")
+            if wal.is_file() and wal.stat().st_size > 0:
+                log.warning("%s is read-only and its last changes are still in %s; they are "
+                            "not shown until Yak can write there again", path, wal.name)
+        return db
+    assert failure is not None
+    raise failure
+
+
+class _SchemaBehind(StoreError):
+    """A read-only database whose schema needs a migration (which needs writing)."""
+
+
+def _check_schema(db: Database) -> None:
+    """Check, without writing, that the database's schema is this Yak's.
+
+    Raises:
+        SchemaTooNew: a newer Yak wrote it.
+        StoreError: it is older than this Yak's (needs a migration, which needs writing).
+    """
+    script = ScriptDirectory.from_config(_alembic_config())
+    known = {rev.revision for rev in script.walk_revisions()}
+    with db.engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_heads()
+    unknown = [rev for rev in current if rev not in known]
+    if unknown:
+        raise SchemaTooNew(
+            f"The Yak database ({db.path}) was written by a newer version of Yak "
+            f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed.")
+    if not current:
+        raise _SchemaBehind(
+            f"The Yak database ({db.path}) is read-only and holds no Yak data yet; make it "
+            "writable once so Yak can set it up.")
+    if set(current) != set(script.get_heads()):
+        raise _SchemaBehind(
+            f"The Yak database ({db.path}) is read-only and was written by an older version of "
+            "Yak; make it writable once so this Yak can upgrade it.")
 
 
 def _migrate(db: Database) -> None:
