@@ -13,12 +13,15 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
+from dataclasses import replace
 
 import pytest
 
 from yak.cli import main
 from yak.db import open_database
+from yak.domain import RefreshOutcome, RefreshStatus, TokenUsage
 from yak.memory.store import MemoryStore
 
 
@@ -194,7 +197,16 @@ def stored(data_dir, folder):
     (["memory", "import", "{tmp}/binary.bin", "-w", "{folder}"], "is not UTF-8/UTF-16/UTF-32"),
     (["memory", "set", "--file", "{tmp}/latin1.txt", "-w", "{folder}"], "is not UTF-8 text"),
     (["memory", "restore", "NOSUCHREVISION", "-w", "{folder}"], "has no revision"),
-    (["memory", "restore", "01", "-w", "{folder}"], "at least 6 characters"),
+    (["memory", "restore", "01J", "-w", "{folder}"], "at least 6 characters"),
+    (["memory", "restore", "7", "-w", "{folder}"], "has no version 7"),
+    (["memory", "set", "--expect-version", "-1", "-w", "{folder}"],
+     "--expect-version must be 0 or more"),
+    (["memory", "show", "--reply", "01NOSUCHATTEMPT", "-w", "{folder}"],
+     "has no refresh attempt '01NOSUCHATTEMPT'"),
+    (["memory", "import", "-", "-w", "{folder}"], "stdin is not UTF-8/UTF-16/UTF-32"),
+    (["memory", "show", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
+    (["memory", "set", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
+    (["memory", "refresh", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
     (["memory", "export", "--format", "pdf", "-w", "{folder}"], "invalid choice: 'pdf'"),
     (["memory", "set", "--expect-version", "two", "-w", "{folder}"], "invalid int value"),
     (["memory", "export", "-o", "{tmp}/no/such/dir/out.txt", "-w", "{folder}"],
@@ -207,7 +219,8 @@ def test_user_mistakes_are_one_line_with_exit_2_and_change_nothing(
     assert run(capsysbinary, "memory", "set", "-w", folder,
                stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")))[0] == 0
     argv = [a.format(tmp=tmp_path, folder=folder) for a in argv]
-    code, _, err = run(capsysbinary, *argv)
+    binary = (tmp_path / "binary.bin").read_bytes()
+    code, _, err = run(capsysbinary, *argv, stdin=io.TextIOWrapper(io.BytesIO(binary)))
     assert code == 2
     assert err.count("\n") == 1 and err.startswith("yak: ") and message in err, err
     assert "Traceback" not in err
@@ -334,3 +347,180 @@ def test_edit_refuses_to_overwrite_a_change_made_meanwhile(data_dir, folder, cap
         assert f.read() == "mine\n"
     os.unlink(kept)
     assert stored(data_dir, folder) == b"someone else\n"
+
+
+# --- what a newcomer ran into ---------------------------------------------------------------
+def set_text(capsysbinary, folder, data: bytes, *extra):
+    return run(capsysbinary, "memory", "set", "-w", folder, *extra,
+               stdin=io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_expect_version_below_zero_or_beyond_the_memory_is_refused_plainly(
+        data_dir, folder, capsysbinary):
+    """``--expect-version -1`` is bad usage (exit 2); a version the memory never reached is a
+    conflict (exit 5) that says which version exists; the right version saves (exit 0)."""
+    for text in (b"a\n", b"b\n", b"c\n"):
+        assert set_text(capsysbinary, folder, text)[0] == 0
+
+    code, out, err = set_text(capsysbinary, folder, b"mine\n", "--expect-version", "-1",
+                              "--json")
+    assert (code, err) == (2, "yak: --expect-version must be 0 or more\n")
+    assert json.loads(out)["exit_code"] == 2
+
+    code, out, err = set_text(capsysbinary, folder, b"mine\n", "--expect-version", "999")
+    assert code == 5 and err.count("\n") == 1
+    assert "version 999 does not exist; the memory is at version 3" in err.lower(), err
+    assert stored(data_dir, folder) == b"c\n"
+
+    code, out, _ = set_text(capsysbinary, folder, b"mine\n", "--expect-version", "3")
+    assert (code, out) == (0, f"Saved version 4 (1 line) for {folder}.\n".encode())
+    assert stored(data_dir, folder) == b"mine\n"
+
+
+def test_edit_without_an_editor_or_a_terminal_is_refused_before_anything_starts(
+        data_dir, folder, capsysbinary, monkeypatch, tmp_path):
+    """No $VISUAL/$EDITOR and no terminal: exit 2 with one line, no editor is started and no
+    temporary copy is left; the document is unchanged."""
+    set_text(capsysbinary, folder, b"kept\n")
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    started = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: started.append(a))
+    code, out, err = run(capsysbinary, "memory", "edit", "-w", folder,
+                         stdin=io.TextIOWrapper(io.BytesIO(b"")))
+    assert (code, out) == (2, b"")
+    assert err == "yak: no editor: set $VISUAL or $EDITOR, or use yak memory set\n"
+    assert started == [] and list((tmp_path / "tmp").iterdir()) == []
+    assert stored(data_dir, folder) == b"kept\n"
+
+
+def test_edit_with_an_editor_variable_but_no_terminal_still_runs_it(
+        data_dir, folder, capsysbinary, editor):
+    """Beside the refusal: $EDITOR set, stdin not a terminal, the editor runs and is saved."""
+    editor.setenv("FAKE_EDIT_TEXT", "one line\n")
+    code, out, err = run(capsysbinary, "memory", "edit", "-w", folder,
+                         stdin=io.TextIOWrapper(io.BytesIO(b"")))
+    assert (code, out) == (0, f"Saved version 1 (1 line) for {folder}.\n".encode()), err
+
+
+def record(data_dir, folder, *outcomes):
+    """Store refresh attempts for ``folder`` as the refresher would; returns their ids."""
+    db = open_database(data_dir)
+    try:
+        store = MemoryStore(db)
+        workspace = store.open_workspace(str(folder), mark_opened=False)
+        return [store.record_attempt(replace(o, workspace_id=workspace.id), base_version=b).id
+                for o, b in outcomes]
+    finally:
+        db.close()
+
+
+def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
+        data_dir, folder, capsysbinary, tmp_path):
+    """``history --refreshes`` lists attempts newest first (text and ``--json``);
+    ``show --reply ID`` prints the kept reply byte for byte, so it can be trimmed and saved
+    with ``set --file``; an attempt that kept no reply is one line, exit 2. Plain ``history``
+    keeps its contract."""
+    set_text(capsysbinary, folder, b"one\ntwo\n")
+    reply = "".join(f"- fact {i}: naïve café ✓\n" for i in range(240))
+    failed = RefreshOutcome(status=RefreshStatus.FAILED, reason="rate limited (HTTP 429)",
+                            workspace_id="", version=1, lines=2, model="claude-haiku-4-5",
+                            duration_s=0.25)
+    refused = RefreshOutcome(status=RefreshStatus.REFUSED_CEILING,
+                             reason="the reply has 240 lines; the limit is 200",
+                             workspace_id="", version=1, lines=2, reply=reply,
+                             model="claude-haiku-4-5", usage=TokenUsage(1234, 5678),
+                             duration_s=3.14159, flags=("condense_retry",))
+    failed_id, refused_id = record(data_dir, folder, (failed, 1), (refused, 1))
+
+    code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--refreshes", "--json")
+    listed = json.loads(out)
+    assert code == 0 and [a["id"] for a in listed] == [refused_id, failed_id]
+    assert listed[0] == {
+        "id": refused_id, "status": "refused_ceiling",
+        "reason": "the reply has 240 lines; the limit is 200", "base_version": 1,
+        "result_version": None, "model": "claude-haiku-4-5", "input_tokens": 1234,
+        "output_tokens": 5678, "duration_s": 3.142, "flags": ["condense_retry"],
+        "created_at": listed[0]["created_at"], "has_reply": True}
+    assert listed[0]["created_at"].endswith("Z") and listed[1]["has_reply"] is False
+
+    code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--refreshes")
+    table = out.decode().splitlines()
+    assert code == 0 and table[0].split() == ["ID", "CREATED", "STATUS", "REPLY", "MODEL",
+                                              "TOKENS", "REASON"]
+    assert table[1].startswith(refused_id) and "refused_ceiling" in table[1]
+    assert "240 lines" in table[1] and "1,234 in / 5,678 out" in table[1]
+    assert table[2].startswith(failed_id) and "rate limited (HTTP 429)" in table[2]
+
+    code, out, _ = run(capsysbinary, "memory", "show", "-w", folder, "--reply", refused_id.lower())
+    assert (code, out) == (0, reply.encode("utf-8"))
+    trimmed = tmp_path / "r.txt"
+    trimmed.write_bytes(b"".join(out.splitlines(keepends=True)[:150]))
+    code, out, _ = run(capsysbinary, "memory", "set", "-w", folder, "--file", trimmed)
+    assert (code, out) == (0, f"Saved version 2 (150 lines) for {folder}.\n".encode())
+    assert stored(data_dir, folder) == trimmed.read_bytes()
+
+    code, out, err = run(capsysbinary, "memory", "show", "-w", folder, "--reply", failed_id)
+    assert (code, out) == (2, b"")
+    assert err == (f"yak: refresh attempt {failed_id} kept no reply "
+                   "(failed: rate limited (HTTP 429))\n")
+
+    code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--json")
+    assert [set(r) for r in json.loads(out)] == [
+        {"id", "version", "source", "lines", "chars", "flags", "created_at"}] * 2
+
+
+def test_the_help_tells_about_refreshes_replies_and_version_numbers(capsys):
+    """``--refreshes``, ``--reply`` and ``restore VERSION`` are documented where users look."""
+    texts = {}
+    for command in ("history", "show", "restore"):
+        with pytest.raises(SystemExit) as done:
+            main(["memory", command, "--help"])
+        assert done.value.code == 0
+        texts[command] = " ".join(capsys.readouterr().out.split())
+    assert "--refreshes" in texts["history"] and "show --reply ID" in texts["history"]
+    assert "--reply ATTEMPT_ID" in texts["show"] and "set --file reply.txt" in texts["show"]
+    assert "'restore 3' restores the revision that produced version 3" in texts["restore"]
+
+
+def test_restore_takes_a_version_number_or_an_id(data_dir, folder, capsysbinary):
+    """``restore 1`` restores the revision that produced version 1; ids still work; a version
+    that does not exist writes nothing."""
+    for text in (b"first\n", b"second\nline\n", b"third\n"):
+        set_text(capsysbinary, folder, text)
+    code, out, _ = run(capsysbinary, "memory", "restore", "2", "-w", folder)
+    assert code == 0 and out.decode().endswith("as version 4 (2 lines).\n")
+    assert stored(data_dir, folder) == b"second\nline\n"
+
+    history = json.loads(run(capsysbinary, "memory", "history", "-w", folder, "--json")[1])
+    first_id = next(r["id"] for r in history if r["version"] == 1)
+    code, out, _ = run(capsysbinary, "memory", "restore", first_id, "-w", folder)
+    assert (code, out.decode()) == (
+        0, f"Restored revision {first_id} (version 1) as version 5 (1 line).\n")
+    assert stored(data_dir, folder) == b"first\n"
+
+    code, _, err = run(capsysbinary, "memory", "restore", "9", "-w", folder)
+    assert code == 2 and "has no version 9" in err
+    assert stored(data_dir, folder) == b"first\n"
+
+
+def test_import_dash_reads_the_file_from_stdin(data_dir, folder, capsysbinary):
+    """``import -`` takes the bytes from stdin and decodes them like a file (UTF-16, CRLF)."""
+    data = "from stdin — ünï\r\nsecond\r\n".encode("utf-16")
+    code, out, err = run(capsysbinary, "memory", "import", "-", "-w", folder,
+                         stdin=io.TextIOWrapper(io.BytesIO(data)))
+    assert (code, out) == (0, b"Imported stdin as version 1 (2 lines).\n"), err
+    assert stored(data_dir, folder) == "from stdin — ünï\nsecond\n".encode()
+    history = json.loads(run(capsysbinary, "memory", "history", "-w", folder, "--json")[1])
+    assert [r["source"] for r in history] == ["import"]
+
+
+def test_json_before_the_subcommand_says_where_it_goes(data_dir, capsysbinary):
+    code, out, err = run(capsysbinary, "--json", "memory", "list")
+    assert code == 2
+    assert err == "yak: put --json after the subcommand (yak memory list --json)\n"
+    assert json.loads(out)["exit_code"] == 2
+    code, out, _ = run(capsysbinary, "memory", "list", "--json")
+    assert (code, json.loads(out)) == (0, [])

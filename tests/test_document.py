@@ -9,9 +9,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from yak.domain import MemoryDocument, Revision, RevisionSource, Workspace
+from yak.domain import (
+    MemoryDocument,
+    RefreshAttempt,
+    RefreshStatus,
+    Revision,
+    RevisionSource,
+    TokenUsage,
+    Workspace,
+)
 from yak.errors import CeilingExceeded, UsageError
 from yak.memory.document import (
+    attempt_json,
     check_ceiling,
     decode_import,
     decode_utf8,
@@ -127,3 +136,20 @@ def test_export_formats():
     assert data["history"][1]["content"] == "- one\n"
     with pytest.raises(UsageError, match="Unknown export format 'pdf'"):
         export_document(workspace, document, history, "pdf", exported_at=moment)
+
+
+@pytest.mark.parametrize("reply, has_reply", [("- kept\n", True), ("", False), (None, False)])
+def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
+    """``history --refreshes --json``: the agreed keys, times in UTC with Z, no reply text."""
+    moment = datetime(2026, 11, 30, 3, 9, 18, tzinfo=UTC)
+    attempt = RefreshAttempt(id="01ABCDEFGHJKMNPQRSTVWXYZ00", workspace_id="ws_x",
+                             status=RefreshStatus.REFUSED_FLOOR, reason="kept 3 of 40 lines",
+                             base_version=7, result_version=None, model="m", reply=reply,
+                             usage=TokenUsage(10, 20), duration_s=1.23456, session_ids=("S",),
+                             flags=("redacted_reply:aws",), created_at=moment)
+    assert attempt_json(attempt) == {
+        "id": "01ABCDEFGHJKMNPQRSTVWXYZ00", "status": "refused_floor",
+        "reason": "kept 3 of 40 lines", "base_version": 7, "result_version": None,
+        "model": "m", "input_tokens": 10, "output_tokens": 20, "duration_s": 1.235,
+        "flags": ["redacted_reply:aws"], "created_at": "2026-11-30T03:09:18Z",
+        "has_reply": has_reply}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from dataclasses import replace
 
 import pytest
 
@@ -110,6 +111,22 @@ def test_a_stale_version_is_a_conflict_and_writes_nothing(store, ws):
     assert store.write(ws.id, "mine\n", expected_version=1).version == 2  # the fresh one works
 
 
+def test_a_version_beyond_the_memory_says_which_version_exists(store, ws):
+    """A base version the memory never reached is a conflict that names the current version;
+    a negative one is bad input; neither writes; the current version writes."""
+    store.write(ws.id, "one\n", expected_version=0)
+    before = snapshot(store, ws.id)
+    with pytest.raises(ConflictError) as caught:
+        store.write(ws.id, "mine\n", expected_version=999)
+    assert str(caught.value).startswith(
+        "Version 999 does not exist; the memory is at version 1.")
+    assert (caught.value.expected_version, caught.value.current_version) == (999, 1)
+    with pytest.raises(UsageError, match="must be 0 or more"):
+        store.write(ws.id, "mine\n", expected_version=-1)
+    assert snapshot(store, ws.id) == before
+    assert store.write(ws.id, "mine\n", expected_version=1).version == 2
+
+
 def test_two_processes_cannot_both_win_the_same_version(data_dir, store, ws):
     """Two database handles (like the app and the CLI) read version 1; the first write wins,
     the second is a conflict and does not overwrite it."""
@@ -192,13 +209,44 @@ def test_restore_with_a_stale_version_or_an_unknown_id_writes_nothing(store, ws,
     before = snapshot(store, ws.id)
     with pytest.raises(ConflictError):
         store.restore(ws.id, first.id, expected_version=1)
-    for bad in ("ZZZZZZZZ", "01", "", "not an id"):
+    for bad in ("ZZZZZZZZ", "01J", "", "not an id", "7", "0", "-1"):
         with pytest.raises(RevisionNotFound):
             store.restore(ws.id, bad)
     with pytest.raises(RevisionNotFound):  # a revision of another workspace is not found here
         store.restore(other.id, first.id)
     assert snapshot(store, ws.id) == before
     assert snapshot(store, other.id) == (b"", 0, [])
+
+
+def test_a_version_number_names_the_revision_that_produced_it(store, ws, other):
+    """``"2"`` is the revision of version 2 (``restore 2``); ``"02"`` too; another workspace's
+    version 2 is not this one's."""
+    for i, text in enumerate(("a\n", "b\n", "c\n")):
+        store.write(ws.id, text, expected_version=i)
+    store.write(other.id, "x\n", expected_version=0)
+    store.write(other.id, "y\n", expected_version=1)
+    assert store.get_revision(ws.id, "2").content == "b\n"
+    assert store.get_revision(ws.id, " 02 ").version == 2
+    restored = store.restore(ws.id, "1", expected_version=3)
+    assert (restored.version, restored.content) == (4, "a\n")
+    assert store.history(ws.id)[0].restored_from == store.get_revision(ws.id, "1").id
+    assert store.read(other.id).content == "y\n"
+
+
+def test_a_version_two_merged_histories_share_is_refused(store, ws, tmp_path):
+    """After a re-attach merges two histories a version number can name two revisions: the
+    id is asked for and nothing is written."""
+    (tmp_path / "moved").mkdir()
+    moved = store.open_workspace(str(tmp_path / "moved"))
+    store.write(moved.id, "cleared later\n", expected_version=0)
+    store.clear(moved.id, expected_version=1)
+    store.write(ws.id, "the memory\n", expected_version=0)
+    shutil.rmtree(ws.path)
+    merged = store.reattach(ws.id, str(tmp_path / "moved"))
+    before = snapshot(store, merged.id)
+    with pytest.raises(RevisionNotFound, match="Several revisions produced version 1"):
+        store.restore(merged.id, "1")
+    assert snapshot(store, merged.id) == before
 
 
 def test_an_ambiguous_prefix_is_refused(store, ws, monkeypatch):
@@ -349,6 +397,30 @@ def test_refresh_attempts_are_recorded_newest_first(store, ws, other):
         RefreshStatus.REFUSED_FLOOR, "tiny", 10, None)
     assert second.result_version == 1
     assert store.last_attempt(other.id) is None
+
+
+def test_an_attempt_is_found_by_id_or_prefix_in_its_own_workspace_only(store, ws, other):
+    """``get_attempt`` takes a full id (any case) or a unique prefix; another workspace's
+    attempt, an unknown id and a short prefix are refused; ``attempts(limit=None)`` is all."""
+    outcome = RefreshOutcome(status=RefreshStatus.REFUSED_CEILING, reason="240 lines",
+                             workspace_id=ws.id, version=0, lines=0, reply="- kept\n")
+    ids = [store.record_attempt(outcome, base_version=0).id for _ in range(55)]
+    assert len(store.attempts(ws.id)) == 50
+    assert [a.id for a in store.attempts(ws.id, limit=None)] == ids[::-1]
+    found = store.get_attempt(ws.id, ids[3].lower())
+    assert (found.id, found.reply) == (ids[3], "- kept\n")
+    with pytest.raises(UsageError, match="no refresh attempt"):
+        store.get_attempt(other.id, ids[3])
+    with pytest.raises(UsageError, match="no refresh attempt"):
+        store.get_attempt(ws.id, "ZZZZZZZZ")
+    with pytest.raises(UsageError, match="at least 6 characters"):
+        store.get_attempt(ws.id, ids[3][:5])
+    for suffix in "12":
+        store.record_attempt(replace(outcome, attempt_id="01AAAAAAAAAAAAAAAAAAAAAAA" + suffix),
+                             base_version=0)
+    with pytest.raises(UsageError, match="several refresh attempts"):
+        store.get_attempt(ws.id, "01AAAAAAAAAAAAAAAAAAAAAAA")
+    assert store.get_attempt(ws.id, "01aaaaaaaaaaaaaaaaaaaaaaa2").id.endswith("2")
 
 
 # --- orphans and re-attach ------------------------------------------------------------------

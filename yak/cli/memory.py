@@ -3,9 +3,15 @@
 Every subcommand acts on one workspace, ``-w DIR`` (default: the current directory), through
 ``MemoryStore``; the GUI shares the same database. Commands that only read (``show``,
 ``history``, ``export``) find a stored workspace by its key even when its folder is gone
-(orphaned); commands that write need the folder to exist. Document bytes go to stdout exactly as
-stored (``yak memory show > f`` gives the stored UTF-8 bytes); ``--json`` prints one JSON
-document on stdout; errors are one line on stderr (see ``yak.cli``).
+(orphaned); commands that write need the folder to exist. Commands that only read (and
+``list``) also work on a database that cannot be written (an immutable or read-only folder):
+it is opened read-only. Document bytes go to stdout exactly as stored (``yak memory show > f``
+gives the stored UTF-8 bytes); ``--json`` prints one JSON document on stdout; errors are one
+line on stderr (see ``yak.cli``).
+
+Refresh attempts, refused ones included, are listed by ``history --refreshes``; the reply an
+attempt kept is printed exactly by ``show --reply ATTEMPT_ID``, so a refused reply can be
+trimmed and saved with ``set --file``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from yak import paths
-from yak.domain import MemoryDocument, Workspace
+from yak.domain import MemoryDocument, RefreshAttempt, Workspace, count_lines
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
 from yak.memory import document as doc_rules
 from yak.memory.store import MemoryStore
@@ -31,7 +37,9 @@ from yak.memory.store import MemoryStore
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``memory`` command and its subcommands."""
     memory = sub.add_parser("memory", help="read and write workspace memory documents",
-                            description="Read and write the memory document of a workspace.")
+                            description="Read and write the memory document of a workspace. "
+                            "Options such as --json and -w go after the subcommand "
+                            "(yak memory list --json).")
     memory.set_defaults(func=lambda _args, _ctx: _usage(memory))
     cmds = memory.add_subparsers(dest="memory_command", metavar="SUBCOMMAND")
 
@@ -44,22 +52,33 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = cmds.add_parser("list", help="every workspace with a memory document")
     json_option(p)
-    p.set_defaults(func=cmd_list)
+    p.set_defaults(func=cmd_list, reads_only=True)
 
-    p = cmds.add_parser("show", help="print the memory document exactly as stored")
+    p = cmds.add_parser(
+        "show", help="print the memory document exactly as stored",
+        description="Print the memory document exactly as stored, or with --reply the reply a "
+        "refresh attempt kept (a refused one, for example) exactly as kept: "
+        "'yak memory show --reply ID > reply.txt', trim it, then "
+        "'yak memory set --file reply.txt'. The ids are in 'yak memory history --refreshes'.")
     workspace_option(p)
+    p.add_argument("--reply", metavar="ATTEMPT_ID", default=None,
+                   help="print the reply kept by this refresh attempt instead (an id from "
+                   "'history --refreshes', or a unique prefix of at least 6 characters)")
     json_option(p)
-    p.set_defaults(func=cmd_show)
+    p.set_defaults(func=cmd_show, reads_only=True)
 
     p = cmds.add_parser("set", help="replace the document with a file or stdin (UTF-8)")
     workspace_option(p)
     p.add_argument("--file", metavar="F", help="read the new document from F (default: stdin)")
     p.add_argument("--expect-version", metavar="N", type=int, default=None,
-                   help="refuse (exit 5) unless the stored version is N")
+                   help="refuse (exit 5) unless the stored version is N (0 or more)")
     json_option(p)
     p.set_defaults(func=cmd_set)
 
-    p = cmds.add_parser("edit", help="edit the document in $VISUAL / $EDITOR")
+    p = cmds.add_parser("edit", help="edit the document in $VISUAL / $EDITOR",
+                        description="Edit the document in $VISUAL or $EDITOR (vi when neither "
+                        "is set and this runs in a terminal). Without a terminal, set one of "
+                        "them or use 'yak memory set'.")
     workspace_option(p)
     p.set_defaults(func=cmd_edit)
 
@@ -70,14 +89,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     json_option(p)
     p.set_defaults(func=cmd_refresh)
 
-    p = cmds.add_parser("history", help="the document's revisions, newest first")
+    p = cmds.add_parser(
+        "history", help="the document's revisions (or refresh attempts), newest first",
+        description="The document's revisions, newest first (the ids 'restore' takes). With "
+        "--refreshes: every refresh attempt instead, applied or not, with its status, reason, "
+        "the lines of the reply it kept, model and tokens; open a kept reply with "
+        "'yak memory show --reply ID'.")
     workspace_option(p)
+    p.add_argument("--refreshes", action="store_true",
+                   help="list refresh attempts (refused and failed ones too) instead of "
+                   "revisions")
     json_option(p)
-    p.set_defaults(func=cmd_history)
+    p.set_defaults(func=cmd_history, reads_only=True)
 
-    p = cmds.add_parser("restore", help="make a revision current again (a new revision)")
+    p = cmds.add_parser("restore", help="make a revision current again (a new revision)",
+                        description="Make a revision current again, as a new revision. "
+                        "REVISION is a revision id from 'history' (or a unique prefix of at "
+                        "least 6 characters), or a version number: 'restore 3' restores the "
+                        "revision that produced version 3.")
     p.add_argument("revision", metavar="REVISION", help="a revision id from 'history' "
-                   "(or a unique prefix of at least 6 characters)")
+                   "(or a unique prefix of at least 6 characters), or a version number")
     workspace_option(p)
     p.set_defaults(func=cmd_restore)
 
@@ -88,11 +119,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=doc_rules.EXPORT_FORMATS, default="text",
                    help="text (exact bytes), markdown (under a title), json (with history)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    p.set_defaults(func=cmd_export)
+    p.set_defaults(func=cmd_export, reads_only=True)
 
     p = cmds.add_parser("import", help="replace the document with a text file "
                         "(UTF-8/16/32, any line endings)")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the file to import ('-': read it from stdin)")
     workspace_option(p)
     p.set_defaults(func=cmd_import)
 
@@ -112,7 +143,11 @@ def _path_arg(args: argparse.Namespace) -> str:
     return args.workspace if args.workspace is not None else os.getcwd()
 
 
-def _no_such_folder(path: str) -> WorkspaceNotFound:
+def folder_error(path: str) -> WorkspaceNotFound:
+    """The error for a ``-w`` that names no folder: a file (or a link to one), or nothing."""
+    target = os.path.expanduser(path)
+    if os.path.exists(target) and not os.path.isdir(target):
+        return WorkspaceNotFound(f"{path} is a file, not a folder")
     return WorkspaceNotFound(f"no such folder: {path}")
 
 
@@ -121,7 +156,7 @@ def _workspace_to_write(store: MemoryStore, args: argparse.Namespace) -> Workspa
     registered when new (without marking it opened in the app's recent list)."""
     path = _path_arg(args)
     if paths.folder_identity(_normalize(path)) is None:
-        raise _no_such_folder(path)
+        raise folder_error(path)
     return store.find_workspace(path) or store.open_workspace(path, mark_opened=False)
 
 
@@ -137,7 +172,7 @@ def _workspace_to_read(store: MemoryStore, args: argparse.Namespace
         return found, True
     key = _normalize(path)
     if paths.folder_identity(key) is None:
-        raise _no_such_folder(path)
+        raise folder_error(path)
     return Workspace(id=paths.workspace_id_for(key), path=key,
                      created_at=datetime.now(UTC)), False
 
@@ -167,6 +202,11 @@ def _print_json(value: Any) -> None:
     _write_stdout((json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
 
 
+def _lines(count: int) -> str:
+    """``1 line``, ``12 lines``."""
+    return f"{count:,} line" + ("" if count == 1 else "s")
+
+
 def _local_time(moment: datetime | None) -> str:
     return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
@@ -186,6 +226,13 @@ def _table(headers: list[str], rows: list[list[str]], *, right: set[int] = froze
                 cells.append(str(cell).ljust(widths[i]))
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
+
+
+def _read_stdin(what: str) -> bytes:
+    """All of stdin as bytes; says how to end the input when stdin is a terminal."""
+    if sys.stdin.isatty():
+        print(f"Reading {what} from the terminal; end it with Ctrl-D.", file=sys.stderr)
+    return sys.stdin.buffer.read()
 
 
 def _read_input_file(name: str) -> bytes:
@@ -221,9 +268,12 @@ def cmd_list(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_show(args: argparse.Namespace, ctx: Any) -> int:
-    """``yak memory show``: the document's bytes exactly as stored, or ``--json``."""
+    """``yak memory show``: the document's bytes exactly as stored, or ``--json``; with
+    ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept."""
     store = MemoryStore(ctx.db)
     workspace, stored = _workspace_to_read(store, args)
+    if args.reply is not None:
+        return _show_reply(store, workspace, stored, args)
     document = _read(store, workspace, stored)
     if args.json:
         _print_json(doc_rules.document_json(workspace, document))
@@ -234,18 +284,33 @@ def cmd_show(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
+def _show_reply(store: MemoryStore, workspace: Workspace, stored: bool,
+                args: argparse.Namespace) -> int:
+    """``show --reply ATTEMPT_ID``: the kept reply's UTF-8 bytes, or ``--json`` with it."""
+    if not stored:
+        raise UsageError(f"{workspace.path} has no refresh attempts yet.")
+    attempt = store.get_attempt(workspace.id, args.reply)
+    if args.json:
+        _print_json({**doc_rules.attempt_json(attempt), "reply": attempt.reply})
+        return 0
+    if not attempt.reply:
+        why = f"{attempt.status}: {attempt.reason}" if attempt.reason else str(attempt.status)
+        raise UsageError(f"refresh attempt {attempt.id} kept no reply ({why.rstrip('. ')})")
+    _write_stdout(attempt.reply.encode("utf-8"))
+    return 0
+
+
 def cmd_set(args: argparse.Namespace, ctx: Any) -> int:
     """``yak memory set``: replace the document with UTF-8 text from ``--file`` or stdin."""
+    if args.expect_version is not None and args.expect_version < 0:
+        raise UsageError("--expect-version must be 0 or more")
     store = MemoryStore(ctx.db)
     workspace = _workspace_to_write(store, args)
     if args.file is not None and args.file != "-":
         data = _read_input_file(args.file)
         what = args.file
     else:
-        if sys.stdin.isatty():
-            print("Reading the memory document from the terminal; end it with Ctrl-D.",
-                  file=sys.stderr)
-        data = sys.stdin.buffer.read()
+        data = _read_stdin("the memory document")
         what = "The input"
     text = doc_rules.decode_utf8(data, what=what)
     expected = args.expect_version
@@ -259,30 +324,44 @@ def cmd_set(args: argparse.Namespace, ctx: Any) -> int:
                      "chars": document.chars, "changed": changed,
                      "workspace": workspace.path, "workspace_id": workspace.id})
     elif changed:
-        print(f"Saved version {document.version} ({document.lines} lines) for {workspace.path}.")
+        print(f"Saved version {document.version} ({_lines(document.lines)}) for "
+              f"{workspace.path}.")
     else:
         print(f"No changes: version {document.version} already has this text.")
     return 0
 
 
 def _editor_command() -> list[str]:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    return shlex.split(editor, posix=os.name != "nt")
+    """The editor from ``$VISUAL``, else ``$EDITOR``, else ``vi`` when run in a terminal.
+
+    Raises:
+        UsageError: neither variable is set and stdin or stdout is not a terminal (``vi``
+            would draw its screen into a pipe or a file).
+    """
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ""
+    command = shlex.split(editor, posix=os.name != "nt") if editor.strip() else []
+    if command:
+        return command
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("no editor: set $VISUAL or $EDITOR, or use yak memory set")
+    return ["vi"]
 
 
 def cmd_edit(args: argparse.Namespace, ctx: Any) -> int:
-    """``yak memory edit``: edit a copy in ``$VISUAL``/``$EDITOR`` (else ``vi``) and save it.
+    """``yak memory edit``: edit a copy in ``$VISUAL``/``$EDITOR`` (else ``vi`` in a terminal)
+    and save it.
 
     The copy is a temporary file. When the save is refused (over the ceiling, or the memory
     changed meanwhile) or the editor fails, the file is kept and its path printed, so nothing
-    typed is lost."""
+    typed is lost. Without an editor variable and without a terminal it refuses (exit 2)."""
+    editor = _editor_command()
     store = MemoryStore(ctx.db)
     workspace = _workspace_to_write(store, args)
     document = store.read(workspace.id)
     handle, name = tempfile.mkstemp(prefix=f"yak-memory-{workspace.name}-", suffix=".txt")
     with os.fdopen(handle, "wb") as out:
         out.write(doc_rules.export_text(document))
-    command = [*_editor_command(), name]
+    command = [*editor, name]
     try:
         status = subprocess.run(command, check=False).returncode
     except OSError as exc:
@@ -304,7 +383,7 @@ def cmd_edit(args: argparse.Namespace, ctx: Any) -> int:
     except (CeilingExceeded, ConflictError, UsageError) as exc:
         return _kept(str(exc), name, exc.exit_code)
     os.unlink(name)
-    print(f"Saved version {saved.version} ({saved.lines} lines) for {workspace.path}.")
+    print(f"Saved version {saved.version} ({_lines(saved.lines)}) for {workspace.path}.")
     return 0
 
 
@@ -325,9 +404,12 @@ def cmd_refresh(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_history(args: argparse.Namespace, ctx: Any) -> int:
-    """``yak memory history``: revisions newest first (``id`` is what ``restore`` takes)."""
+    """``yak memory history``: revisions newest first (``id`` is what ``restore`` takes); with
+    ``--refreshes`` the refresh attempts newest first."""
     store = MemoryStore(ctx.db)
     workspace, stored = _workspace_to_read(store, args)
+    if args.refreshes:
+        return _history_of_refreshes(store, workspace, stored, as_json=args.json)
     revisions = store.history(workspace.id) if stored else []
     if args.json:
         _print_json([doc_rules.revision_json(r) for r in revisions])
@@ -342,8 +424,32 @@ def cmd_history(args: argparse.Namespace, ctx: Any) -> int:
     return 0
 
 
+def _history_of_refreshes(store: MemoryStore, workspace: Workspace, stored: bool, *,
+                          as_json: bool) -> int:
+    """``history --refreshes``: every refresh attempt, newest first."""
+    attempts = store.attempts(workspace.id, limit=None) if stored else []
+    if as_json:
+        _print_json([doc_rules.attempt_json(a) for a in attempts])
+        return 0
+    if not attempts:
+        print(f"No refresh attempts yet for {workspace.path}.")
+        return 0
+    rows = [[a.id, _local_time(a.created_at), str(a.status), _reply_lines(a), a.model or "-",
+             f"{a.usage.input_tokens:,} in / {a.usage.output_tokens:,} out", a.reason or "-"]
+            for a in attempts]
+    print(_table(["ID", "CREATED", "STATUS", "REPLY", "MODEL", "TOKENS", "REASON"], rows,
+                 right={3}))
+    return 0
+
+
+def _reply_lines(attempt: RefreshAttempt) -> str:
+    """The kept reply's size for the table: ``12 lines``, or ``-`` when none was kept."""
+    return _lines(count_lines(attempt.reply)) if attempt.reply else "-"
+
+
 def cmd_restore(args: argparse.Namespace, ctx: Any) -> int:
-    """``yak memory restore REVISION``: a new ``restore`` revision with that content."""
+    """``yak memory restore REVISION``: a new ``restore`` revision with that content.
+    ``REVISION`` is a revision id (or a prefix of at least 6 characters) or a version number."""
     store = MemoryStore(ctx.db)
     workspace = _workspace_to_write(store, args)
     before = store.read(workspace.id).version
@@ -353,7 +459,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Any) -> int:
         print(f"No changes: version {before} already has the text of revision {revision.id}.")
     else:
         print(f"Restored revision {revision.id} (version {revision.version}) as version "
-              f"{document.version} ({document.lines} lines).")
+              f"{document.version} ({_lines(document.lines)}).")
     return 0
 
 
@@ -386,17 +492,21 @@ def cmd_export(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def cmd_import(args: argparse.Namespace, ctx: Any) -> int:
-    """``yak memory import FILE``: UTF-8/16/32 text, through the ceiling check."""
+    """``yak memory import FILE``: UTF-8/16/32 text, through the ceiling check; ``-`` reads the
+    file's bytes from stdin (decoded the same way)."""
     store = MemoryStore(ctx.db)
-    data = _read_input_file(args.file)
     workspace = _workspace_to_write(store, args)
+    if args.file == "-":
+        data, name = _read_stdin("the file to import"), "stdin"
+    else:
+        data, name = _read_input_file(args.file), args.file
     before = store.read(workspace.id).version
     document = store.import_bytes(workspace.id, data, expected_version=before,
-                                  source_name=args.file)
+                                  source_name=name)
     if document.version == before:
-        print(f"No changes: version {before} already has the text of {args.file}.")
+        print(f"No changes: version {before} already has the text of {name}.")
     else:
-        print(f"Imported {args.file} as version {document.version} ({document.lines} lines).")
+        print(f"Imported {name} as version {document.version} ({_lines(document.lines)}).")
     return 0
 
 
@@ -413,7 +523,7 @@ def cmd_delete(args: argparse.Namespace, ctx: Any) -> int:
             raise UsageError("refusing to delete without --yes (no terminal to ask for "
                              "confirmation)")
         answer = _ask(f"Delete the memory document of {workspace.path} "
-                      f"({document.lines} lines)? It stays restorable from history. [y/N] ")
+                      f"({_lines(document.lines)})? It stays restorable from history. [y/N] ")
         if answer.strip().lower() not in {"y", "yes"}:
             print("Nothing was deleted.")
             return 0

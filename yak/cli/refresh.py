@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from yak import paths
+from yak.cli.memory import folder_error
 from yak.domain import RefreshOutcome, RefreshStatus
-from yak.errors import UsageError, WorkspaceNotFound
+from yak.errors import UsageError
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     workspace = store.find_workspace(path)
     if workspace is None:
         if paths.folder_identity(key) is None:
-            raise WorkspaceNotFound(f"no such folder: {path}")
+            raise folder_error(path)
         outcome = RefreshOutcome(status=RefreshStatus.UP_TO_DATE,
                                  reason="no conversation in this workspace yet",
                                  workspace_id=paths.workspace_id_for(key), version=0, lines=0)

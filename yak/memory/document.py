@@ -11,7 +11,15 @@ import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from yak.domain import MAX_CHARS, MAX_LINES, MemoryDocument, Revision, Workspace, count_lines
+from yak.domain import (
+    MAX_CHARS,
+    MAX_LINES,
+    MemoryDocument,
+    RefreshAttempt,
+    Revision,
+    Workspace,
+    count_lines,
+)
 from yak.errors import CeilingExceeded, UsageError
 
 EXPORT_FORMATS = ("text", "markdown", "json")
@@ -224,6 +232,25 @@ def revision_json(revision: Revision, *, with_content: bool = False) -> dict:
         item.update(model=revision.model, session_ids=list(revision.session_ids),
                     restored_from=revision.restored_from, content=revision.content)
     return item
+
+
+def attempt_json(attempt: RefreshAttempt) -> dict:
+    """A refresh attempt as ``history --refreshes --json`` shows it, without the reply itself
+    (``has_reply``: a non-empty reply was kept, which ``show --reply ID`` prints)."""
+    return {
+        "id": attempt.id,
+        "status": str(attempt.status),
+        "reason": attempt.reason,
+        "base_version": attempt.base_version,
+        "result_version": attempt.result_version,
+        "model": attempt.model,
+        "input_tokens": attempt.usage.input_tokens,
+        "output_tokens": attempt.usage.output_tokens,
+        "duration_s": round(attempt.duration_s, 3),
+        "flags": list(attempt.flags),
+        "created_at": iso_utc(attempt.created_at),
+        "has_reply": bool(attempt.reply),
+    }
 
 
 def export_json(workspace: Workspace, document: MemoryDocument,

@@ -106,6 +106,10 @@ def _to_attempt(row: RefreshAttemptRow) -> RefreshAttempt:
 
 
 def _conflict(expected: int, current: int) -> ConflictError:
+    if expected > current:
+        return ConflictError(
+            f"Version {expected} does not exist; the memory is at version {current}. "
+            "Nothing was saved.", expected_version=expected, current_version=current)
     return ConflictError(
         f"The memory changed (version {current}) since version {expected}; nothing was saved. "
         "Reload it and apply your change again.",
@@ -381,6 +385,8 @@ class MemoryStore:
                session_ids: tuple[str, ...] = (), restored_from: str | None = None
                ) -> MemoryDocument:
         """Write ``text`` as the next version inside transaction ``s`` (checked text only)."""
+        if expected_version is not None and int(expected_version) < 0:
+            raise UsageError("The expected version must be 0 or more; nothing was saved.")
         self._workspace_row(s, workspace_id)
         self._ensure_document(s, workspace_id)
         current = s.execute(select(MemoryDocumentRow.content, MemoryDocumentRow.version)
@@ -427,14 +433,29 @@ class MemoryStore:
             return [_to_revision(r) for r in rows]
 
     def get_revision(self, workspace_id: str, revision_id: str) -> Revision:
-        """Accepts a full id or a unique prefix (at least 6 characters) of one.
-        Raises ``RevisionNotFound``."""
+        """Accepts a full id, a unique prefix (at least 6 characters) of one, or a version
+        number (``"3"``: the revision that produced version 3). Raises ``RevisionNotFound``."""
         with self.db.session() as s:
             return _to_revision(self._revision_row(s, workspace_id, revision_id))
 
     @staticmethod
     def _revision_row(s: Session, workspace_id: str, revision_id: str) -> MemoryRevisionRow:
         wanted = (revision_id or "").strip().upper()
+        if wanted.isascii() and wanted.isdigit():
+            # A version number. Ids are Crockford base32 and could in theory be all digits, so
+            # a long enough number that is no version is still tried as an id prefix.
+            by_version = list(s.scalars(select(MemoryRevisionRow)
+                                        .where(MemoryRevisionRow.workspace_id == workspace_id,
+                                               MemoryRevisionRow.version == int(wanted))
+                                        .limit(2)))
+            if len(by_version) == 1:
+                return by_version[0]
+            if len(by_version) > 1:  # two histories merged by a re-attach
+                raise RevisionNotFound(f"Several revisions produced version {int(wanted)}; "
+                                       "give the revision id (see history).")
+            if len(wanted) < MIN_REVISION_PREFIX:
+                raise RevisionNotFound(f"This workspace has no version {int(wanted)} "
+                                       "(see history for the versions and ids).")
         if len(wanted) < MIN_REVISION_PREFIX:
             raise RevisionNotFound(f"Give at least {MIN_REVISION_PREFIX} characters of a "
                                    f"revision id (see history); {revision_id!r} is too short.")
@@ -453,6 +474,7 @@ class MemoryStore:
     def restore(self, workspace_id: str, revision_id: str, *,
                 expected_version: int | None = None) -> MemoryDocument:
         """Make a revision's content current again, as a new ``restore`` revision.
+        ``revision_id`` is what ``get_revision`` takes (an id, a prefix, a version number).
         ``expected_version`` None means "whatever is current" (CLI). Restoring the content that
         is already current writes nothing. Raises ``RevisionNotFound``, ``ConflictError``."""
         with self.db.session() as s:
@@ -515,15 +537,42 @@ class MemoryStore:
             s.flush()
             return _to_attempt(row)
 
-    def attempts(self, workspace_id: str, limit: int = 50) -> list[RefreshAttempt]:
-        """Refresh attempts newest first."""
+    def attempts(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
+        """Refresh attempts newest first; at most ``limit`` of them (``None``: all)."""
+        stmt = (select(RefreshAttemptRow)
+                .where(RefreshAttemptRow.workspace_id == workspace_id)
+                .order_by(RefreshAttemptRow.created_at.desc(), RefreshAttemptRow.id.desc()))
+        if limit is not None:
+            stmt = stmt.limit(limit)
         with self.db.session() as s:
-            rows = s.scalars(select(RefreshAttemptRow)
-                             .where(RefreshAttemptRow.workspace_id == workspace_id)
-                             .order_by(RefreshAttemptRow.created_at.desc(),
-                                       RefreshAttemptRow.id.desc())
-                             .limit(limit))
-            return [_to_attempt(r) for r in rows]
+            return [_to_attempt(r) for r in s.scalars(stmt)]
+
+    def get_attempt(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
+        """One refresh attempt of the workspace, by full id or a unique prefix (at least 6
+        characters) of one.
+
+        Raises:
+            UsageError: no attempt of this workspace matches, several do, or the prefix is
+                too short.
+        """
+        wanted = (attempt_id or "").strip().upper()
+        if len(wanted) < MIN_REVISION_PREFIX:
+            raise UsageError(f"Give at least {MIN_REVISION_PREFIX} characters of a refresh "
+                             f"attempt id (see history --refreshes); {attempt_id!r} is too "
+                             "short.")
+        with self.db.session() as s:
+            rows = list(s.scalars(select(RefreshAttemptRow)
+                                  .where(RefreshAttemptRow.workspace_id == workspace_id,
+                                         func.substr(RefreshAttemptRow.id, 1, len(wanted))
+                                         == wanted)
+                                  .limit(2)))
+            if not rows:
+                raise UsageError(f"This workspace has no refresh attempt {attempt_id!r} (see "
+                                 "history --refreshes for the ids).")
+            if len(rows) > 1:
+                raise UsageError(f"{attempt_id!r} matches several refresh attempts; give more "
+                                 "characters of the id.")
+            return _to_attempt(rows[0])
 
     def last_attempt(self, workspace_id: str) -> RefreshAttempt | None:
         """The newest refresh attempt of the workspace, or ``None``."""
