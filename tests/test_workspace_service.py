@@ -91,22 +91,32 @@ def test_opening_a_missing_folder_is_a_sentence(setup, tmp_path):
 
 def test_watcher_step_reports_writes_by_another_process_once(setup, data_dir):
     """A write through another database handle is noticed by the watcher's step and published
-    as MemoryUpdated("external") once; the service's own writes are not reported again; an
-    unwatched workspace is not reported (the negative)."""
+    as MemoryUpdated("external") once — for the workspace on screen and for one the UI never
+    read (a memory the CLI created, which the Settings list must show); the service's own writes
+    are not reported again, and an untouched workspace is not reported (the negative)."""
     service, events, folder = setup
     other_folder = folder.parent / "other"
     other_folder.mkdir()
+    quiet_folder = folder.parent / "quiet"
+    quiet_folder.mkdir()
 
     async def body():
         workspace = await service.open(str(folder))
         unwatched = await service.open(str(other_folder))
+        quiet = await service.open(str(quiet_folder))
+        await service.save(quiet.id, "- stays as it is\n", expected_version=0)
         await service.read(workspace.id)
         assert await service.check_external_changes() == []
+        events.clear()
 
         version = write_elsewhere(data_dir, workspace.id, "- from the CLI\n")
-        write_elsewhere(data_dir, unwatched.id, "- not shown anywhere\n")
-        assert await service.check_external_changes() == [workspace.id]
-        assert events[-1] == MemoryUpdated(workspace.id, version, "external")
+        other_version = write_elsewhere(data_dir, unwatched.id, "- a memory the CLI created\n")
+        assert sorted(await service.check_external_changes()) == sorted(
+            [workspace.id, unwatched.id])
+        assert sorted(events, key=lambda e: e.workspace_id) == sorted(
+            [MemoryUpdated(workspace.id, version, "external"),
+             MemoryUpdated(unwatched.id, other_version, "external")],
+            key=lambda e: e.workspace_id)
         assert await service.check_external_changes() == []
 
         events.clear()

@@ -1,16 +1,21 @@
-"""The Settings memory list: orphaned workspaces and re-attach, filtering, and a list of 10,000
-workspaces served by the table model (no widget per row)."""
+"""The Settings memory list: orphaned workspaces and re-attach, filtering, a list of 10,000
+workspaces served by the table model (no widget per row), and a list that stays current while
+it is open (new memories, refresh outcomes, relative times)."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from memory_support import answer, run
+from memory_support import answer, lines, run
 from PySide6.QtCore import Qt
 
-from yak.domain import MemorySummary, Workspace
+from yak.db import open_database
+from yak.domain import MemorySummary, RefreshOutcome, RefreshStatus, Workspace
+from yak.events import RefreshFinished
+from yak.memory.store import MemoryStore
 from yak.paths import workspace_id_for
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import ORPHANED, MemoryListModel, MemoryPage
@@ -128,3 +133,109 @@ def test_ten_thousand_workspaces_fill_the_table_model_and_filter(qtbot):
     page.filter_edit.clear()
     page.model.sort(1, Qt.SortOrder.DescendingOrder)
     assert page.model.index(0, 1).data() == "199"
+
+
+def test_a_memory_created_by_another_program_appears_in_the_open_list(env, page, qloop):
+    """With Settings open, a memory that ``yak memory set`` gives a new folder appears in the
+    list as soon as the watcher notices it; the row being edited stays selected and the list
+    stays scrolled where the user left it."""
+    many = [env.workspace(f"proj{i:02d}", f"- fact {i}\n") for i in range(40)]
+    edited = many[5]
+
+    async def body():
+        page.controller.reload()
+        page.controller.show_workspace(edited.id)
+        await page.controller.tasks.drain()
+        await env.service.check_external_changes()  # the watcher's first step: learn versions
+        scrollbar = page.table.verticalScrollBar()
+        assert scrollbar.maximum() > 0
+        scrollbar.setValue(scrollbar.maximum() // 2)
+        position = scrollbar.value()
+        assert page.count_label.text() == "40 workspaces"
+
+        other = open_database(env.data_dir)  # the CLI, another process
+        try:
+            store = MemoryStore(other)
+            created = store.open_workspace(str(env.folder("from-cli")))
+            store.write(created.id, "- written by yak memory set\n", expected_version=0)
+        finally:
+            other.close()
+        assert await env.service.check_external_changes() == [created.id]
+        await page.controller.tasks.drain()
+
+        assert page.count_label.text() == "41 workspaces"
+        assert cell(page.model, created.id, 0) == str(env.folder("from-cli").resolve())
+        assert cell(page.model, created.id, 1) == "1"
+        assert page.selected_workspace_id() == edited.id
+        assert page.editor.workspace.id == edited.id
+        assert scrollbar.value() == position
+
+    run(qloop, body())
+
+
+def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page, qloop):
+    """Status shows each workspace's last refresh outcome (its reason as the tooltip), "up to
+    date" after an applied one or a later hand edit, and nothing when none was attempted; a
+    finished refresh updates it while the list is open, without moving the selection."""
+    refused = env.workspace("refused", lines(150))
+    failed = env.workspace("failed", "- a\n")
+    applied = env.workspace("applied", "- b\n")
+    edited_after = env.workspace("edited-after", "- c\n")
+    never = env.workspace("never", "- d\n")
+
+    def attempt(workspace, status, reason):
+        env.store.record_attempt(RefreshOutcome(
+            status=status, workspace_id=workspace.id, version=1, lines=1, reason=reason),
+            base_version=1)
+
+    attempt(refused, RefreshStatus.REFUSED_FLOOR, "the reply kept 12 of 150 lines (8%)")
+    attempt(failed, RefreshStatus.FAILED, "Anthropic is overloaded (529); try again later.")
+    attempt(applied, RefreshStatus.APPLIED, "folded 2 messages from 1 conversation")
+    attempt(edited_after, RefreshStatus.REFUSED_EMPTY, "the reply was empty")
+    env.store.write(edited_after.id, "- c, edited by hand\n", expected_version=1)
+
+    async def body():
+        page.controller.reload()
+        page.controller.show_workspace(never.id)
+        await page.controller.tasks.drain()
+        model = page.model
+        assert {w.name: cell(model, w.id, 3) for w in (refused, failed, applied, edited_after,
+                                                         never)} == {
+            "refused": "refused_floor", "failed": "failed", "applied": "up to date",
+            "edited-after": "up to date", "never": ""}
+        tooltip = model.index(model.row_of(refused.id), 3).data(Qt.ItemDataRole.ToolTipRole)
+        assert tooltip == "the reply kept 12 of 150 lines (8%)"
+
+        # A retry succeeds while the list is open: the row follows, the selection stays.
+        outcome = RefreshOutcome(status=RefreshStatus.UP_TO_DATE, workspace_id=failed.id,
+                                 version=1, lines=1, reason="nothing new")
+        env.store.record_attempt(outcome, base_version=1)
+        env.bus.publish(RefreshFinished(failed.id, outcome))
+        await page.controller.tasks.drain()
+        assert cell(model, failed.id, 3) == "up to date"
+        assert cell(model, refused.id, 3) == "refused_floor"
+        assert page.selected_workspace_id() == never.id
+
+    run(qloop, body())
+
+
+def test_last_updated_is_re_rendered_while_the_list_is_open(env, qtbot, qloop):
+    """"Last updated" is not frozen at the time Settings opened: every 30 s while the page is
+    shown the relative times are rendered again (the timer's slot is called here, not waited
+    for); the timer stops while the page is hidden."""
+    clock = {"now": datetime(2025, 6, 1, 12, 0, tzinfo=UTC)}
+    page = MemoryPage(now=lambda: clock["now"])
+    qtbot.addWidget(page)
+    rows = summaries(3)
+    rows = [replace(s, updated_at=clock["now"]) for s in rows]
+    page.set_summaries(rows)
+    page.show()
+    assert page.times_timer.isActive() and page.times_timer.interval() == 30_000
+    assert page.model.index(0, 2).data() == "just now"
+
+    clock["now"] += timedelta(minutes=5)
+    assert page.model.index(0, 2).data() == "just now"  # not re-rendered yet
+    page._on_times_timer_timeout()
+    assert [page.model.index(r, 2).data() for r in range(3)] == ["5 minutes ago"] * 3
+    page.hide()
+    assert not page.times_timer.isActive()

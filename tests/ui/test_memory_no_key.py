@@ -103,14 +103,24 @@ def test_without_a_key_automatic_refreshes_pause_and_a_new_key_resumes_them(env,
     key = Key(available=False)
     ui = Ui(env, qtbot, refresh, key)
     panel = ui.panel
+    settings = ui.controller.memory_controller
+
+    def listed_status(workspace_id: str) -> str:
+        model = ui.controller.memory_page.model
+        return model.index(model.row_of(workspace_id), 3).data()
 
     async def body():
         await ui.controller.open_workspace(str(env.folder("proj")))
+        ui.controller.open_settings()  # the Settings list is open meanwhile
+        await settings.tasks.drain()
         # What the app does at start (yak.app): check the key, enqueue the unfolded ones.
         assert await ui.auto.check_key() is False
         for workspace_id in await asyncio.to_thread(conversations.workspaces_with_unfolded):
             ui.auto.enqueue(workspace_id)
         await ui.controller.tasks.drain()
+        await settings.tasks.drain()
+        assert listed_status(workspace.id) == "paused"
+        assert listed_status(quiet.id) == ""
 
         assert panel.status_label.text() == PAUSED_TEXT
         assert RED not in panel.status_label.styleSheet()
@@ -127,15 +137,19 @@ def test_without_a_key_automatic_refreshes_pause_and_a_new_key_resumes_them(env,
         assert ui.auto.state(quiet.id).state == "idle"
         assert ui.auto.paused(workspace.id)
 
+        ui.controller.settings_dialog.hide()
         qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
         dialog = ui.controller.settings_dialog
         assert dialog.isVisible()
         assert dialog.stack.currentWidget() is ui.provider_page
+        ui.controller.open_settings()
 
         key.available = True  # Settings › Provider stored one
         assert await ui.auto.check_key() is True
         assert panel.status_label.text() == "pending in 10 s"
         assert not panel.action_button.isVisible()
+        await settings.tasks.drain()
+        assert listed_status(workspace.id) == ""  # no longer paused; never attempted
         ui.scheduler.fire()
         await ui.auto.queue.wait_idle()
         assert calls == [workspace.id]

@@ -8,7 +8,14 @@ import pytest
 
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
 from yak.ui.formatting import counter_text, relative_time
-from yak.workspace.state import PAUSED_TEXT, RefreshState, describe_outcome, refresh_status
+from yak.workspace.state import (
+    PAUSED_TEXT,
+    LastRefresh,
+    RefreshState,
+    describe_outcome,
+    list_status,
+    refresh_status,
+)
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -93,3 +100,31 @@ def test_counter_is_over_past_either_limit_and_not_at_it():
     assert counter_text("x" * 25_000)[1] is False
     assert counter_text("x" * 25_001)[1] is True
     assert counter_text("")[0].startswith("0 / 200 lines")
+
+
+@pytest.mark.parametrize(("last", "kwargs", "cell"), [
+    (None, {}, ("", "")),
+    (None, {"paused": True}, ("paused", PAUSED_TEXT)),
+    (LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW), {},
+     ("refused_floor", "kept 12 of 150")),
+    (LastRefresh(RefreshStatus.FAILED, "rate limited", NOW), {}, ("failed", "rate limited")),
+    (LastRefresh(RefreshStatus.SUPERSEDED, "changed twice", NOW), {},
+     ("superseded", "changed twice")),
+    (LastRefresh(RefreshStatus.APPLIED, "folded 3 messages", NOW), {},
+     ("up to date", "folded 3 messages")),
+    (LastRefresh(RefreshStatus.UP_TO_DATE, "nothing new", NOW), {},
+     ("up to date", "nothing new")),
+    # A hand edit after the refusal is the newest word …
+    (LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+     {"updated_at": NOW + timedelta(seconds=1)},
+     ("up to date", "The memory was written after the last refresh.")),
+    # … an edit before it is not.
+    (LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+     {"updated_at": NOW - timedelta(seconds=1)}, ("refused_floor", "kept 12 of 150")),
+    # Waiting for a key wins over an older outcome.
+    (LastRefresh(RefreshStatus.FAILED, "rate limited", NOW), {"paused": True},
+     ("paused", PAUSED_TEXT)),
+])
+def test_memory_list_status_cell(last, kwargs, cell):
+    """The Settings list's Status cell and tooltip from the newest attempt."""
+    assert list_status(last, **kwargs) == cell

@@ -5,9 +5,9 @@ The UI never imports the storage layer; it calls this service, which runs every 
 I/O, and publishes :class:`yak.events.MemoryUpdated` on the event-loop thread after each write.
 
 It also watches for writes made by another process (the CLI shares the database): a task polls
-SQLite's ``PRAGMA data_version`` about once a second and, when it moved, re-reads the versions of
-the workspaces the UI has read recently and publishes ``MemoryUpdated(source="external")`` for
-each one that changed.
+SQLite's ``PRAGMA data_version`` about once a second and, when it moved, re-reads every
+document's version (one light query) and publishes ``MemoryUpdated(source="external")`` for each
+workspace whose version changed, a new one included.
 """
 
 from __future__ import annotations
@@ -19,13 +19,17 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import and_, func, select
+
 from yak.aio import spawn
 from yak.db import Database
+from yak.db.models import MemoryDocumentRow, RefreshAttemptRow
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
     RefreshAttempt,
     RefreshOutcome,
+    RefreshStatus,
     Revision,
     Workspace,
 )
@@ -33,12 +37,12 @@ from yak.errors import UsageError, YakError
 from yak.events import EventBus, MemoryUpdated
 from yak.memory.store import MemoryStore
 from yak.workspace.auto_refresh import AutoRefresh
-from yak.workspace.state import RefreshState
+from yak.workspace.state import LastRefresh, RefreshState
 
 log = logging.getLogger(__name__)
 
-# The watcher re-reads at most this many recently read workspaces (the memory panel's and the
-# Settings editor's are always among them).
+# The versions of this many recently read workspaces are remembered, so the watcher's first
+# step can already report a change to the memory the panel or the editor shows.
 WATCHED_LIMIT = 16
 
 
@@ -70,6 +74,7 @@ class WorkspaceService:
         self._refresher = refresher
         self._poll_interval_s = poll_interval_s
         self._watched: OrderedDict[str, int] = OrderedDict()
+        self._versions: dict[str, int] | None = None  # every document's version, last step
         self._last_data_version: int | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._unsubscribe = bus.subscribe(MemoryUpdated, self._on_bus_memory_updated)
@@ -236,6 +241,17 @@ class WorkspaceService:
                             last_attempt=attempt, document_updated_at=document.updated_at,
                             key_available=key_available)
 
+    async def last_refreshes(self) -> dict[str, LastRefresh]:
+        """The newest refresh attempt of every workspace that has one (for the memory list's
+        Status column; replies are not read)."""
+        return await asyncio.to_thread(_last_refreshes, self._db)
+
+    def paused_workspaces(self) -> frozenset[str]:
+        """Workspaces whose automatic refresh waits for an API key."""
+        if self._auto_refresh is None:
+            return frozenset()
+        return self._auto_refresh.paused_workspaces()
+
     def _last_attempt_and_document(self, workspace_id: str
                                    ) -> tuple[RefreshAttempt | None, MemoryDocument]:
         return self._store.last_attempt(workspace_id), self._store.read(workspace_id)
@@ -266,41 +282,34 @@ class WorkspaceService:
                 log.warning("checking for external memory changes failed: %s", exc)
 
     async def check_external_changes(self) -> list[str]:
-        """One watcher step: when SQLite's ``data_version`` moved, re-read the watched
-        workspaces' versions and publish ``MemoryUpdated(source="external")`` for each that
-        changed. Returns the ids of the changed workspaces.
+        """One watcher step: when SQLite's ``data_version`` moved, re-read every document's
+        version and publish ``MemoryUpdated(source="external")`` for each workspace whose
+        version changed — including a workspace another process gave its first memory (the
+        Settings list then shows it). Returns the ids of the changed workspaces.
 
         ``data_version`` is per connection and connections come from a pool, so a move is only a
-        hint; the version comparison decides. In-process writers publish their own events and
+        hint; the version comparison decides. The first step learns the versions (it reports
+        only the workspaces the UI has read); in-process writers publish their own events and
         update the known versions first, so they are not reported twice.
         """
         data_version = await asyncio.to_thread(self._db.data_version)
         if data_version == self._last_data_version:
             return []
         self._last_data_version = data_version
-        watched = dict(self._watched)
-        if not watched:
-            return []
-        versions = await asyncio.to_thread(self._read_versions, list(watched))
+        versions = await asyncio.to_thread(_document_versions, self._db)
+        first_step = self._versions is None
+        known_versions = self._versions or {}
+        self._versions = dict(versions)
         changed = []
         for workspace_id, version in versions.items():
-            known = self._watched.get(workspace_id)
-            if known is None or version == known:
+            known = self._watched.get(workspace_id, known_versions.get(workspace_id))
+            if version == known or (known is None and (first_step or version == 0)):
                 continue
-            self._watched[workspace_id] = version
+            if workspace_id in self._watched:
+                self._watched[workspace_id] = version
             changed.append(workspace_id)
             self._bus.publish(MemoryUpdated(workspace_id, version, "external"))
         return changed
-
-    def _read_versions(self, workspace_ids: list[str]) -> dict[str, int]:
-        versions = {}
-        for workspace_id in workspace_ids:
-            try:
-                versions[workspace_id] = self._store.read(workspace_id).version
-            except YakError:  # re-attached or gone: stop watching it
-                log.info("no longer watching workspace %s", workspace_id)
-                self._watched.pop(workspace_id, None)
-        return versions
 
     def _remember(self, workspace_id: str, version: int) -> None:
         self._watched[workspace_id] = version
@@ -311,6 +320,8 @@ class WorkspaceService:
     def _on_bus_memory_updated(self, event: MemoryUpdated) -> None:
         if event.workspace_id in self._watched:
             self._watched[event.workspace_id] = event.version
+        if self._versions is not None:
+            self._versions[event.workspace_id] = event.version
 
     def _published(self, document: MemoryDocument, source: str, *, previous: int | None) -> None:
         """Publish ``MemoryUpdated`` for a write that produced a new version."""
@@ -321,6 +332,35 @@ class WorkspaceService:
             return
         self._remember(document.workspace_id, document.version)
         self._bus.publish(MemoryUpdated(document.workspace_id, document.version, source))
+
+
+def _document_versions(db: Database) -> dict[str, int]:
+    """Every stored document's version by workspace id (one light query, no content)."""
+    with db.session() as s:
+        rows = s.execute(select(MemoryDocumentRow.workspace_id, MemoryDocumentRow.version))
+        return {workspace_id: int(version) for workspace_id, version in rows}
+
+
+def _last_refreshes(db: Database) -> dict[str, LastRefresh]:
+    """The newest attempt of each workspace, without its reply.
+
+    The newest time per workspace comes from the ``(workspace_id, created_at)`` index alone;
+    only those rows are then read (the table holds every reply: scanning it is what is slow —
+    about 0.1 s for 10,000 workspaces with 50,000 attempts here, on a worker thread).
+    """
+    attempt = RefreshAttemptRow
+    newest = (select(attempt.workspace_id.label("workspace_id"),
+                     func.max(attempt.created_at).label("created_at"))
+              .group_by(attempt.workspace_id).subquery())
+    stmt = (select(attempt.workspace_id, attempt.status, attempt.reason, attempt.flags,
+                   attempt.created_at)
+            .join(newest, and_(attempt.workspace_id == newest.c.workspace_id,
+                               attempt.created_at == newest.c.created_at))
+            .order_by(attempt.id))  # two attempts in the same instant: the later id wins
+    with db.session() as s:
+        return {workspace_id: LastRefresh(status=RefreshStatus(status), reason=reason or "",
+                                          created_at=created_at, flags=tuple(flags or ()))
+                for workspace_id, status, reason, flags, created_at in s.execute(stmt)}
 
 
 def _read_file(path: Path) -> bytes:

@@ -16,8 +16,9 @@ from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, Workspace
 from yak.memory.document import ceiling_message
 
 __all__ = [
-    "EXPORT_FORMATS", "PAUSED_TEXT", "RefreshState", "StatusLine", "ceiling_message",
-    "default_export_name", "describe_outcome", "missing_key", "refresh_status",
+    "EXPORT_FORMATS", "PAUSED_TEXT", "LastRefresh", "RefreshState", "StatusLine",
+    "ceiling_message", "default_export_name", "describe_outcome", "list_status", "missing_key",
+    "refresh_status",
 ]
 
 # Export formats and the file suffix each gets by default (DESIGN.md section 6).
@@ -53,6 +54,23 @@ class RefreshState:
     last_attempt: RefreshAttempt | None = None
     document_updated_at: datetime | None = None
     key_available: bool | None = None
+
+
+@dataclass(frozen=True)
+class LastRefresh:
+    """A workspace's newest refresh attempt, as the memory list needs it (no reply).
+
+    Attributes:
+        status: the attempt's outcome.
+        reason: why, in a sentence.
+        created_at: when the attempt was recorded (UTC).
+        flags: the attempt's flags (``provider:no_key``…).
+    """
+
+    status: RefreshStatus
+    reason: str
+    created_at: datetime
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,7 +130,34 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
     return StatusLine("up_to_date", "up to date")
 
 
-def missing_key(result: RefreshAttempt | RefreshOutcome) -> bool:
+def list_status(last: LastRefresh | None, *, updated_at: datetime | None = None,
+                paused: bool = False) -> tuple[str, str]:
+    """The memory list's Status cell for a workspace, and its tooltip.
+
+    Args:
+        last: the newest refresh attempt, or ``None`` when there was none.
+        updated_at: when the document was last written; a write after the attempt (a hand
+            edit after a refusal) is the newest word, so the cell says up to date.
+        paused: the workspace's automatic refresh waits for an API key.
+
+    Returns:
+        ``(text, tooltip)``: ``("paused", …)``, ``("up to date", …)``, the outcome's own name
+        for the rest (``"refused_floor"``, ``"failed"``, ``"superseded"``…) with its reason as
+        the tooltip, or ``("", "")`` when nothing was ever attempted.
+    """
+    if paused:
+        return PAUSED, PAUSED_TEXT
+    if last is None:
+        return "", ""
+    if updated_at is not None and updated_at > last.created_at:
+        return "up to date", "The memory was written after the last refresh."
+    status = RefreshStatus(last.status)
+    if status in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE):
+        return "up to date", last.reason
+    return status.value, last.reason
+
+
+def missing_key(result: RefreshAttempt | RefreshOutcome | LastRefresh) -> bool:
     """Whether a refresh attempt (or outcome) failed because no API key was available."""
     return (RefreshStatus(result.status) is RefreshStatus.FAILED
             and MISSING_KEY_FLAG in result.flags)

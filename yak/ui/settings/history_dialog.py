@@ -1,8 +1,9 @@
 """HistoryDialog: a memory document's revisions and refresh attempts.
 
-Revisions (version, source, line and character counts, flags, time) with a diff of the selected
-revision against the current document and Restore; refresh attempts (time, outcome, reason,
-model, tokens, duration) with the model's reply, which a refused attempt can open in the editor.
+Revisions (version, source, line and character counts, flags, time) with a coloured diff of the
+selected revision against the current document and Restore; refresh attempts (time, outcome,
+reason, model, tokens, duration; the reason takes the width left and is elided, its tooltip has
+all of it) with the model's reply, which a refused attempt can open in the editor.
 The dialog only emits intents (``restore_requested``, ``open_reply_requested``).
 """
 

@@ -5,15 +5,18 @@ select a workspace); this controller spawns one coroutine per intent, awaits the
 store calls run on worker threads), and drives the widgets with the result. Every error a user
 can cause ends as a visible sentence on the page.
 
-It also listens to ``memory_updated`` from the event bridge: a write by a refresh, a restore or
+It also listens to the event bridge while the page is shown: a write by a refresh, a restore or
 another process reaches the editor, which shows it or raises its banner (never a silent
-overwrite of unsaved edits).
+overwrite of unsaved edits), and the list (a memory the CLI created appears; the selection and
+the scroll position stay); a finished refresh or a pause for want of an API key updates the
+Status column.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -63,7 +66,11 @@ class MemoryPageController(QObject):
         editor.history_requested.connect(self._on_editor_history_requested)
         editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
         bridge.memory_updated.connect(self._on_bridge_memory_updated)
+        bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
+        bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         editor.set_refresh_available(bool(getattr(service, "refresh_available", True)))
+        self._reloads_running: set[str] = set()
+        self._reloads_again: set[str] = set()
 
     # --- entry points ----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -126,6 +133,19 @@ class MemoryPageController(QObject):
         listed = self.page.model.summary_for(event.workspace_id) is not None
         if (editing is not None and editing.id == event.workspace_id) or listed:
             self.tasks.spawn(self._document_updated(event), name="memory-page-updated")
+        elif self.page.isVisible():  # a memory new to the list (the CLI created it)
+            self._reload_soon("memory-list", self._reload_list)
+
+    def _on_bridge_refresh_finished(self, _event: Any) -> None:
+        if self.page.isVisible():
+            self._reload_soon("memory-statuses", self._reload_statuses)
+
+    def _on_bridge_refresh_state_changed(self, event: Any) -> None:
+        # Only the pause (no API key) and its end show in the list; running/pending do not.
+        paused = event.state == "paused"
+        if self.page.isVisible() and paused != (
+                event.workspace_id in self.page.model.paused_workspaces):
+            self._reload_soon("memory-statuses", self._reload_statuses)
 
     def _on_history_restore_requested(self, revision_id: str) -> None:
         dialog = self.history_dialog
@@ -143,17 +163,48 @@ class MemoryPageController(QObject):
         dialog.close()
         self.show_workspace(workspace_id, proposal=reply)
 
+    def _reload_soon(self, key: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work`` now, or once more after the run in flight (events come in bursts)."""
+        if key in self._reloads_running:
+            self._reloads_again.add(key)
+            return
+        self._reloads_running.add(key)
+
+        async def run() -> None:
+            try:
+                while True:
+                    self._reloads_again.discard(key)
+                    await work()
+                    if key not in self._reloads_again:
+                        return
+            finally:
+                self._reloads_running.discard(key)
+
+        self.tasks.spawn(run(), name=key)
+
     # --- coroutines ----------------------------------------------------------------------------
-    async def _reload(self) -> None:
+    async def _reload(self, *, keep_view: bool = False) -> None:
         try:
             summaries = await self.service.list_documents()
         except YakError as exc:
             self.page.editor.show_message(str(exc), error=True)
             return
-        self.page.set_summaries(summaries)
+        self.page.set_summaries(summaries, keep_view=keep_view)
         editing = self.page.editor.workspace
         if editing is not None and self.page.model.summary_for(editing.id) is None:
             await self._ensure_listed(editing, self.page.editor.document)
+        await self._reload_statuses()
+
+    async def _reload_list(self) -> None:
+        await self._reload(keep_view=True)
+
+    async def _reload_statuses(self) -> None:
+        try:
+            last = await self.service.last_refreshes()
+        except YakError as exc:
+            log.warning("reading the last refresh attempts failed: %s", exc)
+            return
+        self.page.set_statuses(last, self.service.paused_workspaces())
 
     async def _load(self, workspace_id: str, token: int) -> None:
         editor = self.page.editor

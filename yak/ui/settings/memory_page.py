@@ -18,8 +18,23 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFontDatabase, QKeySequence
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAction,
+    QBrush,
+    QColor,
+    QFontDatabase,
+    QHideEvent,
+    QKeySequence,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -41,10 +56,21 @@ from yak.domain import MemoryDocument, MemorySummary, Workspace, count_lines
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import counter_text, diff_rows, local_time, relative_time
-from yak.workspace.state import EXPORT_FORMATS, ceiling_message, default_export_name
+from yak.workspace.state import (
+    EXPORT_FORMATS,
+    LastRefresh,
+    ceiling_message,
+    default_export_name,
+    list_status,
+)
 
 ORPHANED = "orphaned"
 _RED = "#b00020"
+# The Status column's colours by the outcome's first word; "paused" and "up" (to date) stay in
+# the normal text colour.
+_STATUS_COLOURS = {"failed": _RED, "refused": "#b35c00", "superseded": "#b35c00"}
+# "Last updated" is re-rendered this often while the page is shown (milliseconds).
+TIMES_INTERVAL_MS = 30_000
 _EXPORT_FILTERS = (("Plain text (*.txt)", "txt", "text"),
                    ("Markdown (*.md)", "md", "markdown"),
                    ("JSON with history (*.json)", "json", "json"))
@@ -54,7 +80,9 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 
 
 class MemoryListModel(QAbstractTableModel):
-    """Workspaces with a memory: path, lines, last updated, and the orphaned marker.
+    """Workspaces with a memory: path, lines, last updated, and a status — *orphaned* for
+    folders that are gone, *memory off*, *paused* (no API key), or the outcome of the newest
+    refresh attempt (``up to date``, ``refused_floor``, ``failed``…).
 
     Filtering and sorting happen on the Python list (no proxy model), so 10,000 rows reset in
     milliseconds.
@@ -77,6 +105,8 @@ class MemoryListModel(QAbstractTableModel):
         self._filter = ""
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
+        self._last: dict[str, LastRefresh] = {}  # workspace id -> its newest refresh attempt
+        self._paused: frozenset[str] = frozenset()  # waiting for an API key
 
     # --- Qt model interface ------------------------------------------------------------------
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
@@ -103,17 +133,21 @@ class MemoryListModel(QAbstractTableModel):
                 return str(summary.lines)
             if column == 2:
                 return relative_time(summary.updated_at, self._now_value)
-            return ORPHANED if summary.orphaned else (
-                "" if summary.workspace.memory_enabled else "memory off")
+            return self._status(summary)[0]
         if role == Qt.ItemDataRole.ToolTipRole:
             if summary.orphaned:
                 return (f"{summary.workspace.path}\nThis folder no longer exists. Re-attach… "
                         "moves its memory to another folder.")
             if column == 2:
                 return local_time(summary.updated_at)
+            if column == 3 and self._status(summary)[1]:
+                return self._status(summary)[1]
             return summary.workspace.path
         if role == Qt.ItemDataRole.ForegroundRole and summary.orphaned:
             return QBrush(QColor("#8a8a8a")) if column != 3 else QBrush(QColor("#b35c00"))
+        if role == Qt.ItemDataRole.ForegroundRole and column == 3:
+            colour = _STATUS_COLOURS.get(self._status(summary)[0].split("_")[0])
+            return QBrush(QColor(colour)) if colour else None
         if role == Qt.ItemDataRole.FontRole and summary.orphaned and column in (0, 3):
             font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
             font.setItalic(True)
@@ -128,6 +162,16 @@ class MemoryListModel(QAbstractTableModel):
         self._sort_column, self._sort_order = column, order
         self._rebuild()
 
+    def _status(self, summary: MemorySummary) -> tuple[str, str]:
+        """The Status cell and its tooltip: orphaned, memory off, or where refreshing stands."""
+        if summary.orphaned:
+            return ORPHANED, ""
+        if not summary.workspace.memory_enabled:
+            return "memory off", "Memory is turned off for this workspace."
+        workspace_id = summary.workspace.id
+        return list_status(self._last.get(workspace_id), updated_at=summary.updated_at,
+                           paused=workspace_id in self._paused)
+
     # --- driven by the page ------------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary]) -> bool:
         """Replace every row (the store's order: most recently updated first).
@@ -141,6 +185,24 @@ class MemoryListModel(QAbstractTableModel):
         self._now_value = self._now()
         self._rebuild()
         return True
+
+    def set_statuses(self, last: dict[str, LastRefresh], paused: frozenset[str]) -> None:
+        """Fill the Status column from each workspace's newest refresh attempt and the
+        workspaces whose refresh waits for an API key (the rows stay where they are)."""
+        if last == self._last and paused == self._paused:
+            return
+        self._last, self._paused = dict(last), frozenset(paused)
+        if self._sort_column == 3:
+            self._rebuild()
+        elif self._rows:
+            self.dataChanged.emit(self.index(0, 3), self.index(len(self._rows) - 1, 3))
+
+    def update_times(self) -> None:
+        """Re-render "Last updated" against the current time ("just now" becomes "2 minutes
+        ago" while the list is open)."""
+        self._now_value = self._now()
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 2), self.index(len(self._rows) - 1, 2))
 
     def set_filter(self, text: str) -> None:
         """Show only workspaces whose path contains ``text`` (case-insensitive)."""
@@ -180,6 +242,11 @@ class MemoryListModel(QAbstractTableModel):
         return self._row_index.get(workspace_id)
 
     @property
+    def paused_workspaces(self) -> frozenset[str]:
+        """The workspaces shown as paused (no API key)."""
+        return self._paused
+
+    @property
     def total(self) -> int:
         """Every workspace with a memory, filtered out or not."""
         return len(self._all)
@@ -197,7 +264,7 @@ class MemoryListModel(QAbstractTableModel):
                 0: lambda s: s.workspace.path.casefold(),
                 1: lambda s: s.lines,
                 2: lambda s: s.updated_at or datetime.min.replace(tzinfo=UTC),
-                3: lambda s: (s.orphaned, not s.workspace.memory_enabled),
+                3: lambda s: (s.orphaned, not s.workspace.memory_enabled, self._status(s)[0]),
             }[self._sort_column]
             rows.sort(key=key, reverse=self._sort_order == Qt.SortOrder.DescendingOrder)
         self._rows = rows
@@ -401,6 +468,10 @@ class MemoryEditor(QWidget):
         self._refresh_available = available
         self._refresh_controls()
 
+    def update_times(self) -> None:
+        """Re-render "updated 5 minutes ago" in the header against the current time."""
+        self._update_header()
+
     def set_refresh_busy(self, busy: bool) -> None:
         """Disable Refresh while a forced refresh runs."""
         self._refresh_busy = busy
@@ -585,6 +656,9 @@ class MemoryPage(QWidget):
         self.question_box: QMessageBox | None = None
         self.file_dialog = None
         self._setup_ui()
+        self.times_timer = QTimer(self)
+        self.times_timer.setInterval(TIMES_INTERVAL_MS)
+        self.times_timer.timeout.connect(self._on_times_timer_timeout)
 
     def _setup_ui(self) -> None:
         self.setObjectName("memoryPage")
@@ -650,15 +724,28 @@ class MemoryPage(QWidget):
         layout.addWidget(splitter)
 
     # --- driven by the controller ------------------------------------------------------------
-    def set_summaries(self, summaries: list[MemorySummary]) -> None:
-        """Show these workspaces; the selection stays on the edited workspace when listed."""
+    def set_summaries(self, summaries: list[MemorySummary], *, keep_view: bool = False) -> None:
+        """Show these workspaces; the selection stays on the edited workspace when listed.
+
+        Args:
+            keep_view: keep the list scrolled where it is (a refresh while the user reads it)
+                rather than bringing the edited workspace into view.
+        """
+        scrollbar = self.table.verticalScrollBar()
+        position = scrollbar.value()
         if not self.model.set_summaries(summaries):
             return
         self._update_count()
         editing = self.editor.workspace
         if editing is not None:
-            self._select_row_quietly(editing.id)
+            self._select_row_quietly(editing.id, scroll=not keep_view)
+        if keep_view:
+            scrollbar.setValue(position)
         self._update_reattach_button()
+
+    def set_statuses(self, last: dict[str, LastRefresh], paused: frozenset[str]) -> None:
+        """Fill the Status column (see :meth:`MemoryListModel.set_statuses`)."""
+        self.model.set_statuses(last, paused)
 
     def upsert_summary(self, summary: MemorySummary) -> None:
         """Add or update one workspace's row (keeps the selection)."""
@@ -690,6 +777,19 @@ class MemoryPage(QWidget):
         """Ask Save / Discard / Cancel about the unsaved edits; ``then()`` runs after a
         successful save or a discard, never after Cancel or a refused save."""
         self._guard(then)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._on_times_timer_timeout()
+        self.times_timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self.times_timer.stop()
+
+    def _on_times_timer_timeout(self) -> None:
+        self.model.update_times()
+        self.editor.update_times()
 
     # --- the unsaved-edits guard -------------------------------------------------------------
     def _guard(self, then: Callable[[], None]) -> None:
@@ -738,7 +838,7 @@ class MemoryPage(QWidget):
             self._select_row_quietly(editing.id)  # stay on it until the guard says otherwise
         self._guard(switch)
 
-    def _select_row_quietly(self, workspace_id: str) -> None:
+    def _select_row_quietly(self, workspace_id: str, *, scroll: bool = True) -> None:
         row = self.model.row_of(workspace_id)
         selection = self.table.selectionModel()
         selection.blockSignals(True)
@@ -750,7 +850,8 @@ class MemoryPage(QWidget):
                 index = self.model.index(row, 0)
                 self.table.setCurrentIndex(index)
                 self.table.selectRow(row)
-                self.table.scrollTo(index)
+                if scroll:
+                    self.table.scrollTo(index)
         finally:
             selection.blockSignals(False)
         self.table.viewport().update()
