@@ -127,7 +127,7 @@ def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
     allowed = yak("ask", "-w", str(folder), "--yes", "--no-refresh", "Write out.txt")
     assert allowed.returncode == 0, allowed.stderr
     assert (folder / "out.txt").read_text() == "data"
-    assert "[write_file] out.txt: created out.txt (1 lines)" in allowed.stderr
+    assert "[write_file] out.txt: created out.txt (1 line)" in allowed.stderr
 
 
 def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
@@ -137,7 +137,7 @@ def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
     result = yak("ask", "-w", str(folder), "--no-refresh", "What is this?")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Reading.\nIt is a demo.\n"
-    assert result.stderr == "[read_file] README.md: read 1 lines\n"
+    assert result.stderr == "[read_file] README.md: read 1 line\n"
 
 
 def test_prompt_from_stdin(folder, fake_api):
