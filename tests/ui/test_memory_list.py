@@ -239,3 +239,12 @@ def test_last_updated_is_re_rendered_while_the_list_is_open(env, qtbot, qloop):
     assert [page.model.index(r, 2).data() for r in range(3)] == ["5 minutes ago"] * 3
     page.hide()
     assert not page.times_timer.isActive()
+
+
+def test_status_and_time_cells_are_not_cut(env, page, qloop):
+    """The Status column is wide enough for "refused_ceiling" and Last updated for
+    "25 minutes ago" when the page opens (the path column takes the rest, elided)."""
+    table = page.table
+    metrics = table.fontMetrics()
+    assert table.columnWidth(3) > metrics.horizontalAdvance("refused_ceiling")
+    assert table.columnWidth(2) > metrics.horizontalAdvance("25 minutes ago")

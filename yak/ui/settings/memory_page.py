@@ -695,9 +695,12 @@ class MemoryPage(QWidget):
         vertical.setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column, width in ((1, 48), (2, 104), (3, 72)):
+        # Wide enough for their usual text ("refused_ceiling" in Status); the path takes the
+        # rest and is elided on the left.
+        metrics = self.table.fontMetrics()
+        for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused_ceiling")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            self.table.setColumnWidth(column, width)
+            self.table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
         left_layout.addWidget(self.table, 1)
         row = QHBoxLayout()
