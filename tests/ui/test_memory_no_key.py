@@ -265,3 +265,39 @@ def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
         assert len(fake_api.message_requests) == 1
 
     run(qloop, body())
+
+
+def test_a_forced_refresh_that_reads_the_messages_ends_the_pause(env, qtbot, qloop):
+    """A workspace paused for want of a key whose forced refresh then succeeds (the key came
+    from elsewhere) no longer shows the pause; one that fails for want of a key keeps it."""
+    workspace = env.workspace("proj", lines(3))
+    outcomes = {"status": RefreshStatus.FAILED, "flags": ("provider:no_key",)}
+
+    async def refresh(workspace_id: str, rebuild: bool) -> RefreshOutcome:
+        outcome = RefreshOutcome(status=outcomes["status"], workspace_id=workspace_id,
+                                 version=1, lines=3, reason=NO_KEY, flags=outcomes["flags"])
+        await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
+        return outcome
+
+    ui = Ui(env, qtbot, refresh, Key(available=False))
+
+    async def body():
+        await ui.controller.open_workspace(str(env.folder("proj")))
+        await ui.auto.check_key()
+        ui.auto.enqueue(workspace.id)
+        assert ui.panel.status_label.text() == PAUSED_TEXT
+
+        qtbot.mouseClick(ui.panel.refresh_button, Qt.MouseButton.LeftButton)
+        await ui.controller.tasks.drain()
+        assert ui.auto.paused(workspace.id)
+        assert ui.panel.status_label.text() == f"failed: {NO_KEY}"
+
+        outcomes.update(status=RefreshStatus.APPLIED, flags=())
+        qtbot.mouseClick(ui.panel.refresh_button, Qt.MouseButton.LeftButton)
+        await ui.controller.tasks.drain()
+        assert not ui.auto.paused(workspace.id)
+        assert ui.panel.status_label.text() == "up to date"
+        assert not ui.panel.action_button.isVisible()
+        ui.close()
+
+    run(qloop, body())

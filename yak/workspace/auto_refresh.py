@@ -10,8 +10,8 @@ although memory itself works without a key. So automatic triggers go through thi
   ``RefreshStateChanged(workspace_id, "paused")`` is published for the memory panel;
 - when a key appears (:meth:`AutoRefresh.check_key`, e.g. after Settings › Provider stored one),
   the paused workspaces are enqueued;
-- a forced refresh (the Refresh button, :meth:`AutoRefresh.forced`) is never held back: without
-  a key it runs, fails with the missing-key sentence and is recorded as ``failed``.
+- a forced refresh (the Refresh button, :meth:`AutoRefresh.refresh_now`) is never held back:
+  without a key it runs, fails with the missing-key sentence and is recorded as ``failed``.
 
 The gate owns the debounced :class:`~yak.memory.queue.MemoryRefreshQueue` (``queue``); the key
 check runs on a worker thread, because reading the OS keyring can block.
@@ -122,12 +122,17 @@ class AutoRefresh:
     async def refresh_now(self, workspace_id: str, *, rebuild: bool = False) -> RefreshOutcome:
         """A forced refresh through the queue (bypassing the debounce and the key check).
 
-        A run that failed for want of a key also tells the gate that none is available.
+        A run that failed for want of a key also tells the gate that none is available; any
+        other outcome means the workspace no longer waits (its messages were read).
         """
         with self.forced(workspace_id):
             outcome = await self.queue.refresh_now(workspace_id, rebuild=rebuild)
         if missing_key(outcome):
             self._key = False
+        elif workspace_id in self._paused:
+            self._paused.discard(workspace_id)
+            if self._bus is not None:
+                self._bus.publish(self.state(workspace_id))
         return outcome
 
     # --- internals --------------------------------------------------------------------------
