@@ -30,7 +30,7 @@ class MemoryUpdated:
 @dataclass(frozen=True)
 class RefreshStateChanged:
     """Where a workspace's refresh stands: ``state`` is ``"idle"``, ``"pending"`` (``due_in`` in
-    seconds), or ``"running"``."""
+    seconds), ``"running"``, or ``"paused"`` (automatic refreshes wait for an API key)."""
 
     workspace_id: str
     state: str
