@@ -24,6 +24,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from filelock import FileLock, Timeout
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -289,18 +290,50 @@ def _check_schema(db: Database) -> None:
             "Yak; make it writable once so this Yak can upgrade it.")
 
 
+MIGRATION_LOCK_TIMEOUT_S = 60.0
+
+
 def _migrate(db: Database) -> None:
+    """Bring the schema to the newest migration.
+
+    The app and the CLI may open a new database at the same moment; without a lock both would
+    create the tables and one would fail. Checking is lock-free (the usual case: already
+    current); upgrading happens under a lock file beside the database, re-checked once held.
+    """
     script = ScriptDirectory.from_config(_alembic_config())
+    if _schema_is_current(db, script):
+        return
+    if db.path is None:  # a private in-memory database: nobody else can see it
+        _upgrade(db, script)
+        return
+    lock = FileLock(str(db.path) + ".migrate-lock", timeout=MIGRATION_LOCK_TIMEOUT_S)
+    try:
+        with lock:
+            _upgrade(db, script)
+    except Timeout:
+        raise StoreError(f"The Yak database ({db.path}) is being upgraded by another Yak "
+                         "program that has not finished; try again in a minute.") from None
+
+
+def _schema_is_current(db: Database, script: ScriptDirectory) -> bool:
+    """Whether the database is at the newest migration; refuses one from a newer Yak."""
     known = {rev.revision for rev in script.walk_revisions()}
+    with db.engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_heads()
+    unknown = [rev for rev in current if rev not in known]
+    if unknown:
+        raise SchemaTooNew(
+            f"The Yak database ({db.path}) was written by a newer version of Yak "
+            f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
+        )
+    return set(current) == set(script.get_heads())
+
+
+def _upgrade(db: Database, script: ScriptDirectory) -> None:
+    """Apply pending migrations (the caller holds the migration lock)."""
+    if _schema_is_current(db, script):  # another process finished while we waited
+        return
     with db.engine.begin() as conn:
         current = MigrationContext.configure(conn).get_current_heads()
-        unknown = [rev for rev in current if rev not in known]
-        if unknown:
-            raise SchemaTooNew(
-                f"The Yak database ({db.path}) was written by a newer version of Yak "
-                f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
-            )
-        if set(current) == set(script.get_heads()):
-            return
         log.info("migrating database %s from %s", db.path, current or "empty")
         command.upgrade(_alembic_config(conn), "head")
