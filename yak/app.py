@@ -217,7 +217,7 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
     window.closed.connect(quit_requested.set)
     if not window.isVisible():  # closed before the loop started
         quit_requested.set()
-    previous_sigint = _install_sigint(quit_requested)
+    previous_handlers = _install_quit_signals(quit_requested)
     from yak import paths
 
     try:
@@ -242,8 +242,8 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
             window.hide()
         return 0
     finally:
-        if previous_sigint is not None:
-            signal.signal(signal.SIGINT, previous_sigint)
+        for signum, handler in previous_handlers.items():
+            signal.signal(signum, handler)
         app.aboutToQuit.disconnect(quit_requested.set)
 
 
@@ -440,19 +440,24 @@ async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) 
             waiter.cancel()
 
 
-def _install_sigint(quit_requested: asyncio.Event) -> Any:
-    """Make Ctrl+C in the terminal quit like File › Quit (Qt would otherwise swallow it).
+def _install_quit_signals(quit_requested: asyncio.Event) -> dict[int, Any]:
+    """Make Ctrl+C in the terminal (SIGINT) and a polite kill or logout (SIGTERM) quit like
+    File › Quit, so unsaved state is handled and the database closes cleanly (Qt would
+    otherwise swallow SIGINT, and SIGTERM would end the process on the spot).
 
     Returns:
-        The previous handler (to restore), or ``None`` when none was installed.
+        The previous handlers by signal number, to restore (empty when none was installed).
     """
     import asyncio
 
     if sys.platform == "win32":
-        return None
+        return {}
     loop = asyncio.get_running_loop()
-    try:
-        return signal.signal(signal.SIGINT,
-                             lambda *_: loop.call_soon_threadsafe(quit_requested.set))
-    except ValueError:  # not the main thread
-        return None
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[signum] = signal.signal(
+                signum, lambda *_: loop.call_soon_threadsafe(quit_requested.set))
+        except ValueError:  # not the main thread
+            break
+    return previous
