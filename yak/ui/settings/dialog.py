@@ -39,7 +39,7 @@ class SettingsDialog(QDialog):
         body = QHBoxLayout()
         self.pages_list = QListWidget(self)
         self.pages_list.setObjectName("settingsPages")
-        self.pages_list.setFixedWidth(150)
+        self.pages_list.setFixedWidth(110)
         self.stack = QStackedWidget(self)
         self.pages_list.currentRowChanged.connect(self.stack.setCurrentIndex)
         body.addWidget(self.pages_list)

@@ -338,7 +338,8 @@ class MemoryEditor(QWidget):
         self.text_edit = QPlainTextEdit(self)
         self.text_edit.setObjectName("memoryEditorText")
         self.text_edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.text_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        # Wrapped for reading; the counter still counts the document's own lines.
+        self.text_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.text_edit.setTabChangesFocus(True)
         self.text_edit.textChanged.connect(self._on_text_edit_text_changed)
         layout.addWidget(self.text_edit, 1)
