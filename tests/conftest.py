@@ -24,7 +24,7 @@ for _name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_H
 # (tests that need a keyring install an in-memory one with the ``memory_keyring`` fixture).
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True)
