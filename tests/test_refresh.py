@@ -268,6 +268,21 @@ def test_talk_about_the_document_is_refused(env):
     assert env.snapshot() == before
 
 
+def test_a_reply_of_remarks_only_is_refused_by_the_floor_with_its_words_quoted(env):
+    """"I have updated the memory…" is all chatter: cleaning leaves nothing. It is talk about
+    the document, so it trips the floor, and the reason says so instead of "empty"."""
+    env.write(doc(40))
+    env.say("We use ruff now.", "Ok.")
+    before = env.snapshot()
+    env.fake.script(text("I have updated the memory with the ruff decision."))
+    outcome = env.refresh()
+    assert outcome.status is RefreshStatus.REFUSED_FLOOR
+    assert 'talks about the document instead of being it ("I have updated' in outcome.reason
+    assert env.snapshot() == before
+    env.fake.script(text(doc(40) + "- lint with ruff\n"))
+    assert env.refresh().status is RefreshStatus.APPLIED
+
+
 @pytest.mark.parametrize("bad", [
     doc(30) + "- rest unchanged\n",
     doc(15) + "...\n" + doc(15, prefix="more"),

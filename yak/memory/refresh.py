@@ -292,6 +292,8 @@ class MemoryRefresher:
         flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
         text = guards.normalize_document(guards.clean_reply(raw))
         verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
+        if verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
+            verdict = _judge_remarks(previous, raw, floor_ratio)
         if completion.stop_reason == "max_tokens" and verdict.status in (
                 None, RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
                 RefreshStatus.REFUSED_PLACEHOLDER):
@@ -323,6 +325,31 @@ async def _close(provider: Provider) -> None:
         await provider.aclose()
     except Exception:  # closing must never turn an outcome into a crash
         log.warning("closing the memory model's connection failed", exc_info=True)
+
+
+def _has_words(reply: str) -> bool:
+    """Whether a reply says anything outside code-fence lines (an empty fence says nothing)."""
+    return any(char.isalnum() for line in reply.splitlines()
+               if not line.lstrip().startswith(("```", "~~~")) for char in line)
+
+
+def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdict:
+    """A reply that cleaning emptied held only remarks to the user ("I have updated the
+    memory…"): talk about the document instead of the document. Judged as the document it
+    pretends to be, it trips the floor (DESIGN.md section 3); with no document yet to protect,
+    it is empty. Either way the reason quotes it."""
+    talk = guards.normalize_document(raw)
+    first = talk.splitlines()[0] if talk else ""
+    quoted = first if len(first) <= 60 else first[:57] + "..."
+    as_document = guards.check_rewrite(previous, talk, floor_ratio=floor_ratio)
+    if as_document.status is RefreshStatus.REFUSED_FLOOR:
+        return guards.Verdict(RefreshStatus.REFUSED_FLOOR,
+                              f'the reply talks about the document instead of being it '
+                              f'("{quoted}"): {as_document.reason}',
+                              as_document.lines, as_document.chars)
+    return guards.Verdict(RefreshStatus.REFUSED_EMPTY,
+                          f'the reply held no document, only remarks ("{quoted}")',
+                          as_document.lines, as_document.chars)
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
