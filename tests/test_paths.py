@@ -97,6 +97,18 @@ def test_nfc_and_nfd_folders_that_are_two_folders_keep_two_memories(tmp_path, st
     assert store.read(nfd_ws.id).content == "nfd notes\n"
 
 
+def test_dot_dot_after_a_symlink_follows_the_link_first(tmp_path):
+    """``link/..`` is the parent of where the link points, as the shell's ``cd -P`` and
+    ``realpath`` see it, not the folder holding the link."""
+    target = tmp_path / "proj" / "sub"
+    target.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    link = tmp_path / "elsewhere" / "link"
+    link.symlink_to(target, target_is_directory=True)
+    assert normalize_workspace_path(f"{link}/..") == str(tmp_path / "proj")
+    assert normalize_workspace_path(f"{link}/..") == os.path.realpath(f"{link}/..")
+
+
 def test_the_root_stays_the_root():
     """``/`` is ``/``, and ``//``, ``///`` and ``/.`` too."""
     for spelling in ("/", "//", "///", "/.", "/.."):

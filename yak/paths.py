@@ -72,7 +72,9 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
     if "\0" in raw:
         raise ValueError("The workspace path contains a NUL character.")
     expanded = os.path.expanduser(raw)
-    resolved = os.path.realpath(os.path.abspath(expanded))
+    # realpath alone, not realpath(abspath(...)): abspath collapses "link/.." as text before
+    # the link is followed, which names the wrong folder when the link points elsewhere.
+    resolved = os.path.realpath(expanded)
     key = normalize_path_text(resolved)
     exact = normalize_path_text(resolved, nfc=False)
     if key != exact:
