@@ -162,7 +162,8 @@ async def _refresh_after_turn(ctx: Any, workspace: Any, *, settings: Any) -> Non
     finally:
         await provider.aclose()
     if outcome.status in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE):
-        print(f"memory: {outcome.status}, version {outcome.version}, {outcome.lines} lines",
+        lines = f"{outcome.lines} line{'' if outcome.lines == 1 else 's'}"
+        print(f"memory: {outcome.status}, version {outcome.version}, {lines}",
               file=sys.stderr)
     else:
         reason = outcome.reason.rstrip(". ")
