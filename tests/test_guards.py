@@ -187,3 +187,65 @@ def test_talk_about_the_document_trips_the_floor():
 def test_no_floor_for_a_first_document():
     """With no previous document, a short first brief is applied."""
     assert check_rewrite("", "Project: yak\n").ok
+
+
+# --- replies a tester found stored with their wrapping -----------------------------------------
+
+_TESTER_DOC = "Project: yak\n- lint with ruff\n- pin Python 3.12\n"
+
+
+def test_leading_chatter_fence_and_plain_i_added_closing_are_all_stripped():
+    """'Here is…' + fence + 'I added…' leaves exactly the document, byte for byte."""
+    new = _TESTER_DOC + "- tests run with pytest\n"
+    reply = (f"Here is the updated memory:\n\n```\n{new}```\n\n"
+             "I added the pytest fact and kept everything else.")
+    assert normalize_document(clean_reply(reply)) == new
+
+
+@pytest.mark.parametrize("closing", ["I updated the lint rule.", "I kept the rest.",
+                                     "I merged the two test notes.", "I included the new fact."])
+def test_a_closing_paragraph_opening_with_plain_i_verb_is_dropped(closing):
+    assert normalize_document(clean_reply(_TESTER_DOC + "\n" + closing)) == _TESTER_DOC
+
+
+def test_a_closing_paragraph_that_is_content_is_kept():
+    """Negative: a last paragraph that merely mentions 'I' later on is the document's."""
+    body = _TESTER_DOC + "\nDecisions\n- I/O goes through the store\n"
+    assert normalize_document(clean_reply(body)) == body
+
+
+@pytest.mark.parametrize("tag", ["current-memory", "memory", "document", "MEMORY"])
+def test_an_outer_memory_tag_is_stripped(tag):
+    reply = f"<{tag}>\n{_TESTER_DOC}</{tag}>\n"
+    assert normalize_document(clean_reply(reply)) == _TESTER_DOC
+
+
+def test_a_tag_inside_a_fence_after_chatter_is_stripped():
+    reply = f"Sure, here it is:\n```\n<current-memory>\n{_TESTER_DOC}</current-memory>\n```"
+    assert normalize_document(clean_reply(reply)) == _TESTER_DOC
+
+
+def test_unmatched_or_inner_tags_are_kept():
+    """Negative: a tag that does not wrap the whole reply is content."""
+    reply = f"<memory>\n{_TESTER_DOC}</document>\n"
+    assert normalize_document(clean_reply(reply)) == reply
+    inner = f"{_TESTER_DOC}<memory>\nx\n</memory>\n"
+    assert normalize_document(clean_reply(inner)) == inner
+
+
+def test_a_leading_byte_order_mark_is_removed():
+    assert normalize_document("\ufeff" + _TESTER_DOC) == _TESTER_DOC
+    assert normalize_document(clean_reply("\ufeff# Project\n\n" + _TESTER_DOC)) == (
+        "Project\n\n" + _TESTER_DOC)
+    # Negative: a U+FEFF inside the text is not a leading mark and stays.
+    assert normalize_document("a\ufeffb\n") == "a\ufeffb\n"
+
+
+def test_a_first_line_heading_keeps_its_words():
+    """'# Project' as the first line becomes 'Project', also before a fenced block."""
+    assert normalize_document(clean_reply("# Project\n\n" + _TESTER_DOC)) == (
+        "Project\n\n" + _TESTER_DOC)
+    assert normalize_document(clean_reply("# Project:\n\n```\nmake test\n```\n")) == (
+        "Project:\n\n```\nmake test\n```\n")
+    # Positive beside it: a plain remark ending in ':' above a fence is still chatter.
+    assert normalize_document(clean_reply("Updated:\n\n```\nmake test\n```\n")) == "make test\n"

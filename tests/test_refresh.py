@@ -171,6 +171,18 @@ def test_fences_and_chatter_are_stripped_before_storing(env):
     assert env.store.read(env.workspace_id).content == "Project\n- lint with ruff\n"
 
 
+def test_chatter_fence_and_i_added_closing_around_a_rewrite_are_not_stored(env):
+    """The tester's reply: 'Here is…', a fenced document, 'I added…' → only the document."""
+    env.write(doc(10))
+    env.say("Tests run with pytest.", "Noted.")
+    new = doc(10) + "- tests run with pytest\n"
+    env.fake.script(text(f"Here is the updated memory:\n\n```\n{new}```\n\n"
+                         "I added the pytest fact and kept everything else."))
+    outcome = env.refresh()
+    assert outcome.status is RefreshStatus.APPLIED
+    assert env.store.read(env.workspace_id).content.encode() == new.encode()
+
+
 def test_rebuild_reads_folded_conversations_again(env):
     """After a fold, a plain refresh is up to date; --rebuild sends the old conversation."""
     env.say("We pin Python 3.12.", "Pinned.")

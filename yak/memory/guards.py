@@ -50,6 +50,7 @@ _TRAILING_CHATTER = re.compile(
     r"let me know\b|i hope\b|feel free\b|hope this helps\b"
     r"|if you(?:'d| would)? (?:like|want|need)\b"
     r"|i(?:'ve| have) (?:updated|added|removed|kept|made|merged|replaced|folded|incorporated)\b"
+    r"|i (?:added|updated|removed|kept|merged|replaced|changed|folded|incorporated|included)\b"
     r"|(?:summary of )?changes(?: made)?\s*:"
     r"|(?:note|notes)\s*:\s*i\b"
     r"|this (?:updated|revised|new) (?:memory|document|version)\b"
@@ -57,13 +58,17 @@ _TRAILING_CHATTER = re.compile(
     re.IGNORECASE,
 )
 _MAX_CHATTER_CHARS = 300  # a leading chatter line longer than this is probably content
+# An XML-like tag on a line of its own wrapping the whole reply (the prompt's own tag echoed).
+_OPEN_TAG = re.compile(r"^\s*<(current-memory|memory|document)(?:\s[^<>]*)?>\s*$", re.IGNORECASE)
+_BOM = "\ufeff"
 
 
 def clean_reply(text: str) -> str:
     """Strip what surrounds the document in a model's reply.
 
-    Removes, in this order: one outer code fence (when the text outside it is only chatter or
-    blank), a leading chatter line such as "Here is the updated memory:" (at most two), and a
+    Removes, in this order: a leading byte-order mark, one outer code fence (when the text
+    outside it is only chatter or blank) and an outer ``<current-memory>``, ``<memory>`` or
+    ``<document>`` tag pair on lines of their own, a leading chatter line such as "Here is the updated memory:" (at most two), and a
     closing paragraph that talks to the user ("Let me know if you want changes.", "Changes
     made: …"). Inner content is never touched; a fence that does not wrap the whole document is
     kept.
@@ -74,16 +79,33 @@ def clean_reply(text: str) -> str:
     Returns:
         The document part of the reply, without leading or trailing blank lines (may be ``""``).
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
-    lines = _strip_outer_fence(lines)
-    lines = _trim_blank(lines)
+    lines = _strip_wrappers(lines)
     for _ in range(2):
         if lines and len(lines[0]) <= _MAX_CHATTER_CHARS and _LEADING_CHATTER.match(lines[0]):
-            lines = _trim_blank(lines[1:])
-            lines = _strip_outer_fence(lines)
+            lines = _strip_wrappers(_trim_blank(lines[1:]))
     lines = _strip_trailing_chatter(lines)
     return "\n".join(_trim_blank(lines))
+
+
+def _strip_wrappers(lines: list[str]) -> list[str]:
+    """Strip an outer code fence and an outer ``<memory>``-style tag, in either nesting order."""
+    for _ in range(2):
+        lines = _trim_blank(_strip_outer_fence(_trim_blank(lines)))
+        lines = _trim_blank(_strip_outer_tag(lines))
+    return lines
+
+
+def _strip_outer_tag(lines: list[str]) -> list[str]:
+    """Drop a ``<current-memory>``/``<memory>``/``<document>`` line and its closing line when
+    they are the first and last lines; otherwise the lines are returned as they are."""
+    if len(lines) < 2:
+        return lines
+    opening = _OPEN_TAG.match(lines[0])
+    if opening and lines[-1].strip().lower() == f"</{opening.group(1).lower()}>":
+        return lines[1:-1]
+    return lines
 
 
 def _trim_blank(lines: list[str]) -> list[str]:
@@ -101,6 +123,8 @@ def _is_chatter(lines: list[str], *, leading: bool) -> bool:
     if not content:
         return True
     if leading:
+        if any(_HEADING.match(line) for line in content):
+            return False  # "# Project:" above a fence is the document's title, not a remark
         return (len(content) <= 2 and sum(len(line) for line in content) <= _MAX_CHATTER_CHARS
                 and (_LEADING_CHATTER.match(content[0]) is not None
                      or content[-1].rstrip().endswith(":")))
@@ -153,7 +177,7 @@ def normalize_document(text: str) -> str:
     LF line endings; trailing spaces removed on every line; Markdown heading markers
     (``## Conventions`` → ``Conventions``) and bold markers removed but their text kept;
     ``*``/``+``/``•`` bullets become dashes; control characters other than tab and newline
-    removed; runs of blank lines collapsed to one; leading and trailing blank lines removed; one
+    removed; a leading byte-order mark (U+FEFF) removed; runs of blank lines collapsed to one; leading and trailing blank lines removed; one
     final newline when not empty.
 
     Args:
@@ -162,7 +186,7 @@ def normalize_document(text: str) -> str:
     Returns:
         The normalized document (``""`` for a blank reply).
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
     out: list[str] = []
     for line in text.split("\n"):
