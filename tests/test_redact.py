@@ -124,3 +124,11 @@ def test_a_comparison_with_a_secret_literal_is_redacted_by_the_library():
     """``password == "…"`` is not an assignment; detect-secrets' keyword detector finds it."""
     redacted, findings = redact('if password == "hunter2hunter2": login()')
     assert "hunter2hunter2" not in redacted and findings == ("redacted:secret_keyword",)
+
+
+def test_a_secret_word_before_a_plain_word_in_prose_is_left_alone():
+    """"Reply for secret: noted." is a sentence, not a credential; "password: hunter2" is."""
+    text, found = redact("Reply for secret: noted.")
+    assert (text, found) == ("Reply for secret: noted.", ())
+    text, found = redact("password: hunter2")
+    assert "hunter2" not in text and found

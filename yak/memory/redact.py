@@ -174,9 +174,19 @@ def _redact_assignment(name: str, match: re.Match[str], note: Callable[[str], st
     value, rest = match.group("bare"), match.group("rest")
     if match.group("op") == ":" and rest.strip() and not rest.lstrip().startswith("#"):
         return name + match.group(0)
+    if match.group("op") == ":" and not _looks_like_credential(value):
+        return name + match.group(0)  # prose: "the secret: noted."
     if not _looks_like_value(value, quoted=False):
         return name + match.group(0)
     return f"{keep}{note('password-assignment')}{rest}"
+
+
+def _looks_like_credential(value: str) -> bool:
+    """An unquoted value after ``name:`` in prose is a credential only if it does not read as
+    a word: it has a digit or a symbol, or is long (``hunter2``, ``s3cr3t!``, a random token),
+    whereas ``noted.`` or ``unknown`` are words."""
+    word = value.strip().rstrip(".,;!?)")
+    return len(word) >= 16 or any(not char.isalpha() for char in word)
 
 
 def _looks_like_value(value: str, *, quoted: bool) -> bool:
