@@ -3,7 +3,8 @@
 The desktop UI may not import the storage layer, not even indirectly (DESIGN.md section 1), so
 it cannot import :mod:`yak.workspace.service`. This module carries what it needs from the service
 layer instead: the refresh status of a workspace (:class:`RefreshState`, :func:`refresh_status`),
-the ceiling check the editor runs before it asks to save, and one-line outcome sentences.
+the ceiling check the editor runs before it asks to save, the floor question it asks before a
+save that collapses the document (:func:`shrink_question`), and one-line outcome sentences.
 """
 
 from __future__ import annotations
@@ -12,13 +13,22 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, Workspace
+from yak.domain import (
+    FLOOR_MIN_CHARS,
+    FLOOR_RATIO,
+    RefreshAttempt,
+    RefreshOutcome,
+    RefreshStatus,
+    Workspace,
+    count_lines,
+)
 from yak.memory.document import ceiling_message
+from yak.memory.guards import check_rewrite, non_blank_lines
 
 __all__ = [
     "EXPORT_FORMATS", "PAUSED_TEXT", "LastRefresh", "RefreshState", "StatusLine",
     "ceiling_message", "default_export_name", "describe_outcome", "list_status", "missing_key",
-    "refresh_status",
+    "refresh_status", "shrink_question",
 ]
 
 # Export formats and the file suffix each gets by default (DESIGN.md section 6).
@@ -177,3 +187,41 @@ def describe_outcome(outcome: RefreshOutcome) -> str:
 def default_export_name(workspace: Workspace, fmt: str) -> str:
     """A file name for exporting ``workspace``'s memory as ``fmt``, e.g. ``proj-memory.md``."""
     return f"{workspace.name}-memory{EXPORT_FORMATS.get(fmt, '.txt')}"
+
+
+def shrink_question(previous: str, new: str) -> str | None:
+    """The question to ask before a hand save of ``new`` over ``previous`` when it would
+    collapse the document by the floor rule (DESIGN.md section 3), or when it empties it.
+
+    A human may shrink the memory on purpose, so this never refuses; it only says how much goes.
+    Rewording a very short document (under 100 characters) is a normal edit and asks nothing;
+    emptying any document asks.
+
+    Args:
+        previous: the stored document the edits are based on.
+        new: the text about to be saved.
+
+    Returns:
+        E.g. ``"This replaces 36 lines with 1 line (it keeps under half of the document).
+        Save anyway?"``, or ``None`` when the save needs no question (a normal edit, or
+        ``previous`` is empty or under 100 characters and ``new`` is not empty).
+    """
+    if not previous.strip():
+        return None
+    before = _lines_text(count_lines(previous))
+    if not new.strip():
+        return f"This replaces {before} with nothing (it empties the document). Save anyway?"
+    if len(previous) < FLOOR_MIN_CHARS or \
+            check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR:
+        return None
+    kept_lines = non_blank_lines(new) / max(1, non_blank_lines(previous))
+    if kept_lines < FLOOR_RATIO or len(new) < FLOOR_RATIO * len(previous):
+        how = "it keeps under half of the document" if FLOOR_RATIO == 0.5 else \
+            f"it keeps under {FLOOR_RATIO:.0%} of the document"
+    else:
+        how = f"it leaves {len(new)} characters of {len(previous):,}"
+    return f"This replaces {before} with {_lines_text(count_lines(new))} ({how}). Save anyway?"
+
+
+def _lines_text(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"

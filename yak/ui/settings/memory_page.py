@@ -62,6 +62,7 @@ from yak.workspace.state import (
     ceiling_message,
     default_export_name,
     list_status,
+    shrink_question,
 )
 
 ORPHANED = "orphaned"
@@ -289,6 +290,7 @@ class MemoryEditor(QWidget):
         self._theirs: MemoryDocument | None = None
         self._refresh_available = True
         self._refresh_busy = False
+        self.question_box: QMessageBox | None = None  # "Save anyway?" before a collapse
         self._setup_ui()
         self.clear_workspace()
 
@@ -479,8 +481,10 @@ class MemoryEditor(QWidget):
         self._refresh_controls()
 
     def request_save(self) -> None:
-        """Save (the button, Ctrl+S): refused here with a message when over the ceiling,
-        otherwise asks the controller to save based on the stored version."""
+        """Save (the button, Ctrl+S): refused here with a message when over the ceiling; a
+        save that would collapse the stored document (the floor rule) or empty it asks "Save
+        anyway?" first (Cancel keeps the edits unsaved); otherwise asks the controller to save
+        based on the stored version."""
         if self._workspace is None or self._document is None:
             return
         refusal = self._ceiling_refusal()
@@ -488,7 +492,36 @@ class MemoryEditor(QWidget):
             self.show_message(refusal, error=True)
             self.save_finished.emit(False)
             return
-        self.save_requested.emit(self._workspace.id, self.text, self._document.version)
+        self._confirm_then_save(self._document)
+
+    def _confirm_then_save(self, base: MemoryDocument) -> None:
+        """Emit the save of the editor's text based on ``base``, after asking when it would
+        collapse ``base``'s text; Cancel reports a refused save (the guard does not go on)."""
+        workspace, text = self._workspace, self.text
+        if workspace is None:
+            return
+        question = shrink_question(base.content, text)
+        if question is None:
+            self.save_requested.emit(workspace.id, text, base.version)
+            return
+        if self.question_box is not None:
+            return  # already asking
+
+        def answered(label: str | None) -> None:
+            self.question_box = None
+            if label == "Save anyway" and self._workspace is not None and \
+                    self._workspace.id == workspace.id and self.text == text:
+                self.save_requested.emit(workspace.id, text, base.version)
+                return
+            self.show_message("Nothing was saved.")
+            self.save_finished.emit(False)
+
+        self.question_box = dialogs.ask(
+            self, title="Save a much shorter memory?", text=question,
+            informative="The stored document stays in History either way.",
+            choices=[("Save anyway", QMessageBox.ButtonRole.DestructiveRole),
+                     ("Cancel", QMessageBox.ButtonRole.RejectRole)],
+            default="Cancel", icon=QMessageBox.Icon.Warning, on_answer=answered)
 
     def save_succeeded(self, document: MemoryDocument) -> None:
         """A requested save was stored as ``document``."""
@@ -618,7 +651,7 @@ class MemoryEditor(QWidget):
         if refusal:
             self.show_message(refusal, error=True)
             return
-        self.save_requested.emit(self._workspace.id, self.text, self._theirs.version)
+        self._confirm_then_save(self._theirs)
 
     def _on_take_theirs_button_clicked(self) -> None:
         if self._workspace is not None and self._theirs is not None:
