@@ -400,3 +400,21 @@ def test_help_about_names_the_version_licence_and_where_data_and_log_are(env, ui
         box.done(0)
 
     run(qloop, body())
+
+
+def test_a_new_version_replaces_a_stale_refresh_verdict_in_the_status_bar(env, ui, qloop):
+    """After a refused refresh said so in the status bar, a hand save makes that sentence
+    stale: the status bar now names the new version instead."""
+    window, controller = ui
+    workspace = env.workspace("proj", lines(20))
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        window.show_status("refused_ceiling: the reply has 240 lines", timeout_ms=30000)
+        document = await env.service.read(workspace.id)
+        await env.service.save(workspace.id, lines(21), expected_version=document.version)
+        await controller.tasks.drain()
+        assert window.statusBar().currentMessage() == (
+            f"Memory updated to version {document.version + 1} (hand edit).")
+
+    run(qloop, body())

@@ -31,6 +31,10 @@ MEMORY_PAGE = "Memory"
 PROVIDER_PAGE = "Provider"  # added by the chat UI when it is available
 
 
+
+_SOURCE_WORDS = {"refresh": "memory refresh", "hand": "hand edit", "import": "import",
+                 "restore": "restore", "clear": "cleared", "external": "changed by another program"}
+
 class AppController(QObject):
     """The window's controller.
 
@@ -144,6 +148,9 @@ class AppController(QObject):
 
     def _on_bridge_memory_updated(self, event: MemoryUpdated) -> None:
         if self.workspace is not None and event.workspace_id == self.workspace.id:
+            # A new version makes any earlier refresh verdict in the status bar stale.
+            self.window.show_status(f"Memory updated to version {event.version} "
+                                    f"({_SOURCE_WORDS.get(event.source, event.source)}).")
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
