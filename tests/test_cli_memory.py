@@ -524,3 +524,70 @@ def test_json_before_the_subcommand_says_where_it_goes(data_dir, capsysbinary):
     assert json.loads(out)["exit_code"] == 2
     code, out, _ = run(capsysbinary, "memory", "list", "--json")
     assert (code, json.loads(out)) == (0, [])
+
+
+# --- empty input and importing our own exports -------------------------------------------------
+EMPTY_MESSAGE = ("yak: The input is empty; nothing was saved. To empty the memory, use "
+                 "yak memory delete.\n")
+
+
+@pytest.mark.parametrize("data", [b"", b"  \n\r\n\t\n", "\ufeff".encode()])
+@pytest.mark.parametrize("how", ["stdin", "file", "import", "import-stdin"])
+def test_empty_input_is_refused_with_exit_2_and_the_document_kept(
+        data_dir, folder, tmp_path, capsysbinary, data, how):
+    assert run(capsysbinary, "memory", "set", "-w", folder,
+               stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")))[0] == 0
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(data)
+    argv = {"stdin": ["memory", "set"], "file": ["memory", "set", "--file", empty],
+            "import": ["memory", "import", empty], "import-stdin": ["memory", "import", "-"]}[how]
+    code, out, err = run(capsysbinary, *argv, "-w", folder,
+                         stdin=io.TextIOWrapper(io.BytesIO(data)))
+    assert (code, out, err) == (2, b"", EMPTY_MESSAGE)
+    assert stored(data_dir, folder) == b"keep\n"
+    # Positive beside it: the same command with text saves it.
+    empty.write_bytes(b"new\n")
+    code, _, err = run(capsysbinary, *argv, "-w", folder,
+                       stdin=io.TextIOWrapper(io.BytesIO(b"new\n")))
+    assert code == 0, err
+    assert stored(data_dir, folder) == b"new\n"
+
+
+@pytest.mark.parametrize("fmt, suffix", [("text", ".txt"), ("markdown", ".md"),
+                                         ("json", ".json"), ("json", ".txt")])
+def test_an_export_imports_into_another_workspace_as_the_same_bytes(
+        data_dir, folder, tmp_path, capsysbinary, fmt, suffix):
+    content = "# not a title: a line of the document\n\nConventions\n- ruff\n\n{\"a\": 1}\n"
+    assert run(capsysbinary, "memory", "set", "-w", folder,
+               stdin=io.TextIOWrapper(io.BytesIO(content.encode())))[0] == 0
+    target = tmp_path / f"export{suffix}"
+    code, _, err = run(capsysbinary, "memory", "export", "--format", fmt, "-o", target,
+                       "-w", folder)
+    assert code == 0, err
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, _, err = run(capsysbinary, "memory", "import", target, "-w", elsewhere)
+    assert code == 0, err
+    assert stored(data_dir, elsewhere) == content.encode()
+
+
+def test_a_markdown_title_is_kept_unless_it_is_a_md_export(data_dir, folder, tmp_path,
+                                                          capsysbinary):
+    """Negative: the same bytes from a .txt file, or a title without a blank line, keep '# '."""
+    titled = b"# proj\n\nfirst fact\n"
+    for name, data in [("notes.txt", titled), ("notes.md", b"# proj\nfirst fact\n")]:
+        (tmp_path / name).write_bytes(data)
+        code, _, err = run(capsysbinary, "memory", "import", tmp_path / name, "-w", folder)
+        assert code == 0, err
+        assert stored(data_dir, folder) == data
+    (tmp_path / "notes.markdown").write_bytes(titled)
+    assert run(capsysbinary, "memory", "import", tmp_path / "notes.markdown", "-w", folder)[0] == 0
+    assert stored(data_dir, folder) == b"first fact\n"
+
+
+def test_json_that_is_not_a_yak_export_is_imported_as_text(data_dir, folder, tmp_path,
+                                                          capsysbinary):
+    data = b'{"format": "other/1", "content": "x"}\n'
+    (tmp_path / "other.json").write_bytes(data)
+    assert run(capsysbinary, "memory", "import", tmp_path / "other.json", "-w", folder)[0] == 0
+    assert stored(data_dir, folder) == data

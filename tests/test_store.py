@@ -476,3 +476,31 @@ def test_a_database_from_a_newer_yak_is_refused_and_left_untouched(data_dir):
     with sqlite3.connect(data_dir / "yak.db") as conn:
         assert conn.execute("SELECT content FROM memory_documents").fetchall() == [("kept\n",)]
     conn.close()
+
+
+@pytest.mark.parametrize("data", [b"", b"\n \n", "\ufeff\r\n".encode("utf-16")])
+def test_importing_an_empty_file_is_refused_and_writes_nothing(store, ws, data):
+    store.write(ws.id, "keep\n", expected_version=0)
+    before = snapshot(store, ws.id)
+    with pytest.raises(UsageError, match="The input is empty; nothing was saved"):
+        store.import_bytes(ws.id, data, source_name="empty.txt")
+    assert snapshot(store, ws.id) == before
+    assert store.import_bytes(ws.id, b"x\n").content == "x\n"  # positive beside it
+
+
+@pytest.mark.parametrize("fmt, name", [("text", "m.txt"), ("markdown", "m.md"),
+                                       ("json", "m.json")])
+def test_an_export_round_trips_through_import_byte_for_byte(store, ws, other, fmt, name):
+    content = "Project\n\n# kept\n- \u00fcn\u00efcode\n"
+    store.write(ws.id, content, expected_version=0)
+    data = store.export_bytes(ws.id, fmt)
+    assert store.import_bytes(other.id, data, source_name=name).content == content
+    assert store.read(other.id).content.encode() == content.encode()
+
+
+def test_a_json_export_of_an_empty_memory_is_refused_as_empty(store, ws, other):
+    store.write(other.id, "keep\n", expected_version=0)
+    data = store.export_bytes(ws.id, "json")
+    with pytest.raises(UsageError, match="The input is empty"):
+        store.import_bytes(other.id, data, source_name="m.json")
+    assert store.read(other.id).content == "keep\n"

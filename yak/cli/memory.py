@@ -313,6 +313,7 @@ def cmd_set(args: argparse.Namespace, ctx: Any) -> int:
         data = _read_stdin("the memory document")
         what = "The input"
     text = doc_rules.decode_utf8(data, what=what)
+    doc_rules.check_not_empty(text)  # here, not in the store: the editor may clear on purpose
     expected = args.expect_version
     if expected is None:
         expected = store.read(workspace.id).version

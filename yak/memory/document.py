@@ -152,6 +152,56 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
     return text
 
 
+EMPTY_INPUT_MESSAGE = ("The input is empty; nothing was saved. To empty the memory, use "
+                       "yak memory delete.")
+EXPORT_JSON_FORMAT = "yak-memory/1"  # the "format" marker of a JSON export
+_MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def check_not_empty(text: str) -> None:
+    """Refuse input that would silently wipe the document (``set``, ``import``).
+
+    Args:
+        text: the decoded input.
+
+    Raises:
+        UsageError: ``text`` is empty or only whitespace.
+    """
+    if not text.strip():
+        raise UsageError(EMPTY_INPUT_MESSAGE)
+
+
+def unwrap_export(text: str, source_name: str | None = None) -> str:
+    """The document inside one of Yak's own exports, or ``text`` itself.
+
+    A JSON export (an object whose ``"format"`` is ``"yak-memory/1"``) gives its ``content``.
+    A Markdown export gives what follows its title: only when ``source_name`` ends in ``.md`` or
+    ``.markdown`` and the text starts with a ``# `` title line followed by a blank line. Anything
+    else is returned unchanged.
+
+    Args:
+        text: the decoded file, LF line endings.
+        source_name: the imported file's name, if any.
+
+    Returns:
+        The document to store, LF line endings.
+    """
+    if text.lstrip().startswith("{"):
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            payload = None
+        if (isinstance(payload, dict) and payload.get("format") == EXPORT_JSON_FORMAT
+                and isinstance(payload.get("content"), str)):
+            return normalize_newlines(payload["content"])
+    name = (source_name or "").lower()
+    if name.endswith(_MARKDOWN_SUFFIXES) and text.startswith("# "):
+        title, newline, rest = text.partition("\n")
+        if newline and rest.startswith("\n") and title[2:].strip():
+            return rest[1:]
+    return text
+
+
 def _decode_without_bom(data: bytes) -> str | None:
     try:
         text = data.decode("utf-8")
@@ -258,7 +308,7 @@ def export_json(workspace: Workspace, document: MemoryDocument,
     """The document with its metadata and its history (revisions newest first, with content),
     as indented UTF-8 JSON ending with a newline."""
     payload = {
-        "format": "yak-memory/1",
+        "format": EXPORT_JSON_FORMAT,
         "exported_at": iso_utc(exported_at),
         **document_json(workspace, document),
         "memory_enabled": workspace.memory_enabled,

@@ -494,10 +494,17 @@ class MemoryStore:
                      expected_version: int | None = None,
                      source_name: str | None = None) -> MemoryDocument:
         """Import a file's bytes (UTF-8/16/32 with or without BOM, CRLF) as an ``import``
-        revision, through the ceiling check. Raises ``UsageError`` for bytes that are not text,
-        ``CeilingExceeded``, ``ConflictError``. ``source_name`` (a file name) only names the
-        input in error messages."""
+        revision, through the ceiling check. A file Yak exported is unwrapped: a JSON export
+        (``"format": "yak-memory/1"``) imports its document, a Markdown export (``source_name``
+        ending in ``.md``/``.markdown``, a ``# `` title line then a blank line) what follows its
+        title. ``source_name`` (a file name) also names the input in error messages.
+
+        Raises ``UsageError`` for bytes that are not text or an empty (or whitespace-only)
+        document, ``CeilingExceeded``, ``ConflictError``."""
         text = doc_rules.decode_import(data, what=source_name or "The file")
+        doc_rules.check_not_empty(text)
+        text = doc_rules.unwrap_export(text, source_name)
+        doc_rules.check_not_empty(text)
         doc_rules.check_ceiling(text)
         with self.db.session() as s:
             return self._apply(s, workspace_id, text, expected_version=expected_version,
