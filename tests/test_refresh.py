@@ -322,6 +322,24 @@ def test_empty_reply_is_refused_and_a_full_one_then_applied(env):
     assert "We use ruff now." in env.sent()  # the refused attempt folded nothing
 
 
+@pytest.mark.parametrize("reply", [None, "I can't help with that.", "short"])
+def test_a_refusal_stop_reason_is_refused_and_the_document_kept(env, reply):
+    """A completion that stopped with "refusal" is never applied, whatever text it carries
+    (here also a full, valid-looking document); the same reply ending normally is applied."""
+    env.write(doc(30))
+    env.say("We use ruff now.", "Ok.")
+    before = env.snapshot()
+    body = reply if reply is not None else doc(30) + "- lint with ruff\n"
+    env.fake.script(text(body, stop_reason="refusal"))
+    outcome = env.refresh()
+    assert outcome.status is RefreshStatus.REFUSED_EMPTY
+    assert outcome.reason == "the model declined to rewrite the document (stop reason: refusal)"
+    assert env.snapshot() == before
+    env.fake.script(text(doc(30) + "- lint with ruff\n"))
+    assert env.refresh().status is RefreshStatus.APPLIED
+    assert env.store.read(env.workspace_id).content == doc(30) + "- lint with ruff\n"
+
+
 # --- conflicts ---------------------------------------------------------------------------------
 
 def test_hand_edit_during_the_rewrite_survives_and_the_rewrite_reruns_on_it(env):

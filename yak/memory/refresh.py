@@ -294,7 +294,13 @@ class MemoryRefresher:
         verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
         if verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
             verdict = _judge_remarks(previous, raw, floor_ratio)
-        if completion.stop_reason == "max_tokens" and verdict.status in (
+        if completion.stop_reason == "refusal":
+            # Whatever text came with a refusal is not a rewrite of the document.
+            verdict = guards.Verdict(
+                RefreshStatus.REFUSED_EMPTY,
+                "the model declined to rewrite the document (stop reason: refusal)",
+                verdict.lines, verdict.chars)
+        elif completion.stop_reason == "max_tokens" and verdict.status in (
                 None, RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
                 RefreshStatus.REFUSED_PLACEHOLDER):
             # A reply cut at the output limit is incomplete, however it looks: never stored.
