@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import threading
 from dataclasses import dataclass, field
 
 import pytest
@@ -338,6 +339,52 @@ def test_a_refusal_stop_reason_is_refused_and_the_document_kept(env, reply):
     env.fake.script(text(doc(30) + "- lint with ruff\n"))
     assert env.refresh().status is RefreshStatus.APPLIED
     assert env.store.read(env.workspace_id).content == doc(30) + "- lint with ruff\n"
+
+
+def test_two_refreshers_on_two_connections_make_one_model_call(env, data_dir):
+    """Like two `yak memory refresh` processes on one workspace: the second waits for the
+    first's lock, re-reads, finds everything folded and is up to date without a model call."""
+    from filelock import FileLock, Timeout
+
+    from yak.db import open_database
+
+    env.write(doc(10))
+    env.say("We decided to lint with ruff.", "Noted.")
+    new = doc(10) + "- lint with ruff\n"
+    gate = threading.Event()
+    env.fake.script(text(new, gate=gate), text(doc(10) + "- a second call\n"))
+    second_db = open_database(data_dir)
+    second_store = MemoryStore(second_db)
+    second = MemoryRefresher(store=second_store, conversations=ConversationStore(second_db),
+                             provider_factory=env.provider,
+                             settings=lambda: Settings(memory_model="claude-memory-test"))
+    lock_path = data_dir / "locks" / f"{env.workspace_id}.lock"
+
+    async def both():
+        first = env.refresher()
+        tasks = [asyncio.ensure_future(first.refresh(env.workspace_id)),
+                 asyncio.ensure_future(second.refresh(env.workspace_id))]
+        while not env.fake.message_requests:  # one of them is in the model call, gated
+            await asyncio.sleep(0.01)
+        with pytest.raises(Timeout):  # and holds the workspace's lock while it is
+            FileLock(lock_path, thread_local=False).acquire(blocking=False)
+        gate.set()
+        return await asyncio.gather(*tasks)
+
+    try:
+        outcomes = env.run(both)
+    finally:
+        gate.set()
+        second_db.close()
+    assert sorted(str(o.status) for o in outcomes) == ["applied", "up_to_date"]
+    assert len(env.fake.message_requests) == 1
+    assert env.store.read(env.workspace_id).content.encode() == new.encode()
+    assert env.store.read(env.workspace_id).version == 2
+    # The lock is free again: a later refresh of new talk calls the model.
+    env.say("Also pin Python 3.12.", "Ok.")
+    env.fake.script(text(new + "- pin Python 3.12\n"))
+    assert env.refresh().status is RefreshStatus.APPLIED
+    assert len(env.fake.message_requests) == 2
 
 
 # --- conflicts ---------------------------------------------------------------------------------

@@ -30,6 +30,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from filelock import FileLock, Timeout
+
 from yak.config import Settings
 from yak.db.conversations import ConversationStore
 from yak.domain import (
@@ -50,6 +52,10 @@ from yak.memory.transcript import Transcript, format_transcript
 
 log = logging.getLogger(__name__)
 
+# How long a refresh waits for another process's refresh of the same workspace (seconds): two
+# model calls at the provider's 120 s timeout with its retries fit well within it.
+LOCK_WAIT_S = 900.0
+_LOCK_POLL_S = 1.0  # each blocking try in the worker thread (seconds)
 REWRITE_MAX_TOKENS = 8192  # about 25,000 characters of English: room for a full document
 
 
@@ -121,14 +127,49 @@ class MemoryRefresher:
         Raises:
             asyncio.CancelledError: the refresh was cancelled (nothing was written).
         """
-        outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
-        if outcome.status is RefreshStatus.SUPERSEDED:
-            log.info("memory rewrite of %s superseded; running once more on version %d",
-                     workspace_id, outcome.version)
-            outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
+        lock = self._lock(workspace_id)
+        if lock is not None and not await _acquire(lock, LOCK_WAIT_S):
+            outcome = await self._busy(workspace_id, rebuild=rebuild)
+        else:
+            try:
+                outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
+                if outcome.status is RefreshStatus.SUPERSEDED:
+                    log.info("memory rewrite of %s superseded; running once more on version %d",
+                             workspace_id, outcome.version)
+                    outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
+            finally:
+                if lock is not None:
+                    lock.release()
         if self._bus is not None:
             self._bus.publish(RefreshFinished(workspace_id, outcome))
         return outcome
+
+    def _lock(self, workspace_id: str) -> FileLock | None:
+        """The per-workspace lock file beside the database (``locks/<workspace id>.lock``) that
+        keeps at most one refresh of a workspace in flight across processes; ``None`` for an
+        in-memory database or when the lock folder cannot be made (the version check still
+        keeps the document safe then; only a duplicate model call is possible)."""
+        path = getattr(self._store.db, "path", None)
+        if path is None:
+            return None
+        folder = path.parent / "locks"
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            log.warning("no refresh lock for %s (%s); refreshing without it", workspace_id, exc)
+            return None
+        # Not thread-local: it is acquired in a worker thread and released on the loop's.
+        return FileLock(folder / f"{workspace_id}.lock", thread_local=False)
+
+    async def _busy(self, workspace_id: str, *, rebuild: bool) -> RefreshOutcome:
+        """The outcome when another refresh of the workspace held the lock too long."""
+        document = await asyncio.to_thread(self._store.read, workspace_id)
+        outcome = RefreshOutcome(
+            status=RefreshStatus.FAILED, workspace_id=workspace_id, version=document.version,
+            lines=document.lines, flags=("locked",),
+            reason=f"another refresh of this workspace was still running after "
+                   f"{LOCK_WAIT_S:g} s; nothing was sent")
+        return await self._record(outcome, base_version=document.version, rebuild=rebuild)
 
     async def _attempt_safely(self, workspace_id: str, *, rebuild: bool) -> RefreshOutcome:
         """One attempt; a storage failure becomes a ``failed`` outcome (recorded if possible)."""
@@ -322,6 +363,41 @@ class MemoryRefresher:
         log.info("memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status,
                  outcome.reason)
         return replace(outcome, attempt_id=attempt.id)
+
+
+async def _acquire(lock: FileLock, wait_s: float) -> bool:
+    """Take ``lock`` without blocking the event loop, waiting up to ``wait_s`` seconds.
+
+    Each try blocks a worker thread for at most a second. When the waiting task is cancelled
+    during a try that then succeeds, the lock is released at once, so it never leaks.
+
+    Returns:
+        True when the lock is held, False when ``wait_s`` passed first.
+
+    Raises:
+        asyncio.CancelledError: the refresh was cancelled while waiting.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        attempt = asyncio.ensure_future(asyncio.to_thread(_try_acquire, lock))
+        try:
+            if await asyncio.shield(attempt):
+                return True
+        except asyncio.CancelledError:
+            attempt.add_done_callback(
+                lambda done: lock.release()
+                if not done.cancelled() and done.exception() is None and done.result() else None)
+            raise
+        if time.monotonic() >= deadline:
+            return False
+
+
+def _try_acquire(lock: FileLock) -> bool:
+    try:
+        lock.acquire(timeout=_LOCK_POLL_S)
+    except Timeout:
+        return False
+    return True
 
 
 async def _close(provider: Provider) -> None:
