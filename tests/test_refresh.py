@@ -387,6 +387,64 @@ def test_two_refreshers_on_two_connections_make_one_model_call(env, data_dir):
     assert len(env.fake.message_requests) == 2
 
 
+def test_a_refresh_cancelled_while_waiting_for_the_lock_never_keeps_it(env, data_dir):
+    """Cancelled while another process holds the lock: no model call, nothing changed, and
+    the lock is free once the other side lets go (also when the try in the worker thread
+    succeeds just after the cancel)."""
+    from filelock import FileLock
+
+    from yak.memory import refresh as refresh_module
+
+    env.write(doc(10))
+    env.say("We decided to lint with ruff.", "Noted.")
+    before = env.snapshot()
+    other = FileLock(data_dir / "locks" / f"{env.workspace_id}.lock", thread_local=False)
+    other.acquire()
+
+    class SlowLock:
+        """A lock whose acquire finishes only when the test says, after the cancel."""
+
+        def __init__(self) -> None:
+            self.entered, self.go = threading.Event(), threading.Event()
+            self.released = threading.Event()
+
+        def acquire(self, timeout: float) -> None:
+            self.entered.set()
+            self.go.wait(30)
+
+        def release(self) -> None:
+            self.released.set()
+
+    slow = SlowLock()
+
+    async def cancelled():
+        task = asyncio.ensure_future(env.refresher().refresh(env.workspace_id))
+        while not other.is_locked or not (data_dir / "locks").is_dir():
+            await asyncio.sleep(0.01)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        waiting = asyncio.ensure_future(refresh_module._acquire(slow, 60.0))
+        while not slow.entered.is_set():
+            await asyncio.sleep(0.01)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        slow.go.set()  # the thread's try now succeeds after the cancel
+        await asyncio.to_thread(slow.released.wait, 30)  # a safety bound, not a timing check
+
+    try:
+        env.run(cancelled)
+    finally:
+        other.release()
+    assert slow.released.is_set()
+    assert env.fake.message_requests == [] and env.snapshot() == before
+    env.fake.script(text(doc(10) + "- lint with ruff\n"))
+    assert env.refresh().status is RefreshStatus.APPLIED  # the lock was not left held
+
+
 # --- conflicts ---------------------------------------------------------------------------------
 
 def test_hand_edit_during_the_rewrite_survives_and_the_rewrite_reruns_on_it(env):
