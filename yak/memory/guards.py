@@ -2,8 +2,9 @@
 
 A model's reply goes through three steps before it may replace the document:
 
-1. :func:`clean_reply` strips what surrounds the document: one outer code fence, a leading
-   "Here is the updated memory:" line, a trailing "Let me know if…" paragraph.
+1. :func:`clean_reply` strips what surrounds the document: one outer code fence, an outer
+   ``<memory>``-style tag, a leading "Here is the updated memory:" line, a trailing "Let me
+   know if…" or "I added…" paragraph.
 2. :func:`normalize_document` makes it plain text the way Yak stores it: LF line endings, no
    trailing spaces, no Markdown heading or bold markers, no control characters, one final
    newline. Nothing is ever cut.
