@@ -223,3 +223,24 @@ def test_refresh_state_and_forced_refresh(setup, db):
         with_refresher.close()
 
     asyncio.run(body())
+
+
+@pytest.mark.parametrize("fmt, name", [("text", "m.txt"), ("markdown", "m.md"), ("json", "m.json")])
+def test_an_export_imports_back_as_the_same_document(setup, tmp_path, fmt, name):
+    """Settings › Export then Import… in another folder gives the same stored bytes, whatever
+    the format: the Markdown title and the JSON wrapping are not imported as memory."""
+    service, _events, folder = setup
+    other = tmp_path / "other"
+    other.mkdir()
+    target = tmp_path / name
+    text = "Project\n- é and ruff\n\nDecisions\n- pin 3.12\n"
+
+    async def body():
+        source = await service.open(str(folder))
+        await service.save(source.id, text, expected_version=0)
+        await service.export_file(source.id, target, fmt)
+        destination = await service.open(str(other))
+        await service.import_file(destination.id, target, expected_version=0)
+        assert (await service.read(destination.id)).content.encode() == text.encode()
+
+    asyncio.run(body())

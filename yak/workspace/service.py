@@ -168,6 +168,8 @@ class WorkspaceService:
     async def import_file(self, workspace_id: str, path: str | os.PathLike[str], *,
                           expected_version: int | None = None) -> MemoryDocument:
         """Import a text file (UTF-8/16/32, with or without BOM, CRLF) as an ``import`` revision.
+        Yak's own exports import as the document they hold (the JSON's document, a Markdown
+        export without its title line).
 
         Raises:
             UsageError: the file cannot be read or is not text; nothing written.
@@ -176,7 +178,8 @@ class WorkspaceService:
         """
         data = await asyncio.to_thread(_read_file, Path(path))
         document = await asyncio.to_thread(self._store.import_bytes, workspace_id, data,
-                                           expected_version=expected_version)
+                                           expected_version=expected_version,
+                                           source_name=Path(path).name)
         self._published(document, "import", previous=expected_version)
         return document
 
