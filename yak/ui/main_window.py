@@ -4,7 +4,8 @@ File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctr
 Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
 placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`. Geometry is
-remembered through ``QSettings`` (geometry only; Yak's own settings live in its data directory).
+remembered through ``QSettings`` (geometry only; Yak's own settings live in its data directory);
+a restored layout whose memory dock crowds out the chat is put back to the first-run split.
 
 The window never awaits: it emits intents (``open_folder_requested``, ``settings_requested``)
 and the app controller drives it (``set_workspace``, ``set_recent``, ``show_error``).
@@ -31,6 +32,8 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMenu,
+    QSizePolicy,
+    QStackedWidget,
     QWidget,
 )
 
@@ -42,6 +45,12 @@ if TYPE_CHECKING:
 # window's first paint: start-up time is measured to that paint (DESIGN.md section 8).
 
 SETTINGS_SHORTCUT = "Ctrl+,"
+# A restored memory dock wider than this share of the window, or a chat column narrower than
+# MIN_CHAT_WIDTH (pixels), is put back to DOCK_SHARE of the width, as on the first run.
+MAX_DOCK_SHARE = 0.45
+MIN_CHAT_WIDTH = 420
+DOCK_SHARE = 1 / 3
+MIN_DOCK_WIDTH = 360
 LICENCE = "Apache-2.0"
 
 
@@ -91,7 +100,14 @@ class MainWindow(QMainWindow):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.placeholder.setMargin(24)
-        self.setCentralWidget(self.placeholder)
+        # The central widget never changes (the chat panel goes into this stack): replacing it
+        # after restoreState() hands the restored dock all the width.
+        self.central_stack = QStackedWidget(self)
+        self.central_stack.setObjectName("centralStack")
+        self.central_stack.setSizePolicy(QSizePolicy.Policy.Expanding,
+                                         QSizePolicy.Policy.Expanding)
+        self.central_stack.addWidget(self.placeholder)
+        self.setCentralWidget(self.central_stack)
 
         self._memory_panel: MemoryPanel | None = None
         self.memory_dock = QDockWidget("Memory", self)
@@ -99,6 +115,9 @@ class MainWindow(QMainWindow):
         self.memory_dock.setWidget(QWidget(self.memory_dock))
         self.memory_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        # The chat takes the stretch when the window grows; the dock keeps the width it has.
+        self.memory_dock.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                       QSizePolicy.Policy.Preferred)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
         file_menu = self.menuBar().addMenu("&File")
@@ -171,10 +190,13 @@ class MainWindow(QMainWindow):
 
     def set_chat_panel(self, widget: QWidget) -> None:
         """Put the chat panel in the central area (replacing the placeholder)."""
+        if self._chat_panel is not None:
+            self.central_stack.removeWidget(self._chat_panel)
         self._chat_panel = widget
-        self.setCentralWidget(widget)
-        if self._sized and not self._geometry_restored:
-            QTimer.singleShot(0, self._size_memory_dock)
+        self.central_stack.addWidget(widget)
+        self.central_stack.setCurrentWidget(widget)
+        if self._sized:
+            QTimer.singleShot(0, self._fit_memory_dock)
 
     @property
     def chat_panel(self) -> QWidget | None:
@@ -310,12 +332,31 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if not self._sized:
             self._sized = True
-            if not self._geometry_restored:  # first run: the chat gets most of the width
-                QTimer.singleShot(0, self._size_memory_dock)
+            QTimer.singleShot(0, self._fit_memory_dock)
+
+    def _fit_memory_dock(self) -> None:
+        """On the first run the chat gets most of the width; a restored layout is kept unless
+        the dock crowds out the chat (see :meth:`memory_dock_crowds_chat`)."""
+        if not self._geometry_restored or self.memory_dock_crowds_chat():
+            self._size_memory_dock()
+
+    def memory_dock_crowds_chat(self) -> bool:
+        """Whether the docked, shown memory panel takes over 45% of the window's width or
+        leaves the chat under 420 pixels."""
+        dock = self.memory_dock
+        if dock.isHidden() or dock.isFloating() or \
+                self.dockWidgetArea(dock) not in (Qt.DockWidgetArea.LeftDockWidgetArea,
+                                                   Qt.DockWidgetArea.RightDockWidgetArea):
+            return False
+        return (dock.width() > MAX_DOCK_SHARE * self.width()
+                or self.central_stack.width() < MIN_CHAT_WIDTH)
 
     def _size_memory_dock(self) -> None:
-        self.resizeDocks([self.memory_dock], [max(360, self.width() // 3)],
-                         Qt.Orientation.Horizontal)
+        """A third of the window's width for the dock: at least 360 pixels, but never over 45%
+        of the window (a small screen)."""
+        total = self.width()
+        width = min(max(MIN_DOCK_WIDTH, int(total * DOCK_SHARE)), int(total * MAX_DOCK_SHARE))
+        self.resizeDocks([self.memory_dock], [width], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.close_guard is not None and not self.close_guard():

@@ -1,0 +1,114 @@
+"""The main window's layout across restarts: the saved geometry and dock state are restored
+in-process from a sandboxed QSettings file, and the widths the user would see are asserted."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QTextEdit
+
+from yak.ui.main_window import MAX_DOCK_SHARE, MIN_CHAT_WIDTH, MainWindow
+
+
+@pytest.fixture
+def ini(tmp_path):
+    """Where the window state is remembered (a file of the test's own)."""
+    return str(tmp_path / "window.ini")
+
+
+def settle() -> None:
+    """Deliver posted events (layout requests, the window's zero-delay sizing)."""
+    for _ in range(10):
+        QApplication.processEvents()
+
+
+def start(ini: str, qtbot) -> MainWindow:
+    """What the app does on start: the window, shown, then the memory panel and the chat."""
+    window = MainWindow(geometry_store=QSettings(ini, QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    settle()
+    window.memory_panel  # noqa: B018 - built on first use, as the controller does
+    window.set_chat_panel(QTextEdit())
+    settle()
+    return window
+
+
+def quit_window(window: MainWindow) -> None:
+    window.close()
+    settle()
+
+
+def widths(window: MainWindow) -> tuple[int, int, int]:
+    return window.width(), window.memory_dock.width(), window.central_stack.width()
+
+
+def assert_sane(window: MainWindow) -> None:
+    total, dock, chat = widths(window)
+    assert dock <= MAX_DOCK_SHARE * total, widths(window)
+    assert chat >= MIN_CHAT_WIDTH, widths(window)
+    assert window.chat_panel.width() == chat  # the chat panel is what the user sees there
+
+
+def test_first_run_then_restarts_keep_the_chat_column_wide(ini, qtbot):
+    """Start from a clean state, quit, start again (twice): the chat keeps most of the width
+    and the dock the width it had on the first run."""
+    first = start(ini, qtbot)
+    assert_sane(first)
+    first_dock = first.memory_dock.width()
+    quit_window(first)
+
+    for _ in range(2):
+        again = start(ini, qtbot)
+        assert_sane(again)
+        if again.width() == first.width():  # the platform restored the same window size
+            assert abs(again.memory_dock.width() - first_dock) <= 2
+        quit_window(again)
+
+
+def test_a_saved_layout_where_the_dock_crowds_the_chat_is_put_back_to_a_third(ini, qtbot):
+    """A remembered dock over 45% of the window is resized to a third of the width."""
+    first = start(ini, qtbot)
+    first.resizeDocks([first.memory_dock], [first.width() - 150], Qt.Orientation.Horizontal)
+    settle()
+    assert first.central_stack.width() < MIN_CHAT_WIDTH  # the state saved is the broken one
+    quit_window(first)
+
+    again = start(ini, qtbot)
+    assert_sane(again)
+    third = min(max(360, again.width() // 3), int(again.width() * MAX_DOCK_SHARE))
+    assert abs(again.memory_dock.width() - third) <= 2
+
+
+def test_a_saved_layout_with_a_sane_dock_is_kept(ini, qtbot):
+    """The negative beside the positive: a dock the user made wider, but within 45%, stays."""
+    first = start(ini, qtbot)
+    first.resize(1200, 780)
+    settle()
+    first.resizeDocks([first.memory_dock], [480], Qt.Orientation.Horizontal)
+    settle()
+    total, dock, _chat = widths(first)
+    assert 470 <= dock <= 490 and dock <= MAX_DOCK_SHARE * total
+    quit_window(first)
+
+    again = start(ini, qtbot)
+    if again.width() == total:
+        assert abs(again.memory_dock.width() - dock) <= 2
+    assert_sane(again)
+
+
+def test_narrow_then_wide_gives_the_growth_to_the_chat_not_the_dock(ini, qtbot):
+    """Resizing the window narrow and wide again: the dock keeps its width (it neither stays
+    squeezed nor takes the growth); the chat takes the stretch."""
+    window = start(ini, qtbot)
+    window.resize(1200, 780)
+    settle()
+    dock = window.memory_dock.width()
+    window.resize(800, 780)
+    settle()
+    window.resize(1300, 780)
+    settle()
+    total, dock_after, chat = widths(window)
+    assert total == 1300
+    assert abs(dock_after - dock) <= 2
+    assert chat >= total - dock_after - 20
