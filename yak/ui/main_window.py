@@ -101,7 +101,8 @@ class MainWindow(QMainWindow):
         self.placeholder.setWordWrap(True)
         self.placeholder.setMargin(24)
         # The central widget never changes (the chat panel goes into this stack): replacing it
-        # after restoreState() hands the restored dock all the width.
+        # after restoreState() hands the restored dock all the width. It expands, so a window
+        # made wider gives the growth to the chat while the dock keeps its width.
         self.central_stack = QStackedWidget(self)
         self.central_stack.setObjectName("centralStack")
         self.central_stack.setSizePolicy(QSizePolicy.Policy.Expanding,
@@ -115,9 +116,6 @@ class MainWindow(QMainWindow):
         self.memory_dock.setWidget(QWidget(self.memory_dock))
         self.memory_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
                                      | QDockWidget.DockWidgetFeature.DockWidgetClosable)
-        # The chat takes the stretch when the window grows; the dock keeps the width it has.
-        self.memory_dock.setSizePolicy(QSizePolicy.Policy.Preferred,
-                                       QSizePolicy.Policy.Preferred)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
         file_menu = self.menuBar().addMenu("&File")
