@@ -942,7 +942,7 @@ class MemoryPage(QWidget):
         def choose() -> None:
             self.file_dialog = dialogs.choose_open_file(
                 self, title=f"Import memory into {workspace.name}", start=_start_dir(workspace),
-                name_filters=["Text files (*.txt *.md)", "All files (*)"],
+                name_filters=["Text and Yak exports (*.txt *.md *.json)", "All files (*)"],
                 on_chosen=lambda path: self._emit_import(workspace.id, path))
 
         self._guard(choose)
