@@ -93,6 +93,20 @@ def _to_revision(row: MemoryRevisionRow) -> Revision:
                     restored_from=row.restored_from)
 
 
+def _existing_folder(path: str) -> tuple[str, tuple[int, int]]:
+    """The workspace key of an existing folder and its ``(st_dev, st_ino)``.
+
+    Raises:
+        WorkspaceNotFound: ``path`` does not exist or is not a directory.
+    """
+    key = _key(path)
+    identity = paths.folder_identity(key)
+    if identity is None:
+        raise WorkspaceNotFound(f"No such folder: {path} (it does not exist or is not a "
+                                "directory).")
+    return key, identity
+
+
 def _to_attempt(row: RefreshAttemptRow) -> RefreshAttempt:
     return RefreshAttempt(id=row.id, workspace_id=row.workspace_id,
                           status=RefreshStatus(row.status), reason=row.reason or "",
@@ -138,11 +152,7 @@ class MemoryStore:
         Raises:
             WorkspaceNotFound: ``path`` does not exist or is not a directory.
         """
-        key = _key(path)
-        identity = paths.folder_identity(key)
-        if identity is None:
-            raise WorkspaceNotFound(f"No such folder: {path} (it does not exist or is not a "
-                                    "directory).")
+        key, identity = _existing_folder(path)
         st_dev, st_ino = _identity_columns(identity)
         workspace_id = paths.workspace_id_for(key)
         now = _now()
@@ -218,11 +228,7 @@ class MemoryStore:
         only opened, or cleared), the two merge: its sessions and history stay and this
         workspace's are added; the document becomes this workspace's.
         """
-        key = _key(new_path)
-        identity = paths.folder_identity(key)
-        if identity is None:
-            raise WorkspaceNotFound(f"No such folder: {new_path} (it does not exist or is not a "
-                                    "directory).")
+        key, identity = _existing_folder(new_path)
         st_dev, st_ino = _identity_columns(identity)
         target_id = paths.workspace_id_for(key)
         with self.db.session() as s:
