@@ -57,3 +57,17 @@ def env(data_dir, tmp_path, qloop, background_errors) -> Env:
     environment = make_env(data_dir, tmp_path)
     yield environment
     environment.close()
+
+
+@pytest.fixture
+def page(env, qtbot):
+    """Settings › Memory with its controller, shown at 1000 × 600."""
+    from yak.ui.settings.memory_controller import MemoryPageController
+    from yak.ui.settings.memory_page import MemoryPage
+
+    memory_page = MemoryPage()
+    qtbot.addWidget(memory_page)
+    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
+    memory_page.resize(1000, 600)
+    memory_page.show()
+    return memory_page

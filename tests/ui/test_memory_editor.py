@@ -20,17 +20,6 @@ RED = "#b00020"
 GREEN_BG, RED_BG, GREY = "#dafbe1", "#ffebe9", "#eaeef2"  # diff lines: added, removed, hunk
 
 
-@pytest.fixture
-def page(env, qtbot):
-    """The memory page with its controller, shown."""
-    memory_page = MemoryPage()
-    qtbot.addWidget(memory_page)
-    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
-    memory_page.resize(1000, 600)
-    memory_page.show()
-    return memory_page
-
-
 async def show(page: MemoryPage, workspace_id: str) -> None:
     """Open the page on ``workspace_id`` and wait until the editor holds it."""
     page.controller.reload()

@@ -11,23 +11,11 @@ import pytest
 from memory_support import answer, lines, message_boxes, run
 from PySide6.QtCore import Qt
 
-from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 from yak.workspace.state import shrink_question
 
 REPLY = "- ok, done\n"  # what a model said instead of the document: 11 characters, 1 line
 QUESTION = "This replaces 36 lines with 1 line (it keeps under half of the document). Save anyway?"
-
-
-@pytest.fixture
-def page(env, qtbot):
-    """The memory page with its controller, shown."""
-    memory_page = MemoryPage()
-    qtbot.addWidget(memory_page)
-    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
-    memory_page.resize(1000, 600)
-    memory_page.show()
-    return memory_page
 
 
 async def view_reply(page: MemoryPage, workspace_id: str, reply: str) -> None:

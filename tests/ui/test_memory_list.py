@@ -8,7 +8,6 @@ import shutil
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from memory_support import answer, lines, run
 from PySide6.QtCore import Qt
 
@@ -17,17 +16,7 @@ from yak.domain import MemorySummary, RefreshOutcome, RefreshStatus, Workspace
 from yak.events import RefreshFinished
 from yak.memory.store import MemoryStore
 from yak.paths import workspace_id_for
-from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import ORPHANED, MemoryListModel, MemoryPage
-
-
-@pytest.fixture
-def page(env, qtbot):
-    memory_page = MemoryPage()
-    qtbot.addWidget(memory_page)
-    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
-    memory_page.show()
-    return memory_page
 
 
 def cell(model: MemoryListModel, workspace_id: str, column: int) -> str:
