@@ -319,37 +319,38 @@ class MemoryPageController(QObject):
         if selected is not None:
             dialog.select_revision(selected.version)
 
+    async def _write(self, workspace_id: str, write: Awaitable[MemoryDocument],
+                     note: Callable[[MemoryDocument], str]) -> MemoryDocument | None:
+        """Await a write through the service, then show its result where the user looks: the
+        error in the editor, or the new document in the editor (when it shows that workspace)
+        with ``note(document)``, and the list row. Returns the document, or ``None`` on error."""
+        editor = self.page.editor
+        try:
+            document = await write
+            workspace = await self.service.get(workspace_id)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return None
+        if editor.workspace is not None and editor.workspace.id == workspace_id:
+            editor.load(workspace, document, note=note(document))
+        await self._update_row(workspace_id, document)
+        return document
+
     async def _restore(self, workspace_id: str, revision_id: str) -> None:
         editor = self.page.editor
         base = editor.document.version if editor.document is not None else None
-        try:
-            document = await self.service.restore(workspace_id, revision_id,
-                                                  expected_version=base)
-            workspace = await self.service.get(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
-            return
-        if editor.workspace is not None and editor.workspace.id == workspace_id:
-            editor.load(workspace, document,
-                        note=f"Restored as version {document.version}.")
-        await self._update_row(workspace_id, document)
-        if self.history_dialog is not None:
+        document = await self._write(
+            workspace_id, self.service.restore(workspace_id, revision_id, expected_version=base),
+            lambda d: f"Restored as version {d.version}.")
+        if document is not None and self.history_dialog is not None:
             await self._fill_history(self.history_dialog, workspace_id, document)
 
     async def _import(self, workspace_id: str, path: str, base_version: int) -> None:
-        editor = self.page.editor
-        try:
-            document = await self.service.import_file(workspace_id, path,
-                                                      expected_version=base_version)
-            workspace = await self.service.get(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
-            return
-        if editor.workspace is not None and editor.workspace.id == workspace_id:
-            editor.load(workspace, document, note=f"Imported {path} as version "
-                        f"{document.version}." if document.version != base_version else
-                        f"{path} has the same text as the memory; nothing changed.")
-        await self._update_row(workspace_id, document)
+        await self._write(
+            workspace_id,
+            self.service.import_file(workspace_id, path, expected_version=base_version),
+            lambda d: (f"Imported {path} as version {d.version}." if d.version != base_version
+                       else f"{path} has the same text as the memory; nothing changed."))
 
     async def _export(self, workspace_id: str, path: str, fmt: str) -> None:
         editor = self.page.editor
@@ -361,17 +362,9 @@ class MemoryPageController(QObject):
         editor.show_message(f"Exported {written:,} bytes ({fmt}) to {path}.")
 
     async def _delete(self, workspace_id: str, base_version: int) -> None:
-        editor = self.page.editor
-        try:
-            document = await self.service.clear(workspace_id, expected_version=base_version)
-            workspace = await self.service.get(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
-            return
-        if editor.workspace is not None and editor.workspace.id == workspace_id:
-            editor.load(workspace, document, note="The memory was deleted; History can restore "
-                        "it.")
-        await self._update_row(workspace_id, document)
+        await self._write(
+            workspace_id, self.service.clear(workspace_id, expected_version=base_version),
+            lambda _d: "The memory was deleted; History can restore it.")
 
     async def _reattach(self, workspace_id: str, folder: str) -> None:
         try:
