@@ -47,8 +47,8 @@ def background_errors(caplog):
     yield
     failures = [r for r in caplog.records if r.name == "yak.aio" and r.levelno >= logging.ERROR]
     assert not failures, "a background task failed:\n" + "\n".join(
-        f"{r.getMessage()}: {r.exc_info[1]!r}" if r.exc_info else r.getMessage()
-        for r in failures)
+        f"{r.getMessage()}: {r.exc_info[1]!r}" if r.exc_info else r.getMessage() for r in failures
+    )
 
 
 @pytest.fixture

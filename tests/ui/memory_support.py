@@ -21,14 +21,16 @@ from yak.workspace.service import WorkspaceService
 T = TypeVar("T")
 
 
-def run(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T], *,
-        limit_s: float = 60.0) -> T:
+def run(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T], *, limit_s: float = 60.0
+) -> T:
     """Run a test body on ``loop``; ``limit_s`` only stops a hung test."""
     return loop.run_until_complete(asyncio.wait_for(coro, limit_s))
 
 
-async def until(predicate: Callable[[], object], *, what: str = "the condition",
-                limit_s: float = 20.0) -> None:
+async def until(
+    predicate: Callable[[], object], *, what: str = "the condition", limit_s: float = 20.0
+) -> None:
     """Let the loop run until ``predicate()`` is true (gives up after ``limit_s``)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit_s
@@ -97,21 +99,25 @@ def make_env(data_dir: Path, tmp_path: Path) -> Env:
     bridge = EventBridge(bus)
     root = tmp_path / "projects"
     root.mkdir()
-    return Env(data_dir=data_dir, db=db, store=store, bus=bus, service=service, bridge=bridge,
-               root=root)
+    return Env(
+        data_dir=data_dir, db=db, store=store, bus=bus, service=service, bridge=bridge, root=root
+    )
 
 
 def message_boxes() -> list[QMessageBox]:
     """The message boxes open now."""
-    return [w for w in QApplication.topLevelWidgets()
-            if isinstance(w, QMessageBox) and w.isVisible()]
+    return [
+        w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()
+    ]
 
 
 async def answer(label: str, *, containing: str = "") -> str:
     """Click ``label`` in the open message box whose text contains ``containing``; returns the
     box's text."""
-    await until(lambda: any(containing in b.text() for b in message_boxes()),
-                what=f"a message box containing {containing!r}")
+    await until(
+        lambda: any(containing in b.text() for b in message_boxes()),
+        what=f"a message box containing {containing!r}",
+    )
     box = next(b for b in message_boxes() if containing in b.text())
     text = box.text() + "\n" + box.informativeText()
     button = next(b for b in box.buttons() if b.text().replace("&", "") == label)

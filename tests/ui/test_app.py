@@ -26,8 +26,9 @@ LIMIT_S = 60.0
 def app_env(qapp, data_dir, tmp_path, monkeypatch, memory_keyring):
     """Private log and geometry locations for the app under test."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                      str(tmp_path / "config"))
+    QSettings.setPath(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "config")
+    )
     yield tmp_path
     qapp.setQuitOnLastWindowClosed(False)
 
@@ -67,13 +68,21 @@ def _close_all() -> None:
 
 
 def main_window() -> MainWindow | None:
-    return next((w for w in QApplication.topLevelWidgets()
-                 if isinstance(w, MainWindow) and w.isVisible()), None)
+    return next(
+        (w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()),
+        None,
+    )
 
 
 def visible_box(containing: str) -> QMessageBox | None:
-    return next((w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)
-                 and w.isVisible() and containing in w.text()), None)
+    return next(
+        (
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, QMessageBox) and w.isVisible() and containing in w.text()
+        ),
+        None,
+    )
 
 
 def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir, tmp_path):
@@ -95,8 +104,12 @@ def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir
         panel = window.memory_panel
         if not panel.document_view.toPlainText():
             return False
-        seen.update(title=window.windowTitle(), document=panel.document_view.toPlainText(),
-                    lines=panel.lines_label.text(), icon=str(not window.windowIcon().isNull()))
+        seen.update(
+            title=window.windowTitle(),
+            document=panel.document_view.toPlainText(),
+            lines=panel.lines_label.text(),
+            icon=str(not window.windowIcon().isNull()),
+        )
         window.about_action.trigger()
         seen["about"] = window.about_box.informativeText()
         window.about_box.done(0)
@@ -144,8 +157,7 @@ def test_app_shows_a_missing_workspace_as_a_message_not_a_crash(app_env, data_di
     assert seen[1] == "None"
 
 
-def test_app_refuses_a_database_from_a_newer_yak_with_a_message_and_status_1(
-        app_env, data_dir):
+def test_app_refuses_a_database_from_a_newer_yak_with_a_message_and_status_1(app_env, data_dir):
     """A database written by a newer Yak: a message box says so, the app exits 1 after it is
     dismissed, and the database is left untouched."""
     open_database(data_dir).close()
@@ -173,7 +185,8 @@ def test_app_refuses_a_database_from_a_newer_yak_with_a_message_and_status_1(
 
 @pytest.mark.parametrize("entry", ["run", "cli"])
 def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(
-        monkeypatch, capsys, data_dir, entry):
+    monkeypatch, capsys, data_dir, entry
+):
     """``yak`` on a Linux machine with no X11 or Wayland display (and no ``QT_QPA_PLATFORM``)
     prints one line pointing at the command line and exits 2, instead of Qt's abort (134)."""
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
@@ -188,21 +201,26 @@ def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(
     captured = capsys.readouterr()
     assert status == 2
     assert captured.out == ""
-    assert captured.err == ("yak: no display found; the desktop app needs a graphical session. "
-                            "The command line works without one: yak memory …, yak ask …\n")
+    assert captured.err == (
+        "yak: no display found; the desktop app needs a graphical session. "
+        "The command line works without one: yak memory …, yak ask …\n"
+    )
     assert not (data_dir / "yak.db").exists()  # nothing was opened
 
 
-@pytest.mark.parametrize(("environ", "platform", "available"), [
-    ({}, "linux", False),
-    ({"DISPLAY": ""}, "linux", False),
-    ({"DISPLAY": ":0"}, "linux", True),
-    ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
-    ({"QT_QPA_PLATFORM": "offscreen"}, "linux", True),
-    ({}, "freebsd14", False),
-    ({}, "win32", True),
-    ({}, "darwin", True),
-])
+@pytest.mark.parametrize(
+    ("environ", "platform", "available"),
+    [
+        ({}, "linux", False),
+        ({"DISPLAY": ""}, "linux", False),
+        ({"DISPLAY": ":0"}, "linux", True),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+        ({"QT_QPA_PLATFORM": "offscreen"}, "linux", True),
+        ({}, "freebsd14", False),
+        ({}, "win32", True),
+        ({}, "darwin", True),
+    ],
+)
 def test_display_detection(environ, platform, available):
     """A display is an X11 or Wayland one or an explicit Qt platform; Windows and macOS always
     have one."""
@@ -210,7 +228,8 @@ def test_display_detection(environ, platform, available):
 
 
 def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
-        app_env, data_dir, tmp_path, monkeypatch, memory_keyring):
+    app_env, data_dir, tmp_path, monkeypatch, memory_keyring
+):
     """``yak DIR`` with no API key and unfolded conversations: the panel says the refresh is
     paused (not a red failure) and nothing is attempted; a key saved in Settings › Provider
     enqueues the workspace (pending). Quitting before it runs loses nothing: no attempt is
@@ -238,8 +257,11 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
         if "paused" not in seen:
             if panel.status_label.text() != PAUSED_TEXT:
                 return False
-            seen.update(paused=panel.status_label.text(), style=panel.status_label.styleSheet(),
-                        button=panel.action_button.text())
+            seen.update(
+                paused=panel.status_label.text(),
+                style=panel.status_label.styleSheet(),
+                button=panel.action_button.text(),
+            )
             page = window.findChild(SettingsDialog).page("Provider")
             page.key_edit.setText("sk-ant-test-key")
             page.apply()

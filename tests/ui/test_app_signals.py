@@ -19,8 +19,13 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
     folder = tmp_path / "proj"
     folder.mkdir()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
-    app = subprocess.Popen([sys.executable, "-m", "yak", str(folder)], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    app = subprocess.Popen(
+        [sys.executable, "-m", "yak", str(folder)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         opened = False
@@ -33,7 +38,9 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
                     opened = found is not None and found.last_opened_at is not None
                 finally:
                     db.close()
-        assert opened, f"the app did not open the folder: {app.stderr.read() if app.poll() is not None else ''}"
+        assert opened, (
+            f"the app did not open the folder: {app.stderr.read() if app.poll() is not None else ''}"
+        )
         app.send_signal(signum)
         _, stderr = app.communicate(timeout=60)
     finally:

@@ -49,12 +49,13 @@ class Chat:
         self.panel.input.edit.setFocus()
         qtbot.keyClicks(self.panel.input.edit, prompt)
         qtbot.keyClick(self.panel.input.edit, Qt.Key.Key_Return)
-        await until(lambda: self.controller.turn_running or self.statuses,
-                    what="the turn to start")
+        await until(lambda: self.controller.turn_running or self.statuses, what="the turn to start")
 
     async def finished(self, count: int = 1) -> str:
-        await until(lambda: len(self.statuses) >= count and not self.controller.turn_running,
-                    what="the turn to end")
+        await until(
+            lambda: len(self.statuses) >= count and not self.controller.turn_running,
+            what="the turn to end",
+        )
         return self.statuses[count - 1]
 
 
@@ -65,8 +66,12 @@ def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
     folder.mkdir()
     db = open_database(data_dir)
     workspace = MemoryStore(db).open_workspace(str(folder))
-    service = ChatService(db=db, bus=EventBus(), settings=lambda: load_settings(data_dir),
-                          provider_factory=lambda: Provider(max_retries=0))
+    service = ChatService(
+        db=db,
+        bus=EventBus(),
+        settings=lambda: load_settings(data_dir),
+        provider_factory=lambda: Provider(max_retries=0),
+    )
     panel = ChatPanel()
     qtbot.addWidget(panel)
     panel.resize(900, 600)
@@ -96,13 +101,13 @@ def _sent_prompts(fake_api) -> list[object]:
 
 # -- sending and streaming ------------------------------------------------------------------------
 
+
 def test_enter_sends_and_the_reply_streams_into_the_transcript(chat, qloop, qtbot, fake_api):
     """Enter sends the typed prompt; the first words show while the reply is still streaming
     (the button reads Stop); the whole reply, its Markdown rendered, shows when it ends; the
     session is titled from the prompt and the footer counts the tokens."""
     gate = threading.Event()
-    fake_api.script(text("Hello **brave** new world.", gate=gate, pause_after=2,
-                         usage=(42, 7)))
+    fake_api.script(text("Hello **brave** new world.", gate=gate, pause_after=2, usage=(42, 7)))
 
     async def body() -> None:
         await chat.send_typed(qtbot, "Say hello")
@@ -151,11 +156,14 @@ def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fak
 
 # -- tool calls and approval ----------------------------------------------------------------------
 
+
 def test_an_allowed_write_runs_and_the_transcript_shows_it(chat, qloop, qtbot, fake_api):
     """The approval dialog shows the tool and target; Allow once writes the file; the tool call
     shows compactly with its outcome and expands to its output."""
-    fake_api.script(tool_use("write_file", {"path": "notes.txt", "content": "remember me\n"}),
-                    text("I wrote notes.txt."))
+    fake_api.script(
+        tool_use("write_file", {"path": "notes.txt", "content": "remember me\n"}),
+        text("I wrote notes.txt."),
+    )
 
     async def body() -> None:
         await chat.send_typed(qtbot, "Write a note")
@@ -182,8 +190,10 @@ def test_an_allowed_write_runs_and_the_transcript_shows_it(chat, qloop, qtbot, f
 def test_a_denied_write_is_not_run_and_the_transcript_says_denied(chat, qloop, qtbot, fake_api):
     """Deny (the default button, here by Esc) leaves the folder untouched; the transcript marks
     the call denied, and a reloaded session still does."""
-    fake_api.script(tool_use("write_file", {"path": "notes.txt", "content": "nope\n"}),
-                    text("Understood, I did not write it."))
+    fake_api.script(
+        tool_use("write_file", {"path": "notes.txt", "content": "nope\n"}),
+        text("Understood, I did not write it."),
+    )
 
     async def body() -> None:
         await chat.send_typed(qtbot, "Write a note")
@@ -203,6 +213,7 @@ def test_a_denied_write_is_not_run_and_the_transcript_says_denied(chat, qloop, q
 
 
 # -- stop, errors, retry --------------------------------------------------------------------------
+
 
 def test_stop_mid_stream_keeps_the_partial_reply(chat, qloop, qtbot, fake_api):
     """Stop while the reply streams: the words already shown stay, the transcript says it
@@ -244,8 +255,9 @@ def test_esc_in_the_prompt_box_stops_the_turn(chat, qloop, qtbot, fake_api):
 
 
 @pytest.mark.parametrize(("status", "words"), [(500, "server"), (401, "key")])
-def test_a_provider_error_shows_the_banner_and_retry_recovers(chat, qloop, qtbot, fake_api,
-                                                              status, words):
+def test_a_provider_error_shows_the_banner_and_retry_recovers(
+    chat, qloop, qtbot, fake_api, status, words
+):
     """A failed reply shows one sentence in the banner with Retry; Retry sends the same prompt
     once more (not stored twice, not shown twice) and the reply appears."""
     fake_api.script(error(status), text("Recovered answer."))
@@ -270,8 +282,10 @@ def test_a_provider_error_shows_the_banner_and_retry_recovers(chat, qloop, qtbot
 
 # -- without a key --------------------------------------------------------------------------------
 
-def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(chat, qloop, qtbot,
-                                                                     fake_api, monkeypatch):
+
+def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
+    chat, qloop, qtbot, fake_api, monkeypatch
+):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     chat.controller.refresh_key_notice()
     notice = chat.panel.key_notice
@@ -297,6 +311,7 @@ def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(chat, qloo
 
 # -- sessions -------------------------------------------------------------------------------------
 
+
 def _editor(panel: ChatPanel) -> QLineEdit:
     editors = [w for w in panel.session_list.findChildren(QLineEdit) if w.isVisible()]
     assert editors, "no title editor open"
@@ -316,8 +331,10 @@ def test_sessions_new_switch_rename_and_delete(chat, qloop, qtbot, fake_api):
         assert chat.transcript() == ""
         await chat.send_typed(qtbot, "Second question")
         await chat.finished(2)
-        await until(lambda: chat.panel.session_titles() == ["Second question", "First question"],
-                    what="the titles")
+        await until(
+            lambda: chat.panel.session_titles() == ["Second question", "First question"],
+            what="the titles",
+        )
 
         chat.panel.session_list.setCurrentRow(1)  # back to the first conversation
         await until(lambda: "First answer." in chat.transcript(), what="the first session")
@@ -329,9 +346,13 @@ def test_sessions_new_switch_rename_and_delete(chat, qloop, qtbot, fake_api):
         editor.selectAll()
         qtbot.keyClicks(editor, "Build questions")
         qtbot.keyClick(editor, Qt.Key.Key_Return)
-        await until(lambda: "Build questions" in [
-            s.title for s in chat.service.conversations.sessions(chat.workspace.id)],
-            what="the rename to be stored")
+        await until(
+            lambda: (
+                "Build questions"
+                in [s.title for s in chat.service.conversations.sessions(chat.workspace.id)]
+            ),
+            what="the rename to be stored",
+        )
         assert "Build questions" in chat.panel.session_titles()
 
         def confirm(button_text: str) -> None:
@@ -340,8 +361,10 @@ def test_sessions_new_switch_rename_and_delete(chat, qloop, qtbot, fake_api):
             button = next(b for b in box.buttons() if b.text().replace("&", "") == button_text)
             button.click()
 
-        await until(lambda: chat.panel.current_session_id() == chat.controller.session_id,
-                    what="the selection")
+        await until(
+            lambda: chat.panel.current_session_id() == chat.controller.session_id,
+            what="the selection",
+        )
         confirm("Cancel")
         assert len(chat.service.conversations.sessions(chat.workspace.id)) == 2
         confirm("Delete")
@@ -371,11 +394,13 @@ def test_a_blank_rename_keeps_the_title(chat, qloop, qtbot, fake_api):
     run(qloop, body())
     assert chat.panel.session_titles() == ["Keep my title"]
     assert [s.title for s in chat.service.conversations.sessions(chat.workspace.id)] == [
-        "Keep my title"]
+        "Keep my title"
+    ]
 
 
-def test_the_delete_key_asks_first_and_the_question_defaults_to_cancel(chat, qloop, qtbot,
-                                                                        fake_api):
+def test_the_delete_key_asks_first_and_the_question_defaults_to_cancel(
+    chat, qloop, qtbot, fake_api
+):
     fake_api.script(text("Answer."))
 
     async def body() -> None:
@@ -384,16 +409,29 @@ def test_the_delete_key_asks_first_and_the_question_defaults_to_cancel(chat, qlo
         await until(lambda: chat.panel.current_session_id() is not None, what="the selection")
         chat.panel.session_list.setFocus()
         qtbot.keyClick(chat.panel.session_list, Qt.Key.Key_Delete)
-        await until(lambda: any(isinstance(w, QMessageBox) and w.isVisible()
-                                for w in QApplication.topLevelWidgets()), what="the question")
-        box = next(w for w in QApplication.topLevelWidgets()
-                   if isinstance(w, QMessageBox) and w.isVisible())
+        await until(
+            lambda: any(
+                isinstance(w, QMessageBox) and w.isVisible() for w in QApplication.topLevelWidgets()
+            ),
+            what="the question",
+        )
+        box = next(
+            w
+            for w in QApplication.topLevelWidgets()
+            if isinstance(w, QMessageBox) and w.isVisible()
+        )
         assert "Do not lose me" in box.text()
         assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
         qtbot.keyClick(box, Qt.Key.Key_Escape)
-        await until(lambda: not any(isinstance(w, QMessageBox) and w.isVisible()
-                                    for w in QApplication.topLevelWidgets()),
-                    what="the question to close")
+        await until(
+            lambda: (
+                not any(
+                    isinstance(w, QMessageBox) and w.isVisible()
+                    for w in QApplication.topLevelWidgets()
+                )
+            ),
+            what="the question to close",
+        )
 
     run(qloop, body())
     assert len(chat.service.conversations.sessions(chat.workspace.id)) == 1
@@ -420,8 +458,9 @@ def test_a_session_list_arriving_late_keeps_the_users_choice(chat, qloop, qtbot,
         await until(lambda: len(chat.panel.session_titles()) == 2, what="the new session")
         await chat.send_typed(qtbot, "Topic two")
         await chat.finished(2)
-        await until(lambda: chat.panel.session_titles() == ["Topic two", "Topic one"],
-                    what="the titles")
+        await until(
+            lambda: chat.panel.session_titles() == ["Topic two", "Topic one"], what="the titles"
+        )
         chat.service.sessions = slow_sessions  # the next refresh waits for the gate
         chat.panel.session_list.setCurrentRow(0)
         chat.panel.begin_rename()  # renaming "Topic two" refreshes the list afterwards
@@ -429,15 +468,20 @@ def test_a_session_list_arriving_late_keeps_the_users_choice(chat, qloop, qtbot,
         editor.selectAll()
         qtbot.keyClicks(editor, "Topic two, renamed")
         qtbot.keyClick(editor, Qt.Key.Key_Return)
-        await until(lambda: "Topic two, renamed" in [
-            s.title for s in chat.service.conversations.sessions(chat.workspace.id)],
-            what="the rename to be stored")
+        await until(
+            lambda: (
+                "Topic two, renamed"
+                in [s.title for s in chat.service.conversations.sessions(chat.workspace.id)]
+            ),
+            what="the rename to be stored",
+        )
         chat.panel.session_list.setCurrentRow(1)  # the user picks "Topic one" meanwhile
         await until(lambda: "Answer one." in chat.transcript(), what="the first session")
         gate.set()
-        await until(lambda: not any(t.get_name() == "chat-rename-session"
-                                    for t in asyncio.all_tasks()),
-                    what="the late refresh")  # the rename's task ends with its refresh
+        await until(
+            lambda: not any(t.get_name() == "chat-rename-session" for t in asyncio.all_tasks()),
+            what="the late refresh",
+        )  # the rename's task ends with its refresh
         assert chat.panel.session_list.currentItem().text() == "Topic one"
         assert chat.panel.current_session_id() == chat.controller.session_id
         assert "Answer one." in chat.transcript()
@@ -445,8 +489,9 @@ def test_a_session_list_arriving_late_keeps_the_users_choice(chat, qloop, qtbot,
     run(qloop, body())
 
 
-def test_quitting_mid_reply_stores_what_was_said_before_the_database_closes(chat, qloop, qtbot,
-                                                                           fake_api):
+def test_quitting_mid_reply_stores_what_was_said_before_the_database_closes(
+    chat, qloop, qtbot, fake_api
+):
     """``aclose`` (the app's quit) stops the turn and waits for the agent to keep the partial
     reply, so nothing is written to a closed database."""
     gate = threading.Event()

@@ -78,8 +78,11 @@ def test_the_debounce_spin_box_is_bounded_to_2_to_120_seconds(qtbot, data_dir):
 
 
 def test_a_key_from_the_environment_is_said_and_cannot_be_edited(qtbot, data_dir):
-    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(key="env"),
-                        env={"ANTHROPIC_API_KEY": "sk-env", "YAK_MODEL": "env-model"})
+    page = ProviderPage(
+        data_dir=data_dir,
+        service=KeyServiceStub(key="env"),
+        env={"ANTHROPIC_API_KEY": "sk-env", "YAK_MODEL": "env-model"},
+    )
     qtbot.addWidget(page)
     assert not page.key_edit.isEnabled()
     assert "ANTHROPIC_API_KEY" in page.key_note.text()
@@ -114,13 +117,18 @@ def test_the_key_field_is_masked_until_shown(qtbot, data_dir):
 def service(data_dir):
     """The real chat service (its key methods use the OS keyring; tests install a memory one)."""
     db = open_database(data_dir)
-    yield ChatService(db=db, bus=EventBus(), settings=lambda: load_settings(data_dir),
-                      provider_factory=lambda: Provider(max_retries=0))
+    yield ChatService(
+        db=db,
+        bus=EventBus(),
+        settings=lambda: load_settings(data_dir),
+        provider_factory=lambda: Provider(max_retries=0),
+    )
     db.close()
 
 
 def test_a_typed_key_goes_to_the_keyring_never_to_the_settings_or_the_database(
-        qloop, qtbot, data_dir, service, memory_keyring):
+    qloop, qtbot, data_dir, service, memory_keyring
+):
     page = ProviderPage(data_dir=data_dir, service=service, env={})
     qtbot.addWidget(page)
     assert "No key yet" in page.key_note.text()
@@ -163,8 +171,9 @@ def test_a_key_the_keyring_cannot_store_gives_one_sentence(qloop, qtbot, data_di
     async def body() -> None:
         qtbot.keyClicks(page.key_edit, "sk-ant-x")
         page.apply_button.click()
-        await until(lambda: "ANTHROPIC_API_KEY" in page.status_label.text(),
-                    what="the failure sentence")
+        await until(
+            lambda: "ANTHROPIC_API_KEY" in page.status_label.text(), what="the failure sentence"
+        )
 
     run(qloop, body())
     assert "\n" not in page.status_label.text()
@@ -172,8 +181,7 @@ def test_a_key_the_keyring_cannot_store_gives_one_sentence(qloop, qtbot, data_di
     assert not service.has_api_key()
 
 
-def test_test_connection_reaches_the_server_and_says_so(qloop, qtbot, data_dir, service,
-                                                        fake_api):
+def test_test_connection_reaches_the_server_and_says_so(qloop, qtbot, data_dir, service, fake_api):
     from fake_anthropic import error, text
 
     fake_api.script(text("ok"), error(401))

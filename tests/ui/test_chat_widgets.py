@@ -28,11 +28,18 @@ from yak.ui.chat.transcript import (
 def _message(role: str, *blocks: dict) -> ChatMessage:
     from datetime import UTC, datetime
 
-    return ChatMessage(id=f"m{id(blocks)}", session_id="s", workspace_id="w", role=role,
-                       content=tuple(blocks), created_at=datetime.now(UTC))
+    return ChatMessage(
+        id=f"m{id(blocks)}",
+        session_id="s",
+        workspace_id="w",
+        role=role,
+        content=tuple(blocks),
+        created_at=datetime.now(UTC),
+    )
 
 
 # -- the prompt box -------------------------------------------------------------------------------
+
 
 def test_enter_sends_the_prompt_and_shift_enter_makes_a_new_line(qtbot):
     """Shift+Enter inserts a line break without sending; Enter sends the whole text."""
@@ -84,10 +91,12 @@ def test_enter_on_a_blank_prompt_or_while_busy_sends_nothing(qtbot):
 
 # -- Markdown and tool calls ----------------------------------------------------------------------
 
+
 def test_markdown_is_rendered_and_raw_html_in_a_reply_is_shown_as_text(qtbot):
     """Emphasis and code become markup; a reply's own HTML and javascript: links do not."""
-    html = render_markdown("**bold** and `code`\n\n<img src=x onerror=alert(1)> "
-                           "[click](javascript:alert(1))")
+    html = render_markdown(
+        "**bold** and `code`\n\n<img src=x onerror=alert(1)> [click](javascript:alert(1))"
+    )
     assert "<strong>bold</strong>" in html
     assert "<code>code</code>" in html
     assert "<img" not in html
@@ -108,8 +117,14 @@ def test_tool_call_shows_name_target_outcome_and_expands_to_its_output(qtbot):
     view.show()
     block = view.start_tool_call("t1", "write_file", "notes.txt")
     assert block.summary_text() == "… write_file notes.txt — running…"
-    view.finish_tool_call("t1", tool="write_file", target="notes.txt", ok=True,
-                          summary="wrote 2 lines", output="Wrote notes.txt (2 lines).")
+    view.finish_tool_call(
+        "t1",
+        tool="write_file",
+        target="notes.txt",
+        ok=True,
+        summary="wrote 2 lines",
+        output="Wrote notes.txt (2 lines).",
+    )
     assert "✓ write_file notes.txt — wrote 2 lines" in view.plain_text()
     qtbot.waitUntil(block.isVisible)  # a widget added to a shown layout is shown by the loop
     assert not block.output_view.isVisible()
@@ -124,15 +139,31 @@ def test_a_stored_session_shows_prompts_replies_and_tool_outcomes():
     """History: the user's text verbatim, the reply rendered, each tool call with its result
     (a denied one marked failed), tool results never as a user message."""
     view = TranscriptView()
-    view.show_messages([
-        _message("user", {"type": "text", "text": "Please *write* a.txt"}),
-        _message("assistant", {"type": "text", "text": "Sure, **writing** it."},
-                 {"type": "tool_use", "id": "tu1", "name": "write_file",
-                  "input": {"path": "a.txt", "content": "x"}}),
-        _message("user", {"type": "tool_result", "tool_use_id": "tu1", "is_error": True,
-                          "content": "denied by user"}),
-        _message("assistant", {"type": "text", "text": "Understood."}),
-    ])
+    view.show_messages(
+        [
+            _message("user", {"type": "text", "text": "Please *write* a.txt"}),
+            _message(
+                "assistant",
+                {"type": "text", "text": "Sure, **writing** it."},
+                {
+                    "type": "tool_use",
+                    "id": "tu1",
+                    "name": "write_file",
+                    "input": {"path": "a.txt", "content": "x"},
+                },
+            ),
+            _message(
+                "user",
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "tu1",
+                    "is_error": True,
+                    "content": "denied by user",
+                },
+            ),
+            _message("assistant", {"type": "text", "text": "Understood."}),
+        ]
+    )
     items = view.items()
     assert [type(i) for i in items] == [MessageBlock, MessageBlock, ToolCallBlock, MessageBlock]
     assert items[0].toPlainText() == "Please *write* a.txt"
@@ -143,10 +174,14 @@ def test_a_stored_session_shows_prompts_replies_and_tool_outcomes():
 
 
 def test_a_stored_result_is_summed_up_in_a_few_words():
-    assert result_summary("Denied by the user: this call was not run. Do not retry.") == \
-        "Denied by the user"
-    assert result_summary("created notes.txt (1 lines, 44 characters).") == \
-        "created notes.txt (1 lines, 44 characters)."
+    assert (
+        result_summary("Denied by the user: this call was not run. Do not retry.")
+        == "Denied by the user"
+    )
+    assert (
+        result_summary("created notes.txt (1 lines, 44 characters).")
+        == "created notes.txt (1 lines, 44 characters)."
+    )
     assert result_summary("\n\nexit 0\nline two") == "exit 0"
 
 
@@ -156,8 +191,9 @@ def test_a_long_tool_line_is_shortened_not_widening_the_transcript(qtbot):
     view.resize(400, 300)
     view.show()
     summary = "refused: " + "very long reason " * 40
-    block = view.finish_tool_call("t", tool="run_command", target="make " + "x" * 300, ok=False,
-                                  summary=summary, output="")
+    block = view.finish_tool_call(
+        "t", tool="run_command", target="make " + "x" * 300, ok=False, summary=summary, output=""
+    )
     qtbot.waitUntil(block.isVisible)
     qtbot.waitUntil(lambda: view.widget().width() <= view.viewport().width())
     assert block.label.text().endswith("…")
@@ -175,6 +211,7 @@ def test_tool_target_prefers_the_path_pattern_or_command():
 
 
 # -- streaming ------------------------------------------------------------------------------------
+
 
 def test_streamed_text_is_buffered_and_rendered_by_the_timer_not_per_delta(qtbot):
     """Hundreds of deltas cost no render until the render timer fires; then all the text shows
@@ -260,13 +297,20 @@ def test_the_view_follows_new_text_unless_the_user_scrolled_up(qtbot):
 
 # -- approval -------------------------------------------------------------------------------------
 
+
 def _request(tool: str = "write_file") -> ApprovalRequest:
-    return ApprovalRequest(session_id="s", tool_use_id="tu", tool=tool, target="notes.txt",
-                           detail="--- a/notes.txt\n+++ b/notes.txt\n+hello\n")
+    return ApprovalRequest(
+        session_id="s",
+        tool_use_id="tu",
+        tool=tool,
+        target="notes.txt",
+        detail="--- a/notes.txt\n+++ b/notes.txt\n+hello\n",
+    )
 
 
 def _ask_and_answer(loop, answer) -> ApprovalDecision:
     """Open the dialog through ``ask_approval`` and let ``answer(dialog)`` act on it."""
+
     async def body() -> ApprovalDecision:
         shown: list[ApprovalDialog] = []
         task = asyncio.ensure_future(ask_approval(_request(), on_shown=shown.append))
@@ -289,19 +333,26 @@ def test_approval_dialog_shows_tool_target_and_detail_in_monospace(qtbot):
 
 
 def test_approval_allow_once_and_allow_for_session(qloop):
-    assert _ask_and_answer(qloop, lambda d: d.allow_once_button.click()) is \
-        ApprovalDecision.ALLOW_ONCE
-    assert _ask_and_answer(qloop, lambda d: d.allow_session_button.click()) is \
-        ApprovalDecision.ALLOW_SESSION
+    assert (
+        _ask_and_answer(qloop, lambda d: d.allow_once_button.click()) is ApprovalDecision.ALLOW_ONCE
+    )
+    assert (
+        _ask_and_answer(qloop, lambda d: d.allow_session_button.click())
+        is ApprovalDecision.ALLOW_SESSION
+    )
 
 
 def test_approval_deny_is_the_default_and_escape_denies(qloop, qtbot):
     """Deny by its button, by Enter (the default button), by Esc, and by closing the window."""
     assert _ask_and_answer(qloop, lambda d: d.deny_button.click()) is ApprovalDecision.DENY
-    assert _ask_and_answer(qloop, lambda d: qtbot.keyClick(d, Qt.Key.Key_Return)) is \
-        ApprovalDecision.DENY
-    assert _ask_and_answer(qloop, lambda d: qtbot.keyClick(d, Qt.Key.Key_Escape)) is \
-        ApprovalDecision.DENY
+    assert (
+        _ask_and_answer(qloop, lambda d: qtbot.keyClick(d, Qt.Key.Key_Return))
+        is ApprovalDecision.DENY
+    )
+    assert (
+        _ask_and_answer(qloop, lambda d: qtbot.keyClick(d, Qt.Key.Key_Escape))
+        is ApprovalDecision.DENY
+    )
     assert _ask_and_answer(qloop, lambda d: d.close()) is ApprovalDecision.DENY
 
 
@@ -317,9 +368,15 @@ def test_stopping_while_the_approval_dialog_is_open_closes_it(qloop):
             pass
         else:
             raise AssertionError("the approval was not cancelled")
-        await until(lambda: not any(isinstance(w, ApprovalDialog) and w.isVisible()
-                                    for w in QApplication.topLevelWidgets()),
-                    what="the dialog to close")
+        await until(
+            lambda: (
+                not any(
+                    isinstance(w, ApprovalDialog) and w.isVisible()
+                    for w in QApplication.topLevelWidgets()
+                )
+            ),
+            what="the dialog to close",
+        )
 
     run(qloop, body())
 
@@ -344,14 +401,14 @@ def test_streaming_renders_do_not_eat_references_to_none(qtbot):
 
 # -- the session list -----------------------------------------------------------------------------
 
+
 def _session(session_id: str, title: str):
     from datetime import UTC, datetime
 
     from yak.domain import ChatSession
 
     now = datetime.now(UTC)
-    return ChatSession(id=session_id, workspace_id="w", title=title, created_at=now,
-                       updated_at=now)
+    return ChatSession(id=session_id, workspace_id="w", title=title, created_at=now, updated_at=now)
 
 
 def _open_title_editor(qtbot, panel):

@@ -98,15 +98,21 @@ def test_panel_status_follows_the_refresh_queue(env, qtbot, qloop):
     async def refused_run(workspace_id: str, rebuild: bool) -> RefreshOutcome:
         await release.wait()
         outcome = RefreshOutcome(
-            status=RefreshStatus.REFUSED_CEILING, workspace_id=workspace_id, version=1,
-            lines=180, reason="the reply has 240 lines, over the limit of 200, even after "
-            "asking to condense; the document is unchanged.", reply=reply)
+            status=RefreshStatus.REFUSED_CEILING,
+            workspace_id=workspace_id,
+            version=1,
+            lines=180,
+            reason="the reply has 240 lines, over the limit of 200, even after "
+            "asking to condense; the document is unchanged.",
+            reply=reply,
+        )
         await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
         env.bus.publish(RefreshFinished(workspace_id, outcome))
         return outcome
 
-    queue = MemoryRefreshQueue(refused_run, debounce_s=10, clock=clock, bus=env.bus,
-                               scheduler=scheduler)
+    queue = MemoryRefreshQueue(
+        refused_run, debounce_s=10, clock=clock, bus=env.bus, scheduler=scheduler
+    )
     service = WorkspaceService(store=env.store, db=env.db, bus=env.bus, queue=queue)
     window = MainWindow()
     qtbot.addWidget(window)
@@ -152,10 +158,20 @@ def test_failed_refresh_offers_retry_which_runs_it_again(env, qtbot, qloop):
     outcome then shows."""
     workspace = env.workspace("proj", lines(10))
     outcomes = [
-        RefreshOutcome(status=RefreshStatus.FAILED, workspace_id=workspace.id, version=1,
-                       lines=10, reason="Anthropic is overloaded (529); try again later."),
-        RefreshOutcome(status=RefreshStatus.UP_TO_DATE, workspace_id=workspace.id, version=1,
-                       lines=10, reason="nothing new"),
+        RefreshOutcome(
+            status=RefreshStatus.FAILED,
+            workspace_id=workspace.id,
+            version=1,
+            lines=10,
+            reason="Anthropic is overloaded (529); try again later.",
+        ),
+        RefreshOutcome(
+            status=RefreshStatus.UP_TO_DATE,
+            workspace_id=workspace.id,
+            version=1,
+            lines=10,
+            reason="nothing new",
+        ),
     ]
     calls = []
 
@@ -178,8 +194,9 @@ def test_failed_refresh_offers_retry_which_runs_it_again(env, qtbot, qloop):
         await controller.open_workspace(str(env.folder("proj")))
         await service.refresh_now(workspace.id)
         await controller.tasks.drain()
-        assert panel.status_label.text() == ("failed: Anthropic is overloaded (529); try again "
-                                             "later.")
+        assert panel.status_label.text() == (
+            "failed: Anthropic is overloaded (529); try again later."
+        )
         assert panel.action_button.text() == "Retry" and panel.action_button.isVisible()
 
         qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
@@ -199,8 +216,14 @@ def test_view_opens_a_refused_reply_in_the_editor_to_trim_and_save(env, ui, qtbo
     window, controller = ui
     workspace = env.workspace("proj", lines(180))
     reply = lines(240, prefix="rewritten")
-    outcome = RefreshOutcome(status=RefreshStatus.REFUSED_CEILING, workspace_id=workspace.id,
-                             version=1, lines=180, reason="over the ceiling", reply=reply)
+    outcome = RefreshOutcome(
+        status=RefreshStatus.REFUSED_CEILING,
+        workspace_id=workspace.id,
+        version=1,
+        lines=180,
+        reason="over the ceiling",
+        reply=reply,
+    )
     env.store.record_attempt(outcome, base_version=1)
 
     async def body():
@@ -261,8 +284,10 @@ def test_edit_opens_settings_on_the_workspace_and_menus_show_shortcuts(env, ui, 
         assert dialog.stack.currentWidget() is controller.memory_page
         assert controller.memory_page.editor.workspace.id == workspace.id
         assert controller.memory_page.selected_workspace_id() == workspace.id
-        shortcuts = {a.text().replace("&", ""): a.shortcut().toString()
-                     for a in (window.open_action, window.settings_action, window.quit_action)}
+        shortcuts = {
+            a.text().replace("&", ""): a.shortcut().toString()
+            for a in (window.open_action, window.settings_action, window.quit_action)
+        }
         assert shortcuts == {"Open Folder…": "Ctrl+O", "Settings…": "Ctrl+,", "Quit": "Ctrl+Q"}
 
     run(qloop, body())
@@ -306,8 +331,13 @@ def test_dropping_a_folder_opens_it_and_a_file_is_ignored(env, ui, qloop, tmp_pa
     def drop(path) -> QDropEvent:
         mime = QMimeData()
         mime.setUrls([QUrl.fromLocalFile(str(path))])
-        event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
-                           Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        event = QDropEvent(
+            QPointF(10, 10),
+            Qt.DropAction.CopyAction,
+            mime,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
         window.dropEvent(event)
         return event
 
@@ -324,13 +354,15 @@ def test_dropping_a_folder_opens_it_and_a_file_is_ignored(env, ui, qloop, tmp_pa
 
 
 def test_with_no_workspace_the_panel_wraps_its_hint_and_disables_refresh_and_edit(
-        env, qtbot, qloop):
+    env, qtbot, qloop
+):
     """Before a folder is open the panel says how to open one, wrapped to the panel's width
     (all of it visible), and Refresh and Edit… are disabled; once a folder with an empty memory
     is open they are enabled and the hint says there is no memory yet; a document replaces it."""
     env.folder("proj")
-    service = WorkspaceService(store=env.store, db=env.db, bus=env.bus,
-                               refresher=object())  # refreshing is available; never run here
+    service = WorkspaceService(
+        store=env.store, db=env.db, bus=env.bus, refresher=object()
+    )  # refreshing is available; never run here
     window = MainWindow()
     qtbot.addWidget(window)
     controller = AppController(window=window, service=service, bridge=env.bridge)
@@ -341,9 +373,12 @@ def test_with_no_workspace_the_panel_wraps_its_hint_and_disables_refresh_and_edi
 
     def hint_fits() -> bool:
         label = panel.placeholder_label
-        return (label.isVisible() and label.wordWrap()
-                and label.geometry().right() <= panel.contentsRect().right()
-                and label.heightForWidth(label.width()) <= label.height())
+        return (
+            label.isVisible()
+            and label.wordWrap()
+            and label.geometry().right() <= panel.contentsRect().right()
+            and label.heightForWidth(label.width()) <= label.height()
+        )
 
     async def body():
         assert panel.title_label.text() == "No workspace"
@@ -387,15 +422,20 @@ def test_help_about_names_the_version_licence_and_where_data_and_log_are(env, ui
         assert "Log file: /var/log/yak/yak.log" in text
 
         window.shortcuts_action.trigger()
-        await until(lambda: window.shortcuts_box is not None
-                    and window.shortcuts_box.isVisible(), what="the shortcuts box")
+        await until(
+            lambda: window.shortcuts_box is not None and window.shortcuts_box.isVisible(),
+            what="the shortcuts box",
+        )
         box = window.shortcuts_box
         assert box.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
         shown = box.text()
-        for keys, what in [("Ctrl+O", "Open a project folder"), ("Ctrl+,", "Settings"),
-                           ("Ctrl+Shift+M", "Show or hide the memory panel"),
-                           ("Ctrl+S", "Save the memory in Settings › Memory"),
-                           ("Ctrl+Q", "Quit")]:
+        for keys, what in [
+            ("Ctrl+O", "Open a project folder"),
+            ("Ctrl+,", "Settings"),
+            ("Ctrl+Shift+M", "Show or hide the memory panel"),
+            ("Ctrl+S", "Save the memory in Settings › Memory"),
+            ("Ctrl+Q", "Quit"),
+        ]:
             assert f"<b>{keys}</b></td><td>{what}</td>" in shown
         box.done(0)
 
@@ -415,6 +455,7 @@ def test_a_new_version_replaces_a_stale_refresh_verdict_in_the_status_bar(env, u
         await env.service.save(workspace.id, lines(21), expected_version=document.version)
         await controller.tasks.drain()
         assert window.statusBar().currentMessage() == (
-            f"Memory updated to version {document.version + 1} (hand edit).")
+            f"Memory updated to version {document.version + 1} (hand edit)."
+        )
 
     run(qloop, body())

@@ -85,12 +85,16 @@ def test_save_stores_the_edit_as_a_new_version(env, page, qtbot, qloop):
     run(qloop, body())
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    (lines(212), "The memory document has 212 lines; the limit is 200."),
-    ("y" * 25_001, "The memory document has 25,001 characters; the limit is 25,000."),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (lines(212), "The memory document has 212 lines; the limit is 200."),
+        ("y" * 25_001, "The memory document has 25,001 characters; the limit is 25,000."),
+    ],
+)
 def test_save_over_the_ceiling_is_refused_with_a_message_and_nothing_stored(
-        env, page, qtbot, qloop, text, reason):
+    env, page, qtbot, qloop, text, reason
+):
     """Over 200 lines or 25,000 characters, Save says why and writes nothing: the stored
     document is unchanged byte for byte, and the edits stay in the editor."""
     workspace = env.workspace("proj", lines(150))
@@ -124,7 +128,8 @@ def test_save_over_the_ceiling_is_refused_with_a_message_and_nothing_stored(
 
 
 def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top(
-        env, page, qtbot, qloop):
+    env, page, qtbot, qloop
+):
     """Another program writes while the user edits: the editor keeps the user's text and shows
     the banner with the diff; nothing is overwritten. Keep mine then saves the user's text as a
     new version on top of theirs."""
@@ -146,10 +151,14 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         assert editor.banner_label.text() == (
             "The memory changed to version 2 by another program (such as the yak command) "
             "while you were editing. Keep mine saves your text as version 3; Take theirs "
-            "discards your edits.")
-        assert editor.diff_view.rows() == [("@@ -1,2 +1,2 @@", GREY), ("  - base fact", None),
-                                           ("− - their fact", RED_BG),
-                                           ("+ - my new fact", GREEN_BG)]
+            "discards your edits."
+        )
+        assert editor.diff_view.rows() == [
+            ("@@ -1,2 +1,2 @@", GREY),
+            ("  - base fact", None),
+            ("− - their fact", RED_BG),
+            ("+ - my new fact", GREEN_BG),
+        ]
         assert editor.text == "- base fact\n- my new fact\n"  # mine is still there
         assert env.stored(workspace.id).content == "- base fact\n- their fact\n"  # theirs too
 
@@ -159,7 +168,9 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         assert stored.content == "- base fact\n- my new fact\n"
         assert stored.version == 3
         assert [r.content for r in env.store.history(workspace.id)][:2] == [
-            "- base fact\n- my new fact\n", "- base fact\n- their fact\n"]
+            "- base fact\n- my new fact\n",
+            "- base fact\n- their fact\n",
+        ]
         assert not editor.banner_shown
         assert not editor.is_dirty()
 
@@ -229,12 +240,16 @@ def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, q
         assert editor.banner_shown
         assert editor.banner_label.text() == (
             "The memory changed (version 3) while you were editing; nothing was saved. Keep "
-            "mine saves your text as version 4; Take theirs discards your edits.")
+            "mine saves your text as version 4; Take theirs discards your edits."
+        )
         assert "Reload" not in editor.banner_label.text()
         assert editor.message_label.text() == ""  # not the stale "Saved as version 2."
         assert "version 3 (your edits are based on version 2)" in editor.header_label.text()
-        assert editor.diff_view.rows() == [("@@ -1 +1 @@", GREY), ("− - their fact", RED_BG),
-                                           ("+ - my edit", GREEN_BG)]
+        assert editor.diff_view.rows() == [
+            ("@@ -1 +1 @@", GREY),
+            ("− - their fact", RED_BG),
+            ("+ - my edit", GREEN_BG),
+        ]
         stored = env.stored(workspace.id)
         assert (stored.content, stored.version) == ("- their fact\n", 3)
         assert editor.text == "- my edit\n"
@@ -251,8 +266,7 @@ def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, q
     run(qloop, body())
 
 
-def test_take_theirs_after_a_stale_save_shows_their_version_in_the_header(
-        env, page, qtbot, qloop):
+def test_take_theirs_after_a_stale_save_shows_their_version_in_the_header(env, page, qtbot, qloop):
     """Take theirs resolves the conflict banner: the editor, the message and the header show
     the stored version; nothing is written."""
     workspace = env.workspace("proj", "- base fact\n")
@@ -269,8 +283,9 @@ def test_take_theirs_after_a_stale_save_shows_their_version_in_the_header(
         qtbot.mouseClick(editor.take_theirs_button, Qt.MouseButton.LeftButton)
         assert not editor.banner_shown
         assert editor.text == "- their fact\n"
-        assert editor.message_label.text() == ("Showing the stored version 2; your edits were "
-                                               "discarded.")
+        assert editor.message_label.text() == (
+            "Showing the stored version 2; your edits were discarded."
+        )
         assert "version 2 · " in editor.header_label.text()
         assert "based on" not in editor.header_label.text()
         assert env.stored(workspace.id).version == 2
@@ -298,8 +313,11 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
 
         dialog.select_revision(1)
         # Coloured lines with a spaced marker: the document's own dash stays readable.
-        assert dialog.diff_view.rows() == [("@@ -1 +1 @@", GREY), ("− - first", RED_BG),
-                                           ("+ - second", GREEN_BG)]
+        assert dialog.diff_view.rows() == [
+            ("@@ -1 +1 @@", GREY),
+            ("− - first", RED_BG),
+            ("+ - second", GREEN_BG),
+        ]
         assert "Version 1 (hand" in dialog.diff_label.text()
         qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
@@ -316,12 +334,16 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
     run(qloop, body())
 
 
-@pytest.mark.parametrize(("name_filter", "title"), [
-    ("Plain text (*.txt)", ""),
-    ("Markdown (*.md)", "# proj\n\n"),
-])
-def test_export_writes_the_bytes_the_editor_shows(env, page, qtbot, qloop, tmp_path,
-                                                   name_filter, title):
+@pytest.mark.parametrize(
+    ("name_filter", "title"),
+    [
+        ("Plain text (*.txt)", ""),
+        ("Markdown (*.md)", "# proj\n\n"),
+    ],
+)
+def test_export_writes_the_bytes_the_editor_shows(
+    env, page, qtbot, qloop, tmp_path, name_filter, title
+):
     """Export… (save dialog with a format) writes exactly the editor's text as UTF-8 (under a
     title line for Markdown)."""
     text = "- café ☕ naïve\n- second line\n\n- after a blank line\n"
@@ -347,8 +369,7 @@ def test_export_writes_the_bytes_the_editor_shows(env, page, qtbot, qloop, tmp_p
     run(qloop, body())
 
 
-def test_switching_workspace_with_unsaved_edits_asks_save_discard_cancel(
-        env, page, qtbot, qloop):
+def test_switching_workspace_with_unsaved_edits_asks_save_discard_cancel(env, page, qtbot, qloop):
     """Choosing another workspace with unsaved edits asks first: Cancel keeps the edits and the
     workspace, Discard drops them (nothing stored), Save stores them and then switches."""
     alpha = env.workspace("alpha", "- alpha fact\n")
@@ -434,8 +455,7 @@ def test_closing_settings_with_unsaved_edits_asks_first(env, qtbot, qloop):
     run(qloop, body())
 
 
-def test_delete_asks_then_empties_the_document_and_history_can_restore_it(
-        env, page, qtbot, qloop):
+def test_delete_asks_then_empties_the_document_and_history_can_restore_it(env, page, qtbot, qloop):
     """Delete… asks for confirmation (Cancel deletes nothing), then empties the document as a
     ``clear`` revision that History can restore."""
     workspace = env.workspace("proj", "- keep me\n")
@@ -497,10 +517,20 @@ def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtb
     reply opens in the editor as unsaved edits (nothing stored until Save)."""
     workspace = env.workspace("proj", lines(150))
     reply = lines(12, prefix="collapsed")
-    env.store.record_attempt(RefreshOutcome(
-        status=RefreshStatus.REFUSED_FLOOR, workspace_id=workspace.id, version=1, lines=150,
-        reason="the reply kept 12 of 150 lines (8%)", reply=reply, model="claude-haiku-4-5",
-        usage=TokenUsage(1200, 80), duration_s=1.5), base_version=1)
+    env.store.record_attempt(
+        RefreshOutcome(
+            status=RefreshStatus.REFUSED_FLOOR,
+            workspace_id=workspace.id,
+            version=1,
+            lines=150,
+            reason="the reply kept 12 of 150 lines (8%)",
+            reply=reply,
+            model="claude-haiku-4-5",
+            usage=TokenUsage(1200, 80),
+            duration_s=1.5,
+        ),
+        base_version=1,
+    )
 
     async def body():
         await show(page, workspace.id)
@@ -510,8 +540,12 @@ def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtb
         table = dialog.attempts_table
         assert table.rowCount() == 1
         assert [table.item(0, c).text() for c in (1, 2, 3, 4, 5)] == [
-            "refused_floor", "the reply kept 12 of 150 lines (8%)", "claude-haiku-4-5",
-            "1,200 / 80", "1.5 s"]
+            "refused_floor",
+            "the reply kept 12 of 150 lines (8%)",
+            "claude-haiku-4-5",
+            "1,200 / 80",
+            "1.5 s",
+        ]
         assert dialog.reply_view.toPlainText() == reply
         qtbot.mouseClick(dialog.open_reply_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
@@ -574,10 +608,13 @@ def test_history_diff_is_coloured_and_shows_the_text_as_written(env, page, qtbot
         dialog.select_revision(1)
         assert dialog.diff_view.rows() == [
             ("@@ -2,7 +2,6 @@", GREY),
-            ("  - note 2", None), ("  - note 3", None), ("  - note 4", None),
+            ("  - note 2", None),
+            ("  - note 3", None),
+            ("  - note 4", None),
             ("− - note 5", RED_BG),
             ("+ - note 5 <b>bold?</b> & more", GREEN_BG),
-            ("  - note 6", None), ("  - note 7", None),
+            ("  - note 6", None),
+            ("  - note 7", None),
             ("− - note 8", RED_BG),
         ]
         assert dialog.diff_view.isReadOnly()
@@ -592,12 +629,24 @@ def test_history_attempt_columns_show_the_model_whole(env, page, qtbot, qloop):
     """With a long reason, the Refresh attempts table still shows the model, tokens and duration
     whole inside the dialog; the reason takes the room left and its tooltip has all of it."""
     workspace = env.workspace("proj", lines(150))
-    reason = ("the reply kept 12 of 150 lines (8%), under the floor of 50%; the document is "
-              "unchanged and the reply is kept with this attempt so it can be opened ") * 2
-    env.store.record_attempt(RefreshOutcome(
-        status=RefreshStatus.REFUSED_FLOOR, workspace_id=workspace.id, version=1, lines=150,
-        reason=reason, reply=lines(12), model="claude-haiku-4-5-20251001",
-        usage=TokenUsage(12000, 800), duration_s=3.25), base_version=1)
+    reason = (
+        "the reply kept 12 of 150 lines (8%), under the floor of 50%; the document is "
+        "unchanged and the reply is kept with this attempt so it can be opened "
+    ) * 2
+    env.store.record_attempt(
+        RefreshOutcome(
+            status=RefreshStatus.REFUSED_FLOOR,
+            workspace_id=workspace.id,
+            version=1,
+            lines=150,
+            reason=reason,
+            reply=lines(12),
+            model="claude-haiku-4-5-20251001",
+            usage=TokenUsage(12000, 800),
+            duration_s=3.25,
+        ),
+        base_version=1,
+    )
 
     async def body():
         await show(page, workspace.id)

@@ -26,8 +26,7 @@ async def view_reply(page: MemoryPage, workspace_id: str, reply: str) -> None:
     assert page.editor.text == reply and page.editor.is_dirty()
 
 
-def test_save_of_a_floor_refused_reply_asks_and_cancel_keeps_the_document(
-        env, page, qtbot, qloop):
+def test_save_of_a_floor_refused_reply_asks_and_cancel_keeps_the_document(env, page, qtbot, qloop):
     """View a floor-refused reply, Save: the question names both sizes with Cancel as the
     default; Cancel stores nothing (byte for byte) and keeps the edits; Save anyway stores it."""
     workspace = env.workspace("proj", lines(36))
@@ -114,15 +113,18 @@ def test_save_in_the_unsaved_edits_guard_asks_and_cancel_does_not_switch(env, pa
     run(qloop, body())
 
 
-@pytest.mark.parametrize(("previous", "new", "asked"), [
-    (lines(36), REPLY, True),
-    (lines(36), "", True),
-    (lines(36), lines(20), False),  # keeps over half
-    (lines(36), lines(17), True),   # keeps under half of the lines
-    ("", REPLY, False),             # nothing to collapse
-    ("- short\n", "", True),        # emptying always asks
-    ("- base fact\n- saved once\n", "- my edit\n", False),  # rewording a tiny document
-])
+@pytest.mark.parametrize(
+    ("previous", "new", "asked"),
+    [
+        (lines(36), REPLY, True),
+        (lines(36), "", True),
+        (lines(36), lines(20), False),  # keeps over half
+        (lines(36), lines(17), True),  # keeps under half of the lines
+        ("", REPLY, False),  # nothing to collapse
+        ("- short\n", "", True),  # emptying always asks
+        ("- base fact\n- saved once\n", "- my edit\n", False),  # rewording a tiny document
+    ],
+)
 def test_shrink_question_follows_the_floor_rule(previous, new, asked):
     """The helper asks exactly when the floor rule (or emptying) applies."""
     assert (shrink_question(previous, new) is not None) is asked

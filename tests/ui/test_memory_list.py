@@ -38,7 +38,8 @@ def test_an_orphaned_workspace_is_marked_and_can_be_re_attached(env, page, qtbot
         assert cell(model, gone.id, 3) == ORPHANED
         assert cell(model, alive.id, 3) == ""
         assert "no longer exists" in model.index(model.row_of(gone.id), 0).data(
-            Qt.ItemDataRole.ToolTipRole)
+            Qt.ItemDataRole.ToolTipRole
+        )
 
         page.select_workspace(alive.id)
         await page.controller.tasks.drain()
@@ -69,7 +70,8 @@ def test_an_orphaned_workspace_is_marked_and_can_be_re_attached(env, page, qtbot
 
 
 def test_re_attach_to_a_folder_with_its_own_memory_says_why_and_changes_nothing(
-        env, page, qtbot, qloop):
+    env, page, qtbot, qloop
+):
     """Re-attaching onto a folder that already has a memory is refused with a sentence."""
     gone = env.workspace("old-name", "- remembered fact\n")
     taken = env.workspace("taken", "- its own memory\n")
@@ -98,9 +100,17 @@ def summaries(count: int) -> list[MemorySummary]:
     for i in range(count):
         path = f"/home/dev/projects/p{i:05d}"
         workspace = Workspace(id=workspace_id_for(path), path=path, created_at=base)
-        result.append(MemorySummary(workspace=workspace, version=1, lines=i % 200, chars=i,
-                                    updated_at=base + timedelta(minutes=i), flags=(),
-                                    orphaned=i % 1000 == 0))
+        result.append(
+            MemorySummary(
+                workspace=workspace,
+                version=1,
+                lines=i % 200,
+                chars=i,
+                updated_at=base + timedelta(minutes=i),
+                flags=(),
+                orphaned=i % 1000 == 0,
+            )
+        )
     return result
 
 
@@ -173,9 +183,12 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
     never = env.workspace("never", "- d\n")
 
     def attempt(workspace, status, reason):
-        env.store.record_attempt(RefreshOutcome(
-            status=status, workspace_id=workspace.id, version=1, lines=1, reason=reason),
-            base_version=1)
+        env.store.record_attempt(
+            RefreshOutcome(
+                status=status, workspace_id=workspace.id, version=1, lines=1, reason=reason
+            ),
+            base_version=1,
+        )
 
     attempt(refused, RefreshStatus.REFUSED_FLOOR, "the reply kept 12 of 150 lines (8%)")
     attempt(failed, RefreshStatus.FAILED, "Anthropic is overloaded (529); try again later.")
@@ -188,16 +201,26 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
         page.controller.show_workspace(never.id)
         await page.controller.tasks.drain()
         model = page.model
-        assert {w.name: cell(model, w.id, 3) for w in (refused, failed, applied, edited_after,
-                                                         never)} == {
-            "refused": "refused_floor", "failed": "failed", "applied": "up to date",
-            "edited-after": "up to date", "never": ""}
+        assert {
+            w.name: cell(model, w.id, 3) for w in (refused, failed, applied, edited_after, never)
+        } == {
+            "refused": "refused_floor",
+            "failed": "failed",
+            "applied": "up to date",
+            "edited-after": "up to date",
+            "never": "",
+        }
         tooltip = model.index(model.row_of(refused.id), 3).data(Qt.ItemDataRole.ToolTipRole)
         assert tooltip == "the reply kept 12 of 150 lines (8%)"
 
         # A retry succeeds while the list is open: the row follows, the selection stays.
-        outcome = RefreshOutcome(status=RefreshStatus.UP_TO_DATE, workspace_id=failed.id,
-                                 version=1, lines=1, reason="nothing new")
+        outcome = RefreshOutcome(
+            status=RefreshStatus.UP_TO_DATE,
+            workspace_id=failed.id,
+            version=1,
+            lines=1,
+            reason="nothing new",
+        )
         env.store.record_attempt(outcome, base_version=1)
         env.bus.publish(RefreshFinished(failed.id, outcome))
         await page.controller.tasks.drain()
@@ -209,7 +232,7 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
 
 
 def test_last_updated_is_re_rendered_while_the_list_is_open(env, qtbot, qloop):
-    """"Last updated" is not frozen at the time Settings opened: every 30 s while the page is
+    """ "Last updated" is not frozen at the time Settings opened: every 30 s while the page is
     shown the relative times are rendered again (the timer's slot is called here, not waited
     for); the timer stops while the page is hidden."""
     clock = {"now": datetime(2025, 6, 1, 12, 0, tzinfo=UTC)}

@@ -53,10 +53,12 @@ def add_conversation(env, workspace_id: str) -> ConversationStore:
     """One user and one assistant message in a new session of the workspace (unfolded)."""
     conversations = ConversationStore(env.db)
     session = conversations.create_session(workspace_id, "Build setup")
-    conversations.add_message(session.id, "user",
-                              [{"type": "text", "text": "We build with make, not cmake."}])
-    conversations.add_message(session.id, "assistant",
-                              [{"type": "text", "text": "Noted: make is the build tool."}])
+    conversations.add_message(
+        session.id, "user", [{"type": "text", "text": "We build with make, not cmake."}]
+    )
+    conversations.add_message(
+        session.id, "assistant", [{"type": "text", "text": "Noted: make is the build tool."}]
+    )
     return conversations
 
 
@@ -65,14 +67,20 @@ class Ui:
 
     def __init__(self, env, qtbot, refresh, key: Key) -> None:
         self.clock, self.scheduler = FakeClock(), ManualScheduler()
-        self.auto = AutoRefresh(refresh, has_api_key=key, bus=env.bus, debounce_s=10,
-                                clock=self.clock, scheduler=self.scheduler)
-        self.service = WorkspaceService(store=env.store, db=env.db, bus=env.bus,
-                                        auto_refresh=self.auto)
+        self.auto = AutoRefresh(
+            refresh,
+            has_api_key=key,
+            bus=env.bus,
+            debounce_s=10,
+            clock=self.clock,
+            scheduler=self.scheduler,
+        )
+        self.service = WorkspaceService(
+            store=env.store, db=env.db, bus=env.bus, auto_refresh=self.auto
+        )
         self.window = MainWindow()
         qtbot.addWidget(self.window)
-        self.controller = AppController(window=self.window, service=self.service,
-                                        bridge=env.bridge)
+        self.controller = AppController(window=self.window, service=self.service, bridge=env.bridge)
         self.provider_page = QWidget()
         self.controller.settings_dialog.add_page("Provider", self.provider_page)
         self.panel = self.window.memory_panel
@@ -97,8 +105,13 @@ def test_without_a_key_automatic_refreshes_pause_and_a_new_key_resumes_them(env,
 
     async def refresh(workspace_id: str, rebuild: bool) -> RefreshOutcome:
         calls.append(workspace_id)
-        return RefreshOutcome(status=RefreshStatus.UP_TO_DATE, reason="", version=1, lines=3,
-                              workspace_id=workspace_id)
+        return RefreshOutcome(
+            status=RefreshStatus.UP_TO_DATE,
+            reason="",
+            version=1,
+            lines=3,
+            workspace_id=workspace_id,
+        )
 
     key = Key(available=False)
     ui = Ui(env, qtbot, refresh, key)
@@ -131,8 +144,7 @@ def test_without_a_key_automatic_refreshes_pause_and_a_new_key_resumes_them(env,
         assert env.store.attempts(workspace.id) == []
         assert len(conversations.unfolded_messages(workspace.id)) == 2
         after = env.stored(workspace.id)
-        assert (after.content.encode(), after.version) == (before.content.encode(),
-                                                           before.version)
+        assert (after.content.encode(), after.version) == (before.content.encode(), before.version)
         # A workspace with nothing unfolded is not paused (the negative beside the positive).
         assert ui.auto.state(quiet.id).state == "idle"
         assert ui.auto.paused(workspace.id)
@@ -202,9 +214,13 @@ def refresher_ui(env, qtbot, fake_api, monkeypatch):
 
         return load_settings(env.data_dir)
 
-    refresher = MemoryRefresher(store=env.store, conversations=conversations,
-                                provider_factory=lambda: Provider(), settings=settings,
-                                bus=env.bus)
+    refresher = MemoryRefresher(
+        store=env.store,
+        conversations=conversations,
+        provider_factory=lambda: Provider(),
+        settings=settings,
+        bus=env.bus,
+    )
     key = Key(available=False)
     ui = Ui(env, qtbot, lambda w, rebuild: refresher.refresh(w, rebuild=rebuild), key)
     yield ui, key
@@ -212,7 +228,8 @@ def refresher_ui(env, qtbot, fake_api, monkeypatch):
 
 
 def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
-        env, refresher_ui, qtbot, qloop, fake_api, monkeypatch):
+    env, refresher_ui, qtbot, qloop, fake_api, monkeypatch
+):
     """Refresh without a key still runs and is recorded as failed with the missing-key sentence
     (DESIGN.md), but the panel and the editor show it as advice with Add key…, not in red; the
     document and the watermark are unchanged and nothing reached the API. With a key, the same
@@ -235,8 +252,7 @@ def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
         attempts = env.store.attempts(workspace.id)
         assert [(a.status, a.reason) for a in attempts] == [(RefreshStatus.FAILED, NO_KEY)]
         after = env.stored(workspace.id)
-        assert (after.content.encode(), after.version) == (before.content.encode(),
-                                                           before.version)
+        assert (after.content.encode(), after.version) == (before.content.encode(), before.version)
         assert len(conversations.unfolded_messages(workspace.id)) == 2
         assert fake_api.message_requests == []
 
@@ -274,8 +290,14 @@ def test_a_forced_refresh_that_reads_the_messages_ends_the_pause(env, qtbot, qlo
     outcomes = {"status": RefreshStatus.FAILED, "flags": ("provider:no_key",)}
 
     async def refresh(workspace_id: str, rebuild: bool) -> RefreshOutcome:
-        outcome = RefreshOutcome(status=outcomes["status"], workspace_id=workspace_id,
-                                 version=1, lines=3, reason=NO_KEY, flags=outcomes["flags"])
+        outcome = RefreshOutcome(
+            status=outcomes["status"],
+            workspace_id=workspace_id,
+            version=1,
+            lines=3,
+            reason=NO_KEY,
+            flags=outcomes["flags"],
+        )
         await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
         return outcome
 

@@ -30,8 +30,9 @@ def test_every_package_under_yak_is_listed_for_the_wheel():
     listed would be missing from the wheel while the editable install still works."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     listed = set(config["tool"]["setuptools"]["packages"])
-    on_disk = {".".join(p.parent.relative_to(ROOT).parts)
-               for p in (ROOT / "yak").rglob("__init__.py")}
+    on_disk = {
+        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "yak").rglob("__init__.py")
+    }
     assert on_disk - listed == set()
     assert "yak.resources" in listed
     assert config["tool"]["setuptools"]["package-dir"]["yak.resources"] == "resources"

@@ -31,9 +31,15 @@ MEMORY_PAGE = "Memory"
 PROVIDER_PAGE = "Provider"  # added by the chat UI when it is available
 
 
+_SOURCE_WORDS = {
+    "refresh": "memory refresh",
+    "hand": "hand edit",
+    "import": "import",
+    "restore": "restore",
+    "clear": "cleared",
+    "external": "changed by another program",
+}
 
-_SOURCE_WORDS = {"refresh": "memory refresh", "hand": "hand edit", "import": "import",
-                 "restore": "restore", "clear": "cleared", "external": "changed by another program"}
 
 class AppController(QObject):
     """The window's controller.
@@ -49,8 +55,14 @@ class AppController(QObject):
             ``settings_dialog.add_page(title, page)``.
     """
 
-    def __init__(self, *, window: MainWindow, service: Any, bridge: EventBridge,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        window: MainWindow,
+        service: Any,
+        bridge: EventBridge,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.window = window
         self.service = service
@@ -106,8 +118,9 @@ class AppController(QObject):
         await self._update_recent()
         return workspace
 
-    def open_settings(self, workspace_id: str | None = None, *,
-                      proposal: str | None = None) -> None:
+    def open_settings(
+        self, workspace_id: str | None = None, *, proposal: str | None = None
+    ) -> None:
         """Show Settings on the memory page, on ``workspace_id`` when given."""
         self.settings_dialog.show_page(MEMORY_PAGE)
         self.memory_controller.reload()
@@ -149,8 +162,10 @@ class AppController(QObject):
     def _on_bridge_memory_updated(self, event: MemoryUpdated) -> None:
         if self.workspace is not None and event.workspace_id == self.workspace.id:
             # A new version makes any earlier refresh verdict in the status bar stale.
-            self.window.show_status(f"Memory updated to version {event.version} "
-                                    f"({_SOURCE_WORDS.get(event.source, event.source)}).")
+            self.window.show_status(
+                f"Memory updated to version {event.version} "
+                f"({_SOURCE_WORDS.get(event.source, event.source)})."
+            )
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
@@ -195,8 +210,9 @@ class AppController(QObject):
         except YakError as exc:
             self.window.show_status(str(exc), timeout_ms=15000)
             return
-        self.window.memory_panel.show_refresh_state(state,
-                                                    keep_queue_state=epoch != self._state_epoch)
+        self.window.memory_panel.show_refresh_state(
+            state, keep_queue_state=epoch != self._state_epoch
+        )
 
     async def _refresh(self, workspace_id: str) -> None:
         panel = self.window.memory_panel
@@ -221,7 +237,8 @@ class AppController(QObject):
             return
         reply = attempts[0].reply if attempts else None
         if not reply:
-            self.window.show_error("The last refresh kept no reply to show.",
-                                   title="Memory refresh")
+            self.window.show_error(
+                "The last refresh kept no reply to show.", title="Memory refresh"
+            )
             return
         self.open_settings(workspace_id, proposal=reply)

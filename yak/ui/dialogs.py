@@ -16,10 +16,17 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 Choice = tuple[str, QMessageBox.ButtonRole]
 
 
-def ask(parent: QWidget, *, title: str, text: str, choices: Sequence[Choice],
-        on_answer: Callable[[str | None], None], informative: str = "",
-        default: str | None = None, icon: QMessageBox.Icon = QMessageBox.Icon.Question
-        ) -> QMessageBox:
+def ask(
+    parent: QWidget,
+    *,
+    title: str,
+    text: str,
+    choices: Sequence[Choice],
+    on_answer: Callable[[str | None], None],
+    informative: str = "",
+    default: str | None = None,
+    icon: QMessageBox.Icon = QMessageBox.Icon.Question,
+) -> QMessageBox:
     """Show a window-modal question and call ``on_answer(label)`` with the chosen button's label
     (``None`` when closed with Esc and no reject button exists).
 
@@ -50,10 +57,16 @@ def ask(parent: QWidget, *, title: str, text: str, choices: Sequence[Choice],
     return box
 
 
-def inform(parent: QWidget, *, title: str, text: str,
-           icon: QMessageBox.Icon = QMessageBox.Icon.Warning,
-           on_close: Callable[[], None] | None = None, informative: str = "",
-           selectable: bool = False) -> QMessageBox:
+def inform(
+    parent: QWidget,
+    *,
+    title: str,
+    text: str,
+    icon: QMessageBox.Icon = QMessageBox.Icon.Warning,
+    on_close: Callable[[], None] | None = None,
+    informative: str = "",
+    selectable: bool = False,
+) -> QMessageBox:
     """Show a window-modal message with an OK button (non-blocking).
 
     Args:
@@ -77,8 +90,9 @@ def inform(parent: QWidget, *, title: str, text: str,
     return box
 
 
-def choose_directory(parent: QWidget, *, title: str, start: str,
-                     on_chosen: Callable[[str], None]) -> QFileDialog:
+def choose_directory(
+    parent: QWidget, *, title: str, start: str, on_chosen: Callable[[str], None]
+) -> QFileDialog:
     """Ask for an existing folder (the platform's native dialog where there is one)."""
     dialog = QFileDialog(parent, title, start)
     dialog.setObjectName("yakFolderDialog")
@@ -88,8 +102,14 @@ def choose_directory(parent: QWidget, *, title: str, start: str,
     return dialog
 
 
-def choose_open_file(parent: QWidget, *, title: str, start: str, name_filters: Sequence[str],
-                     on_chosen: Callable[[str], None]) -> QFileDialog:
+def choose_open_file(
+    parent: QWidget,
+    *,
+    title: str,
+    start: str,
+    name_filters: Sequence[str],
+    on_chosen: Callable[[str], None],
+) -> QFileDialog:
     """Ask for an existing file to read."""
     dialog = QFileDialog(parent, title, start)
     dialog.setObjectName("yakOpenFileDialog")
@@ -99,9 +119,14 @@ def choose_open_file(parent: QWidget, *, title: str, start: str, name_filters: S
     return dialog
 
 
-def choose_save_file(parent: QWidget, *, title: str, start: str,
-                     name_filters: Sequence[tuple[str, str]],
-                     on_chosen: Callable[[str, str], None]) -> QFileDialog:
+def choose_save_file(
+    parent: QWidget,
+    *,
+    title: str,
+    start: str,
+    name_filters: Sequence[tuple[str, str]],
+    on_chosen: Callable[[str, str], None],
+) -> QFileDialog:
     """Ask where to save, with a format choice; the dialog itself confirms an overwrite.
 
     Args:

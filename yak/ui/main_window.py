@@ -67,8 +67,9 @@ class MainWindow(QMainWindow):
     workspace_changed = Signal(object)  # the Workspace now shown, or None
     closed = Signal()  # the window closed for good (the app quits)
 
-    def __init__(self, *, geometry_store: QSettings | None = None,
-                 icon: QIcon | None = None) -> None:
+    def __init__(
+        self, *, geometry_store: QSettings | None = None, icon: QIcon | None = None
+    ) -> None:
         super().__init__()
         self._geometry_store = geometry_store
         self._workspace: Workspace | None = None
@@ -95,7 +96,9 @@ class MainWindow(QMainWindow):
 
         self.placeholder = QLabel(
             "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder "
-            "here.\n\nThe chat with the agent appears here.", self)
+            "here.\n\nThe chat with the agent appears here.",
+            self,
+        )
         self.placeholder.setObjectName("chatPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
@@ -105,8 +108,7 @@ class MainWindow(QMainWindow):
         # made wider gives the growth to the chat while the dock keeps its width.
         self.central_stack = QStackedWidget(self)
         self.central_stack.setObjectName("centralStack")
-        self.central_stack.setSizePolicy(QSizePolicy.Policy.Expanding,
-                                         QSizePolicy.Policy.Expanding)
+        self.central_stack.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.central_stack.addWidget(self.placeholder)
         self.setCentralWidget(self.central_stack)
 
@@ -114,8 +116,10 @@ class MainWindow(QMainWindow):
         self.memory_dock = QDockWidget("Memory", self)
         self.memory_dock.setObjectName("memoryDock")
         self.memory_dock.setWidget(QWidget(self.memory_dock))
-        self.memory_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                     | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.memory_dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+        )
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
         file_menu = self.menuBar().addMenu("&File")
@@ -211,7 +215,8 @@ class MainWindow(QMainWindow):
             if not exists:
                 action.setToolTip("This folder no longer exists.")
             action.triggered.connect(
-                lambda _checked=False, path=workspace.path: self.open_folder_requested.emit(path))
+                lambda _checked=False, path=workspace.path: self.open_folder_requested.emit(path)
+            )
         if not workspaces:
             empty = self.recent_menu.addAction("No recent folders")
             empty.setEnabled(False)
@@ -227,8 +232,9 @@ class MainWindow(QMainWindow):
         """A transient message in the status bar."""
         self.statusBar().showMessage(text, timeout_ms)
 
-    def set_support_paths(self, *, data_dir: str | None = None,
-                          log_file: str | None = None) -> None:
+    def set_support_paths(
+        self, *, data_dir: str | None = None, log_file: str | None = None
+    ) -> None:
         """Where the database and the log file are, for Help › About Yak (support asks)."""
         if data_dir is not None:
             self._data_dir = data_dir
@@ -246,18 +252,27 @@ class MainWindow(QMainWindow):
         from yak import __version__
         from yak.ui import dialogs
 
-        details = "\n".join([
-            ("A desktop app for working with an AI agent inside a project folder, with one "
-             "memory document per workspace."),
-            "",
-            f"Licence: {LICENCE}",
-            f"Data directory: {self._data_dir or 'not opened yet'}",
-            f"Log file: {self._log_file or 'not written'}",
-            f"Python {platform.python_version()}, Qt {qVersion()}, PySide6 {pyside_version}",
-        ])
-        self.about_box = dialogs.inform(self, title="About Yak", text=f"Yak {__version__}",
-                                        informative=details, selectable=True,
-                                        icon=QMessageBox.Icon.Information)
+        details = "\n".join(
+            [
+                (
+                    "A desktop app for working with an AI agent inside a project folder, with one "
+                    "memory document per workspace."
+                ),
+                "",
+                f"Licence: {LICENCE}",
+                f"Data directory: {self._data_dir or 'not opened yet'}",
+                f"Log file: {self._log_file or 'not written'}",
+                f"Python {platform.python_version()}, Qt {qVersion()}, PySide6 {pyside_version}",
+            ]
+        )
+        self.about_box = dialogs.inform(
+            self,
+            title="About Yak",
+            text=f"Yak {__version__}",
+            informative=details,
+            selectable=True,
+            icon=QMessageBox.Icon.Information,
+        )
 
     def show_shortcuts(self) -> None:
         """Help › Keyboard Shortcuts: the keys that work in the window, as a small table."""
@@ -267,10 +282,16 @@ class MainWindow(QMainWindow):
 
         rows = "".join(
             f"<tr><td style='padding-right: 18px'><b>{_html(keys)}</b></td>"
-            f"<td>{_html(what)}</td></tr>" for keys, what in self.shortcuts())
+            f"<td>{_html(what)}</td></tr>"
+            for keys, what in self.shortcuts()
+        )
         self.shortcuts_box = dialogs.inform(
-            self, title="Keyboard Shortcuts", text=f"<table>{rows}</table>",
-            icon=QMessageBox.Icon.NoIcon, selectable=True)
+            self,
+            title="Keyboard Shortcuts",
+            text=f"<table>{rows}</table>",
+            icon=QMessageBox.Icon.NoIcon,
+            selectable=True,
+        )
         self.shortcuts_box.setTextFormat(Qt.TextFormat.RichText)
 
     def shortcuts(self) -> list[tuple[str, str]]:
@@ -289,10 +310,14 @@ class MainWindow(QMainWindow):
             ("Shift+Enter", "New line in the message"),
             ("Esc", "Stop the reply"),
             ("F2", "Rename the selected conversation"),
-            (keys(QKeySequence(QKeySequence.StandardKey.Delete)),
-             "Delete the selected conversation"),
-            (keys(QKeySequence(QKeySequence.StandardKey.Save)),
-             "Save the memory in Settings › Memory"),
+            (
+                keys(QKeySequence(QKeySequence.StandardKey.Delete)),
+                "Delete the selected conversation",
+            ),
+            (
+                keys(QKeySequence(QKeySequence.StandardKey.Save)),
+                "Save the memory in Settings › Memory",
+            ),
             (keys(self.quit_action.shortcut()), "Quit"),
         ]
 
@@ -302,8 +327,11 @@ class MainWindow(QMainWindow):
 
         start = self._workspace.path if self._workspace else os.path.expanduser("~")
         self.folder_dialog = dialogs.choose_directory(
-            self, title="Open a project folder", start=start,
-            on_chosen=self.open_folder_requested.emit)
+            self,
+            title="Open a project folder",
+            start=start,
+            on_chosen=self.open_folder_requested.emit,
+        )
 
     # --- internals ---------------------------------------------------------------------------
     def _on_open_action_triggered(self) -> None:
@@ -342,12 +370,17 @@ class MainWindow(QMainWindow):
         """Whether the docked, shown memory panel takes over 45% of the window's width or
         leaves the chat under 420 pixels."""
         dock = self.memory_dock
-        if dock.isHidden() or dock.isFloating() or \
-                self.dockWidgetArea(dock) not in (Qt.DockWidgetArea.LeftDockWidgetArea,
-                                                   Qt.DockWidgetArea.RightDockWidgetArea):
+        if (
+            dock.isHidden()
+            or dock.isFloating()
+            or self.dockWidgetArea(dock)
+            not in (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
+        ):
             return False
-        return (dock.width() > MAX_DOCK_SHARE * self.width()
-                or self.central_stack.width() < MIN_CHAT_WIDTH)
+        return (
+            dock.width() > MAX_DOCK_SHARE * self.width()
+            or self.central_stack.width() < MIN_CHAT_WIDTH
+        )
 
     def _size_memory_dock(self) -> None:
         """A third of the window's width for the dock: at least 360 pixels, but never over 45%

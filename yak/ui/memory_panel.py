@@ -33,14 +33,21 @@ from yak.domain import MemoryDocument, Workspace
 from yak.ui.formatting import line_count_text, relative_time
 from yak.workspace.state import RefreshState, StatusLine, refresh_status
 
-NO_WORKSPACE_TEXT = ("No folder is open. Open a project folder with File › Open Folder… "
-                     "(Ctrl+O) to see its memory here.")
-EMPTY_DOCUMENT_TEXT = ("No memory yet. It is written after your conversations here, or by hand "
-                       "with Edit….")
+NO_WORKSPACE_TEXT = (
+    "No folder is open. Open a project folder with File › Open Folder… "
+    "(Ctrl+O) to see its memory here."
+)
+EMPTY_DOCUMENT_TEXT = (
+    "No memory yet. It is written after your conversations here, or by hand with Edit…."
+)
 # Alarm colours for what went wrong; "paused" and "no_key" (no API key yet) are advice, in the
 # normal text colour.
-_STATUS_COLORS = {"refused": "#b35c00", "failed": "#b00020", "running": "#1a5fb4",
-                  "pending": "#1a5fb4"}
+_STATUS_COLORS = {
+    "refused": "#b35c00",
+    "failed": "#b00020",
+    "running": "#1a5fb4",
+    "pending": "#1a5fb4",
+}
 
 
 class MemoryPanel(QWidget):
@@ -57,9 +64,13 @@ class MemoryPanel(QWidget):
     retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
     provider_settings_requested = Signal()  # no API key: open Settings › Provider
 
-    def __init__(self, parent: QWidget | None = None, *,
-                 clock: Callable[[], float] = time.monotonic,
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         super().__init__(parent)
         self.clock = clock
         self._now = now
@@ -92,8 +103,7 @@ class MemoryPanel(QWidget):
         self.status_label = QLabel(self)
         self.status_label.setObjectName("memoryStatus")
         self.status_label.setWordWrap(True)
-        self.status_label.setSizePolicy(QSizePolicy.Policy.Expanding,
-                                        QSizePolicy.Policy.Preferred)
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.action_button = QPushButton(self)
         self.action_button.setObjectName("memoryStatusAction")
         self.action_button.clicked.connect(self._on_action_button_clicked)
@@ -114,11 +124,13 @@ class MemoryPanel(QWidget):
         self.placeholder_label.setWordWrap(True)
         self.placeholder_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.placeholder_label.setMargin(8)
-        self.placeholder_label.setSizePolicy(QSizePolicy.Policy.Ignored,
-                                             QSizePolicy.Policy.Expanding)
+        self.placeholder_label.setSizePolicy(
+            QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Expanding
+        )
         palette = self.placeholder_label.palette()
-        palette.setColor(QPalette.ColorRole.WindowText,
-                         palette.color(QPalette.ColorRole.PlaceholderText))
+        palette.setColor(
+            QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText)
+        )
         self.placeholder_label.setPalette(palette)
         self.document_stack.addWidget(self.document_view)
         self.document_stack.addWidget(self.placeholder_label)
@@ -213,8 +225,11 @@ class MemoryPanel(QWidget):
             state = replace(state, state=self._state.state, due_in=self._state.due_in)
             due_at = self._due_at
         else:
-            due_at = (self.clock() + state.due_in if state.state == "pending"
-                      and state.due_in is not None else None)
+            due_at = (
+                self.clock() + state.due_in
+                if state.state == "pending" and state.due_in is not None
+                else None
+            )
         self._state = state
         self._due_at = due_at
         self._render_status()
@@ -225,7 +240,8 @@ class MemoryPanel(QWidget):
             return
         base = self._state or RefreshState(
             workspace_id=workspace_id,
-            document_updated_at=self._document.updated_at if self._document else None)
+            document_updated_at=self._document.updated_at if self._document else None,
+        )
         self.show_refresh_state(replace(base, state=state, due_in=due_in))
 
     @property
@@ -262,15 +278,15 @@ class MemoryPanel(QWidget):
 
     def _update_buttons(self) -> None:
         has_workspace = self._workspace is not None
-        self.refresh_button.setEnabled(has_workspace and self._refresh_available
-                                       and self._status.kind != "running")
+        self.refresh_button.setEnabled(
+            has_workspace and self._refresh_available and self._status.kind != "running"
+        )
         self.edit_button.setEnabled(has_workspace)
 
     def _show_placeholder(self, text: str) -> None:
         """Show ``text`` in place of the document (the empty document view when blank)."""
         self.placeholder_label.setText(text)
-        self.document_stack.setCurrentWidget(self.placeholder_label if text
-                                             else self.document_view)
+        self.document_stack.setCurrentWidget(self.placeholder_label if text else self.document_view)
 
     def _update_times(self) -> None:
         if self._document is None:

@@ -82,17 +82,18 @@ class ApprovalDialog(QDialog):
         self.allow_once_button = QPushButton("&Allow once", self)
         self.allow_session_button = QPushButton("Allow for this &session", self)
         self.allow_session_button.setToolTip(
-            f"Allow {request.tool} without asking again until this conversation ends")
+            f"Allow {request.tool} without asking again until this conversation ends"
+        )
         self.deny_button = QPushButton("&Deny", self)
         for button in (self.allow_once_button, self.allow_session_button):
             button.setAutoDefault(False)
             buttons.addButton(button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.deny_button, QDialogButtonBox.ButtonRole.RejectRole)
         self.deny_button.setDefault(True)
-        self.allow_once_button.clicked.connect(
-            lambda: self._decide(ApprovalDecision.ALLOW_ONCE))
+        self.allow_once_button.clicked.connect(lambda: self._decide(ApprovalDecision.ALLOW_ONCE))
         self.allow_session_button.clicked.connect(
-            lambda: self._decide(ApprovalDecision.ALLOW_SESSION))
+            lambda: self._decide(ApprovalDecision.ALLOW_SESSION)
+        )
         self.deny_button.clicked.connect(lambda: self._decide(ApprovalDecision.DENY))
         layout.addWidget(buttons)
         self.deny_button.setFocus()
@@ -110,9 +111,12 @@ class ApprovalDialog(QDialog):
         super().reject()
 
 
-async def ask_approval(request: ApprovalRequest, *, parent: QWidget | None = None,
-                       on_shown: Callable[[ApprovalDialog], None] | None = None,
-                       ) -> ApprovalDecision:
+async def ask_approval(
+    request: ApprovalRequest,
+    *,
+    parent: QWidget | None = None,
+    on_shown: Callable[[ApprovalDialog], None] | None = None,
+) -> ApprovalDecision:
     """Show an :class:`ApprovalDialog` without blocking the event loop and return the answer.
 
     Args:
@@ -147,8 +151,9 @@ async def ask_approval(request: ApprovalRequest, *, parent: QWidget | None = Non
         raise
 
 
-def make_approver(parent: QWidget | None = None, *,
-                  on_shown: Callable[[ApprovalDialog], None] | None = None) -> Approver:
+def make_approver(
+    parent: QWidget | None = None, *, on_shown: Callable[[ApprovalDialog], None] | None = None
+) -> Approver:
     """An ``Approver`` for the agent loop that asks through :func:`ask_approval`."""
 
     async def approve(request: ApprovalRequest) -> ApprovalDecision:

@@ -38,6 +38,7 @@ from yak.ui.chat.panel import ChatPanel
 
 log = logging.getLogger(__name__)
 
+
 class ChatServiceLike(Protocol):
     """What the controller needs from ``yak.chat.service.ChatService``."""
 
@@ -46,8 +47,15 @@ class ChatServiceLike(Protocol):
     async def rename_session(self, session_id: str, title: str) -> Any: ...
     async def delete_session(self, session_id: str) -> None: ...
     async def messages(self, session_id: str) -> list[ChatMessage]: ...
-    async def send(self, workspace: Workspace, session_id: str, prompt: str, *,
-                   approver: Approver, on_event: Callable[[AgentEvent], None]) -> TurnFinished: ...
+    async def send(
+        self,
+        workspace: Workspace,
+        session_id: str,
+        prompt: str,
+        *,
+        approver: Approver,
+        on_event: Callable[[AgentEvent], None],
+    ) -> TurnFinished: ...
     def has_api_key(self) -> bool: ...
 
 
@@ -57,8 +65,10 @@ def _cancel_all(tasks: set[asyncio.Task[Any]]) -> None:
 
 
 def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(input_tokens=a.input_tokens + b.input_tokens,
-                      output_tokens=a.output_tokens + b.output_tokens)
+    return TokenUsage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+    )
 
 
 class ChatController(QObject):
@@ -80,8 +90,14 @@ class ChatController(QObject):
     turn_finished = Signal(str)
     approval_shown = Signal(object)
 
-    def __init__(self, panel: ChatPanel, service: ChatServiceLike, *,
-                 approver: Approver | None = None, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        panel: ChatPanel,
+        service: ChatServiceLike,
+        *,
+        approver: Approver | None = None,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent or panel)
         self.panel = panel
         self.service = service
@@ -148,9 +164,11 @@ class ChatController(QObject):
         self._show_usage(None, TokenUsage())
         self.panel.set_workspace_open(workspace is not None)
         self.panel.transcript.set_placeholder(
-            "Open a folder to chat with the agent about it." if workspace is None else
-            f"Ask the agent about {workspace.name}. It reads the files in {workspace.path} "
-            "freely; writing files and running commands ask you first.")
+            "Open a folder to chat with the agent about it."
+            if workspace is None
+            else f"Ask the agent about {workspace.name}. It reads the files in {workspace.path} "
+            "freely; writing files and running commands ask you first."
+        )
         self.refresh_key_notice()
         if workspace is None:
             return None
@@ -234,8 +252,9 @@ class ChatController(QObject):
         self._last_prompt = prompt
         self._titles_stale = True
         self.panel.set_busy(True)
-        self._turn_task = self._spawn(self._run_turn(self.workspace, prompt, retry=retry),
-                                name="chat-turn")
+        self._turn_task = self._spawn(
+            self._run_turn(self.workspace, prompt, retry=retry), name="chat-turn"
+        )
         return self._turn_task
 
     async def _run_turn(self, workspace: Workspace, prompt: str, *, retry: bool = False) -> None:
@@ -251,8 +270,13 @@ class ChatController(QObject):
                 session = await self.service.create_session(workspace.id)
                 self.session_id = session.id
                 await self._load_sessions()
-            result = await self.service.send(workspace, self.session_id, prompt,
-                                             approver=self._approver, on_event=self._on_agent_event)
+            result = await self.service.send(
+                workspace,
+                self.session_id,
+                prompt,
+                approver=self._approver,
+                on_event=self._on_agent_event,
+            )
             outcome = result.status
             self._finish_turn(result)
         except asyncio.CancelledError:
@@ -278,8 +302,12 @@ class ChatController(QObject):
         messages = await self.service.messages(self.session_id)
         self.panel.transcript.show_messages(messages)
         last = messages[-1] if messages else None
-        if last is None or last.role != "user" or last.text != prompt or any(
-                block.get("type") != "text" for block in last.content):
+        if (
+            last is None
+            or last.role != "user"
+            or last.text != prompt
+            or any(block.get("type") != "text" for block in last.content)
+        ):
             self.panel.transcript.add_user_message(prompt)
 
     def _finish_turn(self, result: TurnFinished) -> None:
@@ -291,8 +319,10 @@ class ChatController(QObject):
         elif result.status == "stopped":
             transcript.end_turn("Stopped.")
         elif result.status == "tool_limit":
-            transcript.end_turn(result.error or "The agent used too many tool rounds and was "
-                                "stopped; ask again to continue.")
+            transcript.end_turn(
+                result.error
+                or "The agent used too many tool rounds and was stopped; ask again to continue."
+            )
         else:
             transcript.end_turn()
             self.panel.show_error(result.error or "The reply failed.")
@@ -305,8 +335,14 @@ class ChatController(QObject):
         elif isinstance(event, ToolCallStarted):
             transcript.start_tool_call(event.tool_use_id, event.tool, event.target)
         elif isinstance(event, ToolCallFinished):
-            transcript.finish_tool_call(event.tool_use_id, tool=event.tool, target=event.target,
-                                        ok=event.ok, summary=event.summary, output=event.output)
+            transcript.finish_tool_call(
+                event.tool_use_id,
+                tool=event.tool,
+                target=event.target,
+                ok=event.ok,
+                summary=event.summary,
+                output=event.output,
+            )
         elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
             # The service titles a new session from its first prompt before storing it.
             self._titles_stale = False
@@ -318,8 +354,9 @@ class ChatController(QObject):
         block = transcript.tool_call(request.tool_use_id)
         if block is not None:
             block.set_waiting("waiting for your approval…")
-        return await ask_approval(request, parent=self.panel.window(),
-                                  on_shown=self._on_approval_shown)
+        return await ask_approval(
+            request, parent=self.panel.window(), on_shown=self._on_approval_shown
+        )
 
     def _on_approval_shown(self, dialog: ApprovalDialog) -> None:
         self.approval_shown.emit(dialog)

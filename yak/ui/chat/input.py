@@ -73,9 +73,14 @@ class ChatInput(QWidget):
         self.edit = PromptEdit(self)
         lines = 4  # tall enough for a short paragraph; longer prompts scroll
         margins = self.edit.contentsMargins()
-        self.edit.setFixedHeight(int(self.edit.fontMetrics().lineSpacing() * lines
-                                     + 2 * self.edit.document().documentMargin()
-                                     + margins.top() + margins.bottom()))
+        self.edit.setFixedHeight(
+            int(
+                self.edit.fontMetrics().lineSpacing() * lines
+                + 2 * self.edit.document().documentMargin()
+                + margins.top()
+                + margins.bottom()
+            )
+        )
         self.edit.submitted.connect(self.send_requested)
         self.edit.stop_requested.connect(self._on_edit_stop_requested)
         self.button = QPushButton("Send", self)

@@ -50,8 +50,14 @@ class Banner(QFrame):
     action_clicked = Signal()
     dismissed = Signal()
 
-    def __init__(self, *, object_name: str, action_text: str, closable: bool = True,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        object_name: str,
+        action_text: str,
+        closable: bool = True,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName(object_name)
         self.setFrameShape(QFrame.Shape.StyledPanel)
@@ -140,8 +146,10 @@ class ChatPanel(QWidget):
         # Long titles are elided (full title in the tooltip), never scrolled sideways.
         self.session_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.session_list.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.session_list.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
-                                          | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.session_list.setEditTriggers(
+            QAbstractItemView.EditTrigger.DoubleClicked
+            | QAbstractItemView.EditTrigger.EditKeyPressed
+        )
         self.session_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.session_list.customContextMenuRequested.connect(self._on_session_list_menu)
         self.session_list.currentItemChanged.connect(self._on_session_list_current_changed)
@@ -153,11 +161,14 @@ class ChatPanel(QWidget):
         chat_box = QWidget(self.splitter)
         main = QVBoxLayout(chat_box)
         main.setContentsMargins(0, 4, 4, 4)
-        self.key_notice = Banner(object_name="no_key_notice", action_text="Open Provider settings",
-                                 closable=False, parent=chat_box)
+        self.key_notice = Banner(
+            object_name="no_key_notice",
+            action_text="Open Provider settings",
+            closable=False,
+            parent=chat_box,
+        )
         self.key_notice.action_clicked.connect(self.provider_settings_requested)
-        self.error_banner = Banner(object_name="error_banner", action_text="Retry",
-                                   parent=chat_box)
+        self.error_banner = Banner(object_name="error_banner", action_text="Retry", parent=chat_box)
         self.error_banner.action_clicked.connect(self.retry_requested)
         self.transcript = TranscriptView(chat_box)
         self.input = ChatInput(chat_box)
@@ -241,10 +252,13 @@ class ChatPanel(QWidget):
         if item is None or self._busy:
             return None
         session_id, title = item.data(_SESSION_ID_ROLE), item.text()
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete conversation",
-                          f"Delete the conversation “{title}” and all its messages? "
-                          "What memory already learned from it stays in the memory document.",
-                          parent=self)
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Delete conversation",
+            f"Delete the conversation “{title}” and all its messages? "
+            "What memory already learned from it stays in the memory document.",
+            parent=self,
+        )
         box.setObjectName("confirm_delete")
         delete_button = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         cancel_button = box.addButton(QMessageBox.StandardButton.Cancel)
@@ -308,8 +322,9 @@ class ChatPanel(QWidget):
         if turn is not None:
             parts.append(f"Last turn: {turn.input_tokens:,} in · {turn.output_tokens:,} out")
         if session is not None and (session.input_tokens or session.output_tokens):
-            parts.append(f"Conversation: {session.input_tokens:,} in · "
-                         f"{session.output_tokens:,} out tokens")
+            parts.append(
+                f"Conversation: {session.input_tokens:,} in · {session.output_tokens:,} out tokens"
+            )
         self.usage_label.setText("   ".join(parts))
 
     # -- slots ---------------------------------------------------------------------------------
@@ -318,8 +333,9 @@ class ChatPanel(QWidget):
         if self._workspace_open and not self._busy:
             self.new_session_requested.emit()
 
-    def _on_session_list_current_changed(self, current: QListWidgetItem | None,
-                                         _previous: QListWidgetItem | None) -> None:
+    def _on_session_list_current_changed(
+        self, current: QListWidgetItem | None, _previous: QListWidgetItem | None
+    ) -> None:
         if current is not None and not self._updating_sessions:
             self.session_selected.emit(current.data(_SESSION_ID_ROLE))
 

@@ -199,7 +199,9 @@ class MessageBlock(QTextBrowser):
         )
         if role == "user":
             palette = self.palette()
-            palette.setColor(QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.AlternateBase))
+            palette.setColor(
+                QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.AlternateBase)
+            )
             self.setPalette(palette)
         document.documentLayout().documentSizeChanged.connect(self._on_document_size_changed)
         self.setFixedHeight(self._height_for(document.size().height()))
@@ -243,8 +245,11 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
-        self.setText(self.fontMetrics().elidedText(self._full_text, Qt.TextElideMode.ElideRight,
-                                                   max(self.width(), 40)))
+        self.setText(
+            self.fontMetrics().elidedText(
+                self._full_text, Qt.TextElideMode.ElideRight, max(self.width(), 40)
+            )
+        )
 
 
 class ToolCallBlock(QFrame):
@@ -258,8 +263,9 @@ class ToolCallBlock(QFrame):
 
     expanded_changed = Signal(bool)
 
-    def __init__(self, *, tool_use_id: str, tool: str, target: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, *, tool_use_id: str, tool: str, target: str, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.tool_use_id = tool_use_id
         self.tool = tool
@@ -335,11 +341,15 @@ class ToolCallBlock(QFrame):
         # As tall as the output, up to a dozen lines (it scrolls beyond).
         lines = min(max(self.output_view.blockCount(), 1), 12)
         margins = self.output_view.contentsMargins()
-        self.output_view.setFixedHeight(int(
-            lines * self.output_view.fontMetrics().lineSpacing()
-            + 2 * self.output_view.document().documentMargin()
-            + margins.top() + margins.bottom()
-            + self.output_view.horizontalScrollBar().sizeHint().height()))
+        self.output_view.setFixedHeight(
+            int(
+                lines * self.output_view.fontMetrics().lineSpacing()
+                + 2 * self.output_view.document().documentMargin()
+                + margins.top()
+                + margins.bottom()
+                + self.output_view.horizontalScrollBar().sizeHint().height()
+            )
+        )
 
     def _on_toggle_toggled(self, checked: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow)
@@ -493,7 +503,9 @@ class TranscriptView(QScrollArea):
                         self._add(self._new_block("assistant", block["text"]))
                 elif kind == "tool_use":
                     tool_block = self.start_tool_call(
-                        block.get("id", ""), block.get("name", "tool"), tool_target(block.get("input"))
+                        block.get("id", ""),
+                        block.get("name", "tool"),
+                        tool_target(block.get("input")),
                     )
                     result = results.get(block.get("id"))
                     if result is None:
@@ -504,7 +516,8 @@ class TranscriptView(QScrollArea):
                         tool_block.set_outcome(
                             ok=not failed,
                             summary=result_summary(output) or ("failed" if failed else "done"),
-                            output=output)
+                            output=output,
+                        )
         self._scroll_to_bottom()
 
     def add_user_message(self, text: str) -> MessageBlock:
@@ -571,8 +584,9 @@ class TranscriptView(QScrollArea):
         self._add(block)
         return block
 
-    def finish_tool_call(self, tool_use_id: str, *, tool: str, target: str, ok: bool,
-                         summary: str, output: str) -> ToolCallBlock:
+    def finish_tool_call(
+        self, tool_use_id: str, *, tool: str, target: str, ok: bool, summary: str, output: str
+    ) -> ToolCallBlock:
         """Record a tool call's outcome (appending it if its start was not shown)."""
         block = self._tool_blocks.get(tool_use_id)
         if block is None:
@@ -615,4 +629,3 @@ class TranscriptView(QScrollArea):
     def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
         if self._follow_bottom:
             self.verticalScrollBar().setValue(maximum)
-

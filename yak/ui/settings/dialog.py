@@ -102,8 +102,11 @@ class SettingsDialog(QDialog):
 
     def _unsaved_pages(self) -> list[QWidget]:
         pages = [self.stack.widget(i) for i in range(self.stack.count())]
-        return [p for p in pages
-                if callable(getattr(p, "has_unsaved_changes", None)) and p.has_unsaved_changes()]
+        return [
+            p
+            for p in pages
+            if callable(getattr(p, "has_unsaved_changes", None)) and p.has_unsaved_changes()
+        ]
 
     def _close_now(self) -> None:
         self._closing = True

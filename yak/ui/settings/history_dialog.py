@@ -49,9 +49,14 @@ class HistoryDialog(QDialog):
     REVISION_COLUMNS = ("Version", "Source", "Lines", "Characters", "Flags", "When")
     ATTEMPT_COLUMNS = ("When", "Outcome", "Reason", "Model", "Tokens in / out", "Duration")
 
-    def __init__(self, workspace: Workspace, revisions: list[Revision],
-                 attempts: list[RefreshAttempt], current_text: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        revisions: list[Revision],
+        attempts: list[RefreshAttempt],
+        current_text: str,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._workspace = workspace
         self._revisions: list[Revision] = []
@@ -70,10 +75,12 @@ class HistoryDialog(QDialog):
         revisions_tab = QWidget(self.tabs)
         revisions_layout = QVBoxLayout(revisions_tab)
         splitter = QSplitter(Qt.Orientation.Vertical, revisions_tab)
-        self.revisions_table = self._table(self.REVISION_COLUMNS, splitter,
-                                           stretch=self.REVISION_COLUMNS.index("Flags"))
+        self.revisions_table = self._table(
+            self.REVISION_COLUMNS, splitter, stretch=self.REVISION_COLUMNS.index("Flags")
+        )
         self.revisions_table.itemSelectionChanged.connect(
-            self._on_revisions_table_item_selection_changed)
+            self._on_revisions_table_item_selection_changed
+        )
         self.diff_view = DiffView(splitter)
         self.diff_view.setObjectName("revisionDiff")
         splitter.addWidget(self.revisions_table)
@@ -92,10 +99,12 @@ class HistoryDialog(QDialog):
         attempts_tab = QWidget(self.tabs)
         attempts_layout = QVBoxLayout(attempts_tab)
         splitter = QSplitter(Qt.Orientation.Vertical, attempts_tab)
-        self.attempts_table = self._table(self.ATTEMPT_COLUMNS, splitter,
-                                          stretch=self.ATTEMPT_COLUMNS.index("Reason"))
+        self.attempts_table = self._table(
+            self.ATTEMPT_COLUMNS, splitter, stretch=self.ATTEMPT_COLUMNS.index("Reason")
+        )
         self.attempts_table.itemSelectionChanged.connect(
-            self._on_attempts_table_item_selection_changed)
+            self._on_attempts_table_item_selection_changed
+        )
         self.reply_view = self._text_view(splitter)
         self.reply_view.setObjectName("attemptReply")
         splitter.addWidget(self.attempts_table)
@@ -144,17 +153,23 @@ class HistoryDialog(QDialog):
         return view
 
     # --- driven by the controller ------------------------------------------------------------
-    def set_history(self, revisions: list[Revision], attempts: list[RefreshAttempt],
-                    current_text: str) -> None:
+    def set_history(
+        self, revisions: list[Revision], attempts: list[RefreshAttempt], current_text: str
+    ) -> None:
         """Show these revisions and attempts (newest first) against ``current_text``."""
         self._revisions = list(revisions)
         self._attempts = list(attempts)
         self._current_text = current_text
         self.revisions_table.setRowCount(len(self._revisions))
         for row, revision in enumerate(self._revisions):
-            cells = (str(revision.version), str(revision.source), str(revision.lines),
-                     f"{revision.chars:,}", ", ".join(revision.flags),
-                     local_time(revision.created_at))
+            cells = (
+                str(revision.version),
+                str(revision.source),
+                str(revision.lines),
+                f"{revision.chars:,}",
+                ", ".join(revision.flags),
+                local_time(revision.created_at),
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 1 and revision.model:
@@ -162,10 +177,14 @@ class HistoryDialog(QDialog):
                 self.revisions_table.setItem(row, column, item)
         self.attempts_table.setRowCount(len(self._attempts))
         for row, attempt in enumerate(self._attempts):
-            cells = (local_time(attempt.created_at), str(attempt.status), attempt.reason,
-                     attempt.model or "",
-                     f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
-                     f"{attempt.duration_s:.1f} s")
+            cells = (
+                local_time(attempt.created_at),
+                str(attempt.status),
+                attempt.reason,
+                attempt.model or "",
+                f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
+                f"{attempt.duration_s:.1f} s",
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 2:
@@ -202,16 +221,19 @@ class HistoryDialog(QDialog):
     # --- internals ---------------------------------------------------------------------------
     def _on_revisions_table_item_selection_changed(self) -> None:
         revision = self.selected_revision()
-        self.restore_button.setEnabled(revision is not None
-                                       and revision.content != self._current_text)
+        self.restore_button.setEnabled(
+            revision is not None and revision.content != self._current_text
+        )
         if revision is None:
             self.diff_label.clear()
             return
         rows = diff_rows(revision.content, self._current_text)
         if rows:
             self.diff_view.show_rows(rows)
-            self.diff_label.setText(f"Version {revision.version} ({revision.source}, − red) "
-                                    "against the current document (+ green).")
+            self.diff_label.setText(
+                f"Version {revision.version} ({revision.source}, − red) "
+                "against the current document (+ green)."
+            )
         else:
             self.diff_view.show_message(revision.content)
             self.diff_label.setText(f"Version {revision.version} is the current text.")
@@ -226,7 +248,8 @@ class HistoryDialog(QDialog):
         flags = f" · flags: {', '.join(attempt.flags)}" if attempt.flags else ""
         self.attempt_label.setText(
             f"{attempt.status}: {attempt.reason} (based on version {attempt.base_version}, "
-            f"{sessions} session{'s' if sessions != 1 else ''}{flags})")
+            f"{sessions} session{'s' if sessions != 1 else ''}{flags})"
+        )
         self.reply_view.setPlainText(attempt.reply or "(no reply kept for this attempt)")
 
     def _on_restore_button_clicked(self) -> None:

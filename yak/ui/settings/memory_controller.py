@@ -45,8 +45,9 @@ class MemoryPageController(QObject):
         bridge: the event bridge (for ``memory_updated``).
     """
 
-    def __init__(self, page: MemoryPage, service: Any, bridge: EventBridge,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self, page: MemoryPage, service: Any, bridge: EventBridge, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.page = page
         self.service = service
@@ -77,8 +78,9 @@ class MemoryPageController(QObject):
         """Reload the workspace list (when the page is shown)."""
         self.tasks.spawn(self._reload(), name="memory-page-reload")
 
-    def show_workspace(self, workspace_id: str, *, proposal: str | None = None,
-                       note: str = "") -> None:
+    def show_workspace(
+        self, workspace_id: str, *, proposal: str | None = None, note: str = ""
+    ) -> None:
         """Select ``workspace_id`` and load it into the editor (through the unsaved guard).
 
         Args:
@@ -113,8 +115,7 @@ class MemoryPageController(QObject):
         self.tasks.spawn(self._open_history(workspace_id), name="memory-history")
 
     def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:
-        self.tasks.spawn(self._set_memory_enabled(workspace_id, enabled),
-                         name="memory-enabled")
+        self.tasks.spawn(self._set_memory_enabled(workspace_id, enabled), name="memory-enabled")
 
     def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
         self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
@@ -144,7 +145,8 @@ class MemoryPageController(QObject):
         # Only the pause (no API key) and its end show in the list; running/pending do not.
         paused = event.state == "paused"
         if self.page.isVisible() and paused != (
-                event.workspace_id in self.page.model.paused_workspaces):
+            event.workspace_id in self.page.model.paused_workspaces
+        ):
             self._reload_soon("memory-statuses", self._reload_statuses)
 
     def _on_history_restore_requested(self, revision_id: str) -> None:
@@ -152,8 +154,11 @@ class MemoryPageController(QObject):
         if dialog is None:
             return
         workspace_id = dialog.property("workspace_id")
-        self.page.resolve_unsaved(lambda: self.tasks.spawn(
-            self._restore(workspace_id, revision_id), name="memory-restore"))
+        self.page.resolve_unsaved(
+            lambda: self.tasks.spawn(
+                self._restore(workspace_id, revision_id), name="memory-restore"
+            )
+        )
 
     def _on_history_open_reply_requested(self, reply: str) -> None:
         dialog = self.history_dialog
@@ -218,8 +223,10 @@ class MemoryPageController(QObject):
             return  # the user chose another workspace meanwhile
         proposal, note = self._pending.pop(workspace_id, (None, ""))
         if proposal is not None and not note:
-            note = ("Showing the refused refresh reply as unsaved edits: trim it and Save to "
-                    "keep it as a hand edit.")
+            note = (
+                "Showing the refused refresh reply as unsaved edits: trim it and Save to "
+                "keep it as a hand edit."
+            )
         editor.load(workspace, document, proposal=proposal, note=note)
         await self._ensure_listed(workspace, document)
 
@@ -257,17 +264,22 @@ class MemoryPageController(QObject):
         self.page.editor.document_changed(document, source=event.source)
         await self._update_row(event.workspace_id, document)
         dialog = self.history_dialog
-        if dialog is not None and dialog.isVisible() and \
-                dialog.property("workspace_id") == event.workspace_id:
+        if (
+            dialog is not None
+            and dialog.isVisible()
+            and dialog.property("workspace_id") == event.workspace_id
+        ):
             await self._fill_history(dialog, event.workspace_id, document)
 
     async def _update_row(self, workspace_id: str, document: MemoryDocument) -> None:
         summary = self.page.model.summary_for(workspace_id)
         if summary is not None:
-            self.page.upsert_summary(summary_from(summary.workspace, document,
-                                                  orphaned=summary.orphaned))
-        elif self.page.editor.workspace is not None and \
-                self.page.editor.workspace.id == workspace_id:
+            self.page.upsert_summary(
+                summary_from(summary.workspace, document, orphaned=summary.orphaned)
+            )
+        elif (
+            self.page.editor.workspace is not None and self.page.editor.workspace.id == workspace_id
+        ):
             await self._ensure_listed(self.page.editor.workspace, document)
 
     async def _refresh(self, workspace_id: str) -> None:
@@ -282,11 +294,11 @@ class MemoryPageController(QObject):
         finally:
             editor.set_refresh_busy(False)
         if editor.workspace is not None and editor.workspace.id == workspace_id:
-            ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED,
-                                                  RefreshStatus.UP_TO_DATE)
+            ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
             # A missing key is advice (add one in Provider), not an alarm.
-            editor.show_message(describe_outcome(outcome),
-                                error=not ok and not missing_key(outcome))
+            editor.show_message(
+                describe_outcome(outcome), error=not ok and not missing_key(outcome)
+            )
 
     async def _open_history(self, workspace_id: str) -> None:
         editor = self.page.editor
@@ -306,8 +318,9 @@ class MemoryPageController(QObject):
         await self._fill_history(dialog, workspace_id, document)
         dialog.show()
 
-    async def _fill_history(self, dialog: HistoryDialog, workspace_id: str,
-                            document: MemoryDocument) -> None:
+    async def _fill_history(
+        self, dialog: HistoryDialog, workspace_id: str, document: MemoryDocument
+    ) -> None:
         try:
             revisions = await self.service.history(workspace_id)
             attempts = await self.service.attempts(workspace_id)
@@ -319,8 +332,12 @@ class MemoryPageController(QObject):
         if selected is not None:
             dialog.select_revision(selected.version)
 
-    async def _write(self, workspace_id: str, write: Awaitable[MemoryDocument],
-                     note: Callable[[MemoryDocument], str]) -> MemoryDocument | None:
+    async def _write(
+        self,
+        workspace_id: str,
+        write: Awaitable[MemoryDocument],
+        note: Callable[[MemoryDocument], str],
+    ) -> MemoryDocument | None:
         """Await a write through the service, then show its result where the user looks: the
         error in the editor, or the new document in the editor (when it shows that workspace)
         with ``note(document)``, and the list row. Returns the document, or ``None`` on error."""
@@ -340,8 +357,10 @@ class MemoryPageController(QObject):
         editor = self.page.editor
         base = editor.document.version if editor.document is not None else None
         document = await self._write(
-            workspace_id, self.service.restore(workspace_id, revision_id, expected_version=base),
-            lambda d: f"Restored as version {d.version}.")
+            workspace_id,
+            self.service.restore(workspace_id, revision_id, expected_version=base),
+            lambda d: f"Restored as version {d.version}.",
+        )
         if document is not None and self.history_dialog is not None:
             await self._fill_history(self.history_dialog, workspace_id, document)
 
@@ -349,8 +368,12 @@ class MemoryPageController(QObject):
         await self._write(
             workspace_id,
             self.service.import_file(workspace_id, path, expected_version=base_version),
-            lambda d: (f"Imported {path} as version {d.version}." if d.version != base_version
-                       else f"{path} has the same text as the memory; nothing changed."))
+            lambda d: (
+                f"Imported {path} as version {d.version}."
+                if d.version != base_version
+                else f"{path} has the same text as the memory; nothing changed."
+            ),
+        )
 
     async def _export(self, workspace_id: str, path: str, fmt: str) -> None:
         editor = self.page.editor
@@ -363,8 +386,10 @@ class MemoryPageController(QObject):
 
     async def _delete(self, workspace_id: str, base_version: int) -> None:
         await self._write(
-            workspace_id, self.service.clear(workspace_id, expected_version=base_version),
-            lambda _d: "The memory was deleted; History can restore it.")
+            workspace_id,
+            self.service.clear(workspace_id, expected_version=base_version),
+            lambda _d: "The memory was deleted; History can restore it.",
+        )
 
     async def _reattach(self, workspace_id: str, folder: str) -> None:
         try:
@@ -390,6 +415,8 @@ class MemoryPageController(QObject):
         if summary is not None:
             self.page.upsert_summary(replace(summary, workspace=workspace))
         self.page.editor.show_message(
-            "Memory is on for this workspace." if enabled else
-            "Memory is off for this workspace: it is not injected into conversations nor "
-            "refreshed.")
+            "Memory is on for this workspace."
+            if enabled
+            else "Memory is off for this workspace: it is not injected into conversations nor "
+            "refreshed."
+        )

@@ -72,9 +72,11 @@ _RED = "#b00020"
 _STATUS_COLOURS = {"failed": _RED, "refused": "#b35c00", "superseded": "#b35c00"}
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
 TIMES_INTERVAL_MS = 30_000
-_EXPORT_FILTERS = (("Plain text (*.txt)", "txt", "text"),
-                   ("Markdown (*.md)", "md", "markdown"),
-                   ("JSON with history (*.json)", "json", "json"))
+_EXPORT_FILTERS = (
+    ("Plain text (*.txt)", "txt", "text"),
+    ("Markdown (*.md)", "md", "markdown"),
+    ("JSON with history (*.json)", "json", "json"),
+)
 assert {fmt for _f, _s, fmt in _EXPORT_FILTERS} == set(EXPORT_FORMATS)
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -94,8 +96,12 @@ class MemoryListModel(QAbstractTableModel):
 
     COLUMNS = ("Workspace", "Lines", "Last updated", "Status")
 
-    def __init__(self, parent: QWidget | None = None, *,
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         super().__init__(parent)
         self._now = now
         self._now_value = now()
@@ -116,8 +122,9 @@ class MemoryListModel(QAbstractTableModel):
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return self.COLUMNS[section]
         return None
@@ -137,8 +144,10 @@ class MemoryListModel(QAbstractTableModel):
             return self._status(summary)[0]
         if role == Qt.ItemDataRole.ToolTipRole:
             if summary.orphaned:
-                return (f"{summary.workspace.path}\nThis folder no longer exists. Re-attach… "
-                        "moves its memory to another folder.")
+                return (
+                    f"{summary.workspace.path}\nThis folder no longer exists. Re-attach… "
+                    "moves its memory to another folder."
+                )
             if column == 2:
                 return local_time(summary.updated_at)
             if column == 3 and self._status(summary)[1]:
@@ -170,8 +179,11 @@ class MemoryListModel(QAbstractTableModel):
         if not summary.workspace.memory_enabled:
             return "memory off", "Memory is turned off for this workspace."
         workspace_id = summary.workspace.id
-        return list_status(self._last.get(workspace_id), updated_at=summary.updated_at,
-                           paused=workspace_id in self._paused)
+        return list_status(
+            self._last.get(workspace_id),
+            updated_at=summary.updated_at,
+            paused=workspace_id in self._paused,
+        )
 
     # --- driven by the page ------------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary]) -> bool:
@@ -304,16 +316,16 @@ class MemoryEditor(QWidget):
         self.header_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.header_label)
 
-        self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it",
-                                            self)
+        self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
         self.memory_enabled_box.toggled.connect(self._on_memory_enabled_box_toggled)
         layout.addWidget(self.memory_enabled_box)
 
         self.banner = QFrame(self)
         self.banner.setObjectName("memoryBanner")
         self.banner.setFrameShape(QFrame.Shape.StyledPanel)
-        self.banner.setStyleSheet("#memoryBanner { background: #fff4ce; border: 1px solid #c9a400;"
-                                  " border-radius: 4px; }")
+        self.banner.setStyleSheet(
+            "#memoryBanner { background: #fff4ce; border: 1px solid #c9a400; border-radius: 4px; }"
+        )
         banner_layout = QVBoxLayout(self.banner)
         self.banner_label = QLabel(self.banner)
         self.banner_label.setObjectName("bannerText")
@@ -380,8 +392,13 @@ class MemoryEditor(QWidget):
         for button in (self.save_button, self.revert_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        for button in (self.history_button, self.import_button, self.export_button,
-                       self.delete_button, self.refresh_button):
+        for button in (
+            self.history_button,
+            self.import_button,
+            self.export_button,
+            self.delete_button,
+            self.refresh_button,
+        ):
             buttons.addWidget(button)
         layout.addLayout(buttons)
 
@@ -434,8 +451,14 @@ class MemoryEditor(QWidget):
         self.message_label.clear()
         self._refresh_controls()
 
-    def load(self, workspace: Workspace, document: MemoryDocument, *,
-             proposal: str | None = None, note: str = "") -> None:
+    def load(
+        self,
+        workspace: Workspace,
+        document: MemoryDocument,
+        *,
+        proposal: str | None = None,
+        note: str = "",
+    ) -> None:
         """Edit ``document`` of ``workspace``, dropping any edits in the editor.
 
         Args:
@@ -509,19 +532,30 @@ class MemoryEditor(QWidget):
 
         def answered(label: str | None) -> None:
             self.question_box = None
-            if label == "Save anyway" and self._workspace is not None and \
-                    self._workspace.id == workspace.id and self.text == text:
+            if (
+                label == "Save anyway"
+                and self._workspace is not None
+                and self._workspace.id == workspace.id
+                and self.text == text
+            ):
                 self.save_requested.emit(workspace.id, text, base.version)
                 return
             self.show_message("Nothing was saved.")
             self.save_finished.emit(False)
 
         self.question_box = dialogs.ask(
-            self, title="Save a much shorter memory?", text=question,
+            self,
+            title="Save a much shorter memory?",
+            text=question,
             informative="The stored document stays in History either way.",
-            choices=[("Save anyway", QMessageBox.ButtonRole.DestructiveRole),
-                     ("Cancel", QMessageBox.ButtonRole.RejectRole)],
-            default="Cancel", icon=QMessageBox.Icon.Warning, on_answer=answered)
+            choices=[
+                ("Save anyway", QMessageBox.ButtonRole.DestructiveRole),
+                ("Cancel", QMessageBox.ButtonRole.RejectRole),
+            ],
+            default="Cancel",
+            icon=QMessageBox.Icon.Warning,
+            on_answer=answered,
+        )
 
     def save_succeeded(self, document: MemoryDocument) -> None:
         """A requested save was stored as ``document``."""
@@ -558,8 +592,11 @@ class MemoryEditor(QWidget):
             return  # already based on it (our own save, or an older event)
         by = f" by {_source_text(source)}" if source else ""
         if not self.is_dirty():
-            self.load(self._workspace, current,
-                      note=f"Updated{by} to version {current.version}." if source else "")
+            self.load(
+                self._workspace,
+                current,
+                note=f"Updated{by} to version {current.version}." if source else "",
+            )
             return
         if self.text == current.content:
             self._theirs = None
@@ -587,26 +624,37 @@ class MemoryEditor(QWidget):
         if self._workspace is None or self._document is None:
             return
         document = self._theirs or self._document
-        updated = (f"updated {relative_time(document.updated_at)}" if document.updated_at
-                   else "never written")
-        based = (f" (your edits are based on version {self._document.version})"
-                 if self._theirs is not None else "")
+        updated = (
+            f"updated {relative_time(document.updated_at)}"
+            if document.updated_at
+            else "never written"
+        )
+        based = (
+            f" (your edits are based on version {self._document.version})"
+            if self._theirs is not None
+            else ""
+        )
         flags = f" · flags: {', '.join(document.flags)}" if document.flags else ""
-        self.header_label.setText(f"<b>{_escape(self._workspace.path)}</b><br>"
-                                  f"version {document.version}{based} · {updated}{flags}")
+        self.header_label.setText(
+            f"<b>{_escape(self._workspace.path)}</b><br>"
+            f"version {document.version}{based} · {updated}{flags}"
+        )
 
     def _show_banner(self, theirs: MemoryDocument, *, stale_save: bool, by: str = "") -> None:
         """Offer Keep mine / Take theirs against ``theirs`` with the diff; one message says what
         happened and what each button does."""
         self._theirs = theirs
         if stale_save:
-            what = (f"The memory changed (version {theirs.version}) while you were editing; "
-                    "nothing was saved.")
+            what = (
+                f"The memory changed (version {theirs.version}) while you were editing; "
+                "nothing was saved."
+            )
         else:
             what = f"The memory changed to version {theirs.version}{by} while you were editing."
         self.banner_label.setText(
             f"{what} Keep mine saves your text as version {theirs.version + 1}; Take theirs "
-            "discards your edits.")
+            "discards your edits."
+        )
         self.diff_view.show_rows(diff_rows(theirs.content, self.text))
         if not self.diff_view.rows():
             self.diff_view.show_message("(no line differences)")
@@ -629,11 +677,16 @@ class MemoryEditor(QWidget):
         self.dirty_label.setText("unsaved changes" if dirty else "")
         self.save_button.setEnabled(has_workspace and dirty)
         self.revert_button.setEnabled(has_workspace and dirty)
-        for button in (self.history_button, self.import_button, self.export_button,
-                       self.delete_button):
+        for button in (
+            self.history_button,
+            self.import_button,
+            self.export_button,
+            self.delete_button,
+        ):
             button.setEnabled(has_workspace)
-        self.refresh_button.setEnabled(has_workspace and self._refresh_available
-                                       and not self._refresh_busy)
+        self.refresh_button.setEnabled(
+            has_workspace and self._refresh_available and not self._refresh_busy
+        )
 
     def _on_text_edit_text_changed(self) -> None:
         if self.message_label.property("error"):  # the user is acting on it; the counter stays
@@ -656,9 +709,11 @@ class MemoryEditor(QWidget):
     def _on_take_theirs_button_clicked(self) -> None:
         if self._workspace is not None and self._theirs is not None:
             theirs = self._theirs
-            self.load(self._workspace, theirs,
-                      note=f"Showing the stored version {theirs.version}; your edits were "
-                      "discarded.")
+            self.load(
+                self._workspace,
+                theirs,
+                note=f"Showing the stored version {theirs.version}; your edits were discarded.",
+            )
 
     def _on_history_button_clicked(self) -> None:
         if self._workspace is not None:
@@ -682,8 +737,12 @@ class MemoryPage(QWidget):
     delete_requested = Signal(str, int)  # workspace id, base version
     reattach_requested = Signal(str, str)  # workspace id, new folder
 
-    def __init__(self, parent: QWidget | None = None, *,
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         super().__init__(parent)
         self.model = MemoryListModel(self, now=now)
         self._after_save: Callable[[], None] | None = None
@@ -847,13 +906,19 @@ class MemoryPage(QWidget):
                 then()
 
         self.question_box = dialogs.ask(
-            self, title="Unsaved memory edits",
+            self,
+            title="Unsaved memory edits",
             text=f"The memory of {name} has unsaved edits.",
             informative="Save them, discard them, or cancel and keep editing?",
-            choices=[("Save", QMessageBox.ButtonRole.AcceptRole),
-                     ("Discard", QMessageBox.ButtonRole.DestructiveRole),
-                     ("Cancel", QMessageBox.ButtonRole.RejectRole)],
-            default="Save", icon=QMessageBox.Icon.Warning, on_answer=answered)
+            choices=[
+                ("Save", QMessageBox.ButtonRole.AcceptRole),
+                ("Discard", QMessageBox.ButtonRole.DestructiveRole),
+                ("Cancel", QMessageBox.ButtonRole.RejectRole),
+            ],
+            default="Save",
+            icon=QMessageBox.Icon.Warning,
+            on_answer=answered,
+        )
 
     def _on_editor_save_finished(self, ok: bool) -> None:
         then, self._after_save = self._after_save, None
@@ -908,10 +973,12 @@ class MemoryPage(QWidget):
 
     def _on_header_section_clicked(self, column: int) -> None:
         header = self.table.horizontalHeader()
-        order = (Qt.SortOrder.DescendingOrder
-                 if header.sortIndicatorSection() == column
-                 and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
-                 else Qt.SortOrder.AscendingOrder)
+        order = (
+            Qt.SortOrder.DescendingOrder
+            if header.sortIndicatorSection() == column
+            and header.sortIndicatorOrder() == Qt.SortOrder.AscendingOrder
+            else Qt.SortOrder.AscendingOrder
+        )
         header.setSortIndicatorShown(True)
         header.setSortIndicator(column, order)
         self.model.sort(column, order)
@@ -922,8 +989,9 @@ class MemoryPage(QWidget):
     def _update_count(self) -> None:
         shown, total = self.model.rowCount(), self.model.total
         noun = "workspace" if total == 1 else "workspaces"
-        self.count_label.setText(f"{total:,} {noun}" if shown == total
-                                 else f"{shown:,} of {total:,} {noun}")
+        self.count_label.setText(
+            f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
+        )
 
     def _selected_summary(self) -> MemorySummary | None:
         workspace_id = self.selected_workspace_id()
@@ -941,9 +1009,12 @@ class MemoryPage(QWidget):
 
         def choose() -> None:
             self.file_dialog = dialogs.choose_open_file(
-                self, title=f"Import memory into {workspace.name}", start=_start_dir(workspace),
+                self,
+                title=f"Import memory into {workspace.name}",
+                start=_start_dir(workspace),
                 name_filters=["Text and Yak exports (*.txt *.md *.json)", "All files (*)"],
-                on_chosen=lambda path: self._emit_import(workspace.id, path))
+                on_chosen=lambda path: self._emit_import(workspace.id, path),
+            )
 
         self._guard(choose)
 
@@ -961,10 +1032,14 @@ class MemoryPage(QWidget):
         def choose() -> None:
             start = os.path.join(_start_dir(workspace), default_export_name(workspace, "text"))
             self.file_dialog = dialogs.choose_save_file(
-                self, title=f"Export the memory of {workspace.name}", start=start,
+                self,
+                title=f"Export the memory of {workspace.name}",
+                start=start,
                 name_filters=[(f, s) for f, s, _fmt in _EXPORT_FILTERS],
                 on_chosen=lambda path, chosen: self.export_requested.emit(
-                    workspace.id, path, formats.get(chosen, "text")))
+                    workspace.id, path, formats.get(chosen, "text")
+                ),
+            )
 
         self._guard(choose)
 
@@ -981,13 +1056,19 @@ class MemoryPage(QWidget):
 
         unsaved = " Your unsaved edits are discarded too." if self.editor.is_dirty() else ""
         self.question_box = dialogs.ask(
-            self, title="Delete memory",
+            self,
+            title="Delete memory",
             text=f"Delete the memory of {workspace.path}?",
             informative="The document is emptied. It stays in History, where you can restore "
             f"it.{unsaved}",
-            choices=[("Delete", QMessageBox.ButtonRole.DestructiveRole),
-                     ("Cancel", QMessageBox.ButtonRole.RejectRole)],
-            default="Cancel", icon=QMessageBox.Icon.Warning, on_answer=answered)
+            choices=[
+                ("Delete", QMessageBox.ButtonRole.DestructiveRole),
+                ("Cancel", QMessageBox.ButtonRole.RejectRole),
+            ],
+            default="Cancel",
+            icon=QMessageBox.Icon.Warning,
+            on_answer=answered,
+        )
 
     def _on_reattach_button_clicked(self) -> None:
         summary = self._selected_summary()
@@ -995,9 +1076,11 @@ class MemoryPage(QWidget):
             return
         workspace_id = summary.workspace.id
         self.file_dialog = dialogs.choose_directory(
-            self, title=f"Re-attach the memory of {summary.workspace.path} to…",
+            self,
+            title=f"Re-attach the memory of {summary.workspace.path} to…",
             start=_existing_parent(summary.workspace.path),
-            on_chosen=lambda folder: self.reattach_requested.emit(workspace_id, folder))
+            on_chosen=lambda folder: self.reattach_requested.emit(workspace_id, folder),
+        )
 
 
 def _start_dir(workspace: Workspace) -> str:
@@ -1015,21 +1098,33 @@ def _existing_parent(path: str) -> str:
 
 
 def _source_text(source: str) -> str:
-    return {"refresh": "a memory refresh", "external": "another program (such as the yak command)",
-            "hand": "a hand edit", "import": "an import", "restore": "a restore",
-            "clear": "a delete"}.get(source, source)
+    return {
+        "refresh": "a memory refresh",
+        "external": "another program (such as the yak command)",
+        "hand": "a hand edit",
+        "import": "an import",
+        "restore": "a restore",
+        "clear": "a delete",
+    }.get(source, source)
 
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def summary_from(workspace: Workspace, document: MemoryDocument, *, orphaned: bool
-                 ) -> MemorySummary:
+def summary_from(
+    workspace: Workspace, document: MemoryDocument, *, orphaned: bool
+) -> MemorySummary:
     """A list row for a workspace (used when it is not listed yet: no memory written so far)."""
-    return MemorySummary(workspace=workspace, version=document.version, lines=document.lines,
-                         chars=document.chars, updated_at=document.updated_at,
-                         flags=document.flags, orphaned=orphaned)
+    return MemorySummary(
+        workspace=workspace,
+        version=document.version,
+        lines=document.lines,
+        chars=document.chars,
+        updated_at=document.updated_at,
+        flags=document.flags,
+        orphaned=orphaned,
+    )
 
 
 __all__ = ["MemoryEditor", "MemoryListModel", "MemoryPage", "summary_from"]

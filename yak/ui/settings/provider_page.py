@@ -89,8 +89,14 @@ class ProviderPage(QWidget):
 
     title = "Provider"
 
-    def __init__(self, *, data_dir: Path, service: KeyService,
-                 env: Mapping[str, str] | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        data_dir: Path,
+        service: KeyService,
+        env: Mapping[str, str] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.data_dir = Path(data_dir)
         self.service = service
@@ -138,8 +144,9 @@ class ProviderPage(QWidget):
 
         self.base_url_edit = QLineEdit(self)
         self.base_url_edit.setObjectName("base_url")
-        self.base_url_edit.setToolTip("For Anthropic-compatible servers; leave empty for the "
-                                      "default")
+        self.base_url_edit.setToolTip(
+            "For Anthropic-compatible servers; leave empty for the default"
+        )
         self.base_url_edit.textEdited.connect(self._on_field_edited)
         form.addRow("Base URL:", self.base_url_edit)
 
@@ -150,8 +157,9 @@ class ProviderPage(QWidget):
 
         self.memory_model_edit = QLineEdit(self)
         self.memory_model_edit.setObjectName("memory_model")
-        self.memory_model_edit.setToolTip("Rewrites the memory document after conversations; a "
-                                          "small fast model is enough")
+        self.memory_model_edit.setToolTip(
+            "Rewrites the memory document after conversations; a small fast model is enough"
+        )
         self.memory_model_edit.textEdited.connect(self._on_field_edited)
         form.addRow("Memory model:", self.memory_model_edit)
 
@@ -161,8 +169,10 @@ class ProviderPage(QWidget):
         self.debounce_spin.setDecimals(0)
         self.debounce_spin.setSingleStep(1)
         self.debounce_spin.setSuffix(" s")
-        self.debounce_spin.setToolTip("How long after a conversation ends the memory document is "
-                                      "rewritten (each new message restarts the wait)")
+        self.debounce_spin.setToolTip(
+            "How long after a conversation ends the memory document is "
+            "rewritten (each new message restarts the wait)"
+        )
         self.debounce_spin.valueChanged.connect(self._on_field_edited)
         form.addRow("Memory refresh after:", self.debounce_spin)
 
@@ -210,8 +220,10 @@ class ProviderPage(QWidget):
             self.debounce_spin.setValue(effective.debounce_s)
             self.base_url_edit.setText(effective.base_url or "")
             self.base_url_edit.setPlaceholderText(
-                f"{self.env[BASE_URL_ENV]} (from {BASE_URL_ENV})" if self.env.get(BASE_URL_ENV)
-                else f"{DEFAULT_BASE_URL} (default)")
+                f"{self.env[BASE_URL_ENV]} (from {BASE_URL_ENV})"
+                if self.env.get(BASE_URL_ENV)
+                else f"{DEFAULT_BASE_URL} (default)"
+            )
             self.key_edit.clear()
             self._load_key_state()
             overridden = []
@@ -219,13 +231,18 @@ class ProviderPage(QWidget):
                 variable = _ENV_OVERRIDES.get(name)
                 from_env = bool(variable and self.env.get(variable))
                 widget.setEnabled(not from_env)
-                widget.setToolTip(f"Set by the {variable} environment variable" if from_env
-                                  else self._tooltips[name])
+                widget.setToolTip(
+                    f"Set by the {variable} environment variable"
+                    if from_env
+                    else self._tooltips[name]
+                )
                 if from_env:
                     overridden.append(variable)
             self.env_note.setText(
-                f"Set by the environment (edit it there): {', '.join(overridden)}." if overridden
-                else "")
+                f"Set by the environment (edit it there): {', '.join(overridden)}."
+                if overridden
+                else ""
+            )
             self.env_note.setVisible(bool(overridden))
             self._loaded = self._values()
         finally:
@@ -248,10 +265,15 @@ class ProviderPage(QWidget):
         Returns:
             The open question box.
         """
-        box = QMessageBox(QMessageBox.Icon.Question, "Provider settings",
-                          "The Provider settings have changes that are not applied yet.",
-                          QMessageBox.StandardButton.Apply | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Provider settings",
+            "The Provider settings have changes that are not applied yet.",
+            QMessageBox.StandardButton.Apply
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel,
+            self,
+        )
         box.setObjectName("provider_unsaved")
         box.setDefaultButton(QMessageBox.StandardButton.Apply)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -278,8 +300,11 @@ class ProviderPage(QWidget):
         copied into the settings file.
         """
         values = self._values()
-        changes = {name: value for name, value in values.items()
-                   if name != "api_key" and value != self._loaded.get(name)}
+        changes = {
+            name: value
+            for name, value in values.items()
+            if name != "api_key" and value != self._loaded.get(name)
+        }
         if changes:
             stored = load_settings(self.data_dir, env={})  # the file alone, without the env
             save_settings(self.data_dir, stored.with_changes(**changes))
@@ -297,7 +322,7 @@ class ProviderPage(QWidget):
     # -- actions -------------------------------------------------------------------------------
 
     def test_connection(self) -> None:
-        """"Test connection": a tiny request with the applied settings; shows the sentence."""
+        """ "Test connection": a tiny request with the applied settings; shows the sentence."""
         if self._testing or self.is_changed():
             return
         self._testing = True
@@ -357,8 +382,12 @@ class ProviderPage(QWidget):
     # -- internals -----------------------------------------------------------------------------
 
     def _setting_widgets(self) -> dict[str, QWidget]:
-        return {"chat_model": self.chat_model_edit, "memory_model": self.memory_model_edit,
-                "debounce_s": self.debounce_spin, "base_url": self.base_url_edit}
+        return {
+            "chat_model": self.chat_model_edit,
+            "memory_model": self.memory_model_edit,
+            "debounce_s": self.debounce_spin,
+            "base_url": self.base_url_edit,
+        }
 
     def _values(self) -> dict[str, object]:
         return {
@@ -378,22 +407,30 @@ class ProviderPage(QWidget):
         self.remove_key_button.setEnabled(stored)
         if from_env:
             self.key_edit.setPlaceholderText(f"Set by the {KEY_ENV} environment variable")
-            self.key_note.setText(f"The key comes from the {KEY_ENV} environment variable; "
-                                  "change or unset it there to use another key.")
+            self.key_note.setText(
+                f"The key comes from the {KEY_ENV} environment variable; "
+                "change or unset it there to use another key."
+            )
         elif stored:
             self.key_edit.setPlaceholderText("A key is stored; type a new one to replace it")
-            self.key_note.setText("Stored in the system keyring, never in Yak's database or "
-                                  "settings file.")
+            self.key_note.setText(
+                "Stored in the system keyring, never in Yak's database or settings file."
+            )
         else:
             self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
-            self.key_note.setText("No key yet. It will be stored in the system keyring, never in "
-                                  "Yak's database or settings file.")
+            self.key_note.setText(
+                "No key yet. It will be stored in the system keyring, never in "
+                "Yak's database or settings file."
+            )
 
     def _update_test_button(self) -> None:
         pending = self.is_changed() or self._pending_key_save
         self.test_button.setEnabled(not self._testing and not pending)
-        self.test_button.setToolTip("Apply your changes first, then test them" if pending
-                                    else "Send a tiny request with the applied settings")
+        self.test_button.setToolTip(
+            "Apply your changes first, then test them"
+            if pending
+            else "Send a tiny request with the applied settings"
+        )
 
     def _update_buttons(self) -> None:
         changed = self.is_changed()
@@ -401,8 +438,9 @@ class ProviderPage(QWidget):
         self.revert_button.setEnabled(changed)
 
     def _on_show_key_toggled(self, shown: bool) -> None:
-        self.key_edit.setEchoMode(QLineEdit.EchoMode.Normal if shown
-                                  else QLineEdit.EchoMode.Password)
+        self.key_edit.setEchoMode(
+            QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password
+        )
         self.show_key_action.setText("Hide" if shown else "Show")
 
     def _on_field_edited(self, *_args: object) -> None:
