@@ -16,7 +16,8 @@ from yak.domain import MemorySummary, RefreshOutcome, RefreshStatus, Workspace
 from yak.events import RefreshFinished
 from yak.memory.store import MemoryStore
 from yak.paths import workspace_id_for
-from yak.ui.settings.memory_page import ORPHANED, MemoryListModel, MemoryPage
+from yak.ui.settings.memory_list import ORPHANED, MemoryListModel
+from yak.ui.settings.memory_page import MemoryPage
 
 
 def cell(model: MemoryListModel, workspace_id: str, column: int) -> str:

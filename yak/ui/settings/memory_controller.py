@@ -28,7 +28,8 @@ from yak.events import MemoryUpdated
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.history_dialog import HistoryDialog
-from yak.ui.settings.memory_page import MemoryPage, summary_from
+from yak.ui.settings.memory_list import summary_from
+from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.tasks import TaskGroup
 from yak.workspace.state import describe_outcome, missing_key
 

@@ -1,0 +1,496 @@
+"""The Settings memory editor: :class:`MemoryEditor`, one workspace's memory document.
+
+A monospace text field with a live ``N / 200 lines`` counter that turns red over the ceiling,
+Save (Ctrl+S) that refuses over the ceiling and says why, Revert, and a banner with a diff when
+the document changes underneath unsaved edits or a save turns out stale (Keep mine / Take
+theirs) — never a silent overwrite either way. A save that would collapse the stored document
+asks "Save anyway?" first.
+
+The editor never awaits: it emits intent signals (``save_requested``, ``refresh_requested``…)
+and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QFontDatabase, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from yak.domain import MemoryDocument, Workspace, count_lines
+from yak.ui import dialogs
+from yak.ui.diff_view import DiffView
+from yak.ui.formatting import counter_text, diff_rows, relative_time
+from yak.workspace.state import ceiling_message, shrink_question
+
+_RED = "#b00020"
+
+
+class MemoryEditor(QWidget):
+    """The inline editor for one workspace's memory document."""
+
+    save_requested = Signal(str, str, int)  # workspace id, text, the version it is based on
+    refresh_requested = Signal(str)  # workspace id
+    history_requested = Signal(str)  # workspace id
+    memory_enabled_changed = Signal(str, bool)  # workspace id, enabled
+    save_finished = Signal(bool)  # a requested save succeeded (True) or was refused (False)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._workspace: Workspace | None = None
+        self._document: MemoryDocument | None = None
+        self._base_text = ""
+        self._theirs: MemoryDocument | None = None
+        self._refresh_available = True
+        self._refresh_busy = False
+        self.question_box: QMessageBox | None = None  # "Save anyway?" before a collapse
+        self._setup_ui()
+        self.clear_workspace()
+
+    def _setup_ui(self) -> None:
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+        self.header_label = QLabel(self)
+        self.header_label.setObjectName("editorHeader")
+        self.header_label.setWordWrap(True)
+        self.header_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.header_label)
+
+        self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
+        self.memory_enabled_box.toggled.connect(self._on_memory_enabled_box_toggled)
+        layout.addWidget(self.memory_enabled_box)
+
+        self.banner = QFrame(self)
+        self.banner.setObjectName("memoryBanner")
+        self.banner.setFrameShape(QFrame.Shape.StyledPanel)
+        self.banner.setStyleSheet(
+            "#memoryBanner { background: #fff4ce; border: 1px solid #c9a400; border-radius: 4px; }"
+        )
+        banner_layout = QVBoxLayout(self.banner)
+        self.banner_label = QLabel(self.banner)
+        self.banner_label.setObjectName("bannerText")
+        self.banner_label.setWordWrap(True)
+        self.banner_label.setStyleSheet("color: #3d3000;")
+        banner_layout.addWidget(self.banner_label)
+        self.diff_view = DiffView(self.banner)
+        self.diff_view.setObjectName("bannerDiff")
+        self.diff_view.setMaximumHeight(160)
+        banner_layout.addWidget(self.diff_view)
+        banner_buttons = QHBoxLayout()
+        self.keep_mine_button = QPushButton("Keep mine", self.banner)
+        self.keep_mine_button.setToolTip("Save your text as a new version on top of the stored one")
+        self.keep_mine_button.clicked.connect(self._on_keep_mine_button_clicked)
+        self.take_theirs_button = QPushButton("Take theirs", self.banner)
+        self.take_theirs_button.setToolTip("Discard your edits and show the stored version")
+        self.take_theirs_button.clicked.connect(self._on_take_theirs_button_clicked)
+        banner_buttons.addStretch(1)
+        banner_buttons.addWidget(self.keep_mine_button)
+        banner_buttons.addWidget(self.take_theirs_button)
+        banner_layout.addLayout(banner_buttons)
+        layout.addWidget(self.banner)
+
+        self.text_edit = QPlainTextEdit(self)
+        self.text_edit.setObjectName("memoryEditorText")
+        self.text_edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        # Wrapped for reading; the counter still counts the document's own lines.
+        self.text_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.text_edit.setTabChangesFocus(True)
+        self.text_edit.textChanged.connect(self._on_text_edit_text_changed)
+        layout.addWidget(self.text_edit, 1)
+
+        counter_row = QHBoxLayout()
+        self.counter_label = QLabel(self)
+        self.counter_label.setObjectName("memoryCounter")
+        self.dirty_label = QLabel(self)
+        self.dirty_label.setObjectName("memoryDirty")
+        counter_row.addWidget(self.counter_label)
+        counter_row.addStretch(1)
+        counter_row.addWidget(self.dirty_label)
+        layout.addLayout(counter_row)
+
+        self.message_label = QLabel(self)
+        self.message_label.setObjectName("memoryMessage")
+        self.message_label.setWordWrap(True)
+        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.message_label)
+
+        buttons = QHBoxLayout()
+        self.save_button = QPushButton("Save", self)
+        self.save_button.setToolTip("Save (Ctrl+S)")
+        self.save_button.clicked.connect(self.request_save)
+        self.revert_button = QPushButton("Revert", self)
+        self.revert_button.setToolTip("Discard your edits and show the stored document")
+        self.revert_button.clicked.connect(self._on_revert_button_clicked)
+        self.history_button = QPushButton("History…", self)
+        self.history_button.clicked.connect(self._on_history_button_clicked)
+        self.import_button = QPushButton("Import…", self)
+        self.export_button = QPushButton("Export…", self)
+        self.delete_button = QPushButton("Delete…", self)
+        self.refresh_button = QPushButton("Refresh", self)
+        self.refresh_button.setToolTip("Bring this memory up to date with its conversations now")
+        self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
+        for button in (self.save_button, self.revert_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        for button in (
+            self.history_button,
+            self.import_button,
+            self.export_button,
+            self.delete_button,
+            self.refresh_button,
+        ):
+            buttons.addWidget(button)
+        layout.addLayout(buttons)
+
+        self.save_action = QAction("Save", self)
+        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
+        self.save_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.save_action.triggered.connect(self.request_save)
+        self.addAction(self.save_action)
+
+    # --- state ---------------------------------------------------------------------------------
+    @property
+    def workspace(self) -> Workspace | None:
+        """The workspace being edited, or ``None``."""
+        return self._workspace
+
+    @property
+    def document(self) -> MemoryDocument | None:
+        """The stored document the edits are based on."""
+        return self._document
+
+    @property
+    def text(self) -> str:
+        """The text in the editor now."""
+        return self.text_edit.toPlainText()
+
+    def is_dirty(self) -> bool:
+        """Whether the editor holds text that is not the stored document."""
+        return self._workspace is not None and self.text != self._base_text
+
+    @property
+    def banner_shown(self) -> bool:
+        """Whether the changed-underneath / conflict banner is up."""
+        return not self.banner.isHidden()
+
+    # --- driven by the page and the controller -----------------------------------------------
+    def clear_workspace(self) -> None:
+        """Show nothing (no workspace selected)."""
+        self._workspace = None
+        self._document = None
+        self._base_text = ""
+        self._theirs = None
+        self.banner.hide()
+        self.text_edit.blockSignals(True)
+        self.text_edit.clear()
+        self.text_edit.blockSignals(False)
+        self.text_edit.setReadOnly(True)
+        self.text_edit.setPlaceholderText("Choose a workspace on the left.")
+        self.header_label.setText("No workspace selected.")
+        self.memory_enabled_box.setEnabled(False)
+        self.message_label.clear()
+        self._refresh_controls()
+
+    def load(
+        self,
+        workspace: Workspace,
+        document: MemoryDocument,
+        *,
+        proposal: str | None = None,
+        note: str = "",
+    ) -> None:
+        """Edit ``document`` of ``workspace``, dropping any edits in the editor.
+
+        Args:
+            proposal: text to put in the editor instead of the document (a refused refresh
+                reply); it shows as unsaved edits based on ``document``.
+            note: a message to show under the editor.
+        """
+        self._workspace = workspace
+        self._theirs = None
+        self.banner.hide()
+        self._set_base(document)
+        self.text_edit.setReadOnly(False)
+        self.text_edit.setPlaceholderText("This workspace has no memory yet. Type one and Save.")
+        self.text_edit.setPlainText(document.content if proposal is None else proposal)
+        self.memory_enabled_box.blockSignals(True)
+        self.memory_enabled_box.setChecked(workspace.memory_enabled)
+        self.memory_enabled_box.blockSignals(False)
+        self.memory_enabled_box.setEnabled(True)
+        self.show_message(note)
+        self._refresh_controls()
+
+    def set_workspace(self, workspace: Workspace) -> None:
+        """Update the workspace's details (e.g. memory on/off) without touching the text."""
+        if self._workspace is not None and workspace.id == self._workspace.id:
+            self._workspace = workspace
+            self.memory_enabled_box.blockSignals(True)
+            self.memory_enabled_box.setChecked(workspace.memory_enabled)
+            self.memory_enabled_box.blockSignals(False)
+            self._update_header()
+
+    def set_refresh_available(self, available: bool) -> None:
+        """Whether forced refreshes exist in this build (Refresh is disabled otherwise)."""
+        self._refresh_available = available
+        self._refresh_controls()
+
+    def update_times(self) -> None:
+        """Re-render "updated 5 minutes ago" in the header against the current time."""
+        self._update_header()
+
+    def set_refresh_busy(self, busy: bool) -> None:
+        """Disable Refresh while a forced refresh runs."""
+        self._refresh_busy = busy
+        self._refresh_controls()
+
+    def request_save(self) -> None:
+        """Save (the button, Ctrl+S): refused here with a message when over the ceiling; a
+        save that would collapse the stored document (the floor rule) or empty it asks "Save
+        anyway?" first (Cancel keeps the edits unsaved); otherwise asks the controller to save
+        based on the stored version."""
+        if self._workspace is None or self._document is None:
+            return
+        refusal = self._ceiling_refusal()
+        if refusal:
+            self.show_message(refusal, error=True)
+            self.save_finished.emit(False)
+            return
+        self._confirm_then_save(self._document)
+
+    def _confirm_then_save(self, base: MemoryDocument) -> None:
+        """Emit the save of the editor's text based on ``base``, after asking when it would
+        collapse ``base``'s text; Cancel reports a refused save (the guard does not go on)."""
+        workspace, text = self._workspace, self.text
+        if workspace is None:
+            return
+        question = shrink_question(base.content, text)
+        if question is None:
+            self.save_requested.emit(workspace.id, text, base.version)
+            return
+        if self.question_box is not None:
+            return  # already asking
+
+        def answered(label: str | None) -> None:
+            self.question_box = None
+            if (
+                label == "Save anyway"
+                and self._workspace is not None
+                and self._workspace.id == workspace.id
+                and self.text == text
+            ):
+                self.save_requested.emit(workspace.id, text, base.version)
+                return
+            self.show_message("Nothing was saved.")
+            self.save_finished.emit(False)
+
+        self.question_box = dialogs.ask(
+            self,
+            title="Save a much shorter memory?",
+            text=question,
+            informative="The stored document stays in History either way.",
+            choices=[
+                ("Save anyway", QMessageBox.ButtonRole.DestructiveRole),
+                ("Cancel", QMessageBox.ButtonRole.RejectRole),
+            ],
+            default="Cancel",
+            icon=QMessageBox.Icon.Warning,
+            on_answer=answered,
+        )
+
+    def save_succeeded(self, document: MemoryDocument) -> None:
+        """A requested save was stored as ``document``."""
+        if self._workspace is None or document.workspace_id != self._workspace.id:
+            return
+        self._theirs = None
+        self.banner.hide()
+        self._set_base(document)
+        if self.text != document.content:  # the store normalized it (line endings)
+            self.text_edit.setPlainText(document.content)
+        self.show_message(f"Saved as version {document.version}.")
+        self._refresh_controls()
+        self.save_finished.emit(True)
+
+    def save_refused(self, message: str) -> None:
+        """A requested save was refused (ceiling, bad text, database); the edits stay."""
+        self.show_message(message, error=True)
+        self.save_finished.emit(False)
+
+    def show_conflict(self, current: MemoryDocument) -> None:
+        """A save based on a stale version was refused: show the banner against ``current``."""
+        self._show_banner(current, stale_save=True)
+        self.save_finished.emit(False)
+
+    def document_changed(self, current: MemoryDocument, *, source: str = "") -> None:
+        """The stored document is now ``current`` (written by a refresh, the CLI, a restore…).
+
+        Without unsaved edits the editor shows it; with edits equal to it, nothing is lost
+        either; otherwise the banner offers Keep mine / Take theirs with the diff.
+        """
+        if self._workspace is None or current.workspace_id != self._workspace.id:
+            return
+        if self._document is not None and current.version <= self._document.version:
+            return  # already based on it (our own save, or an older event)
+        by = f" by {_source_text(source)}" if source else ""
+        if not self.is_dirty():
+            self.load(
+                self._workspace,
+                current,
+                note=f"Updated{by} to version {current.version}." if source else "",
+            )
+            return
+        if self.text == current.content:
+            self._theirs = None
+            self._set_base(current)
+            self.banner.hide()
+            self._refresh_controls()
+            return
+        self._show_banner(current, stale_save=False, by=by)
+
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        """Show ``text`` under the editor (red when ``error``); empty text clears it."""
+        self.message_label.setText(text)
+        self.message_label.setStyleSheet(f"color: {_RED};" if error and text else "")
+        self.message_label.setProperty("error", bool(error and text))
+
+    # --- internals ---------------------------------------------------------------------------
+    def _set_base(self, document: MemoryDocument) -> None:
+        self._document = document
+        self._base_text = document.content
+        self._update_header()
+
+    def _update_header(self) -> None:
+        """Path, version and last update of the stored document; while the banner is up, the
+        stored version is the newer one and the edits' base is named beside it."""
+        if self._workspace is None or self._document is None:
+            return
+        document = self._theirs or self._document
+        updated = (
+            f"updated {relative_time(document.updated_at)}"
+            if document.updated_at
+            else "never written"
+        )
+        based = (
+            f" (your edits are based on version {self._document.version})"
+            if self._theirs is not None
+            else ""
+        )
+        flags = f" · flags: {', '.join(document.flags)}" if document.flags else ""
+        self.header_label.setText(
+            f"<b>{_escape(self._workspace.path)}</b><br>"
+            f"version {document.version}{based} · {updated}{flags}"
+        )
+
+    def _show_banner(self, theirs: MemoryDocument, *, stale_save: bool, by: str = "") -> None:
+        """Offer Keep mine / Take theirs against ``theirs`` with the diff; one message says what
+        happened and what each button does."""
+        self._theirs = theirs
+        if stale_save:
+            what = (
+                f"The memory changed (version {theirs.version}) while you were editing; "
+                "nothing was saved."
+            )
+        else:
+            what = f"The memory changed to version {theirs.version}{by} while you were editing."
+        self.banner_label.setText(
+            f"{what} Keep mine saves your text as version {theirs.version + 1}; Take theirs "
+            "discards your edits."
+        )
+        self.diff_view.show_rows(diff_rows(theirs.content, self.text))
+        if not self.diff_view.rows():
+            self.diff_view.show_message("(no line differences)")
+        self.show_message("")  # "Saved as version N." would now be stale
+        self.banner.show()
+        self._update_header()
+        self._refresh_controls()
+
+    def _ceiling_refusal(self) -> str | None:
+        text = self.text
+        return ceiling_message(count_lines(text), len(text))
+
+    def _refresh_controls(self) -> None:
+        has_workspace = self._workspace is not None
+        dirty = self.is_dirty()
+        counter, over = counter_text(self.text)
+        self.counter_label.setText(counter if has_workspace else "")
+        self.counter_label.setStyleSheet(f"color: {_RED}; font-weight: bold;" if over else "")
+        self.counter_label.setProperty("over", over)
+        self.dirty_label.setText("unsaved changes" if dirty else "")
+        self.save_button.setEnabled(has_workspace and dirty)
+        self.revert_button.setEnabled(has_workspace and dirty)
+        for button in (
+            self.history_button,
+            self.import_button,
+            self.export_button,
+            self.delete_button,
+        ):
+            button.setEnabled(has_workspace)
+        self.refresh_button.setEnabled(
+            has_workspace and self._refresh_available and not self._refresh_busy
+        )
+
+    def _on_text_edit_text_changed(self) -> None:
+        if self.message_label.property("error"):  # the user is acting on it; the counter stays
+            self.show_message("")
+        self._refresh_controls()
+
+    def _on_revert_button_clicked(self) -> None:
+        if self._workspace is not None and self._document is not None:
+            self.load(self._workspace, self._document, note="Reverted to the stored version.")
+
+    def _on_keep_mine_button_clicked(self) -> None:
+        if self._workspace is None or self._theirs is None:
+            return
+        refusal = self._ceiling_refusal()
+        if refusal:
+            self.show_message(refusal, error=True)
+            return
+        self._confirm_then_save(self._theirs)
+
+    def _on_take_theirs_button_clicked(self) -> None:
+        if self._workspace is not None and self._theirs is not None:
+            theirs = self._theirs
+            self.load(
+                self._workspace,
+                theirs,
+                note=f"Showing the stored version {theirs.version}; your edits were discarded.",
+            )
+
+    def _on_history_button_clicked(self) -> None:
+        if self._workspace is not None:
+            self.history_requested.emit(self._workspace.id)
+
+    def _on_refresh_button_clicked(self) -> None:
+        if self._workspace is not None:
+            self.refresh_requested.emit(self._workspace.id)
+
+    def _on_memory_enabled_box_toggled(self, checked: bool) -> None:
+        if self._workspace is not None:
+            self.memory_enabled_changed.emit(self._workspace.id, checked)
+
+
+def _source_text(source: str) -> str:
+    return {
+        "refresh": "a memory refresh",
+        "external": "another program (such as the yak command)",
+        "hand": "a hand edit",
+        "import": "an import",
+        "restore": "a restore",
+        "clear": "a delete",
+    }.get(source, source)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+__all__ = ["MemoryEditor"]
