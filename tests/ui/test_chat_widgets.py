@@ -12,17 +12,10 @@ from PySide6.QtWidgets import QApplication
 from yak.agent.types import ApprovalDecision, ApprovalRequest
 from yak.domain import ChatMessage
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
+from yak.ui.chat.blocks import MessageBlock, ToolCallBlock
 from yak.ui.chat.input import ChatInput
-from yak.ui.chat.transcript import (
-    SEGMENT_CHARS,
-    MessageBlock,
-    ToolCallBlock,
-    TranscriptView,
-    render_markdown,
-    result_summary,
-    settled_length,
-    tool_target,
-)
+from yak.ui.chat.render import render_markdown, result_summary, settled_length, tool_target
+from yak.ui.chat.transcript import SEGMENT_CHARS, TranscriptView
 
 
 def _message(role: str, *blocks: dict) -> ChatMessage:

@@ -1,9 +1,7 @@
 """The transcript: the user's prompts, the assistant's Markdown, compact tool calls.
 
-Markdown goes through ``markdown-it-py`` to HTML shown in a ``QTextBrowser``, rather than Qt's own
-``QTextDocument.setMarkdown``: markdown-it escapes raw HTML in a reply (``html=False``), so a model
-cannot inject markup, images or styles into the window; it refuses unsafe link schemes
-(``javascript:``); and it is a pure function of the text, tested without a display.
+The rows are the widgets of :mod:`yak.ui.chat.blocks`; the Markdown is rendered by
+:mod:`yak.ui.chat.render`.
 
 Streaming text never freezes the window: deltas are appended to a buffer and the open assistant
 block is re-rendered by a single-shot ``QTimer`` at most every ``RENDER_INTERVAL_MS`` (50 ms), not
@@ -19,29 +17,24 @@ scrolling back down re-attaches it.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
 from collections.abc import Sequence
 
-from markdown_it import MarkdownIt
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPalette, QResizeEvent
-from PySide6.QtWidgets import (
-    QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QScrollArea,
-    QSizePolicy,
-    QTextBrowser,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from yak.domain import ChatMessage
+from yak.ui.chat.blocks import MessageBlock, NoteLabel, ToolCallBlock
+from yak.ui.chat.render import (
+    STOPPED_MARK,
+    result_summary,
+    settled_length,
+    tool_result_text,
+    tool_target,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,326 +44,6 @@ MAX_RENDER_INTERVAL_MS = 500
 SEGMENT_CHARS = 3000
 # Near enough to the bottom (pixels) to count as "at the bottom" when the user scrolls back.
 _BOTTOM_SLACK_PX = 8
-# Display caps: a target longer than this is shortened in the header (full text in the tooltip).
-_TARGET_DISPLAY_CHARS = 120
-
-_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
-
-# The agent ends a reply cut short by Stop with a text block holding just this.
-STOPPED_MARK = "[stopped]"
-# Keys under which the agent's tools carry what they act on, most specific first.
-_TARGET_KEYS = ("path", "file_path", "directory", "dir", "query")
-
-
-def render_markdown(text: str) -> str:
-    """Render the assistant's Markdown to HTML for a ``QTextBrowser``.
-
-    Raw HTML in ``text`` is shown as text, not interpreted; links with unsafe schemes stay text.
-
-    Args:
-        text: CommonMark with tables and strikethrough.
-
-    Returns:
-        An HTML fragment.
-    """
-    # A fenced block's last line ends with a newline, which Qt draws as an empty last line.
-    return _MARKDOWN.render(text).replace("\n</code></pre>", "</code></pre>")
-
-
-def settled_length(text: str) -> int:
-    """How much of a streaming Markdown text can be rendered on its own for good.
-
-    The cut goes after the last blank line that is outside a fenced code block and not followed
-    by an indented line (an indented line may continue a list item or an indented code block).
-
-    Args:
-        text: the Markdown received so far.
-
-    Returns:
-        A length in characters; 0 when there is no such paragraph break.
-    """
-    best = 0
-    fence: str | None = None  # the opening fence's marker while inside a fenced block
-    position = 0
-    lines = text.splitlines(keepends=True)
-    for index, line in enumerate(lines):
-        position += len(line)
-        stripped = line.lstrip(" ")
-        indent = len(line) - len(stripped)
-        if indent <= 3 and stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            run = len(stripped) - len(stripped.lstrip(marker[0]))
-            if fence is None:
-                fence = marker[0] * run
-            elif stripped.startswith(fence) and not stripped.strip().lstrip(fence[0]):
-                fence = None
-            continue
-        if fence is not None or line.strip() or index + 1 >= len(lines):
-            continue
-        following = lines[index + 1]
-        if following.strip() and not following.startswith((" ", "\t")):
-            best = position
-    return best
-
-
-def tool_target(tool_input: object) -> str:
-    """What a stored tool call acted on, for its compact line: the command, the pattern (and
-    where it searched), or the path — as the agent shows it while the call runs.
-
-    Args:
-        tool_input: the ``input`` of a ``tool_use`` block (normally a dict).
-
-    Returns:
-        One line; the compact JSON of the input when no known key is present.
-    """
-    if not isinstance(tool_input, dict):
-        return _shorten(json.dumps(tool_input, ensure_ascii=False))
-    if not tool_input:
-        return ""
-    command = tool_input.get("command")
-    if isinstance(command, str) and command.strip():
-        return _first_line(command, _TARGET_DISPLAY_CHARS)
-    pattern = tool_input.get("pattern")
-    path = tool_input.get("path")
-    if isinstance(pattern, str) and pattern:
-        return f"{pattern} in {path}" if isinstance(path, str) and path else pattern
-    for key in _TARGET_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return _first_line(value, _TARGET_DISPLAY_CHARS)
-    return _shorten(json.dumps(tool_input, ensure_ascii=False, separators=(",", ":")))
-
-
-def tool_result_text(block: dict) -> str:
-    """The text of a stored ``tool_result`` block (its content is a string or a list of blocks)."""
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return str(content)
-
-
-def _first_line(text: str, limit: int = 100) -> str:
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def result_summary(text: str) -> str:
-    """A stored tool result's outcome in a few words: its first line up to the first ": " or
-    ". " ("Denied by the user: this call was not run…" → "Denied by the user")."""
-    line = _first_line(text, 200)
-    for separator in (": ", ". "):
-        head = line.split(separator, 1)[0]
-        if len(head) >= 8:
-            line = head
-    return _first_line(line)
-
-
-def _shorten(text: str, limit: int = _TARGET_DISPLAY_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-class MessageBlock(QTextBrowser):
-    """One message's text, as tall as its content (the transcript scrolls, not the block).
-
-    Args:
-        role: ``"user"`` (plain text on a tinted background) or ``"assistant"`` (Markdown).
-    """
-
-    def __init__(self, role: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.role = role
-        self.setObjectName(f"{role}_message")
-        self.setOpenExternalLinks(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        document = self.document()
-        document.setDocumentMargin(8)
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
-        shade = self.palette().color(QPalette.ColorRole.AlternateBase).name()
-        document.setDefaultStyleSheet(
-            f"pre {{ background-color: {shade}; font-family: '{mono}'; }}"
-            f" code {{ font-family: '{mono}'; }}"
-            " table { border-collapse: collapse; } th, td { padding: 2px 6px; }"
-        )
-        if role == "user":
-            palette = self.palette()
-            palette.setColor(
-                QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.AlternateBase)
-            )
-            self.setPalette(palette)
-        document.documentLayout().documentSizeChanged.connect(self._on_document_size_changed)
-        self.setFixedHeight(self._height_for(document.size().height()))
-
-    def set_markdown(self, text: str) -> None:
-        """Show ``text`` rendered as Markdown."""
-        self.setHtml(render_markdown(text).rstrip())
-
-    def sizeHint(self) -> QSize:  # Qt override
-        return QSize(super().sizeHint().width(), self.height())
-
-    def _height_for(self, document_height: float) -> int:
-        return math.ceil(document_height) + 2 * self.frameWidth()
-
-    def _on_document_size_changed(self, size: object) -> None:
-        self.setFixedHeight(self._height_for(size.height()))  # type: ignore[attr-defined]
-
-
-class ElidedLabel(QLabel):
-    """A one-line label that shortens its text with "…" to the width it gets, instead of
-    widening its parent (the full text is in the tooltip)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._full_text = ""
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-
-    def set_full_text(self, text: str) -> None:
-        """Show ``text``, elided to the label's width."""
-        self._full_text = text
-        self.setToolTip(text)
-        self._elide()
-
-    def full_text(self) -> str:
-        """The text before eliding."""
-        return self._full_text
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt override
-        super().resizeEvent(event)
-        self._elide()
-
-    def _elide(self) -> None:
-        self.setText(
-            self.fontMetrics().elidedText(
-                self._full_text, Qt.TextElideMode.ElideRight, max(self.width(), 40)
-            )
-        )
-
-
-class ToolCallBlock(QFrame):
-    """A tool call on one line — name, target, outcome — that expands to show its output.
-
-    Args:
-        tool_use_id: the call's id (matches its result).
-        tool: the tool's name.
-        target: what it acts on (path, pattern, command).
-    """
-
-    expanded_changed = Signal(bool)
-
-    def __init__(
-        self, *, tool_use_id: str, tool: str, target: str, parent: QWidget | None = None
-    ) -> None:
-        super().__init__(parent)
-        self.tool_use_id = tool_use_id
-        self.tool = tool
-        self.target = target
-        self.ok: bool | None = None  # None while running
-        self.summary = "running…"
-        self.output = ""
-        self._setup_ui()
-        self._refresh()
-
-    def _setup_ui(self) -> None:
-        self.setObjectName("tool_call")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 2, 6, 2)
-        layout.setSpacing(2)
-        header = QHBoxLayout()
-        header.setSpacing(6)
-        self.toggle = QToolButton(self)
-        self.toggle.setCheckable(True)
-        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
-        self.toggle.setAutoRaise(True)
-        self.toggle.setToolTip("Show the tool's output")
-        self.toggle.toggled.connect(self._on_toggle_toggled)
-        self.label = ElidedLabel(self)
-        header.addWidget(self.toggle)
-        header.addWidget(self.label, 1)
-        layout.addLayout(header)
-        self.output_view = QPlainTextEdit(self)
-        self.output_view.setReadOnly(True)
-        self.output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.output_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-        self.output_view.setVisible(False)
-        layout.addWidget(self.output_view)
-
-    @property
-    def expanded(self) -> bool:
-        """Whether the output is shown."""
-        return self.toggle.isChecked()
-
-    def set_expanded(self, expanded: bool) -> None:
-        """Show or hide the output."""
-        self.toggle.setChecked(expanded)
-
-    def set_outcome(self, *, ok: bool, summary: str, output: str) -> None:
-        """Record how the call ended.
-
-        Args:
-            ok: it succeeded (False: failed, refused or denied).
-            summary: one line, e.g. ``"wrote 3 lines"`` or ``"denied by user"``.
-            output: what the model was told (shown when expanded).
-        """
-        self.ok = ok
-        self.summary = summary
-        self.output = output
-        self._refresh()
-
-    def summary_text(self) -> str:
-        """The compact line as shown: ``"✓ write_file notes.txt — wrote 3 lines"``."""
-        mark = "…" if self.ok is None else ("✓" if self.ok else "✗")
-        target = f" {_shorten(self.target)}" if self.target else ""
-        return f"{mark} {self.tool}{target} — {self.summary}"
-
-    def set_waiting(self, summary: str) -> None:
-        """Say what the running call waits for (e.g. the user's approval)."""
-        if self.ok is None:
-            self.summary = summary
-            self._refresh()
-
-    def _refresh(self) -> None:
-        self.label.set_full_text(self.summary_text())
-        self.output_view.setPlainText(self.output or "(no output)")
-        # As tall as the output, up to a dozen lines (it scrolls beyond).
-        lines = min(max(self.output_view.blockCount(), 1), 12)
-        margins = self.output_view.contentsMargins()
-        self.output_view.setFixedHeight(
-            int(
-                lines * self.output_view.fontMetrics().lineSpacing()
-                + 2 * self.output_view.document().documentMargin()
-                + margins.top()
-                + margins.bottom()
-                + self.output_view.horizontalScrollBar().sizeHint().height()
-            )
-        )
-
-    def _on_toggle_toggled(self, checked: bool) -> None:
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow)
-        self.output_view.setVisible(checked)
-        self.expanded_changed.emit(checked)
-
-
-class NoteLabel(QLabel):
-    """A short italic line in the transcript: "Stopped.", "Tool round limit reached."."""
-
-    def __init__(self, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("transcript_note")
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setText(text)
-        self.setWordWrap(True)
-        font = self.font()
-        font.setItalic(True)
-        self.setFont(font)
-        self.setContentsMargins(8, 0, 8, 0)
-        self.setForegroundRole(QPalette.ColorRole.PlaceholderText)
 
 
 class TranscriptView(QScrollArea):

@@ -1,0 +1,229 @@
+"""The transcript's rows: a message, a compact tool call, a short note.
+
+:class:`MessageBlock` shows one message (the assistant's as rendered Markdown), as tall as its
+text; :class:`ToolCallBlock` shows a tool call on one line that expands to its output;
+:class:`NoteLabel` is an italic line such as "Stopped.". The view that stacks them is
+:class:`yak.ui.chat.transcript.TranscriptView`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QFontDatabase, QPalette, QResizeEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QSizePolicy,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from yak.ui.chat.render import render_markdown, shorten
+
+
+class MessageBlock(QTextBrowser):
+    """One message's text, as tall as its content (the transcript scrolls, not the block).
+
+    Args:
+        role: ``"user"`` (plain text on a tinted background) or ``"assistant"`` (Markdown).
+    """
+
+    def __init__(self, role: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.role = role
+        self.setObjectName(f"{role}_message")
+        self.setOpenExternalLinks(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        document = self.document()
+        document.setDocumentMargin(8)
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
+        shade = self.palette().color(QPalette.ColorRole.AlternateBase).name()
+        document.setDefaultStyleSheet(
+            f"pre {{ background-color: {shade}; font-family: '{mono}'; }}"
+            f" code {{ font-family: '{mono}'; }}"
+            " table { border-collapse: collapse; } th, td { padding: 2px 6px; }"
+        )
+        if role == "user":
+            palette = self.palette()
+            palette.setColor(
+                QPalette.ColorRole.Base, palette.color(QPalette.ColorRole.AlternateBase)
+            )
+            self.setPalette(palette)
+        document.documentLayout().documentSizeChanged.connect(self._on_document_size_changed)
+        self.setFixedHeight(self._height_for(document.size().height()))
+
+    def set_markdown(self, text: str) -> None:
+        """Show ``text`` rendered as Markdown."""
+        self.setHtml(render_markdown(text).rstrip())
+
+    def sizeHint(self) -> QSize:  # Qt override
+        return QSize(super().sizeHint().width(), self.height())
+
+    def _height_for(self, document_height: float) -> int:
+        return math.ceil(document_height) + 2 * self.frameWidth()
+
+    def _on_document_size_changed(self, size: object) -> None:
+        self.setFixedHeight(self._height_for(size.height()))  # type: ignore[attr-defined]
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that shortens its text with "…" to the width it gets, instead of
+    widening its parent (the full text is in the tooltip)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._full_text = ""
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def set_full_text(self, text: str) -> None:
+        """Show ``text``, elided to the label's width."""
+        self._full_text = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        """The text before eliding."""
+        return self._full_text
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        self.setText(
+            self.fontMetrics().elidedText(
+                self._full_text, Qt.TextElideMode.ElideRight, max(self.width(), 40)
+            )
+        )
+
+
+class ToolCallBlock(QFrame):
+    """A tool call on one line — name, target, outcome — that expands to show its output.
+
+    Args:
+        tool_use_id: the call's id (matches its result).
+        tool: the tool's name.
+        target: what it acts on (path, pattern, command).
+    """
+
+    expanded_changed = Signal(bool)
+
+    def __init__(
+        self, *, tool_use_id: str, tool: str, target: str, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.tool_use_id = tool_use_id
+        self.tool = tool
+        self.target = target
+        self.ok: bool | None = None  # None while running
+        self.summary = "running…"
+        self.output = ""
+        self._setup_ui()
+        self._refresh()
+
+    def _setup_ui(self) -> None:
+        self.setObjectName("tool_call")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 2, 6, 2)
+        layout.setSpacing(2)
+        header = QHBoxLayout()
+        header.setSpacing(6)
+        self.toggle = QToolButton(self)
+        self.toggle.setCheckable(True)
+        self.toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.toggle.setAutoRaise(True)
+        self.toggle.setToolTip("Show the tool's output")
+        self.toggle.toggled.connect(self._on_toggle_toggled)
+        self.label = ElidedLabel(self)
+        header.addWidget(self.toggle)
+        header.addWidget(self.label, 1)
+        layout.addLayout(header)
+        self.output_view = QPlainTextEdit(self)
+        self.output_view.setReadOnly(True)
+        self.output_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.output_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self.output_view.setVisible(False)
+        layout.addWidget(self.output_view)
+
+    @property
+    def expanded(self) -> bool:
+        """Whether the output is shown."""
+        return self.toggle.isChecked()
+
+    def set_expanded(self, expanded: bool) -> None:
+        """Show or hide the output."""
+        self.toggle.setChecked(expanded)
+
+    def set_outcome(self, *, ok: bool, summary: str, output: str) -> None:
+        """Record how the call ended.
+
+        Args:
+            ok: it succeeded (False: failed, refused or denied).
+            summary: one line, e.g. ``"wrote 3 lines"`` or ``"denied by user"``.
+            output: what the model was told (shown when expanded).
+        """
+        self.ok = ok
+        self.summary = summary
+        self.output = output
+        self._refresh()
+
+    def summary_text(self) -> str:
+        """The compact line as shown: ``"✓ write_file notes.txt — wrote 3 lines"``."""
+        mark = "…" if self.ok is None else ("✓" if self.ok else "✗")
+        target = f" {shorten(self.target)}" if self.target else ""
+        return f"{mark} {self.tool}{target} — {self.summary}"
+
+    def set_waiting(self, summary: str) -> None:
+        """Say what the running call waits for (e.g. the user's approval)."""
+        if self.ok is None:
+            self.summary = summary
+            self._refresh()
+
+    def _refresh(self) -> None:
+        self.label.set_full_text(self.summary_text())
+        self.output_view.setPlainText(self.output or "(no output)")
+        # As tall as the output, up to a dozen lines (it scrolls beyond).
+        lines = min(max(self.output_view.blockCount(), 1), 12)
+        margins = self.output_view.contentsMargins()
+        self.output_view.setFixedHeight(
+            int(
+                lines * self.output_view.fontMetrics().lineSpacing()
+                + 2 * self.output_view.document().documentMargin()
+                + margins.top()
+                + margins.bottom()
+                + self.output_view.horizontalScrollBar().sizeHint().height()
+            )
+        )
+
+    def _on_toggle_toggled(self, checked: bool) -> None:
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if checked else Qt.ArrowType.RightArrow)
+        self.output_view.setVisible(checked)
+        self.expanded_changed.emit(checked)
+
+
+class NoteLabel(QLabel):
+    """A short italic line in the transcript: "Stopped.", "Tool round limit reached."."""
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript_note")
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setText(text)
+        self.setWordWrap(True)
+        font = self.font()
+        font.setItalic(True)
+        self.setFont(font)
+        self.setContentsMargins(8, 0, 8, 0)
+        self.setForegroundRole(QPalette.ColorRole.PlaceholderText)
