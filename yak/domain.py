@@ -11,6 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 
 # DESIGN.md section 3: the ceiling. A document has at most this many lines and characters.
+DEFAULT_SESSION_TITLE = "New conversation"  # a session before its first prompt titles it
 MAX_LINES = 200
 MAX_CHARS = 25_000
 # DESIGN.md section 3: the floor. Below FLOOR_MIN_CHARS when the previous had at least that many,
@@ -27,6 +28,16 @@ class RevisionSource(StrEnum):
     IMPORT = "import"
     RESTORE = "restore"
     CLEAR = "clear"  # ``yak memory delete`` or Delete… in Settings; restorable
+
+
+class QueueState(StrEnum):
+    """Where a workspace stands in the refresh queue: nothing to do, waiting out the debounce
+    (or a free slot), running, or paused (automatic refreshes wait for an API key)."""
+
+    IDLE = "idle"
+    PENDING = "pending"
+    RUNNING = "running"
+    PAUSED = "paused"
 
 
 class RefreshStatus(StrEnum):

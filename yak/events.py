@@ -13,27 +13,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from yak.domain import QueueState
+
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class MemoryUpdated:
+class MemoryChanged:
     """A workspace's memory document now has ``version``; ``source`` is the revision source
     (``"refresh"``, ``"hand"``, ``"import"``, ``"restore"``, ``"clear"``) or ``"external"`` when
-    another process (the CLI) changed it."""
+    another process (the CLI) changed it. ``initiator`` is whoever asked for the write (a view
+    passes itself and skips its own change), ``None`` for background work.
+
+    Published only by the memory service."""
 
     workspace_id: str
     version: int
     source: str
+    initiator: object | None = None
 
 
 @dataclass(frozen=True)
 class RefreshStateChanged:
-    """Where a workspace's refresh stands: ``state`` is ``"idle"``, ``"pending"`` (``due_in`` in
-    seconds), ``"running"``, or ``"paused"`` (automatic refreshes wait for an API key)."""
+    """Where a workspace's refresh stands in the queue (``due_in`` in seconds while pending).
+    Published only by the refresh scheduler."""
 
     workspace_id: str
-    state: str
+    state: QueueState
     due_in: float | None = None
 
 

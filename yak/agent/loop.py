@@ -1,6 +1,7 @@
-"""The agent loop: one user turn, streamed, with workspace-confined tools (DESIGN.md section 5).
+"""The agent loop: one user turn, streamed, with workspace-confined tools (see
+``docs/architecture.md``, "The agent").
 
-A turn stores the user's prompt, then repeats: stream a reply through ``Provider.stream``, store
+A turn stores the user's prompt, then repeats: stream a reply through the model client, store
 it, run the tool calls it asks for (asking the ``Approver`` for mutating ones), store the
 results as a user message of ``tool_result`` blocks, until the model answers without tools or
 the cap on tool rounds is reached. Events go to ``on_event`` as they happen; stored messages are
@@ -40,15 +41,12 @@ from yak.agent.types import (
     ToolCallStarted,
     TurnFinished,
 )
-from yak.db.conversations import ConversationStore
-from yak.db.engine import Database
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import EventBus, MessageAdded, TurnCompleted
-from yak.llm import provider as llm
-from yak.llm.provider import Provider
+from yak import ports as llm
 from yak.memory.injection import memory_block
-from yak.memory.store import MemoryStore
+from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +176,8 @@ def _append(out: list[dict], role: str, blocks: list[dict]) -> None:
 
 
 def _result(tool_use_id: str, text: str, *, is_error: bool = True) -> dict:
-    block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+    block: dict[str, object] = {"type": "tool_result", "tool_use_id": tool_use_id,
+                                "content": text}
     if is_error:
         block["is_error"] = True
     return block
@@ -193,8 +192,10 @@ class Agent:
     """Runs turns of one conversation at a time against a provider.
 
     Args:
-        db: the open database (conversations and the memory document).
-        provider: the model connection.
+        conversations: the conversations (sessions and messages).
+        workspaces: the stored workspaces (is memory on?).
+        documents: the memory documents (read for the memory block, never written).
+        provider: the model client.
         model: the chat model.
         bus: where ``MessageAdded`` and ``TurnCompleted`` are published (loop thread), or
             ``None``.
@@ -205,13 +206,16 @@ class Agent:
         today: the clock for the system prompt's date.
     """
 
-    def __init__(self, *, db: Database, provider: Provider, model: str,
+    def __init__(self, *, conversations: ConversationRepository,
+                 workspaces: WorkspaceRepository, documents: DocumentRepository,
+                 provider: ModelClient, model: str,
                  bus: EventBus | None = None, approvals: SessionApprovals | None = None,
                  max_tool_rounds: int = MAX_TOOL_ROUNDS, max_tokens: int = MAX_REPLY_TOKENS,
                  tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
                  today: Callable[[], datetime] | None = None) -> None:
-        self.conversations = ConversationStore(db)
-        self.memory = MemoryStore(db)
+        self.conversations = conversations
+        self.workspaces = workspaces
+        self.documents = documents
         self.provider = provider
         self.model = model
         self.bus = bus
@@ -313,8 +317,8 @@ class _Turn:
         return to_api_messages(history), system
 
     def _system_prompt(self) -> str:
-        workspace = self.agent.memory.get_workspace(self.workspace.id)
-        content = self.agent.memory.read(workspace.id).content if workspace.memory_enabled else ""
+        workspace = self.agent.workspaces.get(self.workspace.id)
+        content = self.agent.documents.read(workspace.id).content if workspace.memory_enabled else ""
         return system_prompt(workspace_path=workspace.path, memory=content,
                              memory_enabled=workspace.memory_enabled,
                              today=self.agent.today() if self.agent.today else None)

@@ -1,7 +1,7 @@
 """ChatService: the async facade the chat UI and ``yak ask`` drive.
 
-Sessions and transcripts from the ``ConversationStore``, turns through the agent loop, the API
-key and "Test connection". Every synchronous store call runs on a worker thread
+Sessions and transcripts from the conversation repository, turns through the agent loop, and
+"Test connection". The API key lives in the settings service. Every synchronous store call runs on a worker thread
 (``asyncio.to_thread``) so the GUI never waits on the disk; events (``SessionsChanged``,
 ``MessageAdded``, ``TurnCompleted``) are published on the event-loop thread.
 """
@@ -12,16 +12,20 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from yak.agent.loop import Agent, SessionApprovals
+from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, SessionApprovals
 from yak.agent.types import AgentEvent, Approver, TurnFinished
 from yak.config import Settings
-from yak.db.conversations import DEFAULT_TITLE, ConversationStore
-from yak.db.engine import Database
+from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
 from yak.domain import ChatMessage, ChatSession, Workspace
 from yak.errors import UsageError
 from yak.events import EventBus, SessionsChanged
-from yak.llm import credentials
-from yak.llm.provider import Provider
+from yak.ports import (
+    ConversationRepository,
+    DocumentRepository,
+    ModelClient,
+    ModelClientFactory,
+    WorkspaceRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,23 +45,26 @@ class ChatService:
     """Conversations and agent turns for the UI and the CLI.
 
     Args:
-        db: the open database.
+        conversations: sessions and messages.
+        workspaces: the stored workspaces (the agent reads whether memory is on).
+        documents: the memory documents (the agent reads the memory block).
         bus: the event bus (publish on the loop thread).
         settings: returns the current settings (chat model, base URL) at each call.
-        provider_factory: builds a ``Provider`` for a turn or a connection test; default: one
-            for ``settings().base_url`` with the key from the environment or the keyring.
+        model_client: builds a model client for a turn or a connection test.
         max_tool_rounds: the agent's cap on tool rounds per turn.
     """
 
-    def __init__(self, *, db: Database, bus: EventBus, settings: Callable[[], Settings],
-                 provider_factory: Callable[[], Provider] | None = None,
+    def __init__(self, *, conversations: ConversationRepository,
+                 workspaces: WorkspaceRepository, documents: DocumentRepository,
+                 bus: EventBus, settings: Callable[[], Settings],
+                 model_client: ModelClientFactory,
                  max_tool_rounds: int | None = None) -> None:
-        self.db = db
         self.bus = bus
         self.settings = settings
-        self.conversations = ConversationStore(db)
-        self._provider_factory = provider_factory or (
-            lambda: Provider(base_url=self.settings().base_url))
+        self.conversations = conversations
+        self._workspaces = workspaces
+        self._documents = documents
+        self._provider_factory = model_client
         self._approvals = SessionApprovals()
         self._running: set[str] = set()  # sessions with a turn in flight
         self._max_tool_rounds = max_tool_rounds
@@ -127,16 +134,21 @@ class ChatService:
         if session_id in self._running:
             raise UsageError("This conversation is still replying; wait for it or press Stop.")
         self._running.add(session_id)
-        provider: Provider | None = None
+        provider: ModelClient | None = None
         try:
             await self._title_from_first_prompt(session_id, prompt)
             settings = self.settings()
             provider = self._provider_factory()
-            agent_options = {}
-            if self._max_tool_rounds is not None:
-                agent_options["max_tool_rounds"] = self._max_tool_rounds
-            agent = Agent(db=self.db, provider=provider, model=settings.chat_model, bus=self.bus,
-                          approvals=self._approvals, **agent_options)
+            agent = Agent(
+                conversations=self.conversations,
+                workspaces=self._workspaces,
+                documents=self._documents,
+                provider=provider,
+                model=settings.chat_model,
+                bus=self.bus,
+                approvals=self._approvals,
+                max_tool_rounds=self._max_tool_rounds or MAX_TOOL_ROUNDS,
+            )
             return await agent.run_turn(workspace, session_id, prompt, approver=approver,
                                         on_event=on_event, denied_note=denied_note)
         finally:
@@ -158,20 +170,7 @@ class ChatService:
         if session is not None:
             self.bus.publish(SessionsChanged(workspace_id=session.workspace_id))
 
-    # --- the key and the connection ---------------------------------------------------------
-    def has_api_key(self) -> bool:
-        """Whether a key is available (``ANTHROPIC_API_KEY`` or the OS keyring)."""
-        return credentials.has_api_key()
-
-    async def set_api_key(self, key: str) -> None:
-        """Store the key in the OS keyring. Raises ``UsageError`` (blank) or ``YakError`` (no
-        usable keyring)."""
-        await asyncio.to_thread(credentials.set_api_key, key)
-
-    async def delete_api_key(self) -> None:
-        """Remove the key from the OS keyring. Raises ``YakError`` when the keyring refuses."""
-        await asyncio.to_thread(credentials.delete_api_key)
-
+    # --- the connection ---------------------------------------------------------------------
     async def test_connection(self) -> str:
         """A tiny request with the chat model; returns a one-line success sentence.
 

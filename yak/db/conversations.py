@@ -18,11 +18,11 @@ from sqlalchemy import delete, or_, select
 
 from yak.db.engine import Database
 from yak.db.models import ChatMessageRow, ChatSessionRow, WorkspaceRow, utcnow
-from yak.domain import ChatMessage, ChatSession, TokenUsage
+from yak.domain import DEFAULT_SESSION_TITLE, ChatMessage, ChatSession, TokenUsage
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ids import new_id
 
-DEFAULT_TITLE = "New conversation"
+DEFAULT_TITLE = DEFAULT_SESSION_TITLE
 MAX_TITLE_CHARS = 200
 ROLES = ("user", "assistant")
 
@@ -62,7 +62,7 @@ def _unfolded_condition():
                ChatMessageRow.id > ChatSessionRow.folded_through)
 
 
-class ConversationStore:
+class SqlConversationRepository:
     """Sessions (ULID ids, titles) and their messages (ordered by monotonic ULID id).
 
     Synchronous; async callers use ``asyncio.to_thread``. Errors: ``UsageError`` for an unknown

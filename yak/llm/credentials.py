@@ -108,3 +108,19 @@ def delete_api_key() -> None:
         log.warning("the OS keyring could not delete the API key: %s", type(exc).__name__)
         raise YakError("Yak could not remove the key from the system keyring; remove the entry "
                        "'yak' / 'anthropic' with your system's password manager.") from None
+
+
+class KeyringKeyStore:
+    """The key store of ``yak.ports.KeyStore``: ``ANTHROPIC_API_KEY``, then the OS keyring."""
+
+    def api_key(self) -> str | None:
+        return api_key()
+
+    def key_source(self) -> str | None:
+        return key_source()
+
+    def set_api_key(self, key: str) -> None:
+        set_api_key(key)
+
+    def delete_api_key(self) -> None:
+        delete_api_key()

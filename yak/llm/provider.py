@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from yak.domain import TokenUsage
@@ -32,44 +31,15 @@ from yak.errors import (
     YakError,
 )
 from yak.llm import credentials
+from yak.ports import Completion, StreamEvent, TextDelta, ToolUseStarted
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
-@dataclass(frozen=True)
-class Completion:
-    """A finished model reply. ``content`` holds Anthropic-style blocks as dicts
-    (``{"type": "text", "text": ...}``, ``{"type": "tool_use", "id", "name", "input"}``)."""
-
-    content: tuple[dict, ...]
-    stop_reason: str | None
-    model: str
-    usage: TokenUsage = field(default_factory=TokenUsage)
-
-    @property
-    def text(self) -> str:
-        """The concatenated text blocks."""
-        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """A piece of streamed assistant text."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class ToolUseStarted:
-    """The model started a tool call (its input is complete only in the final Completion)."""
-
-    id: str
-    name: str
-
-
-StreamEvent = TextDelta | ToolUseStarted
+# The value types of the model-client port live with the port (the core uses them too).
+__all__ = ["Completion", "Provider", "StreamEvent", "TextDelta", "ToolUseStarted"]
 
 
 class Provider:

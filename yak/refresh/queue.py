@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from yak.aio import spawn
 from yak.config import MAX_DEBOUNCE_S, MAX_WAIT_S, MIN_DEBOUNCE_S
-from yak.domain import RefreshOutcome, RefreshStatus
+from yak.domain import QueueState, RefreshOutcome, RefreshStatus
 from yak.events import EventBus, RefreshStateChanged
 
 log = logging.getLogger(__name__)
@@ -220,14 +220,14 @@ class MemoryRefreshQueue:
         timer fires; ``0`` when waiting for a free slot) or ``idle``."""
         ws = self._workspaces.get(workspace_id)
         if ws is None:
-            return RefreshStateChanged(workspace_id, "idle")
+            return RefreshStateChanged(workspace_id, QueueState.IDLE)
         if ws.running is not None:
-            return RefreshStateChanged(workspace_id, "running")
+            return RefreshStateChanged(workspace_id, QueueState.RUNNING)
         if self._job_for(workspace_id) is not None:
-            return RefreshStateChanged(workspace_id, "pending", 0.0)
+            return RefreshStateChanged(workspace_id, QueueState.PENDING, 0.0)
         if ws.timer is not None and ws.due is not None:
-            return RefreshStateChanged(workspace_id, "pending", max(ws.due - self._clock(), 0.0))
-        return RefreshStateChanged(workspace_id, "idle")
+            return RefreshStateChanged(workspace_id, QueueState.PENDING, max(ws.due - self._clock(), 0.0))
+        return RefreshStateChanged(workspace_id, QueueState.IDLE)
 
     def failures(self, workspace_id: str) -> int:
         """Consecutive failed runs of the workspace (0 after a run that did not fail)."""

@@ -1,4 +1,5 @@
-"""The guarded LLM rewrite of a workspace's memory document (DESIGN.md sections 3 and 4).
+"""The guarded LLM rewrite of a workspace's memory document (see ``docs/architecture.md``,
+"The refresh").
 
 One :meth:`MemoryRefresher.refresh`:
 
@@ -30,10 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from filelock import FileLock, Timeout
-
 from yak.config import Settings
-from yak.db.conversations import ConversationStore
 from yak.domain import (
     ChatMessage,
     MemoryDocument,
@@ -43,19 +41,25 @@ from yak.domain import (
     Workspace,
 )
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
-from yak.events import EventBus, MemoryUpdated, RefreshFinished
-from yak.llm.provider import Completion, Provider
+from yak.events import EventBus, RefreshFinished
 from yak.memory import guards, prompt
 from yak.memory.redact import redact
-from yak.memory.store import MemoryStore
+from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
+from yak.ports import (
+    Completion,
+    ConversationRepository,
+    ModelClient,
+    ModelClientFactory,
+    RefreshLock,
+    WorkspaceRepository,
+)
 
 log = logging.getLogger(__name__)
 
 # How long a refresh waits for another process's refresh of the same workspace (seconds): two
 # model calls at the provider's 120 s timeout with its retries fit well within it.
 LOCK_WAIT_S = 900.0
-_LOCK_POLL_S = 1.0  # each blocking try in the worker thread (seconds)
 REWRITE_MAX_TOKENS = 8192  # about 25,000 characters of English: room for a full document
 
 
@@ -92,24 +96,36 @@ class MemoryRefresher:
     """Runs guarded memory rewrites for workspaces.
 
     Args:
-        store: the memory store (documents, watermarks, attempts).
-        conversations: the conversation store (unfolded messages, session titles).
-        provider_factory: returns the ``Provider`` to call, once per attempt; its connections
-            are closed after the attempt (``Provider.aclose``; a later call reopens them), so a
-            fresh provider per call leaks nothing and a shared one stays usable. Do not share
-            one with a stream running at the same time.
+        memory: the memory service (documents, watermarks, attempts; it publishes
+            ``MemoryChanged`` for an applied rewrite).
+        workspaces: the stored workspaces (is memory on for this one?).
+        conversations: the conversations (unfolded messages, session titles).
+        model_client: returns the model client to call, once per attempt; its connections
+            are closed after the attempt (``aclose``; a later call reopens them), so a fresh
+            client per call leaks nothing and a shared one stays usable. Do not share one with a
+            stream running at the same time.
         settings: returns the current settings (``memory_model``, ``floor_ratio``).
-        bus: where ``MemoryUpdated`` (source ``"refresh"``) and ``RefreshFinished`` are
-            published, if given. Publishing happens on the event-loop thread.
+        lock: keeps one refresh of a workspace in flight across processes.
+        bus: where ``RefreshFinished`` is published, if given (on the event-loop thread).
     """
 
-    def __init__(self, *, store: MemoryStore, conversations: ConversationStore,
-                 provider_factory: Callable[[], Provider], settings: Callable[[], Settings],
-                 bus: EventBus | None = None) -> None:
-        self._store = store
+    def __init__(
+        self,
+        *,
+        memory: MemoryService,
+        workspaces: WorkspaceRepository,
+        conversations: ConversationRepository,
+        model_client: ModelClientFactory,
+        settings: Callable[[], Settings],
+        lock: RefreshLock | None = None,
+        bus: EventBus | None = None,
+    ) -> None:
+        self._memory = memory
+        self._workspaces = workspaces
         self._conversations = conversations
-        self._provider_factory = provider_factory
+        self._model_client = model_client
         self._settings = settings
+        self._lock = lock
         self._bus = bus
 
     async def refresh(self, workspace_id: str, *, rebuild: bool = False) -> RefreshOutcome:
@@ -127,8 +143,8 @@ class MemoryRefresher:
         Raises:
             asyncio.CancelledError: the refresh was cancelled (nothing was written).
         """
-        lock = self._lock(workspace_id)
-        if lock is not None and not await _acquire(lock, LOCK_WAIT_S):
+        lock = self._lock
+        if lock is not None and not await lock.acquire(workspace_id, wait_s=LOCK_WAIT_S):
             outcome = await self._busy(workspace_id, rebuild=rebuild)
         else:
             try:
@@ -139,31 +155,14 @@ class MemoryRefresher:
                     outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
             finally:
                 if lock is not None:
-                    lock.release()
+                    lock.release(workspace_id)
         if self._bus is not None:
             self._bus.publish(RefreshFinished(workspace_id, outcome))
         return outcome
 
-    def _lock(self, workspace_id: str) -> FileLock | None:
-        """The per-workspace lock file beside the database (``locks/<workspace id>.lock``) that
-        keeps at most one refresh of a workspace in flight across processes; ``None`` for an
-        in-memory database or when the lock folder cannot be made (the version check still
-        keeps the document safe then; only a duplicate model call is possible)."""
-        path = getattr(self._store.db, "path", None)
-        if path is None:
-            return None
-        folder = path.parent / "locks"
-        try:
-            folder.mkdir(exist_ok=True)
-        except OSError as exc:
-            log.warning("no refresh lock for %s (%s); refreshing without it", workspace_id, exc)
-            return None
-        # Not thread-local: it is acquired in a worker thread and released on the loop's.
-        return FileLock(folder / f"{workspace_id}.lock", thread_local=False)
-
     async def _busy(self, workspace_id: str, *, rebuild: bool) -> RefreshOutcome:
         """The outcome when another refresh of the workspace held the lock too long."""
-        document = await asyncio.to_thread(self._store.read, workspace_id)
+        document = await self._memory.read(workspace_id)
         outcome = RefreshOutcome(
             status=RefreshStatus.FAILED, workspace_id=workspace_id, version=document.version,
             lines=document.lines, flags=("locked",),
@@ -183,7 +182,7 @@ class MemoryRefresher:
                                      duration_s=time.monotonic() - started,
                                      flags=("store_error",))
             try:
-                document = await asyncio.to_thread(self._store.read, workspace_id)
+                document = await self._memory.read(workspace_id)
                 outcome = replace(outcome, version=document.version, lines=document.lines)
                 await self._record(outcome, base_version=document.version, rebuild=rebuild)
             except YakError:
@@ -193,7 +192,7 @@ class MemoryRefresher:
     async def _attempt(self, workspace_id: str, *, rebuild: bool, started: float
                        ) -> RefreshOutcome:
         settings = self._settings()
-        data = await asyncio.to_thread(self._load, workspace_id, rebuild)
+        data = await self._load(workspace_id, rebuild)
         document, transcript = data.document, data.transcript
         base = RefreshOutcome(status=RefreshStatus.UP_TO_DATE, reason="", workspace_id=workspace_id,
                               version=document.version, lines=document.lines,
@@ -208,7 +207,7 @@ class MemoryRefresher:
                 started, base_version=document.version, rebuild=rebuild)
         if transcript.empty:
             if data.messages:  # only tool results and the like: nothing to fold, but seen
-                await asyncio.to_thread(self._store.advance_watermarks, transcript.watermarks)
+                await self._memory.advance_watermarks(transcript.watermarks)
                 reason = "the new messages had no text to remember"
             else:
                 reason = "no conversation since the last refresh"
@@ -219,9 +218,9 @@ class MemoryRefresher:
             current=document.content, transcript=transcript.text,
             workspace_name=data.workspace.name, rebuild=rebuild)
         model = settings.memory_model
-        provider: Provider | None = None
+        provider: ModelClient | None = None
         try:
-            provider = self._provider_factory()
+            provider = self._model_client()
             completion, reply, usage, flags = await self._ask(
                 provider, model=model, system=system, messages=messages,
                 previous=document.content, floor_ratio=settings.floor_ratio,
@@ -245,8 +244,8 @@ class MemoryRefresher:
             return await self._finish(outcome, started, base_version=document.version,
                                       rebuild=rebuild)
         try:
-            written = await asyncio.to_thread(
-                self._store.apply_rewrite, workspace_id, reply.text,
+            written = await self._memory.apply_rewrite(
+                workspace_id, reply.text,
                 base_version=document.version, model=outcome.model,
                 session_ids=transcript.session_ids, watermarks=transcript.watermarks,
                 flags=flags)
@@ -255,7 +254,7 @@ class MemoryRefresher:
                               reason=f"the document changed (version {exc.expected_version} → "
                               f"{exc.current_version}) while the model was working; the rewrite "
                               "was dropped")
-            current = await asyncio.to_thread(self._store.read, workspace_id)
+            current = await self._memory.read(workspace_id)
             outcome = replace(outcome, version=current.version, lines=current.lines)
             return await self._finish(outcome, started, base_version=document.version,
                                       rebuild=rebuild)
@@ -269,14 +268,11 @@ class MemoryRefresher:
         else:
             outcome = replace(outcome, status=RefreshStatus.APPLIED, version=written.version,
                               lines=written.lines, reason=_applied_reason(transcript))
-        outcome = await self._finish(outcome, started, base_version=document.version,
-                                     rebuild=rebuild)
-        if outcome.status is RefreshStatus.APPLIED and self._bus is not None:
-            self._bus.publish(MemoryUpdated(workspace_id, written.version, "refresh"))
-        return outcome
+        return await self._finish(outcome, started, base_version=document.version,
+                                  rebuild=rebuild)
 
     # --- steps ------------------------------------------------------------------------------
-    async def _ask(self, provider: Provider, *, model: str, system: str, messages: list[dict],
+    async def _ask(self, provider: ModelClient, *, model: str, system: str, messages: list[dict],
                    previous: str, floor_ratio: float, transcript_flags: tuple[str, ...],
                    workspace_id: str) -> tuple[Completion, _Reply, TokenUsage, tuple[str, ...]]:
         """The model call, judged; over the ceiling, the one condense retry, judged again.
@@ -313,10 +309,15 @@ class MemoryRefresher:
                 f"(the first reply had {first_lines} lines)"))
         return completion, reply, usage, flags
 
-    def _load(self, workspace_id: str, rebuild: bool) -> _Input:
-        """Read everything an attempt needs and format the transcript (worker thread)."""
-        workspace = self._store.get_workspace(workspace_id)
-        document = self._store.read(workspace_id)
+    async def _load(self, workspace_id: str, rebuild: bool) -> _Input:
+        """Read everything an attempt needs; the transcript is read and formatted on a worker
+        thread."""
+        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        document = await self._memory.read(workspace_id)
+        messages, transcript = await asyncio.to_thread(self._transcript, workspace_id, rebuild)
+        return _Input(workspace, document, messages, transcript)
+
+    def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
         if rebuild:
             messages = self._conversations.recent_messages(workspace_id)
         else:
@@ -324,7 +325,7 @@ class MemoryRefresher:
         titles = ({s.id: s.title for s in self._conversations.sessions(workspace_id)}
                   if messages else {})
         transcript = format_transcript(messages, session_titles=titles, redactor=redact)
-        return _Input(workspace, document, messages, transcript)
+        return messages, transcript
 
     @staticmethod
     def _judge(previous: str, completion: Completion, floor_ratio: float) -> _Reply:
@@ -358,49 +359,14 @@ class MemoryRefresher:
 
     async def _record(self, outcome: RefreshOutcome, *, base_version: int,
                       rebuild: bool) -> RefreshOutcome:
-        attempt = await asyncio.to_thread(self._store.record_attempt, outcome,
-                                          base_version=base_version, rebuild=rebuild)
+        attempt = await self._memory.record_attempt(outcome, base_version=base_version,
+                                                    rebuild=rebuild)
         log.info("memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status,
                  outcome.reason)
         return replace(outcome, attempt_id=attempt.id)
 
 
-async def _acquire(lock: FileLock, wait_s: float) -> bool:
-    """Take ``lock`` without blocking the event loop, waiting up to ``wait_s`` seconds.
-
-    Each try blocks a worker thread for at most a second. When the waiting task is cancelled
-    during a try that then succeeds, the lock is released at once, so it never leaks.
-
-    Returns:
-        True when the lock is held, False when ``wait_s`` passed first.
-
-    Raises:
-        asyncio.CancelledError: the refresh was cancelled while waiting.
-    """
-    deadline = time.monotonic() + wait_s
-    while True:
-        attempt = asyncio.ensure_future(asyncio.to_thread(_try_acquire, lock))
-        try:
-            if await asyncio.shield(attempt):
-                return True
-        except asyncio.CancelledError:
-            attempt.add_done_callback(
-                lambda done: lock.release()
-                if not done.cancelled() and done.exception() is None and done.result() else None)
-            raise
-        if time.monotonic() >= deadline:
-            return False
-
-
-def _try_acquire(lock: FileLock) -> bool:
-    try:
-        lock.acquire(timeout=_LOCK_POLL_S)
-    except Timeout:
-        return False
-    return True
-
-
-async def _close(provider: Provider) -> None:
+async def _close(provider: ModelClient) -> None:
     """Close the provider's connections after an attempt (``Provider.aclose`` lets a later call
     open new ones, so a provider shared with a caller stays usable)."""
     try:
@@ -418,7 +384,7 @@ def _has_words(reply: str) -> bool:
 def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdict:
     """A reply that cleaning emptied held only remarks to the user ("I have updated the
     memory…"): talk about the document instead of the document. Judged as the document it
-    pretends to be, it trips the floor (DESIGN.md section 3); with no document yet to protect,
+    pretends to be, it trips the floor; with no document yet to protect,
     it is empty. Either way the reason quotes it."""
     talk = guards.normalize_document(raw)
     first = talk.splitlines()[0] if talk else ""

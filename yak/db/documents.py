@@ -1,0 +1,362 @@
+"""The document repository: memory documents, their revisions and the session watermarks.
+
+How a write cannot lose another: the transaction starts with a write statement (so SQLite takes
+its write lock before anything is read, like ``BEGIN IMMEDIATE``), and the document row is
+updated with ``UPDATE … WHERE version = :expected``; a row count of 0 means another writer got
+there first and the transaction is rolled back. Two processes can never both win. The text a
+write receives is already checked by the document rules (the memory service does that); this
+module only stores it. See ``docs/architecture.md``, "The memory document".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import CursorResult, case, exists, func, or_, select, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from yak import paths
+from yak.db.engine import Database
+from yak.db.models import ChatSessionRow, MemoryDocumentRow, MemoryRevisionRow, WorkspaceRow
+from yak.db.rows import (
+    MIN_ID_PREFIX,
+    conflict,
+    now,
+    to_document,
+    to_revision,
+    workspace_row,
+)
+from yak.domain import (
+    MemoryDocument,
+    MemorySummary,
+    Revision,
+    RevisionSource,
+    Workspace,
+    count_lines,
+)
+from yak.errors import RevisionNotFound, UsageError
+from yak.ids import new_id
+
+
+class SqlDocumentRepository:
+    """Documents and revisions in the database (implements ``yak.ports.DocumentRepository``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def summaries(self) -> list[MemorySummary]:
+        """Every workspace with a memory (non-empty document or any revision), most recently
+        updated first, each with ``orphaned`` set when its folder is gone.
+
+        Plain columns, with line and character counts computed by the database, so the content
+        is never loaded: the Settings list opens fast with thousands of workspaces."""
+        content = func.coalesce(MemoryDocumentRow.content, "")
+        newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
+        lines = case(
+            (content == "", 0),
+            (func.substr(content, -1) == "\n", newlines),
+            else_=newlines + 1,
+        )
+        has_revision = exists().where(MemoryRevisionRow.workspace_id == WorkspaceRow.id)
+        stmt = (
+            select(
+                WorkspaceRow.id,
+                WorkspaceRow.path,
+                WorkspaceRow.created_at,
+                WorkspaceRow.last_opened_at,
+                WorkspaceRow.memory_enabled,
+                func.coalesce(MemoryDocumentRow.version, 0),
+                lines,
+                func.length(content),
+                MemoryDocumentRow.updated_at,
+                MemoryDocumentRow.flags,
+            )
+            .outerjoin(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
+            .where(or_(content != "", has_revision))
+            .order_by(
+                MemoryDocumentRow.updated_at.is_(None),
+                MemoryDocumentRow.updated_at.desc(),
+                WorkspaceRow.path,
+            )
+        )
+        with self.db.session() as s:
+            rows = s.connection().execute(stmt).all()  # Core rows: no ORM loading overhead
+        return [
+            MemorySummary(
+                workspace=Workspace(
+                    id=ws_id,
+                    path=path,
+                    created_at=created_at,
+                    last_opened_at=last_opened_at,
+                    memory_enabled=bool(enabled),
+                ),
+                version=int(version),
+                lines=int(n_lines),
+                chars=int(n_chars),
+                updated_at=updated_at,
+                flags=tuple(flags or ()),
+                orphaned=paths.folder_identity(path) is None,
+            )
+            for (
+                ws_id,
+                path,
+                created_at,
+                last_opened_at,
+                enabled,
+                version,
+                n_lines,
+                n_chars,
+                updated_at,
+                flags,
+            ) in rows
+        ]
+
+    def read(self, workspace_id: str) -> MemoryDocument:
+        """The current document; version 0 and empty content when never written.
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            row = s.get(MemoryDocumentRow, workspace_id)
+            if row is None:
+                workspace_row(s, workspace_id)
+            return to_document(workspace_id, row)
+
+    def write(
+        self,
+        workspace_id: str,
+        text: str,
+        *,
+        expected_version: int | None,
+        source: RevisionSource,
+        flags: tuple[str, ...] = (),
+        model: str | None = None,
+        session_ids: tuple[str, ...] = (),
+        restored_from: str | None = None,
+        watermarks: Mapping[str, str] | None = None,
+    ) -> MemoryDocument:
+        """Write ``text`` (already checked) as the next version and append its revision; with
+        ``watermarks`` (``{session_id: last folded message id}``) advance them in the same
+        transaction. The text already stored writes no revision (the watermarks still move).
+
+        Args:
+            expected_version: the version the write is based on; ``None``: whatever is current.
+
+        Raises:
+            ConflictError: ``expected_version`` is not the stored version; nothing written.
+            UsageError: a negative ``expected_version``.
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            result = self._apply(
+                s,
+                workspace_id,
+                text,
+                expected_version=expected_version,
+                source=RevisionSource(source),
+                flags=tuple(flags),
+                model=model,
+                session_ids=tuple(session_ids),
+                restored_from=restored_from,
+            )
+            if watermarks:
+                self._advance(s, watermarks)
+            return result
+
+    def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
+        """Advance session watermarks without a write (the memory was already up to date).
+        A watermark never moves backwards."""
+        if not watermarks:
+            return
+        with self.db.session() as s:
+            self._advance(s, watermarks)
+
+    @staticmethod
+    def _advance(s: Session, watermarks: Mapping[str, str]) -> None:
+        # ULIDs of one length sort as text in creation order, so a string compare is enough.
+        for session_id, message_id in watermarks.items():
+            s.execute(
+                update(ChatSessionRow)
+                .where(
+                    ChatSessionRow.id == session_id,
+                    or_(
+                        ChatSessionRow.folded_through.is_(None),
+                        ChatSessionRow.folded_through < message_id,
+                    ),
+                )
+                .values(folded_through=message_id)
+            )
+
+    @staticmethod
+    def _ensure_document(s: Session, workspace_id: str) -> None:
+        """Make sure the document row exists. Being a write, it also takes SQLite's write lock
+        first thing in the transaction, so what is read next is what the update will see."""
+        s.execute(
+            sqlite_insert(MemoryDocumentRow)
+            .values(workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None)
+            .on_conflict_do_nothing()
+        )
+
+    def _apply(
+        self,
+        s: Session,
+        workspace_id: str,
+        text: str,
+        *,
+        expected_version: int | None,
+        source: RevisionSource,
+        flags: tuple[str, ...] = (),
+        model: str | None = None,
+        session_ids: tuple[str, ...] = (),
+        restored_from: str | None = None,
+    ) -> MemoryDocument:
+        if expected_version is not None and int(expected_version) < 0:
+            raise UsageError("The expected version must be 0 or more; nothing was saved.")
+        workspace_row(s, workspace_id)
+        self._ensure_document(s, workspace_id)
+        current = s.execute(
+            select(MemoryDocumentRow.content, MemoryDocumentRow.version).where(
+                MemoryDocumentRow.workspace_id == workspace_id
+            )
+        ).one()
+        expected = current.version if expected_version is None else int(expected_version)
+        if current.version != expected:
+            raise conflict(expected, current.version)
+        if current.content == text:
+            return self._read_in(s, workspace_id)
+        moment = now()
+        result: CursorResult[Any] = s.execute(  # type: ignore[assignment]  # an UPDATE's result
+            update(MemoryDocumentRow)
+            .where(
+                MemoryDocumentRow.workspace_id == workspace_id,
+                MemoryDocumentRow.version == expected,
+            )
+            .values(content=text, version=expected + 1, flags=list(flags), updated_at=moment)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # another writer won between the read and the update
+            version = s.scalar(
+                select(MemoryDocumentRow.version).where(
+                    MemoryDocumentRow.workspace_id == workspace_id
+                )
+            )
+            raise conflict(expected, int(version or 0))
+        s.add(
+            MemoryRevisionRow(
+                id=new_id(),
+                workspace_id=workspace_id,
+                version=expected + 1,
+                source=str(source),
+                content=text,
+                lines=count_lines(text),
+                chars=len(text),
+                flags=list(flags),
+                model=model,
+                session_ids=list(session_ids),
+                restored_from=restored_from,
+                created_at=moment,
+            )
+        )
+        s.flush()
+        return MemoryDocument(
+            workspace_id=workspace_id,
+            content=text,
+            version=expected + 1,
+            updated_at=moment,
+            flags=tuple(flags),
+        )
+
+    @staticmethod
+    def _read_in(s: Session, workspace_id: str) -> MemoryDocument:
+        row = s.execute(
+            select(MemoryDocumentRow)
+            .where(MemoryDocumentRow.workspace_id == workspace_id)
+            .execution_options(populate_existing=True)
+        ).scalar_one_or_none()
+        return to_document(workspace_id, row)
+
+    def history(self, workspace_id: str) -> list[Revision]:
+        """Revisions newest first."""
+        with self.db.session() as s:
+            rows = s.scalars(
+                select(MemoryRevisionRow)
+                .where(MemoryRevisionRow.workspace_id == workspace_id)
+                .order_by(MemoryRevisionRow.version.desc(), MemoryRevisionRow.id.desc())
+            )
+            return [to_revision(r) for r in rows]
+
+    def get_revision(self, workspace_id: str, revision: str) -> Revision:
+        """A revision by full id, unique id prefix (at least ``MIN_ID_PREFIX`` characters) or
+        version number (``"3"``: the revision that produced version 3).
+
+        Raises:
+            RevisionNotFound: none matches, several do, or the prefix is too short.
+        """
+        with self.db.session() as s:
+            return to_revision(self._revision_row(s, workspace_id, revision))
+
+    @staticmethod
+    def _revision_row(s: Session, workspace_id: str, revision_id: str) -> MemoryRevisionRow:
+        wanted = (revision_id or "").strip().upper()
+        if wanted.isascii() and wanted.isdigit():
+            # A version number. Ids are Crockford base32 and could in theory be all digits, so
+            # a long enough number that is no version is still tried as an id prefix.
+            by_version = list(
+                s.scalars(
+                    select(MemoryRevisionRow)
+                    .where(
+                        MemoryRevisionRow.workspace_id == workspace_id,
+                        MemoryRevisionRow.version == int(wanted),
+                    )
+                    .limit(2)
+                )
+            )
+            if len(by_version) == 1:
+                return by_version[0]
+            if len(by_version) > 1:  # two histories merged by a re-attach
+                raise RevisionNotFound(
+                    f"Several revisions produced version {int(wanted)}; "
+                    "give the revision id (see history)."
+                )
+            if len(wanted) < MIN_ID_PREFIX:
+                raise RevisionNotFound(
+                    f"This workspace has no version {int(wanted)} "
+                    "(see history for the versions and ids)."
+                )
+        if len(wanted) < MIN_ID_PREFIX:
+            raise RevisionNotFound(
+                f"Give at least {MIN_ID_PREFIX} characters of a "
+                f"revision id (see history); {revision_id!r} is too short."
+            )
+        rows = list(
+            s.scalars(
+                select(MemoryRevisionRow)
+                .where(
+                    MemoryRevisionRow.workspace_id == workspace_id,
+                    func.substr(MemoryRevisionRow.id, 1, len(wanted)) == wanted,
+                )
+                .limit(2)
+            )
+        )
+        if not rows:
+            raise RevisionNotFound(
+                f"This workspace has no revision {revision_id!r} (see history for the ids)."
+            )
+        if len(rows) > 1:
+            raise RevisionNotFound(
+                f"{revision_id!r} matches several revisions; give more characters of the id."
+            )
+        return rows[0]
+
+    def versions(self) -> dict[str, int]:
+        """Every stored document's version by workspace id (one light query, no content)."""
+        with self.db.session() as s:
+            rows = s.execute(select(MemoryDocumentRow.workspace_id, MemoryDocumentRow.version))
+            return {workspace_id: int(version) for workspace_id, version in rows}
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version``: moves when another connection wrote."""
+        return self.db.data_version()

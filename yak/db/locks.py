@@ -1,0 +1,92 @@
+"""The refresh lock: a lock file per workspace beside the database, so at most one refresh of a
+workspace is in flight across processes (the app and the command line share the database).
+
+Implements ``yak.ports.RefreshLock``. Acquiring never blocks the event loop: each try blocks a
+worker thread for at most ``POLL_S`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+log = logging.getLogger(__name__)
+
+POLL_S = 1.0  # seconds each blocking try holds a worker thread
+LOCK_FOLDER = "locks"
+
+
+class FileRefreshLock:
+    """Lock files ``locks/<workspace id>.lock`` in ``folder`` (the data directory).
+
+    Args:
+        folder: the data directory; ``None`` (an in-memory database) means no lock: the version
+            check still keeps the document safe, only a duplicate model call is possible.
+    """
+
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder
+        self._held: dict[str, FileLock] = {}
+
+    def _lock(self, workspace_id: str) -> FileLock | None:
+        if self._folder is None:
+            return None
+        folder = self._folder / LOCK_FOLDER
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as exc:
+            log.warning("no refresh lock for %s (%s); refreshing without it", workspace_id, exc)
+            return None
+        # Not thread-local: it is acquired in a worker thread and released on the loop's.
+        return FileLock(folder / f"{workspace_id}.lock", thread_local=False)
+
+    async def acquire(self, workspace_id: str, *, wait_s: float) -> bool:
+        """Take the workspace's lock, waiting up to ``wait_s`` seconds.
+
+        When the waiting task is cancelled during a try that then succeeds, the lock is
+        released at once, so it never leaks.
+
+        Returns:
+            True when the lock is held (or there is none to take), False when ``wait_s``
+            passed first.
+
+        Raises:
+            asyncio.CancelledError: cancelled while waiting.
+        """
+        lock = self._lock(workspace_id)
+        if lock is None:
+            return True
+        deadline = time.monotonic() + wait_s
+        while True:
+            attempt = asyncio.ensure_future(asyncio.to_thread(_try_acquire, lock))
+            try:
+                if await asyncio.shield(attempt):
+                    self._held[workspace_id] = lock
+                    return True
+            except asyncio.CancelledError:
+                attempt.add_done_callback(
+                    lambda done: lock.release()
+                    if not done.cancelled() and done.exception() is None and done.result()
+                    else None
+                )
+                raise
+            if time.monotonic() >= deadline:
+                return False
+
+    def release(self, workspace_id: str) -> None:
+        """Release the workspace's lock (nothing when it is not held)."""
+        lock = self._held.pop(workspace_id, None)
+        if lock is not None:
+            lock.release()
+
+
+def _try_acquire(lock: FileLock) -> bool:
+    try:
+        lock.acquire(timeout=POLL_S)
+    except Timeout:
+        return False
+    return True

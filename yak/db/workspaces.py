@@ -1,0 +1,214 @@
+"""The workspace repository: stored workspaces keyed by normalized path.
+
+A workspace's key is ``normalize_workspace_path`` of its folder; its id is derived from the key.
+Two spellings of one folder on a case-insensitive disk are one workspace: a new key whose folder
+has the ``(st_dev, st_ino)`` of a stored workspace's folder is that workspace (an alias). See
+``docs/architecture.md``, "The workspace key".
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from yak import paths
+from yak.db.engine import Database
+from yak.db.models import (
+    ChatMessageRow,
+    ChatSessionRow,
+    MemoryDocumentRow,
+    MemoryRevisionRow,
+    RefreshAttemptRow,
+    WorkspaceRow,
+)
+from yak.db.rows import (
+    existing_folder,
+    identity_columns,
+    now,
+    to_workspace,
+    workspace_key,
+    workspace_row,
+)
+from yak.domain import Workspace
+from yak.errors import UsageError
+
+log = logging.getLogger(__name__)
+
+
+class SqlWorkspaceRepository:
+    """Workspaces in the database (implements ``yak.ports.WorkspaceRepository``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def open(self, path: str, *, mark_opened: bool = True) -> Workspace:
+        """Register (or find) the workspace for an existing folder.
+
+        The stored folder identity is refreshed on every open.
+
+        Args:
+            path: the folder as a user gave it.
+            mark_opened: set ``last_opened_at`` (the app's recent workspaces); the command line
+                passes ``False`` so scripting does not reorder the app's recent list.
+
+        Raises:
+            WorkspaceNotFound: ``path`` does not exist or is not a directory.
+        """
+        key, identity = existing_folder(path)
+        st_dev, st_ino = identity_columns(identity)
+        workspace_id = paths.workspace_id_for(key)
+        moment = now()
+        with self.db.session() as s:
+            row = s.get(WorkspaceRow, workspace_id) or self._alias(s, workspace_id, identity)
+            if row is None:
+                s.execute(
+                    sqlite_insert(WorkspaceRow)
+                    .values(
+                        id=workspace_id,
+                        path=key,
+                        st_dev=st_dev,
+                        st_ino=st_ino,
+                        memory_enabled=True,
+                        created_at=moment,
+                        last_opened_at=moment if mark_opened else None,
+                    )
+                    .on_conflict_do_nothing()
+                )
+                s.execute(
+                    sqlite_insert(MemoryDocumentRow)
+                    .values(
+                        workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None
+                    )
+                    .on_conflict_do_nothing()
+                )
+                row = s.get(WorkspaceRow, workspace_id)
+                assert row is not None
+            row.st_dev, row.st_ino = st_dev, st_ino
+            if mark_opened:
+                row.last_opened_at = moment
+            s.flush()
+            return to_workspace(row)
+
+    def find(self, path: str) -> Workspace | None:
+        """The stored workspace for ``path`` (key or folder identity), or ``None``; never
+        creates. Works for an orphaned workspace whose folder is gone."""
+        key = workspace_key(path)
+        workspace_id = paths.workspace_id_for(key)
+        with self.db.session() as s:
+            row = s.get(WorkspaceRow, workspace_id)
+            if row is None:
+                identity = paths.folder_identity(key)
+                if identity is not None:
+                    row = self._alias(s, workspace_id, identity)
+            return None if row is None else to_workspace(row)
+
+    @staticmethod
+    def _alias(s: Session, workspace_id: str, identity: tuple[int, int]) -> WorkspaceRow | None:
+        """A stored workspace with another key whose folder is, right now, the folder with
+        ``identity``. A row whose folder is gone or is now another folder is not an alias."""
+        st_dev, st_ino = identity_columns(identity)
+        candidates = s.scalars(
+            select(WorkspaceRow).where(
+                WorkspaceRow.st_dev == st_dev,
+                WorkspaceRow.st_ino == st_ino,
+                WorkspaceRow.id != workspace_id,
+            )
+        )
+        for candidate in candidates:
+            if paths.folder_identity(candidate.path) == identity:
+                return candidate
+        return None
+
+    def get(self, workspace_id: str) -> Workspace:
+        """Raises ``WorkspaceNotFound`` for an unknown id."""
+        with self.db.session() as s:
+            return to_workspace(workspace_row(s, workspace_id))
+
+    def recent(self, limit: int = 10) -> list[Workspace]:
+        """Most recently opened first, at most ``limit``."""
+        with self.db.session() as s:
+            rows = s.scalars(
+                select(WorkspaceRow)
+                .where(WorkspaceRow.last_opened_at.is_not(None))
+                .order_by(WorkspaceRow.last_opened_at.desc())
+                .limit(limit)
+            )
+            return [to_workspace(r) for r in rows]
+
+    def reattach(self, workspace_id: str, new_path: str) -> Workspace:
+        """Move a workspace's memory, sessions and history to another existing folder. The id
+        changes with the key.
+
+        When the target folder already has a workspace with an empty document (one only
+        opened, or cleared), the two merge: its sessions and history stay and this workspace's
+        are added; the document becomes this workspace's.
+
+        Raises:
+            WorkspaceNotFound: the folder does not exist.
+            UsageError: that folder already has a workspace with a non-empty memory.
+        """
+        key, identity = existing_folder(new_path)
+        st_dev, st_ino = identity_columns(identity)
+        target_id = paths.workspace_id_for(key)
+        with self.db.session() as s:
+            source = workspace_row(s, workspace_id)
+            target = s.get(WorkspaceRow, target_id) or self._alias(s, target_id, identity)
+            if target is not None and target.id == source.id:
+                source.st_dev, source.st_ino = st_dev, st_ino
+                return to_workspace(source)
+            if target is not None:
+                target_doc = s.get(MemoryDocumentRow, target.id)
+                if target_doc is not None and target_doc.content:
+                    raise UsageError(
+                        f"{target.path} already has its own memory document; "
+                        "delete it there first, then re-attach."
+                    )
+                if target_doc is not None:
+                    s.delete(target_doc)
+                target_id = target.id
+            else:
+                s.add(
+                    WorkspaceRow(
+                        id=target_id,
+                        path=key,
+                        st_dev=st_dev,
+                        st_ino=st_ino,
+                        memory_enabled=source.memory_enabled,
+                        created_at=source.created_at,
+                        last_opened_at=source.last_opened_at,
+                    )
+                )
+            s.flush()
+            for model in (
+                MemoryDocumentRow,
+                MemoryRevisionRow,
+                RefreshAttemptRow,
+                ChatSessionRow,
+                ChatMessageRow,
+            ):
+                s.execute(
+                    update(model)
+                    .where(model.workspace_id == workspace_id)
+                    .values(workspace_id=target_id)
+                )
+            s.delete(source)
+            s.flush()
+            moved = s.get(WorkspaceRow, target_id)
+            assert moved is not None
+            moved.st_dev, moved.st_ino = st_dev, st_ino
+            log.info("re-attached workspace %s to %s (%s)", workspace_id, key, target_id)
+            return to_workspace(moved)
+
+    def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
+        """Turn memory (injection and refresh) on or off for a workspace.
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            row = workspace_row(s, workspace_id)
+            row.memory_enabled = bool(enabled)
+            return to_workspace(row)

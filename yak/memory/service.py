@@ -1,0 +1,468 @@
+"""The memory service: the only writer of memory documents and the only publisher of
+``MemoryChanged`` (see ``docs/architecture.md``, "The memory document").
+
+Every write goes through the document rules here (hand text normalized and checked against the
+ceiling; imports decoded and unwrapped; rewrites checked again as a last net) and then through
+the document repository's optimistic write on the version it was based on. A write that
+produced a new version publishes ``MemoryChanged(workspace_id, version, source, initiator)``
+once, on the event-loop thread; a view passes itself as ``initiator`` and skips the change it
+made. Repository calls run on worker threads, so a window never waits on the disk.
+
+Writes made by another process (the command line shares the database) are noticed by a
+watcher task: about once a second it asks the repository whether the database moved
+(``data_version``) and, when it did, compares every document's version with the last one known
+and publishes ``MemoryChanged(source="external")`` for each that changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+from yak.aio import spawn
+from yak.domain import (
+    MemoryDocument,
+    MemorySummary,
+    RefreshAttempt,
+    RefreshOutcome,
+    Revision,
+    RevisionSource,
+    Workspace,
+)
+from yak.errors import UsageError, YakError
+from yak.events import EventBus, MemoryChanged
+from yak.memory import document as rules
+from yak.ports import AttemptRepository, DocumentRepository, WorkspaceRepository
+
+log = logging.getLogger(__name__)
+
+# The versions of this many recently read workspaces are remembered, so the watcher's first
+# step can already report a change to the memory a view shows.
+WATCHED_LIMIT = 16
+
+
+class MemoryService:
+    """Memory documents, their history and refresh attempts, for every front end.
+
+    Args:
+        workspaces: the stored workspaces (for exports).
+        documents: the documents, revisions and watermarks.
+        attempts: the refresh attempts.
+        bus: where ``MemoryChanged`` is published.
+        poll_interval_s: seconds between two checks for writes by another process.
+    """
+
+    def __init__(
+        self,
+        *,
+        workspaces: WorkspaceRepository,
+        documents: DocumentRepository,
+        attempts: AttemptRepository,
+        bus: EventBus,
+        poll_interval_s: float = 1.0,
+    ) -> None:
+        self._workspaces = workspaces
+        self._documents = documents
+        self._attempts = attempts
+        self._bus = bus
+        self._poll_interval_s = poll_interval_s
+        self._watched: OrderedDict[str, int] = OrderedDict()
+        self._versions: dict[str, int] | None = None  # every document's version, last step
+        self._last_data_version: int | None = None
+        self._watcher: asyncio.Task[None] | None = None
+
+    # --- reading ------------------------------------------------------------------------------
+    async def read(self, workspace_id: str) -> MemoryDocument:
+        """The current document (version 0 and empty when never written); the workspace is
+        then watched for writes by other processes.
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        document = await asyncio.to_thread(self._documents.read, workspace_id)
+        self._remember(workspace_id, document.version)
+        return document
+
+    async def list_documents(self) -> list[MemorySummary]:
+        """Every workspace with a memory, most recently updated first, orphans marked."""
+        return await asyncio.to_thread(self._documents.summaries)
+
+    async def history(self, workspace_id: str) -> list[Revision]:
+        """Revisions, newest first."""
+        return await asyncio.to_thread(self._documents.history, workspace_id)
+
+    async def get_revision(self, workspace_id: str, revision: str) -> Revision:
+        """A revision by id, unique id prefix or version number. Raises ``RevisionNotFound``."""
+        return await asyncio.to_thread(self._documents.get_revision, workspace_id, revision)
+
+    async def attempts(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
+        """Refresh attempts, newest first (at most ``limit``; ``None``: all)."""
+        return await asyncio.to_thread(self._attempts.list, workspace_id, limit)
+
+    async def get_attempt(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
+        """One refresh attempt by id or unique prefix. Raises ``UsageError``."""
+        return await asyncio.to_thread(self._attempts.get, workspace_id, attempt_id)
+
+    async def last_attempt(self, workspace_id: str) -> RefreshAttempt | None:
+        """The newest refresh attempt of the workspace, or ``None``."""
+        found = await self.attempts(workspace_id, limit=1)
+        return found[0] if found else None
+
+    async def latest_attempts(self) -> dict[str, RefreshAttempt]:
+        """The newest refresh attempt of every workspace that has one (replies not read)."""
+        return await asyncio.to_thread(self._attempts.latest)
+
+    # --- writing ------------------------------------------------------------------------------
+    async def save(
+        self,
+        workspace_id: str,
+        text: str,
+        *,
+        expected_version: int | None,
+        require_text: bool = False,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """A hand edit (the editor, ``set``, ``edit``) based on ``expected_version``.
+
+        CRLF and CR become LF. Saving the text already stored writes nothing and returns the
+        stored document.
+
+        Args:
+            expected_version: the version the edit is based on (``None``: the current one).
+            require_text: refuse an empty text (``set``: emptying the memory is ``delete``).
+            initiator: who asked (a view skips the ``MemoryChanged`` it caused).
+
+        Raises:
+            CeilingExceeded: over ``MAX_LINES`` lines or ``MAX_CHARS`` characters.
+            ConflictError: the document changed since ``expected_version``.
+            UsageError: NUL characters, or empty when ``require_text``. Nothing is written.
+        """
+        prepared = rules.prepare_hand_text(text)
+        if require_text:
+            rules.check_not_empty(prepared)
+        return await self._write(
+            workspace_id,
+            prepared,
+            expected_version=expected_version,
+            source=RevisionSource.HAND,
+            initiator=initiator,
+        )
+
+    async def import_bytes(
+        self,
+        workspace_id: str,
+        data: bytes,
+        *,
+        source_name: str | None = None,
+        expected_version: int | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """Import a file's bytes (UTF-8/16/32, with or without BOM, CRLF) as an ``import``
+        revision, through the ceiling check. Yak's own exports import as the document they hold
+        (the JSON's document, a Markdown export without its title line).
+
+        Raises:
+            UsageError: not text, or empty. CeilingExceeded. ConflictError.
+        """
+        text = rules.decode_import(data, what=source_name or "The file")
+        rules.check_not_empty(text)
+        text = rules.unwrap_export(text, source_name)
+        rules.check_not_empty(text)
+        rules.check_ceiling(text)
+        return await self._write(
+            workspace_id,
+            text,
+            expected_version=expected_version,
+            source=RevisionSource.IMPORT,
+            initiator=initiator,
+        )
+
+    async def import_file(
+        self,
+        workspace_id: str,
+        path: str | os.PathLike[str],
+        *,
+        expected_version: int | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """:meth:`import_bytes` of a file. Raises ``UsageError`` when it cannot be read."""
+        data = await asyncio.to_thread(read_input_file, Path(path))
+        return await self.import_bytes(
+            workspace_id,
+            data,
+            source_name=Path(path).name,
+            expected_version=expected_version,
+            initiator=initiator,
+        )
+
+    async def restore(
+        self,
+        workspace_id: str,
+        revision: str,
+        *,
+        expected_version: int | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """Make a revision current again, as a new ``restore`` revision. ``revision`` is an
+        id, a unique prefix or a version number. Restoring the current text writes nothing.
+
+        Raises:
+            RevisionNotFound. ConflictError.
+        """
+        found = await self.get_revision(workspace_id, revision)
+        return await self._write(
+            workspace_id,
+            found.content,
+            expected_version=expected_version,
+            source=RevisionSource.RESTORE,
+            restored_from=found.id,
+            initiator=initiator,
+        )
+
+    async def clear(
+        self,
+        workspace_id: str,
+        *,
+        expected_version: int | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """Empty the document as a ``clear`` revision (restorable from history)."""
+        return await self._write(
+            workspace_id,
+            "",
+            expected_version=expected_version,
+            source=RevisionSource.CLEAR,
+            initiator=initiator,
+        )
+
+    async def apply_rewrite(
+        self,
+        workspace_id: str,
+        text: str,
+        *,
+        base_version: int,
+        model: str | None,
+        session_ids: tuple[str, ...],
+        watermarks: Mapping[str, str],
+        flags: tuple[str, ...] = (),
+    ) -> MemoryDocument:
+        """Apply a refresh's rewrite that passed the guards, advancing the session watermarks
+        in the same transaction. The ceiling is checked again here as a last net.
+
+        Raises:
+            ConflictError: the document changed since ``base_version`` (superseded).
+            CeilingExceeded: over the ceiling. Nothing is written either way.
+        """
+        prepared = rules.normalize_newlines(text)
+        rules.check_text(prepared)
+        rules.check_ceiling(prepared)
+        return await self._write(
+            workspace_id,
+            prepared,
+            expected_version=base_version,
+            source=RevisionSource.REFRESH,
+            flags=flags,
+            model=model,
+            session_ids=session_ids,
+            watermarks=watermarks,
+        )
+
+    async def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
+        """Mark messages as folded without a write (they had nothing to remember)."""
+        await asyncio.to_thread(self._documents.advance_watermarks, watermarks)
+
+    async def record_attempt(
+        self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False
+    ) -> RefreshAttempt:
+        """Store a refresh attempt (every one, applied or not)."""
+        return await asyncio.to_thread(
+            self._attempts.record, outcome, base_version=base_version, rebuild=rebuild
+        )
+
+    async def _write(
+        self,
+        workspace_id: str,
+        text: str,
+        *,
+        expected_version: int | None,
+        source: RevisionSource,
+        initiator: object | None = None,
+        flags: tuple[str, ...] = (),
+        model: str | None = None,
+        session_ids: tuple[str, ...] = (),
+        restored_from: str | None = None,
+        watermarks: Mapping[str, str] | None = None,
+    ) -> MemoryDocument:
+        before = self._watched.get(workspace_id) if expected_version is None else expected_version
+        document = await asyncio.to_thread(
+            self._documents.write,
+            workspace_id,
+            text,
+            expected_version=expected_version,
+            source=source,
+            flags=flags,
+            model=model,
+            session_ids=session_ids,
+            restored_from=restored_from,
+            watermarks=watermarks,
+        )
+        if document.version != before:
+            self._remember(workspace_id, document.version)
+            if self._versions is not None:
+                self._versions[workspace_id] = document.version
+            self._bus.publish(
+                MemoryChanged(workspace_id, document.version, str(source), initiator)
+            )
+        return document
+
+    # --- export -------------------------------------------------------------------------------
+    async def export_bytes(
+        self, workspace: Workspace, fmt: str = "text", *, stored: bool = True
+    ) -> bytes:
+        """The document as ``text`` (exact UTF-8, LF, no BOM), ``markdown`` (under a title) or
+        ``json`` (with its metadata and history).
+
+        Args:
+            stored: ``False`` for a folder Yak never stored (an empty document, no history).
+
+        Raises:
+            UsageError: an unknown format.
+        """
+        if fmt not in rules.EXPORT_FORMATS:
+            raise UsageError(
+                f"Unknown export format {fmt!r}; use one of: {', '.join(rules.EXPORT_FORMATS)}."
+            )
+        if stored:
+            document = await asyncio.to_thread(self._documents.read, workspace.id)
+            history = await self.history(workspace.id) if fmt == "json" else []
+        else:
+            document = MemoryDocument(
+                workspace_id=workspace.id, content="", version=0, updated_at=None
+            )
+            history = []
+        return rules.export_document(
+            workspace, document, history, fmt, exported_at=datetime.now(UTC)
+        )
+
+    async def export_file(
+        self,
+        workspace: Workspace,
+        path: str | os.PathLike[str],
+        fmt: str = "text",
+        *,
+        force: bool = False,
+        stored: bool = True,
+    ) -> int:
+        """Write :meth:`export_bytes` to ``path``; returns the number of bytes written.
+
+        Args:
+            force: overwrite an existing file.
+
+        Raises:
+            UsageError: the file exists and ``force`` is false, its folder is missing, or it
+                cannot be written; the format is unknown.
+        """
+        data = await self.export_bytes(workspace, fmt, stored=stored)
+        await asyncio.to_thread(write_output_file, Path(path), data, force=force)
+        return len(data)
+
+    # --- writes by other processes ------------------------------------------------------------
+    def start_watching(self) -> None:
+        """Start the task that notices writes by other processes (idempotent)."""
+        if self._watcher is None or self._watcher.done():
+            self._watcher = spawn(self._watch(), name="memory-external-watcher")
+
+    def stop_watching(self) -> None:
+        """Cancel the watcher task (no waiting)."""
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+
+    async def _watch(self) -> None:
+        while True:
+            await asyncio.sleep(self._poll_interval_s)
+            try:
+                await self.check_external_changes()
+            except YakError as exc:  # a busy or vanished database: try again next tick
+                log.warning("checking for external memory changes failed: %s", exc)
+
+    async def check_external_changes(self) -> list[str]:
+        """One watcher step; returns the ids of the workspaces whose document changed.
+
+        ``data_version`` is per connection and connections come from a pool, so a move is only
+        a hint; the version comparison decides. The first step learns the versions (it reports
+        only the workspaces a view has read); writes through this service update the known
+        versions first, so they are not reported twice.
+        """
+        data_version = await asyncio.to_thread(self._documents.data_version)
+        if data_version == self._last_data_version:
+            return []
+        self._last_data_version = data_version
+        versions = await asyncio.to_thread(self._documents.versions)
+        first_step = self._versions is None
+        known_versions = self._versions or {}
+        self._versions = dict(versions)
+        changed = []
+        for workspace_id, version in versions.items():
+            known = self._watched.get(workspace_id, known_versions.get(workspace_id))
+            if version == known or (known is None and (first_step or version == 0)):
+                continue
+            if workspace_id in self._watched:
+                self._watched[workspace_id] = version
+            changed.append(workspace_id)
+            self._bus.publish(MemoryChanged(workspace_id, version, "external", None))
+        return changed
+
+    def _remember(self, workspace_id: str, version: int) -> None:
+        self._watched[workspace_id] = version
+        self._watched.move_to_end(workspace_id)
+        while len(self._watched) > WATCHED_LIMIT:
+            self._watched.popitem(last=False)
+
+    def forget(self, workspace_id: str) -> None:
+        """Stop watching a workspace (it was re-attached under another id)."""
+        self._watched.pop(workspace_id, None)
+
+
+def read_input_file(path: Path) -> bytes:
+    """The bytes of a file the user named.
+
+    Raises:
+        UsageError: missing, a folder, or unreadable (one sentence naming it).
+    """
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder, not a file; choose a text file.") from None
+    except FileNotFoundError:
+        raise UsageError(f"No such file: {path}.") from None
+    except OSError as exc:
+        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+
+
+def write_output_file(path: Path, data: bytes, *, force: bool) -> None:
+    """Write ``data`` to a file the user named; without ``force`` an existing file is refused.
+
+    Raises:
+        UsageError: it exists (without ``force``), is a folder, its folder is missing, or it
+            cannot be written. Nothing is written then.
+    """
+    try:
+        with open(path, "wb" if force else "xb") as out:
+            out.write(data)
+    except FileExistsError:
+        raise UsageError(
+            f"{path} already exists; nothing was written (use --force or confirm the "
+            "overwrite)."
+        ) from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder; give a file name.") from None
+    except FileNotFoundError:
+        raise UsageError(f"Cannot write {path}: its folder does not exist.") from None
+    except OSError as exc:
+        raise UsageError(f"Cannot write {path}: {exc.strerror or exc}.") from None

@@ -1,0 +1,269 @@
+"""The ports: what the core needs from the outside world, as Protocols.
+
+The core services (``yak.memory``, ``yak.refresh``, ``yak.chat``, ``yak.workspace``,
+``yak.settings``) depend only on these; the adapters implement them (``yak.db`` the
+repositories and the refresh lock, ``yak.llm`` the model client and the key store), and the
+composition root (``yak.bootstrap``) plugs one into the other. Tests plug in the same adapters
+against a temporary database and a scripted model server. See ``docs/architecture.md``,
+"Layers".
+
+Repositories are synchronous (a database call on a worker thread); services call them through
+``asyncio.to_thread``. Every method raises ``StoreError`` when the database fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from yak.domain import TokenUsage
+
+if TYPE_CHECKING:
+    from yak.domain import (
+        ChatMessage,
+        ChatSession,
+        MemoryDocument,
+        MemorySummary,
+        RefreshAttempt,
+        RefreshOutcome,
+        Revision,
+        RevisionSource,
+        Workspace,
+    )
+
+
+class WorkspaceRepository(Protocol):
+    """Stored workspaces, keyed by normalized path (see ``yak.paths``)."""
+
+    def open(self, path: str, *, mark_opened: bool = True) -> Workspace:
+        """Register or find the workspace of an existing folder (an alias by folder identity
+        counts). Raises ``WorkspaceNotFound`` when the folder does not exist."""
+        ...
+
+    def find(self, path: str) -> Workspace | None:
+        """The stored workspace for ``path`` (key or folder identity), never creating one."""
+        ...
+
+    def get(self, workspace_id: str) -> Workspace:
+        """Raises ``WorkspaceNotFound`` for an unknown id."""
+        ...
+
+    def recent(self, limit: int) -> list[Workspace]:
+        """Most recently opened first, at most ``limit``."""
+        ...
+
+    def reattach(self, workspace_id: str, new_path: str) -> Workspace:
+        """Move a workspace's memory, history and sessions to another existing folder."""
+        ...
+
+    def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
+        """Turn memory on or off for a workspace."""
+        ...
+
+
+class DocumentRepository(Protocol):
+    """Memory documents, their revisions and the session watermarks.
+
+    ``write`` is the one primitive write: optimistic on ``expected_version`` (``None``: the
+    current one), appending a revision, writing nothing when the text is already stored.
+    The text must already be checked by the document rules (the service does that).
+    """
+
+    def read(self, workspace_id: str) -> MemoryDocument: ...
+
+    def write(
+        self,
+        workspace_id: str,
+        text: str,
+        *,
+        expected_version: int | None,
+        source: RevisionSource,
+        flags: tuple[str, ...] = (),
+        model: str | None = None,
+        session_ids: tuple[str, ...] = (),
+        restored_from: str | None = None,
+        watermarks: Mapping[str, str] | None = None,
+    ) -> MemoryDocument:
+        """Raises ``ConflictError`` (stale version) or ``WorkspaceNotFound``."""
+        ...
+
+    def advance_watermarks(self, watermarks: Mapping[str, str]) -> None: ...
+
+    def history(self, workspace_id: str) -> list[Revision]: ...
+
+    def get_revision(self, workspace_id: str, revision: str) -> Revision:
+        """By id, unique id prefix or version number. Raises ``RevisionNotFound``."""
+        ...
+
+    def summaries(self) -> list[MemorySummary]: ...
+
+    def versions(self) -> dict[str, int]: ...
+
+    def data_version(self) -> int:
+        """A number that moves when another connection (another process) wrote."""
+        ...
+
+
+class AttemptRepository(Protocol):
+    """Every refresh attempt, applied or not."""
+
+    def record(
+        self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False
+    ) -> RefreshAttempt: ...
+
+    def list(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]: ...
+
+    def get(self, workspace_id: str, attempt_id: str) -> RefreshAttempt: ...
+
+    def latest(self) -> dict[str, RefreshAttempt]:
+        """The newest attempt of each workspace, without replies."""
+        ...
+
+
+class ConversationRepository(Protocol):
+    """Chat sessions and their messages."""
+
+    def create_session(self, workspace_id: str, title: str) -> ChatSession: ...
+
+    def sessions(self, workspace_id: str) -> list[ChatSession]: ...
+
+    def get_session(self, session_id: str) -> ChatSession: ...
+
+    def rename_session(self, session_id: str, title: str) -> ChatSession: ...
+
+    def delete_session(self, session_id: str) -> None: ...
+
+    def add_message(
+        self,
+        session_id: str,
+        role: str,
+        content: list[dict[str, Any]],
+        *,
+        model: str | None = None,
+        usage: TokenUsage | None = None,
+    ) -> ChatMessage: ...
+
+    def messages(self, session_id: str) -> list[ChatMessage]: ...
+
+    def unfolded_messages(self, workspace_id: str) -> list[ChatMessage]: ...
+
+    def recent_messages(self, workspace_id: str, limit: int = 2000) -> list[ChatMessage]: ...
+
+    def workspaces_with_unfolded(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A finished model reply. ``content`` holds Anthropic-style blocks as dicts
+    (``{"type": "text", "text": ...}``, ``{"type": "tool_use", "id", "name", "input"}``)."""
+
+    content: tuple[dict[str, Any], ...]
+    stop_reason: str | None
+    model: str
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+    @property
+    def text(self) -> str:
+        """The concatenated text blocks."""
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of streamed assistant text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseStarted:
+    """The model started a tool call (its input is complete only in the final Completion)."""
+
+    id: str
+    name: str
+
+
+StreamEvent = TextDelta | ToolUseStarted
+
+
+class ModelClient(Protocol):
+    """One connection to an Anthropic-compatible Messages API.
+
+    Errors are Yak's own: ``MissingApiKey``, ``RateLimited``, ``Overloaded``,
+    ``ProviderUnavailable``, ``IncompleteResponse``, ``ProviderError``.
+    """
+
+    @property
+    def base_url(self) -> str: ...
+
+    async def stream(
+        self,
+        *,
+        model: str,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int = 8192,
+        on_event: Callable[[StreamEvent], None] | None = None,
+    ) -> Completion: ...
+
+    async def complete(
+        self, *, model: str, system: str, messages: list[dict[str, Any]], max_tokens: int = 8192
+    ) -> Completion: ...
+
+    async def check(self, *, model: str) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+ModelClientFactory = Callable[[], ModelClient]
+"""Builds a model client for the current settings (base URL, key); called per use."""
+
+
+class KeyStore(Protocol):
+    """Where the API key lives (environment first, then the OS keyring). May block: the
+    settings service calls it on a worker thread."""
+
+    def api_key(self) -> str | None: ...
+
+    def key_source(self) -> str | None:
+        """``"environment"``, ``"keyring"`` or ``None``."""
+        ...
+
+    def set_api_key(self, key: str) -> None: ...
+
+    def delete_api_key(self) -> None: ...
+
+
+class RefreshLock(Protocol):
+    """A lock that keeps one refresh of a workspace in flight across processes."""
+
+    async def acquire(self, workspace_id: str, *, wait_s: float) -> bool:
+        """Wait up to ``wait_s`` seconds; ``False`` when another holder kept it."""
+        ...
+
+    def release(self, workspace_id: str) -> None: ...
+
+
+class Clock(Protocol):
+    """Monotonic seconds (the refresh queue's debounce and backoff)."""
+
+    def __call__(self) -> float: ...
+
+
+__all__: Sequence[str] = [
+    "AttemptRepository",
+    "Clock",
+    "Completion",
+    "ConversationRepository",
+    "DocumentRepository",
+    "KeyStore",
+    "ModelClient",
+    "ModelClientFactory",
+    "RefreshLock",
+    "StreamEvent",
+    "TextDelta",
+    "ToolUseStarted",
+    "WorkspaceRepository",
+]

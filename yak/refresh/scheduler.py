@@ -1,0 +1,241 @@
+"""The refresh scheduler: the one home of the refresh queue, the API-key gate and the refresh
+state of every workspace (see ``docs/architecture.md``, "The refresh").
+
+The desktop app refreshes a workspace's memory on its own when a turn completes and, on start,
+for every workspace with unfolded messages. Without an API key each of
+those runs would only fail, record a failed attempt and put a red line in the memory panel,
+although memory itself works without a key. So automatic triggers go through this gate:
+
+- while no key is available, a triggered workspace is only remembered as *paused*: no model
+  call, no attempt recorded, no watermark moved (nothing is lost), and
+  ``RefreshStateChanged(workspace_id, QueueState.PAUSED)`` is published for the memory panel;
+- when a key appears (:meth:`RefreshScheduler.check_key`, e.g. after Settings › Provider stored
+  one), the paused workspaces are enqueued;
+- a forced refresh (the Refresh button, ``yak memory refresh``, :meth:`refresh_now`) is never
+  held back: without a key it runs, fails with the missing-key sentence and is recorded as
+  ``failed``.
+
+The scheduler owns the debounced :class:`~yak.refresh.queue.MemoryRefreshQueue` (``queue``);
+the key check runs on a worker thread (the settings service), because the OS keyring can block.
+:meth:`snapshot` is where a view learns where a workspace's refresh stands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from yak.domain import QueueState, RefreshOutcome, RefreshStatus
+from yak.errors import YakError
+from yak.events import EventBus, RefreshStateChanged, TurnCompleted
+from yak.memory.service import MemoryService
+from yak.ports import ConversationRepository
+from yak.refresh.queue import MemoryRefreshQueue
+from yak.refresh.refresher import MemoryRefresher
+from yak.refresh.state import LastRefresh, RefreshState, missing_key
+from yak.settings import SettingsService
+
+log = logging.getLogger(__name__)
+
+
+class RefreshScheduler:
+    """Automatic refreshes through a debounced queue, paused while no API key is available,
+    and forced refreshes through the same queue.
+
+    Args:
+        refresher: runs one guarded rewrite.
+        memory: the memory service (last attempts, documents for :meth:`snapshot`).
+        conversations: the conversations (workspaces with unfolded messages at start).
+        settings: the settings service (the key check, read on a worker thread).
+        bus: where ``RefreshStateChanged`` is published; ``TurnCompleted`` on it enqueues.
+        **queue_options: passed to :class:`MemoryRefreshQueue` (``debounce_s``, ``clock``,
+            ``scheduler``…).
+    """
+
+    def __init__(
+        self,
+        *,
+        refresher: MemoryRefresher,
+        memory: MemoryService,
+        conversations: ConversationRepository,
+        settings: SettingsService,
+        bus: EventBus | None = None,
+        **queue_options: Any,
+    ) -> None:
+        self._refresher = refresher
+        self._memory = memory
+        self._conversations = conversations
+        self._settings = settings
+        self._bus = bus
+        self._paused: set[str] = set()
+        self._forced: Counter[str] = Counter()
+        self.queue = MemoryRefreshQueue(self._run, bus=bus, **queue_options)
+        self._unsubscribe = (
+            bus.subscribe(TurnCompleted, lambda event: self.enqueue(event.workspace_id))
+            if bus is not None
+            else (lambda: None)
+        )
+
+    # --- state ------------------------------------------------------------------------------
+    @property
+    def key_available(self) -> bool | None:
+        """Whether a key was available at the last check (``None``: not checked yet)."""
+        return self._settings.key_available
+
+    async def snapshot(self, workspace_id: str) -> RefreshState:
+        """Where the workspace's refresh stands: the queue's state (or paused), the last
+        attempt, when the document was last written, and whether a key was available at the
+        last check. The one place a view reads this from."""
+        info = self.state(workspace_id)
+        attempt = await self._memory.last_attempt(workspace_id)
+        document = await self._memory.read(workspace_id)
+        return RefreshState(
+            workspace_id=workspace_id,
+            state=info.state,
+            due_in=info.due_in,
+            last_attempt=attempt,
+            document_updated_at=document.updated_at,
+            key_available=self.key_available,
+        )
+
+    async def last_refreshes(self) -> dict[str, LastRefresh]:
+        """The newest refresh attempt of every workspace that has one (the memory list's
+        Status column; replies are not read)."""
+        latest = await self._memory.latest_attempts()
+        return {
+            workspace_id: LastRefresh(
+                status=a.status, reason=a.reason, created_at=a.created_at, flags=a.flags
+            )
+            for workspace_id, a in latest.items()
+        }
+
+    def paused(self, workspace_id: str) -> bool:
+        """Whether the workspace's automatic refresh waits for an API key."""
+        return workspace_id in self._paused
+
+    def paused_workspaces(self) -> frozenset[str]:
+        """Every workspace whose automatic refresh waits for an API key."""
+        return frozenset(self._paused)
+
+    def state(self, workspace_id: str) -> RefreshStateChanged:
+        """The queue's state of the workspace (running, pending), else ``"paused"`` when it
+        waits for a key, else ``"idle"``."""
+        info = self.queue.state(workspace_id)
+        if info.state is QueueState.IDLE and workspace_id in self._paused:
+            return RefreshStateChanged(workspace_id, QueueState.PAUSED)
+        return info
+
+    # --- triggers ---------------------------------------------------------------------------
+    def enqueue(self, workspace_id: str) -> None:
+        """An automatic trigger (a turn completed, unfolded messages at start).
+
+        When the last check found no key, the workspace is paused instead of queued; otherwise
+        it is queued (debounced) and the key is checked again when its run is due.
+        """
+        if self.key_available is False:
+            self._pause(workspace_id)
+            return
+        self.queue.enqueue(workspace_id)
+
+    async def check_key(self) -> bool:
+        """Check whether a key is available now (on a worker thread); when one is, the paused
+        workspaces are enqueued.
+
+        Returns:
+            Whether a key is available.
+        """
+        available = await self._settings.check_key()
+        if available and self._paused:
+            waiting, self._paused = sorted(self._paused), set()
+            log.info("an API key is available: refreshing %d paused workspace(s)", len(waiting))
+            for workspace_id in waiting:
+                self.queue.enqueue(workspace_id)
+        return available
+
+    @contextmanager
+    def forced(self, workspace_id: str) -> Iterator[None]:
+        """Mark runs of ``workspace_id`` started inside this block as forced: they call the
+        model even without a key (and fail with the missing-key sentence)."""
+        self._forced[workspace_id] += 1
+        try:
+            yield
+        finally:
+            self._forced[workspace_id] -= 1
+            if self._forced[workspace_id] <= 0:
+                del self._forced[workspace_id]
+
+    async def refresh_now(self, workspace_id: str, *, rebuild: bool = False) -> RefreshOutcome:
+        """A forced refresh through the queue (bypassing the debounce and the key check).
+
+        A run that failed for want of a key also tells the gate that none is available; any
+        other outcome means the workspace no longer waits (its messages were read).
+        """
+        with self.forced(workspace_id):
+            outcome = await self.queue.refresh_now(workspace_id, rebuild=rebuild)
+        if missing_key(outcome):
+            await self._settings.check_key()
+        elif workspace_id in self._paused:
+            self._paused.discard(workspace_id)
+            if self._bus is not None:
+                self._bus.publish(self.state(workspace_id))
+        return outcome
+
+    # --- internals --------------------------------------------------------------------------
+    async def _run(self, workspace_id: str, rebuild: bool) -> RefreshOutcome:
+        """The queue's run: forced runs always refresh; automatic ones only with a key."""
+        if self._forced[workspace_id] <= 0 and not await self.check_key():
+            # The queue publishes "idle" as this run ends; "paused" must come after it.
+            self._pause(workspace_id, publish_soon=True)
+            # Never recorded nor published: only the queue sees it (no failure, no backoff).
+            return RefreshOutcome(status=RefreshStatus.UP_TO_DATE, workspace_id=workspace_id,
+                                  reason="paused until an API key is available; nothing was "
+                                  "sent", version=0, lines=0)
+        return await self._refresher.refresh(workspace_id, rebuild=rebuild)
+
+    def _pause(self, workspace_id: str, *, publish_soon: bool = False) -> None:
+        if workspace_id not in self._paused:
+            log.info("memory refresh of %s paused: no API key", workspace_id)
+        self._paused.add(workspace_id)
+        if self._bus is None:
+            return
+        if publish_soon:
+            asyncio.get_running_loop().call_soon(self._publish_paused, workspace_id)
+        else:
+            self._publish_paused(workspace_id)
+
+    def _publish_paused(self, workspace_id: str) -> None:
+        if self._bus is not None and self.state(workspace_id).state is QueueState.PAUSED:
+            self._bus.publish(RefreshStateChanged(workspace_id, QueueState.PAUSED))
+
+    # --- lifetime ---------------------------------------------------------------------------
+    async def enqueue_unfolded(self) -> list[str]:
+        """Enqueue every workspace with messages not yet folded into memory (the desktop app
+        does this at start, so a quit or a crash loses nothing); without an API key they are
+        paused instead, until one is added. Returns their ids."""
+        try:
+            workspace_ids = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
+        except YakError as exc:
+            log.warning("cannot list workspaces with unfolded messages: %s", exc)
+            return []
+        if workspace_ids:
+            await self.check_key()
+        for workspace_id in workspace_ids:
+            self.enqueue(workspace_id)
+        if workspace_ids:
+            log.info(
+                "enqueued %d workspace(s) with unfolded messages%s",
+                len(workspace_ids),
+                "" if self.key_available else " (paused: no API key)",
+            )
+        return workspace_ids
+
+    async def aclose(self) -> None:
+        """Drop pending refreshes and stop the running ones (their watermarks did not move, so
+        the work resumes on the next start)."""
+        self._unsubscribe()
+        self.queue.cancel()
+        await self.queue.aclose()

@@ -1,0 +1,114 @@
+"""The settings service: ``settings.json``, the environment overrides and the API key.
+
+One home for both (see ``docs/architecture.md``, "Layers"): every front end reads the current
+settings here, and the key's presence is read from the key store on a worker thread (an OS
+keyring can block) and cached, so a window never waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from yak.config import Settings, clamp, load_settings, save_settings
+from yak.ports import KeyStore
+
+log = logging.getLogger(__name__)
+
+
+class SettingsService:
+    """The user's settings and the API key.
+
+    Args:
+        data_dir: where ``settings.json`` lives; ``None`` keeps settings in memory only (an
+            in-memory core for tests and benchmarks).
+        key_store: the key store (environment, then the OS keyring).
+        env: the environment to read overrides from (default ``os.environ``).
+    """
+
+    def __init__(
+        self, data_dir: Path | None, *, key_store: KeyStore, env: dict[str, str] | None = None
+    ) -> None:
+        self.data_dir = data_dir
+        self._key_store = key_store
+        self._env = env
+        self._settings: Settings | None = None
+        self._key_available: bool | None = None
+        self._key_listeners: list[Callable[[bool], None]] = []
+
+    # --- settings -------------------------------------------------------------------------
+    def current(self) -> Settings:
+        """The settings now: ``settings.json`` with the environment applied (read once, then
+        kept until :meth:`save` or :meth:`reload`)."""
+        if self._settings is None:
+            if self.data_dir is None:
+                self._settings = clamp(Settings())
+            else:
+                self._settings = load_settings(self.data_dir, self._env)
+        return self._settings
+
+    def reload(self) -> Settings:
+        """Read ``settings.json`` and the environment again."""
+        self._settings = None
+        return self.current()
+
+    def save(self, settings: Settings) -> Settings:
+        """Write ``settings.json`` (never the key) and return the settings now in effect
+        (the environment still wins over the file).
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        if self.data_dir is None:
+            self._settings = clamp(settings)
+            return self._settings
+        save_settings(self.data_dir, settings)
+        return self.reload()
+
+    # --- the API key ----------------------------------------------------------------------
+    @property
+    def key_available(self) -> bool | None:
+        """Whether a key was available at the last check (``None``: not checked yet)."""
+        return self._key_available
+
+    def on_key_checked(self, callback: Callable[[bool], None]) -> Callable[[], None]:
+        """Call ``callback(available)`` after every key check; returns an unsubscribe."""
+        self._key_listeners.append(callback)
+        return lambda: self._key_listeners.remove(callback)
+
+    async def check_key(self) -> bool:
+        """Whether a key is available now, read on a worker thread; the answer is cached in
+        :attr:`key_available` and reported to :meth:`on_key_checked` listeners."""
+        available = await asyncio.to_thread(self.api_key_now) is not None
+        self._key_available = available
+        for callback in list(self._key_listeners):
+            callback(available)
+        return available
+
+    def api_key_now(self) -> str | None:
+        """The key, read synchronously (worker threads and the command line only)."""
+        return self._key_store.api_key()
+
+    async def key_source(self) -> str | None:
+        """``"environment"``, ``"keyring"`` or ``None``, read on a worker thread."""
+        return await asyncio.to_thread(self._key_store.key_source)
+
+    async def set_api_key(self, key: str) -> None:
+        """Store the key in the OS keyring, then check again.
+
+        Raises:
+            UsageError: a blank key or one with spaces. YakError: no usable keyring.
+        """
+        await asyncio.to_thread(self._key_store.set_api_key, key)
+        await self.check_key()
+
+    async def delete_api_key(self) -> None:
+        """Remove the key from the OS keyring, then check again.
+
+        Raises:
+            YakError: the keyring refused.
+        """
+        await asyncio.to_thread(self._key_store.delete_api_key)
+        await self.check_key()

@@ -1,0 +1,123 @@
+"""The workspace registry: every front end turns a path into a workspace here, with the same
+errors (see ``docs/architecture.md``, "The workspace key").
+
+Three ways to resolve a path:
+
+- :meth:`WorkspaceRegistry.open` (the desktop app): the folder must exist; it is registered
+  when new and marked opened (the recent list);
+- :meth:`WorkspaceRegistry.for_write` (commands that write): the folder must exist; it is
+  registered when new, without touching the recent list;
+- :meth:`WorkspaceRegistry.for_read` (commands that only read): a stored workspace is found by
+  key even when its folder is gone (orphaned); an existing folder never stored reads as an
+  unsaved workspace with an empty document, and nothing is created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from datetime import UTC, datetime
+
+from yak import paths
+from yak.domain import Workspace
+from yak.errors import UsageError, WorkspaceNotFound
+from yak.ports import WorkspaceRepository
+
+
+def folder_error(path: str) -> WorkspaceNotFound:
+    """The error for a path that names no folder: a file (or a link to one), or nothing."""
+    target = os.path.expanduser(path)
+    if os.path.exists(target) and not os.path.isdir(target):
+        return WorkspaceNotFound(f"{path} is a file, not a folder")
+    return WorkspaceNotFound(f"no such folder: {path}")
+
+
+def normalize(path: str) -> str:
+    """``normalize_workspace_path``; a path that cannot be one is a ``UsageError``."""
+    try:
+        return paths.normalize_workspace_path(path)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+class WorkspaceRegistry:
+    """Path → workspace for every front end, and the workspaces' own settings.
+
+    Args:
+        repository: the stored workspaces.
+    """
+
+    def __init__(self, repository: WorkspaceRepository) -> None:
+        self._repository = repository
+
+    async def open(self, path: str | os.PathLike[str]) -> Workspace:
+        """Register (or find) the workspace of an existing folder and mark it opened.
+
+        Raises:
+            UsageError: an empty path. WorkspaceNotFound: no such folder. StoreError.
+        """
+        text = os.fspath(path)
+        if not text.strip():
+            raise UsageError("Choose a folder to open.")
+        if paths.folder_identity(normalize(text)) is None:
+            raise folder_error(text)
+        return await asyncio.to_thread(self._repository.open, text, mark_opened=True)
+
+    async def for_write(self, path: str) -> Workspace:
+        """The workspace of ``path`` for a command that writes: the folder must exist; it is
+        registered when new, without marking it opened.
+
+        Raises:
+            WorkspaceNotFound: no such folder (or a file). UsageError: not a usable path.
+        """
+        if paths.folder_identity(normalize(path)) is None:
+            raise folder_error(path)
+        found = await asyncio.to_thread(self._repository.find, path)
+        if found is not None:
+            return found
+        return await asyncio.to_thread(self._repository.open, path, mark_opened=False)
+
+    async def for_read(self, path: str) -> tuple[Workspace, bool]:
+        """The workspace of ``path`` for a command that only reads, and whether it is stored.
+
+        Raises:
+            WorkspaceNotFound: not stored and no such folder.
+        """
+        found = await asyncio.to_thread(self._repository.find, path)
+        if found is not None:
+            return found, True
+        key = normalize(path)
+        if paths.folder_identity(key) is None:
+            raise folder_error(path)
+        unsaved = Workspace(
+            id=paths.workspace_id_for(key), path=key, created_at=datetime.now(UTC)
+        )
+        return unsaved, False
+
+    async def find(self, path: str) -> Workspace | None:
+        """The stored workspace of ``path``, or ``None``; never creates one."""
+        return await asyncio.to_thread(self._repository.find, path)
+
+    async def get(self, workspace_id: str) -> Workspace:
+        """The stored workspace. Raises ``WorkspaceNotFound`` for an unknown id."""
+        return await asyncio.to_thread(self._repository.get, workspace_id)
+
+    async def recent(self, limit: int = 10) -> list[Workspace]:
+        """Recently opened workspaces, most recent first (at most ``limit``)."""
+        return await asyncio.to_thread(self._repository.recent, limit)
+
+    async def reattach(self, workspace_id: str, new_path: str) -> Workspace:
+        """Move an orphaned workspace's memory and history to another existing folder.
+
+        Returns the workspace under its new id.
+
+        Raises:
+            WorkspaceNotFound: no such folder. UsageError: that folder has a memory of its own.
+        """
+        return await asyncio.to_thread(self._repository.reattach, workspace_id, new_path)
+
+    async def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
+        """Turn memory (injection into chats and refreshes) on or off for a workspace."""
+        return await asyncio.to_thread(
+            self._repository.set_memory_enabled, workspace_id, enabled=enabled
+        )
