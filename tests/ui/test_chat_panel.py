@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from chat_support import run, until
-from fake_anthropic import error, text, tool_use
+from tests.support.fake_api import error, text, tool_use
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 

@@ -182,7 +182,7 @@ def test_a_key_the_keyring_cannot_store_gives_one_sentence(qloop, qtbot, data_di
 
 
 def test_test_connection_reaches_the_server_and_says_so(qloop, qtbot, data_dir, service, fake_api):
-    from fake_anthropic import error, text
+    from tests.support.fake_api import error, text
 
     fake_api.script(text("ok"), error(401))
     page = ProviderPage(data_dir=data_dir, service=service, env={})

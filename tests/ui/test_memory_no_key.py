@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fake_anthropic import text
+from tests.support.fake_api import text
 from memory_support import FakeClock, ManualScheduler, lines, run, until
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget

@@ -9,6 +9,7 @@ a finished refresh re-reads the last attempt.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -22,7 +23,7 @@ from yak.ui.main_window import MainWindow
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
-from yak.ui.tasks import TaskGroup
+from yak.ui.tasks import TaskGroup, settled
 from yak.workspace.state import describe_outcome
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,9 @@ class AppController(QObject):
         self.service = service
         self.bridge = bridge
         self.tasks = TaskGroup()
-        self._state_epoch = 0
+        # A queue state event arrived while the panel's refresh state was being read: that
+        # read's queue state is older than the one shown (its last attempt is still news).
+        self._queue_state_arrived = False
         self.settings_dialog = SettingsDialog(window)
         self.memory_page = MemoryPage(self.settings_dialog)
         self.settings_dialog.add_page(MEMORY_PAGE, self.memory_page)
@@ -135,7 +138,7 @@ class AppController(QObject):
     def reload_refresh_state(self) -> None:
         """Re-read the panel's refresh status (e.g. after an API key was added or removed)."""
         if self.workspace is not None:
-            self.tasks.spawn(self._load_state(self.workspace.id), name="panel-state")
+            self._spawn_load_state(self.workspace.id)
 
     def shutdown(self) -> None:
         """Cancel the controllers' work and stop listening (quit)."""
@@ -169,12 +172,12 @@ class AppController(QObject):
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
-        self._state_epoch += 1
+        self._queue_state_arrived = True
         self.window.memory_panel.show_queue_state(event.workspace_id, event.state, event.due_in)
 
     def _on_bridge_refresh_finished(self, event: RefreshFinished) -> None:
         if self.workspace is not None and event.workspace_id == self.workspace.id:
-            self.tasks.spawn(self._load_state(event.workspace_id), name="panel-state")
+            self._spawn_load_state(event.workspace_id)
 
     def _close_guard(self) -> bool:
         """Let the window close unless Settings holds unsaved edits; then ask first and close
@@ -193,7 +196,7 @@ class AppController(QObject):
 
     async def _load_panel(self, workspace_id: str) -> None:
         await self._load_document(workspace_id)
-        await self._load_state(workspace_id)
+        await settled(self._spawn_load_state(workspace_id))
 
     async def _load_document(self, workspace_id: str) -> None:
         try:
@@ -203,15 +206,20 @@ class AppController(QObject):
             return
         self.window.memory_panel.show_document(document)
 
+    def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
+        """Re-read the panel's refresh state; a read still running is cancelled (the newest
+        wins)."""
+        return self.tasks.replace("panel-state", self._load_state(workspace_id))
+
     async def _load_state(self, workspace_id: str) -> None:
-        epoch = self._state_epoch
+        self._queue_state_arrived = False
         try:
             state = await self.service.refresh_state(workspace_id)
         except YakError as exc:
             self.window.show_status(str(exc), timeout_ms=15000)
             return
         self.window.memory_panel.show_refresh_state(
-            state, keep_queue_state=epoch != self._state_epoch
+            state, keep_queue_state=self._queue_state_arrived
         )
 
     async def _refresh(self, workspace_id: str) -> None:
@@ -223,9 +231,8 @@ class AppController(QObject):
             panel.show_queue_state(workspace_id, "idle", None)
             self.window.show_error(str(exc), title="Memory refresh")
             return
-        self._state_epoch += 1
         panel.show_queue_state(workspace_id, "idle", None)
-        await self._load_state(workspace_id)
+        await settled(self._spawn_load_state(workspace_id))
         ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
 

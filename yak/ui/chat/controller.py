@@ -1,19 +1,20 @@
 """The async side of the chat panel: the only object here that talks to the chat service.
 
 Widgets emit intents (send, stop, new, rename, delete, select, retry); the controller spawns a
-coroutine for each with ``yak.aio.spawn``, passes ``on_event`` to the agent loop so streamed text
-and tool calls reach the transcript as they happen, and drives the panel by method calls. No
-widget ever awaits. Stop cancels the running turn's task: the service keeps what was said.
+coroutine for each in its :class:`yak.ui.tasks.TaskGroup`, passes ``on_event`` to the agent loop
+so streamed text and tool calls reach the transcript as they happen, and drives the panel by
+method calls. No widget ever awaits. Stop cancels the running turn's task: the service keeps what was said.
 
 Results that arrive after the user moved on (another session, another workspace) are dropped:
-each load carries a token and only the newest token's result is shown (git-cola's debounce idea).
+the session list and the transcript are loaded with ``TaskGroup.replace``, so a newer load
+cancels the one still running and only the newest result is shown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import shiboken6
@@ -30,11 +31,11 @@ from yak.agent.types import (
     ToolCallStarted,
     TurnFinished,
 )
-from yak.aio import spawn
 from yak.domain import ChatMessage, ChatSession, TokenUsage, Workspace
 from yak.errors import YakError
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.panel import ChatPanel
+from yak.ui.tasks import TaskGroup, settled
 
 log = logging.getLogger(__name__)
 
@@ -57,11 +58,6 @@ class ChatServiceLike(Protocol):
         on_event: Callable[[AgentEvent], None],
     ) -> TurnFinished: ...
     def has_api_key(self) -> bool: ...
-
-
-def _cancel_all(tasks: set[asyncio.Task[Any]]) -> None:
-    for task in list(tasks):
-        task.cancel()
 
 
 def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -106,15 +102,15 @@ class ChatController(QObject):
         self._approver = approver or self._ask_user
         self._turn_task: asyncio.Task[Any] | None = None
         self._last_prompt: str | None = None
-        self._load_token = 0
-        self._sessions_token = 0
+        # A session list load still to come was asked to show the transcript too.
+        self._show_messages_pending = False
         self._session_usage = TokenUsage()
         self._titles_stale = False
-        self._tasks: set[asyncio.Task[Any]] = set()
-        # Work still in flight when the panel goes away must not touch deleted widgets (a
-        # plain function: this controller, the panel's child, is being destroyed with it).
-        tasks = self._tasks
-        panel.destroyed.connect(lambda *_: _cancel_all(tasks))
+        self.tasks = TaskGroup()
+        # Work still in flight when the panel goes away must not touch deleted widgets (not a
+        # method of this controller: the panel's child, it is being destroyed with it).
+        tasks = self.tasks
+        panel.destroyed.connect(lambda *_: tasks.cancel_all())
         panel.send_requested.connect(self._on_panel_send_requested)
         panel.stop_requested.connect(self.stop)
         panel.retry_requested.connect(self._on_panel_retry_requested)
@@ -125,16 +121,6 @@ class ChatController(QObject):
         panel.provider_settings_requested.connect(self.provider_settings_requested)
         panel.set_workspace_open(False)
         self.refresh_key_notice()
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
-        """``yak.aio.spawn``, remembering the task so closing the panel can cancel it."""
-        task = spawn(coro, name=name)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    def _cancel_tasks(self) -> None:
-        _cancel_all(self._tasks)
 
     def _panel_alive(self) -> bool:
         return shiboken6.isValid(self.panel)
@@ -172,7 +158,7 @@ class ChatController(QObject):
         self.refresh_key_notice()
         if workspace is None:
             return None
-        return self._spawn(self._load_sessions(show_messages=True), name="chat-load-sessions")
+        return self._reload_sessions(show_messages=True)
 
     def refresh_key_notice(self) -> None:
         """Show or hide the no-key sentence (call after the key changed in Settings)."""
@@ -199,8 +185,8 @@ class ChatController(QObject):
             await asyncio.wait_for(self.wait_idle(), grace_s)
         except TimeoutError:
             log.info("quit while a chat turn was still stopping")
-        self._cancel_tasks()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.tasks.cancel_all()
+        await self.tasks.drain()
 
     # -- intents -------------------------------------------------------------------------------
 
@@ -213,20 +199,20 @@ class ChatController(QObject):
 
     def _on_panel_new_session_requested(self) -> None:
         if self.workspace is not None and not self.turn_running:
-            self._spawn(self._create_session(), name="chat-new-session")
+            self.tasks.spawn(self._create_session(), name="chat-new-session")
 
     def _on_panel_session_selected(self, session_id: str) -> None:
         if session_id != self.session_id and not self.turn_running:
             self.session_id = session_id
             self._last_prompt = None
             self.panel.clear_error()
-            self._spawn(self._load_messages(session_id), name="chat-load-messages")
+            self._reload_messages(session_id)
 
     def _on_panel_rename_requested(self, session_id: str, title: str) -> None:
-        self._spawn(self._rename_session(session_id, title), name="chat-rename-session")
+        self.tasks.spawn(self._rename_session(session_id, title), name="chat-rename-session")
 
     def _on_panel_delete_requested(self, session_id: str) -> None:
-        self._spawn(self._delete_session(session_id), name="chat-delete-session")
+        self.tasks.spawn(self._delete_session(session_id), name="chat-delete-session")
 
     # -- the turn ------------------------------------------------------------------------------
 
@@ -252,7 +238,7 @@ class ChatController(QObject):
         self._last_prompt = prompt
         self._titles_stale = True
         self.panel.set_busy(True)
-        self._turn_task = self._spawn(
+        self._turn_task = self.tasks.spawn(
             self._run_turn(self.workspace, prompt, retry=retry), name="chat-turn"
         )
         return self._turn_task
@@ -269,7 +255,7 @@ class ChatController(QObject):
                 # The service titles a new session from its first prompt.
                 session = await self.service.create_session(workspace.id)
                 self.session_id = session.id
-                await self._load_sessions()
+                await settled(self._reload_sessions())
             result = await self.service.send(
                 workspace,
                 self.session_id,
@@ -293,7 +279,7 @@ class ChatController(QObject):
                 self.panel.set_busy(False)
                 self.turn_finished.emit(outcome)
                 if self.workspace is workspace and self.session_id is not None:
-                    self._spawn(self._load_sessions(), name="chat-load-sessions")
+                    self._reload_sessions()
 
     async def _show_stored_before_retry(self, prompt: str) -> None:
         """Show the session as stored, then the prompt unless it is already the last message
@@ -346,7 +332,7 @@ class ChatController(QObject):
         elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
             # The service titles a new session from its first prompt before storing it.
             self._titles_stale = False
-            self._spawn(self._load_sessions(), name="chat-load-sessions")
+            self._reload_sessions()
 
     async def _ask_user(self, request: ApprovalRequest) -> ApprovalDecision:
         transcript = self.panel.transcript
@@ -367,47 +353,61 @@ class ChatController(QObject):
 
     # -- sessions ------------------------------------------------------------------------------
 
-    async def _load_sessions(self, *, show_messages: bool = False) -> None:
-        """Refresh the session list, keeping the current session selected as it is when the
-        list arrives (not when it was asked for). With ``show_messages``, also pick the current
-        session (the most recent when there is none) and show its transcript.
+    def _reload_sessions(self, *, show_messages: bool = False) -> asyncio.Task[Any]:
+        """Refresh the session list in the background (see :meth:`_load_sessions`); with
+        ``show_messages``, also pick the current session (the most recent when there is none)
+        and show its transcript.
 
-        Only the newest request updates the list: an older one that lands late is dropped.
+        Only the newest request lands: one still running is cancelled, and when it was to show
+        the transcript, the new one does that instead.
+
+        Returns:
+            The loading task.
         """
+        self._show_messages_pending = self._show_messages_pending or show_messages
+        return self.tasks.replace("chat-load-sessions", self._load_sessions())
+
+    async def _load_sessions(self) -> None:
+        """Refresh the session list, keeping the current session selected as it is when the
+        list arrives (not when it was asked for); then show the transcript if a request asked
+        for it (see :meth:`_reload_sessions`)."""
         workspace = self.workspace
         if workspace is None:
+            self._show_messages_pending = False
             return
-        self._sessions_token += 1
-        token = self._sessions_token
         try:
             sessions = await self.service.sessions(workspace.id)
         except YakError as exc:
+            self._show_messages_pending = False
             self.panel.show_error(str(exc), retry=False)
             return
+        show_messages, self._show_messages_pending = self._show_messages_pending, False
         if self.workspace is not workspace:
             return  # the user opened another workspace meanwhile
         if show_messages and self.session_id not in {s.id for s in sessions}:
             self.session_id = sessions[0].id if sessions else None
-        if token == self._sessions_token:
-            self.panel.set_sessions(sessions, self.session_id)
+        self.panel.set_sessions(sessions, self.session_id)
         if not show_messages:
             return
         if self.session_id is None:
             self.panel.transcript.clear()
             self._show_usage(None, TokenUsage())
         else:
-            await self._load_messages(self.session_id)
+            await settled(self._reload_messages(self.session_id))
+
+    def _reload_messages(self, session_id: str) -> asyncio.Task[Any]:
+        """Show the transcript of ``session_id`` once read; a read still running for an
+        earlier choice is cancelled (the newest wins)."""
+        return self.tasks.replace("chat-load-messages", self._load_messages(session_id))
 
     async def _load_messages(self, session_id: str) -> None:
-        self._load_token += 1
-        token = self._load_token
         try:
             messages = await self.service.messages(session_id)
         except YakError as exc:
             self.panel.show_error(str(exc), retry=False)
             return
-        if token != self._load_token or session_id != self.session_id or self.turn_running:
-            return  # a newer selection or a turn owns the transcript now
+        if session_id != self.session_id or self.turn_running:
+            return  # another selection or a turn owns the transcript now
         self.panel.transcript.show_messages(messages)
         total = TokenUsage()
         for message in messages:
@@ -428,7 +428,7 @@ class ChatController(QObject):
         self.panel.clear_error()
         self.panel.transcript.clear()
         self._show_usage(None, TokenUsage())
-        await self._load_sessions()
+        await settled(self._reload_sessions())
         self.panel.input.edit.setFocus()
 
     async def _rename_session(self, session_id: str, title: str) -> None:
@@ -436,7 +436,7 @@ class ChatController(QObject):
             await self.service.rename_session(session_id, title)
         except YakError as exc:
             self.panel.show_error(str(exc), retry=False)
-        await self._load_sessions()
+        await settled(self._reload_sessions())
 
     async def _delete_session(self, session_id: str) -> None:
         try:
@@ -448,6 +448,6 @@ class ChatController(QObject):
             self.session_id = None
             self._last_prompt = None
             self.panel.transcript.clear()
-            await self._load_sessions(show_messages=True)
+            await settled(self._reload_sessions(show_messages=True))
         else:
-            await self._load_sessions()
+            await settled(self._reload_sessions())

@@ -56,7 +56,6 @@ class MemoryPageController(QObject):
         self.history_dialog: HistoryDialog | None = None
         # workspace id -> (proposal text or None, note) for its next load into the editor
         self._pending: dict[str, tuple[str | None, str]] = {}
-        self._load_token = 0
         editor = page.editor
         page.workspace_selected.connect(self._on_page_workspace_selected)
         page.import_requested.connect(self._on_page_import_requested)
@@ -103,8 +102,8 @@ class MemoryPageController(QObject):
         self._spawn_load(workspace_id)
 
     def _spawn_load(self, workspace_id: str) -> None:
-        self._load_token += 1
-        self.tasks.spawn(self._load(workspace_id, self._load_token), name="memory-page-load")
+        # The newest choice wins: a load still running for another workspace is cancelled.
+        self.tasks.replace("memory-page-load", self._load(workspace_id))
 
     def _on_editor_save_requested(self, workspace_id: str, text: str, base_version: int) -> None:
         self.tasks.spawn(self._save(workspace_id, text, base_version), name="memory-save")
@@ -212,7 +211,7 @@ class MemoryPageController(QObject):
             return
         self.page.set_statuses(last, self.service.paused_workspaces())
 
-    async def _load(self, workspace_id: str, token: int) -> None:
+    async def _load(self, workspace_id: str) -> None:
         editor = self.page.editor
         try:
             workspace = await self.service.get(workspace_id)
@@ -220,8 +219,6 @@ class MemoryPageController(QObject):
         except YakError as exc:
             editor.show_message(str(exc), error=True)
             return
-        if token != self._load_token:
-            return  # the user chose another workspace meanwhile
         proposal, note = self._pending.pop(workspace_id, (None, ""))
         if proposal is not None and not note:
             note = (

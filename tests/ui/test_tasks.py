@@ -1,0 +1,62 @@
+"""TaskGroup.replace: the latest task of a name wins; ``settled`` waits without being cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from yak.ui.tasks import TaskGroup, settled
+
+
+async def _load(gate: asyncio.Event, shown: list[str], value: str) -> None:
+    await gate.wait()
+    shown.append(value)
+
+
+def test_replace_cancels_the_running_task_of_the_same_name_only():
+    async def body() -> None:
+        group = TaskGroup()
+        gate = asyncio.Event()
+        shown: list[str] = []
+        first = group.replace("load", _load(gate, shown, "first"))
+        other = group.replace("other", _load(gate, shown, "other"))
+        second = group.replace("load", _load(gate, shown, "second"))
+        assert group.latest("load") is second
+        gate.set()
+        await group.drain()
+        assert first.cancelled()
+        assert not other.cancelled() and not second.cancelled()
+        assert sorted(shown) == ["other", "second"]
+        assert group.latest("load") is None  # forgotten once done
+
+    asyncio.run(body())
+
+
+def test_settled_says_whether_the_task_ran_to_its_end():
+    async def body() -> None:
+        group = TaskGroup()
+        gate = asyncio.Event()
+        shown: list[str] = []
+        replaced = group.replace("load", _load(gate, shown, "old"))
+        waiter = asyncio.ensure_future(settled(replaced))
+        newest = group.replace("load", _load(gate, shown, "new"))
+        assert await waiter is False  # the waiter goes on; it is not cancelled with the task
+        gate.set()
+        assert await settled(newest) is True
+        assert shown == ["new"]
+
+    asyncio.run(body())
+
+
+def test_settled_raises_what_the_task_raised(caplog):
+    async def fail() -> None:
+        raise ValueError("broken")
+
+    async def body() -> None:
+        task = TaskGroup().replace("load", fail())
+        with pytest.raises(ValueError, match="broken"):
+            await settled(task)
+
+    asyncio.run(body())
+    assert any("background task load failed" in r.getMessage() for r in caplog.records)
