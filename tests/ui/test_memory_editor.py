@@ -455,6 +455,31 @@ def test_closing_settings_with_unsaved_edits_asks_first(env, qtbot, qloop):
     run(qloop, body())
 
 
+def test_the_memory_page_is_a_settings_page(env, page, qtbot, qloop):
+    """As a Settings page: ``changed`` is emitted when the editor gains or loses unsaved edits,
+    ``apply()`` saves them as Save does, and ``load()`` shows the stored document again."""
+    workspace = env.workspace("proj", "- fact\n")
+    changes: list[bool] = []
+    page.changed.connect(lambda: changes.append(page.has_unsaved_changes()))
+
+    async def body():
+        await show(page, workspace.id)
+        changes.clear()
+        type_at_end(page, qtbot, "- more")
+        assert changes == [True]  # once, not per key
+        page.apply()
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == "- fact\n- more"
+        assert changes == [True, False]
+        type_at_end(page, qtbot, "!")
+        page.load()
+        assert page.editor.text == "- fact\n- more"
+        assert changes == [True, False, True, False]
+        assert page.title == "Memory"
+
+    run(qloop, body())
+
+
 def test_delete_asks_then_empties_the_document_and_history_can_restore_it(env, page, qtbot, qloop):
     """Delete… asks for confirmation (Cancel deletes nothing), then empties the document as a
     ``clear`` revision that History can restore."""

@@ -13,7 +13,6 @@ import pytest
 from tests.support.fake_api import text
 from memory_support import FakeClock, ManualScheduler, lines, run, until
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
 
 from yak.db.conversations import ConversationStore
 from yak.domain import RefreshOutcome, RefreshStatus
@@ -24,6 +23,7 @@ from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
+from yak.ui.settings.page import SettingsPage
 from yak.workspace.auto_refresh import AutoRefresh
 from yak.workspace.service import WorkspaceService
 from yak.workspace.state import PAUSED_TEXT
@@ -81,7 +81,7 @@ class Ui:
         self.window = MainWindow()
         qtbot.addWidget(self.window)
         self.controller = AppController(window=self.window, service=self.service, bridge=env.bridge)
-        self.provider_page = QWidget()
+        self.provider_page = SettingsPage()  # stands in for Settings › Provider
         self.controller.settings_dialog.add_page("Provider", self.provider_page)
         self.panel = self.window.memory_panel
         self.panel.clock = self.clock

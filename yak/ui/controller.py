@@ -28,7 +28,7 @@ from yak.workspace.state import describe_outcome
 
 log = logging.getLogger(__name__)
 
-MEMORY_PAGE = "Memory"
+MEMORY_PAGE = MemoryPage.title
 PROVIDER_PAGE = "Provider"  # added by the chat UI when it is available
 
 

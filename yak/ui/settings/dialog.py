@@ -1,9 +1,10 @@
 """SettingsDialog: a list of pages on the left and the chosen page on the right.
 
-Pages are added with :meth:`SettingsDialog.add_page` (the Memory page here; the chat UI adds its
-Provider page). A page that can hold unsaved edits implements ``has_unsaved_changes() -> bool``
-and ``resolve_unsaved(then)``: it asks Save / Discard / Cancel and calls ``then()`` once the edits
-are saved or discarded. Closing the dialog goes through that guard, so nothing typed is lost.
+Pages are :class:`yak.ui.settings.page.SettingsPage` widgets, added with
+:meth:`SettingsDialog.add_page` (the Memory page here; the chat UI adds its Provider page).
+Closing the dialog goes through the pages' guard: a page with unsaved edits
+(``has_unsaved_changes()``) is shown and asks what to do with them (``resolve_unsaved(then)``),
+so nothing typed is lost.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from yak.ui.settings.page import SettingsPage
+
 
 class SettingsDialog(QDialog):
     """Yak's settings, one page per topic; non-modal, opened with Ctrl+,."""
@@ -28,6 +31,7 @@ class SettingsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._titles: list[str] = []
+        self._pages: list[SettingsPage] = []  # in the order of the list, like _titles
         self._closing = False
         self._setup_ui()
 
@@ -49,20 +53,21 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
 
-    def add_page(self, title: str, page: QWidget) -> int:
+    def add_page(self, title: str, page: SettingsPage) -> int:
         """Add ``page`` under ``title`` (shown in the list); returns its index."""
         self._titles.append(title)
+        self._pages.append(page)
         self.pages_list.addItem(title)
         index = self.stack.addWidget(page)
         if self.pages_list.currentRow() < 0:
             self.pages_list.setCurrentRow(0)
         return index
 
-    def page(self, title: str) -> QWidget | None:
+    def page(self, title: str) -> SettingsPage | None:
         """The page added under ``title``, or ``None``."""
         if title not in self._titles:
             return None
-        return self.stack.widget(self._titles.index(title))
+        return self._pages[self._titles.index(title)]
 
     def show_page(self, title: str) -> None:
         """Show the dialog on the page ``title`` and bring it to the front."""
@@ -76,7 +81,7 @@ class SettingsDialog(QDialog):
         """Whether any page holds unsaved edits."""
         return any(self._unsaved_pages())
 
-    def confirm_close(self, then: Callable[[], None]) -> bool:
+    def confirm_close(self, then: Callable[[], object]) -> bool:
         """Close the dialog unless a page holds unsaved edits; then that page asks Save /
         Discard / Cancel first (showing itself), and ``then()`` runs after the dialog closed.
 
@@ -97,16 +102,11 @@ class SettingsDialog(QDialog):
         def resolved() -> None:
             self.confirm_close(then)
 
-        page.resolve_unsaved(resolved)  # type: ignore[attr-defined]
+        page.resolve_unsaved(resolved)
         return False
 
-    def _unsaved_pages(self) -> list[QWidget]:
-        pages = [self.stack.widget(i) for i in range(self.stack.count())]
-        return [
-            p
-            for p in pages
-            if callable(getattr(p, "has_unsaved_changes", None)) and p.has_unsaved_changes()
-        ]
+    def _unsaved_pages(self) -> list[SettingsPage]:
+        return [page for page in self._pages if page.has_unsaved_changes()]
 
     def _close_now(self) -> None:
         self._closing = True

@@ -43,6 +43,7 @@ class MemoryEditor(QWidget):
     history_requested = Signal(str)  # workspace id
     memory_enabled_changed = Signal(str, bool)  # workspace id, enabled
     save_finished = Signal(bool)  # a requested save succeeded (True) or was refused (False)
+    dirty_changed = Signal(bool)  # the editor gained (True) or lost (False) unsaved edits
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -52,6 +53,7 @@ class MemoryEditor(QWidget):
         self._theirs: MemoryDocument | None = None
         self._refresh_available = True
         self._refresh_busy = False
+        self._dirty = False  # as last reported by dirty_changed
         self.question_box: QMessageBox | None = None  # "Save anyway?" before a collapse
         self._setup_ui()
         self.clear_workspace()
@@ -437,6 +439,9 @@ class MemoryEditor(QWidget):
         self.refresh_button.setEnabled(
             has_workspace and self._refresh_available and not self._refresh_busy
         )
+        if dirty != self._dirty:
+            self._dirty = dirty
+            self.dirty_changed.emit(dirty)
 
     def _on_text_edit_text_changed(self) -> None:
         if self.message_label.property("error"):  # the user is acting on it; the counter stays

@@ -35,6 +35,7 @@ from yak.domain import MemorySummary, Workspace
 from yak.ui import dialogs
 from yak.ui.settings.memory_editor import MemoryEditor
 from yak.ui.settings.memory_list import MemoryListModel
+from yak.ui.settings.page import SettingsPage
 from yak.workspace.state import EXPORT_FORMATS, LastRefresh, default_export_name
 
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
@@ -47,8 +48,15 @@ _EXPORT_FILTERS = (
 assert {fmt for _f, _s, fmt in _EXPORT_FILTERS} == set(EXPORT_FORMATS)
 
 
-class MemoryPage(QWidget):
-    """The Settings memory page: the workspace list beside the inline editor."""
+class MemoryPage(SettingsPage):
+    """The Settings memory page: the workspace list beside the inline editor.
+
+    As a :class:`SettingsPage`, its edits are the editor's: ``apply()`` saves them,
+    ``load()`` shows the stored document again, and ``changed`` is emitted when the editor
+    gains or loses unsaved edits.
+    """
+
+    title = "Memory"
 
     workspace_selected = Signal(str)  # workspace id: load it into the editor
     import_requested = Signal(str, str, int)  # workspace id, file path, base version
@@ -131,6 +139,7 @@ class MemoryPage(QWidget):
         self.editor.export_button.clicked.connect(self._on_export_button_clicked)
         self.editor.delete_button.clicked.connect(self._on_delete_button_clicked)
         self.editor.save_finished.connect(self._on_editor_save_finished)
+        self.editor.dirty_changed.connect(self._on_editor_dirty_changed)
         splitter.addWidget(left)
         splitter.addWidget(self.editor)
         splitter.setStretchFactor(0, 2)
@@ -184,6 +193,16 @@ class MemoryPage(QWidget):
         summary = self.model.summary_at(index.row()) if index.isValid() else None
         return summary.workspace.id if summary else None
 
+    def load(self) -> None:
+        """Show the stored document again, dropping the editor's unsaved edits (the list is
+        kept current by the controller)."""
+        if self.editor.workspace is not None and self.editor.document is not None:
+            self.editor.load(self.editor.workspace, self.editor.document)
+
+    def apply(self) -> None:
+        """Save the editor's edits, as Save (Ctrl+S) does."""
+        self.editor.request_save()
+
     def has_unsaved_changes(self) -> bool:
         """Whether the editor holds unsaved edits (the Settings dialog's close guard)."""
         return self.editor.is_dirty()
@@ -218,10 +237,9 @@ class MemoryPage(QWidget):
             self.question_box = None
             if label == "Save":
                 self._after_save = then
-                self.editor.request_save()
+                self.apply()
             elif label == "Discard":
-                if self.editor.workspace is not None and self.editor.document is not None:
-                    self.editor.load(self.editor.workspace, self.editor.document)
+                self.load()
                 then()
 
         self.question_box = dialogs.ask(
@@ -238,6 +256,9 @@ class MemoryPage(QWidget):
             icon=QMessageBox.Icon.Warning,
             on_answer=answered,
         )
+
+    def _on_editor_dirty_changed(self, _dirty: bool) -> None:
+        self.changed.emit()
 
     def _on_editor_save_finished(self, ok: bool) -> None:
         then, self._after_save = self._after_save, None

@@ -1,13 +1,13 @@
 """Settings > Provider: the API key, base URL, chat and memory models, refresh debounce.
 
-A settings page in the Frescobaldi manner: ``load()`` fills the fields from what is stored,
-every edit emits ``changed``, the page's Apply (and Revert) button is enabled only while
-``is_changed()``, and ``apply()`` stores it. For the Settings dialog's close guard it offers
-``has_unsaved_changes()`` and ``resolve_unsaved(then)`` (Apply / Discard / Cancel). Settings go to ``settings.json`` through ``yak.config.save_settings``;
-the key goes to the OS keyring through the chat service, never to the database, the settings file
-or a log line. A value set by an environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``,
-``YAK_MEMORY_MODEL``, ``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is
-read-only and says so; saving never copies an environment value into the settings file.
+A :class:`yak.ui.settings.page.SettingsPage`: ``load()`` fills the fields from what is stored, every
+edit emits ``changed``, the page's Apply (and Revert) button is enabled only while ``is_changed()``,
+and ``apply()`` stores it. For the Settings dialog's close guard, ``resolve_unsaved(then)`` asks
+Apply / Discard / Cancel. Settings go to ``settings.json`` through ``yak.config.save_settings``; the
+key goes to the OS keyring through the chat service, never to the database, the settings file or a
+log line. A value set by an environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``,
+``YAK_MEMORY_MODEL``, ``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is read-only
+and says so; saving never copies an environment value into the settings file.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from yak.config import (
     save_settings,
 )
 from yak.errors import YakError
+from yak.ui.settings.page import SettingsPage
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class KeyService(Protocol):
     async def test_connection(self) -> str: ...
 
 
-class ProviderPage(QWidget):
+class ProviderPage(SettingsPage):
     """Settings > Provider.
 
     Args:
@@ -82,7 +83,6 @@ class ProviderPage(QWidget):
         test_finished(str): "Test connection" ended with this sentence.
     """
 
-    changed = Signal()
     settings_applied = Signal(object)
     key_saved = Signal()
     test_finished = Signal(str)
