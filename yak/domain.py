@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 # DESIGN.md section 3: the ceiling. A document has at most this many lines and characters.
 DEFAULT_SESSION_TITLE = "New conversation"  # a session before its first prompt titles it
@@ -208,7 +209,7 @@ class ChatMessage:
     session_id: str
     workspace_id: str
     role: str  # "user" or "assistant"
-    content: tuple[dict, ...]
+    content: tuple[dict[str, Any], ...]
     created_at: datetime
     model: str | None = None
     usage: TokenUsage = field(default_factory=TokenUsage)

@@ -28,7 +28,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,21 +146,21 @@ class ToolSpec:
 
     name: str
     description: str
-    input_schema: dict
+    input_schema: dict[str, Any]
     requires_approval: bool
 
-    def definition(self) -> dict:
+    def definition(self) -> dict[str, Any]:
         """The Messages API tool definition."""
         return {"name": self.name, "description": self.description,
                 "input_schema": self.input_schema}
 
 
-def _schema(properties: dict, required: list[str]) -> dict:
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required,
             "additionalProperties": False}
 
 
-_PATH = {"type": "string", "description": "A path relative to the workspace root."}
+_PATH: dict[str, Any] = {"type": "string", "description": "A path relative to the workspace root."}
 
 SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
     ToolSpec("read_file", "Read a text file in the workspace. Returns at most "
@@ -226,7 +226,7 @@ class WorkspaceTools:
         self.paths = WorkspaceRoot(root)
         self.command_timeout_s = command_timeout_s
         self.command_output_chars = command_output_chars
-        self._sync: dict[str, Callable[[dict], ToolResult]] = {
+        self._sync: dict[str, Callable[[dict[str, Any]], ToolResult]] = {
             "read_file": self._read_file, "list_directory": self._list_directory,
             "glob": self._glob, "grep": self._grep, "write_file": self._write_file,
             "edit_file": self._edit_file,
@@ -239,7 +239,7 @@ class WorkspaceTools:
 
     # --- the registry -----------------------------------------------------------------------
     @staticmethod
-    def definitions() -> list[dict]:
+    def definitions() -> list[dict[str, Any]]:
         """The tool definitions sent with every request."""
         return [spec.definition() for spec in SPECS.values()]
 
@@ -315,7 +315,7 @@ class WorkspaceTools:
         return await asyncio.to_thread(self._guarded, name, tool_input, self._sync[name])
 
     def _guarded(self, name: str, tool_input: Any,
-                 fn: Callable[[dict], ToolResult]) -> ToolResult:
+                 fn: Callable[[dict[str, Any]], ToolResult]) -> ToolResult:
         target = self.target(name, tool_input)
         if name not in SPECS:
             return ToolResult(ok=False, output=f"Error: there is no tool named {name!r}.",
@@ -334,7 +334,7 @@ class WorkspaceTools:
                               target=target)
 
     # --- read-only tools --------------------------------------------------------------------
-    def _read_file(self, args: dict) -> ToolResult:
+    def _read_file(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"))
         rel = self.paths.relative(path)
         if path.is_dir():
@@ -360,7 +360,7 @@ class WorkspaceTools:
         return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
                           summary=f"read {_count(len(chosen), 'line')}", target=rel)
 
-    def _list_directory(self, args: dict) -> ToolResult:
+    def _list_directory(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"), default=".")
         rel = self.paths.relative(path)
         if not path.is_dir():
@@ -380,7 +380,7 @@ class WorkspaceTools:
         return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
                           summary=f"{len(entries)} entries", target=rel)
 
-    def _glob(self, args: dict) -> ToolResult:
+    def _glob(self, args: dict[str, Any]) -> ToolResult:
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern.strip():
             raise ToolError("A glob pattern is required.")
@@ -410,7 +410,7 @@ class WorkspaceTools:
         return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
                           summary=f"{total} matches", target=pattern)
 
-    def _grep(self, args: dict) -> ToolResult:
+    def _grep(self, args: dict[str, Any]) -> ToolResult:
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise ToolError("A search pattern is required.")
@@ -446,7 +446,7 @@ class WorkspaceTools:
         return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
                           summary=f"{total} matches", target=pattern)
 
-    def _walk_files(self, base: Path):
+    def _walk_files(self, base: Path) -> Iterator[Path]:
         """Files under ``base`` (or ``base`` itself), never leaving the workspace."""
         if base.is_file():
             yield base
@@ -459,7 +459,7 @@ class WorkspaceTools:
                     yield file
 
     # --- mutating tools ---------------------------------------------------------------------
-    def _write_file(self, args: dict) -> ToolResult:
+    def _write_file(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"))
         rel = self.paths.relative(path)
         content = args.get("content")
@@ -483,7 +483,7 @@ class WorkspaceTools:
                           f"{_count(len(content), 'character')}).",
                           summary=f"{verb} {rel} ({_count(lines, 'line')})", target=rel)
 
-    def _edit_file(self, args: dict) -> ToolResult:
+    def _edit_file(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"))
         rel = self.paths.relative(path)
         old, new = args.get("old_string"), args.get("new_string")
@@ -507,7 +507,7 @@ class WorkspaceTools:
         return ToolResult(ok=True, output=f"edited {rel}: replaced 1 occurrence.",
                           summary=f"edited {rel}", target=rel)
 
-    async def _run_command(self, args: dict) -> ToolResult:
+    async def _run_command(self, args: dict[str, Any]) -> ToolResult:
         command = args.get("command")
         if not isinstance(command, str) or not command.strip():
             raise ToolError("A command is required.")
@@ -517,11 +517,12 @@ class WorkspaceTools:
         timeout = min(float(timeout), MAX_COMMAND_TIMEOUT_S)
         target = self.target("run_command", args)
         env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+        # A session of its own, so _kill() can end everything the command started (POSIX only).
         posix = sys.platform != "win32"
         process = await asyncio.create_subprocess_shell(
             command, cwd=self.root, env=env, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            **({"start_new_session": True} if posix else {}))
+            start_new_session=posix)
         collected = _CappedOutput(self.command_output_chars)
 
         async def pump() -> int:
@@ -531,6 +532,7 @@ class WorkspaceTools:
             return await process.wait()
 
         timed_out = False
+        code: int | None  # None only when a stopped command did not exit in time
         try:
             code = await asyncio.wait_for(pump(), timeout)
         except TimeoutError:

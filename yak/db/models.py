@@ -8,6 +8,7 @@ Timestamps are stored as UTC (naive in SQLite, made aware on the way out by ``UT
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -23,6 +24,8 @@ from sqlalchemy import (
     TypeDecorator,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from yak.domain import DEFAULT_SESSION_TITLE
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
@@ -83,7 +86,7 @@ class MemoryDocumentRow(Base):
     )
     content: Mapped[str] = mapped_column(Text, default="")
     version: Mapped[int] = mapped_column(Integer, default=0)
-    flags: Mapped[list] = mapped_column(JSON, default=list)
+    flags: Mapped[list[str]] = mapped_column(JSON, default=list)
     updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
@@ -100,9 +103,9 @@ class MemoryRevisionRow(Base):
     content: Mapped[str] = mapped_column(Text)
     lines: Mapped[int] = mapped_column(Integer)
     chars: Mapped[int] = mapped_column(Integer)
-    flags: Mapped[list] = mapped_column(JSON, default=list)
+    flags: Mapped[list[str]] = mapped_column(JSON, default=list)
     model: Mapped[str | None] = mapped_column(String(100))
-    session_ids: Mapped[list] = mapped_column(JSON, default=list)
+    session_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     restored_from: Mapped[str | None] = mapped_column(String(26))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -124,8 +127,8 @@ class RefreshAttemptRow(Base):
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
     duration_s: Mapped[float] = mapped_column(Float, default=0.0)
-    session_ids: Mapped[list] = mapped_column(JSON, default=list)
-    flags: Mapped[list] = mapped_column(JSON, default=list)
+    session_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    flags: Mapped[list[str]] = mapped_column(JSON, default=list)
     rebuild: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -139,7 +142,7 @@ class ChatSessionRow(Base):
 
     id: Mapped[str] = mapped_column(String(26), primary_key=True)
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
-    title: Mapped[str] = mapped_column(Text, default="New conversation")
+    title: Mapped[str] = mapped_column(Text, default=DEFAULT_SESSION_TITLE)
     folded_through: Mapped[str | None] = mapped_column(String(26))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
@@ -158,7 +161,7 @@ class ChatMessageRow(Base):
     session_id: Mapped[str] = mapped_column(ForeignKey("chat_sessions.id", ondelete="CASCADE"))
     workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
     role: Mapped[str] = mapped_column(String(16))
-    content: Mapped[list] = mapped_column(JSON)
+    content: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     model: Mapped[str | None] = mapped_column(String(100))
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)

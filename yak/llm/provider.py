@@ -14,6 +14,7 @@ families are translated here. An ``event: error`` inside a stream arrives as an
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from collections.abc import Callable
@@ -79,8 +80,8 @@ class Provider:
                 max_retries=self.max_retries)
         return self._client
 
-    async def stream(self, *, model: str, system: str, messages: list[dict],
-                     tools: list[dict] | None = None, max_tokens: int = 8192,
+    async def stream(self, *, model: str, system: str, messages: list[dict[str, Any]],
+                     tools: list[dict[str, Any]] | None = None, max_tokens: int = 8192,
                      on_event: Callable[[StreamEvent], None] | None = None) -> Completion:
         """Stream one reply; ``on_event`` sees text deltas and tool-call starts as they arrive.
 
@@ -133,7 +134,7 @@ class Provider:
                 "closed early); nothing from it was kept. Try again.", reason="incomplete")
         return _completion(snapshot, model)
 
-    async def complete(self, *, model: str, system: str, messages: list[dict],
+    async def complete(self, *, model: str, system: str, messages: list[dict[str, Any]],
                        max_tokens: int = 8192) -> Completion:
         """One reply without tools, for the memory rewrite (streamed underneath so a dropped
         stream is detected). Same errors as :meth:`stream`."""
@@ -165,13 +166,14 @@ class Provider:
         return error
 
 
-def _transport_errors() -> tuple[tuple[type, ...], tuple[type, ...]]:
+def _transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
     """The SDK transport's (timeout, any transport error) exception classes."""
     try:
-        import httpx2 as transport  # anthropic 2.x
-    except ImportError:  # older SDKs ride on httpx
-        import httpx as transport
-    return (transport.TimeoutException,), (transport.TransportError,)
+        import httpx2  # anthropic 2.x
+    except ImportError:  # older SDKs ride on httpx, installed in its place (so imported by name)
+        httpx = importlib.import_module("httpx")
+        return (httpx.TimeoutException,), (httpx.TransportError,)
+    return (httpx2.TimeoutException,), (httpx2.TransportError,)
 
 
 def is_provider_exception(exc: BaseException) -> bool:
@@ -253,7 +255,8 @@ def _status_error(exc: Any) -> ProviderError:
 def _error_body(exc: Any) -> tuple[str | None, str]:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        error = body.get("error")
+        inner = error if isinstance(error, dict) else body
         return inner.get("type"), str(inner.get("message") or "")
     return None, ""
 
@@ -264,7 +267,7 @@ def _colon(detail: str) -> str:
 
 
 def _completion(message: Any, requested_model: str) -> Completion:
-    blocks: list[dict] = []
+    blocks: list[dict[str, Any]] = []
     for block in message.content:
         if block.type == "text":
             blocks.append({"type": "text", "text": block.text})

@@ -10,6 +10,7 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from yak.domain import (
     MAX_CHARS,
@@ -142,9 +143,10 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
                 raise UsageError(refused) from None
             break
     else:
-        text = _decode_without_bom(data)
-        if text is None:
+        guessed = _decode_without_bom(data)
+        if guessed is None:
             raise UsageError(refused)
+        text = guessed
     # A second BOM (an editor that added one to text that had one) is invisible junk.
     text = normalize_newlines(text.removeprefix("\ufeff"))
     if "\0" in text:
@@ -252,7 +254,7 @@ def export_markdown(workspace: Workspace, document: MemoryDocument) -> bytes:
     return f"# {workspace.name}\n\n{document.content}".encode()
 
 
-def document_json(workspace: Workspace, document: MemoryDocument) -> dict:
+def document_json(workspace: Workspace, document: MemoryDocument) -> dict[str, Any]:
     """The ``show --json`` object: workspace path and id, version, lines, chars, flags,
     updated_at (ISO-8601 UTC or null) and content."""
     return {
@@ -267,9 +269,9 @@ def document_json(workspace: Workspace, document: MemoryDocument) -> dict:
     }
 
 
-def revision_json(revision: Revision, *, with_content: bool = False) -> dict:
+def revision_json(revision: Revision, *, with_content: bool = False) -> dict[str, Any]:
     """A revision as ``history --json`` shows it (``id`` is what ``restore`` takes)."""
-    item = {
+    item: dict[str, Any] = {
         "id": revision.id,
         "version": revision.version,
         "source": str(revision.source),
@@ -284,7 +286,7 @@ def revision_json(revision: Revision, *, with_content: bool = False) -> dict:
     return item
 
 
-def attempt_json(attempt: RefreshAttempt) -> dict:
+def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
     """A refresh attempt as ``history --refreshes --json`` shows it, without the reply itself
     (``has_reply``: a non-empty reply was kept, which ``show --reply ID`` prints)."""
     return {

@@ -7,6 +7,8 @@ model is asked for the full document only, plain text, within the ceiling.
 
 from __future__ import annotations
 
+from typing import Any
+
 from yak.domain import MAX_CHARS, MAX_LINES
 from yak.memory.injection import neutralize_tags
 
@@ -53,7 +55,7 @@ _REBUILD_NOTE = (
 
 
 def build_rewrite_request(*, current: str, transcript: str, workspace_name: str | None = None,
-                          rebuild: bool = False) -> tuple[str, list[dict]]:
+                          rebuild: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """The ``(system, messages)`` of a rewrite call.
 
     Args:
@@ -93,7 +95,7 @@ def _contained(text: str) -> str:
 _BLOCK_TAGS = ("current-memory", "conversations")
 
 
-def condense_request(messages: list[dict], *, reply: str, lines: int, chars: int) -> list[dict]:
+def condense_request(messages: list[dict[str, Any]], *, reply: str, lines: int, chars: int) -> list[dict[str, Any]]:
     """The messages of the one condense retry after a reply over the ceiling.
 
     Args:

@@ -25,8 +25,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import BasePlugin
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
@@ -112,16 +115,21 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
         # A literal every match contains: most texts skip most patterns without a regex scan.
         if not any(gate in lowered for gate in gates):
             continue
-        if keeps_prefix:
-            text = pattern.sub(lambda m, kind=kind: _keep_or_mark(m, kind, note), text)
-        else:
-            text = pattern.sub(lambda m, kind=kind: note(kind), text)
+        mark = _keep_or_mark if keeps_prefix else _mark
+        text = pattern.sub(functools.partial(mark, kind=kind, note=note), text)
     text = _redact_assignments(text, note)
     text = "\n".join(_redact_line_with_library(line, note) for line in text.split("\n"))
     return text, tuple(findings)
 
 
+def _mark(match: re.Match[str], kind: str, note: Callable[[str], str]) -> str:
+    """The marker for the whole match."""
+    return note(kind)
+
+
 def _keep_or_mark(match: re.Match[str], kind: str, note: Callable[[str], str]) -> str:
+    """The match's ``keep`` group, then the marker for its ``secret`` group (unless that is
+    already a marker)."""
     secret = match.group("secret")
     if MARKER.fullmatch(secret) or secret.startswith("[REDACTED"):
         return match.group(0)
@@ -202,11 +210,12 @@ def _looks_like_value(value: str, *, quoted: bool) -> bool:
 
 
 @functools.cache
-def _detectors() -> tuple[Any, ...]:
+def _detectors() -> tuple[BasePlugin, ...]:
     """One instance of every detect-secrets detector Yak uses (built once, read-only after)."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    classes = get_mapping_from_secret_type_to_class().values()
+    # The library's annotation binds a type variable to nothing; every value is a plugin class.
+    classes: Iterable[type[BasePlugin]] = get_mapping_from_secret_type_to_class().values()
     return tuple(cls() for cls in sorted(classes, key=lambda c: c.__name__)
                  if cls.__name__ not in _SKIPPED_DETECTORS)
 
@@ -221,12 +230,14 @@ def _library_filters() -> tuple[Callable[[str], bool], ...]:
 
 def _library_findings(line: str) -> Iterator[tuple[str, str]]:
     """``(kind, secret)`` pairs the library finds in one line."""
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+
     for detector in _detectors():
         for secret in detector.analyze_string(line):
             if not secret or len(secret.strip()) < 3:
                 continue
-            limit = getattr(detector, "entropy_limit", None)
-            if limit is not None and detector.calculate_shannon_entropy(secret) <= limit:
+            if (isinstance(detector, HighEntropyStringsPlugin)
+                    and detector.calculate_shannon_entropy(secret) <= detector.entropy_limit):
                 continue
             if any(check(secret) for check in _library_filters()):
                 continue
