@@ -11,12 +11,13 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-# DESIGN.md section 3: the ceiling. A document has at most this many lines and characters.
 DEFAULT_SESSION_TITLE = "New conversation"  # a session before its first prompt titles it
+# The ceiling ("The memory document" in docs/architecture.md): a document has at most this many
+# lines and characters.
 MAX_LINES = 200
 MAX_CHARS = 25_000
-# DESIGN.md section 3: the floor. Below FLOOR_MIN_CHARS when the previous had at least that many,
-# or keeping under FLOOR_RATIO of the previous non-blank lines or characters, is a collapse.
+# The floor: a rewrite below FLOOR_MIN_CHARS when the previous document had at least that many,
+# or keeping under FLOOR_RATIO of its non-blank lines or characters, is a collapse.
 FLOOR_MIN_CHARS = 100
 FLOOR_RATIO = 0.5
 
@@ -42,7 +43,7 @@ class QueueState(StrEnum):
 
 
 class RefreshStatus(StrEnum):
-    """The outcome of one refresh attempt (DESIGN.md section 6, ``refresh --json`` ``status``)."""
+    """The outcome of one refresh attempt (the ``status`` of ``yak memory refresh --json``)."""
 
     APPLIED = "applied"
     UP_TO_DATE = "up_to_date"
@@ -55,7 +56,8 @@ class RefreshStatus(StrEnum):
 
     @property
     def exit_code(self) -> int:
-        """The CLI exit status for this outcome: 0 done, 3 refused, 4 provider failure, 5 conflict."""
+        """The CLI exit status for this outcome: 0 done, 3 refused, 4 provider failure,
+        5 conflict."""
         if self in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE):
             return 0
         if self is RefreshStatus.FAILED:
@@ -74,7 +76,8 @@ def count_lines(text: str) -> int:
 
 @dataclass(frozen=True)
 class Workspace:
-    """A project folder. ``id`` is ``ws_`` + 32 hex chars derived from ``path`` (DESIGN.md §2)."""
+    """A project folder. ``id`` is derived from ``path`` by :func:`yak.paths.workspace_id_for`
+    ("The workspace key" in docs/architecture.md)."""
 
     id: str
     path: str  # the normalized path, the key

@@ -1,10 +1,9 @@
 """Yak's own exception hierarchy.
 
-Storage and provider exceptions (SQLAlchemy, sqlite3, anthropic, httpx) are translated into these
-at the ``yak.db`` / ``yak.llm`` boundary, so the services, the UI and the CLI only ever see a
-``YakError`` whose ``str()`` is one sentence a user can act on. ``exit_code`` is the CLI's exit
-status for the error (DESIGN.md section 6: 2 bad usage or input, 3 refused by a guard,
-4 provider failure, 5 version conflict).
+Storage and provider exceptions (SQLAlchemy, sqlite3, anthropic and its HTTP transport) are
+translated into these at the ``yak.db`` / ``yak.llm`` boundary, so the services, the UI and the
+CLI only ever see a ``YakError`` whose ``str()`` is one sentence a user can act on. ``exit_code``
+is the CLI's exit status for the error ("The command line" in docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -45,7 +44,8 @@ class RefusedError(YakError):
 
 
 class CeilingExceeded(RefusedError):
-    """A document over 200 lines or 25,000 characters (DESIGN.md section 3, the ceiling)."""
+    """A document over the ceiling: more than ``yak.domain.MAX_LINES`` lines or
+    ``yak.domain.MAX_CHARS`` characters."""
 
     def __init__(self, message: str, *, lines: int, chars: int) -> None:
         super().__init__(message, status="refused_ceiling")

@@ -1,4 +1,5 @@
-"""The workspace key (DESIGN.md section 2) and where Yak keeps its files.
+"""The workspace key ("The workspace key" in docs/architecture.md) and where Yak keeps its
+files.
 
 ``normalize_workspace_path`` is the only way a path becomes a key; every read, write, lookup and
 queue entry goes through it. ``workspace_id_for`` derives the id from the key; nothing else ever
@@ -57,8 +58,9 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
     Two spellings of one folder give one key; distinct folders never share one
     (``/p/a_b`` and ``/p/a-b`` differ; on a case-sensitive filesystem so do ``/p/Proj`` and
     ``/p/proj``; where a filesystem keeps an NFC and an NFD spelling as two folders, the one
-    that is not NFC keeps its exact spelling). Aliases that only the filesystem knows (a case-insensitive volume) are caught by
-    comparing :func:`folder_identity` where workspaces are stored.
+    that is not NFC keeps its exact spelling). Aliases that only the filesystem knows (a
+    case-insensitive volume) are caught by comparing :func:`folder_identity` where workspaces
+    are stored.
 
     Args:
         path: a path as a user typed it; need not exist.

@@ -1,4 +1,4 @@
-"""The agent's tools, bound to one workspace root (DESIGN.md section 5).
+"""The agent's tools, bound to one workspace root ("The agent" in docs/architecture.md).
 
 Every path a tool receives is resolved (``..`` collapsed, symlinks followed) and must stay inside
 the workspace root; anything else is refused with an error the model sees, and nothing outside

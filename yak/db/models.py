@@ -1,7 +1,7 @@
 """SQLAlchemy 2 ORM models. Every schema change also gets an Alembic migration under
 ``migrations/versions``; the app and the CLI migrate the database on start.
 
-ORM objects never leave ``yak.db`` and ``yak.memory``'s store: convert to ``yak.domain``.
+ORM objects never leave ``yak.db``: the repositories convert them to ``yak.domain`` values.
 Timestamps are stored as UTC (naive in SQLite, made aware on the way out by ``UTCDateTime``).
 """
 
@@ -63,7 +63,8 @@ class Base(DeclarativeBase):
 
 
 class WorkspaceRow(Base):
-    """A project folder, keyed by its normalized path (DESIGN.md section 2)."""
+    """A project folder, keyed by its normalized path ("The workspace key" in
+    docs/architecture.md)."""
 
     __tablename__ = "workspaces"
 

@@ -73,7 +73,7 @@ class Provider:
             key = (self._api_key or "").strip() or credentials.api_key()
             if not key:
                 raise MissingApiKey()
-            import anthropic  # lazy: importing the SDK costs seconds (QT_TESTING.md)
+            import anthropic  # lazy: importing the SDK costs seconds
 
             self._client = anthropic.AsyncAnthropic(
                 api_key=key, base_url=self._base_url, timeout=self.timeout_s,

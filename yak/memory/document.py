@@ -1,6 +1,7 @@
 """Pure rules for the text of a memory document: line endings, the ceiling, decoding imported
-bytes, and export formats (DESIGN.md sections 3 and 6). No I/O here; the store and the CLI call
-these so the same rule holds on every path.
+bytes, and export formats ("The memory document" and "The command line" in
+docs/architecture.md). No I/O here; the memory service and the CLI call these so the same rule
+holds on every path.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def check_text(text: str, *, what: str = "The memory document") -> None:
 
 def ceiling_message(lines: int, chars: int) -> str | None:
     """The sentence explaining why a document of ``lines`` lines and ``chars`` characters is over
-    the ceiling (200 lines, 25,000 characters), or ``None`` when it fits."""
+    the ceiling (``MAX_LINES`` lines, ``MAX_CHARS`` characters), or ``None`` when it fits."""
     if lines > MAX_LINES:
         return (f"The memory document has {lines:,} lines; the limit is {MAX_LINES:,}. "
                 "Nothing was saved — shorten it and save again.")
@@ -67,13 +68,13 @@ def ceiling_message(lines: int, chars: int) -> str | None:
 
 
 def check_ceiling(text: str) -> None:
-    """Refuse a document over the ceiling (DESIGN.md section 3); nothing is ever cut.
+    """Refuse a document over the ceiling; nothing is ever cut.
 
     Args:
         text: the document with LF line endings.
 
     Raises:
-        CeilingExceeded: more than 200 lines or more than 25,000 characters.
+        CeilingExceeded: more than ``MAX_LINES`` lines or more than ``MAX_CHARS`` characters.
     """
     lines, chars = count_lines(text), len(text)
     message = ceiling_message(lines, chars)
@@ -89,7 +90,7 @@ def prepare_hand_text(text: str) -> str:
 
     Raises:
         UsageError: NUL characters.
-        CeilingExceeded: over 200 lines or 25,000 characters.
+        CeilingExceeded: over ``MAX_LINES`` lines or ``MAX_CHARS`` characters.
     """
     text = normalize_newlines(text)
     check_text(text)
@@ -121,7 +122,7 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
     With a BOM the encoding is the BOM's. Without one, valid UTF-8 without NUL characters is
     UTF-8; otherwise (ASCII-heavy UTF-16/32 is full of zero bytes) each of UTF-32 LE/BE and
     UTF-16 LE/BE is tried and the one whose characters look most like text wins, if at least
-    95% of them do. Text without zero bytes that is not UTF-8 is not guessed at.
+    ``_PLAUSIBLE_SHARE`` of them do. Text without zero bytes that is not UTF-8 is not guessed at.
 
     Args:
         data: the file's bytes.
@@ -176,7 +177,7 @@ def check_not_empty(text: str) -> None:
 def unwrap_export(text: str, source_name: str | None = None) -> str:
     """The document inside one of Yak's own exports, or ``text`` itself.
 
-    A JSON export (an object whose ``"format"`` is ``"yak-memory/1"``) gives its ``content``.
+    A JSON export (an object whose ``"format"`` is ``EXPORT_JSON_FORMAT``) gives its ``content``.
     A Markdown export gives what follows its title: only when ``source_name`` ends in ``.md`` or
     ``.markdown`` and the text starts with a ``# `` title line followed by a blank line. Anything
     else is returned unchanged.

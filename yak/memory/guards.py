@@ -1,4 +1,5 @@
-"""Guards for an LLM rewrite of a memory document (DESIGN.md section 3). Pure functions, no I/O.
+"""Guards for an LLM rewrite of a memory document ("The memory document" in
+docs/architecture.md). Pure functions, no I/O.
 
 A model's reply goes through three steps before it may replace the document:
 
@@ -9,9 +10,9 @@ A model's reply goes through three steps before it may replace the document:
    trailing spaces, no Markdown heading or bold markers, no control characters, one final
    newline. Nothing is ever cut.
 3. :func:`check_rewrite` compares it with the previous document and refuses an empty reply,
-   placeholder lines ("rest unchanged", a lone ``...``), a reply over the ceiling (200 lines,
-   25,000 characters) or one that collapses the document (the floor). Each refusal carries one
-   sentence with the numbers.
+   placeholder lines ("rest unchanged", a lone ``...``), a reply over the ceiling (``MAX_LINES``
+   lines, ``MAX_CHARS`` characters) or one that collapses the document (the floor). Each refusal
+   carries one sentence with the numbers.
 
 A reply that talks about the document instead of being the document ("I added the ruff
 decision.") is short, so it trips the floor on any real document; no separate check is needed.
@@ -69,10 +70,10 @@ def clean_reply(text: str) -> str:
 
     Removes, in this order: a leading byte-order mark, one outer code fence (when the text
     outside it is only chatter or blank) and an outer ``<current-memory>``, ``<memory>`` or
-    ``<document>`` tag pair on lines of their own, a leading chatter line such as "Here is the updated memory:" (at most two), and a
-    closing paragraph that talks to the user ("Let me know if you want changes.", "Changes
-    made: …"). Inner content is never touched; a fence that does not wrap the whole document is
-    kept.
+    ``<document>`` tag pair on lines of their own, a leading chatter line such as "Here is the
+    updated memory:" (at most two), and a closing paragraph that talks to the user ("Let me know
+    if you want changes.", "Changes made: …"). Inner content is never touched; a fence that does
+    not wrap the whole document is kept.
 
     Args:
         text: the reply as the model sent it.
@@ -178,8 +179,8 @@ def normalize_document(text: str) -> str:
     LF line endings; trailing spaces removed on every line; Markdown heading markers
     (``## Conventions`` → ``Conventions``) and bold markers removed but their text kept;
     ``*``/``+``/``•`` bullets become dashes; control characters other than tab and newline
-    removed; a leading byte-order mark (U+FEFF) removed; runs of blank lines collapsed to one; leading and trailing blank lines removed; one
-    final newline when not empty.
+    removed; a leading byte-order mark (U+FEFF) removed; runs of blank lines collapsed to one;
+    leading and trailing blank lines removed; one final newline when not empty.
 
     Args:
         text: a cleaned reply.
@@ -310,10 +311,11 @@ def non_blank_lines(text: str) -> int:
 def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) -> Verdict:
     """Decide whether ``new`` may replace ``previous`` as the memory document.
 
-    Checks, in this order: empty; placeholder lines; the ceiling (over 200 lines or 25,000
-    characters); the floor (``previous`` has at least 100 characters and ``new`` under 100, or
-    ``new`` keeps under ``floor_ratio`` of ``previous``'s non-blank lines or characters). There
-    is no floor when ``previous`` is empty. Nothing is truncated here or anywhere.
+    Checks, in this order: empty; placeholder lines; the ceiling (over ``MAX_LINES`` lines or
+    ``MAX_CHARS`` characters); the floor (``previous`` has at least ``FLOOR_MIN_CHARS``
+    characters and ``new`` fewer, or ``new`` keeps under ``floor_ratio`` of ``previous``'s
+    non-blank lines or characters). There is no floor when ``previous`` is empty. Nothing is
+    truncated here or anywhere.
 
     Args:
         previous: the stored document the rewrite was based on.

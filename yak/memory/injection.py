@@ -1,12 +1,12 @@
-"""The memory block at the top of a chat's system prompt (DESIGN.md section 3, injection).
+"""The memory block at the top of a chat's system prompt (the injection rule of "The memory
+document" in docs/architecture.md).
 
 The document goes inside ``<workspace-memory>`` … ``</workspace-memory>`` at the very top of the
 prompt, followed by a sentence that frames it as background notes written by earlier sessions
-rather than instructions. The document is text a
-model wrote from conversations (and a user may have pasted anything into it), so any spelling of
-the block's own tags inside it — any case, blanks inside the brackets, ``_`` or a blank for the
-hyphen, attributes — is neutralized into a bracketed look-alike that cannot open or close the
-block.
+rather than instructions. The document is text a model wrote from conversations (and a user may
+have pasted anything into it), so any spelling of the block's own tags inside it — any case,
+blanks inside the brackets, ``_`` or a blank for the hyphen, attributes — is neutralized into a
+bracketed look-alike that cannot open or close the block.
 """
 
 from __future__ import annotations

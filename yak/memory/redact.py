@@ -1,4 +1,4 @@
-"""Redact secrets from text before it reaches the model or the memory document (DESIGN.md §3).
+"""Redact secrets from text before it reaches the model or the memory document.
 
 Two layers, applied in order:
 

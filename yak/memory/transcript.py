@@ -1,4 +1,5 @@
-"""Format unfolded conversation messages into the input of a memory rewrite (DESIGN.md §4).
+"""Format unfolded conversation messages into the input of a memory rewrite ("The refresh" in
+docs/architecture.md).
 
 Pure: no I/O. The rules:
 
@@ -6,9 +7,9 @@ Pure: no I/O. The rules:
   messages start (``--- conversation 2: "Fix the lint setup" ---``);
 - user and assistant text are kept; each tool call becomes one short line
   (``[tool: read_file src/app.py]``); tool results are never included;
-- a message over 4,000 characters keeps its head and tail around
+- a message over ``MESSAGE_LIMIT`` characters keeps its head and tail around
   ``[… N characters cut …]``;
-- over a total budget of 48,000 characters the **oldest** messages are dropped and a
+- over a total budget of ``BUDGET`` characters the **oldest** messages are dropped and a
   ``[… N earlier messages dropped …]`` line says so.
 
 Watermarks: the result names, per session, the last message it covers. Messages dropped over the
@@ -67,7 +68,7 @@ def tool_call_line(block: Mapping[str, object]) -> str:
     """One short line for a ``tool_use`` block: ``[tool: read_file src/app.py]``.
 
     The target is the first of the input's ``path``, ``pattern``, ``command``, … keys, on one
-    line, at most 80 characters (longer targets end with ``…``).
+    line, at most ``TOOL_TARGET_LIMIT`` characters (longer targets end with ``…``).
     """
     name = str(block.get("name") or "tool")
     raw_input = block.get("input")
