@@ -37,6 +37,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from yak.ui.layout import create_action
+
 if TYPE_CHECKING:
     from yak.domain import Workspace
     from yak.ui.memory_panel import MemoryPanel
@@ -93,7 +95,14 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setAcceptDrops(True)
         self.resize(1200, 780)
+        self._setup_central()
+        self._setup_dock()
+        self._setup_menus()
+        self.set_recent([])
+        self.statusBar().showMessage("Ready")
 
+    def _setup_central(self) -> None:
+        """The central stack, holding the placeholder until the chat panel is set."""
         self.placeholder = QLabel(
             "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder "
             "here.\n\nThe chat with the agent appears here.",
@@ -112,6 +121,9 @@ class MainWindow(QMainWindow):
         self.central_stack.addWidget(self.placeholder)
         self.setCentralWidget(self.central_stack)
 
+    def _setup_dock(self) -> None:
+        """The memory dock on the right, empty until the panel is built (after the first
+        paint)."""
         self._memory_panel: MemoryPanel | None = None
         self.memory_dock = QDockWidget("Memory", self)
         self.memory_dock.setObjectName("memoryDock")
@@ -122,24 +134,35 @@ class MainWindow(QMainWindow):
         )
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
+    def _setup_menus(self) -> None:
+        """File, View and Help."""
         file_menu = self.menuBar().addMenu("&File")
-        self.open_action = QAction("&Open Folder…", self)
-        self.open_action.setShortcut(QKeySequence.StandardKey.Open)
-        self.open_action.triggered.connect(self._on_open_action_triggered)
+        self.open_action = create_action(
+            "&Open Folder…",
+            self,
+            shortcut=QKeySequence.StandardKey.Open,
+            triggered=self._on_open_action_triggered,
+        )
         file_menu.addAction(self.open_action)
         self.recent_menu = QMenu("Open &Recent", self)
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
-        self.settings_action = QAction("&Settings…", self)
-        self.settings_action.setShortcut(QKeySequence(SETTINGS_SHORTCUT))
-        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)
-        self.settings_action.triggered.connect(self.settings_requested)
+        self.settings_action = create_action(
+            "&Settings…",
+            self,
+            shortcut=QKeySequence(SETTINGS_SHORTCUT),
+            role=QAction.MenuRole.PreferencesRole,
+            triggered=self.settings_requested,
+        )
         file_menu.addAction(self.settings_action)
         file_menu.addSeparator()
-        self.quit_action = QAction("&Quit", self)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.quit_action.triggered.connect(self.close)
+        self.quit_action = create_action(
+            "&Quit",
+            self,
+            shortcut=QKeySequence("Ctrl+Q"),
+            role=QAction.MenuRole.QuitRole,
+            triggered=self.close,
+        )
         file_menu.addAction(self.quit_action)
 
         view_menu = self.menuBar().addMenu("&View")
@@ -149,17 +172,15 @@ class MainWindow(QMainWindow):
         view_menu.addAction(toggle)
 
         help_menu = self.menuBar().addMenu("&Help")
-        self.shortcuts_action = QAction("&Keyboard Shortcuts", self)
-        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        self.shortcuts_action = create_action(
+            "&Keyboard Shortcuts", self, triggered=self.show_shortcuts
+        )
         help_menu.addAction(self.shortcuts_action)
         help_menu.addSeparator()
-        self.about_action = QAction("&About Yak", self)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-        self.about_action.triggered.connect(self.show_about)
+        self.about_action = create_action(
+            "&About Yak", self, role=QAction.MenuRole.AboutRole, triggered=self.show_about
+        )
         help_menu.addAction(self.about_action)
-
-        self.set_recent([])
-        self.statusBar().showMessage("Ready")
 
     # --- driven by the controller ------------------------------------------------------------
     @property

@@ -18,19 +18,11 @@ from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QPalette
-from PySide6.QtWidgets import (
-    QHBoxLayout,
-    QLabel,
-    QPlainTextEdit,
-    QPushButton,
-    QSizePolicy,
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QWidget
 
 from yak.domain import MemoryDocument, Workspace
 from yak.ui.formatting import line_count_text, relative_time
+from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.workspace.state import RefreshState, StatusLine, refresh_status
 
 NO_WORKSPACE_TEXT = (
@@ -88,40 +80,54 @@ class MemoryPanel(QWidget):
 
     def _setup_ui(self) -> None:
         self.setObjectName("memoryPanel")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(6, 6, 6, 6)
-
-        self.title_label = QLabel(self)
-        self.title_label.setObjectName("memoryTitle")
-        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title_label = create_label(self, object_name="memoryTitle", selectable=True)
         font = self.title_label.font()
         font.setBold(True)
         self.title_label.setFont(font)
-        layout.addWidget(self.title_label)
 
-        status_row = QHBoxLayout()
-        self.status_label = QLabel(self)
-        self.status_label.setObjectName("memoryStatus")
-        self.status_label.setWordWrap(True)
+        self.status_label = create_label(self, object_name="memoryStatus", word_wrap=True)
         self.status_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        self.action_button = QPushButton(self)
+        self.action_button = create_button("", self, clicked=self._on_action_button_clicked)
         self.action_button.setObjectName("memoryStatusAction")
-        self.action_button.clicked.connect(self._on_action_button_clicked)
-        status_row.addWidget(self.status_label, 1)
-        status_row.addWidget(self.action_button)
-        layout.addLayout(status_row)
 
-        # The document, or a wrapped sentence in its place when there is none (a text field's
-        # own placeholder is drawn unwrapped past its right edge in a narrow dock).
-        self.document_stack = QStackedWidget(self)
-        self.document_view = QPlainTextEdit(self.document_stack)
+        self.document_stack = self._setup_document_stack()
+
+        self.lines_label = create_label(self, object_name="memoryLines")
+        self.updated_label = create_label(self, object_name="memoryUpdated")
+        self.refresh_button = create_button(
+            "Refresh",
+            self,
+            tooltip="Bring the memory up to date with the conversations now",
+            clicked=self._on_refresh_button_clicked,
+        )
+        self.edit_button = create_button(
+            "Edit…",
+            self,
+            tooltip="Edit this memory in Settings",
+            clicked=self._on_edit_button_clicked,
+        )
+        vbox(
+            self.title_label,
+            hbox((self.status_label, 1), self.action_button),
+            (self.document_stack, 1),
+            hbox(self.lines_label, STRETCH, self.updated_label),
+            hbox(STRETCH, self.refresh_button, self.edit_button),
+            margins=6,
+            parent=self,
+        )
+
+    def _setup_document_stack(self) -> QStackedWidget:
+        """The document, or a wrapped sentence in its place when there is none (a text field's
+        own placeholder is drawn unwrapped past its right edge in a narrow dock)."""
+        stack = QStackedWidget(self)
+        self.document_view = QPlainTextEdit(stack)
         self.document_view.setObjectName("memoryDocument")
         self.document_view.setReadOnly(True)
         self.document_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.document_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.placeholder_label = QLabel(self.document_stack)
-        self.placeholder_label.setObjectName("memoryPlaceholder")
-        self.placeholder_label.setWordWrap(True)
+        self.placeholder_label = create_label(
+            stack, object_name="memoryPlaceholder", word_wrap=True
+        )
         self.placeholder_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.placeholder_label.setMargin(8)
         self.placeholder_label.setSizePolicy(
@@ -132,31 +138,9 @@ class MemoryPanel(QWidget):
             QPalette.ColorRole.WindowText, palette.color(QPalette.ColorRole.PlaceholderText)
         )
         self.placeholder_label.setPalette(palette)
-        self.document_stack.addWidget(self.document_view)
-        self.document_stack.addWidget(self.placeholder_label)
-        layout.addWidget(self.document_stack, 1)
-
-        info_row = QHBoxLayout()
-        self.lines_label = QLabel(self)
-        self.lines_label.setObjectName("memoryLines")
-        self.updated_label = QLabel(self)
-        self.updated_label.setObjectName("memoryUpdated")
-        info_row.addWidget(self.lines_label)
-        info_row.addStretch(1)
-        info_row.addWidget(self.updated_label)
-        layout.addLayout(info_row)
-
-        button_row = QHBoxLayout()
-        self.refresh_button = QPushButton("Refresh", self)
-        self.refresh_button.setToolTip("Bring the memory up to date with the conversations now")
-        self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
-        self.edit_button = QPushButton("Edit…", self)
-        self.edit_button.setToolTip("Edit this memory in Settings")
-        self.edit_button.clicked.connect(self._on_edit_button_clicked)
-        button_row.addStretch(1)
-        button_row.addWidget(self.refresh_button)
-        button_row.addWidget(self.edit_button)
-        layout.addLayout(button_row)
+        stack.addWidget(self.document_view)
+        stack.addWidget(self.placeholder_label)
+        return stack
 
     # --- driven by the controller ------------------------------------------------------------
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -22,13 +22,13 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from yak.domain import ChatSession, TokenUsage
 from yak.ui.chat.input import ChatInput
 from yak.ui.chat.transcript import TranscriptView
+from yak.ui.layout import create_action, create_button, create_label, hbox, vbox
 
 _SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -129,18 +129,26 @@ class ChatPanel(QWidget):
 
     def _setup_ui(self) -> None:
         self.setObjectName("chat_panel")
-        outer = QHBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        outer.addWidget(self.splitter)
+        hbox(self.splitter, margins=0, parent=self)
+        self._setup_sessions_box(self.splitter)
+        self._setup_chat_box(self.splitter)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([200, 600])
+        self._setup_shortcuts()
+        self.set_usage(None, None)
 
-        sessions_box = QWidget(self.splitter)
-        side = QVBoxLayout(sessions_box)
-        side.setContentsMargins(4, 4, 0, 4)
-        self.new_button = QPushButton("New conversation", sessions_box)
-        self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
-        self.new_button.setAutoDefault(False)
-        self.new_button.clicked.connect(self.new_session_requested)
+    def _setup_sessions_box(self, parent: QWidget) -> None:
+        """The left column: New conversation above the list of sessions."""
+        sessions_box = QWidget(parent)
+        self.new_button = create_button(
+            "New conversation",
+            sessions_box,
+            tooltip="Start a new conversation (Ctrl+N)",
+            auto_default=False,
+            clicked=self.new_session_requested,
+        )
         self.session_list = QListWidget(sessions_box)
         self.session_list.setObjectName("sessions")
         # Long titles are elided (full title in the tooltip), never scrolled sideways.
@@ -155,12 +163,11 @@ class ChatPanel(QWidget):
         self.session_list.currentItemChanged.connect(self._on_session_list_current_changed)
         self.session_list.itemChanged.connect(self._on_session_list_item_changed)
         self.session_list.itemDelegate().closeEditor.connect(self._on_title_editor_closed)
-        side.addWidget(self.new_button)
-        side.addWidget(self.session_list, 1)
+        vbox(self.new_button, (self.session_list, 1), margins=(4, 4, 0, 4), parent=sessions_box)
 
-        chat_box = QWidget(self.splitter)
-        main = QVBoxLayout(chat_box)
-        main.setContentsMargins(0, 4, 4, 4)
+    def _setup_chat_box(self, parent: QWidget) -> None:
+        """The right column: the notices, the transcript, the prompt box and the token usage."""
+        chat_box = QWidget(parent)
         self.key_notice = Banner(
             object_name="no_key_notice",
             action_text="Open Provider settings",
@@ -174,30 +181,33 @@ class ChatPanel(QWidget):
         self.input = ChatInput(chat_box)
         self.input.send_requested.connect(self.send_requested)
         self.input.stop_requested.connect(self.stop_requested)
-        self.usage_label = QLabel(chat_box)
-        self.usage_label.setObjectName("token_usage")
-        main.addWidget(self.key_notice)
-        main.addWidget(self.error_banner)
-        main.addWidget(self.transcript, 1)
-        main.addWidget(self.input)
-        main.addWidget(self.usage_label)
+        self.usage_label = create_label(chat_box, object_name="token_usage")
+        vbox(
+            self.key_notice,
+            self.error_banner,
+            (self.transcript, 1),
+            self.input,
+            self.usage_label,
+            margins=(0, 4, 4, 4),
+            parent=chat_box,
+        )
 
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([200, 600])
-
+    def _setup_shortcuts(self) -> None:
+        """Ctrl+N (new session), F2 (rename) and Delete (in the session list)."""
         self.new_shortcut = QShortcut(QKeySequence.StandardKey.New, self)
         self.new_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
         self.new_shortcut.activated.connect(self._on_new_shortcut_activated)
-        self.rename_action = QAction("Rename", self)
-        self.rename_action.setShortcut(QKeySequence(Qt.Key.Key_F2))
-        self.rename_action.triggered.connect(self.begin_rename)
-        self.delete_action = QAction("Delete…", self)
-        self.delete_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        self.rename_action = create_action(
+            "Rename", self, shortcut=QKeySequence(Qt.Key.Key_F2), triggered=self.begin_rename
+        )
+        self.delete_action = create_action(
+            "Delete…",
+            self,
+            shortcut=QKeySequence(QKeySequence.StandardKey.Delete),
+            triggered=self.confirm_delete,
+        )
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        self.delete_action.triggered.connect(self.confirm_delete)
         self.session_list.addAction(self.delete_action)
-        self.set_usage(None, None)
 
     # -- sessions ------------------------------------------------------------------------------
 

@@ -15,22 +15,19 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
     QDialogButtonBox,
-    QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPlainTextEdit,
-    QPushButton,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from yak.domain import RefreshAttempt, Revision, Workspace
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows, local_time
+from yak.ui.layout import create_button, create_label, hbox, vbox
 
 
 class HistoryDialog(QDialog):
@@ -69,12 +66,17 @@ class HistoryDialog(QDialog):
         self.setObjectName("historyDialog")
         self.setWindowTitle(f"Memory history — {self._workspace.name}")
         self.resize(900, 620)
-        layout = QVBoxLayout(self)
         self.tabs = QTabWidget(self)
+        self.tabs.addTab(self._setup_revisions_tab(), "Revisions")
+        self.tabs.addTab(self._setup_attempts_tab(), "Refresh attempts")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        vbox((self.tabs, 1), buttons, parent=self)
 
-        revisions_tab = QWidget(self.tabs)
-        revisions_layout = QVBoxLayout(revisions_tab)
-        splitter = QSplitter(Qt.Orientation.Vertical, revisions_tab)
+    def _setup_revisions_tab(self) -> QWidget:
+        """The revisions table above the selected revision's diff, with Restore."""
+        tab = QWidget(self.tabs)
+        splitter = QSplitter(Qt.Orientation.Vertical, tab)
         self.revisions_table = self._table(
             self.REVISION_COLUMNS, splitter, stretch=self.REVISION_COLUMNS.index("Flags")
         )
@@ -85,20 +87,20 @@ class HistoryDialog(QDialog):
         self.diff_view.setObjectName("revisionDiff")
         splitter.addWidget(self.revisions_table)
         splitter.addWidget(self.diff_view)
-        revisions_layout.addWidget(splitter, 1)
-        row = QHBoxLayout()
-        self.diff_label = QLabel(revisions_tab)
-        self.restore_button = QPushButton("Restore this version", revisions_tab)
-        self.restore_button.setToolTip("Make this revision's text current again (a new revision)")
-        self.restore_button.clicked.connect(self._on_restore_button_clicked)
-        row.addWidget(self.diff_label, 1)
-        row.addWidget(self.restore_button)
-        revisions_layout.addLayout(row)
-        self.tabs.addTab(revisions_tab, "Revisions")
+        self.diff_label = create_label(tab)
+        self.restore_button = create_button(
+            "Restore this version",
+            tab,
+            tooltip="Make this revision's text current again (a new revision)",
+            clicked=self._on_restore_button_clicked,
+        )
+        vbox((splitter, 1), hbox((self.diff_label, 1), self.restore_button), parent=tab)
+        return tab
 
-        attempts_tab = QWidget(self.tabs)
-        attempts_layout = QVBoxLayout(attempts_tab)
-        splitter = QSplitter(Qt.Orientation.Vertical, attempts_tab)
+    def _setup_attempts_tab(self) -> QWidget:
+        """The refresh attempts table above the selected attempt's reply, with Open reply."""
+        tab = QWidget(self.tabs)
+        splitter = QSplitter(Qt.Orientation.Vertical, tab)
         self.attempts_table = self._table(
             self.ATTEMPT_COLUMNS, splitter, stretch=self.ATTEMPT_COLUMNS.index("Reason")
         )
@@ -109,22 +111,15 @@ class HistoryDialog(QDialog):
         self.reply_view.setObjectName("attemptReply")
         splitter.addWidget(self.attempts_table)
         splitter.addWidget(self.reply_view)
-        attempts_layout.addWidget(splitter, 1)
-        row = QHBoxLayout()
-        self.attempt_label = QLabel(attempts_tab)
-        self.attempt_label.setWordWrap(True)
-        self.open_reply_button = QPushButton("Open reply in editor", attempts_tab)
-        self.open_reply_button.setToolTip("Put this reply in the editor to trim and save it")
-        self.open_reply_button.clicked.connect(self._on_open_reply_button_clicked)
-        row.addWidget(self.attempt_label, 1)
-        row.addWidget(self.open_reply_button)
-        attempts_layout.addLayout(row)
-        self.tabs.addTab(attempts_tab, "Refresh attempts")
-
-        layout.addWidget(self.tabs, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.attempt_label = create_label(tab, word_wrap=True)
+        self.open_reply_button = create_button(
+            "Open reply in editor",
+            tab,
+            tooltip="Put this reply in the editor to trim and save it",
+            clicked=self._on_open_reply_button_clicked,
+        )
+        vbox((splitter, 1), hbox((self.attempt_label, 1), self.open_reply_button), parent=tab)
+        return tab
 
     @staticmethod
     def _table(columns: tuple[str, ...], parent: QWidget, *, stretch: int) -> QTableWidget:

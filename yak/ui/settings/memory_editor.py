@@ -13,16 +13,14 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QFontDatabase, QKeySequence
+from PySide6.QtGui import QFontDatabase, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -30,6 +28,15 @@ from yak.domain import MemoryDocument, Workspace, count_lines
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import counter_text, diff_rows, relative_time
+from yak.ui.layout import (
+    STRETCH,
+    blocked_signals,
+    create_action,
+    create_button,
+    create_label,
+    hbox,
+    vbox,
+)
 from yak.workspace.state import ceiling_message, shrink_question
 
 _RED = "#b00020"
@@ -59,47 +66,12 @@ class MemoryEditor(QWidget):
         self.clear_workspace()
 
     def _setup_ui(self) -> None:
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-
-        self.header_label = QLabel(self)
-        self.header_label.setObjectName("editorHeader")
-        self.header_label.setWordWrap(True)
-        self.header_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.header_label)
-
+        self.header_label = create_label(
+            self, object_name="editorHeader", word_wrap=True, selectable=True
+        )
         self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
         self.memory_enabled_box.toggled.connect(self._on_memory_enabled_box_toggled)
-        layout.addWidget(self.memory_enabled_box)
-
-        self.banner = QFrame(self)
-        self.banner.setObjectName("memoryBanner")
-        self.banner.setFrameShape(QFrame.Shape.StyledPanel)
-        self.banner.setStyleSheet(
-            "#memoryBanner { background: #fff4ce; border: 1px solid #c9a400; border-radius: 4px; }"
-        )
-        banner_layout = QVBoxLayout(self.banner)
-        self.banner_label = QLabel(self.banner)
-        self.banner_label.setObjectName("bannerText")
-        self.banner_label.setWordWrap(True)
-        self.banner_label.setStyleSheet("color: #3d3000;")
-        banner_layout.addWidget(self.banner_label)
-        self.diff_view = DiffView(self.banner)
-        self.diff_view.setObjectName("bannerDiff")
-        self.diff_view.setMaximumHeight(160)
-        banner_layout.addWidget(self.diff_view)
-        banner_buttons = QHBoxLayout()
-        self.keep_mine_button = QPushButton("Keep mine", self.banner)
-        self.keep_mine_button.setToolTip("Save your text as a new version on top of the stored one")
-        self.keep_mine_button.clicked.connect(self._on_keep_mine_button_clicked)
-        self.take_theirs_button = QPushButton("Take theirs", self.banner)
-        self.take_theirs_button.setToolTip("Discard your edits and show the stored version")
-        self.take_theirs_button.clicked.connect(self._on_take_theirs_button_clicked)
-        banner_buttons.addStretch(1)
-        banner_buttons.addWidget(self.keep_mine_button)
-        banner_buttons.addWidget(self.take_theirs_button)
-        banner_layout.addLayout(banner_buttons)
-        layout.addWidget(self.banner)
+        self.banner = self._setup_banner()
 
         self.text_edit = QPlainTextEdit(self)
         self.text_edit.setObjectName("memoryEditorText")
@@ -108,57 +80,100 @@ class MemoryEditor(QWidget):
         self.text_edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.text_edit.setTabChangesFocus(True)
         self.text_edit.textChanged.connect(self._on_text_edit_text_changed)
-        layout.addWidget(self.text_edit, 1)
 
-        counter_row = QHBoxLayout()
-        self.counter_label = QLabel(self)
-        self.counter_label.setObjectName("memoryCounter")
-        self.dirty_label = QLabel(self)
-        self.dirty_label.setObjectName("memoryDirty")
-        counter_row.addWidget(self.counter_label)
-        counter_row.addStretch(1)
-        counter_row.addWidget(self.dirty_label)
-        layout.addLayout(counter_row)
+        self.counter_label = create_label(self, object_name="memoryCounter")
+        self.dirty_label = create_label(self, object_name="memoryDirty")
+        self.message_label = create_label(
+            self, object_name="memoryMessage", word_wrap=True, selectable=True
+        )
 
-        self.message_label = QLabel(self)
-        self.message_label.setObjectName("memoryMessage")
-        self.message_label.setWordWrap(True)
-        self.message_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.message_label)
+        buttons = self._setup_buttons()
+        vbox(
+            self.header_label,
+            self.memory_enabled_box,
+            self.banner,
+            (self.text_edit, 1),
+            hbox(self.counter_label, STRETCH, self.dirty_label),
+            self.message_label,
+            buttons,
+            margins=0,
+            parent=self,
+        )
 
-        buttons = QHBoxLayout()
-        self.save_button = QPushButton("Save", self)
-        self.save_button.setToolTip("Save (Ctrl+S)")
-        self.save_button.clicked.connect(self.request_save)
-        self.revert_button = QPushButton("Revert", self)
-        self.revert_button.setToolTip("Discard your edits and show the stored document")
-        self.revert_button.clicked.connect(self._on_revert_button_clicked)
-        self.history_button = QPushButton("History…", self)
-        self.history_button.clicked.connect(self._on_history_button_clicked)
+        self.save_action = create_action(
+            "Save", self, shortcut=QKeySequence.StandardKey.Save, triggered=self.request_save
+        )
+        self.save_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.addAction(self.save_action)
+
+    def _setup_buttons(self) -> QHBoxLayout:
+        """Save and Revert on the left; History…, Import…, Export…, Delete… and Refresh on the
+        right (the page handles Import…, Export… and Delete…)."""
+        self.save_button = create_button(
+            "Save", self, tooltip="Save (Ctrl+S)", clicked=self.request_save
+        )
+        self.revert_button = create_button(
+            "Revert",
+            self,
+            tooltip="Discard your edits and show the stored document",
+            clicked=self._on_revert_button_clicked,
+        )
+        self.history_button = create_button(
+            "History…", self, clicked=self._on_history_button_clicked
+        )
         self.import_button = QPushButton("Import…", self)
         self.export_button = QPushButton("Export…", self)
         self.delete_button = QPushButton("Delete…", self)
-        self.refresh_button = QPushButton("Refresh", self)
-        self.refresh_button.setToolTip("Bring this memory up to date with its conversations now")
-        self.refresh_button.clicked.connect(self._on_refresh_button_clicked)
-        for button in (self.save_button, self.revert_button):
-            buttons.addWidget(button)
-        buttons.addStretch(1)
-        for button in (
+        self.refresh_button = create_button(
+            "Refresh",
+            self,
+            tooltip="Bring this memory up to date with its conversations now",
+            clicked=self._on_refresh_button_clicked,
+        )
+        return hbox(
+            self.save_button,
+            self.revert_button,
+            STRETCH,
             self.history_button,
             self.import_button,
             self.export_button,
             self.delete_button,
             self.refresh_button,
-        ):
-            buttons.addWidget(button)
-        layout.addLayout(buttons)
+        )
 
-        self.save_action = QAction("Save", self)
-        self.save_action.setShortcut(QKeySequence.StandardKey.Save)
-        self.save_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.save_action.triggered.connect(self.request_save)
-        self.addAction(self.save_action)
+    def _setup_banner(self) -> QFrame:
+        """The changed-underneath / conflict banner: a sentence, the diff, Keep mine and Take
+        theirs (hidden until needed)."""
+        banner = QFrame(self)
+        banner.setObjectName("memoryBanner")
+        banner.setFrameShape(QFrame.Shape.StyledPanel)
+        banner.setStyleSheet(
+            "#memoryBanner { background: #fff4ce; border: 1px solid #c9a400; border-radius: 4px; }"
+        )
+        self.banner_label = create_label(banner, object_name="bannerText", word_wrap=True)
+        self.banner_label.setStyleSheet("color: #3d3000;")
+        self.diff_view = DiffView(banner)
+        self.diff_view.setObjectName("bannerDiff")
+        self.diff_view.setMaximumHeight(160)
+        self.keep_mine_button = create_button(
+            "Keep mine",
+            banner,
+            tooltip="Save your text as a new version on top of the stored one",
+            clicked=self._on_keep_mine_button_clicked,
+        )
+        self.take_theirs_button = create_button(
+            "Take theirs",
+            banner,
+            tooltip="Discard your edits and show the stored version",
+            clicked=self._on_take_theirs_button_clicked,
+        )
+        vbox(
+            self.banner_label,
+            self.diff_view,
+            hbox(STRETCH, self.keep_mine_button, self.take_theirs_button),
+            parent=banner,
+        )
+        return banner
 
     # --- state ---------------------------------------------------------------------------------
     @property
@@ -193,9 +208,8 @@ class MemoryEditor(QWidget):
         self._base_text = ""
         self._theirs = None
         self.banner.hide()
-        self.text_edit.blockSignals(True)
-        self.text_edit.clear()
-        self.text_edit.blockSignals(False)
+        with blocked_signals(self.text_edit):
+            self.text_edit.clear()
         self.text_edit.setReadOnly(True)
         self.text_edit.setPlaceholderText("Choose a workspace on the left.")
         self.header_label.setText("No workspace selected.")
@@ -225,9 +239,8 @@ class MemoryEditor(QWidget):
         self.text_edit.setReadOnly(False)
         self.text_edit.setPlaceholderText("This workspace has no memory yet. Type one and Save.")
         self.text_edit.setPlainText(document.content if proposal is None else proposal)
-        self.memory_enabled_box.blockSignals(True)
-        self.memory_enabled_box.setChecked(workspace.memory_enabled)
-        self.memory_enabled_box.blockSignals(False)
+        with blocked_signals(self.memory_enabled_box):
+            self.memory_enabled_box.setChecked(workspace.memory_enabled)
         self.memory_enabled_box.setEnabled(True)
         self.show_message(note)
         self._refresh_controls()
@@ -236,9 +249,8 @@ class MemoryEditor(QWidget):
         """Update the workspace's details (e.g. memory on/off) without touching the text."""
         if self._workspace is not None and workspace.id == self._workspace.id:
             self._workspace = workspace
-            self.memory_enabled_box.blockSignals(True)
-            self.memory_enabled_box.setChecked(workspace.memory_enabled)
-            self.memory_enabled_box.blockSignals(False)
+            with blocked_signals(self.memory_enabled_box):
+                self.memory_enabled_box.setChecked(workspace.memory_enabled)
             self._update_header()
 
     def set_refresh_available(self, available: bool) -> None:

@@ -19,20 +19,17 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QMessageBox,
-    QPushButton,
     QSplitter,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
 from yak.domain import MemorySummary, Workspace
 from yak.ui import dialogs
+from yak.ui.layout import blocked_signals, create_button, create_label, hbox, vbox
 from yak.ui.settings.memory_editor import MemoryEditor
 from yak.ui.settings.memory_list import MemoryListModel
 from yak.ui.settings.page import SettingsPage
@@ -82,58 +79,8 @@ class MemoryPage(SettingsPage):
 
     def _setup_ui(self) -> None:
         self.setObjectName("memoryPage")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
-
-        left = QWidget(splitter)
-        left.setMinimumWidth(360)
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        self.filter_edit = QLineEdit(left)
-        self.filter_edit.setPlaceholderText("Filter workspaces")
-        self.filter_edit.setClearButtonEnabled(True)
-        self.filter_edit.textChanged.connect(self._on_filter_edit_text_changed)
-        left_layout.addWidget(self.filter_edit)
-        self.table = QTableView(left)
-        self.table.setObjectName("memoryList")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSortingEnabled(False)  # the store's order; header clicks sort the list
-        self.table.horizontalHeader().setSectionsClickable(True)
-        self.table.horizontalHeader().sectionClicked.connect(self._on_header_section_clicked)
-        self.table.setWordWrap(False)
-        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideLeft)
-        self.table.setShowGrid(False)
-        self.table.setAlternatingRowColors(True)
-        vertical = self.table.verticalHeader()
-        vertical.setVisible(False)
-        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vertical.setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        # Wide enough for their usual text ("refused_ceiling" in Status); the path takes the
-        # rest and is elided on the left.
-        metrics = self.table.fontMetrics()
-        for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused_ceiling")):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            self.table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
-        self.table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
-        left_layout.addWidget(self.table, 1)
-        row = QHBoxLayout()
-        self.count_label = QLabel(left)
-        self.count_label.setObjectName("memoryCount")
-        self.reattach_button = QPushButton("Re-attach…", left)
-        self.reattach_button.setToolTip("Move this orphaned memory to another folder")
-        self.reattach_button.setEnabled(False)
-        self.reattach_button.clicked.connect(self._on_reattach_button_clicked)
-        row.addWidget(self.count_label, 1)
-        row.addWidget(self.reattach_button)
-        left_layout.addLayout(row)
-
+        left = self._setup_list(splitter)
         self.editor = MemoryEditor(splitter)
         self.editor.import_button.clicked.connect(self._on_import_button_clicked)
         self.editor.export_button.clicked.connect(self._on_export_button_clicked)
@@ -145,7 +92,65 @@ class MemoryPage(SettingsPage):
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
         splitter.setSizes([420, 620])
-        layout.addWidget(splitter)
+        vbox(splitter, margins=0, parent=self)
+
+    def _setup_list(self, parent: QWidget) -> QWidget:
+        """The left side: the filter, the table of workspaces, their count and Re-attach…."""
+        left = QWidget(parent)
+        left.setMinimumWidth(360)
+        self.filter_edit = QLineEdit(left)
+        self.filter_edit.setPlaceholderText("Filter workspaces")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.textChanged.connect(self._on_filter_edit_text_changed)
+        self.table = self._setup_table(left)
+        self.count_label = create_label(left, object_name="memoryCount")
+        self.reattach_button = create_button(
+            "Re-attach…",
+            left,
+            tooltip="Move this orphaned memory to another folder",
+            clicked=self._on_reattach_button_clicked,
+        )
+        self.reattach_button.setEnabled(False)
+        vbox(
+            self.filter_edit,
+            (self.table, 1),
+            hbox((self.count_label, 1), self.reattach_button),
+            margins=0,
+            parent=left,
+        )
+        return left
+
+    def _setup_table(self, parent: QWidget) -> QTableView:
+        """The table showing :attr:`model`: whole rows selected, header clicks sort, the path
+        elided on the left."""
+        table = QTableView(parent)
+        table.setObjectName("memoryList")
+        table.setModel(self.model)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        table.setSortingEnabled(False)  # the store's order; header clicks sort the list
+        table.horizontalHeader().setSectionsClickable(True)
+        table.horizontalHeader().sectionClicked.connect(self._on_header_section_clicked)
+        table.setWordWrap(False)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        table.setShowGrid(False)
+        table.setAlternatingRowColors(True)
+        vertical = table.verticalHeader()
+        vertical.setVisible(False)
+        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vertical.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        # Wide enough for their usual text ("refused_ceiling" in Status); the path takes the
+        # rest and is elided on the left.
+        metrics = table.fontMetrics()
+        for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused_ceiling")):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
+        table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
+        return table
 
     # --- driven by the controller ------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary], *, keep_view: bool = False) -> None:
@@ -283,8 +288,7 @@ class MemoryPage(SettingsPage):
     def _select_row_quietly(self, workspace_id: str, *, scroll: bool = True) -> None:
         row = self.model.row_of(workspace_id)
         selection = self.table.selectionModel()
-        selection.blockSignals(True)
-        try:
+        with blocked_signals(selection):
             if row is None:
                 selection.clearSelection()
                 self.table.setCurrentIndex(QModelIndex())
@@ -294,8 +298,6 @@ class MemoryPage(SettingsPage):
                 self.table.selectRow(row)
                 if scroll:
                     self.table.scrollTo(index)
-        finally:
-            selection.blockSignals(False)
         self.table.viewport().update()
 
     def _on_table_current_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:

@@ -24,11 +24,8 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
-    QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMessageBox,
-    QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -44,6 +41,7 @@ from yak.config import (
     save_settings,
 )
 from yak.errors import YakError
+from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.ui.settings.page import SettingsPage
 
 log = logging.getLogger(__name__)
@@ -110,12 +108,44 @@ class ProviderPage(SettingsPage):
 
     def _setup_ui(self) -> None:
         self.setObjectName("provider_page")
-        outer = QVBoxLayout(self)
         form = QFormLayout()
-        outer.addLayout(form)
+        form.addRow("API key:", self._setup_key_box())
+        self.base_url_edit = self._setup_field(
+            "base_url", tooltip="For Anthropic-compatible servers; leave empty for the default"
+        )
+        form.addRow("Base URL:", self.base_url_edit)
+        self.chat_model_edit = self._setup_field("chat_model")
+        form.addRow("Chat model:", self.chat_model_edit)
+        self.memory_model_edit = self._setup_field(
+            "memory_model",
+            tooltip="Rewrites the memory document after conversations; a small fast model is "
+            "enough",
+        )
+        form.addRow("Memory model:", self.memory_model_edit)
+        self.debounce_spin = self._setup_debounce_spin()
+        form.addRow("Memory refresh after:", self.debounce_spin)
 
-        self.key_edit = QLineEdit(self)
-        self.key_edit.setObjectName("api_key")
+        self.env_note = create_label(self, word_wrap=True, plain_text=True)
+        self.test_button = create_button(
+            "Test connection", self, auto_default=False, clicked=self.test_connection
+        )
+        self.status_label = create_label(
+            self, object_name="provider_status", word_wrap=True, plain_text=True, selectable=True
+        )
+        vbox(
+            form,
+            self.env_note,
+            hbox((self.test_button, 0, Qt.AlignmentFlag.AlignTop), (self.status_label, 1)),
+            STRETCH,
+            self._setup_buttons(),
+            parent=self,
+        )
+        self.changed.connect(self._update_buttons)
+        self._tooltips = {name: w.toolTip() for name, w in self._setting_widgets().items()}
+
+    def _setup_key_box(self) -> QVBoxLayout:
+        """The key field with Show and Remove stored key, and the note under it."""
+        self.key_edit = self._setup_field("api_key")
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_edit.setClearButtonEnabled(True)
         self.show_key_action = QAction("Show", self)
@@ -124,77 +154,46 @@ class ProviderPage(SettingsPage):
         self.show_key_action.toggled.connect(self._on_show_key_toggled)
         self.show_key_button = QToolButton(self)
         self.show_key_button.setDefaultAction(self.show_key_action)
-        self.key_edit.textEdited.connect(self._on_field_edited)
-        self.key_note = QLabel(self)
-        self.key_note.setWordWrap(True)
-        self.key_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.remove_key_button = QPushButton("Remove stored key", self)
-        self.remove_key_button.setAutoDefault(False)
-        self.remove_key_button.setToolTip("Delete the key from the system keyring")
-        self.remove_key_button.clicked.connect(self.remove_key)
-        key_row = QHBoxLayout()
-        key_row.addWidget(self.key_edit, 1)
-        key_row.addWidget(self.show_key_button)
-        key_row.addWidget(self.remove_key_button)
-        key_box = QVBoxLayout()
-        key_box.setContentsMargins(0, 0, 0, 0)
-        key_box.addLayout(key_row)
-        key_box.addWidget(self.key_note)
-        form.addRow("API key:", key_box)
-
-        self.base_url_edit = QLineEdit(self)
-        self.base_url_edit.setObjectName("base_url")
-        self.base_url_edit.setToolTip(
-            "For Anthropic-compatible servers; leave empty for the default"
+        self.key_note = create_label(self, word_wrap=True, plain_text=True)
+        self.remove_key_button = create_button(
+            "Remove stored key",
+            self,
+            tooltip="Delete the key from the system keyring",
+            auto_default=False,
+            clicked=self.remove_key,
         )
-        self.base_url_edit.textEdited.connect(self._on_field_edited)
-        form.addRow("Base URL:", self.base_url_edit)
-
-        self.chat_model_edit = QLineEdit(self)
-        self.chat_model_edit.setObjectName("chat_model")
-        self.chat_model_edit.textEdited.connect(self._on_field_edited)
-        form.addRow("Chat model:", self.chat_model_edit)
-
-        self.memory_model_edit = QLineEdit(self)
-        self.memory_model_edit.setObjectName("memory_model")
-        self.memory_model_edit.setToolTip(
-            "Rewrites the memory document after conversations; a small fast model is enough"
+        return vbox(
+            hbox((self.key_edit, 1), self.show_key_button, self.remove_key_button),
+            self.key_note,
+            margins=0,
         )
-        self.memory_model_edit.textEdited.connect(self._on_field_edited)
-        form.addRow("Memory model:", self.memory_model_edit)
 
-        self.debounce_spin = QDoubleSpinBox(self)
-        self.debounce_spin.setObjectName("debounce")
-        self.debounce_spin.setRange(MIN_DEBOUNCE_S, MAX_DEBOUNCE_S)
-        self.debounce_spin.setDecimals(0)
-        self.debounce_spin.setSingleStep(1)
-        self.debounce_spin.setSuffix(" s")
-        self.debounce_spin.setToolTip(
+    def _setup_field(self, object_name: str, *, tooltip: str = "") -> QLineEdit:
+        """A line edit for one setting; editing it marks the page changed."""
+        edit = QLineEdit(self)
+        edit.setObjectName(object_name)
+        if tooltip:
+            edit.setToolTip(tooltip)
+        edit.textEdited.connect(self._on_field_edited)
+        return edit
+
+    def _setup_debounce_spin(self) -> QDoubleSpinBox:
+        """Seconds between a conversation's end and the memory refresh."""
+        spin = QDoubleSpinBox(self)
+        spin.setObjectName("debounce")
+        spin.setRange(MIN_DEBOUNCE_S, MAX_DEBOUNCE_S)
+        spin.setDecimals(0)
+        spin.setSingleStep(1)
+        spin.setSuffix(" s")
+        spin.setToolTip(
             "How long after a conversation ends the memory document is "
             "rewritten (each new message restarts the wait)"
         )
-        self.debounce_spin.valueChanged.connect(self._on_field_edited)
-        form.addRow("Memory refresh after:", self.debounce_spin)
+        spin.valueChanged.connect(self._on_field_edited)
+        return spin
 
-        self.env_note = QLabel(self)
-        self.env_note.setWordWrap(True)
-        self.env_note.setTextFormat(Qt.TextFormat.PlainText)
-        outer.addWidget(self.env_note)
-
-        test_row = QHBoxLayout()
-        self.test_button = QPushButton("Test connection", self)
-        self.test_button.setAutoDefault(False)
-        self.test_button.clicked.connect(self.test_connection)
-        self.status_label = QLabel(self)
-        self.status_label.setObjectName("provider_status")
-        self.status_label.setWordWrap(True)
-        self.status_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        test_row.addWidget(self.test_button, 0, Qt.AlignmentFlag.AlignTop)
-        test_row.addWidget(self.status_label, 1)
-        outer.addLayout(test_row)
-        outer.addStretch(1)
-
+    def _setup_buttons(self) -> QDialogButtonBox:
+        """Apply and Revert, enabled only while the page holds changes."""
         buttons = QDialogButtonBox(self)
         self.apply_button = buttons.addButton(QDialogButtonBox.StandardButton.Apply)
         self.revert_button = buttons.addButton("Revert", QDialogButtonBox.ButtonRole.ResetRole)
@@ -204,9 +203,7 @@ class ProviderPage(SettingsPage):
         self.revert_button.setToolTip("Discard the edits on this page")
         self.apply_button.clicked.connect(self.apply)
         self.revert_button.clicked.connect(self.load)
-        self.changed.connect(self._update_buttons)
-        outer.addWidget(buttons)
-        self._tooltips = {name: w.toolTip() for name, w in self._setting_widgets().items()}
+        return buttons
 
     # -- the page contract ---------------------------------------------------------------------
 
