@@ -96,8 +96,13 @@ class ProviderError(YakError):
 class MissingApiKey(ProviderError):
     """No API key in ``ANTHROPIC_API_KEY`` nor in the OS keyring."""
 
-    def __init__(self, message: str = "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add "
-                 "a key in Settings > Provider.") -> None:
+    def __init__(
+        self,
+        message: str = (
+            "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in "
+            "Settings > Provider."
+        ),
+    ) -> None:
         super().__init__(message, reason="no_key")
 
 

@@ -109,8 +109,10 @@ def folder_identity(path: str) -> tuple[int, int] | None:
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """Where the database lives: ``override``, else ``$YAK_DATA_DIR``, else the platform's user
     data directory (e.g. ``~/.local/share/yak`` on Linux). The folder is created."""
-    chosen = override or os.environ.get("YAK_DATA_DIR") or platformdirs.user_data_dir(
-        APP_NAME, APP_AUTHOR
+    chosen = (
+        override
+        or os.environ.get("YAK_DATA_DIR")
+        or platformdirs.user_data_dir(APP_NAME, APP_AUTHOR)
     )
     folder = Path(os.path.expanduser(os.fspath(chosen))).resolve()
     folder.mkdir(parents=True, exist_ok=True)

@@ -46,8 +46,17 @@ MAX_WRITE_CHARS = 2_000_000
 COMMAND_TIMEOUT_S = 120.0
 MAX_COMMAND_TIMEOUT_S = 600.0
 COMMAND_OUTPUT_CHARS = 30_000
-SKIPPED_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache",
-                ".pytest_cache", ".tox"}
+SKIPPED_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".tox",
+}
 SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -112,14 +121,18 @@ class WorkspaceRoot:
         if "\0" in path:
             raise ToolError("The path contains a NUL character.")
         if _DRIVE.match(path) or path.startswith(("\\\\", "//")):
-            raise ToolError(f"Refused: {path!r} is a drive or network path; use a path relative "
-                            "to the workspace.")
+            raise ToolError(
+                f"Refused: {path!r} is a drive or network path; use a path relative "
+                "to the workspace."
+            )
         text = path.replace("\\", "/")
         candidate = Path(text) if os.path.isabs(text) else self.root / text
         resolved = Path(os.path.realpath(candidate))
         if not self.contains(resolved):
-            raise ToolError(f"Refused: {path!r} is outside the workspace; only paths inside "
-                            f"{self.root} can be used.")
+            raise ToolError(
+                f"Refused: {path!r} is outside the workspace; only paths inside "
+                f"{self.root} can be used."
+            )
         return resolved
 
     def contains(self, resolved: Path) -> bool:
@@ -151,64 +164,128 @@ class ToolSpec:
 
     def definition(self) -> dict[str, Any]:
         """The Messages API tool definition."""
-        return {"name": self.name, "description": self.description,
-                "input_schema": self.input_schema}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required,
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
 _PATH: dict[str, Any] = {"type": "string", "description": "A path relative to the workspace root."}
 
-SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in (
-    ToolSpec("read_file", "Read a text file in the workspace. Returns at most "
-             f"{MAX_READ_LINES} lines per call; use offset/limit for more.",
-             _schema({"path": _PATH,
-                      "offset": {"type": "integer", "minimum": 1,
-                                 "description": "First line to return (1-based)."},
-                      "limit": {"type": "integer", "minimum": 1,
-                                "description": "How many lines to return."}}, ["path"]),
-             requires_approval=False),
-    ToolSpec("list_directory", "List a directory of the workspace (folders end with '/').",
-             _schema({"path": {**_PATH, "description": "A folder relative to the workspace "
-                               "root; default the root."}}, []),
-             requires_approval=False),
-    ToolSpec("glob", "Find files by glob pattern (e.g. 'src/**/*.py'), relative to the "
-             "workspace root or to 'path'.",
-             _schema({"pattern": {"type": "string"},
-                      "path": {**_PATH, "description": "Folder to search from; default the "
-                               "root."}}, ["pattern"]),
-             requires_approval=False),
-    ToolSpec("grep", "Search file contents with a regular expression (Python syntax). Returns "
-             "'path:line: text' lines.",
-             _schema({"pattern": {"type": "string"},
-                      "path": {**_PATH, "description": "File or folder to search; default the "
-                               "root."},
-                      "include": {"type": "string",
-                                  "description": "Only files whose name matches this glob, "
-                                  "e.g. '*.py'."},
-                      "ignore_case": {"type": "boolean"}}, ["pattern"]),
-             requires_approval=False),
-    ToolSpec("write_file", "Create or overwrite a text file in the workspace with 'content' "
-             "(folders are created). Asks the user first.",
-             _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-             requires_approval=True),
-    ToolSpec("edit_file", "Replace one exact occurrence of 'old_string' with 'new_string' in a "
-             "file. 'old_string' must match exactly once (include surrounding lines to make it "
-             "unique). Asks the user first.",
-             _schema({"path": _PATH, "old_string": {"type": "string"},
-                      "new_string": {"type": "string"}}, ["path", "old_string", "new_string"]),
-             requires_approval=True),
-    ToolSpec("run_command", "Run a shell command in the workspace root and return its exit "
-             f"code and output (capped at {COMMAND_OUTPUT_CHARS} characters). Default timeout "
-             f"{COMMAND_TIMEOUT_S:g} s. Asks the user first.",
-             _schema({"command": {"type": "string"},
-                      "timeout_s": {"type": "number", "minimum": 1,
-                                    "maximum": MAX_COMMAND_TIMEOUT_S}}, ["command"]),
-             requires_approval=True),
-)}
+SPECS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            "read_file",
+            "Read a text file in the workspace. Returns at most "
+            f"{MAX_READ_LINES} lines per call; use offset/limit for more.",
+            _schema(
+                {
+                    "path": _PATH,
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "First line to return (1-based).",
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "How many lines to return.",
+                    },
+                },
+                ["path"],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "list_directory",
+            "List a directory of the workspace (folders end with '/').",
+            _schema(
+                {
+                    "path": {
+                        **_PATH,
+                        "description": "A folder relative to the workspace root; default the root.",
+                    }
+                },
+                [],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "glob",
+            "Find files by glob pattern (e.g. 'src/**/*.py'), relative to the "
+            "workspace root or to 'path'.",
+            _schema(
+                {
+                    "pattern": {"type": "string"},
+                    "path": {**_PATH, "description": "Folder to search from; default the root."},
+                },
+                ["pattern"],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "grep",
+            "Search file contents with a regular expression (Python syntax). Returns "
+            "'path:line: text' lines.",
+            _schema(
+                {
+                    "pattern": {"type": "string"},
+                    "path": {**_PATH, "description": "File or folder to search; default the root."},
+                    "include": {
+                        "type": "string",
+                        "description": "Only files whose name matches this glob, e.g. '*.py'.",
+                    },
+                    "ignore_case": {"type": "boolean"},
+                },
+                ["pattern"],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "write_file",
+            "Create or overwrite a text file in the workspace with 'content' "
+            "(folders are created). Asks the user first.",
+            _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
+            requires_approval=True,
+        ),
+        ToolSpec(
+            "edit_file",
+            "Replace one exact occurrence of 'old_string' with 'new_string' in a "
+            "file. 'old_string' must match exactly once (include surrounding lines to make it "
+            "unique). Asks the user first.",
+            _schema(
+                {"path": _PATH, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+                ["path", "old_string", "new_string"],
+            ),
+            requires_approval=True,
+        ),
+        ToolSpec(
+            "run_command",
+            "Run a shell command in the workspace root and return its exit "
+            f"code and output (capped at {COMMAND_OUTPUT_CHARS} characters). Default timeout "
+            f"{COMMAND_TIMEOUT_S:g} s. Asks the user first.",
+            _schema(
+                {
+                    "command": {"type": "string"},
+                    "timeout_s": {"type": "number", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT_S},
+                },
+                ["command"],
+            ),
+            requires_approval=True,
+        ),
+    )
+}
 
 
 class WorkspaceTools:
@@ -220,15 +297,22 @@ class WorkspaceTools:
         command_output_chars: characters of command output the model sees.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *,
-                 command_timeout_s: float = COMMAND_TIMEOUT_S,
-                 command_output_chars: int = COMMAND_OUTPUT_CHARS) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        command_timeout_s: float = COMMAND_TIMEOUT_S,
+        command_output_chars: int = COMMAND_OUTPUT_CHARS,
+    ) -> None:
         self.paths = WorkspaceRoot(root)
         self.command_timeout_s = command_timeout_s
         self.command_output_chars = command_output_chars
         self._sync: dict[str, Callable[[dict[str, Any]], ToolResult]] = {
-            "read_file": self._read_file, "list_directory": self._list_directory,
-            "glob": self._glob, "grep": self._grep, "write_file": self._write_file,
+            "read_file": self._read_file,
+            "list_directory": self._list_directory,
+            "glob": self._glob,
+            "grep": self._grep,
+            "write_file": self._write_file,
             "edit_file": self._edit_file,
         }
 
@@ -279,8 +363,9 @@ class WorkspaceTools:
                 return f"New file {rel}:\n{new}"
             if name == "edit_file":
                 old = path.read_text(encoding="utf-8", errors="replace")
-                new = old.replace(str(args.get("old_string", "")),
-                                  str(args.get("new_string", "")), 1)
+                new = old.replace(
+                    str(args.get("old_string", "")), str(args.get("new_string", "")), 1
+                )
                 return _diff(old, new, rel) or f"{rel}: no change"
         except (ToolError, OSError) as exc:
             return f"{name} {self.target(name, args)}: {exc}"
@@ -304,34 +389,50 @@ class WorkspaceTools:
             try:
                 return await self._run_command(args)
             except ToolError as exc:
-                return ToolResult(ok=False, output=f"Error: {exc}", summary=_summary_of(exc),
-                                  target=target)
+                return ToolResult(
+                    ok=False, output=f"Error: {exc}", summary=_summary_of(exc), target=target
+                )
             except OSError as exc:  # no shell, or the workspace folder is gone
                 reason = exc.strerror or str(exc)
-                return ToolResult(ok=False, output=f"Error: the command could not start: "
-                                  f"{reason}.", summary=f"failed: {reason}", target=target)
+                return ToolResult(
+                    ok=False,
+                    output=f"Error: the command could not start: {reason}.",
+                    summary=f"failed: {reason}",
+                    target=target,
+                )
         if name not in self._sync:
             return self._guarded(name, tool_input, lambda args: self._sync[name](args))
         return await asyncio.to_thread(self._guarded, name, tool_input, self._sync[name])
 
-    def _guarded(self, name: str, tool_input: Any,
-                 fn: Callable[[dict[str, Any]], ToolResult]) -> ToolResult:
+    def _guarded(
+        self, name: str, tool_input: Any, fn: Callable[[dict[str, Any]], ToolResult]
+    ) -> ToolResult:
         target = self.target(name, tool_input)
         if name not in SPECS:
-            return ToolResult(ok=False, output=f"Error: there is no tool named {name!r}.",
-                              summary="unknown tool", target=target)
+            return ToolResult(
+                ok=False,
+                output=f"Error: there is no tool named {name!r}.",
+                summary="unknown tool",
+                target=target,
+            )
         if not isinstance(tool_input, dict):
-            return ToolResult(ok=False, output="Error: the tool input must be a JSON object.",
-                              summary="bad input", target=target)
+            return ToolResult(
+                ok=False,
+                output="Error: the tool input must be a JSON object.",
+                summary="bad input",
+                target=target,
+            )
         try:
             return fn(tool_input)
         except ToolError as exc:
-            return ToolResult(ok=False, output=f"Error: {exc}", summary=_summary_of(exc),
-                              target=target)
+            return ToolResult(
+                ok=False, output=f"Error: {exc}", summary=_summary_of(exc), target=target
+            )
         except (OSError, UnicodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            return ToolResult(ok=False, output=f"Error: {reason}.", summary=f"failed: {reason}",
-                              target=target)
+            return ToolResult(
+                ok=False, output=f"Error: {reason}.", summary=f"failed: {reason}", target=target
+            )
 
     # --- read-only tools --------------------------------------------------------------------
     def _read_file(self, args: dict[str, Any]) -> ToolResult:
@@ -343,22 +444,30 @@ class WorkspaceTools:
             raise ToolError(f"{rel} does not exist.")
         data = path.read_bytes()
         if b"\0" in data[:8192]:
-            return ToolResult(ok=True, output=f"{rel} is a binary file ({len(data)} bytes).",
-                              summary="binary file", target=rel)
+            return ToolResult(
+                ok=True,
+                output=f"{rel} is a binary file ({len(data)} bytes).",
+                summary="binary file",
+                target=rel,
+            )
         lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
         offset = _positive_int(args.get("offset"), 1, "offset")
         limit = min(_positive_int(args.get("limit"), MAX_READ_LINES, "limit"), MAX_READ_LINES)
-        chosen = lines[offset - 1: offset - 1 + limit]
+        chosen = lines[offset - 1 : offset - 1 + limit]
         text = "".join(chosen)
         more = len(lines) - (offset - 1 + len(chosen))
         if more > 0:
-            text += (f"\n[{more} more lines; read again with offset={offset + len(chosen)}]")
+            text += f"\n[{more} more lines; read again with offset={offset + len(chosen)}]"
         if not lines:
             text = f"({rel} is empty)"
         elif not chosen:
             text = f"(no lines from offset {offset}; {rel} has {len(lines)} lines)"
-        return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
-                          summary=f"read {_count(len(chosen), 'line')}", target=rel)
+        return ToolResult(
+            ok=True,
+            output=cap_text(text, MAX_OUTPUT_CHARS),
+            summary=f"read {_count(len(chosen), 'line')}",
+            target=rel,
+        )
 
     def _list_directory(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"), default=".")
@@ -377,18 +486,23 @@ class WorkspaceTools:
         text = "\n".join(shown) or "(empty folder)"
         if len(entries) > len(shown):
             text += f"\n[{len(entries) - len(shown)} more entries not shown]"
-        return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
-                          summary=f"{len(entries)} entries", target=rel)
+        return ToolResult(
+            ok=True,
+            output=cap_text(text, MAX_OUTPUT_CHARS),
+            summary=f"{len(entries)} entries",
+            target=rel,
+        )
 
     def _glob(self, args: dict[str, Any]) -> ToolResult:
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern.strip():
             raise ToolError("A glob pattern is required.")
         pattern = pattern.replace("\\", "/")
-        if (os.path.isabs(pattern) or _DRIVE.match(pattern)
-                or ".." in Path(pattern).parts):
-            raise ToolError(f"Refused: the pattern {pattern!r} reaches outside the workspace; "
-                            "use a pattern relative to it.")
+        if os.path.isabs(pattern) or _DRIVE.match(pattern) or ".." in Path(pattern).parts:
+            raise ToolError(
+                f"Refused: the pattern {pattern!r} reaches outside the workspace; "
+                "use a pattern relative to it."
+            )
         base = self.paths.resolve(args.get("path"), default=".")
         if not base.is_dir():
             raise ToolError(f"{self.paths.relative(base)} is not a folder.")
@@ -401,14 +515,19 @@ class WorkspaceTools:
                 continue
             total += 1
             if len(found) < MAX_GLOB_RESULTS:
-                found.append(match.relative_to(self.root).as_posix()
-                             + ("/" if match.is_dir() else ""))
+                found.append(
+                    match.relative_to(self.root).as_posix() + ("/" if match.is_dir() else "")
+                )
         found.sort()
         text = "\n".join(found) or "(no matches)"
         if total > len(found):
             text += f"\n[{total - len(found)} more matches not shown]"
-        return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
-                          summary=f"{total} matches", target=pattern)
+        return ToolResult(
+            ok=True,
+            output=cap_text(text, MAX_OUTPUT_CHARS),
+            summary=f"{total} matches",
+            target=pattern,
+        )
 
     def _grep(self, args: dict[str, Any]) -> ToolResult:
         pattern = args.get("pattern")
@@ -434,8 +553,9 @@ class WorkspaceTools:
             if b"\0" in data[:8192]:
                 continue
             rel = file.relative_to(self.root).as_posix()
-            for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(),
-                                          start=1):
+            for number, line in enumerate(
+                data.decode("utf-8", errors="replace").splitlines(), start=1
+            ):
                 if regex.search(line):
                     total += 1
                     if len(matches) < MAX_GREP_MATCHES:
@@ -443,8 +563,12 @@ class WorkspaceTools:
         text = "\n".join(matches) or "(no matches)"
         if total > len(matches):
             text += f"\n[{total - len(matches)} more matches not shown]"
-        return ToolResult(ok=True, output=cap_text(text, MAX_OUTPUT_CHARS),
-                          summary=f"{total} matches", target=pattern)
+        return ToolResult(
+            ok=True,
+            output=cap_text(text, MAX_OUTPUT_CHARS),
+            summary=f"{total} matches",
+            target=pattern,
+        )
 
     def _walk_files(self, base: Path) -> Iterator[Path]:
         """Files under ``base`` (or ``base`` itself), never leaving the workspace."""
@@ -466,8 +590,9 @@ class WorkspaceTools:
         if not isinstance(content, str):
             raise ToolError("'content' must be a string.")
         if len(content) > MAX_WRITE_CHARS:
-            raise ToolError(f"The content is too large ({len(content)} characters; at most "
-                            f"{MAX_WRITE_CHARS}).")
+            raise ToolError(
+                f"The content is too large ({len(content)} characters; at most {MAX_WRITE_CHARS})."
+            )
         if path.is_dir():
             raise ToolError(f"{rel} is a folder.")
         existed = path.exists()
@@ -479,9 +604,12 @@ class WorkspaceTools:
             handle.write(content)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "overwrote" if existed else "created"
-        return ToolResult(ok=True, output=f"{verb} {rel} ({_count(lines, 'line')}, "
-                          f"{_count(len(content), 'character')}).",
-                          summary=f"{verb} {rel} ({_count(lines, 'line')})", target=rel)
+        return ToolResult(
+            ok=True,
+            output=f"{verb} {rel} ({_count(lines, 'line')}, {_count(len(content), 'character')}).",
+            summary=f"{verb} {rel} ({_count(lines, 'line')})",
+            target=rel,
+        )
 
     def _edit_file(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"))
@@ -497,15 +625,23 @@ class WorkspaceTools:
             text = handle.read()
         count = text.count(old)
         if count == 0:
-            raise ToolError(f"'old_string' was not found in {rel}; it must match the file "
-                            "exactly, including whitespace.")
+            raise ToolError(
+                f"'old_string' was not found in {rel}; it must match the file "
+                "exactly, including whitespace."
+            )
         if count > 1:
-            raise ToolError(f"'old_string' occurs {count} times in {rel}; include more "
-                            "surrounding text so it matches exactly once.")
+            raise ToolError(
+                f"'old_string' occurs {count} times in {rel}; include more "
+                "surrounding text so it matches exactly once."
+            )
         with open(path, "w", encoding="utf-8", newline="") as handle:
             handle.write(text.replace(old, new, 1))
-        return ToolResult(ok=True, output=f"edited {rel}: replaced 1 occurrence.",
-                          summary=f"edited {rel}", target=rel)
+        return ToolResult(
+            ok=True,
+            output=f"edited {rel}: replaced 1 occurrence.",
+            summary=f"edited {rel}",
+            target=rel,
+        )
 
     async def _run_command(self, args: dict[str, Any]) -> ToolResult:
         command = args.get("command")
@@ -520,9 +656,14 @@ class WorkspaceTools:
         # A session of its own, so _kill() can end everything the command started (POSIX only).
         posix = sys.platform != "win32"
         process = await asyncio.create_subprocess_shell(
-            command, cwd=self.root, env=env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=posix)
+            command,
+            cwd=self.root,
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=posix,
+        )
         collected = _CappedOutput(self.command_output_chars)
 
         async def pump() -> int:
@@ -550,8 +691,9 @@ class WorkspaceTools:
             header = f"Exit code {code}."
             summary = f"exit code {code}"
         body = f"{header}\n{output}" if output else f"{header}\n(no output)"
-        return ToolResult(ok=not timed_out and code == 0, output=body, summary=summary,
-                          target=target)
+        return ToolResult(
+            ok=not timed_out and code == 0, output=body, summary=summary, target=target
+        )
 
 
 class _CappedOutput:
@@ -572,7 +714,7 @@ class _CappedOutput:
             chunk = chunk[room:]
         if chunk:
             self.tail += chunk
-            del self.tail[:-self.half]
+            del self.tail[: -self.half]
 
     def text(self) -> str:
         head = bytes(self.head).decode("utf-8", errors="replace")
@@ -607,9 +749,14 @@ def _kill(process: asyncio.subprocess.Process) -> None:
 
 
 def _diff(old: str, new: str, rel: str) -> str:
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True),
-                                        new.splitlines(keepends=True),
-                                        fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=f"a/{rel}",
+            tofile=f"b/{rel}",
+        )
+    )
 
 
 def _shorten(line: str, limit: int) -> str:

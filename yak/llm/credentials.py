@@ -85,9 +85,10 @@ def set_api_key(key: str) -> None:
         keyring.set_password(KEYRING_SERVICE, KEYRING_USER, value)
     except Exception as exc:  # noqa: BLE001 - every backend failure becomes one sentence
         log.warning("the OS keyring could not store the API key: %s", type(exc).__name__)
-        raise YakError("Yak could not save the key in the system keyring (no usable keyring on "
-                       "this system); set the ANTHROPIC_API_KEY environment variable instead."
-                       ) from None
+        raise YakError(
+            "Yak could not save the key in the system keyring (no usable keyring on "
+            "this system); set the ANTHROPIC_API_KEY environment variable instead."
+        ) from None
 
 
 def delete_api_key() -> None:
@@ -106,8 +107,10 @@ def delete_api_key() -> None:
             return
     except Exception as exc:  # noqa: BLE001 - every backend failure becomes one sentence
         log.warning("the OS keyring could not delete the API key: %s", type(exc).__name__)
-        raise YakError("Yak could not remove the key from the system keyring; remove the entry "
-                       "'yak' / 'anthropic' with your system's password manager.") from None
+        raise YakError(
+            "Yak could not remove the key from the system keyring; remove the entry "
+            "'yak' / 'anthropic' with your system's password manager."
+        ) from None
 
 
 class KeyringKeyStore:

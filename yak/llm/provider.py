@@ -54,8 +54,14 @@ class Provider:
         max_retries: the SDK's retries on 408/409/429/5xx and refused connections.
     """
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
-                 timeout_s: float = 120.0, max_retries: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 2,
+    ) -> None:
         self._api_key = api_key
         self._base_url = base_url or None
         self.timeout_s = timeout_s
@@ -65,8 +71,9 @@ class Provider:
     @property
     def base_url(self) -> str:
         """Where requests go: the explicit base URL, ``ANTHROPIC_BASE_URL``, or Anthropic's."""
-        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
-                ).rstrip("/")
+        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip(
+            "/"
+        )
 
     def _sdk_client(self) -> Any:
         if self._client is None:
@@ -76,13 +83,23 @@ class Provider:
             import anthropic  # lazy: importing the SDK costs seconds
 
             self._client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=self._base_url, timeout=self.timeout_s,
-                max_retries=self.max_retries)
+                api_key=key,
+                base_url=self._base_url,
+                timeout=self.timeout_s,
+                max_retries=self.max_retries,
+            )
         return self._client
 
-    async def stream(self, *, model: str, system: str, messages: list[dict[str, Any]],
-                     tools: list[dict[str, Any]] | None = None, max_tokens: int = 8192,
-                     on_event: Callable[[StreamEvent], None] | None = None) -> Completion:
+    async def stream(
+        self,
+        *,
+        model: str,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int = 8192,
+        on_event: Callable[[StreamEvent], None] | None = None,
+    ) -> Completion:
         """Stream one reply; ``on_event`` sees text deltas and tool-call starts as they arrive.
 
         Args:
@@ -131,25 +148,32 @@ class Provider:
         if not completed or snapshot is None:
             raise IncompleteResponse(
                 "The reply from the model stopped before it was complete (the connection "
-                "closed early); nothing from it was kept. Try again.", reason="incomplete")
+                "closed early); nothing from it was kept. Try again.",
+                reason="incomplete",
+            )
         return _completion(snapshot, model)
 
-    async def complete(self, *, model: str, system: str, messages: list[dict[str, Any]],
-                       max_tokens: int = 8192) -> Completion:
+    async def complete(
+        self, *, model: str, system: str, messages: list[dict[str, Any]], max_tokens: int = 8192
+    ) -> Completion:
         """One reply without tools, for the memory rewrite (streamed underneath so a dropped
         stream is detected). Same errors as :meth:`stream`."""
-        return await self.stream(model=model, system=system, messages=messages,
-                                 max_tokens=max_tokens)
+        return await self.stream(
+            model=model, system=system, messages=messages, max_tokens=max_tokens
+        )
 
     async def check(self, *, model: str) -> str:
-        """"Test connection": a tiny request; returns a one-line success message or raises.
+        """ "Test connection": a tiny request; returns a one-line success message or raises.
 
         Raises:
             the errors of :meth:`stream`.
         """
-        reply = await self.stream(model=model, system="",
-                                  messages=[{"role": "user", "content": "Reply with: ok"}],
-                                  max_tokens=5)
+        reply = await self.stream(
+            model=model,
+            system="",
+            messages=[{"role": "user", "content": "Reply with: ok"}],
+            max_tokens=5,
+        )
         return f"Connected to {self.base_url}: model {reply.model} answered."
 
     async def aclose(self) -> None:
@@ -160,8 +184,9 @@ class Provider:
 
     # --- error translation ------------------------------------------------------------------
     def _translate(self, exc: Exception, *, started: bool) -> ProviderError:
-        error = translate_error(exc, started=started, base_url=self.base_url,
-                                timeout_s=self.timeout_s)
+        error = translate_error(
+            exc, started=started, base_url=self.base_url, timeout_s=self.timeout_s
+        )
         log.info("model request failed: %s (%s)", error.reason, type(exc).__name__)
         return error
 
@@ -184,8 +209,13 @@ def is_provider_exception(exc: BaseException) -> bool:
     return isinstance(exc, (anthropic.AnthropicError, *transport))
 
 
-def translate_error(exc: Exception, *, started: bool = False, base_url: str = DEFAULT_BASE_URL,
-                    timeout_s: float | None = None) -> ProviderError:
+def translate_error(
+    exc: Exception,
+    *,
+    started: bool = False,
+    base_url: str = DEFAULT_BASE_URL,
+    timeout_s: float | None = None,
+) -> ProviderError:
     """Turn an anthropic SDK or httpx2 exception into a ``ProviderError`` with one sentence.
 
     Args:
@@ -204,23 +234,32 @@ def translate_error(exc: Exception, *, started: bool = False, base_url: str = DE
         if started:
             return ProviderUnavailable(
                 f"The model stopped sending{after} before its reply was complete; nothing from "
-                "it was kept. Try again.", reason="timeout")
+                "it was kept. Try again.",
+                reason="timeout",
+            )
         return ProviderUnavailable(
             f"The request to {base_url} timed out{after}; check your connection and try again.",
-            reason="timeout")
+            reason="timeout",
+        )
     if isinstance(exc, (anthropic.APIConnectionError, *transport)):
         if started:
             return IncompleteResponse(
                 "The connection to the model dropped before the reply was complete; nothing "
-                "from it was kept. Try again.", reason="incomplete")
+                "from it was kept. Try again.",
+                reason="incomplete",
+            )
         return ProviderUnavailable(
             f"Could not reach {base_url}; check your network connection (or "
-            "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).", reason="unreachable")
+            "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).",
+            reason="unreachable",
+        )
     if isinstance(exc, anthropic.APIResponseValidationError):
-        return ProviderError("The model's reply could not be understood; try again.",
-                             reason="bad_response")
-    return ProviderError(f"The model request failed: {type(exc).__name__}.",
-                         reason="provider_error")
+        return ProviderError(
+            "The model's reply could not be understood; try again.", reason="bad_response"
+        )
+    return ProviderError(
+        f"The model request failed: {type(exc).__name__}.", reason="provider_error"
+    )
 
 
 def _status_error(exc: Any) -> ProviderError:
@@ -230,26 +269,38 @@ def _status_error(exc: Any) -> ProviderError:
         code = status if status in (401, 403) else 401
         return AuthenticationFailed(
             f"Anthropic rejected the API key ({code}). Check ANTHROPIC_API_KEY or the key in "
-            "Settings > Provider.", reason="auth")
+            "Settings > Provider.",
+            reason="auth",
+        )
     if status == 429 or error_type == "rate_limit_error":
-        return RateLimited("Anthropic is rate limiting requests (429); wait a minute and try "
-                           "again.", reason="rate_limited")
+        return RateLimited(
+            "Anthropic is rate limiting requests (429); wait a minute and try again.",
+            reason="rate_limited",
+        )
     if status == 529 or error_type == "overloaded_error":
-        return Overloaded("Anthropic is overloaded right now (529); try again in a few minutes.",
-                          reason="overloaded")
+        return Overloaded(
+            "Anthropic is overloaded right now (529); try again in a few minutes.",
+            reason="overloaded",
+        )
     if status >= 500 or error_type == "api_error":
         shown = max(status, 500)
-        return Overloaded(f"Anthropic had a server error ({shown}); try again shortly.",
-                          reason="server_error")
+        return Overloaded(
+            f"Anthropic had a server error ({shown}); try again shortly.", reason="server_error"
+        )
     if status == 404 or error_type == "not_found_error":
-        return ProviderError(f"The model or endpoint was not found (404){_colon(detail)}; check "
-                             "the model name and base URL in Settings > Provider.",
-                             reason="not_found")
+        return ProviderError(
+            f"The model or endpoint was not found (404){_colon(detail)}; check "
+            "the model name and base URL in Settings > Provider.",
+            reason="not_found",
+        )
     if status == 413 or error_type == "request_too_large":
-        return ProviderError("The conversation is too large for one request (413); start a new "
-                             "conversation.", reason="too_large")
-    return ProviderError(f"Anthropic refused the request ({status}){_colon(detail)}.",
-                         reason="bad_request")
+        return ProviderError(
+            "The conversation is too large for one request (413); start a new conversation.",
+            reason="too_large",
+        )
+    return ProviderError(
+        f"Anthropic refused the request ({status}){_colon(detail)}.", reason="bad_request"
+    )
 
 
 def _error_body(exc: Any) -> tuple[str | None, str]:
@@ -272,13 +323,23 @@ def _completion(message: Any, requested_model: str) -> Completion:
         if block.type == "text":
             blocks.append({"type": "text", "text": block.text})
         elif block.type == "tool_use":
-            blocks.append({"type": "tool_use", "id": block.id, "name": block.name,
-                           "input": dict(block.input or {})})
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": block.id,
+                    "name": block.name,
+                    "input": dict(block.input or {}),
+                }
+            )
         else:  # thinking and other blocks are kept as the API sent them
             blocks.append(block.model_dump(mode="json", exclude_none=True))
     usage = getattr(message, "usage", None)
     return Completion(
-        content=tuple(blocks), stop_reason=message.stop_reason,
+        content=tuple(blocks),
+        stop_reason=message.stop_reason,
         model=getattr(message, "model", None) or requested_model,
-        usage=TokenUsage(input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-                         output_tokens=int(getattr(usage, "output_tokens", 0) or 0)))
+        usage=TokenUsage(
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        ),
+    )

@@ -51,19 +51,24 @@ def check_text(text: str, *, what: str = "The memory document") -> None:
         UsageError: ``text`` contains a NUL character (a sign of binary data or a wrong encoding).
     """
     if "\0" in text:
-        raise UsageError(f"{what} contains NUL characters, so it is not plain text; "
-                         "nothing was saved.")
+        raise UsageError(
+            f"{what} contains NUL characters, so it is not plain text; nothing was saved."
+        )
 
 
 def ceiling_message(lines: int, chars: int) -> str | None:
     """The sentence explaining why a document of ``lines`` lines and ``chars`` characters is over
     the ceiling (``MAX_LINES`` lines, ``MAX_CHARS`` characters), or ``None`` when it fits."""
     if lines > MAX_LINES:
-        return (f"The memory document has {lines:,} lines; the limit is {MAX_LINES:,}. "
-                "Nothing was saved — shorten it and save again.")
+        return (
+            f"The memory document has {lines:,} lines; the limit is {MAX_LINES:,}. "
+            "Nothing was saved — shorten it and save again."
+        )
     if chars > MAX_CHARS:
-        return (f"The memory document has {chars:,} characters; the limit is {MAX_CHARS:,}. "
-                "Nothing was saved — shorten it and save again.")
+        return (
+            f"The memory document has {chars:,} characters; the limit is {MAX_CHARS:,}. "
+            "Nothing was saved — shorten it and save again."
+        )
     return None
 
 
@@ -108,8 +113,9 @@ def decode_utf8(data: bytes, *, what: str = "The input") -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} is not UTF-8 text (invalid byte at offset {exc.start}); "
-                         "nothing was saved.") from None
+        raise UsageError(
+            f"{what} is not UTF-8 text (invalid byte at offset {exc.start}); nothing was saved."
+        ) from None
     text = normalize_newlines(text)
     check_text(text, what=what)
     return text
@@ -134,12 +140,14 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
     Raises:
         UsageError: the bytes are not UTF-8/UTF-16/UTF-32 text, or decode to NUL characters.
     """
-    refused = (f"{what} is not UTF-8/UTF-16/UTF-32 text (it looks like binary data or another "
-               "encoding); nothing was imported.")
+    refused = (
+        f"{what} is not UTF-8/UTF-16/UTF-32 text (it looks like binary data or another "
+        "encoding); nothing was imported."
+    )
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:
-                text = data[len(bom):].decode(encoding)
+                text = data[len(bom) :].decode(encoding)
             except UnicodeDecodeError:
                 raise UsageError(refused) from None
             break
@@ -155,8 +163,9 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
     return text
 
 
-EMPTY_INPUT_MESSAGE = ("The input is empty; nothing was saved. To empty the memory, use "
-                       "yak memory delete.")
+EMPTY_INPUT_MESSAGE = (
+    "The input is empty; nothing was saved. To empty the memory, use yak memory delete."
+)
 EXPORT_JSON_FORMAT = "yak-memory/1"  # the "format" marker of a JSON export
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -194,8 +203,11 @@ def unwrap_export(text: str, source_name: str | None = None) -> str:
             payload = json.loads(text)
         except ValueError:
             payload = None
-        if (isinstance(payload, dict) and payload.get("format") == EXPORT_JSON_FORMAT
-                and isinstance(payload.get("content"), str)):
+        if (
+            isinstance(payload, dict)
+            and payload.get("format") == EXPORT_JSON_FORMAT
+            and isinstance(payload.get("content"), str)
+        ):
             return normalize_newlines(payload["content"])
     name = (source_name or "").lower()
     if name.endswith(_MARKDOWN_SUFFIXES) and text.startswith("# "):
@@ -282,8 +294,12 @@ def revision_json(revision: Revision, *, with_content: bool = False) -> dict[str
         "created_at": iso_utc(revision.created_at),
     }
     if with_content:
-        item.update(model=revision.model, session_ids=list(revision.session_ids),
-                    restored_from=revision.restored_from, content=revision.content)
+        item.update(
+            model=revision.model,
+            session_ids=list(revision.session_ids),
+            restored_from=revision.restored_from,
+            content=revision.content,
+        )
     return item
 
 
@@ -306,8 +322,13 @@ def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
     }
 
 
-def export_json(workspace: Workspace, document: MemoryDocument,
-                history: Sequence[Revision], *, exported_at: datetime) -> bytes:
+def export_json(
+    workspace: Workspace,
+    document: MemoryDocument,
+    history: Sequence[Revision],
+    *,
+    exported_at: datetime,
+) -> bytes:
     """The document with its metadata and its history (revisions newest first, with content),
     as indented UTF-8 JSON ending with a newline."""
     payload = {
@@ -320,8 +341,14 @@ def export_json(workspace: Workspace, document: MemoryDocument,
     return (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def export_document(workspace: Workspace, document: MemoryDocument, history: Sequence[Revision],
-                    fmt: str, *, exported_at: datetime) -> bytes:
+def export_document(
+    workspace: Workspace,
+    document: MemoryDocument,
+    history: Sequence[Revision],
+    fmt: str,
+    *,
+    exported_at: datetime,
+) -> bytes:
     """Format a document for export as ``text``, ``markdown`` or ``json``.
 
     Raises:

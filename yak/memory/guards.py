@@ -127,9 +127,13 @@ def _is_chatter(lines: list[str], *, leading: bool) -> bool:
     if leading:
         if any(_HEADING.match(line) for line in content):
             return False  # "# Project:" above a fence is the document's title, not a remark
-        return (len(content) <= 2 and sum(len(line) for line in content) <= _MAX_CHATTER_CHARS
-                and (_LEADING_CHATTER.match(content[0]) is not None
-                     or content[-1].rstrip().endswith(":")))
+        return (
+            len(content) <= 2
+            and sum(len(line) for line in content) <= _MAX_CHATTER_CHARS
+            and (
+                _LEADING_CHATTER.match(content[0]) is not None or content[-1].rstrip().endswith(":")
+            )
+        )
     return _TRAILING_CHATTER.match(content[0]) is not None
 
 
@@ -138,8 +142,8 @@ def _strip_outer_fence(lines: list[str]) -> list[str]:
     if len(fences) < 2:
         return lines
     first, last = fences[0], fences[-1]
-    if _is_chatter(lines[:first], leading=True) and _is_chatter(lines[last + 1:], leading=False):
-        return lines[first + 1:last]
+    if _is_chatter(lines[:first], leading=True) and _is_chatter(lines[last + 1 :], leading=False):
+        return lines[first + 1 : last]
     return lines
 
 
@@ -209,10 +213,14 @@ _BULLET = re.compile(r"^\s*(?:[-*+•>]|\d+[.)])\s+")
 _WRAPPERS = "[](){}<>\"'`*_#/ \t"
 _TRIM = _WRAPPERS + ".:;,!-\u2013\u2014"  # and en/em dashes
 _ELLIPSIS_ONLY = re.compile(r"^[\s.…·]*(?:\.{2,}|…)[\s.…·]*$")
-_DOC_NOUNS = (r"(?:document|memory|file|content|contents|notes|sections?|text|lines|items|"
-              r"entries|points|details|brief|parts?)")
-_STATE = (r"(?:unchanged|the same|as before|as is|omitted|not shown|preserved|retained|"
-          r"same as before|kept|elided|truncated)")
+_DOC_NOUNS = (
+    r"(?:document|memory|file|content|contents|notes|sections?|text|lines|items|"
+    r"entries|points|details|brief|parts?)"
+)
+_STATE = (
+    r"(?:unchanged|the same|as before|as is|omitted|not shown|preserved|retained|"
+    r"same as before|kept|elided|truncated)"
+)
 _PLACEHOLDER_CORE = re.compile(
     r"^(?:"
     # "(unchanged)", "omitted", "same as before", "no changes"
@@ -280,6 +288,7 @@ def _is_placeholder(line: str) -> bool:
 
 # --- the verdict ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Verdict:
     """Whether a rewrite may replace the document.
@@ -333,9 +342,12 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
     if placeholder is not None:
         number, text = placeholder
         shown = text if len(text) <= 60 else text[:57] + "..."
-        return Verdict(RefreshStatus.REFUSED_PLACEHOLDER,
-                       f'the reply has a placeholder instead of content on line {number}: '
-                       f'"{shown}"', lines, chars)
+        return Verdict(
+            RefreshStatus.REFUSED_PLACEHOLDER,
+            f'the reply has a placeholder instead of content on line {number}: "{shown}"',
+            lines,
+            chars,
+        )
     if lines > MAX_LINES or chars > MAX_CHARS:
         return Verdict(RefreshStatus.REFUSED_CEILING, ceiling_reason(lines, chars), lines, chars)
     if previous.strip():
@@ -358,15 +370,21 @@ def ceiling_reason(lines: int, chars: int) -> str:
 def _floor_reason(previous: str, new: str, ratio: float) -> str:
     prev_chars, new_chars = len(previous), len(new)
     if prev_chars >= FLOOR_MIN_CHARS and new_chars < FLOOR_MIN_CHARS:
-        return (f"the reply has {new_chars} characters where the document had {prev_chars:,} "
-                f"(minimum {FLOOR_MIN_CHARS})")
+        return (
+            f"the reply has {new_chars} characters where the document had {prev_chars:,} "
+            f"(minimum {FLOOR_MIN_CHARS})"
+        )
     prev_lines, new_lines = non_blank_lines(previous), non_blank_lines(new)
     if prev_lines and new_lines < ratio * prev_lines:
-        return (f"the reply kept {new_lines} of {prev_lines} lines "
-                f"({_percent(new_lines, prev_lines)}; minimum {_percent(ratio, 1)})")
+        return (
+            f"the reply kept {new_lines} of {prev_lines} lines "
+            f"({_percent(new_lines, prev_lines)}; minimum {_percent(ratio, 1)})"
+        )
     if prev_chars and new_chars < ratio * prev_chars:
-        return (f"the reply kept {new_chars:,} of {prev_chars:,} characters "
-                f"({_percent(new_chars, prev_chars)}; minimum {_percent(ratio, 1)})")
+        return (
+            f"the reply kept {new_chars:,} of {prev_chars:,} characters "
+            f"({_percent(new_chars, prev_chars)}; minimum {_percent(ratio, 1)})"
+        )
     return ""
 
 

@@ -23,6 +23,7 @@ FRAMING = (
     "user, the user wins."
 )
 
+
 def neutralize_tags(content: str, name: str = "workspace-memory") -> str:
     """Replace every spelling of the ``<name …>`` / ``</name>`` tags in ``content`` with
     ``[name]`` / ``[/name]``, so text placed inside such a block cannot open or close it.

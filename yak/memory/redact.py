@@ -38,18 +38,21 @@ _PRIVATE_KEY = re.compile(
     r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\n[ \t]*\n|\Z)",
     re.DOTALL,
 )
-_PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[^\n]*|\n[ \t]*\n|\Z)",
-                        re.DOTALL)
+_PUTTY_KEY = re.compile(
+    r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[^\n]*|\n[ \t]*\n|\Z)", re.DOTALL
+)
 # scheme://user:password@host — the password is everything up to the last '@' of the authority.
 _URL_PASSWORD = re.compile(
-    r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/?#@\[\]]*:)(?P<secret>[^\s/?#]+)(?=@)")
+    r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/?#@\[\]]*:)(?P<secret>[^\s/?#]+)(?=@)"
+)
 _ANTHROPIC_KEY = re.compile(r"\bsk-ant-[A-Za-z0-9_-]{10,}")
 _OPENAI_KEY = re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")
 _GITHUB_TOKEN = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b")
 _AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")
 _BEARER = re.compile(
     r"(?P<keep>\b(?:Bearer|Authorization:\s*(?:Basic|Token))\s+)(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 
 # ``password = "x"``, ``API_KEY=x``, ``"api_key": "x"``: a secret-sounding word inside a name,
@@ -70,13 +73,16 @@ _OWN_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = 
 _SECRET_WORD = re.compile(
     r"password|passwd|passphrase|pwd|secret|api_?key|apikey|access_?key|auth_?key|"
     r"private_?key|client_?key|(?:auth|access|refresh|api|bearer|session|csrf)_?token|"
-    r"token_?secret|credentials?", re.IGNORECASE)
+    r"token_?secret|credentials?",
+    re.IGNORECASE,
+)
 _ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential")  # in every _SECRET_WORD
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _AFTER_NAME = re.compile(
     r"(?P<op_text>[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*)"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"',;]+)(?P<rest>[^\n]*))")
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"',;]+)(?P<rest>[^\n]*))"
+)
 _CODE_VALUE = re.compile(
     r"^(?:[$%{<(]|\[REDACTED)|[()\[\]]|^(?:none|null|nil|true|false|undefined|required|optional|"
     r"str|string|bytes|int|secretstr|env|environ|getenv|input|changeme|\*+|x+|\.+)$"
@@ -216,16 +222,23 @@ def _detectors() -> tuple[BasePlugin, ...]:
 
     # The library's annotation binds a type variable to nothing; every value is a plugin class.
     classes: Iterable[type[BasePlugin]] = get_mapping_from_secret_type_to_class().values()
-    return tuple(cls() for cls in sorted(classes, key=lambda c: c.__name__)
-                 if cls.__name__ not in _SKIPPED_DETECTORS)
+    return tuple(
+        cls()
+        for cls in sorted(classes, key=lambda c: c.__name__)
+        if cls.__name__ not in _SKIPPED_DETECTORS
+    )
 
 
 @functools.cache
 def _library_filters() -> tuple[Callable[[str], bool], ...]:
     from detect_secrets.filters import heuristic
 
-    return (heuristic.is_sequential_string, heuristic.is_potential_uuid,
-            heuristic.is_templated_secret, heuristic.is_prefixed_with_dollar_sign)
+    return (
+        heuristic.is_sequential_string,
+        heuristic.is_potential_uuid,
+        heuristic.is_templated_secret,
+        heuristic.is_prefixed_with_dollar_sign,
+    )
 
 
 def _library_findings(line: str) -> Iterator[tuple[str, str]]:
@@ -236,8 +249,10 @@ def _library_findings(line: str) -> Iterator[tuple[str, str]]:
         for secret in detector.analyze_string(line):
             if not secret or len(secret.strip()) < 3:
                 continue
-            if (isinstance(detector, HighEntropyStringsPlugin)
-                    and detector.calculate_shannon_entropy(secret) <= detector.entropy_limit):
+            if (
+                isinstance(detector, HighEntropyStringsPlugin)
+                and detector.calculate_shannon_entropy(secret) <= detector.entropy_limit
+            ):
                 continue
             if any(check(secret) for check in _library_filters()):
                 continue
@@ -280,8 +295,9 @@ def _windows(line: str) -> list[tuple[int, int]]:
 def _redact_line_with_library(line: str, note: Callable[[str], str]) -> str:
     if len(line.strip()) < 8:
         return line
-    findings = [found for start, end in _windows(line)
-                for found in _library_findings(line[start:end])]
+    findings = [
+        found for start, end in _windows(line) for found in _library_findings(line[start:end])
+    ]
     for kind, secret in findings:
         spans = _spans_outside_markers(line, secret)
         if not spans:

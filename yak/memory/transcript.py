@@ -29,8 +29,19 @@ from yak.domain import ChatMessage
 MESSAGE_LIMIT = 4_000  # characters per message before head-and-tail cutting
 BUDGET = 48_000  # characters for the whole transcript
 TOOL_TARGET_LIMIT = 80  # characters of a tool call's target
-_TARGET_KEYS = ("path", "file_path", "pattern", "command", "cmd", "query", "glob", "directory",
-                "dir", "url", "name")
+_TARGET_KEYS = (
+    "path",
+    "file_path",
+    "pattern",
+    "command",
+    "cmd",
+    "query",
+    "glob",
+    "directory",
+    "dir",
+    "url",
+    "name",
+)
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
 
@@ -80,7 +91,7 @@ def tool_call_line(block: Mapping[str, object]) -> str:
                 target = " ".join(value.split())
                 break
     if len(target) > TOOL_TARGET_LIMIT:
-        target = target[:TOOL_TARGET_LIMIT - 1] + "…"
+        target = target[: TOOL_TARGET_LIMIT - 1] + "…"
     return f"[tool: {name} {target}]" if target else f"[tool: {name}]"
 
 
@@ -118,13 +129,17 @@ def cut_long(text: str, limit: int = MESSAGE_LIMIT) -> tuple[str, bool]:
     tail = keep - head
     removed = len(text) - head - tail
     marker = f"\n[… {removed:,} characters cut …]\n"
-    return text[:head] + marker + (text[len(text) - tail:] if tail else ""), True
+    return text[:head] + marker + (text[len(text) - tail :] if tail else ""), True
 
 
-def format_transcript(messages: Iterable[ChatMessage], *,
-                      session_titles: Mapping[str, str] | None = None,
-                      redactor: Redactor | None = None,
-                      message_limit: int = MESSAGE_LIMIT, budget: int = BUDGET) -> Transcript:
+def format_transcript(
+    messages: Iterable[ChatMessage],
+    *,
+    session_titles: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
+    message_limit: int = MESSAGE_LIMIT,
+    budget: int = BUDGET,
+) -> Transcript:
     """Format messages into the conversation part of a rewrite's input.
 
     Args:
@@ -191,9 +206,15 @@ def format_transcript(messages: Iterable[ChatMessage], *,
         flags.append("cut_long_message")
     if dropped:
         flags.append("dropped_over_budget")
-    return Transcript(text="\n\n".join(parts), watermarks=watermarks,
-                      session_ids=tuple(session_order), included=len(entries),
-                      dropped=dropped, cut=cut_count, flags=tuple(flags))
+    return Transcript(
+        text="\n\n".join(parts),
+        watermarks=watermarks,
+        session_ids=tuple(session_order),
+        included=len(entries),
+        dropped=dropped,
+        cut=cut_count,
+        flags=tuple(flags),
+    )
 
 
 def _session_label(number: int, title: str) -> str:
@@ -203,8 +224,13 @@ def _session_label(number: int, title: str) -> str:
     return f"--- conversation {number} ---"
 
 
-def _first_kept(entries: list[tuple[str, str]], headers: Mapping[str, str], budget: int, *,
-                already_dropped: int = 0) -> int:
+def _first_kept(
+    entries: list[tuple[str, str]],
+    headers: Mapping[str, str],
+    budget: int,
+    *,
+    already_dropped: int = 0,
+) -> int:
     """Index of the oldest entry kept so that the newest entries fit the budget.
 
     The kept entries are always a suffix; the newest one is always kept. ``already_dropped``
