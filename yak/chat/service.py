@@ -136,7 +136,7 @@ class ChatService:
         self._running.add(session_id)
         provider: ModelClient | None = None
         try:
-            await self._title_from_first_prompt(session_id, prompt)
+            await self._title_from_first_prompt(workspace, session_id, prompt)
             settings = self.settings()
             provider = self._provider_factory()
             agent = Agent(
@@ -159,9 +159,12 @@ class ChatService:
                 except Exception:  # closing sockets must not hide the turn's outcome
                     log.warning("could not close the provider's connections", exc_info=True)
 
-    async def _title_from_first_prompt(self, session_id: str, prompt: str) -> None:
+    async def _title_from_first_prompt(self, workspace: Workspace, session_id: str,
+                                       prompt: str) -> None:
         def retitle() -> ChatSession | None:
             session = self.conversations.get_session(session_id)
+            if session.workspace_id != workspace.id:  # refused before anything is changed
+                raise UsageError("That conversation belongs to another workspace.")
             if session.title != DEFAULT_TITLE or self.conversations.messages(session_id):
                 return None
             return self.conversations.rename_session(session_id, title_from_prompt(prompt))
