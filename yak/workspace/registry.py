@@ -112,8 +112,11 @@ class WorkspaceRegistry:
         Returns the workspace under its new id.
 
         Raises:
-            WorkspaceNotFound: no such folder. UsageError: that folder has a memory of its own.
+            WorkspaceNotFound: no such folder (or a file). UsageError: that folder has a memory
+                of its own, or is not a usable path.
         """
+        if paths.folder_identity(normalize(new_path)) is None:
+            raise folder_error(new_path)
         return await asyncio.to_thread(self._repository.reattach, workspace_id, new_path)
 
     async def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
