@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox, QWidget
 
 Choice = tuple[str, QMessageBox.ButtonRole]
 
@@ -38,7 +38,7 @@ def ask(
     box.setObjectName("yakQuestion")
     if informative:
         box.setInformativeText(informative)
-    buttons = {}
+    buttons: dict[QAbstractButton, str] = {}  # button -> its label
     for label, role in choices:
         button = box.addButton(label, role)
         buttons[button] = label

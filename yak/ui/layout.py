@@ -64,7 +64,8 @@ def hbox(
         spacing: the space between items in pixels; ``None`` keeps the style's.
         parent: the widget the layout is set on, if any.
     """
-    return _fill(QHBoxLayout(parent), items, margins, spacing)
+    layout = QHBoxLayout() if parent is None else QHBoxLayout(parent)
+    return _fill(layout, items, margins, spacing)
 
 
 def vbox(
@@ -74,7 +75,8 @@ def vbox(
     parent: QWidget | None = None,
 ) -> QVBoxLayout:
     """A vertical layout holding ``items`` from top to bottom (arguments as :func:`hbox`)."""
-    return _fill(QVBoxLayout(parent), items, margins, spacing)
+    layout = QVBoxLayout() if parent is None else QVBoxLayout(parent)
+    return _fill(layout, items, margins, spacing)
 
 
 def add_items(layout: QBoxLayout, *items: LayoutItem) -> None:

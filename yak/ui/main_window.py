@@ -40,6 +40,8 @@ from PySide6.QtWidgets import (
 from yak.ui.layout import create_action
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
     from yak.domain import Workspace
     from yak.ui.memory_panel import MemoryPanel
 
@@ -77,10 +79,10 @@ class MainWindow(QMainWindow):
         self._workspace: Workspace | None = None
         self._chat_panel: QWidget | None = None
         self.close_guard: Callable[[], bool] | None = None
-        self.folder_dialog = None
-        self.error_box = None
-        self.about_box = None
-        self.shortcuts_box = None
+        self.folder_dialog: QFileDialog | None = None
+        self.error_box: QMessageBox | None = None
+        self.about_box: QMessageBox | None = None
+        self.shortcuts_box: QMessageBox | None = None
         self._data_dir: str | None = None
         self._log_file: str | None = None
         self._sized = False

@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPalette
+from PySide6.QtGui import QFontDatabase, QHideEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QWidget
 
 from yak.domain import MemoryDocument, Workspace
@@ -288,11 +288,11 @@ class MemoryPanel(QWidget):
         else:
             self._tick_timer.stop()
 
-    def showEvent(self, event) -> None:
+    def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self._update_tick_timer()
 
-    def hideEvent(self, event) -> None:
+    def hideEvent(self, event: QHideEvent) -> None:
         super().hideEvent(event)
         self._tick_timer.stop()
 

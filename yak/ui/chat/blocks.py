@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, QSizeF, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -72,8 +72,8 @@ class MessageBlock(QTextBrowser):
     def _height_for(self, document_height: float) -> int:
         return math.ceil(document_height) + 2 * self.frameWidth()
 
-    def _on_document_size_changed(self, size: object) -> None:
-        self.setFixedHeight(self._height_for(size.height()))  # type: ignore[attr-defined]
+    def _on_document_size_changed(self, size: QSizeF) -> None:
+        self.setFixedHeight(self._height_for(size.height()))
 
 
 class ElidedLabel(QLabel):

@@ -108,7 +108,13 @@ class TranscriptView(QScrollArea):
 
     def items(self) -> list[QWidget]:
         """The transcript's blocks, top to bottom."""
-        return [self._layout.itemAt(i).widget() for i in range(1, self._layout.count() - 1)]
+        found: list[QWidget] = []
+        for index in range(1, self._layout.count() - 1):
+            item = self._layout.itemAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                found.append(widget)
+        return found
 
     def set_placeholder(self, text: str) -> None:
         """What the transcript says while it has no messages (not part of ``plain_text()``)."""
@@ -145,7 +151,8 @@ class TranscriptView(QScrollArea):
         self._stream_dirty = False
         self._tool_blocks.clear()
         while self._layout.count() > 2:
-            widget = self._layout.takeAt(1).widget()
+            item = self._layout.takeAt(1)
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.deleteLater()
         self._follow_bottom = True

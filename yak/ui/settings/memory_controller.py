@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject
 
 from yak.domain import MemoryDocument, RefreshStatus, Workspace
 from yak.errors import ConflictError, YakError
-from yak.events import MemoryUpdated
+from yak.events import MemoryUpdated, RefreshFinished, RefreshStateChanged
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.history_dialog import HistoryDialog
@@ -137,11 +137,11 @@ class MemoryPageController(QObject):
         elif self.page.isVisible():  # a memory new to the list (the CLI created it)
             self._reload_soon("memory-list", self._reload_list)
 
-    def _on_bridge_refresh_finished(self, _event: Any) -> None:
+    def _on_bridge_refresh_finished(self, _event: RefreshFinished) -> None:
         if self.page.isVisible():
             self._reload_soon("memory-statuses", self._reload_statuses)
 
-    def _on_bridge_refresh_state_changed(self, event: Any) -> None:
+    def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
         # Only the pause (no API key) and its end show in the list; running/pending do not.
         paused = event.state == "paused"
         if self.page.isVisible() and paused != (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFontDatabase
@@ -17,6 +18,9 @@ from PySide6.QtWidgets import QWidget
 from yak.domain import MemoryDocument, MemorySummary, Workspace
 from yak.ui.formatting import local_time, relative_time
 from yak.workspace.state import LastRefresh, list_status
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
 ORPHANED = "orphaned"
 # The Status column's colours by the outcome's first word; "paused" and "up" (to date) stay in
@@ -217,7 +221,7 @@ class MemoryListModel(QAbstractTableModel):
         else:
             rows = list(rows)
         if self._sort_column >= 0:
-            key: Callable[[MemorySummary], object] = {
+            key: Callable[[MemorySummary], SupportsRichComparison] = {
                 0: lambda s: s.workspace.path.casefold(),
                 1: lambda s: s.lines,
                 2: lambda s: s.updated_at or datetime.min.replace(tzinfo=UTC),

@@ -19,6 +19,7 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFileDialog,
     QHeaderView,
     QLineEdit,
     QMessageBox,
@@ -69,9 +70,9 @@ class MemoryPage(SettingsPage):
     ) -> None:
         super().__init__(parent)
         self.model = MemoryListModel(self, now=now)
-        self._after_save: Callable[[], None] | None = None
+        self._after_save: Callable[[], object] | None = None
         self.question_box: QMessageBox | None = None
-        self.file_dialog = None
+        self.file_dialog: QFileDialog | None = None  # the open Import/Export/Re-attach dialog
         self._setup_ui()
         self.times_timer = QTimer(self)
         self.times_timer.setInterval(TIMES_INTERVAL_MS)
@@ -212,7 +213,7 @@ class MemoryPage(SettingsPage):
         """Whether the editor holds unsaved edits (the Settings dialog's close guard)."""
         return self.editor.is_dirty()
 
-    def resolve_unsaved(self, then: Callable[[], None]) -> None:
+    def resolve_unsaved(self, then: Callable[[], object]) -> None:
         """Ask Save / Discard / Cancel about the unsaved edits; ``then()`` runs after a
         successful save or a discard, never after Cancel or a refused save."""
         self._guard(then)
@@ -231,7 +232,7 @@ class MemoryPage(SettingsPage):
         self.editor.update_times()
 
     # --- the unsaved-edits guard -------------------------------------------------------------
-    def _guard(self, then: Callable[[], None]) -> None:
+    def _guard(self, then: Callable[[], object]) -> None:
         if not self.editor.is_dirty():
             then()
             return

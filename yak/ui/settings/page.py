@@ -42,7 +42,7 @@ class SettingsPage(QWidget):
         """Whether the page holds edits that are not stored yet."""
         return False
 
-    def resolve_unsaved(self, then: Callable[[], None]) -> QWidget | None:
+    def resolve_unsaved(self, then: Callable[[], object]) -> QWidget | None:
         """Ask what to do with unsaved edits, then call ``then()`` once they are stored or
         dropped (not on Cancel). Without edits, ``then()`` runs at once.
 

@@ -223,7 +223,7 @@ class ProviderPage(SettingsPage):
             )
             self.key_edit.clear()
             self._load_key_state()
-            overridden = []
+            overridden: list[str] = []
             for name, widget in self._setting_widgets().items():
                 variable = _ENV_OVERRIDES.get(name)
                 from_env = bool(variable and self.env.get(variable))
@@ -233,7 +233,7 @@ class ProviderPage(SettingsPage):
                     if from_env
                     else self._tooltips[name]
                 )
-                if from_env:
+                if from_env and variable is not None:
                     overridden.append(variable)
             self.env_note.setText(
                 f"Set by the environment (edit it there): {', '.join(overridden)}."
@@ -255,7 +255,7 @@ class ProviderPage(SettingsPage):
         """The Settings dialog's guard: edits not applied yet."""
         return self.is_changed()
 
-    def resolve_unsaved(self, then: Callable[[], None]) -> QMessageBox:
+    def resolve_unsaved(self, then: Callable[[], object]) -> QMessageBox:
         """Ask Apply / Discard / Cancel about unapplied edits (without blocking the loop); call
         ``then()`` once they are applied or discarded, not on Cancel.
 
