@@ -7,10 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import error, text, tool_use
 
-from yak.db.conversations import ConversationStore
-from yak.memory.store import MemoryStore
+from tests.support.builders import workspace_with_document
+from tests.support.fake_api import error, text, tool_use
 
 MEMORY_MODEL = "claude-memory-test"
 
@@ -18,8 +17,16 @@ MEMORY_MODEL = "claude-memory-test"
 def yak(*args: str, cwd=None, stdin: str | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m yak`` with the test's environment (data dir, fake API, no keyring)."""
     env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, YAK_MODEL="claude-chat-test")
-    return subprocess.run([sys.executable, "-m", "yak", *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "yak", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -30,17 +37,27 @@ def folder(tmp_path):
     return ws
 
 
+def the_session(core, loop, folder):
+    """The one session ``yak ask`` recorded in ``folder``'s workspace, and its messages."""
+    workspace = loop.run_until_complete(core.workspaces.find(str(folder)))
+    [session] = loop.run_until_complete(core.chat.sessions(workspace.id))
+    return session, loop.run_until_complete(core.chat.messages(session.id))
+
+
+def document_of(core, loop, folder) -> str:
+    workspace = loop.run_until_complete(core.workspaces.find(str(folder)))
+    return loop.run_until_complete(core.memory.read(workspace.id)).content
+
+
 def chat_requests(fake_api):
     return [r for r in fake_api.message_requests if r.body["model"] != MEMORY_MODEL]
 
 
-def test_prints_the_reply_with_memory_on_top_and_records_the_session(db, folder, fake_api):
+def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop, folder, fake_api):
     """The reply is on stdout; the request's system prompt starts with the memory document;
     the session and its messages are in the shared database."""
-    store = MemoryStore(db)
-    workspace = store.open_workspace(str(folder))
     document = "Demo project.\n- run tests with pytest\n"
-    store.write(workspace.id, document, expected_version=0)
+    loop.run_until_complete(workspace_with_document(core, folder, document))
     fake_api.script(text("Hello from the fake."))
 
     result = yak("ask", "-w", str(folder), "--no-refresh", "Say hello")
@@ -51,42 +68,42 @@ def test_prints_the_reply_with_memory_on_top_and_records_the_session(db, folder,
     [request] = fake_api.message_requests
     assert request.body["system"].startswith("<workspace-memory>\n" + document)
     assert request.body["model"] == "claude-chat-test"
-    assert request.body["messages"] == [{"role": "user",
-                                         "content": [{"type": "text", "text": "Say hello"}]}]
-    [session] = ConversationStore(db).sessions(workspace.id)
+    assert request.body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Say hello"}]}
+    ]
+    session, messages = the_session(core, loop, folder)
     assert session.title == "Say hello"
-    assert [m.text for m in ConversationStore(db).messages(session.id)] == [
-        "Say hello", "Hello from the fake."]
-    assert store.read(workspace.id).content == document  # --no-refresh: untouched
+    assert [m.text for m in messages] == ["Say hello", "Hello from the fake."]
+    assert document_of(core, loop, folder) == document  # --no-refresh: untouched
 
 
-def test_memory_refresh_runs_after_the_turn(db, folder, fake_api):
+def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
     """Without --no-refresh the memory model rewrites the document right after the reply."""
-    fake_api.respond_with(lambda body: text(
-        "Demo project.\n\n- The user asked for a greeting.\n" if body["model"] == MEMORY_MODEL
-        else "Hi there."))
+    fake_api.respond_with(
+        lambda body: text(
+            "Demo project.\n\n- The user asked for a greeting.\n"
+            if body["model"] == MEMORY_MODEL
+            else "Hi there."
+        )
+    )
     result = yak("ask", "--model", "claude-other", "Greet me", cwd=folder)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hi there.\n"
     assert "memory: applied, version 1, 3 lines" in result.stderr
     assert [r.body["model"] for r in fake_api.message_requests] == ["claude-other", MEMORY_MODEL]
-    workspace = MemoryStore(db).find_workspace(str(folder))
-    assert MemoryStore(db).read(workspace.id).content == \
-        "Demo project.\n\n- The user asked for a greeting.\n"
+    assert document_of(core, loop, folder) == "Demo project.\n\n- The user asked for a greeting.\n"
 
 
-def test_a_failed_refresh_is_reported_but_the_turn_succeeds(db, folder, fake_api):
+def test_a_failed_refresh_is_reported_but_the_turn_succeeds(core, loop, folder, fake_api):
     """The refresh's provider error is one stderr line; exit 0; the document is unchanged."""
-    store = MemoryStore(db)
-    workspace = store.open_workspace(str(folder))
-    store.write(workspace.id, "Kept exactly.\n", expected_version=0)
+    loop.run_until_complete(workspace_with_document(core, folder, "Kept exactly.\n"))
     fake_api.script(text("Answer."), error(400, message="refresh refused"))
     result = yak("ask", "-w", str(folder), "Question?")
     assert result.returncode == 0
     assert result.stdout == "Answer.\n"
     assert "yak: memory refresh failed:" in result.stderr
     assert "Traceback" not in result.stderr
-    assert store.read(workspace.id).content == "Kept exactly.\n"
+    assert document_of(core, loop, folder) == "Kept exactly.\n"
 
 
 def test_provider_failure_exits_4_with_one_line(folder, fake_api):
@@ -111,8 +128,10 @@ def test_missing_key_exits_4_before_any_request(folder, fake_api, monkeypatch):
 def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
     """Without --yes the write is denied (the model is told how to allow it) and nothing is
     written; with --yes the same call writes the file."""
-    fake_api.script(tool_use("write_file", {"path": "out.txt", "content": "data"}),
-                    text("I could not write it."))
+    fake_api.script(
+        tool_use("write_file", {"path": "out.txt", "content": "data"}),
+        text("I could not write it."),
+    )
     denied = yak("ask", "-w", str(folder), "--no-refresh", "Write out.txt")
     assert denied.returncode == 0, denied.stderr
     assert not (folder / "out.txt").exists()
@@ -122,8 +141,9 @@ def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
     assert result_block["is_error"] is True
     assert denied.stdout == "I could not write it.\n"
 
-    fake_api.script(tool_use("write_file", {"path": "out.txt", "content": "data"}),
-                    text("Written."))
+    fake_api.script(
+        tool_use("write_file", {"path": "out.txt", "content": "data"}), text("Written.")
+    )
     allowed = yak("ask", "-w", str(folder), "--yes", "--no-refresh", "Write out.txt")
     assert allowed.returncode == 0, allowed.stderr
     assert (folder / "out.txt").read_text() == "data"
@@ -132,8 +152,9 @@ def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
 
 def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
     """A read runs without --yes; text before and after a tool call does not run together."""
-    fake_api.script(tool_use("read_file", {"path": "README.md"}, text="Reading."),
-                    text("It is a demo."))
+    fake_api.script(
+        tool_use("read_file", {"path": "README.md"}, text="Reading."), text("It is a demo.")
+    )
     result = yak("ask", "-w", str(folder), "--no-refresh", "What is this?")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Reading.\nIt is a demo.\n"
@@ -149,14 +170,24 @@ def test_prompt_from_stdin(folder, fake_api):
     assert sent == "multi\nline prompt\n"
 
 
-@pytest.mark.parametrize(("args", "stdin", "message"), [
-    (["-w", "{missing}", "hi"], None, "yak: "),
-    (["-w", "{folder}", "   "], None, "the prompt is empty"),
-    (["-w", "{folder}", "-"], "\n\n", "the prompt is empty"),
-])
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["-w", "{missing}", "hi"], None, "yak: no such folder: {missing}\n"),
+        (
+            ["-w", "{folder}/README.md", "hi"],
+            None,
+            "yak: {folder}/README.md is a file, not a folder\n",
+        ),
+        (["-w", "{folder}", "   "], None, "the prompt is empty"),
+        (["-w", "{folder}", "-"], "\n\n", "the prompt is empty"),
+    ],
+)
 def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
     """A -w that is not a folder or an empty prompt: exit 2, one line, no request."""
-    args = [a.format(folder=folder, missing=tmp_path / "nope") for a in args]
+    names = {"folder": folder, "missing": tmp_path / "nope"}
+    args = [a.format(**names) for a in args]
+    message = message.format(**names)
     result = yak("ask", *args, stdin=stdin)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
@@ -164,7 +195,7 @@ def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
-def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(db, folder, fake_api):
+def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_api):
     """Ctrl-C mid-reply: exit 130 with one line, and the partial reply is stored marked
     [stopped] (the refresh does not run)."""
     import signal
@@ -173,9 +204,13 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(db, folder, fake_api):
     gate = threading.Event()  # never set: the reply stalls after two words
     fake_api.script(text("Partial words then a long pause", gate=gate, pause_after=2))
     env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL)
-    process = subprocess.Popen([sys.executable, "-m", "yak", "ask", "-w", str(folder), "hi"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "yak", "ask", "-w", str(folder), "hi"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = process.stdout.read(len("Partial words "))  # both deltas before the pause
         process.send_signal(signal.SIGINT)
@@ -186,8 +221,6 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(db, folder, fake_api):
     assert process.returncode == 130
     assert first + rest == "Partial words \n"
     assert err == "yak: interrupted\n"
-    workspace = MemoryStore(db).find_workspace(str(folder))
-    [session] = ConversationStore(db).sessions(workspace.id)
-    stored = ConversationStore(db).messages(session.id)
+    _, stored = the_session(core, loop, folder)
     assert [b["text"] for b in stored[-1].content] == ["Partial words ", "[stopped]"]
     assert len(fake_api.message_requests) == 1

@@ -7,6 +7,7 @@ few and each checks a whole flow); the remaining user mistakes call ``yak.cli.ma
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -19,17 +20,23 @@ from dataclasses import replace
 
 import pytest
 
+from yak.bootstrap import open_core
 from yak.cli import main
-from yak.db import open_database
 from yak.domain import RefreshOutcome, RefreshStatus, TokenUsage
-from yak.memory.store import MemoryStore
 
 
 def yak(data_dir, *args, stdin=b"", cwd=None):
     """Run ``python -m yak ARGS`` with ``YAK_DATA_DIR`` set; stdin is a pipe, not a terminal."""
     env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
-    return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], input=stdin,
-                          capture_output=True, env=env, cwd=cwd, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "yak", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
 
 
 def one_error_line(result):
@@ -65,8 +72,16 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
     shown = json.loads(yak(data_dir, "memory", "show", "-w", folder, "--json").stdout)
     assert (shown["lines"], shown["version"], shown["workspace"]) == (150, 1, str(folder))
     assert shown["content"].encode("utf-8") == expected
-    assert set(shown) == {"workspace", "workspace_id", "version", "lines", "chars", "flags",
-                          "updated_at", "content"}
+    assert set(shown) == {
+        "workspace",
+        "workspace_id",
+        "version",
+        "lines",
+        "chars",
+        "flags",
+        "updated_at",
+        "content",
+    }
 
     link = tmp_path / "link"
     link.symlink_to(folder, target_is_directory=True)
@@ -81,8 +96,20 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
     assert refused.returncode == 2
     assert "already exists; use --force" in one_error_line(refused)
     assert out.read_bytes() == b"do not lose me\n"
-    forced = yak(data_dir, "--data-dir", data_dir, "memory", "export", "-w", folder, "-o", out,
-                 "--force", "--format", "markdown")
+    forced = yak(
+        data_dir,
+        "--data-dir",
+        data_dir,
+        "memory",
+        "export",
+        "-w",
+        folder,
+        "-o",
+        out,
+        "--force",
+        "--format",
+        "markdown",
+    )
     assert forced.returncode == 0, forced.stderr
     assert out.read_bytes() == b"# project\n\n" + expected
 
@@ -94,8 +121,9 @@ def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, fo
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["version"] == 1
 
-    stale = yak(data_dir, "memory", "set", "-w", folder, "--expect-version", "0", "--json",
-                stdin=b"mine\n")
+    stale = yak(
+        data_dir, "memory", "set", "-w", folder, "--expect-version", "0", "--json", stdin=b"mine\n"
+    )
     assert stale.returncode == 5
     assert "the memory changed (version 1) since version 0" in one_error_line(stale).lower()
     assert json.loads(stale.stdout)["exit_code"] == 5
@@ -106,8 +134,9 @@ def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, fo
     assert json.loads(over.stdout)["status"] == "refused_ceiling"
 
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"first\nsecond\n"
-    fresh = yak(data_dir, "memory", "set", "-w", folder, "--expect-version", "1", "--json",
-                stdin=b"third\n")
+    fresh = yak(
+        data_dir, "memory", "set", "-w", folder, "--expect-version", "1", "--json", stdin=b"third\n"
+    )
     assert (fresh.returncode, json.loads(fresh.stdout)["version"]) == (0, 2)
 
 
@@ -119,13 +148,15 @@ def test_import_history_restore_delete_and_list(data_dir, folder, tmp_path):
     utf16.write_bytes("imported — ünïcode\r\nline 2\r\n".encode("utf-16"))
     assert yak(data_dir, "memory", "import", utf16, "-w", folder).returncode == 0
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == (
-        "imported — ünïcode\nline 2\n".encode())
+        "imported — ünïcode\nline 2\n".encode()
+    )
 
     history = json.loads(yak(data_dir, "memory", "history", "-w", folder, "--json").stdout)
     assert [(r["version"], r["source"], r["lines"]) for r in history] == [
-        (2, "import", 2), (1, "hand", 1)]
-    assert set(history[0]) == {"id", "version", "source", "lines", "chars", "flags",
-                               "created_at"}
+        (2, "import", 2),
+        (1, "hand", 1),
+    ]
+    assert set(history[0]) == {"id", "version", "source", "lines", "chars", "flags", "created_at"}
     assert yak(data_dir, "memory", "restore", history[1]["id"], "-w", folder).returncode == 0
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"original\n"
 
@@ -141,7 +172,8 @@ def test_import_history_restore_delete_and_list(data_dir, folder, tmp_path):
 
     listed = json.loads(yak(data_dir, "memory", "list", "--json").stdout)
     assert [(d["workspace"], d["version"], d["lines"], d["orphaned"]) for d in listed] == [
-        (str(folder), 5, 1, False)]
+        (str(folder), 5, 1, False)
+    ]
 
 
 def test_a_missing_folder_is_one_line_and_json_stays_json(data_dir, tmp_path):
@@ -151,8 +183,11 @@ def test_a_missing_folder_is_one_line_and_json_stays_json(data_dir, tmp_path):
     result = yak(data_dir, "memory", "show", "-w", missing, "--json")
     assert result.returncode == 2
     assert one_error_line(result) == f"yak: no such folder: {missing}"
-    assert json.loads(result.stdout) == {"error": f"no such folder: {missing}", "exit_code": 2,
-                                         "status": None}
+    assert json.loads(result.stdout) == {
+        "error": f"no such folder: {missing}",
+        "exit_code": 2,
+        "status": None,
+    }
     bad_option = yak(data_dir, "memory", "list", "--json", "--bogus")
     assert bad_option.returncode == 2
     assert json.loads(bad_option.stdout)["exit_code"] == 2
@@ -182,42 +217,74 @@ class FakeTerminal(io.TextIOWrapper):
         return True
 
 
+def with_core(data_dir, work):
+    """Run ``work(core)`` against a core on ``data_dir`` (as the app would), then close it."""
+
+    async def run_it():
+        core = open_core(data_dir)
+        try:
+            return await work(core)
+        finally:
+            await core.aclose()
+
+    return asyncio.run(run_it())
+
+
 def stored(data_dir, folder):
-    db = open_database(data_dir)
-    try:
-        store = MemoryStore(db)
-        workspace = store.find_workspace(str(folder))
-        return store.read(workspace.id).content.encode("utf-8") if workspace else b""
-    finally:
-        db.close()
+    """The stored bytes of ``folder``'s memory document (``b""`` when Yak never stored it)."""
+
+    async def read(core):
+        workspace = await core.workspaces.find(str(folder))
+        return (await core.memory.read(workspace.id)).content.encode("utf-8") if workspace else b""
+
+    return with_core(data_dir, read)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["memory", "import", "{tmp}/missing.txt", "-w", "{folder}"], "no such file"),
-    (["memory", "import", "{tmp}/binary.bin", "-w", "{folder}"], "is not UTF-8/UTF-16/UTF-32"),
-    (["memory", "set", "--file", "{tmp}/latin1.txt", "-w", "{folder}"], "is not UTF-8 text"),
-    (["memory", "restore", "NOSUCHREVISION", "-w", "{folder}"], "has no revision"),
-    (["memory", "restore", "01J", "-w", "{folder}"], "at least 6 characters"),
-    (["memory", "restore", "7", "-w", "{folder}"], "has no version 7"),
-    (["memory", "set", "--expect-version", "-1", "-w", "{folder}"],
-     "--expect-version must be 0 or more"),
-    (["memory", "show", "--reply", "01NOSUCHATTEMPT", "-w", "{folder}"],
-     "has no refresh attempt '01NOSUCHATTEMPT'"),
-    (["memory", "import", "-", "-w", "{folder}"], "stdin is not UTF-8/UTF-16/UTF-32"),
-    (["memory", "show", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
-    (["memory", "set", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
-    (["memory", "refresh", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
-    (["memory", "export", "--format", "pdf", "-w", "{folder}"], "invalid choice: 'pdf'"),
-    (["memory", "set", "--expect-version", "two", "-w", "{folder}"], "invalid int value"),
-    (["memory", "export", "-o", "{tmp}/no/such/dir/out.txt", "-w", "{folder}"],
-     "its folder does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["memory", "import", "{tmp}/missing.txt", "-w", "{folder}"], "no such file"),
+        (["memory", "import", "{tmp}/binary.bin", "-w", "{folder}"], "is not UTF-8/UTF-16/UTF-32"),
+        (["memory", "set", "--file", "{tmp}/latin1.txt", "-w", "{folder}"], "is not UTF-8 text"),
+        (["memory", "restore", "NOSUCHREVISION", "-w", "{folder}"], "has no revision"),
+        (["memory", "restore", "01J", "-w", "{folder}"], "at least 6 characters"),
+        (["memory", "restore", "7", "-w", "{folder}"], "has no version 7"),
+        (
+            ["memory", "set", "--expect-version", "-1", "-w", "{folder}"],
+            "--expect-version must be 0 or more",
+        ),
+        (
+            ["memory", "show", "--reply", "01NOSUCHATTEMPT", "-w", "{folder}"],
+            "has no refresh attempt '01NOSUCHATTEMPT'",
+        ),
+        (["memory", "import", "-", "-w", "{folder}"], "stdin is not UTF-8/UTF-16/UTF-32"),
+        (["memory", "show", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
+        (["memory", "set", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
+        (["memory", "refresh", "-w", "{tmp}/binary.bin"], "binary.bin is a file, not a folder"),
+        (["memory", "export", "--format", "pdf", "-w", "{folder}"], "invalid choice: 'pdf'"),
+        (["memory", "set", "--expect-version", "two", "-w", "{folder}"], "invalid int value"),
+        (
+            ["memory", "export", "-o", "{tmp}/no/such/dir/out.txt", "-w", "{folder}"],
+            "its folder does not exist",
+        ),
+    ],
+)
 def test_user_mistakes_are_one_line_with_exit_2_and_change_nothing(
-        data_dir, folder, tmp_path, capsysbinary, argv, message):
+    data_dir, folder, tmp_path, capsysbinary, argv, message
+):
     (tmp_path / "binary.bin").write_bytes(bytes(range(256)) * 4)
     (tmp_path / "latin1.txt").write_bytes("café\n".encode("latin-1"))
-    assert run(capsysbinary, "memory", "set", "-w", folder,
-               stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")))[0] == 0
+    assert (
+        run(
+            capsysbinary,
+            "memory",
+            "set",
+            "-w",
+            folder,
+            stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")),
+        )[0]
+        == 0
+    )
     argv = [a.format(tmp=tmp_path, folder=folder) for a in argv]
     binary = (tmp_path / "binary.bin").read_bytes()
     code, _, err = run(capsysbinary, *argv, stdin=io.TextIOWrapper(io.BytesIO(binary)))
@@ -225,6 +292,41 @@ def test_user_mistakes_are_one_line_with_exit_2_and_change_nothing(
     assert err.count("\n") == 1 and err.startswith("yak: ") and message in err, err
     assert "Traceback" not in err
     assert stored(data_dir, folder) == b"keep\n"
+
+
+@pytest.mark.parametrize(
+    "bad, line",
+    [
+        ("{tmp}/no-such-folder", "yak: no such folder: {tmp}/no-such-folder\n"),
+        ("{tmp}/notes.txt", "yak: {tmp}/notes.txt is a file, not a folder\n"),
+    ],
+)
+def test_a_bad_workspace_is_the_same_line_in_every_command(
+    tmp_path, capsysbinary, monkeypatch, bad, line
+):
+    """Every command that takes ``-w`` refuses the same bad folder with the same line (exit 2)
+    and prints nothing on stdout, whether it reads, writes, refreshes or asks."""
+    (tmp_path / "notes.txt").write_bytes(b"a note\n")
+    monkeypatch.setenv("EDITOR", "true")  # never started: the folder is refused first
+    bad, line = bad.format(tmp=tmp_path), line.format(tmp=tmp_path)
+    for argv in (
+        ["memory", "show"],
+        ["memory", "show", "--reply", "01ABCDEF"],
+        ["memory", "history"],
+        ["memory", "history", "--refreshes"],
+        ["memory", "export"],
+        ["memory", "set"],
+        ["memory", "edit"],
+        ["memory", "import", tmp_path / "notes.txt"],
+        ["memory", "restore", "1"],
+        ["memory", "delete", "--yes"],
+        ["memory", "refresh"],
+        ["ask", "hi"],
+    ):
+        code, out, err = run(
+            capsysbinary, *argv, "-w", bad, stdin=io.TextIOWrapper(io.BytesIO(b"text\n"))
+        )
+        assert (code, out, err) == (2, b"", line), argv
 
 
 def test_a_database_from_a_newer_yak_is_one_line_exit_1(data_dir, folder, capsysbinary):
@@ -246,13 +348,15 @@ def test_a_data_dir_that_is_a_file_is_one_line(tmp_path, folder, capsysbinary):
 
 
 def test_show_of_an_orphaned_workspace_still_works_but_writes_need_the_folder(
-        data_dir, folder, capsysbinary):
+    data_dir, folder, capsysbinary
+):
     run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"old\n")))
     folder.rmdir()
     assert run(capsysbinary, "memory", "show", "-w", folder)[:2] == (0, b"old\n")
     assert run(capsysbinary, "memory", "history", "-w", folder, "--json")[0] == 0
-    code, _, err = run(capsysbinary, "memory", "set", "-w", folder,
-                       stdin=io.TextIOWrapper(io.BytesIO(b"new\n")))
+    code, _, err = run(
+        capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"new\n"))
+    )
     assert code == 2 and "no such folder" in err
     code, out, _ = run(capsysbinary, "memory", "list")
     assert b"(orphaned: folder missing)" in out
@@ -268,8 +372,9 @@ def test_delete_on_a_terminal_asks_first(data_dir, folder, capsysbinary):
     assert stored(data_dir, folder) == b""
 
 
-def test_refresh_without_the_refresh_module_is_one_line(data_dir, folder, capsysbinary,
-                                                        monkeypatch):
+def test_refresh_without_the_refresh_module_is_one_line(
+    data_dir, folder, capsysbinary, monkeypatch
+):
     """Until a build has ``yak.cli.refresh``, ``memory refresh`` says so in one line (exit 2);
     with it, the call is handed over with the parsed options."""
     monkeypatch.setitem(sys.modules, "yak.cli.refresh", None)  # import of it fails
@@ -291,7 +396,8 @@ def editor(tmp_path, monkeypatch):
     """A real editor program: it writes ``$FAKE_EDIT_TEXT`` (when set) into the file and, when
     ``$FAKE_EDIT_CONCURRENT`` is set, changes the memory through the CLI meanwhile."""
     script = tmp_path / "fake_editor.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import os, subprocess, sys
         path = sys.argv[-1]
         if os.environ.get("FAKE_EDIT_CONCURRENT"):
@@ -301,7 +407,8 @@ def editor(tmp_path, monkeypatch):
         if "FAKE_EDIT_TEXT" in os.environ:
             with open(path, "w", encoding="utf-8", newline="") as f:
                 f.write(os.environ["FAKE_EDIT_TEXT"])
-    """))
+    """)
+    )
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
     return monkeypatch
@@ -321,8 +428,9 @@ def test_edit_saves_what_the_editor_wrote(data_dir, folder, capsysbinary, editor
     assert (code, out) == (0, b"No changes.\n")
 
 
-def test_edit_over_the_ceiling_keeps_the_text_and_the_document(data_dir, folder, capsysbinary,
-                                                               editor):
+def test_edit_over_the_ceiling_keeps_the_text_and_the_document(
+    data_dir, folder, capsysbinary, editor
+):
     run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
     typed = "typed line\n" * 230
     editor.setenv("FAKE_EDIT_TEXT", typed)
@@ -335,8 +443,7 @@ def test_edit_over_the_ceiling_keeps_the_text_and_the_document(data_dir, folder,
     assert stored(data_dir, folder) == b"v1\n"
 
 
-def test_edit_refuses_to_overwrite_a_change_made_meanwhile(data_dir, folder, capsysbinary,
-                                                           editor):
+def test_edit_refuses_to_overwrite_a_change_made_meanwhile(data_dir, folder, capsysbinary, editor):
     run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
     editor.setenv("FAKE_EDIT_TEXT", "mine\n")
     editor.setenv("FAKE_EDIT_CONCURRENT", str(folder))
@@ -351,19 +458,26 @@ def test_edit_refuses_to_overwrite_a_change_made_meanwhile(data_dir, folder, cap
 
 # --- what a newcomer ran into ---------------------------------------------------------------
 def set_text(capsysbinary, folder, data: bytes, *extra):
-    return run(capsysbinary, "memory", "set", "-w", folder, *extra,
-               stdin=io.TextIOWrapper(io.BytesIO(data)))
+    return run(
+        capsysbinary,
+        "memory",
+        "set",
+        "-w",
+        folder,
+        *extra,
+        stdin=io.TextIOWrapper(io.BytesIO(data)),
+    )
 
 
 def test_expect_version_below_zero_or_beyond_the_memory_is_refused_plainly(
-        data_dir, folder, capsysbinary):
+    data_dir, folder, capsysbinary
+):
     """``--expect-version -1`` is bad usage (exit 2); a version the memory never reached is a
     conflict (exit 5) that says which version exists; the right version saves (exit 0)."""
     for text in (b"a\n", b"b\n", b"c\n"):
         assert set_text(capsysbinary, folder, text)[0] == 0
 
-    code, out, err = set_text(capsysbinary, folder, b"mine\n", "--expect-version", "-1",
-                              "--json")
+    code, out, err = set_text(capsysbinary, folder, b"mine\n", "--expect-version", "-1", "--json")
     assert (code, err) == (2, "yak: --expect-version must be 0 or more\n")
     assert json.loads(out)["exit_code"] == 2
 
@@ -378,7 +492,8 @@ def test_expect_version_below_zero_or_beyond_the_memory_is_refused_plainly(
 
 
 def test_edit_without_an_editor_or_a_terminal_is_refused_before_anything_starts(
-        data_dir, folder, capsysbinary, monkeypatch, tmp_path):
+    data_dir, folder, capsysbinary, monkeypatch, tmp_path
+):
     """No $VISUAL/$EDITOR and no terminal: exit 2 with one line, no editor is started and no
     temporary copy is left; the document is unchanged."""
     set_text(capsysbinary, folder, b"kept\n")
@@ -388,8 +503,9 @@ def test_edit_without_an_editor_or_a_terminal_is_refused_before_anything_starts(
     (tmp_path / "tmp").mkdir()
     started = []
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: started.append(a))
-    code, out, err = run(capsysbinary, "memory", "edit", "-w", folder,
-                         stdin=io.TextIOWrapper(io.BytesIO(b"")))
+    code, out, err = run(
+        capsysbinary, "memory", "edit", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b""))
+    )
     assert (code, out) == (2, b"")
     assert err == "yak: no editor: set $VISUAL or $EDITOR, or use yak memory set\n"
     assert started == [] and list((tmp_path / "tmp").iterdir()) == []
@@ -397,59 +513,95 @@ def test_edit_without_an_editor_or_a_terminal_is_refused_before_anything_starts(
 
 
 def test_edit_with_an_editor_variable_but_no_terminal_still_runs_it(
-        data_dir, folder, capsysbinary, editor):
+    data_dir, folder, capsysbinary, editor
+):
     """Beside the refusal: $EDITOR set, stdin not a terminal, the editor runs and is saved."""
     editor.setenv("FAKE_EDIT_TEXT", "one line\n")
-    code, out, err = run(capsysbinary, "memory", "edit", "-w", folder,
-                         stdin=io.TextIOWrapper(io.BytesIO(b"")))
+    code, out, err = run(
+        capsysbinary, "memory", "edit", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b""))
+    )
     assert (code, out) == (0, f"Saved version 1 (1 line) for {folder}.\n".encode()), err
 
 
 def record(data_dir, folder, *outcomes):
     """Store refresh attempts for ``folder`` as the refresher would; returns their ids."""
-    db = open_database(data_dir)
-    try:
-        store = MemoryStore(db)
-        workspace = store.open_workspace(str(folder), mark_opened=False)
-        return [store.record_attempt(replace(o, workspace_id=workspace.id), base_version=b).id
-                for o, b in outcomes]
-    finally:
-        db.close()
+
+    async def store(core):
+        workspace = await core.workspaces.for_write(str(folder))
+        return [
+            (
+                await core.memory.record_attempt(
+                    replace(o, workspace_id=workspace.id), base_version=b
+                )
+            ).id
+            for o, b in outcomes
+        ]
+
+    return with_core(data_dir, store)
 
 
 def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
-        data_dir, folder, capsysbinary, tmp_path):
+    data_dir, folder, capsysbinary, tmp_path
+):
     """``history --refreshes`` lists attempts newest first (text and ``--json``);
     ``show --reply ID`` prints the kept reply byte for byte, so it can be trimmed and saved
     with ``set --file``; an attempt that kept no reply is one line, exit 2. Plain ``history``
     keeps its contract."""
     set_text(capsysbinary, folder, b"one\ntwo\n")
     reply = "".join(f"- fact {i}: naïve café ✓\n" for i in range(240))
-    failed = RefreshOutcome(status=RefreshStatus.FAILED, reason="rate limited (HTTP 429)",
-                            workspace_id="", version=1, lines=2, model="claude-haiku-4-5",
-                            duration_s=0.25)
-    refused = RefreshOutcome(status=RefreshStatus.REFUSED_CEILING,
-                             reason="the reply has 240 lines; the limit is 200",
-                             workspace_id="", version=1, lines=2, reply=reply,
-                             model="claude-haiku-4-5", usage=TokenUsage(1234, 5678),
-                             duration_s=3.14159, flags=("condense_retry",))
+    failed = RefreshOutcome(
+        status=RefreshStatus.FAILED,
+        reason="rate limited (HTTP 429)",
+        workspace_id="",
+        version=1,
+        lines=2,
+        model="claude-haiku-4-5",
+        duration_s=0.25,
+    )
+    refused = RefreshOutcome(
+        status=RefreshStatus.REFUSED_CEILING,
+        reason="the reply has 240 lines; the limit is 200",
+        workspace_id="",
+        version=1,
+        lines=2,
+        reply=reply,
+        model="claude-haiku-4-5",
+        usage=TokenUsage(1234, 5678),
+        duration_s=3.14159,
+        flags=("condense_retry",),
+    )
     failed_id, refused_id = record(data_dir, folder, (failed, 1), (refused, 1))
 
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--refreshes", "--json")
     listed = json.loads(out)
     assert code == 0 and [a["id"] for a in listed] == [refused_id, failed_id]
     assert listed[0] == {
-        "id": refused_id, "status": "refused_ceiling",
-        "reason": "the reply has 240 lines; the limit is 200", "base_version": 1,
-        "result_version": None, "model": "claude-haiku-4-5", "input_tokens": 1234,
-        "output_tokens": 5678, "duration_s": 3.142, "flags": ["condense_retry"],
-        "created_at": listed[0]["created_at"], "has_reply": True}
+        "id": refused_id,
+        "status": "refused_ceiling",
+        "reason": "the reply has 240 lines; the limit is 200",
+        "base_version": 1,
+        "result_version": None,
+        "model": "claude-haiku-4-5",
+        "input_tokens": 1234,
+        "output_tokens": 5678,
+        "duration_s": 3.142,
+        "flags": ["condense_retry"],
+        "created_at": listed[0]["created_at"],
+        "has_reply": True,
+    }
     assert listed[0]["created_at"].endswith("Z") and listed[1]["has_reply"] is False
 
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--refreshes")
     table = out.decode().splitlines()
-    assert code == 0 and table[0].split() == ["ID", "CREATED", "STATUS", "REPLY", "MODEL",
-                                              "TOKENS", "REASON"]
+    assert code == 0 and table[0].split() == [
+        "ID",
+        "CREATED",
+        "STATUS",
+        "REPLY",
+        "MODEL",
+        "TOKENS",
+        "REASON",
+    ]
     assert table[1].startswith(refused_id) and "refused_ceiling" in table[1]
     assert "240 lines" in table[1] and "1,234 in / 5,678 out" in table[1]
     assert table[2].startswith(failed_id) and "rate limited (HTTP 429)" in table[2]
@@ -464,12 +616,14 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
 
     code, out, err = run(capsysbinary, "memory", "show", "-w", folder, "--reply", failed_id)
     assert (code, out) == (2, b"")
-    assert err == (f"yak: refresh attempt {failed_id} kept no reply "
-                   "(failed: rate limited (HTTP 429))\n")
+    assert err == (
+        f"yak: refresh attempt {failed_id} kept no reply (failed: rate limited (HTTP 429))\n"
+    )
 
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--json")
     assert [set(r) for r in json.loads(out)] == [
-        {"id", "version", "source", "lines", "chars", "flags", "created_at"}] * 2
+        {"id", "version", "source", "lines", "chars", "flags", "created_at"}
+    ] * 2
 
 
 def test_the_help_tells_about_refreshes_replies_and_version_numbers(capsys):
@@ -498,7 +652,9 @@ def test_restore_takes_a_version_number_or_an_id(data_dir, folder, capsysbinary)
     first_id = next(r["id"] for r in history if r["version"] == 1)
     code, out, _ = run(capsysbinary, "memory", "restore", first_id, "-w", folder)
     assert (code, out.decode()) == (
-        0, f"Restored revision {first_id} (version 1) as version 5 (1 line).\n")
+        0,
+        f"Restored revision {first_id} (version 1) as version 5 (1 line).\n",
+    )
     assert stored(data_dir, folder) == b"first\n"
 
     code, _, err = run(capsysbinary, "memory", "restore", "9", "-w", folder)
@@ -509,8 +665,15 @@ def test_restore_takes_a_version_number_or_an_id(data_dir, folder, capsysbinary)
 def test_import_dash_reads_the_file_from_stdin(data_dir, folder, capsysbinary):
     """``import -`` takes the bytes from stdin and decodes them like a file (UTF-16, CRLF)."""
     data = "from stdin — ünï\r\nsecond\r\n".encode("utf-16")
-    code, out, err = run(capsysbinary, "memory", "import", "-", "-w", folder,
-                         stdin=io.TextIOWrapper(io.BytesIO(data)))
+    code, out, err = run(
+        capsysbinary,
+        "memory",
+        "import",
+        "-",
+        "-w",
+        folder,
+        stdin=io.TextIOWrapper(io.BytesIO(data)),
+    )
     assert (code, out) == (0, b"Imported stdin as version 1 (2 lines).\n"), err
     assert stored(data_dir, folder) == "from stdin — ünï\nsecond\n".encode()
     history = json.loads(run(capsysbinary, "memory", "history", "-w", folder, "--json")[1])
@@ -527,42 +690,71 @@ def test_json_before_the_subcommand_says_where_it_goes(data_dir, capsysbinary):
 
 
 # --- empty input and importing our own exports -------------------------------------------------
-EMPTY_MESSAGE = ("yak: The input is empty; nothing was saved. To empty the memory, use "
-                 "yak memory delete.\n")
+EMPTY_MESSAGE = (
+    "yak: The input is empty; nothing was saved. To empty the memory, use yak memory delete.\n"
+)
 
 
 @pytest.mark.parametrize("data", [b"", b"  \n\r\n\t\n", "\ufeff".encode()])
 @pytest.mark.parametrize("how", ["stdin", "file", "import", "import-stdin"])
 def test_empty_input_is_refused_with_exit_2_and_the_document_kept(
-        data_dir, folder, tmp_path, capsysbinary, data, how):
-    assert run(capsysbinary, "memory", "set", "-w", folder,
-               stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")))[0] == 0
+    data_dir, folder, tmp_path, capsysbinary, data, how
+):
+    assert (
+        run(
+            capsysbinary,
+            "memory",
+            "set",
+            "-w",
+            folder,
+            stdin=io.TextIOWrapper(io.BytesIO(b"keep\n")),
+        )[0]
+        == 0
+    )
     empty = tmp_path / "empty.txt"
     empty.write_bytes(data)
-    argv = {"stdin": ["memory", "set"], "file": ["memory", "set", "--file", empty],
-            "import": ["memory", "import", empty], "import-stdin": ["memory", "import", "-"]}[how]
-    code, out, err = run(capsysbinary, *argv, "-w", folder,
-                         stdin=io.TextIOWrapper(io.BytesIO(data)))
+    argv = {
+        "stdin": ["memory", "set"],
+        "file": ["memory", "set", "--file", empty],
+        "import": ["memory", "import", empty],
+        "import-stdin": ["memory", "import", "-"],
+    }[how]
+    code, out, err = run(
+        capsysbinary, *argv, "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(data))
+    )
     assert (code, out, err) == (2, b"", EMPTY_MESSAGE)
     assert stored(data_dir, folder) == b"keep\n"
     # Positive beside it: the same command with text saves it.
     empty.write_bytes(b"new\n")
-    code, _, err = run(capsysbinary, *argv, "-w", folder,
-                       stdin=io.TextIOWrapper(io.BytesIO(b"new\n")))
+    code, _, err = run(
+        capsysbinary, *argv, "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"new\n"))
+    )
     assert code == 0, err
     assert stored(data_dir, folder) == b"new\n"
 
 
-@pytest.mark.parametrize("fmt, suffix", [("text", ".txt"), ("markdown", ".md"),
-                                         ("json", ".json"), ("json", ".txt")])
+@pytest.mark.parametrize(
+    "fmt, suffix", [("text", ".txt"), ("markdown", ".md"), ("json", ".json"), ("json", ".txt")]
+)
 def test_an_export_imports_into_another_workspace_as_the_same_bytes(
-        data_dir, folder, tmp_path, capsysbinary, fmt, suffix):
-    content = "# not a title: a line of the document\n\nConventions\n- ruff\n\n{\"a\": 1}\n"
-    assert run(capsysbinary, "memory", "set", "-w", folder,
-               stdin=io.TextIOWrapper(io.BytesIO(content.encode())))[0] == 0
+    data_dir, folder, tmp_path, capsysbinary, fmt, suffix
+):
+    content = '# not a title: a line of the document\n\nConventions\n- ruff\n\n{"a": 1}\n'
+    assert (
+        run(
+            capsysbinary,
+            "memory",
+            "set",
+            "-w",
+            folder,
+            stdin=io.TextIOWrapper(io.BytesIO(content.encode())),
+        )[0]
+        == 0
+    )
     target = tmp_path / f"export{suffix}"
-    code, _, err = run(capsysbinary, "memory", "export", "--format", fmt, "-o", target,
-                       "-w", folder)
+    code, _, err = run(
+        capsysbinary, "memory", "export", "--format", fmt, "-o", target, "-w", folder
+    )
     assert code == 0, err
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -571,8 +763,9 @@ def test_an_export_imports_into_another_workspace_as_the_same_bytes(
     assert stored(data_dir, elsewhere) == content.encode()
 
 
-def test_a_markdown_title_is_kept_unless_it_is_a_md_export(data_dir, folder, tmp_path,
-                                                          capsysbinary):
+def test_a_markdown_title_is_kept_unless_it_is_a_md_export(
+    data_dir, folder, tmp_path, capsysbinary
+):
     """Negative: the same bytes from a .txt file, or a title without a blank line, keep '# '."""
     titled = b"# proj\n\nfirst fact\n"
     for name, data in [("notes.txt", titled), ("notes.md", b"# proj\nfirst fact\n")]:
@@ -585,8 +778,9 @@ def test_a_markdown_title_is_kept_unless_it_is_a_md_export(data_dir, folder, tmp
     assert stored(data_dir, folder) == b"first fact\n"
 
 
-def test_json_that_is_not_a_yak_export_is_imported_as_text(data_dir, folder, tmp_path,
-                                                          capsysbinary):
+def test_json_that_is_not_a_yak_export_is_imported_as_text(
+    data_dir, folder, tmp_path, capsysbinary
+):
     data = b'{"format": "other/1", "content": "x"}\n'
     (tmp_path / "other.json").write_bytes(data)
     assert run(capsysbinary, "memory", "import", tmp_path / "other.json", "-w", folder)[0] == 0

@@ -22,8 +22,10 @@ import pytest
 from yak.cli import main
 from yak.db import engine
 
-READ_ONLY_LINE = ("yak: The Yak database ({db}) is read-only; make it and its folder writable "
-                  "to save changes. Nothing was changed.\n")
+READ_ONLY_LINE = (
+    "yak: The Yak database ({db}) is read-only; make it and its folder writable "
+    "to save changes. Nothing was changed.\n"
+)
 
 
 def run(capsysbinary, *argv, stdin=b""):
@@ -67,10 +69,12 @@ def cannot_write(monkeypatch, tmp_path, *, refused_modes):
     monkeypatch.setattr(engine, "_connect", connect)
 
 
-@pytest.mark.parametrize("refused_modes", [("mode=ro",), ()],
-                         ids=["immutable-needed", "mode-ro-works"])
+@pytest.mark.parametrize(
+    "refused_modes", [("mode=ro",), ()], ids=["immutable-needed", "mode-ro-works"]
+)
 def test_reading_commands_work_and_writing_ones_say_read_only(
-        populated, folder, capsysbinary, monkeypatch, tmp_path, refused_modes):
+    populated, folder, capsysbinary, monkeypatch, tmp_path, refused_modes
+):
     before = populated.read_bytes()
     cannot_write(monkeypatch, tmp_path, refused_modes=refused_modes)
 
@@ -78,7 +82,8 @@ def test_reading_commands_work_and_writing_ones_say_read_only(
     code, out, err = run(capsysbinary, "memory", "list", "--json")
     assert (code, err) == (0, "")
     assert [(d["workspace"], d["version"], d["lines"]) for d in json.loads(out)] == [
-        (str(folder), 2, 2)]
+        (str(folder), 2, 2)
+    ]
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--json")
     assert code == 0 and [r["version"] for r in json.loads(out)] == [2, 1]
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--refreshes", "--json")
@@ -90,8 +95,11 @@ def test_reading_commands_work_and_writing_ones_say_read_only(
     code, out, err = run(capsysbinary, "memory", "set", "-w", folder, "--json", stdin=b"new\n")
     assert code == 1 and err == READ_ONLY_LINE.format(db=populated)
     assert json.loads(out)["exit_code"] == 1
-    for argv in (["memory", "restore", "1"], ["memory", "delete", "--yes"],
-                 ["memory", "import", exported]):
+    for argv in (
+        ["memory", "restore", "1"],
+        ["memory", "delete", "--yes"],
+        ["memory", "import", exported],
+    ):
         code, _, err = run(capsysbinary, *argv, "-w", folder)
         assert code == 1 and err == READ_ONLY_LINE.format(db=populated), argv
     assert populated.read_bytes() == before
@@ -101,15 +109,18 @@ def test_reading_commands_work_and_writing_ones_say_read_only(
     assert run(capsysbinary, "memory", "show", "-w", folder)[1] == b"new\n"
 
 
-def test_a_read_only_database_without_yak_tables_says_so(data_dir, folder, capsysbinary,
-                                                        monkeypatch, tmp_path):
+def test_a_read_only_database_without_yak_tables_says_so(
+    data_dir, folder, capsysbinary, monkeypatch, tmp_path
+):
     """A read-only file Yak never set up cannot be migrated: one line, exit 1, left as it was."""
     (data_dir / "yak.db").write_bytes(b"")
     cannot_write(monkeypatch, tmp_path, refused_modes=())
     code, _, err = run(capsysbinary, "memory", "show", "-w", folder)
     assert code == 1
-    assert err == (f"yak: The Yak database ({data_dir / 'yak.db'}) is read-only and holds no "
-                   "Yak data yet; make it writable once so Yak can set it up.\n")
+    assert err == (
+        f"yak: The Yak database ({data_dir / 'yak.db'}) is read-only and holds no "
+        "Yak data yet; make it writable once so Yak can set it up.\n"
+    )
     assert (data_dir / "yak.db").read_bytes() == b""
 
 
@@ -122,7 +133,8 @@ def test_a_damaged_database_is_not_taken_for_a_read_only_one(data_dir, folder, c
 
 
 def test_a_database_from_a_newer_yak_is_still_refused_when_read_only(
-        populated, folder, capsysbinary, monkeypatch, tmp_path):
+    populated, folder, capsysbinary, monkeypatch, tmp_path
+):
     with sqlite3.connect(populated) as conn:
         conn.execute("UPDATE alembic_version SET version_num = 'zzzz'")
     conn.close()
@@ -132,16 +144,17 @@ def test_a_database_from_a_newer_yak_is_still_refused_when_read_only(
 
 
 def _chattr(flag, *targets):
-    return subprocess.run(["chattr", flag, *map(str, targets)], capture_output=True,
-                          check=False)
+    return subprocess.run(["chattr", flag, *map(str, targets)], capture_output=True, check=False)
 
 
 def test_an_immutable_data_folder_for_real(populated, folder, capsysbinary):
     """``chattr +i`` on the data folder and the database (where the machine allows it)."""
     data_dir = populated.parent
     if shutil.which("chattr") is None or _chattr("+i", data_dir, populated).returncode != 0:
-        pytest.skip("chattr +i is not possible here (needs root and a filesystem with "
-                    "attributes); the emulated tests above cover the same paths")
+        pytest.skip(
+            "chattr +i is not possible here (needs root and a filesystem with "
+            "attributes); the emulated tests above cover the same paths"
+        )
     try:
         before = populated.read_bytes()
         assert run(capsysbinary, "memory", "show", "-w", folder)[:2] == (0, b"- one\n- two\n")

@@ -1,12 +1,14 @@
 """``yak memory refresh`` as a user runs it: ``python -m yak`` in a subprocess against the fake
 Messages API (the real SDK over loopback); each outcome's exit code, JSON and one-line report.
 
-The database is prepared in the test process and read back from it afterwards (the GUI and the
-CLI share one SQLite file), so stored bytes are compared before and after.
+The database is prepared in the test process through the application core and read back from
+it afterwards (the GUI and the CLI share one SQLite file), so stored bytes are compared before
+and after.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -14,10 +16,9 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import error, text
 
-from yak.db.conversations import ConversationStore
-from yak.memory.store import MemoryStore
+from tests.support.builders import project_folder, say, workspace_with_document
+from tests.support.fake_api import error, text
 
 
 def doc(lines: int, *, prefix: str = "fact") -> str:
@@ -26,8 +27,13 @@ def doc(lines: int, *, prefix: str = "fact") -> str:
 
 def yak(data_dir, *args, env_extra=None):
     env = {**os.environ, "YAK_DATA_DIR": str(data_dir), **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "yak", *map(str, args)], check=False,
-                          capture_output=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "yak", *map(str, args)],
+        check=False,
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def as_json(result) -> dict:
@@ -35,28 +41,39 @@ def as_json(result) -> dict:
     return json.loads(result.stdout)
 
 
+class Project:
+    """A stored workspace, read and written through the test's core (``core`` on ``loop``)."""
+
+    def __init__(self, core, loop, folder, workspace_id, fake):
+        self.core, self.loop, self.folder, self.id, self.fake = (
+            core,
+            loop,
+            folder,
+            workspace_id,
+            fake,
+        )
+
+    def content(self) -> str:
+        return self.loop.run_until_complete(self.core.memory.read(self.id)).content
+
+    def save_meanwhile(self, text: str) -> None:
+        """A hand edit on the current version, made from the fake API's thread while the
+        command waits for the model's reply."""
+        asyncio.run(self.core.memory.save(self.id, text, expected_version=None))
+
+    def snapshot(self):
+        document = self.loop.run_until_complete(self.core.memory.read(self.id))
+        unfolded = self.core.chat.conversations.unfolded_messages(self.id)
+        return document.content.encode(), document.version, len(unfolded)
+
+
 @pytest.fixture
-def project(db, tmp_path, fake_api):
+def project(core, loop, tmp_path, fake_api):
     """A stored workspace with a 150-line document and one unfolded conversation."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    store, conversations = MemoryStore(db), ConversationStore(db)
-    workspace = store.open_workspace(str(folder))
-    store.write(workspace.id, doc(150), expected_version=0)
-    session = conversations.create_session(workspace.id, "Lint").id
-    conversations.add_message(session, "user", [{"type": "text", "text": "Lint with ruff."}])
-    conversations.add_message(session, "assistant", [{"type": "text", "text": "Decided."}])
-
-    class Project:
-        pass
-
-    p = Project()
-    p.folder, p.store, p.conversations, p.id, p.fake = (folder, store, conversations,
-                                                         workspace.id, fake_api)
-    p.snapshot = lambda: (store.read(workspace.id).content.encode(),
-                          store.read(workspace.id).version,
-                          len(conversations.unfolded_messages(workspace.id)))
-    return p
+    folder = project_folder(tmp_path, "project")
+    workspace = loop.run_until_complete(workspace_with_document(core, folder, doc(150)))
+    say(core, workspace.id, "Lint with ruff.", "Decided.", title="Lint")
+    return Project(core, loop, folder, workspace.id, fake_api)
 
 
 def test_applied_exit_0_with_the_json_contract(data_dir, project):
@@ -66,9 +83,12 @@ def test_applied_exit_0_with_the_json_contract(data_dir, project):
     payload = as_json(result)
     assert result.returncode == 0
     assert {k: payload[k] for k in ("status", "version", "lines")} == {
-        "status": "applied", "version": 2, "lines": 151}
+        "status": "applied",
+        "version": 2,
+        "lines": 151,
+    }
     assert payload["reason"] and payload["workspace_id"] == project.id
-    assert project.store.read(project.id).content.encode() == new.encode()
+    assert project.content().encode() == new.encode()
     assert project.snapshot()[2] == 0
     assert "Lint with ruff." in project.fake.message_requests[0].body["messages"][0]["content"]
 
@@ -100,7 +120,7 @@ def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir
     project.fake.script(text(doc(155)))
     result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
     assert result.returncode == 0 and as_json(result)["status"] == "applied"
-    assert project.store.read(project.id).content == doc(155)
+    assert project.content() == doc(155)
 
 
 def test_refused_ceiling_exit_3_after_one_condense_retry(data_dir, project):
@@ -129,8 +149,14 @@ def test_failed_exit_4_when_the_provider_is_unreachable(data_dir, project):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     before = project.snapshot()
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder,
-                 env_extra={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"})
+    result = yak(
+        data_dir,
+        "memory",
+        "refresh",
+        "-w",
+        project.folder,
+        env_extra={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"},
+    )
     assert result.returncode == 4
     err = result.stderr.decode()
     assert err.startswith("yak: failed: Could not reach") and err.count("\n") == 1
@@ -152,24 +178,26 @@ def test_superseded_exit_5_when_hand_edits_land_during_both_runs(data_dir, proje
 
     def editor(n):
         def edit(body):
-            version = project.store.read(project.id).version
-            project.store.write(project.id, edits[n], expected_version=version)
+            project.save_meanwhile(edits[n])
             return text(doc(150) + "- lint with ruff\n")
+
         return edit
 
     project.fake.script(editor(0), editor(1))
     result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
     payload = as_json(result)
     assert result.returncode == 5 and payload["status"] == "superseded"
-    assert project.store.read(project.id).content == edits[1]
+    assert project.content() == edits[1]
 
 
-def test_a_folder_never_seen_is_up_to_date_and_nothing_is_created(data_dir, tmp_path, fake_api, db):
+def test_a_folder_never_seen_is_up_to_date_and_nothing_is_created(
+    data_dir, tmp_path, fake_api, core, loop
+):
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     result = yak(data_dir, "memory", "refresh", "-w", fresh, "--json")
     assert result.returncode == 0 and as_json(result)["status"] == "up_to_date"
-    assert MemoryStore(db).find_workspace(str(fresh)) is None
+    assert loop.run_until_complete(core.workspaces.find(str(fresh))) is None
     assert fake_api.message_requests == []
 
 

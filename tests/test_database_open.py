@@ -8,14 +8,15 @@ from sqlalchemy import inspect
 
 from yak.db import open_database
 
+# Each child opens the application core, as the desktop app and the command line do.
 _OPENER = textwrap.dedent("""
     import os, sys, time
     from pathlib import Path
-    from yak.db import open_database
+    from yak.bootstrap import open_core
     go = Path(sys.argv[2])
     while not go.exists():  # start together: every child waits for the same signal file
         time.sleep(0.005)
-    open_database(Path(sys.argv[1])).close()
+    open_core(Path(sys.argv[1])).close()
 """)
 
 
@@ -25,8 +26,12 @@ def test_programs_opening_a_new_database_at_once_all_succeed(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     go = tmp_path / "go"
-    children = [subprocess.Popen([sys.executable, "-c", _OPENER, str(data), str(go)],
-                                 stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPENER, str(data), str(go)], stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
     go.touch()
     results = [(child.wait(timeout=120), child.stderr.read()) for child in children]
     for child in children:

@@ -1,29 +1,35 @@
-"""The ``yak`` command line (DESIGN.md section 6): a stable contract shared with the GUI's database.
+"""The ``yak`` command line: a stable contract shared with the desktop app's database (see
+``docs/architecture.md``, "The command line").
 
 ``yak [--data-dir DIR] [WORKSPACE]`` opens the desktop app; ``yak memory …`` and ``yak ask`` run
 without a window. Each subcommand module exposes ``register(subparsers)``, which adds its parser
-and sets ``func(args, ctx) -> int`` as the handler. Errors are one line on stderr, never a
-traceback; exit codes: 0 done, 2 bad usage or input, 3 refused by a guard, 4 provider failure,
-5 version conflict. With ``--json``, stdout carries exactly one JSON document whatever the exit
-code.
+and sets ``func(args, ctx) -> int`` as the handler. A handler parses, runs its work as one
+coroutine against the application core (:meth:`Context.run`) and prints (``yak.cli.output``);
+it never builds a repository, a model client or a refresher itself.
+
+Errors are one line on stderr, never a traceback; exit codes: 0 done, 1 the database cannot be
+read or written, 2 bad usage or input, 3 refused by a guard, 4 provider failure, 5 version
+conflict, 130 interrupted. With ``--json``, stdout carries exactly one JSON document whatever the
+exit code.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 
+from yak.cli import output
 from yak.errors import YakError
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from yak.bootstrap import Core
 
 
 class _ParseError(Exception):
@@ -33,56 +39,84 @@ class _ParseError(Exception):
 class _Parser(argparse.ArgumentParser):
     """argparse that reports one line (exit 2) instead of usage spam."""
 
-    def error(self, message: str) -> None:  # argparse override
+    def error(self, message: str) -> NoReturn:  # argparse override: one line, no exit
         raise _ParseError(f"{message} (see '{self.prog} --help')")
 
 
 @dataclass
 class Context:
-    """What a command needs: the data directory and lazily opened services.
+    """What a command needs: the data directory and the application core, opened on first use.
 
     ``reads_only`` is set for commands that never write (a subparser's ``reads_only=True``
     default): their database may be opened read-only when it cannot be written (an immutable
     or read-only folder), so ``show``/``list``/``history``/``export`` still work there.
+    ``env`` replaces the environment the settings are read from (``yak ask --model``); set it
+    before the core is opened.
     """
 
     data_dir: Path
     json: bool = False
     reads_only: bool = False
-    _cache: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] | None = None
+    _core: Core | None = field(default=None, repr=False)
 
     @property
-    def db(self) -> Any:
-        """The migrated database (opened on first use; read-only when it cannot be written
-        and the command only reads)."""
-        if "db" not in self._cache:
-            from yak.db import open_database
+    def core(self) -> Core:
+        """The application core (opened, and its database migrated, on first use).
 
-            self._cache["db"] = open_database(self.data_dir,
-                                              read_only_fallback=self.reads_only)
-        return self._cache["db"]
+        Raises:
+            SchemaTooNew: a newer Yak wrote the database. StoreError: it cannot be opened.
+        """
+        if self._core is None:
+            from yak.bootstrap import open_core
 
-    @property
-    def settings(self) -> Any:
-        if "settings" not in self._cache:
-            from yak.config import load_settings
+            self._core = open_core(self.data_dir, read_only_fallback=self.reads_only, env=self.env)
+        return self._core
 
-            self._cache["settings"] = load_settings(self.data_dir)
-        return self._cache["settings"]
+    def run(self, work: Callable[[Core], Awaitable[int]]) -> int:
+        """Run a command's work as one coroutine against the core, then close the core on the
+        same event loop; returns the work's exit status.
+
+        Ctrl-C cancels the work (``KeyboardInterrupt`` is raised once it has stopped)."""
+        import asyncio
+
+        async def main() -> int:
+            core = self.core
+            try:
+                return await work(core)
+            finally:
+                self._core = None
+                await core.aclose()
+
+        return asyncio.run(main())
 
     def close(self) -> None:
-        db = self._cache.pop("db", None)
-        if db is not None:
-            db.close()
+        """Close a core that :meth:`run` did not (opened but never run)."""
+        core, self._core = self._core, None
+        if core is not None:
+            core.close()
+
+
+def workspace_path(args: argparse.Namespace) -> str:
+    """The folder a command acts on: its ``-w DIR``, else the current directory. Every
+    command resolves it through the core's workspace registry (``for_write`` or
+    ``for_read``), so a bad ``-w`` gives the same error everywhere."""
+    chosen = getattr(args, "workspace", None)
+    return chosen if chosen is not None else os.getcwd()
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``yak`` parser with every subcommand registered."""
-    parser = _Parser(prog="yak", description="Yak: an AI agent in your project folder, with a "
-                     "memory document per workspace.")
-    parser.add_argument("--data-dir", metavar="DIR",
-                        help="where Yak keeps its database (default: $YAK_DATA_DIR or the "
-                        "platform data directory)")
+    parser = _Parser(
+        prog="yak",
+        description="Yak: an AI agent in your project folder, with a "
+        "memory document per workspace.",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where Yak keeps its database (default: $YAK_DATA_DIR or the platform data directory)",
+    )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     from yak.cli import ask, memory
@@ -103,37 +137,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
     if _first_word(argv) == "--json":
-        return _fail(_misplaced_json(argv), 2, as_json=True)
+        return output.error(_misplaced_json(argv), 2, as_json=True)
     if _first_word(argv) not in {"memory", "ask", "-h", "--help", "--version"}:
         try:
             return _run_app(argv)
         except _ParseError as exc:
-            return _fail(str(exc), 2, as_json=False)
+            return output.error(str(exc), 2, as_json=False)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except _ParseError as exc:
-        return _fail(str(exc), 2, as_json="--json" in argv)
+        return output.error(str(exc), 2, as_json="--json" in argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
     from yak.paths import data_dir
 
     try:
-        ctx = Context(data_dir=data_dir(args.data_dir), json=getattr(args, "json", False),
-                      reads_only=bool(getattr(args, "reads_only", False)))
+        ctx = Context(
+            data_dir=data_dir(args.data_dir),
+            json=getattr(args, "json", False),
+            reads_only=bool(getattr(args, "reads_only", False)),
+        )
     except OSError as exc:
         where = exc.filename or args.data_dir or os.environ.get("YAK_DATA_DIR") or ""
-        why = "it is a file, not a folder" if isinstance(exc, FileExistsError) else (
-            exc.strerror or str(exc))
-        return _fail(f"cannot use data directory {where}: {why}", 2,
-                     as_json=getattr(args, "json", False))
+        why = (
+            "it is a file, not a folder"
+            if isinstance(exc, FileExistsError)
+            else (exc.strerror or str(exc))
+        )
+        return output.error(
+            f"cannot use data directory {where}: {why}", 2, as_json=getattr(args, "json", False)
+        )
     try:
         return int(args.func(args, ctx))
     except YakError as exc:
-        return _fail(str(exc), exc.exit_code, as_json=ctx.json, status=getattr(exc, "status", None))
+        return output.error(
+            str(exc), exc.exit_code, as_json=ctx.json, status=getattr(exc, "status", None)
+        )
     except KeyboardInterrupt:
-        return _fail("interrupted", 130, as_json=ctx.json)
+        return output.error("interrupted", 130, as_json=ctx.json)
     except BrokenPipeError:
         # The reader went away (``yak memory show | head``): stop quietly, like other tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -166,17 +209,10 @@ def _misplaced_json(argv: list[str]) -> str:
 def _run_app(argv: list[str]) -> int:
     parser = _Parser(prog="yak", description="Open the Yak desktop app.")
     parser.add_argument("--data-dir", metavar="DIR")
-    parser.add_argument("workspace", nargs="?", metavar="WORKSPACE",
-                        help="a project folder to open")
+    parser.add_argument(
+        "workspace", nargs="?", metavar="WORKSPACE", help="a project folder to open"
+    )
     args = parser.parse_args(argv)
     from yak.app import run
 
     return run(data_dir_override=args.data_dir, workspace=args.workspace)
-
-
-def _fail(message: str, code: int, *, as_json: bool, status: str | None = None) -> int:
-    """Print one error line on stderr (and a JSON error document when ``--json``)."""
-    print(f"yak: {message}", file=sys.stderr)
-    if as_json:
-        print(json.dumps({"error": message, "exit_code": code, "status": status}))
-    return code

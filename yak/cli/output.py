@@ -1,0 +1,398 @@
+"""What the ``yak`` commands print: every JSON object, table and report line in one place.
+
+The JSON objects are contracts (scripts parse them; see ``docs/architecture.md``, "The
+command line"): ``show``, ``history`` and ``history --refreshes`` use the document rules'
+shapes (the same as in a JSON export), ``list``, ``set`` and ``refresh`` are defined here.
+Document bytes go to stdout unchanged; with ``--json`` stdout carries exactly one JSON
+document, errors included; an error is one ``yak: …`` line on stderr.
+
+Only light modules are imported here: ``yak --help`` and ``yak --version`` load this file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from yak.domain import (
+    MemoryDocument,
+    MemorySummary,
+    RefreshAttempt,
+    RefreshOutcome,
+    RefreshStatus,
+    Revision,
+    Workspace,
+    count_lines,
+)
+from yak.memory import document as doc_rules
+
+if TYPE_CHECKING:
+    from yak.agent.types import AgentEvent
+
+
+# --- primitives ---------------------------------------------------------------------------------
+def write_stdout(data: bytes) -> None:
+    """Write bytes to stdout unchanged (no newline translation, no encoding)."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def print_json(value: Any) -> None:
+    """One indented UTF-8 JSON document on stdout."""
+    write_stdout((json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+
+
+def lines(count: int) -> str:
+    """``1 line``, ``12 lines``, ``1,234 lines``."""
+    return f"{count:,} line" + ("" if count == 1 else "s")
+
+
+def local_time(moment: datetime | None) -> str:
+    """``2026-11-30 04:09`` in the local time zone, or ``-``."""
+    return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def table(headers: list[str], rows: list[list[str]], *, right: frozenset[int] = frozenset()) -> str:
+    """Plain columns separated by two spaces; the last column is not padded."""
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    out = []
+    for row in [headers, *rows]:
+        cells = []
+        for i, cell in enumerate(row):
+            if i == len(row) - 1:
+                cells.append(str(cell))
+            elif i in right:
+                cells.append(str(cell).rjust(widths[i]))
+            else:
+                cells.append(str(cell).ljust(widths[i]))
+        out.append("  ".join(cells).rstrip())
+    return "\n".join(out)
+
+
+def error(message: str, code: int, *, as_json: bool, status: str | None = None) -> int:
+    """Report a failure: one ``yak: …`` line on stderr (and, with ``--json``, the error
+    document ``{"error", "exit_code", "status"}`` on stdout); returns ``code``."""
+    print(f"yak: {message}", file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": message, "exit_code": code, "status": status}))
+    return code
+
+
+def note(message: str) -> None:
+    """A hint for a person at a terminal, on stderr (never part of a contract)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+# --- yak memory list ----------------------------------------------------------------------------
+def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
+    """Every workspace with a memory: a JSON array, or a table (most recently updated first)."""
+    if as_json:
+        print_json(
+            [
+                {
+                    "workspace": s.workspace.path,
+                    "workspace_id": s.workspace.id,
+                    "version": s.version,
+                    "lines": s.lines,
+                    "chars": s.chars,
+                    "flags": list(s.flags),
+                    "updated_at": doc_rules.iso_utc(s.updated_at),
+                    "orphaned": s.orphaned,
+                }
+                for s in summaries
+            ]
+        )
+        return
+    if not summaries:
+        print("No workspace has a memory document yet.")
+        return
+    rows = [
+        [
+            f"{s.lines}",
+            f"{s.version}",
+            local_time(s.updated_at),
+            s.workspace.path + ("  (orphaned: folder missing)" if s.orphaned else ""),
+        ]
+        for s in summaries
+    ]
+    print(table(["LINES", "VERSION", "UPDATED", "WORKSPACE"], rows, right=frozenset({0, 1})))
+
+
+# --- yak memory show ----------------------------------------------------------------------------
+def document(workspace: Workspace, shown: MemoryDocument, *, as_json: bool) -> None:
+    """The document's bytes exactly as stored, or its ``show --json`` object."""
+    if as_json:
+        print_json(doc_rules.document_json(workspace, shown))
+        return
+    if not shown.content and sys.stdout.isatty():
+        note(f"(the memory document of {workspace.path} is empty)")
+    write_stdout(doc_rules.export_text(shown))
+
+
+def attempt_reply(attempt: RefreshAttempt, *, as_json: bool) -> None:
+    """``show --reply``: the kept reply's UTF-8 bytes exactly, or the attempt's JSON object
+    with ``reply``. The caller refuses an attempt without a reply (see
+    :func:`no_reply_message`)."""
+    if as_json:
+        print_json({**doc_rules.attempt_json(attempt), "reply": attempt.reply})
+        return
+    write_stdout((attempt.reply or "").encode("utf-8"))
+
+
+def no_reply_message(attempt: RefreshAttempt) -> str:
+    """``refresh attempt ID kept no reply (failed: rate limited (HTTP 429))``."""
+    why = f"{attempt.status}: {attempt.reason}" if attempt.reason else str(attempt.status)
+    return f"refresh attempt {attempt.id} kept no reply ({why.rstrip('. ')})"
+
+
+# --- yak memory set / edit / import / restore / delete / export ---------------------------------
+def saved(workspace: Workspace, document: MemoryDocument, *, changed: bool, as_json: bool) -> None:
+    """The result of ``set`` (and ``edit``): the ``set --json`` object, or one line."""
+    if as_json:
+        print_json(
+            {
+                "version": document.version,
+                "lines": document.lines,
+                "chars": document.chars,
+                "changed": changed,
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+            }
+        )
+    elif changed:
+        print(f"Saved version {document.version} ({lines(document.lines)}) for {workspace.path}.")
+    else:
+        print(f"No changes: version {document.version} already has this text.")
+
+
+def no_edit() -> None:
+    """``edit`` when the editor left the text as it was."""
+    print("No changes.")
+
+
+def edit_kept(message: str, name: str) -> None:
+    """``edit`` refused or failed: the reason and where the typed text is kept, one line."""
+    print(f"yak: {message} Your text is kept in {name}", file=sys.stderr)
+
+
+def imported(name: str, before: int, document: MemoryDocument) -> None:
+    if document.version == before:
+        print(f"No changes: version {before} already has the text of {name}.")
+    else:
+        print(f"Imported {name} as version {document.version} ({lines(document.lines)}).")
+
+
+def restored(revision: Revision, before: int, document: MemoryDocument) -> None:
+    if document.version == before:
+        print(f"No changes: version {before} already has the text of revision {revision.id}.")
+    else:
+        print(
+            f"Restored revision {revision.id} (version {revision.version}) as version "
+            f"{document.version} ({lines(document.lines)})."
+        )
+
+
+def already_empty(workspace: Workspace) -> None:
+    print(f"The memory document of {workspace.path} is already empty.")
+
+
+def delete_question(workspace: Workspace, document: MemoryDocument) -> str:
+    return (
+        f"Delete the memory document of {workspace.path} ({lines(document.lines)})? "
+        "It stays restorable from history. [y/N] "
+    )
+
+
+def nothing_deleted() -> None:
+    print("Nothing was deleted.")
+
+
+def deleted(workspace: Workspace, cleared: MemoryDocument, kept: Revision | None) -> None:
+    hint = f" Restore it with: yak memory restore {kept.id}" if kept else ""
+    print(
+        f"Deleted the memory document of {workspace.path} (now version {cleared.version})." + hint
+    )
+
+
+def exported(workspace: Workspace, fmt: str, size: int, target: str) -> None:
+    print(f"Exported {workspace.path} ({fmt}, {size:,} bytes) to {target}.")
+
+
+# --- yak memory history -------------------------------------------------------------------------
+def revisions(workspace: Workspace, found: Sequence[Revision], *, as_json: bool) -> None:
+    """Revisions newest first (``id`` is what ``restore`` takes): JSON array or a table."""
+    if as_json:
+        print_json([doc_rules.revision_json(r) for r in found])
+        return
+    if not found:
+        print(f"No revisions yet for {workspace.path}.")
+        return
+    rows = [
+        [
+            r.id,
+            f"{r.version}",
+            str(r.source),
+            f"{r.lines}",
+            f"{r.chars}",
+            local_time(r.created_at),
+            ", ".join(r.flags),
+        ]
+        for r in found
+    ]
+    print(
+        table(
+            ["ID", "VERSION", "SOURCE", "LINES", "CHARS", "CREATED", "FLAGS"],
+            rows,
+            right=frozenset({1, 3, 4}),
+        )
+    )
+
+
+def attempts(workspace: Workspace, found: Sequence[RefreshAttempt], *, as_json: bool) -> None:
+    """``history --refreshes``: every refresh attempt newest first, JSON array or a table."""
+    if as_json:
+        print_json([doc_rules.attempt_json(a) for a in found])
+        return
+    if not found:
+        print(f"No refresh attempts yet for {workspace.path}.")
+        return
+    rows = [
+        [
+            a.id,
+            local_time(a.created_at),
+            str(a.status),
+            lines(count_lines(a.reply)) if a.reply else "-",
+            a.model or "-",
+            f"{a.usage.input_tokens:,} in / {a.usage.output_tokens:,} out",
+            a.reason or "-",
+        ]
+        for a in found
+    ]
+    print(
+        table(
+            ["ID", "CREATED", "STATUS", "REPLY", "MODEL", "TOKENS", "REASON"],
+            rows,
+            right=frozenset({3}),
+        )
+    )
+
+
+# --- yak memory refresh -------------------------------------------------------------------------
+def refresh_summary(outcome: RefreshOutcome) -> str:
+    """The one-line human report, e.g. ``applied: version 4, 57 lines`` or
+    ``refused_floor: the reply kept 12 of 150 lines (8%; …); the document is unchanged.``"""
+    status, reason = outcome.status, outcome.reason.rstrip(". ")
+    size = f"version {outcome.version}, {outcome.lines} line{'s' if outcome.lines != 1 else ''}"
+    if status is RefreshStatus.APPLIED:
+        return f"applied: {size}" + (f" ({reason})" if reason else "")
+    if status is RefreshStatus.UP_TO_DATE:
+        return f"up_to_date: {reason}; {size}" if reason else f"up_to_date: {size}"
+    return f"{status}: {reason}; the document is unchanged ({size})."
+
+
+def refresh_outcome(
+    outcome: RefreshOutcome, *, workspace_path: str, rebuild: bool, as_json: bool
+) -> int:
+    """Report ``yak memory refresh``; returns its exit code (``RefreshStatus.exit_code``).
+
+    With ``--json`` one object on stdout; otherwise one line, on stdout when the exit code is
+    0, else on stderr."""
+    code = outcome.status.exit_code
+    if as_json:
+        print_json(
+            {
+                "status": str(outcome.status),
+                "reason": outcome.reason,
+                "version": outcome.version,
+                "lines": outcome.lines,
+                "workspace": workspace_path,
+                "workspace_id": outcome.workspace_id,
+                "flags": list(outcome.flags),
+                "model": outcome.model,
+                "input_tokens": outcome.usage.input_tokens,
+                "output_tokens": outcome.usage.output_tokens,
+                "duration_s": round(outcome.duration_s, 3),
+                "session_ids": list(outcome.session_ids),
+                "attempt_id": outcome.attempt_id,
+                "rebuild": rebuild,
+            }
+        )
+    elif code == 0:
+        print(refresh_summary(outcome))
+    else:
+        print(f"yak: {refresh_summary(outcome)}", file=sys.stderr)
+    return code
+
+
+@contextlib.contextmanager
+def quiet_warnings() -> Iterator[None]:
+    """The report line already says why a refresh failed; the model client's and the
+    refresher's warning log lines would make it a second line on stderr, so they are held
+    back here."""
+    loggers = [logging.getLogger(name) for name in ("yak.llm", "yak.memory", "yak.refresh")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+# --- yak ask ------------------------------------------------------------------------------------
+class TurnPrinter:
+    """Streams a turn's reply text to stdout and each finished tool call to stderr as one
+    ``[tool] target: summary`` line, keeping the two apart."""
+
+    def __init__(self) -> None:
+        from yak.agent.types import TextDelta, ToolCallFinished
+
+        self._text, self._tool = TextDelta, ToolCallFinished
+        self.mid_line = False  # stdout has text without its newline yet
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, self._text):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, self._tool):
+            self.end_line()
+            print(f"[{event.tool}] {event.target}: {event.summary}", file=sys.stderr, flush=True)
+
+    def end_line(self) -> None:
+        """End a reply line left open (before an error line, or at the end of the turn)."""
+        if self.mid_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self.mid_line = False
+
+
+def turn_problem(message: str) -> None:
+    """A turn that failed or was cut short: one ``yak: …`` line on stderr."""
+    print(f"yak: {message}", file=sys.stderr)
+
+
+def refresh_after_turn(outcome: RefreshOutcome) -> None:
+    """The memory refresh that follows ``yak ask``, one line on stderr (never its exit code)."""
+    if outcome.status in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE):
+        print(
+            f"memory: {outcome.status}, version {outcome.version}, {lines(outcome.lines)}",
+            file=sys.stderr,
+        )
+    else:
+        reason = outcome.reason.rstrip(". ")
+        print(
+            f"yak: memory refresh {outcome.status}: {reason}; the memory document is unchanged.",
+            file=sys.stderr,
+        )
+
+
+def refresh_after_turn_failed(message: str) -> None:
+    print(f"yak: memory refresh failed: {message}", file=sys.stderr)
