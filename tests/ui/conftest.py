@@ -1,5 +1,6 @@
-"""Fixtures for the desktop UI tests: a qasync loop per test (QT_TESTING.md) and a workspace
-environment with a real database, MemoryStore, WorkspaceService and event bridge.
+"""Fixtures for the desktop UI tests: a qasync loop per test (so the controllers' tasks run on
+the Qt event loop, as in the app) and a workspace environment with a real database,
+MemoryStore, WorkspaceService and event bridge.
 
 Test bodies run as coroutines on the qasync loop (``memory_support.run``), so the controllers'
 spawned tasks run; tests wait with ``await controller.tasks.drain()`` or ``memory_support.until``

@@ -1,8 +1,8 @@
 """A hand Save that would collapse the memory (the floor rule) or empty it asks first.
 
-A human may shrink the document on purpose (DESIGN.md section 3), but one click on View for a
-floor-refused reply followed by Save must not silently replace the document. Each test compares
-the stored bytes before and after.
+A human may shrink the document on purpose (``docs/architecture.md``, "The memory document"),
+but one click on View for a floor-refused reply followed by Save must not silently replace the
+document. Each test compares the stored bytes before and after.
 """
 
 from __future__ import annotations

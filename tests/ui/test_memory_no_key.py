@@ -231,9 +231,9 @@ def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
     env, refresher_ui, qtbot, qloop, fake_api, monkeypatch
 ):
     """Refresh without a key still runs and is recorded as failed with the missing-key sentence
-    (DESIGN.md), but the panel and the editor show it as advice with Add key…, not in red; the
-    document and the watermark are unchanged and nothing reached the API. With a key, the same
-    button applies the rewrite."""
+    (every refresh attempt is recorded), but the panel and the editor show it as advice with Add
+    key…, not in red; the document and the watermark are unchanged and nothing reached the API.
+    With a key, the same button applies the rewrite."""
     ui, key = refresher_ui
     workspace = env.workspace("proj", lines(3))
     conversations = add_conversation(env, workspace.id)

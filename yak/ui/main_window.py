@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from yak.ui.memory_panel import MemoryPanel
 
 # The memory panel, the dialogs and the domain types are imported when first used, after the
-# window's first paint: start-up time is measured to that paint (DESIGN.md section 8).
+# window's first paint: start-up time is measured to that paint (benchmarks/bench_ui.py).
 
 SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than

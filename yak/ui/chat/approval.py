@@ -1,10 +1,10 @@
 """Asking the user before the agent writes, edits or runs something.
 
 The dialog shows the tool, its target and the detail (the new text, a diff, the command) in
-monospace, with Allow once (Alt+A) / Allow for this session (Alt+S) / Deny (Alt+D). Deny is the default
-button and Esc (or closing the window) denies: a stray Enter never allows anything. The approver coroutine shows
-the dialog with ``open()`` and awaits a future, so the event loop keeps running while the user
-reads; cancelling it (Stop) closes the dialog.
+monospace, with Allow once (Alt+A) / Allow for this session (Alt+S) / Deny (Alt+D). Deny is the
+default button and Esc (or closing the window) denies: a stray Enter never allows anything. The
+approver coroutine shows the dialog with ``open()`` and awaits a future, so the event loop keeps
+running while the user reads; cancelling it (Stop) closes the dialog.
 """
 
 from __future__ import annotations

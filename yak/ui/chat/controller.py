@@ -1,9 +1,9 @@
 """The async side of the chat panel: the only object here that talks to the chat service.
 
 Widgets emit intents (send, stop, new, rename, delete, select, retry); the controller spawns a
-coroutine for each in its :class:`yak.ui.tasks.TaskGroup`, passes ``on_event`` to the agent loop
-so streamed text and tool calls reach the transcript as they happen, and drives the panel by
-method calls. No widget ever awaits. Stop cancels the running turn's task: the service keeps what was said.
+coroutine for each in its :class:`yak.ui.tasks.TaskGroup`, passes ``on_event`` to the agent loop so
+streamed text and tool calls reach the transcript as they happen, and drives the panel by method
+calls. No widget ever awaits. Stop cancels the running turn's task: the service keeps what was said.
 
 Results that arrive after the user moved on (another session, another workspace) are dropped:
 the session list and the transcript are loaded with ``TaskGroup.replace``, so a newer load
