@@ -38,8 +38,8 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
                     opened = found is not None and found.last_opened_at is not None
                 finally:
                     db.close()
-        assert opened, (
-            f"the app did not open the folder: {app.stderr.read() if app.poll() is not None else ''}"
+        assert opened, "the app did not open the folder: " + (
+            app.stderr.read() if app.poll() is not None else ""
         )
         app.send_signal(signum)
         _, stderr = app.communicate(timeout=60)
