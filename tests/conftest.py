@@ -1,11 +1,19 @@
-"""Shared fixtures. Qt runs offscreen; no test needs a display, the network or a key."""
+"""Shared fixtures. Qt runs offscreen; no test needs a display, the network or a key.
+
+Core tests get their core from ``open_core`` through the ``core`` fixture (or ``make_core`` for
+a second core on the same database, like another process) and are written as ``async def``
+tests: each runs on its own fresh event loop (the ``loop`` fixture), which the core fixtures also
+close their cores on. Helpers shared with the benchmarks live in ``tests/support``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import tempfile
 
-# Before any QApplication exists (QT_TESTING.md): without it a headless machine aborts pytest.
+# Before any QApplication exists: without it a headless machine aborts pytest.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 # Never let a developer's real key or data directory leak into tests.
@@ -25,6 +33,49 @@ for _name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_H
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import pytest
+
+
+# --- async tests: one fresh event loop per test ----------------------------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """An ``async def`` test gets the ``loop`` fixture first, so it is set up before (and torn
+    down after) every fixture that may use it."""
+    if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
+        names = item.fixturenames
+        if "loop" in names:
+            names.remove("loop")
+        names.insert(0, "loop")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test to completion on its ``loop``."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    parameters = inspect.signature(pyfuncitem.obj).parameters
+    arguments = {name: pyfuncitem.funcargs[name] for name in parameters}
+    pyfuncitem.funcargs["loop"].run_until_complete(pyfuncitem.obj(**arguments))
+    return True
+
+
+@pytest.fixture
+def loop():
+    """The test's own event loop, current while the test runs; what is still pending after the
+    test is cancelled, and the loop's worker threads are joined before it closes."""
+    event_loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(event_loop)
+    try:
+        yield event_loop
+    finally:
+        pending = [t for t in asyncio.all_tasks(event_loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            event_loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        event_loop.run_until_complete(event_loop.shutdown_asyncgens())
+        event_loop.run_until_complete(event_loop.shutdown_default_executor())
+        event_loop.close()
+        asyncio.set_event_loop(None)
 
 
 @pytest.fixture(autouse=True)
@@ -55,13 +106,13 @@ def db(data_dir):
 
 @pytest.fixture
 def fake_api(monkeypatch):
-    """A scripted fake Messages API on 127.0.0.1 (see ``tests/fake_anthropic.py``).
+    """A scripted fake Messages API on 127.0.0.1 (see ``tests/support/fake_api.py``).
 
     Sets ``ANTHROPIC_BASE_URL`` to it and ``ANTHROPIC_API_KEY=test-key`` for the test and its
-    subprocesses; yields the :class:`fake_anthropic.FakeAnthropic` (``script``,
+    subprocesses; yields the :class:`~tests.support.fake_api.FakeAnthropic` (``script``,
     ``respond_with``, ``requests``, ``url``). Stopped after the test, hanging handlers included.
     """
-    from fake_anthropic import FakeAnthropic
+    from tests.support.fake_api import FakeAnthropic
 
     fake = FakeAnthropic().start()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
@@ -70,6 +121,56 @@ def fake_api(monkeypatch):
         yield fake
     finally:
         fake.stop()
+
+
+# --- the core ----------------------------------------------------------------------------------
+@pytest.fixture
+def timers():
+    """The fake clock and the timers fired by hand that the test cores' refresh queues use."""
+    from tests.support.clock import ManualTimers
+
+    return ManualTimers()
+
+
+@pytest.fixture
+def model_clients():
+    """The test cores' model clients: the real SDK against ``fake_api``, no retries (see
+    ``tests/support/clients.py``); a test may change ``base_url`` or ``timeout_s``."""
+    from tests.support.clients import ModelClients
+
+    return ModelClients()
+
+
+@pytest.fixture
+def make_core(data_dir, loop, fake_api, timers, model_clients):
+    """``make_core(**options)`` opens a core on ``data_dir`` with ``open_core(data_dir,
+    **options)``; by default with the ``timers`` clock and scheduler and the ``model_clients``
+    (``model_client=None`` asks for the core's own). Each core has its own database connections,
+    like another process sharing the database. Every core is closed after the test, on ``loop``.
+    """
+    from yak.bootstrap import open_core
+
+    opened = []
+
+    def make(**options):
+        options.setdefault("clock", timers.clock)
+        options.setdefault("timer_scheduler", timers.schedule)
+        options.setdefault("model_client", model_clients)
+        core = open_core(data_dir, **options)
+        opened.append(core)
+        return core
+
+    yield make
+    for core in reversed(opened):
+        loop.run_until_complete(core.aclose())
+    loop.run_until_complete(model_clients.aclose())
+
+
+@pytest.fixture
+def core(make_core):
+    """The application core on ``data_dir`` (``open_core``), talking to ``fake_api``, its refresh
+    queue on the ``timers``; closed after the test."""
+    return make_core()
 
 
 @pytest.fixture

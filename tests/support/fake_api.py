@@ -1,12 +1,12 @@
 """A scripted fake of the Anthropic Messages API, served over HTTP on 127.0.0.1.
 
 Tests talk to it with the real ``anthropic`` SDK (``ANTHROPIC_BASE_URL``), so the transport, the
-SSE parsing and the SDK's retries are the ones users run (QT_TESTING.md, DESIGN.md section 7).
+SSE parsing and the SDK's retries are the ones users run (``docs/architecture.md``, "Tests").
 
 Usage (the ``fake_api`` fixture in ``tests/conftest.py`` starts one per test and sets
 ``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY=test-key`` for the test and its subprocesses)::
 
-    from fake_anthropic import text, tool_use, error, hang, cut   # tests/ is on sys.path
+    from tests.support.fake_api import text, tool_use, error, hang, cut
 
     def test_something(fake_api):
         fake_api.script(tool_use("read_file", {"path": "a.txt"}), text("Done."))
@@ -60,6 +60,7 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -118,70 +119,127 @@ def _words(s: str) -> tuple[str, ...]:
     return tuple(parts) if parts else (s,)
 
 
-def text(s: str, *, chunks: list[str] | None = None, usage: tuple[int, int] = (10, 5),
-         stop_reason: str = "end_turn", model: str | None = None, chunk_delay_s: float = 0.0,
-         gate: threading.Event | None = None, pause_after: int = 1) -> Reply:
+def text(
+    s: str,
+    *,
+    chunks: list[str] | None = None,
+    usage: tuple[int, int] = (10, 5),
+    stop_reason: str = "end_turn",
+    model: str | None = None,
+    chunk_delay_s: float = 0.0,
+    gate: threading.Event | None = None,
+    pause_after: int = 1,
+) -> Reply:
     """An assistant text reply (see the module docstring)."""
     pieces = tuple(chunks) if chunks is not None else _words(s)
-    return Reply(kind="message", content=({"type": "text", "text": "".join(pieces)},),
-                 stop_reason=stop_reason, usage=usage, model=model, chunks=pieces,
-                 chunk_delay_s=chunk_delay_s, gate=gate, pause_after=pause_after)
+    return Reply(
+        kind="message",
+        content=({"type": "text", "text": "".join(pieces)},),
+        stop_reason=stop_reason,
+        usage=usage,
+        model=model,
+        chunks=pieces,
+        chunk_delay_s=chunk_delay_s,
+        gate=gate,
+        pause_after=pause_after,
+    )
 
 
-def tool_use(name: str, input: dict, *, id: str | None = None, text: str | None = None,
-             usage: tuple[int, int] = (10, 5)) -> Reply:
+def tool_use(
+    name: str,
+    input: dict,
+    *,
+    id: str | None = None,
+    text: str | None = None,
+    usage: tuple[int, int] = (10, 5),
+) -> Reply:
     """A reply calling one tool, optionally after some text."""
     blocks: list[dict] = []
     if text:
         blocks.append({"type": "text", "text": text})
-    blocks.append({"type": "tool_use", "id": id or f"toolu_{_next_id()}", "name": name,
-                   "input": input})
+    blocks.append(
+        {"type": "tool_use", "id": id or f"toolu_{_next_id()}", "name": name, "input": input}
+    )
     return Reply(kind="message", content=tuple(blocks), stop_reason="tool_use", usage=usage)
 
 
-def message(content: list[dict], *, stop_reason: str = "end_turn",
-            usage: tuple[int, int] = (10, 5), model: str | None = None) -> Reply:
+def message(
+    content: list[dict],
+    *,
+    stop_reason: str = "end_turn",
+    usage: tuple[int, int] = (10, 5),
+    model: str | None = None,
+) -> Reply:
     """A reply made of arbitrary ``text`` / ``tool_use`` blocks."""
     blocks = []
     for b in content:
         if b.get("type") == "tool_use" and not b.get("id"):
             b = {**b, "id": f"toolu_{_next_id()}"}
         blocks.append(b)
-    return Reply(kind="message", content=tuple(blocks), stop_reason=stop_reason, usage=usage,
-                 model=model)
+    return Reply(
+        kind="message", content=tuple(blocks), stop_reason=stop_reason, usage=usage, model=model
+    )
 
 
-def error(status: int, *, error_type: str | None = None, message: str | None = None,
-          retry_after: float | None = None, retry_after_ms: float | None = None) -> Reply:
+def error(
+    status: int,
+    *,
+    error_type: str | None = None,
+    message: str | None = None,
+    retry_after: float | None = None,
+    retry_after_ms: float | None = None,
+) -> Reply:
     """An HTTP error with Anthropic's JSON error body."""
     headers = []
     if retry_after is not None:
         headers.append(("retry-after", str(retry_after)))
     if retry_after_ms is not None:
         headers.append(("retry-after-ms", str(retry_after_ms)))
-    return Reply(kind="error", status=status,
-                 error_type=error_type or _ERROR_TYPES.get(status, "api_error"),
-                 message=message or f"fake error {status}", headers=tuple(headers))
+    return Reply(
+        kind="error",
+        status=status,
+        error_type=error_type or _ERROR_TYPES.get(status, "api_error"),
+        message=message or f"fake error {status}",
+        headers=tuple(headers),
+    )
 
 
-def stream_error(*, error_type: str = "overloaded_error", message: str | None = None,
-                 after_deltas: int = 1, text: str = "Partial answer") -> Reply:
+def stream_error(
+    *,
+    error_type: str = "overloaded_error",
+    message: str | None = None,
+    after_deltas: int = 1,
+    text: str = "Partial answer",
+) -> Reply:
     """A stream that starts and then sends an ``event: error``."""
-    return Reply(kind="stream_error", error_type=error_type,
-                 message=message or f"fake {error_type}", after_deltas=after_deltas,
-                 content=({"type": "text", "text": text},), chunks=_words(text))
+    return Reply(
+        kind="stream_error",
+        error_type=error_type,
+        message=message or f"fake {error_type}",
+        after_deltas=after_deltas,
+        content=({"type": "text", "text": text},),
+        chunks=_words(text),
+    )
 
 
 def hang(*, after_deltas: int | None = None, text: str = "Still thinking about it") -> Reply:
     """Never answer (or, streaming, stall after ``after_deltas`` deltas)."""
-    return Reply(kind="hang", after_deltas=after_deltas,
-                 content=({"type": "text", "text": text},), chunks=_words(text))
+    return Reply(
+        kind="hang",
+        after_deltas=after_deltas,
+        content=({"type": "text", "text": text},),
+        chunks=_words(text),
+    )
 
 
 def cut(text: str = "Partial answ", *, after_deltas: int = 2) -> Reply:
     """A stream that closes without ``message_stop`` after ``after_deltas`` deltas."""
-    return Reply(kind="cut", after_deltas=after_deltas,
-                 content=({"type": "text", "text": text},), chunks=_words(text))
+    return Reply(
+        kind="cut",
+        after_deltas=after_deltas,
+        content=({"type": "text", "text": text},),
+        chunks=_words(text),
+    )
 
 
 _counter = 0
@@ -220,9 +278,12 @@ class FakeAnthropic:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05},
-                                        name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -297,10 +358,22 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._record(None)
         if self.path.split("?")[0] == "/v1/models":
-            self._json(200, {"data": [{"type": "model", "id": "claude-fake",
-                                       "display_name": "Fake", "created_at": "2025-01-01T00:00:00Z"}],
-                             "has_more": False, "first_id": "claude-fake",
-                             "last_id": "claude-fake"})
+            self._json(
+                200,
+                {
+                    "data": [
+                        {
+                            "type": "model",
+                            "id": "claude-fake",
+                            "display_name": "Fake",
+                            "created_at": "2025-01-01T00:00:00Z",
+                        }
+                    ],
+                    "has_more": False,
+                    "first_id": "claude-fake",
+                    "last_id": "claude-fake",
+                },
+            )
         else:
             self._error(404, "not_found_error", f"fake: no route {self.path}")
 
@@ -318,16 +391,19 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.owner._next_reply(body)
         streaming = bool(body.get("stream"))
         model = reply.model or body.get("model") or "claude-fake"
-        try:
+        # The client may go away (Stop, timeout): then nothing is left to answer.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self._answer(reply, streaming=streaming, model=model)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client went away (Stop, timeout): nothing left to answer
 
     # --- answers ----------------------------------------------------------------------------
     def _answer(self, reply: Reply, *, streaming: bool, model: str) -> None:
         if reply.kind == "error":
-            self._error(reply.status, reply.error_type or "api_error", reply.message or "",
-                        headers=reply.headers)
+            self._error(
+                reply.status,
+                reply.error_type or "api_error",
+                reply.message or "",
+                headers=reply.headers,
+            )
         elif reply.kind == "hang" and (not streaming or reply.after_deltas is None):
             self.owner._wait(HANG_LIMIT_S)
             self.close_connection = True
@@ -353,18 +429,32 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", f"req_{_next_id()}")
         self.end_headers()
         msg = _message_json(reply, model)
-        start = {**msg, "content": [], "stop_reason": None, "stop_sequence": None,
-                 "usage": {"input_tokens": reply.usage[0], "output_tokens": 1}}
+        start = {
+            **msg,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": reply.usage[0], "output_tokens": 1},
+        }
         self._event("message_start", {"type": "message_start", "message": start})
         self._event("ping", {"type": "ping"})
         deltas_sent = 0
         limit = reply.after_deltas if reply.kind != "message" else None
         for index, block in enumerate(reply.content):
             if block["type"] == "text":
-                self._event("content_block_start", {"type": "content_block_start", "index": index,
-                                                    "content_block": {"type": "text", "text": ""}})
-                pieces = reply.chunks if reply.chunks is not None and len(reply.content) == 1 \
+                self._event(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+                pieces = (
+                    reply.chunks
+                    if reply.chunks is not None and len(reply.content) == 1
                     else _words(block["text"])
+                )
                 for piece in pieces:
                     if limit is not None and deltas_sent >= limit:
                         self._end_early(reply, index)
@@ -373,31 +463,54 @@ class _Handler(BaseHTTPRequestHandler):
                         while not reply.gate.wait(0.05):
                             if self.owner._stopping.is_set():
                                 return
-                    self._event("content_block_delta", {
-                        "type": "content_block_delta", "index": index,
-                        "delta": {"type": "text_delta", "text": piece}})
+                    self._event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": piece},
+                        },
+                    )
                     deltas_sent += 1
                     if reply.chunk_delay_s:
                         time.sleep(reply.chunk_delay_s)
             else:
-                self._event("content_block_start", {
-                    "type": "content_block_start", "index": index,
-                    "content_block": {"type": "tool_use", "id": block["id"],
-                                      "name": block["name"], "input": {}}})
+                self._event(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": block["id"],
+                            "name": block["name"],
+                            "input": {},
+                        },
+                    },
+                )
                 encoded = json.dumps(block.get("input", {}))
                 half = len(encoded) // 2
                 for part in (encoded[:half], encoded[half:]):
-                    self._event("content_block_delta", {
-                        "type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": part}})
+                    self._event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": part},
+                        },
+                    )
             self._event("content_block_stop", {"type": "content_block_stop", "index": index})
         if limit is not None:  # fewer deltas than the limit: still end early
             self._end_early(reply, len(reply.content))
             return
-        self._event("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": reply.stop_reason,
-                                                "stop_sequence": None},
-                                      "usage": {"output_tokens": reply.usage[1]}})
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": reply.usage[1]},
+            },
+        )
         self._event("message_stop", {"type": "message_stop"})
 
     def _end_early(self, reply: Reply, index: int) -> None:
@@ -405,23 +518,26 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "hang":
             self.owner._wait(HANG_LIMIT_S)
         elif reply.kind == "stream_error":
-            self._event("error", {"type": "error", "error": {"type": reply.error_type,
-                                                              "message": reply.message}})
+            self._event(
+                "error",
+                {"type": "error", "error": {"type": reply.error_type, "message": reply.message}},
+            )
         self.close_connection = True  # "cut": just close the socket
 
     # --- plumbing ---------------------------------------------------------------------------
     def _record(self, body: Any) -> None:
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.owner.requests.append(RecordedRequest(method=self.command,
-                                                   path=self.path.split("?")[0],
-                                                   headers=headers, body=body))
+        self.owner.requests.append(
+            RecordedRequest(
+                method=self.command, path=self.path.split("?")[0], headers=headers, body=body
+            )
+        )
 
     def _event(self, name: str, data: dict) -> None:
         self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
 
-    def _json(self, status: int, payload: dict,
-              headers: tuple[tuple[str, str], ...] = ()) -> None:
+    def _json(self, status: int, payload: dict, headers: tuple[tuple[str, str], ...] = ()) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -432,14 +548,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, error_type: str, message: str,
-               headers: tuple[tuple[str, str], ...] = ()) -> None:
-        self._json(status, {"type": "error", "error": {"type": error_type, "message": message}},
-                   headers=headers)
+    def _error(
+        self, status: int, error_type: str, message: str, headers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        self._json(
+            status,
+            {"type": "error", "error": {"type": error_type, "message": message}},
+            headers=headers,
+        )
 
 
 def _message_json(reply: Reply, model: str) -> dict:
-    return {"id": f"msg_{_next_id()}", "type": "message", "role": "assistant", "model": model,
-            "content": [dict(b) for b in reply.content], "stop_reason": reply.stop_reason,
-            "stop_sequence": None,
-            "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]}}
+    return {
+        "id": f"msg_{_next_id()}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [dict(b) for b in reply.content],
+        "stop_reason": reply.stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
+    }

@@ -1,0 +1,25 @@
+"""What the tests and the benchmarks share: the scripted fake Messages API (``fake_api``),
+a fake clock with timers fired by hand (``clock``), one way to wait for a condition with a hang
+guard (``waiting``), recording published events (``events``), the model clients a test core
+uses (``clients``) and builders of folders, workspaces and conversations (``builders``).
+
+Nothing here builds a repository, a refresher or a service: those come from
+``yak.bootstrap.open_core`` (see ``docs/architecture.md``, "Tests").
+"""
+
+from tests.support.builders import add_turns, project_folder, say, workspace_with_document
+from tests.support.clients import ModelClients
+from tests.support.clock import ManualTimers
+from tests.support.events import record
+from tests.support.waiting import until
+
+__all__ = [
+    "ManualTimers",
+    "ModelClients",
+    "add_turns",
+    "project_folder",
+    "record",
+    "say",
+    "until",
+    "workspace_with_document",
+]

@@ -1,0 +1,78 @@
+"""Builders of what tests and benchmarks start from: a project folder, its workspace with a
+memory document, and stored conversations. Everything goes through a core from ``open_core``.
+
+The conversation builders call the conversation repository directly (``core.chat.conversations``,
+synchronous): stored messages are the input of a refresh, and only a model turn adds them
+through the services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from yak.bootstrap import Core
+from yak.domain import Workspace
+
+
+def project_folder(
+    parent: Path, name: str = "proj", *, files: Mapping[str, str] | None = None
+) -> Path:
+    """Make the folder ``parent/name`` (a workspace's folder) holding ``files`` (a relative path
+    and its text each); returns it."""
+    folder = parent / name
+    folder.mkdir(parents=True)
+    for relative, content in (files or {}).items():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+    return folder
+
+
+async def workspace_with_document(core: Core, folder: Path | str, text: str = "") -> Workspace:
+    """The workspace of an existing ``folder`` (registered and marked opened), with ``text`` saved
+    as its memory document by hand when it is not empty."""
+    workspace = await core.workspaces.open(str(folder))
+    if text:
+        await core.memory.save(workspace.id, text, expected_version=None)
+    return workspace
+
+
+def say(
+    core: Core,
+    workspace_id: str,
+    *texts: str,
+    session_id: str | None = None,
+    title: str = "Chat",
+) -> str:
+    """Store ``texts`` as alternating user and assistant text messages (user first) in a session:
+    ``session_id``, or a new one titled ``title``. Returns the session id."""
+    conversations = core.chat.conversations
+    if session_id is None:
+        session_id = conversations.create_session(workspace_id, title).id
+    for i, text in enumerate(texts):
+        role = "user" if i % 2 == 0 else "assistant"
+        conversations.add_message(session_id, role, [{"type": "text", "text": text}])
+    return session_id
+
+
+def default_turn(n: int) -> tuple[str, str]:
+    return f"turn {n}: we decided something", f"noted {n}"
+
+
+def add_turns(
+    core: Core,
+    workspace_id: str,
+    turns: int,
+    *,
+    session_id: str | None = None,
+    title: str = "Chat",
+    turn: Callable[[int], tuple[str, str]] = default_turn,
+) -> str:
+    """A conversation of ``turns`` turns, each a user message and an assistant reply
+    (``turn(n)`` gives their texts), in ``session_id`` or a new session. Returns the session id."""
+    for n in range(turns):
+        session_id = say(core, workspace_id, *turn(n), session_id=session_id, title=title)
+    if session_id is None:  # no turns: still an (empty) session
+        session_id = core.chat.conversations.create_session(workspace_id, title).id
+    return session_id
