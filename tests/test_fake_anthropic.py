@@ -8,7 +8,8 @@ import threading
 import anthropic
 import httpx2
 import pytest
-from fake_anthropic import cut, error, hang, message, stream_error, text, tool_use
+
+from tests.support.fake_api import cut, error, hang, message, stream_error, text, tool_use
 
 
 def client(**kwargs) -> anthropic.AsyncAnthropic:
@@ -24,8 +25,7 @@ async def stream_events(**create_kwargs) -> list:
         return [event async for event in stream]
 
 
-BASIC = {"model": "claude-test", "max_tokens": 100,
-         "messages": [{"role": "user", "content": "hi"}]}
+BASIC = {"model": "claude-test", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
 
 
 def test_streamed_text_reaches_the_sdk_with_usage_and_message_stop(fake_api):
@@ -79,21 +79,30 @@ def test_tool_use_streams_its_input_json(fake_api):
 
 def test_several_blocks_in_one_message(fake_api):
     """``message`` scripts several tool calls in one reply."""
-    fake_api.script(message([{"type": "tool_use", "name": "glob", "input": {"pattern": "*"}},
-                             {"type": "tool_use", "name": "grep", "input": {"pattern": "x"}}],
-                            stop_reason="tool_use"))
+    fake_api.script(
+        message(
+            [
+                {"type": "tool_use", "name": "glob", "input": {"pattern": "*"}},
+                {"type": "tool_use", "name": "grep", "input": {"pattern": "x"}},
+            ],
+            stop_reason="tool_use",
+        )
+    )
     result = asyncio.run(_create())
     assert [b.name for b in result.content] == ["glob", "grep"]
     assert result.content[0].id != result.content[1].id
 
 
-@pytest.mark.parametrize(("status", "exc_type"), [
-    (401, anthropic.AuthenticationError),
-    (429, anthropic.RateLimitError),
-    (529, anthropic.InternalServerError),
-    (500, anthropic.InternalServerError),
-    (400, anthropic.BadRequestError),
-])
+@pytest.mark.parametrize(
+    ("status", "exc_type"),
+    [
+        (401, anthropic.AuthenticationError),
+        (429, anthropic.RateLimitError),
+        (529, anthropic.InternalServerError),
+        (500, anthropic.InternalServerError),
+        (400, anthropic.BadRequestError),
+    ],
+)
 def test_http_errors_become_sdk_status_errors(fake_api, status, exc_type):
     """Each scripted HTTP error reaches the SDK as its status error, with the JSON body."""
     fake_api.script(error(status, message="nope"))

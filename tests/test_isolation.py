@@ -12,9 +12,14 @@ def test_yak_subprocesses_in_tests_use_a_private_data_directory(tmp_path):
     under the test's own folder, and the platform folders point into the test sandbox."""
     folder = tmp_path / "proj"
     folder.mkdir()
-    result = subprocess.run([sys.executable, "-m", "yak", "memory", "set", "-w", str(folder)],
-                            input="a note\n", capture_output=True, text=True, timeout=60,
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "yak", "memory", "set", "-w", str(folder)],
+        input="a note\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "yakdata-default" / "yak.db").exists()
     home_data = os.path.expanduser("~/.local/share")

@@ -1,5 +1,6 @@
-"""The workspace key (DESIGN.md section 2): every spelling of one folder is one key and one
-document; distinct folders never share one."""
+"""The workspace key (``docs/architecture.md``, "The workspace key"): every spelling of one
+folder is one key and one document; distinct folders never share one. The documents are read
+and written through the core (``core.workspaces``, ``core.memory``)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,7 @@ import unicodedata
 import pytest
 
 from yak import paths
-from yak.memory.store import MemoryStore
 from yak.paths import normalize_path_text, normalize_workspace_path, workspace_id_for
-
-
-@pytest.fixture
-def store(db):
-    return MemoryStore(db)
 
 
 @pytest.fixture
@@ -78,7 +73,7 @@ def test_nfc_and_nfd_spellings_are_one_key(tmp_path):
     assert key == unicodedata.normalize("NFC", key)
 
 
-def test_nfc_and_nfd_folders_that_are_two_folders_keep_two_memories(tmp_path, store):
+async def test_nfc_and_nfd_folders_that_are_two_folders_keep_two_memories(tmp_path, core):
     """On a filesystem that stores names as bytes, ``café`` (NFC) and ``café`` (NFD) can be two
     real folders. They are two workspaces: a note written in one is not seen from the other."""
     nfc_folder = tmp_path / unicodedata.normalize("NFC", "café")
@@ -86,15 +81,17 @@ def test_nfc_and_nfd_folders_that_are_two_folders_keep_two_memories(tmp_path, st
     nfc_folder.mkdir()
     nfd_folder.mkdir()
     if paths.folder_identity(str(nfc_folder)) == paths.folder_identity(str(nfd_folder)):
-        pytest.skip("this filesystem folds Unicode normalization: the two spellings are one "
-                    "folder, covered by test_nfc_and_nfd_spellings_are_one_key")
+        pytest.skip(
+            "this filesystem folds Unicode normalization: the two spellings are one "
+            "folder, covered by test_nfc_and_nfd_spellings_are_one_key"
+        )
     assert normalize_workspace_path(nfc_folder) != normalize_workspace_path(nfd_folder)
-    nfd_ws = store.open_workspace(str(nfd_folder))
-    store.write(nfd_ws.id, "nfd notes\n", expected_version=0)
-    nfc_ws = store.open_workspace(str(nfc_folder))
+    nfd_ws = await core.workspaces.open(str(nfd_folder))
+    await core.memory.save(nfd_ws.id, "nfd notes\n", expected_version=0)
+    nfc_ws = await core.workspaces.open(str(nfc_folder))
     assert nfc_ws.id != nfd_ws.id
-    assert store.read(nfc_ws.id).content == ""
-    assert store.read(nfd_ws.id).content == "nfd notes\n"
+    assert (await core.memory.read(nfc_ws.id)).content == ""
+    assert (await core.memory.read(nfd_ws.id)).content == "nfd notes\n"
 
 
 def test_dot_dot_after_a_symlink_follows_the_link_first(tmp_path):
@@ -116,14 +113,17 @@ def test_the_root_stays_the_root():
     assert normalize_path_text("/", windows=False) == "/"
 
 
-@pytest.mark.parametrize("spelling", [
-    "c:/Users/Me/Proj/",
-    "C:\\Users\\me\\proj",
-    "C:\\Users\\ME\\PROJ\\",
-    "c:\\users\\me\\proj\\\\",
-    "C:\\Users\\me\\.\\other\\..\\proj",
-    "C:\\\\Users\\\\me\\\\proj",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "c:/Users/Me/Proj/",
+        "C:\\Users\\me\\proj",
+        "C:\\Users\\ME\\PROJ\\",
+        "c:\\users\\me\\proj\\\\",
+        "C:\\Users\\me\\.\\other\\..\\proj",
+        "C:\\\\Users\\\\me\\\\proj",
+    ],
+)
 def test_windows_spellings_fold_to_one_key(spelling):
     """On Windows case and separators fold (``ntpath.normcase``), trailing separators go."""
     assert normalize_path_text(spelling, windows=True) == "c:\\users\\me\\proj"
@@ -137,8 +137,9 @@ def test_windows_drive_root_stays_the_root():
 
 def test_windows_distinct_folders_stay_distinct():
     """Case folds on Windows, punctuation never does."""
-    assert (normalize_path_text("C:\\p\\a_b", windows=True)
-            != normalize_path_text("C:\\p\\a-b", windows=True))
+    assert normalize_path_text("C:\\p\\a_b", windows=True) != normalize_path_text(
+        "C:\\p\\a-b", windows=True
+    )
 
 
 def test_posix_case_and_punctuation_are_distinct(tmp_path):
@@ -160,13 +161,15 @@ def test_workspace_id_is_derived_from_the_key():
 
 
 def test_empty_and_nul_paths_are_refused():
+    """An empty, blank or NUL-containing path is no workspace key."""
     for bad in ("", "   ", "/tmp/a\0b"):
         with pytest.raises(ValueError):
             normalize_workspace_path(bad)
 
 
-def test_one_folder_by_many_spellings_is_one_document_and_the_neighbour_sees_none(
-        tmp_path, store, monkeypatch):
+async def test_one_folder_by_many_spellings_is_one_document_and_the_neighbour_sees_none(
+    tmp_path, core, monkeypatch
+):
     """One folder reached by eight spellings is one document; the neighbour folder, whose name
     differs only in punctuation, sees none of it."""
     parent = tmp_path / "code"
@@ -187,63 +190,65 @@ def test_one_folder_by_many_spellings_is_one_document_and_the_neighbour_sees_non
         "café-proj",
     ]
     content = "Project: a café.\n- one\n- two\n"
-    written = store.open_workspace(str(folder))
-    store.write(written.id, content, expected_version=0)
+    written = await core.workspaces.open(str(folder))
+    await core.memory.save(written.id, content, expected_version=0)
 
     for spelling in spellings:
-        workspace = store.open_workspace(spelling)
+        workspace = await core.workspaces.open(spelling)
         assert workspace.id == written.id, spelling
-        assert store.find_workspace(spelling).id == written.id, spelling
-        document = store.read(workspace.id)
+        assert (await core.workspaces.find(spelling)).id == written.id, spelling
+        document = await core.memory.read(workspace.id)
         assert (document.content, document.version) == (content, 1), spelling
 
-    other = store.open_workspace(str(neighbour))
+    other = await core.workspaces.open(str(neighbour))
     assert other.id != written.id
-    assert store.read(other.id).content == ""
-    assert store.read(other.id).version == 0
-    assert [s.workspace.id for s in store.list_documents()] == [written.id]
+    assert (await core.memory.read(other.id)).content == ""
+    assert (await core.memory.read(other.id)).version == 0
+    assert [s.workspace.id for s in await core.memory.list_documents()] == [written.id]
 
 
 def _case_insensitive_identity(real):
     """A ``folder_identity`` that behaves like a case-insensitive filesystem for the last path
     component (the folders in the test are created lower-case)."""
+
     def identity(path):
         head, _, tail = str(path).rpartition("/")
         return real(f"{head}/{tail.lower()}")
+
     return identity
 
 
-def test_an_alias_by_folder_identity_is_the_same_workspace(tmp_path, store, monkeypatch):
+async def test_an_alias_by_folder_identity_is_the_same_workspace(tmp_path, core, monkeypatch):
     """On a case-insensitive volume ``Proj`` and ``proj`` are one folder with two keys: the
     second spelling is recognised by ``(st_dev, st_ino)`` and gets the first one's document."""
     folder = tmp_path / "proj"
     folder.mkdir()
     monkeypatch.setattr(paths, "folder_identity", _case_insensitive_identity(paths.folder_identity))
-    first = store.open_workspace(str(folder))
-    store.write(first.id, "the notes\n", expected_version=0)
+    first = await core.workspaces.open(str(folder))
+    await core.memory.save(first.id, "the notes\n", expected_version=0)
 
     upper = str(tmp_path / "PROJ")
     assert normalize_workspace_path(upper) != first.path  # a different key...
-    assert store.open_workspace(upper).id == first.id  # ...but the same workspace
-    assert store.find_workspace(upper).id == first.id
-    assert store.read(first.id).content == "the notes\n"
-    assert len(store.list_documents()) == 1
+    assert (await core.workspaces.open(upper)).id == first.id  # ...but the same workspace
+    assert (await core.workspaces.find(upper)).id == first.id
+    assert (await core.memory.read(first.id)).content == "the notes\n"
+    assert len(await core.memory.list_documents()) == 1
 
 
-def test_a_renamed_folder_is_not_an_alias_of_its_old_workspace(tmp_path, store):
+async def test_a_renamed_folder_is_not_an_alias_of_its_old_workspace(tmp_path, core):
     """A row whose folder is gone is not an alias even though the inode matches: the old memory
     becomes orphaned (re-attachable) and the renamed folder starts empty."""
     old = tmp_path / "old"
     old.mkdir()
-    first = store.open_workspace(str(old))
-    store.write(first.id, "old notes\n", expected_version=0)
+    first = await core.workspaces.open(str(old))
+    await core.memory.save(first.id, "old notes\n", expected_version=0)
     new = tmp_path / "new"
     os.rename(old, new)
     assert paths.folder_identity(str(new)) is not None
 
-    second = store.open_workspace(str(new))
+    second = await core.workspaces.open(str(new))
     assert second.id != first.id
-    assert store.read(second.id).content == ""
-    orphaned = {s.workspace.id: s.orphaned for s in store.list_documents()}
+    assert (await core.memory.read(second.id)).content == ""
+    orphaned = {s.workspace.id: s.orphaned for s in await core.memory.list_documents()}
     assert orphaned == {first.id: True}
-    assert store.find_workspace(str(old)).id == first.id  # still found by its key
+    assert (await core.workspaces.find(str(old))).id == first.id  # still found by its key

@@ -1,71 +1,21 @@
-"""The debounced per-workspace refresh queue (DESIGN.md section 4).
+"""The debounced per-workspace refresh queue (``docs/architecture.md``, "The refresh"), on its
+own: a scripted ``run`` stands in for the refresher (the queue with the real refresher, through
+the core, is in ``test_refresh.py``).
 
 Time is a fake clock and timers are recorded, never slept on: a test moves the clock and fires
-the due timers itself (``Timers.advance``), then awaits ``wait_idle``.
+the due timers itself (``ManualTimers.advance``), then awaits ``wait_idle``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-from dataclasses import dataclass, field
 
 import pytest
 
-from yak.domain import RefreshOutcome, RefreshStatus
+from tests.support import ManualTimers
+from yak.domain import QueueState, RefreshOutcome, RefreshStatus
 from yak.events import EventBus, RefreshStateChanged
-from yak.memory.queue import MemoryRefreshQueue
-
-
-def async_test(fn):
-    """Run an ``async def`` test on a fresh asyncio loop (no plugin needed)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(fn(*args, **kwargs))
-
-    return wrapper
-
-
-@dataclass
-class Timer:
-    due: float
-    callback: object
-    cancelled: bool = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-@dataclass
-class Timers:
-    """A fake clock and scheduler: ``advance`` moves time and fires due timers in order."""
-
-    now: float = 1000.0
-    timers: list[Timer] = field(default_factory=list)
-
-    def clock(self) -> float:
-        return self.now
-
-    def schedule(self, delay: float, callback) -> Timer:
-        timer = Timer(self.now + delay, callback)
-        self.timers.append(timer)
-        return timer
-
-    def armed(self) -> list[Timer]:
-        return [t for t in self.timers if not t.cancelled and t.callback is not None]
-
-    def advance(self, seconds: float) -> None:
-        target = self.now + seconds
-        while True:
-            due = sorted((t for t in self.armed() if t.due <= target), key=lambda t: t.due)
-            if not due:
-                break
-            timer = due[0]
-            self.now = max(self.now, timer.due)
-            callback, timer.callback = timer.callback, None
-            callback()
-        self.now = target
+from yak.refresh.queue import MemoryRefreshQueue
 
 
 class Runner:
@@ -92,11 +42,12 @@ class Runner:
                 await gate.wait()
         finally:
             self.running.discard(workspace_id)
-        return RefreshOutcome(status=self.status, reason="", workspace_id=workspace_id,
-                              version=1, lines=1)
+        return RefreshOutcome(
+            status=self.status, reason="", workspace_id=workspace_id, version=1, lines=1
+        )
 
 
-def make_queue(runner: Runner, timers: Timers, **kwargs) -> MemoryRefreshQueue:
+def make_queue(runner, timers: ManualTimers, **kwargs) -> MemoryRefreshQueue:
     return MemoryRefreshQueue(runner, clock=timers.clock, scheduler=timers.schedule, **kwargs)
 
 
@@ -104,11 +55,10 @@ async def settle(queue: MemoryRefreshQueue) -> None:
     await queue.wait_idle()
 
 
-@async_test
 async def test_n_enqueues_within_the_debounce_make_one_run():
     """Five turn-completions 3 s apart with a 10 s debounce → exactly one run, 10 s after the
     last one; nothing runs before."""
-    runner, timers = Runner(), Timers()
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     for _ in range(5):
         queue.enqueue("ws_a")
@@ -122,9 +72,9 @@ async def test_n_enqueues_within_the_debounce_make_one_run():
     assert runner.calls == [("ws_a", False)]
 
 
-@async_test
 async def test_two_workspaces_make_two_runs_each_for_its_own_workspace():
-    runner, timers = Runner(), Timers()
+    """Enqueues of two workspaces make one run each, each for its own workspace."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     for _ in range(3):
         queue.enqueue("ws_a")
@@ -134,10 +84,9 @@ async def test_two_workspaces_make_two_runs_each_for_its_own_workspace():
     assert sorted(runner.calls) == [("ws_a", False), ("ws_b", False)]
 
 
-@async_test
 async def test_a_workspace_never_waits_more_than_max_wait_from_its_first_enqueue():
     """Enqueues every 5 s keep restarting a 10 s debounce, yet the run happens at 60 s."""
-    runner, timers = Runner(), Timers()
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10, max_wait_s=60)
     for _ in range(11):  # t = 0, 5, …, 50
         queue.enqueue("ws_a")
@@ -150,11 +99,10 @@ async def test_a_workspace_never_waits_more_than_max_wait_from_its_first_enqueue
     assert runner.calls == [("ws_a", False)]
 
 
-@async_test
 async def test_one_run_per_workspace_and_work_during_a_run_rearms_it():
     """An enqueue while the workspace runs does not start a second run; it re-arms the
     workspace when the run ends (one more run after the debounce)."""
-    runner, timers = Runner(), Timers()
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     gate = runner.hold("ws_a")
     queue.enqueue("ws_a")
@@ -173,9 +121,9 @@ async def test_one_run_per_workspace_and_work_during_a_run_rearms_it():
     assert runner.calls == [("ws_a", False), ("ws_a", False)]
 
 
-@async_test
 async def test_at_most_two_runs_overall_the_third_waits_its_turn():
-    runner, timers = Runner(), Timers()
+    """Three due workspaces: two run at once, the third is pending (due now) until a slot frees."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10, max_concurrent=2)
     gates = {ws: runner.hold(ws) for ws in ("ws_a", "ws_b", "ws_c")}
     for ws in gates:
@@ -183,7 +131,7 @@ async def test_at_most_two_runs_overall_the_third_waits_its_turn():
     timers.advance(10)
     await asyncio.sleep(0)
     assert sorted(runner.running) == ["ws_a", "ws_b"]
-    assert queue.state("ws_c") == RefreshStateChanged("ws_c", "pending", 0.0)
+    assert queue.state("ws_c") == RefreshStateChanged("ws_c", QueueState.PENDING, 0.0)
     gates["ws_a"].set()
     await asyncio.sleep(0)
     await asyncio.sleep(0)
@@ -195,9 +143,9 @@ async def test_at_most_two_runs_overall_the_third_waits_its_turn():
     assert sorted(ws for ws, _ in runner.calls) == ["ws_a", "ws_b", "ws_c"]
 
 
-@async_test
 async def test_flush_runs_everything_pending_now_and_awaits_it():
-    runner, timers = Runner(), Timers()
+    """``flush`` runs every pending workspace at once, returns their outcomes, leaves no timer."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     queue.enqueue("ws_a")
     queue.enqueue("ws_b")
@@ -208,10 +156,9 @@ async def test_flush_runs_everything_pending_now_and_awaits_it():
     assert queue.state("ws_a").state == "idle"
 
 
-@async_test
 async def test_cancel_drops_timers_and_nothing_runs():
     """Quitting: pending work is dropped (it resumes next start; watermarks did not move)."""
-    runner, timers = Runner(), Timers()
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     queue.enqueue("ws_a")
     queue.cancel()
@@ -225,9 +172,9 @@ async def test_cancel_drops_timers_and_nothing_runs():
     assert runner.calls == [("ws_a", False)]
 
 
-@async_test
 async def test_refresh_now_bypasses_the_debounce_and_returns_the_outcome():
-    runner, timers = Runner(), Timers()
+    """A forced refresh runs at once (rebuild passed on) and replaces the pending timer."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     queue.enqueue("ws_a")
     outcome = await queue.refresh_now("ws_a", rebuild=True)
@@ -238,9 +185,9 @@ async def test_refresh_now_bypasses_the_debounce_and_returns_the_outcome():
     assert runner.calls == [("ws_a", True)]
 
 
-@async_test
 async def test_refresh_now_waits_for_the_run_in_flight_then_runs():
-    runner, timers = Runner(), Timers()
+    """A forced refresh during a run of that workspace waits for it, then runs again."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     gate = runner.hold("ws_a")
     queue.enqueue("ws_a")
@@ -255,11 +202,10 @@ async def test_refresh_now_waits_for_the_run_in_flight_then_runs():
     assert runner.calls == [("ws_a", False), ("ws_a", False)]
 
 
-@async_test
 async def test_failures_back_off_on_the_next_trigger_and_never_loop():
     """A failed run is not retried on its own; the next trigger runs no sooner than
     2^n x debounce after the n-th consecutive failure (20 s, then 40 s); a success resets it."""
-    runner, timers = Runner(), Timers()
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     runner.status = RefreshStatus.FAILED
     queue.enqueue("ws_a")
@@ -295,9 +241,9 @@ async def test_failures_back_off_on_the_next_trigger_and_never_loop():
     assert len(runner.calls) == 5
 
 
-@async_test
 async def test_backoff_is_capped_at_300_seconds():
-    runner, timers = Runner(), Timers()
+    """After many failures the next automatic run waits at most 300 s."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=60)
     runner.status = RefreshStatus.FAILED
     for _ in range(4):
@@ -312,18 +258,18 @@ async def test_backoff_is_capped_at_300_seconds():
     assert len(runner.calls) == 5
 
 
-@async_test
 async def test_state_changes_are_published_idle_pending_running_idle():
-    runner, timers = Runner(), Timers()
+    """RefreshStateChanged follows pending (re-timed on each enqueue), running, idle."""
+    runner, timers = Runner(), ManualTimers()
     bus = EventBus()
     seen: list[RefreshStateChanged] = []
     bus.subscribe(RefreshStateChanged, seen.append)
     queue = make_queue(runner, timers, debounce_s=10, bus=bus)
     queue.enqueue("ws_a")
-    assert seen[-1] == RefreshStateChanged("ws_a", "pending", 10.0)
+    assert seen[-1] == RefreshStateChanged("ws_a", QueueState.PENDING, 10.0)
     timers.advance(4)
     queue.enqueue("ws_a")
-    assert seen[-1] == RefreshStateChanged("ws_a", "pending", 10.0)  # restarted
+    assert seen[-1] == RefreshStateChanged("ws_a", QueueState.PENDING, 10.0)  # restarted
     assert queue.state("ws_a").due_in == pytest.approx(10.0)
     timers.advance(10)
     await settle(queue)
@@ -331,9 +277,9 @@ async def test_state_changes_are_published_idle_pending_running_idle():
     assert all(e.workspace_id == "ws_a" for e in seen)
 
 
-@async_test
 async def test_set_debounce_is_clamped_and_retimes_pending_timers():
-    runner, timers = Runner(), Timers()
+    """The debounce is clamped to 2-120 s and a change re-times the pending timer."""
+    runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     assert queue.set_debounce(1) == 2.0
     assert queue.set_debounce(500) == 120.0
@@ -347,9 +293,9 @@ async def test_set_debounce_is_clamped_and_retimes_pending_timers():
     assert runner.calls == [("ws_a", False)]
 
 
-@async_test
 async def test_a_run_that_raises_is_logged_and_the_queue_keeps_working(caplog):
-    timers = Timers()
+    """A run that raises is logged, its waiter gets the error, and the workspace is idle again."""
+    timers = ManualTimers()
     calls = []
 
     async def broken(workspace_id: str, rebuild: bool) -> RefreshOutcome:
