@@ -1,4 +1,4 @@
-"""Desktop UI benchmarks (DESIGN.md section 8). Prints a table; asserts nothing about time.
+"""Desktop UI benchmarks. Prints a table; asserts nothing about time.
 
 1. Start to first window: a child process runs ``yak`` (the real composition root) and reports
    when its main window is first shown and painted; the same for a bare PySide6 window; both
@@ -9,12 +9,16 @@
    start) and cold (the database read included). Target: under 300 ms.
 3. A 200-line document opened in the editor: reading it through the service (worker thread)
    and loading it into the editor, painted. Target: under 50 ms.
-4. A hand save with its revision through ``WorkspaceService.save`` (thread hop included), alone
-   and with the window, panel and Settings page reacting to its event. Target: under 5 ms.
+4. A hand save with its revision through the memory service (``core.memory.save``, thread hop
+   included), alone and with the window, panel and Settings page reacting to its event. Target:
+   under 5 ms.
+
+The window runs on a core from ``open_core``, as the app's does. The 10,000 workspaces are
+inserted in bulk through the database before that core opens (setup, not measured).
 
 Uses the offscreen Qt platform unless ``QT_QPA_PLATFORM`` is set (e.g. ``xcb`` under Xvfb).
 
-Usage: ``python benchmarks/bench_ui.py [--repeat 7]``
+Usage, from the repository root: ``python -m benchmarks.bench_ui [--repeat 7]``
 """
 
 from __future__ import annotations
@@ -76,8 +80,15 @@ _CHILD_YAK = _PAINT_PROBE + textwrap.dedent("""
 
 def _first_window_s(code: str, args: list[str], env: dict[str, str]) -> float:
     started = time.time()
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
-                            text=True, env=env, timeout=120, cwd=ROOT, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
     for line in result.stdout.splitlines():
         if line.startswith("FIRST_WINDOW"):
             return float(line.split()[1]) - started
@@ -85,8 +96,12 @@ def _first_window_s(code: str, args: list[str], env: dict[str, str]) -> float:
 
 
 def start_to_first_window(repeat: int, data_dir: Path, workspace: Path) -> tuple[float, float]:
-    env = dict(os.environ, YAK_DATA_DIR=str(data_dir),
-               XDG_STATE_HOME=str(data_dir / "state"), XDG_CONFIG_HOME=str(data_dir / "config"))
+    env = dict(
+        os.environ,
+        YAK_DATA_DIR=str(data_dir),
+        XDG_STATE_HOME=str(data_dir / "state"),
+        XDG_CONFIG_HOME=str(data_dir / "config"),
+    )
     env.pop("ANTHROPIC_API_KEY", None)
     _first_window_s(_CHILD_YAK, [str(workspace)], env)  # warm the file cache, migrate
     bare, yak = [], []
@@ -110,13 +125,32 @@ def _fill(db, count: int) -> None:
         path = f"/home/dev/projects/project-{i:05d}"
         ws_id = workspace_id_for(path)
         text = f"- project {i}\n- uses pytest\n"
-        workspaces.append({"id": ws_id, "path": path, "memory_enabled": True,
-                           "created_at": now, "last_opened_at": now})
-        documents.append({"workspace_id": ws_id, "content": text, "version": 1, "flags": [],
-                          "updated_at": now})
-        revisions.append({"id": new_id(), "workspace_id": ws_id, "version": 1,
-                          "source": "hand", "content": text, "lines": 2, "chars": len(text),
-                          "flags": [], "session_ids": [], "created_at": now})
+        workspaces.append(
+            {
+                "id": ws_id,
+                "path": path,
+                "memory_enabled": True,
+                "created_at": now,
+                "last_opened_at": now,
+            }
+        )
+        documents.append(
+            {"workspace_id": ws_id, "content": text, "version": 1, "flags": [], "updated_at": now}
+        )
+        revisions.append(
+            {
+                "id": new_id(),
+                "workspace_id": ws_id,
+                "version": 1,
+                "source": "hand",
+                "content": text,
+                "lines": 2,
+                "chars": len(text),
+                "flags": [],
+                "session_ids": [],
+                "created_at": now,
+            }
+        )
     with db.session() as s:
         s.execute(insert(WorkspaceRow), workspaces)
         s.execute(insert(MemoryDocumentRow), documents)
@@ -126,30 +160,33 @@ def _fill(db, count: int) -> None:
 async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
     from PySide6.QtWidgets import QApplication
 
+    from tests.support import project_folder
+    from yak.bootstrap import open_core
     from yak.db import open_database
-    from yak.events import EventBus
-    from yak.memory.store import MemoryStore
     from yak.ui.bridge import EventBridge
     from yak.ui.controller import AppController
     from yak.ui.main_window import MainWindow
-    from yak.workspace.service import WorkspaceService
 
-    db = open_database(folder)
+    db = open_database(folder)  # the bulk setup only; the window gets its own core below
     _fill(db, 10_000)
-    store = MemoryStore(db)
-    bus = EventBus()
-    service = WorkspaceService(store=store, db=db, bus=bus)
+    db.close()
+    core = open_core(folder)
     window = MainWindow()
-    controller = AppController(window=window, service=service, bridge=EventBridge(bus, window))
+    controller = AppController(window=window, core=core, bridge=EventBridge(core.bus, window))
     window.show()
-    project = folder / "project-200"
-    project.mkdir()
-    workspace = await service.open(str(project))
-    document = "".join(f"- fact {i}: the service layer wraps the store in threads\n"
-                       for i in range(200))
-    await service.save(workspace.id, document, expected_version=0)
-    results: dict[str, list[float]] = {"settings cold": [], "settings prefetched": [],
-                                       "editor": [], "save": [], "save with UI": []}
+    project = project_folder(folder, "project-200")
+    workspace = await core.workspaces.open(str(project))
+    document = "".join(
+        f"- fact {i}: the memory service writes on a worker thread\n" for i in range(200)
+    )
+    await core.memory.save(workspace.id, document, expected_version=0)
+    results: dict[str, list[float]] = {
+        "settings cold": [],
+        "settings prefetched": [],
+        "editor": [],
+        "save": [],
+        "save with UI": [],
+    }
     page = controller.memory_page
 
     for _ in range(repeat):
@@ -181,38 +218,39 @@ async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
         page.editor.clear_workspace()
         QApplication.processEvents()
         started = time.perf_counter()
-        current = await service.read(workspace.id)
+        current = await core.memory.read(workspace.id)
         page.editor.load(workspace, current)
         page.editor.repaint()
         results["editor"].append(time.perf_counter() - started)
         assert page.editor.text == document
 
-    quiet = WorkspaceService(store=store, db=db, bus=EventBus())  # nobody listening
-    version = (await service.read(workspace.id)).version
+    quiet = open_core(folder)  # the same database; nobody listens to this core's events
+    version = (await core.memory.read(workspace.id)).version
     for i in range(max(repeat, 20)):
         started = time.perf_counter()
-        saved = await quiet.save(workspace.id, document.replace("fact 0:", f"fact 0 ({i}):"),
-                                 expected_version=version)
+        saved = await quiet.memory.save(
+            workspace.id, document.replace("fact 0:", f"fact 0 ({i}):"), expected_version=version
+        )
         results["save"].append(time.perf_counter() - started)
         version = saved.version
-    quiet.close()
+    await quiet.aclose()
     # The same save with the window, the panel and the Settings page reacting to it.
     await controller.open_workspace(str(project))
     controller.open_settings(workspace.id)
     await controller.memory_controller.tasks.drain()
     for i in range(max(repeat, 20)):
         started = time.perf_counter()
-        saved = await service.save(workspace.id, document.replace("fact 1:", f"fact 1 ({i}):"),
-                                   expected_version=version)
+        saved = await core.memory.save(
+            workspace.id, document.replace("fact 1:", f"fact 1 ({i}):"), expected_version=version
+        )
         await controller.tasks.drain()
         await controller.memory_controller.tasks.drain()
         QApplication.processEvents()
         results["save with UI"].append(time.perf_counter() - started)
         version = saved.version
     controller.shutdown()
-    service.close()
     window.close()
-    db.close()
+    await core.aclose()
     return results
 
 
@@ -247,19 +285,36 @@ def main() -> None:
     rows = [
         ("start to first window: bare PySide6", ms(bare), ""),
         ("start to first window: yak WORKSPACE", ms(yak), f"{yak / bare:.2f}x bare (≤ 1.5x)"),
-        ("Settings memory page, 10,000 workspaces, list read at start",
-         ms(statistics.median(timings["settings prefetched"])), "target < 300 ms"),
-        ("Settings memory page, 10,000 workspaces, list read on open",
-         ms(statistics.median(timings["settings cold"])), "target < 300 ms"),
-        ("200-line document into the editor (read + load + paint)",
-         ms(statistics.median(timings["editor"])), "target < 50 ms"),
-        ("hand save with its revision (service, thread hop)",
-         ms(statistics.median(timings["save"])), "target < 5 ms"),
-        ("hand save, with the window and Settings updating",
-         ms(statistics.median(timings["save with UI"])), ""),
+        (
+            "Settings memory page, 10,000 workspaces, list read at start",
+            ms(statistics.median(timings["settings prefetched"])),
+            "target < 300 ms",
+        ),
+        (
+            "Settings memory page, 10,000 workspaces, list read on open",
+            ms(statistics.median(timings["settings cold"])),
+            "target < 300 ms",
+        ),
+        (
+            "200-line document into the editor (read + load + paint)",
+            ms(statistics.median(timings["editor"])),
+            "target < 50 ms",
+        ),
+        (
+            "hand save with its revision (service, thread hop)",
+            ms(statistics.median(timings["save"])),
+            "target < 5 ms",
+        ),
+        (
+            "hand save, with the window and Settings updating",
+            ms(statistics.median(timings["save with UI"])),
+            "",
+        ),
     ]
-    print(f"platform {os.environ['QT_QPA_PLATFORM']}, medians of {args.repeat} runs "
-          f"({max(args.repeat, 20)} saves)")
+    print(
+        f"platform {os.environ['QT_QPA_PLATFORM']}, medians of {args.repeat} runs "
+        f"({max(args.repeat, 20)} saves)"
+    )
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
         print(f"{name:<{width}}  {value}  {note}")
