@@ -1,9 +1,9 @@
 """The composition root: the one place that builds Yak's object graph.
 
 :func:`open_core` opens the database, builds the adapters (repositories, the refresh lock, the
-key store, the model client factory) and the core services around one event bus, and returns a
-frozen :class:`Core`. The desktop app, the command line, the tests and the benchmarks all get
-their core here; no other module constructs a repository, a model client or a refresher (see
+key store, the model client factory) and the core services around one event bus, and returns
+a frozen :class:`yak.core.Core`. The desktop app, the command line, the tests and the benchmarks
+all get their core here; no other module constructs a repository, a model client or a refresher (see
 ``docs/architecture.md``, "Layers").
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from yak.chat.service import ChatService
+from yak.core import Core
 from yak.db.attempts import SqlAttemptRepository
 from yak.db.conversations import SqlConversationRepository
 from yak.db.documents import SqlDocumentRepository
@@ -34,49 +34,6 @@ from yak.settings import SettingsService
 from yak.workspace.registry import WorkspaceRegistry
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Core:
-    """The running core: every service a front end drives, around one event bus.
-
-    Attributes:
-        workspaces: path → workspace, for every front end.
-        memory: the documents, their history and attempts (the only writer).
-        refresh: the refresh scheduler (queue, key gate, state).
-        chat: sessions and agent turns.
-        settings: ``settings.json``, the environment and the API key.
-        bus: where the services publish their events.
-        refresher: the guarded rewrite itself (forced refreshes go through ``refresh``).
-        data_dir: the data directory (``None`` for an in-memory database).
-        read_only: the database was opened read-only (a command that only reads).
-    """
-
-    workspaces: WorkspaceRegistry
-    memory: MemoryService
-    refresh: RefreshScheduler
-    chat: ChatService
-    settings: SettingsService
-    bus: EventBus
-    refresher: MemoryRefresher
-    data_dir: Path | None
-    read_only: bool
-    _database: Database
-
-    async def aclose(self) -> None:
-        """Stop the background work (pending refreshes are dropped: their conversations stay
-        unfolded and are picked up next start) and close the database."""
-        self.memory.stop_watching()
-        try:
-            await self.refresh.aclose()
-        finally:
-            self._database.close()
-
-    def close(self) -> None:
-        """Close the database without a running loop (a command that never started one)."""
-        self.memory.stop_watching()
-        self.refresh.queue.cancel()
-        self._database.close()
 
 
 def open_core(
@@ -202,13 +159,11 @@ def _build(
         refresher=refresher,
         data_dir=data_dir,
         read_only=database.read_only,
-        _database=database,
+        close_storage=database.close,
     )
 
 
-def _provider_factory(
-    settings: SettingsService, key_store: KeyStore
-) -> Callable[[], ModelClient]:
+def _provider_factory(settings: SettingsService, key_store: KeyStore) -> Callable[[], ModelClient]:
     """A ``Provider`` per use, for the base URL in effect then and the key store's key."""
 
     def build() -> ModelClient:

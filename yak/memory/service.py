@@ -142,9 +142,9 @@ class MemoryService:
             ConflictError: the document changed since ``expected_version``.
             UsageError: NUL characters, or empty when ``require_text``. Nothing is written.
         """
+        if require_text:  # before the ceiling: blank input is a usage error, not a refusal
+            rules.check_not_empty(rules.normalize_newlines(text))
         prepared = rules.prepare_hand_text(text)
-        if require_text:
-            rules.check_not_empty(prepared)
         return await self._write(
             workspace_id,
             prepared,

@@ -1,0 +1,61 @@
+"""The ``Core``: what the composition root (``yak.bootstrap.open_core``) returns and every
+front end drives. The desktop UI imports this type, never the adapters behind it (see
+``docs/architecture.md``, "Layers")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from yak.chat.service import ChatService
+from yak.events import EventBus
+from yak.memory.service import MemoryService
+from yak.refresh.refresher import MemoryRefresher
+from yak.refresh.scheduler import RefreshScheduler
+from yak.settings import SettingsService
+from yak.workspace.registry import WorkspaceRegistry
+
+
+@dataclass(frozen=True)
+class Core:
+    """The running core: every service a front end drives, around one event bus.
+
+    Attributes:
+        workspaces: path → workspace, for every front end.
+        memory: the documents, their history and attempts (the only writer).
+        refresh: the refresh scheduler (queue, key gate, state).
+        chat: sessions and agent turns.
+        settings: ``settings.json``, the environment and the API key.
+        bus: where the services publish their events.
+        refresher: the guarded rewrite itself (forced refreshes go through ``refresh``).
+        data_dir: the data directory (``None`` for an in-memory database).
+        read_only: the database was opened read-only (a command that only reads).
+        close_storage: closes the database (``aclose`` and ``close`` call it).
+    """
+
+    workspaces: WorkspaceRegistry
+    memory: MemoryService
+    refresh: RefreshScheduler
+    chat: ChatService
+    settings: SettingsService
+    bus: EventBus
+    refresher: MemoryRefresher
+    data_dir: Path | None
+    read_only: bool
+    close_storage: Callable[[], None]
+
+    async def aclose(self) -> None:
+        """Stop the background work (pending refreshes are dropped: their conversations stay
+        unfolded and are picked up next start) and close the database."""
+        self.memory.stop_watching()
+        try:
+            await self.refresh.aclose()
+        finally:
+            self.close_storage()
+
+    def close(self) -> None:
+        """Close the database without a running loop (a command that never started one)."""
+        self.memory.stop_watching()
+        self.refresh.queue.cancel()
+        self.close_storage()
