@@ -1,23 +1,20 @@
-"""The desktop app's composition root: builds the services and the main window on qasync.
+"""The desktop app's lifetime: the window on a qasync loop, driven by the core.
 
 The app's lifetime is one coroutine (:func:`_main`) on a qasync event loop. It shows the window
-first, then opens the database on a worker thread (migrations included) and builds the services:
-the event bus, the memory store, the workspace service with its external-change watcher, the
-chat service, the memory refresher and its debounced queue (fed by ``TurnCompleted``; on start
-every workspace with unfolded messages is enqueued, so a quit or a crash loses nothing; while no
-API key is available those automatic refreshes are paused, not attempted), the
-event bridge and the controllers. The ``anthropic`` SDK is only imported on the first model call,
-long after the window is up.
+first, then gets the core from the composition root (``yak.bootstrap.open_core``) on a worker
+thread (imports and migrations included), puts the event bridge and the controllers around it,
+and starts the background work: the watcher for writes by other processes, and the refresh of
+every workspace with conversations not yet folded into memory (so a quit or a crash loses
+nothing; while no API key is available those automatic refreshes are paused, not attempted).
+The ``anthropic`` SDK is only imported on the first model call, long after the window is up.
 
 Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
-coroutine then drops pending refreshes (``queue.cancel()``, nothing waits on the model: the
-watermarks did not move, so the work resumes on the next start), stops its tasks and closes the
-database.
+coroutine then drops pending refreshes (nothing waits on the model: the watermarks did not move,
+so the work resumes on the next start), stops its tasks and closes the core.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import signal
@@ -30,6 +27,9 @@ from yak.errors import YakError
 
 if TYPE_CHECKING:
     import asyncio
+
+    from yak.core import Core
+    from yak.ui.main_window import MainWindow
 
 # asyncio, qasync, logging.handlers and importlib.resources are imported inside the functions
 # that use them: ``run`` shows the window before any of them is loaded (start-up time).
@@ -224,7 +224,7 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
         try:
             folder = paths.data_dir(data_dir_override)
             window.set_support_paths(data_dir=str(folder))
-            services = await asyncio.to_thread(_open_services, folder)
+            core = await asyncio.to_thread(_open_core, folder)
         except (YakError, OSError) as exc:
             message = str(exc) if isinstance(exc, YakError) else (
                 f"Yak cannot use its data directory: {exc.strerror or exc}.")
@@ -232,13 +232,13 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
             await _show_fatal(window, message, quit_requested)
             window.hide()
             return 1
-        app_parts = _build(window, services, folder)
+        running = _RunningApp(window, core)
         try:
-            await app_parts.controller.start(workspace)
-            app_parts.start_background()
+            await running.controller.start(workspace)
+            running.start_background()
             await quit_requested.wait()
         finally:
-            await app_parts.shutdown()
+            await running.shutdown()
             window.hide()
         return 0
     finally:
@@ -247,178 +247,50 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
         app.aboutToQuit.disconnect(quit_requested.set)
 
 
-class _Services:
-    """What ``_open_services`` builds on a worker thread (imports included)."""
-
-    def __init__(self, **parts: Any) -> None:
-        self.__dict__.update(parts)
-
-
-def _open_services(folder: Path) -> _Services:
-    """Import the storage layer and open the migrated database (on a worker thread).
+def _open_core(folder: Path) -> Core:
+    """Import the core and open it on the migrated database (on a worker thread: the imports
+    and the migration take a while).
 
     Raises:
         SchemaTooNew: a newer Yak wrote the database.
         StoreError: it cannot be opened.
     """
-    from yak.db import open_database
+    from yak.bootstrap import open_core
 
-    database = open_database(folder)
-    modules = {name: importlib.import_module(name) for name in (
-        "yak.config", "yak.events", "yak.memory.store", "yak.workspace.service")}
-    return _Services(db=database, modules=modules)
+    return open_core(folder)
 
 
-class _App:
-    """The running app's parts, started and stopped together."""
+class _RunningApp:
+    """The window's controllers around the core, started and stopped together."""
 
-    def __init__(self, **parts: Any) -> None:
-        self.__dict__.update(parts)
+    def __init__(self, window: MainWindow, core: Core) -> None:
+        from yak.ui.bridge import EventBridge
+        from yak.ui.controller import AppController
+
+        self.core = core
+        self.bridge = EventBridge(core.bus, window)
+        self.controller = AppController(window=window, core=core, bridge=self.bridge,
+                                        parent=window)
 
     def start_background(self) -> None:
-        """Start the external-change watcher and enqueue unfolded conversations."""
-        self.workspace_service.start_watching()
-        if self.auto_refresh is not None and self.conversations is not None:
-            self.tasks.spawn(_enqueue_unfolded(self.conversations, self.auto_refresh),
-                             name="enqueue-unfolded")
+        """Watch for writes by other processes, and enqueue conversations not yet folded into
+        memory (paused until a key exists), so a quit or a crash loses nothing."""
+        self.core.memory.start_watching()
+        self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(),
+                                    name="enqueue-unfolded")
 
     async def shutdown(self) -> None:
-        """Quit without waiting on the model: drop pending refreshes, cancel what runs."""
+        """Quit without waiting on the model: drop pending refreshes, store a stopped reply,
+        cancel what runs, close the database."""
         import asyncio
 
-        if self.queue is not None:
-            self.queue.cancel()
-        chat = getattr(self.controller, "chat_controller", None)
-        if chat is not None:  # a stopped reply is stored before the database closes
-            await chat.aclose(QUIT_GRACE_S)
-        self.controller.shutdown()
-        self.tasks.cancel_all()
-        self.workspace_service.close()
-        self.controller.settings_dialog.hide()
-        if self.queue is not None:
-            try:
-                await asyncio.wait_for(self.queue.aclose(), QUIT_GRACE_S)
-            except (TimeoutError, YakError) as exc:
-                log.info("quit while a refresh was still stopping: %r", exc)
-        self.db.close()
-
-
-def _build(window: Any, services: _Services, folder: Path) -> _App:
-    """Assemble the services, the bridge and the controllers around the shown window."""
-    from yak.ui.bridge import EventBridge
-    from yak.ui.controller import AppController
-    from yak.ui.tasks import TaskGroup
-
-    config = services.modules["yak.config"]
-    events = services.modules["yak.events"]
-    db = services.db
-    bus = events.EventBus()
-    store = services.modules["yak.memory.store"].MemoryStore(db)
-
-    def settings() -> Any:
-        return config.load_settings(folder)
-
-    conversations, auto_refresh, refresher, chat_service = _optional_services(
-        db, bus, store, settings)
-    queue = auto_refresh.queue if auto_refresh is not None else None
-    workspace_service = services.modules["yak.workspace.service"].WorkspaceService(
-        store=store, db=db, bus=bus, refresher=refresher, auto_refresh=auto_refresh)
-    bridge = EventBridge(bus, window)
-    controller = AppController(window=window, service=workspace_service, bridge=bridge,
-                               parent=window)
-    if chat_service is not None:
-        _attach_chat(controller, chat_service, folder, auto_refresh)
-    return _App(db=db, bus=bus, queue=queue, auto_refresh=auto_refresh,
-                conversations=conversations, workspace_service=workspace_service,
-                controller=controller, tasks=TaskGroup())
-
-
-def _optional_services(db: Any, bus: Any, store: Any, settings: Any
-                       ) -> tuple[Any, Any, Any, Any]:
-    """The conversation store, the automatic refresh (its gate and queue), the refresher and
-    the chat service — each ``None`` when this build lacks it (the memory features work
-    without them). Automatic refreshes wait while no API key is available."""
-    conversations = auto_refresh = refresher = chat_service = None
-    try:
-        from yak.chat.service import ChatService
-
-        chat_service = ChatService(db=db, bus=bus, settings=settings)
-    except (ImportError, NotImplementedError) as exc:
-        log.warning("chat unavailable in this build: %s", exc)
-    try:
-        from yak.db.conversations import ConversationStore
-        from yak.events import TurnCompleted
-        from yak.llm.credentials import has_api_key
-        from yak.llm.provider import Provider
-        from yak.memory.refresh import MemoryRefresher
-        from yak.workspace.auto_refresh import AutoRefresh
-
-        conversations = ConversationStore(db)
-        refresher = MemoryRefresher(
-            store=store, conversations=conversations,
-            provider_factory=lambda: Provider(base_url=settings().base_url),
-            settings=settings, bus=bus)
-        auto_refresh = AutoRefresh(
-            lambda workspace_id, rebuild: refresher.refresh(workspace_id, rebuild=rebuild),
-            has_api_key=chat_service.has_api_key if chat_service is not None else has_api_key,
-            bus=bus, debounce_s=settings().debounce_s)
-        bus.subscribe(TurnCompleted, lambda event: auto_refresh.enqueue(event.workspace_id))
-    except (ImportError, NotImplementedError) as exc:
-        log.warning("memory refresh unavailable in this build: %s", exc)
-    return conversations, auto_refresh, refresher, chat_service
-
-
-def _attach_chat(controller: Any, chat_service: Any, folder: Path, auto_refresh: Any) -> None:
-    """Put the chat panel in the window and the Provider page in Settings."""
-    try:
-        from yak.ui.chat.controller import ChatController
-        from yak.ui.chat.panel import ChatPanel
-        from yak.ui.settings.provider_page import ProviderPage
-    except ImportError as exc:
-        log.warning("chat panel unavailable in this build: %s", exc)
-        return
-    window = controller.window
-    panel = ChatPanel()
-    chat = ChatController(panel, chat_service, parent=controller)
-    window.set_chat_panel(panel)
-    window.workspace_changed.connect(chat.set_workspace)
-    page = ProviderPage(data_dir=folder, service=chat_service)
-    controller.settings_dialog.add_page(page.title, page)
-    chat.provider_settings_requested.connect(
-        lambda: controller.settings_dialog.show_page(page.title))
-    page.key_saved.connect(chat.refresh_key_notice)
-    if auto_refresh is not None:
-        queue = auto_refresh.queue
-        page.settings_applied.connect(lambda settings: queue.set_debounce(settings.debounce_s))
-        page.key_saved.connect(lambda: controller.tasks.spawn(
-            _key_changed(auto_refresh, controller), name="api-key-changed"))
-    controller.chat_controller = chat
-
-
-async def _key_changed(auto_refresh: Any, controller: Any) -> None:
-    """An API key was stored or removed: check again (a new key enqueues the paused
-    workspaces) and re-read the memory panel's status."""
-    await auto_refresh.check_key()
-    controller.reload_refresh_state()
-
-
-async def _enqueue_unfolded(conversations: Any, auto_refresh: Any) -> None:
-    """Enqueue every workspace with messages not yet folded into memory (DESIGN.md §4); without
-    an API key they are paused instead, until one is added."""
-    import asyncio
-
-    try:
-        workspace_ids = await asyncio.to_thread(conversations.workspaces_with_unfolded)
-    except (YakError, NotImplementedError) as exc:
-        log.warning("cannot list workspaces with unfolded messages: %s", exc)
-        return
-    if workspace_ids:
-        await auto_refresh.check_key()
-    for workspace_id in workspace_ids:
-        auto_refresh.enqueue(workspace_id)
-    if workspace_ids:
-        log.info("enqueued %d workspace(s) with unfolded messages%s", len(workspace_ids),
-                 "" if auto_refresh.key_available else " (paused: no API key)")
+        self.core.refresh.queue.cancel()
+        await self.controller.aclose(QUIT_GRACE_S)
+        self.bridge.close()
+        try:
+            await asyncio.wait_for(self.core.aclose(), QUIT_GRACE_S)
+        except (TimeoutError, YakError) as exc:
+            log.info("quit while a refresh was still stopping: %r", exc)
 
 
 async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) -> None:

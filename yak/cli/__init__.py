@@ -29,7 +29,7 @@ from yak.cli import output
 from yak.errors import YakError
 
 if TYPE_CHECKING:
-    from yak.bootstrap import Core
+    from yak.core import Core
 
 
 class _ParseError(Exception):

@@ -30,7 +30,7 @@ from yak.errors import MissingApiKey, UsageError, YakError
 
 if TYPE_CHECKING:
     from yak.agent.types import ApprovalDecision, ApprovalRequest
-    from yak.bootstrap import Core
+    from yak.core import Core
     from yak.cli import Context
     from yak.domain import Workspace
 

@@ -36,7 +36,7 @@ from yak.errors import UsageError, YakError
 from yak.memory import document as doc_rules
 
 if TYPE_CHECKING:
-    from yak.bootstrap import Core
+    from yak.core import Core
     from yak.cli import Context
 
 

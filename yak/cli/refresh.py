@@ -24,7 +24,7 @@ from yak.cli import output, workspace_path
 from yak.domain import RefreshOutcome, RefreshStatus
 
 if TYPE_CHECKING:
-    from yak.bootstrap import Core
+    from yak.core import Core
     from yak.cli import Context
 
 NEVER_STORED = "no conversation in this workspace yet"
