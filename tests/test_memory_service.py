@@ -47,6 +47,24 @@ async def test_save_publishes_one_event_per_new_version(core, events, folder):
     assert len(events) == 1
 
 
+async def test_writing_the_stored_text_publishes_nothing_even_unread(core, make_core, folder):
+    """A save of the text already stored, or a clear of an empty memory, by a core that never
+    read the workspace (no base version given) writes nothing and publishes nothing."""
+    workspace = await core.workspaces.open(str(folder))
+    await core.memory.save(workspace.id, "- a\n", expected_version=0)
+    cli = make_core()
+    events = record(cli.bus, MemoryChanged)
+    assert (await cli.memory.save(workspace.id, "- a\n", expected_version=None)).version == 1
+    assert events == []
+    other = await cli.workspaces.open(str(project_folder(folder.parent, "empty")))
+    fresh = make_core()
+    fresh_events = record(fresh.bus, MemoryChanged)
+    assert (await fresh.memory.clear(other.id)).version == 0
+    assert fresh_events == []
+    assert (await fresh.memory.save(workspace.id, "- b\n", expected_version=None)).version == 2
+    assert fresh_events == [MemoryChanged(workspace.id, 2, "hand", None)]
+
+
 async def test_every_kind_of_write_publishes_its_source_and_its_initiator(
     core, events, folder, tmp_path
 ):
@@ -160,7 +178,7 @@ async def test_import_of_a_missing_file_or_non_text_is_refused(core, events, fol
     workspace = await core.workspaces.open(str(folder))
     await core.memory.save(workspace.id, "- keep\n", expected_version=0)
     events.clear()
-    with pytest.raises(UsageError, match="No such file"):
+    with pytest.raises(UsageError, match="no such file"):
         await core.memory.import_file(workspace.id, tmp_path / "missing.txt")
     with pytest.raises(UsageError):
         await core.memory.import_file(workspace.id, garbage)

@@ -298,26 +298,31 @@ class MemoryService:
         restored_from: str | None = None,
         watermarks: Mapping[str, str] | None = None,
     ) -> MemoryDocument:
-        before = self._watched.get(workspace_id) if expected_version is None else expected_version
-        document = await asyncio.to_thread(
-            self._documents.write,
-            workspace_id,
-            text,
-            expected_version=expected_version,
-            source=source,
-            flags=flags,
-            model=model,
-            session_ids=session_ids,
-            restored_from=restored_from,
-            watermarks=watermarks,
-        )
+        known = self._watched.get(workspace_id) if expected_version is None else expected_version
+
+        def write() -> tuple[int, MemoryDocument]:
+            # The version the write starts from, read first when nothing here knows it: writing
+            # the text already stored changes no version and must publish nothing.
+            before = known if known is not None else self._documents.read(workspace_id).version
+            document = self._documents.write(
+                workspace_id,
+                text,
+                expected_version=expected_version,
+                source=source,
+                flags=flags,
+                model=model,
+                session_ids=session_ids,
+                restored_from=restored_from,
+                watermarks=watermarks,
+            )
+            return before, document
+
+        before, document = await asyncio.to_thread(write)
         if document.version != before:
             self._remember(workspace_id, document.version)
             if self._versions is not None:
                 self._versions[workspace_id] = document.version
-            self._bus.publish(
-                MemoryChanged(workspace_id, document.version, str(source), initiator)
-            )
+            self._bus.publish(MemoryChanged(workspace_id, document.version, str(source), initiator))
         return document
 
     # --- export -------------------------------------------------------------------------------
@@ -433,20 +438,21 @@ def read_input_file(path: Path) -> bytes:
     """The bytes of a file the user named.
 
     Raises:
-        UsageError: missing, a folder, or unreadable (one sentence naming it).
+        UsageError: missing, a folder, or unreadable (one line naming it).
     """
     try:
         return path.read_bytes()
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a folder, not a file; choose a text file.") from None
     except FileNotFoundError:
-        raise UsageError(f"No such file: {path}.") from None
+        raise UsageError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder, not a file") from None
     except OSError as exc:
-        raise UsageError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def write_output_file(path: Path, data: bytes, *, force: bool) -> None:
-    """Write ``data`` to a file the user named; without ``force`` an existing file is refused.
+    """Write ``data`` to a file the user named; without ``force`` an existing file is refused
+    (the desktop app asks first and passes ``force``).
 
     Raises:
         UsageError: it exists (without ``force``), is a folder, its folder is missing, or it
@@ -456,13 +462,10 @@ def write_output_file(path: Path, data: bytes, *, force: bool) -> None:
         with open(path, "wb" if force else "xb") as out:
             out.write(data)
     except FileExistsError:
-        raise UsageError(
-            f"{path} already exists; nothing was written (use --force or confirm the "
-            "overwrite)."
-        ) from None
+        raise UsageError(f"{path} already exists; use --force to overwrite it") from None
     except IsADirectoryError:
-        raise UsageError(f"{path} is a folder; give a file name.") from None
+        raise UsageError(f"{path} is a folder; give a file name") from None
     except FileNotFoundError:
-        raise UsageError(f"Cannot write {path}: its folder does not exist.") from None
+        raise UsageError(f"cannot write {path}: its folder does not exist") from None
     except OSError as exc:
-        raise UsageError(f"Cannot write {path}: {exc.strerror or exc}.") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
