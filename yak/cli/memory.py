@@ -36,8 +36,8 @@ from yak.errors import UsageError, YakError
 from yak.memory import document as doc_rules
 
 if TYPE_CHECKING:
-    from yak.core import Core
     from yak.cli import Context
+    from yak.core import Core
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -198,31 +198,6 @@ def _read_stdin(what: str) -> bytes:
     return sys.stdin.buffer.read()
 
 
-def _read_input_file(name: str) -> bytes:
-    try:
-        return Path(name).read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"no such file: {name}") from None
-    except IsADirectoryError:
-        raise UsageError(f"{name} is a folder, not a file") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from None
-
-
-def _write_output_file(target: Path, data: bytes, *, force: bool) -> None:
-    try:
-        with open(target, "wb" if force else "xb") as out:
-            out.write(data)
-    except FileExistsError:
-        raise UsageError(f"{target} already exists; use --force to overwrite it") from None
-    except IsADirectoryError:
-        raise UsageError(f"{target} is a folder; give a file name") from None
-    except FileNotFoundError:
-        raise UsageError(f"cannot write {target}: its folder does not exist") from None
-    except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
-
-
 async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocument:
     """The document of a workspace from ``for_read``: empty for a folder never stored."""
     if stored:
@@ -269,7 +244,9 @@ def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
     async def work(core: Core) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
         if args.file is not None and args.file != "-":
-            data, what = _read_input_file(args.file), args.file
+            from yak.memory.service import read_input_file  # lazy: --help stays fast
+
+            data, what = read_input_file(Path(args.file)), args.file
         else:
             data, what = _read_stdin("the memory document"), "The input"
         text = doc_rules.decode_utf8(data, what=what)
@@ -426,7 +403,9 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
             output.write_stdout(data)
             return 0
         target = Path(args.output)
-        _write_output_file(target, data, force=args.force)
+        from yak.memory.service import write_output_file  # lazy: --help stays fast
+
+        write_output_file(target, data, force=args.force)
         output.exported(workspace, args.format, len(data), str(target))
         return 0
 
@@ -442,7 +421,9 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         if args.file == "-":
             data, name = _read_stdin("the file to import"), "stdin"
         else:
-            data, name = _read_input_file(args.file), args.file
+            from yak.memory.service import read_input_file  # lazy: --help stays fast
+
+            data, name = read_input_file(Path(args.file)), args.file
         before = (await core.memory.read(workspace.id)).version
         document = await core.memory.import_bytes(
             workspace.id, data, expected_version=before, source_name=name
