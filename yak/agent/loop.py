@@ -29,6 +29,7 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 
+from yak import ports as llm
 from yak.agent.tools import ToolResult, WorkspaceTools, cap_text
 from yak.agent.types import (
     AgentEvent,
@@ -44,7 +45,6 @@ from yak.agent.types import (
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import EventBus, MessageAdded, TurnCompleted
-from yak import ports as llm
 from yak.memory.injection import memory_block
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 

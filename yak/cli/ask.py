@@ -30,8 +30,8 @@ from yak.errors import MissingApiKey, UsageError, YakError
 
 if TYPE_CHECKING:
     from yak.agent.types import ApprovalDecision, ApprovalRequest
-    from yak.core import Core
     from yak.cli import Context
+    from yak.core import Core
     from yak.domain import Workspace
 
 DENIED_NOTE = "denied: run with --yes to allow"

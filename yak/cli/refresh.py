@@ -24,8 +24,8 @@ from yak.cli import output, workspace_path
 from yak.domain import RefreshOutcome, RefreshStatus
 
 if TYPE_CHECKING:
-    from yak.core import Core
     from yak.cli import Context
+    from yak.core import Core
 
 NEVER_STORED = "no conversation in this workspace yet"
 
