@@ -32,7 +32,8 @@ from pathlib import Path
 
 from tests.support import ManualTimers, ModelClients, project_folder, say
 from tests.support import fake_api as fake_api_module
-from yak.bootstrap import Core, open_core
+from yak.bootstrap import open_core
+from yak.core import Core
 from yak.llm.provider import Provider
 
 MODEL_CALL_S = 2.0  # the reference model call the overhead is compared with

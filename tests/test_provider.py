@@ -8,8 +8,8 @@ import logging
 import socket
 
 import pytest
-from tests.support.fake_api import cut, error, hang, stream_error, text, tool_use
 
+from tests.support.fake_api import cut, error, hang, stream_error, text, tool_use
 from yak.errors import (
     AuthenticationFailed,
     IncompleteResponse,

@@ -19,7 +19,7 @@ from filelock import FileLock, Timeout
 
 from tests.support import ManualTimers, ModelClients, project_folder, record, say, until
 from tests.support.fake_api import FakeAnthropic, cut, error, hang, stream_error, text
-from yak.bootstrap import Core
+from yak.core import Core
 from yak.db.locks import FileRefreshLock
 from yak.domain import RefreshStatus, RevisionSource
 from yak.events import MemoryChanged, RefreshFinished, TurnCompleted

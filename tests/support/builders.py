@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from yak.bootstrap import Core
+from yak.core import Core
 from yak.domain import Workspace
 
 
