@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.support import ManualTimers, ModelClients, project_folder, say
+from tests.support import ManualTimers, ModelClients, add_turns, project_folder, say
 from tests.support import fake_api as fake_api_module
 from yak.bootstrap import open_core
 from yak.core import Core
@@ -157,20 +157,15 @@ async def overhead(
     core = setup.core
     ws = await setup.workspace(core, f"overhead-{doc_lines}-{conversation_chars}")
     await core.memory.save(ws, document(doc_lines), expected_version=0)
+    per_turn = "We decided to keep the module layout; see src/app.py and docs/setup.md. "
+    body = per_turn * (conversation_chars // len(per_turn) // 8 + 1)
+
+    def turn(n: int) -> tuple[str, str]:
+        return f"{n}: {body}", f"{n}: noted. {body}"
+
     samples = []
     for i in range(repeat):
-        per_turn = "We decided to keep the module layout; see src/app.py and docs/setup.md. "
-        body = per_turn * (conversation_chars // len(per_turn) // 8 + 1)
-        session = None
-        for n in range(4):
-            session = say(
-                core,
-                ws,
-                f"{n}: {body}",
-                f"{n}: noted. {body}",
-                session_id=session,
-                title=f"Session {i}",
-            )
+        add_turns(core, ws, 4, title=f"Session {i}", turn=turn)
         started = time.perf_counter()
         outcome = await core.refresher.refresh(ws)
         total = time.perf_counter() - started

@@ -45,7 +45,7 @@ import qasync
 from PySide6.QtCore import Qt, QTimer, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QMainWindow
 
-from tests.support import ManualTimers, project_folder, say
+from tests.support import ManualTimers, add_turns, project_folder
 from tests.support import fake_api as fake_api_module
 from yak.bootstrap import open_core
 from yak.ui.chat.controller import ChatController
@@ -191,16 +191,16 @@ class Bench:
         await self.core.memory.save(
             self.other.id, "- the project is a benchmark\n" * 20, expected_version=None
         )
-        session = None
-        for i in range(4):
-            session = say(
-                self.core,
-                self.other.id,
+        add_turns(
+            self.core,
+            self.other.id,
+            4,
+            title=f"Other {n}",
+            turn=lambda i: (
                 f"Question {i}: how is src/m{i}.py organised?",
                 f"Answer {i}: it keeps convention {i}. " * 20,
-                session_id=session,
-                title=f"Other {n}",
-            )
+            ),
+        )
 
     async def idle(self, seconds: float) -> Run:
         cpu, wall = time.process_time(), time.perf_counter()

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from tests.support import project_folder, record, say, until
+from tests.support import add_turns, project_folder, record, until, workspace_with_document
 from tests.support.fake_api import text
 from yak.domain import QueueState, RefreshStatus
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
@@ -210,9 +210,8 @@ async def test_forced_refresh_and_the_state_a_view_reads(core, fake_api, folder)
     """A forced refresh runs at once (``rebuild`` passed through) and returns its outcome; the
     workspace's snapshot is then idle and carries that attempt and the document's time."""
     lines = "".join(f"- fact {i}: the project keeps this\n" for i in range(20))
-    workspace = await core.workspaces.open(str(folder))
-    await core.memory.save(workspace.id, lines, expected_version=0)
-    say(core, workspace.id, "Summarize the project.", "Ok.")
+    workspace = await workspace_with_document(core, folder, lines)
+    add_turns(core, workspace.id, 1, turn=lambda n: ("Summarize the project.", "Ok."))
     fake_api.script(text("- too short\n"))
     outcome = await core.refresh.refresh_now(workspace.id, rebuild=True)
     assert outcome.status is RefreshStatus.REFUSED_FLOOR
