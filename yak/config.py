@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,9 @@ class Settings:
     base_url: str | None = None  # None: the SDK's default or ANTHROPIC_BASE_URL
     floor_ratio: float = 0.5
 
-    def with_changes(self, **changes: object) -> Settings:
-        """A copy with ``changes`` applied and the debounce clamped to 2-120 s."""
+    def with_changes(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied and the debounce clamped to
+        ``MIN_DEBOUNCE_S``–``MAX_DEBOUNCE_S`` seconds."""
         return clamp(replace(self, **changes))
 
 
@@ -47,11 +50,11 @@ def clamp(settings: Settings) -> Settings:
     return replace(settings, debounce_s=debounce, floor_ratio=ratio)
 
 
-def load_settings(data_dir: Path, env: dict[str, str] | None = None) -> Settings:
+def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Read ``settings.json`` in ``data_dir`` (missing or unreadable: defaults, logged), then
     apply the environment. A malformed ``YAK_DEBOUNCE_SECONDS`` is ignored with a log line."""
     env = os.environ if env is None else env
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     path = data_dir / SETTINGS_FILE
     if path.exists():
         try:
@@ -68,9 +71,11 @@ def load_settings(data_dir: Path, env: dict[str, str] | None = None) -> Settings
         try:
             values["debounce_s"] = float(env["YAK_DEBOUNCE_SECONDS"])
         except ValueError:
-            log.warning("ignoring YAK_DEBOUNCE_SECONDS=%r: not a number", env["YAK_DEBOUNCE_SECONDS"])
+            log.warning(
+                "ignoring YAK_DEBOUNCE_SECONDS=%r: not a number", env["YAK_DEBOUNCE_SECONDS"]
+            )
     try:
-        return clamp(Settings(**values))  # type: ignore[arg-type]
+        return clamp(Settings(**values))
     except TypeError as exc:
         log.warning("ignoring settings file %s: %s", path, exc)
         return Settings()

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from yak.config import Settings, clamp, load_settings, save_settings
@@ -29,7 +30,7 @@ class SettingsService:
     """
 
     def __init__(
-        self, data_dir: Path | None, *, key_store: KeyStore, env: dict[str, str] | None = None
+        self, data_dir: Path | None, *, key_store: KeyStore, env: Mapping[str, str] | None = None
     ) -> None:
         self.data_dir = data_dir
         self._key_store = key_store
@@ -53,6 +54,20 @@ class SettingsService:
         """Read ``settings.json`` and the environment again."""
         self._settings = None
         return self.current()
+
+    def stored(self) -> Settings:
+        """What ``settings.json`` holds, without the environment's overrides (a settings page
+        writes its changes on top of these, so an environment value is never copied into the
+        file)."""
+        if self.data_dir is None:
+            return self.current()
+        return load_settings(self.data_dir, {})
+
+    @property
+    def environment(self) -> Mapping[str, str]:
+        """The environment the overrides are read from (``os.environ`` unless one was given):
+        a settings page says which fields it sets."""
+        return os.environ if self._env is None else self._env
 
     def save(self, settings: Settings) -> Settings:
         """Write ``settings.json`` (never the key) and return the settings now in effect

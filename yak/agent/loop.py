@@ -56,8 +56,10 @@ DISPLAY_OUTPUT_CHARS = 4000  # tool output shown in the transcript (the model se
 STOPPED_MARK = "[stopped]"
 INTERRUPTED_RESULT = "Not run: the turn was interrupted before this tool call ran."
 STOPPED_RESULT = "Not run: the user pressed Stop."
-DENIED_NOTE = ("Denied by the user: this call was not run. Do not retry it; continue without "
-               "it or ask the user.")
+DENIED_NOTE = (
+    "Denied by the user: this call was not run. Do not retry it; continue without "
+    "it or ask the user."
+)
 
 
 class SessionApprovals:
@@ -80,8 +82,14 @@ class SessionApprovals:
         self._allowed.pop(session_id, None)
 
 
-def system_prompt(*, workspace_path: str, memory: str, memory_enabled: bool,
-                  today: datetime | None = None, platform_name: str | None = None) -> str:
+def system_prompt(
+    *,
+    workspace_path: str,
+    memory: str,
+    memory_enabled: bool,
+    today: datetime | None = None,
+    platform_name: str | None = None,
+) -> str:
     """The chat system prompt: the memory block first, then environment facts, then rules.
 
     Args:
@@ -102,13 +110,15 @@ def system_prompt(*, workspace_path: str, memory: str, memory_enabled: bool,
         "Environment:\n"
         f"- Workspace (project folder): {workspace_path}\n"
         f"- Platform: {platform_name}; run_command uses {shell} in the workspace\n"
-        f"- Date: {today.date().isoformat()}")
+        f"- Date: {today.date().isoformat()}"
+    )
     parts.append(
         "You are Yak, a coding agent working inside the workspace above with the user. Use the "
         "tools to read and search before you answer questions about the project. Paths are "
         "relative to the workspace; nothing outside it can be read or written. Writing, editing "
         "and running commands ask the user first; when a call is denied, do not retry it. Keep "
-        "answers short and concrete.")
+        "answers short and concrete."
+    )
     return "\n\n".join(parts)
 
 
@@ -124,11 +134,18 @@ def _clean_block(block: dict) -> dict | None:
         text = block.get("text")
         return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
     if kind == "tool_use":
-        return {"type": "tool_use", "id": block.get("id"), "name": block.get("name"),
-                "input": block.get("input") if isinstance(block.get("input"), dict) else {}}
+        return {
+            "type": "tool_use",
+            "id": block.get("id"),
+            "name": block.get("name"),
+            "input": block.get("input") if isinstance(block.get("input"), dict) else {},
+        }
     if kind == "tool_result":
-        out = {"type": "tool_result", "tool_use_id": block.get("tool_use_id"),
-               "content": block.get("content") if block.get("content") is not None else ""}
+        out = {
+            "type": "tool_result",
+            "tool_use_id": block.get("tool_use_id"),
+            "content": block.get("content") if block.get("content") is not None else "",
+        }
         if block.get("is_error"):
             out["is_error"] = True
         return out
@@ -176,16 +193,17 @@ def _append(out: list[dict], role: str, blocks: list[dict]) -> None:
 
 
 def _result(tool_use_id: str, text: str, *, is_error: bool = True) -> dict:
-    block: dict[str, object] = {"type": "tool_result", "tool_use_id": tool_use_id,
-                                "content": text}
+    block: dict[str, object] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
     if is_error:
         block["is_error"] = True
     return block
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(input_tokens=a.input_tokens + b.input_tokens,
-                      output_tokens=a.output_tokens + b.output_tokens)
+    return TokenUsage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+    )
 
 
 class Agent:
@@ -206,13 +224,21 @@ class Agent:
         today: the clock for the system prompt's date.
     """
 
-    def __init__(self, *, conversations: ConversationRepository,
-                 workspaces: WorkspaceRepository, documents: DocumentRepository,
-                 provider: ModelClient, model: str,
-                 bus: EventBus | None = None, approvals: SessionApprovals | None = None,
-                 max_tool_rounds: int = MAX_TOOL_ROUNDS, max_tokens: int = MAX_REPLY_TOKENS,
-                 tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
-                 today: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        conversations: ConversationRepository,
+        workspaces: WorkspaceRepository,
+        documents: DocumentRepository,
+        provider: ModelClient,
+        model: str,
+        bus: EventBus | None = None,
+        approvals: SessionApprovals | None = None,
+        max_tool_rounds: int = MAX_TOOL_ROUNDS,
+        max_tokens: int = MAX_REPLY_TOKENS,
+        tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
+        today: Callable[[], datetime] | None = None,
+    ) -> None:
         self.conversations = conversations
         self.workspaces = workspaces
         self.documents = documents
@@ -225,9 +251,16 @@ class Agent:
         self.tools_factory = tools_factory
         self.today = today
 
-    async def run_turn(self, workspace: Workspace, session_id: str, prompt: str, *,
-                       approver: Approver, on_event: Callable[[AgentEvent], None] | None = None,
-                       denied_note: str | None = None) -> TurnFinished:
+    async def run_turn(
+        self,
+        workspace: Workspace,
+        session_id: str,
+        prompt: str,
+        *,
+        approver: Approver,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        denied_note: str | None = None,
+    ) -> TurnFinished:
         """Run one turn: the prompt, the replies and tool calls, until the model is done.
 
         Args:
@@ -259,26 +292,46 @@ class Agent:
         turn = _Turn(self, workspace, session_id, emit, approver, denied_note or DENIED_NOTE)
         return await turn.run(prompt)
 
-    async def store(self, session_id: str, workspace_id: str, role: str, content: list[dict],
-                    emit: Callable[[AgentEvent], None], *, usage: TokenUsage | None = None,
-                    model: str | None = None) -> ChatMessage:
+    async def store(
+        self,
+        session_id: str,
+        workspace_id: str,
+        role: str,
+        content: list[dict],
+        emit: Callable[[AgentEvent], None],
+        *,
+        usage: TokenUsage | None = None,
+        model: str | None = None,
+    ) -> ChatMessage:
         """Persist one message of a turn and announce it (``MessageStored``, ``MessageAdded``).
         Shielded: a Stop arriving meanwhile does not lose the write."""
-        message = await asyncio.shield(asyncio.to_thread(
-            self.conversations.add_message, session_id, role, content, model=model, usage=usage))
+        message = await asyncio.shield(
+            asyncio.to_thread(
+                self.conversations.add_message, session_id, role, content, model=model, usage=usage
+            )
+        )
         emit(MessageStored(message_id=message.id, role=role))
         if self.bus is not None:
-            self.bus.publish(MessageAdded(workspace_id=workspace_id, session_id=session_id,
-                                          message_id=message.id))
+            self.bus.publish(
+                MessageAdded(
+                    workspace_id=workspace_id, session_id=session_id, message_id=message.id
+                )
+            )
         return message
 
 
 class _Turn:
     """The state of one running turn (what Stop must keep)."""
 
-    def __init__(self, agent: Agent, workspace: Workspace, session_id: str,
-                 emit: Callable[[AgentEvent], None], approver: Approver,
-                 denied_note: str) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        workspace: Workspace,
+        session_id: str,
+        emit: Callable[[AgentEvent], None],
+        approver: Approver,
+        denied_note: str,
+    ) -> None:
         self.agent = agent
         self.workspace = workspace
         self.session_id = session_id
@@ -306,22 +359,35 @@ class _Turn:
         agent = self.agent
         history = await asyncio.to_thread(agent.conversations.messages, self.session_id)
         last = history[-1] if history else None
-        if (last is not None and last.role == "user"
-                and list(last.content) == [{"type": "text", "text": prompt}]):
+        if (
+            last is not None
+            and last.role == "user"
+            and list(last.content) == [{"type": "text", "text": prompt}]
+        ):
             pass  # a retry of a prompt that got no reply: do not store it twice
         else:
-            stored = await agent.store(self.session_id, self.workspace.id, "user",
-                                       [{"type": "text", "text": prompt}], self.emit)
+            stored = await agent.store(
+                self.session_id,
+                self.workspace.id,
+                "user",
+                [{"type": "text", "text": prompt}],
+                self.emit,
+            )
             history.append(stored)
         system = await asyncio.to_thread(self._system_prompt)
         return to_api_messages(history), system
 
     def _system_prompt(self) -> str:
         workspace = self.agent.workspaces.get(self.workspace.id)
-        content = self.agent.documents.read(workspace.id).content if workspace.memory_enabled else ""
-        return system_prompt(workspace_path=workspace.path, memory=content,
-                             memory_enabled=workspace.memory_enabled,
-                             today=self.agent.today() if self.agent.today else None)
+        content = (
+            self.agent.documents.read(workspace.id).content if workspace.memory_enabled else ""
+        )
+        return system_prompt(
+            workspace_path=workspace.path,
+            memory=content,
+            memory_enabled=workspace.memory_enabled,
+            today=self.agent.today() if self.agent.today else None,
+        )
 
     async def _loop(self, messages: list[dict], system: str) -> TurnFinished:
         agent = self.agent
@@ -331,28 +397,41 @@ class _Turn:
             try:
                 completion = await self._stream(messages, system, definitions)
             except ProviderError as exc:
-                return self._finish(TurnFinished(status="failed", text=self.last_text,
-                                                 usage=self.usage, error=str(exc)))
+                return self._finish(
+                    TurnFinished(
+                        status="failed", text=self.last_text, usage=self.usage, error=str(exc)
+                    )
+                )
             self.usage = _add(self.usage, completion.usage)
             content = [b for b in (_clean_block(dict(x)) for x in completion.content) if b]
             calls = [b for b in content if b["type"] == "tool_use"]
             if content:
                 self.open_calls = calls
                 self.results = []
-                await agent.store(self.session_id, self.workspace.id, "assistant", content,
-                                  self.emit, usage=completion.usage, model=completion.model)
+                await agent.store(
+                    self.session_id,
+                    self.workspace.id,
+                    "assistant",
+                    content,
+                    self.emit,
+                    usage=completion.usage,
+                    model=completion.model,
+                )
                 messages.append({"role": "assistant", "content": content})
             self.last_text = completion.text or self.last_text
             if not calls:
                 return self._complete("completed")
             if rounds >= agent.max_tool_rounds:
-                note = (f"Not run: this turn reached its limit of {agent.max_tool_rounds} tool "
-                        "rounds. The user can send a message to continue.")
+                note = (
+                    f"Not run: this turn reached its limit of {agent.max_tool_rounds} tool "
+                    "rounds. The user can send a message to continue."
+                )
                 await self._answer_open_calls(note, messages)
                 return self._complete(
                     "tool_limit",
                     error=f"The agent stopped after {agent.max_tool_rounds} rounds of tool calls "
-                    "in one turn; send a message to let it continue.")
+                    "in one turn; send a message to let it continue.",
+                )
             rounds += 1
             for call in calls:
                 result = await self._run_tool(call)
@@ -361,8 +440,9 @@ class _Turn:
             await agent.store(self.session_id, self.workspace.id, "user", results, self.emit)
             messages.append({"role": "user", "content": results})
 
-    async def _stream(self, messages: list[dict], system: str,
-                      definitions: list[dict]) -> llm.Completion:
+    async def _stream(
+        self, messages: list[dict], system: str, definitions: list[dict]
+    ) -> llm.Completion:
         self.streamed = []
         self.streaming = True
 
@@ -373,8 +453,13 @@ class _Turn:
 
         try:
             completion = await self.agent.provider.stream(
-                model=self.agent.model, system=system, messages=messages, tools=definitions,
-                max_tokens=self.agent.max_tokens, on_event=forward)
+                model=self.agent.model,
+                system=system,
+                messages=messages,
+                tools=definitions,
+                max_tokens=self.agent.max_tokens,
+                on_event=forward,
+            )
         except asyncio.CancelledError:
             raise  # still "streaming": Stop keeps the partial text
         except BaseException:
@@ -390,9 +475,16 @@ class _Turn:
         result = await self._approved(call, target)
         if result is None:
             result = await self.tools.execute(name, args)
-        self.emit(ToolCallFinished(tool_use_id=call_id, tool=name, target=result.target or target,
-                                   ok=result.ok, summary=result.summary,
-                                   output=cap_text(result.output, DISPLAY_OUTPUT_CHARS)))
+        self.emit(
+            ToolCallFinished(
+                tool_use_id=call_id,
+                tool=name,
+                target=result.target or target,
+                ok=result.ok,
+                summary=result.summary,
+                output=cap_text(result.output, DISPLAY_OUTPUT_CHARS),
+            )
+        )
         return result
 
     async def _approved(self, call: dict, target: str) -> ToolResult | None:
@@ -402,9 +494,13 @@ class _Turn:
             return None
         if self.agent.approvals.allowed(self.session_id, name):
             return None
-        request = ApprovalRequest(session_id=self.session_id, tool_use_id=call["id"], tool=name,
-                                  target=target,
-                                  detail=self.tools.approval_detail(name, call["input"]))
+        request = ApprovalRequest(
+            session_id=self.session_id,
+            tool_use_id=call["id"],
+            tool=name,
+            target=target,
+            detail=self.tools.approval_detail(name, call["input"]),
+        )
         try:
             decision = await self.approver(request)
         except asyncio.CancelledError:
@@ -417,16 +513,18 @@ class _Turn:
             return None
         if decision == ApprovalDecision.ALLOW_ONCE:
             return None
-        return ToolResult(ok=False, output=self.denied_note, summary="denied by user",
-                          target=target)
+        return ToolResult(
+            ok=False, output=self.denied_note, summary="denied by user", target=target
+        )
 
     async def _answer_open_calls(self, note: str, messages: list[dict] | None = None) -> None:
         """Give every stored, unanswered tool call a result and store them."""
         if not self.open_calls:
             return
         done = {r["tool_use_id"] for r in self.results}
-        results = self.results + [_result(c["id"], note) for c in self.open_calls
-                                  if c["id"] not in done]
+        results = self.results + [
+            _result(c["id"], note) for c in self.open_calls if c["id"] not in done
+        ]
         self.open_calls, self.results = [], []
         await self.agent.store(self.session_id, self.workspace.id, "user", results, self.emit)
         if messages is not None:
@@ -441,8 +539,14 @@ class _Turn:
                 content.append({"type": "text", "text": STOPPED_MARK})
                 self.last_text = text
                 self.streaming = False
-                await self.agent.store(self.session_id, self.workspace.id, "assistant", content,
-                                       self.emit, model=self.agent.model)
+                await self.agent.store(
+                    self.session_id,
+                    self.workspace.id,
+                    "assistant",
+                    content,
+                    self.emit,
+                    model=self.agent.model,
+                )
             else:
                 await self._answer_open_calls(STOPPED_RESULT)
         except asyncio.CancelledError:
@@ -451,11 +555,13 @@ class _Turn:
             log.exception("could not store what was said before Stop")
 
     def _complete(self, status: str, *, error: str | None = None) -> TurnFinished:
-        finished = self._finish(TurnFinished(status=status, text=self.last_text,
-                                             usage=self.usage, error=error))
+        finished = self._finish(
+            TurnFinished(status=status, text=self.last_text, usage=self.usage, error=error)
+        )
         if self.agent.bus is not None:
-            self.agent.bus.publish(TurnCompleted(workspace_id=self.workspace.id,
-                                                 session_id=self.session_id))
+            self.agent.bus.publish(
+                TurnCompleted(workspace_id=self.workspace.id, session_id=self.session_id)
+            )
         return finished
 
     def _finish(self, finished: TurnFinished) -> TurnFinished:

@@ -1,9 +1,10 @@
 """ChatService: the async facade the chat UI and ``yak ask`` drive.
 
 Sessions and transcripts from the conversation repository, turns through the agent loop, and
-"Test connection". The API key lives in the settings service. Every synchronous store call runs on a worker thread
-(``asyncio.to_thread``) so the GUI never waits on the disk; events (``SessionsChanged``,
-``MessageAdded``, ``TurnCompleted``) are published on the event-loop thread.
+"Test connection". The API key lives in the settings service. Every repository call runs on a
+worker thread (``asyncio.to_thread``) so the GUI never waits on the disk; events
+(``SessionsChanged``, ``MessageAdded``, ``TurnCompleted``) are published on the event-loop
+thread.
 """
 
 from __future__ import annotations
@@ -54,11 +55,17 @@ class ChatService:
         max_tool_rounds: the agent's cap on tool rounds per turn.
     """
 
-    def __init__(self, *, conversations: ConversationRepository,
-                 workspaces: WorkspaceRepository, documents: DocumentRepository,
-                 bus: EventBus, settings: Callable[[], Settings],
-                 model_client: ModelClientFactory,
-                 max_tool_rounds: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        conversations: ConversationRepository,
+        workspaces: WorkspaceRepository,
+        documents: DocumentRepository,
+        bus: EventBus,
+        settings: Callable[[], Settings],
+        model_client: ModelClientFactory,
+        max_tool_rounds: int | None = None,
+    ) -> None:
         self.bus = bus
         self.settings = settings
         self.conversations = conversations
@@ -80,8 +87,11 @@ class ChatService:
         Raises:
             WorkspaceNotFound: unknown workspace. UsageError: a blank title.
         """
-        session = await asyncio.to_thread(self.conversations.create_session, workspace_id,
-                                          title if title is not None else DEFAULT_TITLE)
+        session = await asyncio.to_thread(
+            self.conversations.create_session,
+            workspace_id,
+            title if title is not None else DEFAULT_TITLE,
+        )
         self.bus.publish(SessionsChanged(workspace_id=workspace_id))
         return session
 
@@ -106,9 +116,16 @@ class ChatService:
         return await asyncio.to_thread(self.conversations.messages, session_id)
 
     # --- turns ------------------------------------------------------------------------------
-    async def send(self, workspace: Workspace, session_id: str, prompt: str, *,
-                   approver: Approver, on_event: Callable[[AgentEvent], None] | None = None,
-                   denied_note: str | None = None) -> TurnFinished:
+    async def send(
+        self,
+        workspace: Workspace,
+        session_id: str,
+        prompt: str,
+        *,
+        approver: Approver,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        denied_note: str | None = None,
+    ) -> TurnFinished:
         """Run one agent turn in a session (see ``Agent.run_turn``).
 
         The first prompt of a session still called "New conversation" titles it. Cancelling
@@ -149,8 +166,14 @@ class ChatService:
                 approvals=self._approvals,
                 max_tool_rounds=self._max_tool_rounds or MAX_TOOL_ROUNDS,
             )
-            return await agent.run_turn(workspace, session_id, prompt, approver=approver,
-                                        on_event=on_event, denied_note=denied_note)
+            return await agent.run_turn(
+                workspace,
+                session_id,
+                prompt,
+                approver=approver,
+                on_event=on_event,
+                denied_note=denied_note,
+            )
         finally:
             self._running.discard(session_id)
             if provider is not None:
@@ -159,8 +182,9 @@ class ChatService:
                 except Exception:  # closing sockets must not hide the turn's outcome
                     log.warning("could not close the provider's connections", exc_info=True)
 
-    async def _title_from_first_prompt(self, workspace: Workspace, session_id: str,
-                                       prompt: str) -> None:
+    async def _title_from_first_prompt(
+        self, workspace: Workspace, session_id: str, prompt: str
+    ) -> None:
         def retitle() -> ChatSession | None:
             session = self.conversations.get_session(session_id)
             if session.workspace_id != workspace.id:  # refused before anything is changed

@@ -44,22 +44,32 @@ def clean_title(title: str | None) -> str:
 
 
 def _session(row: ChatSessionRow) -> ChatSession:
-    return ChatSession(id=row.id, workspace_id=row.workspace_id, title=row.title,
-                       created_at=row.created_at, updated_at=row.updated_at)
+    return ChatSession(
+        id=row.id,
+        workspace_id=row.workspace_id,
+        title=row.title,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
 
 
 def _message(row: ChatMessageRow) -> ChatMessage:
     return ChatMessage(
-        id=row.id, session_id=row.session_id, workspace_id=row.workspace_id, role=row.role,
-        content=tuple(row.content or ()), created_at=row.created_at, model=row.model,
-        usage=TokenUsage(input_tokens=row.input_tokens or 0,
-                         output_tokens=row.output_tokens or 0),
+        id=row.id,
+        session_id=row.session_id,
+        workspace_id=row.workspace_id,
+        role=row.role,
+        content=tuple(row.content or ()),
+        created_at=row.created_at,
+        model=row.model,
+        usage=TokenUsage(input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0),
     )
 
 
 def _unfolded_condition():
-    return or_(ChatSessionRow.folded_through.is_(None),
-               ChatMessageRow.id > ChatSessionRow.folded_through)
+    return or_(
+        ChatSessionRow.folded_through.is_(None), ChatMessageRow.id > ChatSessionRow.folded_through
+    )
 
 
 class SqlConversationRepository:
@@ -90,18 +100,20 @@ class SqlConversationRepository:
         with self.db.session() as s:
             if s.get(WorkspaceRow, workspace_id) is None:
                 raise WorkspaceNotFound(f"No workspace with id {workspace_id} is stored.")
-            row = ChatSessionRow(id=new_id(), workspace_id=workspace_id, title=text,
-                                 created_at=now, updated_at=now)
+            row = ChatSessionRow(
+                id=new_id(), workspace_id=workspace_id, title=text, created_at=now, updated_at=now
+            )
             s.add(row)
         return _session(row)
 
     def sessions(self, workspace_id: str) -> list[ChatSession]:
         """The workspace's sessions, most recently updated first."""
         with self.db.session() as s:
-            rows = s.scalars(select(ChatSessionRow)
-                             .where(ChatSessionRow.workspace_id == workspace_id)
-                             .order_by(ChatSessionRow.updated_at.desc(),
-                                       ChatSessionRow.id.desc())).all()
+            rows = s.scalars(
+                select(ChatSessionRow)
+                .where(ChatSessionRow.workspace_id == workspace_id)
+                .order_by(ChatSessionRow.updated_at.desc(), ChatSessionRow.id.desc())
+            ).all()
             return [_session(r) for r in rows]
 
     def get_session(self, session_id: str) -> ChatSession:
@@ -134,8 +146,15 @@ class SqlConversationRepository:
             s.delete(row)
 
     # --- messages ---------------------------------------------------------------------------
-    def add_message(self, session_id: str, role: str, content: list[dict], *,
-                    model: str | None = None, usage: TokenUsage | None = None) -> ChatMessage:
+    def add_message(
+        self,
+        session_id: str,
+        role: str,
+        content: list[dict],
+        *,
+        model: str | None = None,
+        usage: TokenUsage | None = None,
+    ) -> ChatMessage:
         """Append a message and touch the session's ``updated_at``.
 
         Args:
@@ -159,10 +178,17 @@ class SqlConversationRepository:
         now = utcnow()
         with self.db.session() as s:
             session = self._row(s, session_id)
-            row = ChatMessageRow(id=new_id(), session_id=session_id,
-                                 workspace_id=session.workspace_id, role=role, content=blocks,
-                                 model=model, input_tokens=usage.input_tokens,
-                                 output_tokens=usage.output_tokens, created_at=now)
+            row = ChatMessageRow(
+                id=new_id(),
+                session_id=session_id,
+                workspace_id=session.workspace_id,
+                role=role,
+                content=blocks,
+                model=model,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                created_at=now,
+            )
             s.add(row)
             session.updated_at = now
         return _message(row)
@@ -171,9 +197,11 @@ class SqlConversationRepository:
         """All messages of a session, oldest first. Raises ``UsageError`` for an unknown id."""
         with self.db.session() as s:
             self._row(s, session_id)
-            rows = s.scalars(select(ChatMessageRow)
-                             .where(ChatMessageRow.session_id == session_id)
-                             .order_by(ChatMessageRow.id)).all()
+            rows = s.scalars(
+                select(ChatMessageRow)
+                .where(ChatMessageRow.session_id == session_id)
+                .order_by(ChatMessageRow.id)
+            ).all()
             return [_message(r) for r in rows]
 
     # --- memory input -----------------------------------------------------------------------
@@ -181,11 +209,13 @@ class SqlConversationRepository:
         """Every message of every session of the workspace after that session's watermark,
         oldest first across sessions (by id) — the input of a memory refresh."""
         with self.db.session() as s:
-            rows = s.scalars(select(ChatMessageRow)
-                             .join(ChatSessionRow, ChatSessionRow.id == ChatMessageRow.session_id)
-                             .where(ChatSessionRow.workspace_id == workspace_id)
-                             .where(_unfolded_condition())
-                             .order_by(ChatMessageRow.id)).all()
+            rows = s.scalars(
+                select(ChatMessageRow)
+                .join(ChatSessionRow, ChatSessionRow.id == ChatMessageRow.session_id)
+                .where(ChatSessionRow.workspace_id == workspace_id)
+                .where(_unfolded_condition())
+                .order_by(ChatMessageRow.id)
+            ).all()
             return [_message(r) for r in rows]
 
     def recent_messages(self, workspace_id: str, limit: int = 2000) -> list[ChatMessage]:
@@ -194,19 +224,25 @@ class SqlConversationRepository:
         if limit <= 0:
             return []
         with self.db.session() as s:
-            rows = s.scalars(select(ChatMessageRow)
-                             .where(ChatMessageRow.workspace_id == workspace_id)
-                             .order_by(ChatMessageRow.id.desc()).limit(limit)).all()
+            rows = s.scalars(
+                select(ChatMessageRow)
+                .where(ChatMessageRow.workspace_id == workspace_id)
+                .order_by(ChatMessageRow.id.desc())
+                .limit(limit)
+            ).all()
             return [_message(r) for r in reversed(rows)]
 
     def workspaces_with_unfolded(self) -> list[str]:
         """Ids of workspaces that have messages past a watermark (enqueued on app start),
         sorted."""
         with self.db.session() as s:
-            ids = s.scalars(select(ChatSessionRow.workspace_id).distinct()
-                            .join(ChatMessageRow, ChatMessageRow.session_id == ChatSessionRow.id)
-                            .where(_unfolded_condition())
-                            .order_by(ChatSessionRow.workspace_id)).all()
+            ids = s.scalars(
+                select(ChatSessionRow.workspace_id)
+                .distinct()
+                .join(ChatMessageRow, ChatMessageRow.session_id == ChatSessionRow.id)
+                .where(_unfolded_condition())
+                .order_by(ChatSessionRow.workspace_id)
+            ).all()
             return list(ids)
 
     # --- helpers ----------------------------------------------------------------------------

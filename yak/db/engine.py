@@ -51,8 +51,9 @@ def _connect(database: str, *, uri: bool = False) -> sqlite3.Connection:
         database: a file path, or a ``file:`` URI when ``uri`` is true.
         uri: ``database`` is a URI (read-only modes).
     """
-    return sqlite3.connect(database, uri=uri, check_same_thread=False,
-                           timeout=BUSY_TIMEOUT_MS / 1000)
+    return sqlite3.connect(
+        database, uri=uri, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
 
 
 def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
@@ -76,7 +77,8 @@ def _sqlite_error_name(exc: BaseException | None) -> str:
     ``exc`` or any exception it was raised from; ``""`` when there is none."""
     while exc is not None:
         name = getattr(exc, "sqlite_errorname", None) or getattr(
-            getattr(exc, "orig", None), "sqlite_errorname", None)
+            getattr(exc, "orig", None), "sqlite_errorname", None
+        )
         if name:
             return str(name)
         exc = exc.__cause__ or exc.__context__
@@ -109,8 +111,9 @@ def translate(exc: Exception, path: Path | None = None) -> StoreError:
     if "not a database" in message or "malformed" in message:
         return StoreError(f"The Yak database{where} is damaged: {detail}")
     if "unable to open" in message:
-        return StoreError(f"The Yak database{where} cannot be opened; check the folder exists and "
-                          "is writable.")
+        return StoreError(
+            f"The Yak database{where} cannot be opened; check the folder exists and is writable."
+        )
     log.error("database error (%s): %s", exc.__class__.__name__, detail)
     return StoreError(f"The Yak database{where} failed: {detail}")
 
@@ -149,7 +152,8 @@ class Database:
             raise translate(exc, self.path) from exc
 
     def data_version(self) -> int:
-        """``PRAGMA data_version`` on a fresh connection: changes when another connection commits."""
+        """``PRAGMA data_version`` on a fresh connection: moves when another connection
+        commits."""
         with self.engine.connect() as conn:
             return int(conn.execute(text("PRAGMA data_version")).scalar_one())
 
@@ -158,8 +162,9 @@ class Database:
         self.engine.dispose()
 
 
-def open_database(data_dir: Path | None, *, migrate: bool = True,
-                  read_only_fallback: bool = False) -> Database:
+def open_database(
+    data_dir: Path | None, *, migrate: bool = True, read_only_fallback: bool = False
+) -> Database:
     """Open (creating if needed) and migrate the database in ``data_dir``.
 
     Args:
@@ -181,8 +186,12 @@ def open_database(data_dir: Path | None, *, migrate: bool = True,
     try:
         return _open_read_write(path, migrate=migrate)
     except StoreError as exc:
-        if (path is None or isinstance(exc, SchemaTooNew) or not path.is_file()
-                or not _cannot_write(exc)):
+        if (
+            path is None
+            or isinstance(exc, SchemaTooNew)
+            or not path.is_file()
+            or not _cannot_write(exc)
+        ):
             raise
         original = exc
     try:
@@ -196,16 +205,19 @@ def open_database(data_dir: Path | None, *, migrate: bool = True,
         log.info("opened %s read-only (%s)", path, original)
         return db
     db.close()
-    raise StoreError(f"The Yak database ({path}) is read-only; make it and its folder writable "
-                     "to save changes. Nothing was changed.") from original
+    raise StoreError(
+        f"The Yak database ({path}) is read-only; make it and its folder writable "
+        "to save changes. Nothing was changed."
+    ) from original
 
 
 def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
     if path is None:
         from sqlalchemy.pool import StaticPool
 
-        engine = create_engine("sqlite://", poolclass=StaticPool,
-                               connect_args={"check_same_thread": False})
+        engine = create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
+        )
     else:
         file = str(path)
         engine = create_engine(f"sqlite:///{path}", creator=lambda: _connect(file))
@@ -235,8 +247,7 @@ def _open_read_only(path: Path) -> Database:
     failure: StoreError | None = None
     for mode in READ_ONLY_MODES:
         uri = f"{base}?{mode}"
-        engine = create_engine(f"sqlite:///{path}",
-                               creator=lambda uri=uri: _connect(uri, uri=True))
+        engine = create_engine(f"sqlite:///{path}", creator=lambda uri=uri: _connect(uri, uri=True))
         event.listen(engine, "connect", _on_connect_read_only)
         db = Database(engine, path, read_only=True)
         try:
@@ -253,8 +264,12 @@ def _open_read_only(path: Path) -> Database:
         if "immutable" in mode:
             wal = path.with_name(path.name + "-wal")
             if wal.is_file() and wal.stat().st_size > 0:
-                log.warning("%s is read-only and its last changes are still in %s; they are "
-                            "not shown until Yak can write there again", path, wal.name)
+                log.warning(
+                    "%s is read-only and its last changes are still in %s; they are "
+                    "not shown until Yak can write there again",
+                    path,
+                    wal.name,
+                )
         return db
     assert failure is not None
     raise failure
@@ -279,15 +294,18 @@ def _check_schema(db: Database) -> None:
     if unknown:
         raise SchemaTooNew(
             f"The Yak database ({db.path}) was written by a newer version of Yak "
-            f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed.")
+            f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
+        )
     if not current:
         raise _SchemaBehind(
             f"The Yak database ({db.path}) is read-only and holds no Yak data yet; make it "
-            "writable once so Yak can set it up.")
+            "writable once so Yak can set it up."
+        )
     if set(current) != set(script.get_heads()):
         raise _SchemaBehind(
             f"The Yak database ({db.path}) is read-only and was written by an older version of "
-            "Yak; make it writable once so this Yak can upgrade it.")
+            "Yak; make it writable once so this Yak can upgrade it."
+        )
 
 
 MIGRATION_LOCK_TIMEOUT_S = 60.0
@@ -311,8 +329,10 @@ def _migrate(db: Database) -> None:
         with lock:
             _upgrade(db, script)
     except Timeout:
-        raise StoreError(f"The Yak database ({db.path}) is being upgraded by another Yak "
-                         "program that has not finished; try again in a minute.") from None
+        raise StoreError(
+            f"The Yak database ({db.path}) is being upgraded by another Yak "
+            "program that has not finished; try again in a minute."
+        ) from None
 
 
 def _schema_is_current(db: Database, script: ScriptDirectory) -> bool:

@@ -95,10 +95,17 @@ class MemoryRefreshQueue:
             defaults to ``loop.call_later``.
     """
 
-    def __init__(self, run: RunRefresh, *, debounce_s: float = 10.0,
-                 max_wait_s: float = MAX_WAIT_S, max_concurrent: int = 2,
-                 clock: Callable[[], float] = time.monotonic, bus: EventBus | None = None,
-                 scheduler: Scheduler | None = None) -> None:
+    def __init__(
+        self,
+        run: RunRefresh,
+        *,
+        debounce_s: float = 10.0,
+        max_wait_s: float = MAX_WAIT_S,
+        max_concurrent: int = 2,
+        clock: Callable[[], float] = time.monotonic,
+        bus: EventBus | None = None,
+        scheduler: Scheduler | None = None,
+    ) -> None:
         self._run = run
         self._debounce = _clamp_debounce(debounce_s)
         self._max_wait = float(max_wait_s)
@@ -178,7 +185,7 @@ class MemoryRefreshQueue:
         futures += [w for job in self._ready for w in job.waiters if w not in futures]
         running = [ws.running for ws in self._workspaces.values() if ws.running is not None]
         results = await asyncio.gather(*futures, *running, return_exceptions=True)
-        outcomes = [r for r in results[:len(futures)] if isinstance(r, RefreshOutcome)]
+        outcomes = [r for r in results[: len(futures)] if isinstance(r, RefreshOutcome)]
         await self.wait_idle()
         return outcomes
 
@@ -226,7 +233,9 @@ class MemoryRefreshQueue:
         if self._job_for(workspace_id) is not None:
             return RefreshStateChanged(workspace_id, QueueState.PENDING, 0.0)
         if ws.timer is not None and ws.due is not None:
-            return RefreshStateChanged(workspace_id, QueueState.PENDING, max(ws.due - self._clock(), 0.0))
+            return RefreshStateChanged(
+                workspace_id, QueueState.PENDING, max(ws.due - self._clock(), 0.0)
+            )
         return RefreshStateChanged(workspace_id, QueueState.IDLE)
 
     def failures(self, workspace_id: str) -> int:
@@ -258,8 +267,9 @@ class MemoryRefreshQueue:
         self._pump()
         self._publish(workspace_id)  # "pending" only when it waits for a free slot
 
-    def _request_run(self, workspace_id: str, *, rebuild: bool = False
-                     ) -> asyncio.Future[RefreshOutcome]:
+    def _request_run(
+        self, workspace_id: str, *, rebuild: bool = False
+    ) -> asyncio.Future[RefreshOutcome]:
         ws = self._workspaces.setdefault(workspace_id, _Workspace())
         if ws.timer is not None:
             ws.timer.cancel()
@@ -270,8 +280,9 @@ class MemoryRefreshQueue:
         self._publish(workspace_id)
         return future
 
-    def _add_job(self, workspace_id: str, *, rebuild: bool,
-                 waiter: asyncio.Future[RefreshOutcome] | None) -> None:
+    def _add_job(
+        self, workspace_id: str, *, rebuild: bool, waiter: asyncio.Future[RefreshOutcome] | None
+    ) -> None:
         job = self._job_for(workspace_id)
         if job is None:
             job = _Job(workspace_id)
@@ -317,13 +328,15 @@ class MemoryRefreshQueue:
             self._finish(job, ws, outcome, error)
         return outcome
 
-    def _finish(self, job: _Job, ws: _Workspace, outcome: RefreshOutcome | None,
-                error: BaseException | None) -> None:
+    def _finish(
+        self, job: _Job, ws: _Workspace, outcome: RefreshOutcome | None, error: BaseException | None
+    ) -> None:
         ws.running = None
         if (outcome is not None and outcome.status is RefreshStatus.FAILED) or (
-                error is not None and not isinstance(error, asyncio.CancelledError)):
+            error is not None and not isinstance(error, asyncio.CancelledError)
+        ):
             ws.failures += 1
-            backoff = min(2 ** ws.failures * self._debounce, MAX_BACKOFF_S)
+            backoff = min(2**ws.failures * self._debounce, MAX_BACKOFF_S)
             ws.not_before = self._clock() + backoff
         elif outcome is not None:
             ws.failures = 0

@@ -150,8 +150,11 @@ class MemoryRefresher:
             try:
                 outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
                 if outcome.status is RefreshStatus.SUPERSEDED:
-                    log.info("memory rewrite of %s superseded; running once more on version %d",
-                             workspace_id, outcome.version)
+                    log.info(
+                        "memory rewrite of %s superseded; running once more on version %d",
+                        workspace_id,
+                        outcome.version,
+                    )
                     outcome = await self._attempt_safely(workspace_id, rebuild=rebuild)
             finally:
                 if lock is not None:
@@ -164,10 +167,14 @@ class MemoryRefresher:
         """The outcome when another refresh of the workspace held the lock too long."""
         document = await self._memory.read(workspace_id)
         outcome = RefreshOutcome(
-            status=RefreshStatus.FAILED, workspace_id=workspace_id, version=document.version,
-            lines=document.lines, flags=("locked",),
+            status=RefreshStatus.FAILED,
+            workspace_id=workspace_id,
+            version=document.version,
+            lines=document.lines,
+            flags=("locked",),
             reason=f"another refresh of this workspace was still running after "
-                   f"{LOCK_WAIT_S:g} s; nothing was sent")
+            f"{LOCK_WAIT_S:g} s; nothing was sent",
+        )
         return await self._record(outcome, base_version=document.version, rebuild=rebuild)
 
     async def _attempt_safely(self, workspace_id: str, *, rebuild: bool) -> RefreshOutcome:
@@ -177,10 +184,15 @@ class MemoryRefresher:
             return await self._attempt(workspace_id, rebuild=rebuild, started=started)
         except YakError as exc:  # provider errors are outcomes inside _attempt; this is storage
             log.warning("memory refresh of %s failed: %s", workspace_id, exc)
-            outcome = RefreshOutcome(status=RefreshStatus.FAILED, reason=str(exc),
-                                     workspace_id=workspace_id, version=0, lines=0,
-                                     duration_s=time.monotonic() - started,
-                                     flags=("store_error",))
+            outcome = RefreshOutcome(
+                status=RefreshStatus.FAILED,
+                reason=str(exc),
+                workspace_id=workspace_id,
+                version=0,
+                lines=0,
+                duration_s=time.monotonic() - started,
+                flags=("store_error",),
+            )
             try:
                 document = await self._memory.read(workspace_id)
                 outcome = replace(outcome, version=document.version, lines=document.lines)
@@ -189,100 +201,161 @@ class MemoryRefresher:
                 log.warning("could not record the failed refresh of %s", workspace_id)
             return outcome
 
-    async def _attempt(self, workspace_id: str, *, rebuild: bool, started: float
-                       ) -> RefreshOutcome:
+    async def _attempt(self, workspace_id: str, *, rebuild: bool, started: float) -> RefreshOutcome:
         settings = self._settings()
         data = await self._load(workspace_id, rebuild)
         document, transcript = data.document, data.transcript
-        base = RefreshOutcome(status=RefreshStatus.UP_TO_DATE, reason="", workspace_id=workspace_id,
-                              version=document.version, lines=document.lines,
-                              session_ids=transcript.session_ids, flags=transcript.flags)
+        base = RefreshOutcome(
+            status=RefreshStatus.UP_TO_DATE,
+            reason="",
+            workspace_id=workspace_id,
+            version=document.version,
+            lines=document.lines,
+            session_ids=transcript.session_ids,
+            flags=transcript.flags,
+        )
 
         if not data.workspace.memory_enabled:
             # Memory is off here: nothing is sent and no watermark moves, so turning it back
             # on folds these conversations then.
             return await self._finish(
-                replace(base, reason="memory is turned off for this workspace; nothing was sent",
-                        session_ids=(), flags=()),
-                started, base_version=document.version, rebuild=rebuild)
+                replace(
+                    base,
+                    reason="memory is turned off for this workspace; nothing was sent",
+                    session_ids=(),
+                    flags=(),
+                ),
+                started,
+                base_version=document.version,
+                rebuild=rebuild,
+            )
         if transcript.empty:
             if data.messages:  # only tool results and the like: nothing to fold, but seen
                 await self._memory.advance_watermarks(transcript.watermarks)
                 reason = "the new messages had no text to remember"
             else:
                 reason = "no conversation since the last refresh"
-            return await self._finish(replace(base, reason=reason, session_ids=()), started,
-                                      base_version=document.version, rebuild=rebuild)
+            return await self._finish(
+                replace(base, reason=reason, session_ids=()),
+                started,
+                base_version=document.version,
+                rebuild=rebuild,
+            )
 
         system, messages = prompt.build_rewrite_request(
-            current=document.content, transcript=transcript.text,
-            workspace_name=data.workspace.name, rebuild=rebuild)
+            current=document.content,
+            transcript=transcript.text,
+            workspace_name=data.workspace.name,
+            rebuild=rebuild,
+        )
         model = settings.memory_model
         provider: ModelClient | None = None
         try:
             provider = self._model_client()
             completion, reply, usage, flags = await self._ask(
-                provider, model=model, system=system, messages=messages,
-                previous=document.content, floor_ratio=settings.floor_ratio,
-                transcript_flags=transcript.flags, workspace_id=workspace_id)
+                provider,
+                model=model,
+                system=system,
+                messages=messages,
+                previous=document.content,
+                floor_ratio=settings.floor_ratio,
+                transcript_flags=transcript.flags,
+                workspace_id=workspace_id,
+            )
         except _CallFailed as failed:
             exc = failed.error
-            outcome = replace(base, status=RefreshStatus.FAILED, reason=str(exc), model=model,
-                              usage=failed.usage,
-                              flags=_merge(base.flags, (f"provider:{exc.reason}",)))
-            return await self._finish(outcome, started, base_version=document.version,
-                                      rebuild=rebuild)
+            outcome = replace(
+                base,
+                status=RefreshStatus.FAILED,
+                reason=str(exc),
+                model=model,
+                usage=failed.usage,
+                flags=_merge(base.flags, (f"provider:{exc.reason}",)),
+            )
+            return await self._finish(
+                outcome, started, base_version=document.version, rebuild=rebuild
+            )
         finally:
             if provider is not None:
                 await _close(provider)
 
-        outcome = replace(base, model=completion.model or model, usage=usage, flags=flags,
-                          reply=reply.text or reply.raw)
+        outcome = replace(
+            base,
+            model=completion.model or model,
+            usage=usage,
+            flags=flags,
+            reply=reply.text or reply.raw,
+        )
         if not reply.verdict.ok:
             assert reply.verdict.status is not None
             outcome = replace(outcome, status=reply.verdict.status, reason=reply.verdict.reason)
-            return await self._finish(outcome, started, base_version=document.version,
-                                      rebuild=rebuild)
+            return await self._finish(
+                outcome, started, base_version=document.version, rebuild=rebuild
+            )
         try:
             written = await self._memory.apply_rewrite(
-                workspace_id, reply.text,
-                base_version=document.version, model=outcome.model,
-                session_ids=transcript.session_ids, watermarks=transcript.watermarks,
-                flags=flags)
+                workspace_id,
+                reply.text,
+                base_version=document.version,
+                model=outcome.model,
+                session_ids=transcript.session_ids,
+                watermarks=transcript.watermarks,
+                flags=flags,
+            )
         except ConflictError as exc:
-            outcome = replace(outcome, status=RefreshStatus.SUPERSEDED, version=exc.current_version,
-                              reason=f"the document changed (version {exc.expected_version} → "
-                              f"{exc.current_version}) while the model was working; the rewrite "
-                              "was dropped")
+            outcome = replace(
+                outcome,
+                status=RefreshStatus.SUPERSEDED,
+                version=exc.current_version,
+                reason=f"the document changed (version {exc.expected_version} → "
+                f"{exc.current_version}) while the model was working; the rewrite "
+                "was dropped",
+            )
             current = await self._memory.read(workspace_id)
             outcome = replace(outcome, version=current.version, lines=current.lines)
-            return await self._finish(outcome, started, base_version=document.version,
-                                      rebuild=rebuild)
+            return await self._finish(
+                outcome, started, base_version=document.version, rebuild=rebuild
+            )
         except CeilingExceeded as exc:  # the guards already refuse this; the store's last net
             outcome = replace(outcome, status=RefreshStatus.REFUSED_CEILING, reason=str(exc))
-            return await self._finish(outcome, started, base_version=document.version,
-                                      rebuild=rebuild)
+            return await self._finish(
+                outcome, started, base_version=document.version, rebuild=rebuild
+            )
 
         if written.version == document.version:
             outcome = replace(outcome, reason="the model found nothing new to remember")
         else:
-            outcome = replace(outcome, status=RefreshStatus.APPLIED, version=written.version,
-                              lines=written.lines, reason=_applied_reason(transcript))
-        return await self._finish(outcome, started, base_version=document.version,
-                                  rebuild=rebuild)
+            outcome = replace(
+                outcome,
+                status=RefreshStatus.APPLIED,
+                version=written.version,
+                lines=written.lines,
+                reason=_applied_reason(transcript),
+            )
+        return await self._finish(outcome, started, base_version=document.version, rebuild=rebuild)
 
     # --- steps ------------------------------------------------------------------------------
-    async def _ask(self, provider: ModelClient, *, model: str, system: str, messages: list[dict],
-                   previous: str, floor_ratio: float, transcript_flags: tuple[str, ...],
-                   workspace_id: str) -> tuple[Completion, _Reply, TokenUsage, tuple[str, ...]]:
+    async def _ask(
+        self,
+        provider: ModelClient,
+        *,
+        model: str,
+        system: str,
+        messages: list[dict],
+        previous: str,
+        floor_ratio: float,
+        transcript_flags: tuple[str, ...],
+        workspace_id: str,
+    ) -> tuple[Completion, _Reply, TokenUsage, tuple[str, ...]]:
         """The model call, judged; over the ceiling, the one condense retry, judged again.
 
         Raises:
             _CallFailed: either call failed (nothing is stored from it).
         """
         try:
-            completion = await provider.complete(model=model, system=system, messages=messages,
-                                                 max_tokens=REWRITE_MAX_TOKENS)
+            completion = await provider.complete(
+                model=model, system=system, messages=messages, max_tokens=REWRITE_MAX_TOKENS
+            )
         except ProviderError as exc:
             raise _CallFailed(exc, TokenUsage()) from exc
         usage = completion.usage
@@ -290,23 +363,36 @@ class MemoryRefresher:
         flags = _merge(transcript_flags, reply.flags)
         if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
             return completion, reply, usage, flags
-        log.info("memory rewrite of %s over the ceiling (%s); one condense retry",
-                 workspace_id, reply.verdict.reason)
-        retry = prompt.condense_request(messages, reply=reply.text or reply.raw,
-                                        lines=reply.verdict.lines, chars=reply.verdict.chars)
+        log.info(
+            "memory rewrite of %s over the ceiling (%s); one condense retry",
+            workspace_id,
+            reply.verdict.reason,
+        )
+        retry = prompt.condense_request(
+            messages,
+            reply=reply.text or reply.raw,
+            lines=reply.verdict.lines,
+            chars=reply.verdict.chars,
+        )
         first_lines = reply.verdict.lines
         try:
-            completion = await provider.complete(model=model, system=system, messages=retry,
-                                                 max_tokens=REWRITE_MAX_TOKENS)
+            completion = await provider.complete(
+                model=model, system=system, messages=retry, max_tokens=REWRITE_MAX_TOKENS
+            )
         except ProviderError as exc:  # the first call's tokens were spent all the same
             raise _CallFailed(exc, usage) from exc
         usage = _add(usage, completion.usage)
         reply = await asyncio.to_thread(self._judge, previous, completion, floor_ratio)
         flags = _merge(flags, reply.flags, ("condense_retry",))
         if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
-            reply = replace(reply, verdict=replace(
-                reply.verdict, reason=f"{reply.verdict.reason} after one condense retry "
-                f"(the first reply had {first_lines} lines)"))
+            reply = replace(
+                reply,
+                verdict=replace(
+                    reply.verdict,
+                    reason=f"{reply.verdict.reason} after one condense retry "
+                    f"(the first reply had {first_lines} lines)",
+                ),
+            )
         return completion, reply, usage, flags
 
     async def _load(self, workspace_id: str, rebuild: bool) -> _Input:
@@ -322,8 +408,9 @@ class MemoryRefresher:
             messages = self._conversations.recent_messages(workspace_id)
         else:
             messages = self._conversations.unfolded_messages(workspace_id)
-        titles = ({s.id: s.title for s in self._conversations.sessions(workspace_id)}
-                  if messages else {})
+        titles = (
+            {s.id: s.title for s in self._conversations.sessions(workspace_id)} if messages else {}
+        )
         transcript = format_transcript(messages, session_titles=titles, redactor=redact)
         return messages, transcript
 
@@ -341,28 +428,40 @@ class MemoryRefresher:
             verdict = guards.Verdict(
                 RefreshStatus.REFUSED_EMPTY,
                 "the model declined to rewrite the document (stop reason: refusal)",
-                verdict.lines, verdict.chars)
+                verdict.lines,
+                verdict.chars,
+            )
         elif completion.stop_reason == "max_tokens" and verdict.status in (
-                None, RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
-                RefreshStatus.REFUSED_PLACEHOLDER):
+            None,
+            RefreshStatus.REFUSED_FLOOR,
+            RefreshStatus.REFUSED_CEILING,
+            RefreshStatus.REFUSED_PLACEHOLDER,
+        ):
             # A reply cut at the output limit is incomplete, however it looks: never stored.
             verdict = guards.Verdict(
                 RefreshStatus.REFUSED_CEILING,
                 f"the reply has {verdict.lines} lines and was cut off at the model's output "
-                f"limit ({REWRITE_MAX_TOKENS:,} tokens)", verdict.lines, verdict.chars)
+                f"limit ({REWRITE_MAX_TOKENS:,} tokens)",
+                verdict.lines,
+                verdict.chars,
+            )
         return _Reply(text=text, raw=raw, verdict=verdict, flags=flags)
 
-    async def _finish(self, outcome: RefreshOutcome, started: float, *, base_version: int,
-                      rebuild: bool) -> RefreshOutcome:
+    async def _finish(
+        self, outcome: RefreshOutcome, started: float, *, base_version: int, rebuild: bool
+    ) -> RefreshOutcome:
         outcome = replace(outcome, duration_s=time.monotonic() - started)
         return await self._record(outcome, base_version=base_version, rebuild=rebuild)
 
-    async def _record(self, outcome: RefreshOutcome, *, base_version: int,
-                      rebuild: bool) -> RefreshOutcome:
-        attempt = await self._memory.record_attempt(outcome, base_version=base_version,
-                                                    rebuild=rebuild)
-        log.info("memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status,
-                 outcome.reason)
+    async def _record(
+        self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool
+    ) -> RefreshOutcome:
+        attempt = await self._memory.record_attempt(
+            outcome, base_version=base_version, rebuild=rebuild
+        )
+        log.info(
+            "memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status, outcome.reason
+        )
         return replace(outcome, attempt_id=attempt.id)
 
 
@@ -377,8 +476,12 @@ async def _close(provider: ModelClient) -> None:
 
 def _has_words(reply: str) -> bool:
     """Whether a reply says anything outside code-fence lines (an empty fence says nothing)."""
-    return any(char.isalnum() for line in reply.splitlines()
-               if not line.lstrip().startswith(("```", "~~~")) for char in line)
+    return any(
+        char.isalnum()
+        for line in reply.splitlines()
+        if not line.lstrip().startswith(("```", "~~~"))
+        for char in line
+    )
 
 
 def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdict:
@@ -391,13 +494,19 @@ def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdic
     quoted = first if len(first) <= 60 else first[:57] + "..."
     as_document = guards.check_rewrite(previous, talk, floor_ratio=floor_ratio)
     if as_document.status is RefreshStatus.REFUSED_FLOOR:
-        return guards.Verdict(RefreshStatus.REFUSED_FLOOR,
-                              f'the reply talks about the document instead of being it '
-                              f'("{quoted}"): {as_document.reason}',
-                              as_document.lines, as_document.chars)
-    return guards.Verdict(RefreshStatus.REFUSED_EMPTY,
-                          f'the reply held no document, only remarks ("{quoted}")',
-                          as_document.lines, as_document.chars)
+        return guards.Verdict(
+            RefreshStatus.REFUSED_FLOOR,
+            f"the reply talks about the document instead of being it "
+            f'("{quoted}"): {as_document.reason}',
+            as_document.lines,
+            as_document.chars,
+        )
+    return guards.Verdict(
+        RefreshStatus.REFUSED_EMPTY,
+        f'the reply held no document, only remarks ("{quoted}")',
+        as_document.lines,
+        as_document.chars,
+    )
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -414,8 +523,10 @@ def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
 def _applied_reason(transcript: Transcript) -> str:
     messages = transcript.included
     sessions = len(transcript.session_ids)
-    reason = (f"folded {messages} message{'s' if messages != 1 else ''} from {sessions} "
-              f"conversation{'s' if sessions != 1 else ''}")
+    reason = (
+        f"folded {messages} message{'s' if messages != 1 else ''} from {sessions} "
+        f"conversation{'s' if sessions != 1 else ''}"
+    )
     if transcript.dropped:
         reason += f" ({transcript.dropped} older messages dropped over the budget)"
     return reason

@@ -191,9 +191,13 @@ class RefreshScheduler:
             # The queue publishes "idle" as this run ends; "paused" must come after it.
             self._pause(workspace_id, publish_soon=True)
             # Never recorded nor published: only the queue sees it (no failure, no backoff).
-            return RefreshOutcome(status=RefreshStatus.UP_TO_DATE, workspace_id=workspace_id,
-                                  reason="paused until an API key is available; nothing was "
-                                  "sent", version=0, lines=0)
+            return RefreshOutcome(
+                status=RefreshStatus.UP_TO_DATE,
+                workspace_id=workspace_id,
+                reason="paused until an API key is available; nothing was sent",
+                version=0,
+                lines=0,
+            )
         return await self._refresher.refresh(workspace_id, rebuild=rebuild)
 
     def _pause(self, workspace_id: str, *, publish_soon: bool = False) -> None:

@@ -26,9 +26,18 @@ from yak.memory.document import ceiling_message
 from yak.memory.guards import check_rewrite, non_blank_lines
 
 __all__ = [
-    "EXPORT_FORMATS", "PAUSED_TEXT", "LastRefresh", "RefreshState", "StatusLine",
-    "ceiling_message", "default_export_name", "describe_outcome", "list_status", "missing_key",
-    "refresh_status", "shrink_question",
+    "EXPORT_FORMATS",
+    "PAUSED_TEXT",
+    "LastRefresh",
+    "RefreshState",
+    "StatusLine",
+    "ceiling_message",
+    "default_export_name",
+    "describe_outcome",
+    "list_status",
+    "missing_key",
+    "refresh_status",
+    "shrink_question",
 ]
 
 # Export formats and the file suffix each gets by default (DESIGN.md section 6).
@@ -39,8 +48,12 @@ MISSING_KEY_FLAG = "provider:no_key"
 PAUSED = "paused"
 PAUSED_TEXT = "refresh paused: no API key — add one in Settings › Provider"
 
-_REFUSED = {RefreshStatus.REFUSED_FLOOR, RefreshStatus.REFUSED_CEILING,
-            RefreshStatus.REFUSED_EMPTY, RefreshStatus.REFUSED_PLACEHOLDER}
+_REFUSED = {
+    RefreshStatus.REFUSED_FLOOR,
+    RefreshStatus.REFUSED_CEILING,
+    RefreshStatus.REFUSED_EMPTY,
+    RefreshStatus.REFUSED_PLACEHOLDER,
+}
 
 
 @dataclass(frozen=True)
@@ -122,10 +135,17 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
         seconds = max(0, math.ceil(left or 0.0))
         return StatusLine("pending", f"pending in {seconds} s")
     attempt = state.last_attempt
-    newer_write = (attempt is not None and state.document_updated_at is not None
-                   and state.document_updated_at > attempt.created_at)
-    if attempt is not None and not newer_write and missing_key(attempt) and \
-            state.key_available is not True:
+    newer_write = (
+        attempt is not None
+        and state.document_updated_at is not None
+        and state.document_updated_at > attempt.created_at
+    )
+    if (
+        attempt is not None
+        and not newer_write
+        and missing_key(attempt)
+        and state.key_available is not True
+    ):
         return StatusLine("no_key", f"failed: {attempt.reason}", "add_key")
     if state.state == PAUSED:
         return StatusLine("paused", PAUSED_TEXT, "add_key")
@@ -135,13 +155,17 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
     if status in _REFUSED:
         return StatusLine("refused", f"refused: {attempt.reason}", "view")
     if status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):
-        return StatusLine("failed", f"{'failed' if status is RefreshStatus.FAILED else 'superseded'}"
-                          f": {attempt.reason}", "retry")
+        return StatusLine(
+            "failed",
+            f"{'failed' if status is RefreshStatus.FAILED else 'superseded'}: {attempt.reason}",
+            "retry",
+        )
     return StatusLine("up_to_date", "up to date")
 
 
-def list_status(last: LastRefresh | None, *, updated_at: datetime | None = None,
-                paused: bool = False) -> tuple[str, str]:
+def list_status(
+    last: LastRefresh | None, *, updated_at: datetime | None = None, paused: bool = False
+) -> tuple[str, str]:
     """The memory list's Status cell for a workspace, and its tooltip.
 
     Args:
@@ -169,8 +193,7 @@ def list_status(last: LastRefresh | None, *, updated_at: datetime | None = None,
 
 def missing_key(result: RefreshAttempt | RefreshOutcome | LastRefresh) -> bool:
     """Whether a refresh attempt (or outcome) failed because no API key was available."""
-    return (RefreshStatus(result.status) is RefreshStatus.FAILED
-            and MISSING_KEY_FLAG in result.flags)
+    return RefreshStatus(result.status) is RefreshStatus.FAILED and MISSING_KEY_FLAG in result.flags
 
 
 def describe_outcome(outcome: RefreshOutcome) -> str:
@@ -211,13 +234,18 @@ def shrink_question(previous: str, new: str) -> str | None:
     before = _lines_text(count_lines(previous))
     if not new.strip():
         return f"This replaces {before} with nothing (it empties the document). Save anyway?"
-    if len(previous) < FLOOR_MIN_CHARS or \
-            check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR:
+    if (
+        len(previous) < FLOOR_MIN_CHARS
+        or check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR
+    ):
         return None
     kept_lines = non_blank_lines(new) / max(1, non_blank_lines(previous))
     if kept_lines < FLOOR_RATIO or len(new) < FLOOR_RATIO * len(previous):
-        how = "it keeps under half of the document" if FLOOR_RATIO == 0.5 else \
-            f"it keeps under {FLOOR_RATIO:.0%} of the document"
+        how = (
+            "it keeps under half of the document"
+            if FLOOR_RATIO == 0.5
+            else f"it keeps under {FLOOR_RATIO:.0%} of the document"
+        )
     else:
         how = f"it leaves {len(new)} characters of {len(previous):,}"
     return f"This replaces {before} with {_lines_text(count_lines(new))} ({how}). Save anyway?"

@@ -89,9 +89,7 @@ class WorkspaceRegistry:
         key = normalize(path)
         if paths.folder_identity(key) is None:
             raise folder_error(path)
-        unsaved = Workspace(
-            id=paths.workspace_id_for(key), path=key, created_at=datetime.now(UTC)
-        )
+        unsaved = Workspace(id=paths.workspace_id_for(key), path=key, created_at=datetime.now(UTC))
         return unsaved, False
 
     async def find(self, path: str) -> Workspace | None:
