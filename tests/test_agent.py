@@ -12,7 +12,8 @@ import pytest
 
 from tests.support import project_folder, record
 from tests.support.fake_api import cut, error, text, tool_use
-from yak.agent.loop import STOPPED_MARK, system_prompt, to_api_messages
+from yak.agent.loop import STOPPED_MARK
+from yak.agent.messages import system_prompt, to_api_messages
 from yak.agent.types import (
     ApprovalDecision,
     MessageStored,

@@ -1,10 +1,6 @@
 """The agent's tools, bound to one workspace root ("The agent" in docs/architecture.md).
 
-Every path a tool receives is resolved (``..`` collapsed, symlinks followed) and must stay inside
-the workspace root; anything else is refused with an error the model sees, and nothing outside
-is read or written. Refused outright: ``..`` escapes, absolute paths outside the root, symlinks
-whose target is outside, Windows drive and UNC paths (``C:\\x``, ``\\\\server\\share``), NUL
-characters. Backslashes count as separators everywhere, so ``..\\secret`` is ``../secret``.
+Every path a tool receives must stay inside the workspace root (``yak.agent.confinement``).
 Walking tools (glob, grep, list) never report an entry whose real location is outside.
 
 Reads run freely; ``write_file``, ``edit_file`` and ``run_command`` have
@@ -26,266 +22,38 @@ import fnmatch
 import logging
 import os
 import re
-import signal
-import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yak.agent.command import run_command
+from yak.agent.confinement import (
+    DRIVE_PATH,
+    ToolError,
+    ToolResult,
+    WorkspaceRoot,
+    cap_text,
+    count_of,
+)
+from yak.agent.tool_specs import (
+    COMMAND_OUTPUT_CHARS,
+    COMMAND_TIMEOUT_S,
+    MAX_COMMAND_TIMEOUT_S,
+    MAX_GLOB_RESULTS,
+    MAX_GREP_FILE_BYTES,
+    MAX_GREP_MATCHES,
+    MAX_LINE_CHARS,
+    MAX_LIST_ENTRIES,
+    MAX_OUTPUT_CHARS,
+    MAX_READ_LINES,
+    MAX_WRITE_CHARS,
+    SKIPPED_DIRS,
+    SPECS,
+)
+
+__all__ = ["SPECS", "ToolError", "ToolResult", "WorkspaceRoot", "WorkspaceTools", "cap_text"]
+
 log = logging.getLogger(__name__)
-
-MAX_READ_LINES = 2000  # lines returned by one read_file call
-MAX_OUTPUT_CHARS = 50_000  # characters of any tool output the model sees
-MAX_LIST_ENTRIES = 1000
-MAX_GLOB_RESULTS = 1000
-MAX_GREP_MATCHES = 500
-MAX_GREP_FILE_BYTES = 2_000_000  # larger files are skipped by grep
-MAX_LINE_CHARS = 500  # a grep match line is shortened to this
-MAX_WRITE_CHARS = 2_000_000
-COMMAND_TIMEOUT_S = 120.0
-MAX_COMMAND_TIMEOUT_S = 600.0
-COMMAND_OUTPUT_CHARS = 30_000
-SKIPPED_DIRS = {
-    ".git",
-    ".hg",
-    ".svn",
-    "node_modules",
-    "__pycache__",
-    ".venv",
-    ".mypy_cache",
-    ".pytest_cache",
-    ".tox",
-}
-SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-class ToolError(Exception):
-    """A tool call the model got wrong; ``str()`` is what the model is told."""
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What one tool call did.
-
-    ``output`` is what the model is told (capped); ``summary`` one line for the user
-    ("read 120 lines", "refused: outside the workspace"); ``target`` the path, pattern or
-    command.
-    """
-
-    ok: bool
-    output: str
-    summary: str
-    target: str
-
-
-def cap_text(text: str, limit: int) -> str:
-    """``text`` if it has at most ``limit`` characters, else its head and tail around a visible
-    ``[… N characters cut …]`` marker."""
-    if len(text) <= limit:
-        return text
-    half = max(limit // 2, 1)
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n[… {cut} characters cut …]\n{text[-half:]}"
-
-
-def _count(n: int, noun: str) -> str:
-    """``"1 line"``, ``"2 lines"``."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
-class WorkspaceRoot:
-    """Resolves paths the model sends against a workspace root and refuses escapes."""
-
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(os.path.realpath(os.fspath(root)))
-
-    def resolve(self, path: Any, *, default: str | None = None) -> Path:
-        """The real path for ``path`` (relative to the root, or absolute inside it).
-
-        Raises:
-            ToolError: empty, not text, a drive/UNC path, a NUL, outside the root once
-                resolved (``..``, absolute elsewhere, a symlink pointing out), or the root
-                folder no longer exists.
-        """
-        if path is None or path == "":
-            if default is None:
-                raise ToolError("A path is required.")
-            path = default
-        if not isinstance(path, str):
-            raise ToolError("The path must be a string.")
-        if not self.root.is_dir():  # never recreate a deleted workspace by writing into it
-            raise ToolError(f"The workspace folder {self.root} no longer exists.")
-        if "\0" in path:
-            raise ToolError("The path contains a NUL character.")
-        if _DRIVE.match(path) or path.startswith(("\\\\", "//")):
-            raise ToolError(
-                f"Refused: {path!r} is a drive or network path; use a path relative "
-                "to the workspace."
-            )
-        text = path.replace("\\", "/")
-        candidate = Path(text) if os.path.isabs(text) else self.root / text
-        resolved = Path(os.path.realpath(candidate))
-        if not self.contains(resolved):
-            raise ToolError(
-                f"Refused: {path!r} is outside the workspace; only paths inside "
-                f"{self.root} can be used."
-            )
-        return resolved
-
-    def contains(self, resolved: Path) -> bool:
-        """Whether an already resolved path is the root or inside it."""
-        return resolved == self.root or self.root in resolved.parents
-
-    def inside(self, path: Path) -> bool:
-        """Whether ``path``'s real location (symlinks followed) is inside the root."""
-        try:
-            return self.contains(Path(os.path.realpath(path)))
-        except (OSError, ValueError):
-            return False
-
-    def relative(self, resolved: Path) -> str:
-        """``resolved`` as a workspace-relative POSIX path (``.`` for the root)."""
-        rel = resolved.relative_to(self.root).as_posix()
-        return rel or "."
-
-
-# --- the tools ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool: its API definition, whether it needs approval, and how to run it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    requires_approval: bool
-
-    def definition(self) -> dict[str, Any]:
-        """The Messages API tool definition."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_schema,
-        }
-
-
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-_PATH: dict[str, Any] = {"type": "string", "description": "A path relative to the workspace root."}
-
-SPECS: dict[str, ToolSpec] = {
-    spec.name: spec
-    for spec in (
-        ToolSpec(
-            "read_file",
-            "Read a text file in the workspace. Returns at most "
-            f"{MAX_READ_LINES} lines per call; use offset/limit for more.",
-            _schema(
-                {
-                    "path": _PATH,
-                    "offset": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "First line to return (1-based).",
-                    },
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "How many lines to return.",
-                    },
-                },
-                ["path"],
-            ),
-            requires_approval=False,
-        ),
-        ToolSpec(
-            "list_directory",
-            "List a directory of the workspace (folders end with '/').",
-            _schema(
-                {
-                    "path": {
-                        **_PATH,
-                        "description": "A folder relative to the workspace root; default the root.",
-                    }
-                },
-                [],
-            ),
-            requires_approval=False,
-        ),
-        ToolSpec(
-            "glob",
-            "Find files by glob pattern (e.g. 'src/**/*.py'), relative to the "
-            "workspace root or to 'path'.",
-            _schema(
-                {
-                    "pattern": {"type": "string"},
-                    "path": {**_PATH, "description": "Folder to search from; default the root."},
-                },
-                ["pattern"],
-            ),
-            requires_approval=False,
-        ),
-        ToolSpec(
-            "grep",
-            "Search file contents with a regular expression (Python syntax). Returns "
-            "'path:line: text' lines.",
-            _schema(
-                {
-                    "pattern": {"type": "string"},
-                    "path": {**_PATH, "description": "File or folder to search; default the root."},
-                    "include": {
-                        "type": "string",
-                        "description": "Only files whose name matches this glob, e.g. '*.py'.",
-                    },
-                    "ignore_case": {"type": "boolean"},
-                },
-                ["pattern"],
-            ),
-            requires_approval=False,
-        ),
-        ToolSpec(
-            "write_file",
-            "Create or overwrite a text file in the workspace with 'content' "
-            "(folders are created). Asks the user first.",
-            _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-            requires_approval=True,
-        ),
-        ToolSpec(
-            "edit_file",
-            "Replace one exact occurrence of 'old_string' with 'new_string' in a "
-            "file. 'old_string' must match exactly once (include surrounding lines to make it "
-            "unique). Asks the user first.",
-            _schema(
-                {"path": _PATH, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
-                ["path", "old_string", "new_string"],
-            ),
-            requires_approval=True,
-        ),
-        ToolSpec(
-            "run_command",
-            "Run a shell command in the workspace root and return its exit "
-            f"code and output (capped at {COMMAND_OUTPUT_CHARS} characters). Default timeout "
-            f"{COMMAND_TIMEOUT_S:g} s. Asks the user first.",
-            _schema(
-                {
-                    "command": {"type": "string"},
-                    "timeout_s": {"type": "number", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT_S},
-                },
-                ["command"],
-            ),
-            requires_approval=True,
-        ),
-    )
-}
 
 
 class WorkspaceTools:
@@ -465,7 +233,7 @@ class WorkspaceTools:
         return ToolResult(
             ok=True,
             output=cap_text(text, MAX_OUTPUT_CHARS),
-            summary=f"read {_count(len(chosen), 'line')}",
+            summary=f"read {count_of(len(chosen), 'line')}",
             target=rel,
         )
 
@@ -498,7 +266,7 @@ class WorkspaceTools:
         if not isinstance(pattern, str) or not pattern.strip():
             raise ToolError("A glob pattern is required.")
         pattern = pattern.replace("\\", "/")
-        if os.path.isabs(pattern) or _DRIVE.match(pattern) or ".." in Path(pattern).parts:
+        if os.path.isabs(pattern) or DRIVE_PATH.match(pattern) or ".." in Path(pattern).parts:
             raise ToolError(
                 f"Refused: the pattern {pattern!r} reaches outside the workspace; "
                 "use a pattern relative to it."
@@ -606,8 +374,10 @@ class WorkspaceTools:
         verb = "overwrote" if existed else "created"
         return ToolResult(
             ok=True,
-            output=f"{verb} {rel} ({_count(lines, 'line')}, {_count(len(content), 'character')}).",
-            summary=f"{verb} {rel} ({_count(lines, 'line')})",
+            output=(
+                f"{verb} {rel} ({count_of(lines, 'line')}, {count_of(len(content), 'character')})."
+            ),
+            summary=f"{verb} {rel} ({count_of(lines, 'line')})",
             target=rel,
         )
 
@@ -650,102 +420,13 @@ class WorkspaceTools:
         timeout = args.get("timeout_s", self.command_timeout_s)
         if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout <= 0:
             raise ToolError("'timeout_s' must be a positive number of seconds.")
-        timeout = min(float(timeout), MAX_COMMAND_TIMEOUT_S)
-        target = self.target("run_command", args)
-        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
-        # A session of its own, so _kill() can end everything the command started (POSIX only).
-        posix = sys.platform != "win32"
-        process = await asyncio.create_subprocess_shell(
+        return await run_command(
             command,
             cwd=self.root,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=posix,
+            timeout_s=min(float(timeout), MAX_COMMAND_TIMEOUT_S),
+            output_chars=self.command_output_chars,
+            target=self.target("run_command", args),
         )
-        collected = _CappedOutput(self.command_output_chars)
-
-        async def pump() -> int:
-            assert process.stdout is not None
-            while chunk := await process.stdout.read(65536):
-                collected.add(chunk)
-            return await process.wait()
-
-        timed_out = False
-        code: int | None  # None only when a stopped command did not exit in time
-        try:
-            code = await asyncio.wait_for(pump(), timeout)
-        except TimeoutError:
-            timed_out = True
-            await _reap(process)
-            code = process.returncode
-        except asyncio.CancelledError:
-            await asyncio.shield(_reap(process))  # Stop: the command dies with the turn
-            raise
-        output = collected.text()
-        if timed_out:
-            header = f"Timed out after {timeout:g} s; the command was stopped."
-            summary = f"timed out after {timeout:g} s"
-        else:
-            header = f"Exit code {code}."
-            summary = f"exit code {code}"
-        body = f"{header}\n{output}" if output else f"{header}\n(no output)"
-        return ToolResult(
-            ok=not timed_out and code == 0, output=body, summary=summary, target=target
-        )
-
-
-class _CappedOutput:
-    """Keeps the head and the tail of a command's output: at most ``limit`` bytes in all, so at
-    most ``limit`` characters once decoded."""
-
-    def __init__(self, limit: int) -> None:
-        self.half = max(limit // 2, 1)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            del self.tail[: -self.half]
-
-    def text(self) -> str:
-        head = bytes(self.head).decode("utf-8", errors="replace")
-        tail = bytes(self.tail).decode("utf-8", errors="replace")
-        dropped = self.total - len(self.head) - len(self.tail)
-        if dropped <= 0:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
-        return f"{head}\n[… {dropped} bytes cut …]\n{tail}"
-
-
-async def _reap(process: asyncio.subprocess.Process) -> None:
-    """Kill a command with its process group and wait for it and its pipe to close (so no
-    transport outlives the event loop)."""
-    _kill(process)
-    try:
-        await asyncio.wait_for(process.communicate(), 5)
-    except (TimeoutError, OSError, ValueError) as exc:
-        log.warning("a stopped command did not exit cleanly: %s", type(exc).__name__)
-
-
-def _kill(process: asyncio.subprocess.Process) -> None:
-    """Kill a command and everything it started."""
-    if process.returncode is not None:
-        return
-    try:
-        if sys.platform != "win32":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:
-            process.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _diff(old: str, new: str, rel: str) -> str:

@@ -1,0 +1,165 @@
+"""What the model is told about each tool: its name, description and input schema, whether it
+asks the user first, and the limits the tools keep to (lines, characters, entries, seconds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MAX_READ_LINES = 2000  # lines returned by one read_file call
+MAX_OUTPUT_CHARS = 50_000  # characters of any tool output the model sees
+MAX_LIST_ENTRIES = 1000
+MAX_GLOB_RESULTS = 1000
+MAX_GREP_MATCHES = 500
+MAX_GREP_FILE_BYTES = 2_000_000  # larger files are skipped by grep
+MAX_LINE_CHARS = 500  # a grep match line is shortened to this
+MAX_WRITE_CHARS = 2_000_000
+COMMAND_TIMEOUT_S = 120.0
+MAX_COMMAND_TIMEOUT_S = 600.0
+COMMAND_OUTPUT_CHARS = 30_000
+SKIPPED_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".tox",
+}
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: its API definition, whether it needs approval, and how to run it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    requires_approval: bool
+
+    def definition(self) -> dict[str, Any]:
+        """The Messages API tool definition."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+_PATH: dict[str, Any] = {"type": "string", "description": "A path relative to the workspace root."}
+
+SPECS: dict[str, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            "read_file",
+            "Read a text file in the workspace. Returns at most "
+            f"{MAX_READ_LINES} lines per call; use offset/limit for more.",
+            _schema(
+                {
+                    "path": _PATH,
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "First line to return (1-based).",
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "How many lines to return.",
+                    },
+                },
+                ["path"],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "list_directory",
+            "List a directory of the workspace (folders end with '/').",
+            _schema(
+                {
+                    "path": {
+                        **_PATH,
+                        "description": "A folder relative to the workspace root; default the root.",
+                    }
+                },
+                [],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "glob",
+            "Find files by glob pattern (e.g. 'src/**/*.py'), relative to the "
+            "workspace root or to 'path'.",
+            _schema(
+                {
+                    "pattern": {"type": "string"},
+                    "path": {**_PATH, "description": "Folder to search from; default the root."},
+                },
+                ["pattern"],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "grep",
+            "Search file contents with a regular expression (Python syntax). Returns "
+            "'path:line: text' lines.",
+            _schema(
+                {
+                    "pattern": {"type": "string"},
+                    "path": {**_PATH, "description": "File or folder to search; default the root."},
+                    "include": {
+                        "type": "string",
+                        "description": "Only files whose name matches this glob, e.g. '*.py'.",
+                    },
+                    "ignore_case": {"type": "boolean"},
+                },
+                ["pattern"],
+            ),
+            requires_approval=False,
+        ),
+        ToolSpec(
+            "write_file",
+            "Create or overwrite a text file in the workspace with 'content' "
+            "(folders are created). Asks the user first.",
+            _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
+            requires_approval=True,
+        ),
+        ToolSpec(
+            "edit_file",
+            "Replace one exact occurrence of 'old_string' with 'new_string' in a "
+            "file. 'old_string' must match exactly once (include surrounding lines to make it "
+            "unique). Asks the user first.",
+            _schema(
+                {"path": _PATH, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
+                ["path", "old_string", "new_string"],
+            ),
+            requires_approval=True,
+        ),
+        ToolSpec(
+            "run_command",
+            "Run a shell command in the workspace root and return its exit "
+            f"code and output (capped at {COMMAND_OUTPUT_CHARS} characters). Default timeout "
+            f"{COMMAND_TIMEOUT_S:g} s. Asks the user first.",
+            _schema(
+                {
+                    "command": {"type": "string"},
+                    "timeout_s": {"type": "number", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT_S},
+                },
+                ["command"],
+            ),
+            requires_approval=True,
+        ),
+    )
+}
