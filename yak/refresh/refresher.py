@@ -42,7 +42,7 @@ from yak.domain import (
 )
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
 from yak.events import EventBus, RefreshFinished
-from yak.memory import guards, prompt
+from yak.memory import prompt
 from yak.memory.redact import redact
 from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
@@ -54,13 +54,13 @@ from yak.ports import (
     RefreshLock,
     WorkspaceRepository,
 )
+from yak.refresh.judge import REWRITE_MAX_TOKENS, Reply, judge_reply
 
 log = logging.getLogger(__name__)
 
 # How long a refresh waits for another process's refresh of the same workspace (seconds): two
 # model calls at the provider's 120 s timeout with its retries fit well within it.
 LOCK_WAIT_S = 900.0
-REWRITE_MAX_TOKENS = 8192  # about 25,000 characters of English: room for a full document
 
 
 @dataclass(frozen=True)
@@ -80,16 +80,6 @@ class _CallFailed(Exception):
         super().__init__(str(error))
         self.error = error
         self.usage = usage
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """A model reply after cleaning, redaction and normalization, with its verdict."""
-
-    text: str  # what would be stored
-    raw: str  # the redacted reply as sent, for the record when nothing is left after cleaning
-    verdict: guards.Verdict
-    flags: tuple[str, ...]
 
 
 class MemoryRefresher:
@@ -346,7 +336,7 @@ class MemoryRefresher:
         floor_ratio: float,
         transcript_flags: tuple[str, ...],
         workspace_id: str,
-    ) -> tuple[Completion, _Reply, TokenUsage, tuple[str, ...]]:
+    ) -> tuple[Completion, Reply, TokenUsage, tuple[str, ...]]:
         """The model call, judged; over the ceiling, the one condense retry, judged again.
 
         Raises:
@@ -359,7 +349,7 @@ class MemoryRefresher:
         except ProviderError as exc:
             raise _CallFailed(exc, TokenUsage()) from exc
         usage = completion.usage
-        reply = await asyncio.to_thread(self._judge, previous, completion, floor_ratio)
+        reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio)
         flags = _merge(transcript_flags, reply.flags)
         if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
             return completion, reply, usage, flags
@@ -382,7 +372,7 @@ class MemoryRefresher:
         except ProviderError as exc:  # the first call's tokens were spent all the same
             raise _CallFailed(exc, usage) from exc
         usage = _add(usage, completion.usage)
-        reply = await asyncio.to_thread(self._judge, previous, completion, floor_ratio)
+        reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio)
         flags = _merge(flags, reply.flags, ("condense_retry",))
         if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
             reply = replace(
@@ -414,39 +404,6 @@ class MemoryRefresher:
         transcript = format_transcript(messages, session_titles=titles, redactor=redact)
         return messages, transcript
 
-    @staticmethod
-    def _judge(previous: str, completion: Completion, floor_ratio: float) -> _Reply:
-        """Clean, redact, normalize and check one reply (worker thread)."""
-        raw, found = redact(completion.text)
-        flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
-        text = guards.normalize_document(guards.clean_reply(raw))
-        verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
-        if verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
-            verdict = _judge_remarks(previous, raw, floor_ratio)
-        if completion.stop_reason == "refusal":
-            # Whatever text came with a refusal is not a rewrite of the document.
-            verdict = guards.Verdict(
-                RefreshStatus.REFUSED_EMPTY,
-                "the model declined to rewrite the document (stop reason: refusal)",
-                verdict.lines,
-                verdict.chars,
-            )
-        elif completion.stop_reason == "max_tokens" and verdict.status in (
-            None,
-            RefreshStatus.REFUSED_FLOOR,
-            RefreshStatus.REFUSED_CEILING,
-            RefreshStatus.REFUSED_PLACEHOLDER,
-        ):
-            # A reply cut at the output limit is incomplete, however it looks: never stored.
-            verdict = guards.Verdict(
-                RefreshStatus.REFUSED_CEILING,
-                f"the reply has {verdict.lines} lines and was cut off at the model's output "
-                f"limit ({REWRITE_MAX_TOKENS:,} tokens)",
-                verdict.lines,
-                verdict.chars,
-            )
-        return _Reply(text=text, raw=raw, verdict=verdict, flags=flags)
-
     async def _finish(
         self, outcome: RefreshOutcome, started: float, *, base_version: int, rebuild: bool
     ) -> RefreshOutcome:
@@ -472,41 +429,6 @@ async def _close(provider: ModelClient) -> None:
         await provider.aclose()
     except Exception:  # closing must never turn an outcome into a crash
         log.warning("closing the memory model's connection failed", exc_info=True)
-
-
-def _has_words(reply: str) -> bool:
-    """Whether a reply says anything outside code-fence lines (an empty fence says nothing)."""
-    return any(
-        char.isalnum()
-        for line in reply.splitlines()
-        if not line.lstrip().startswith(("```", "~~~"))
-        for char in line
-    )
-
-
-def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdict:
-    """A reply that cleaning emptied held only remarks to the user ("I have updated the
-    memory…"): talk about the document instead of the document. Judged as the document it
-    pretends to be, it trips the floor; with no document yet to protect,
-    it is empty. Either way the reason quotes it."""
-    talk = guards.normalize_document(raw)
-    first = talk.splitlines()[0] if talk else ""
-    quoted = first if len(first) <= 60 else first[:57] + "..."
-    as_document = guards.check_rewrite(previous, talk, floor_ratio=floor_ratio)
-    if as_document.status is RefreshStatus.REFUSED_FLOOR:
-        return guards.Verdict(
-            RefreshStatus.REFUSED_FLOOR,
-            f"the reply talks about the document instead of being it "
-            f'("{quoted}"): {as_document.reason}',
-            as_document.lines,
-            as_document.chars,
-        )
-    return guards.Verdict(
-        RefreshStatus.REFUSED_EMPTY,
-        f'the reply held no document, only remarks ("{quoted}")',
-        as_document.lines,
-        as_document.chars,
-    )
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:

@@ -1,0 +1,91 @@
+"""Judging a memory model's reply: cleaned, redacted, normalized, then checked by the guards
+(pure, run on a worker thread; "The refresh" in docs/architecture.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from yak.domain import RefreshStatus
+from yak.memory import guards
+from yak.memory.redact import redact
+from yak.ports import Completion
+
+REWRITE_MAX_TOKENS = 8192  # about 25,000 characters of English: room for a full document
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model reply after cleaning, redaction and normalization, with its verdict."""
+
+    text: str  # what would be stored
+    raw: str  # the redacted reply as sent, for the record when nothing is left after cleaning
+    verdict: guards.Verdict
+    flags: tuple[str, ...]
+
+
+def judge_reply(previous: str, completion: Completion, floor_ratio: float) -> Reply:
+    """Clean, redact, normalize and check one reply (worker thread)."""
+    raw, found = redact(completion.text)
+    flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
+    text = guards.normalize_document(guards.clean_reply(raw))
+    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
+    if verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
+        verdict = _judge_remarks(previous, raw, floor_ratio)
+    if completion.stop_reason == "refusal":
+        # Whatever text came with a refusal is not a rewrite of the document.
+        verdict = guards.Verdict(
+            RefreshStatus.REFUSED_EMPTY,
+            "the model declined to rewrite the document (stop reason: refusal)",
+            verdict.lines,
+            verdict.chars,
+        )
+    elif completion.stop_reason == "max_tokens" and verdict.status in (
+        None,
+        RefreshStatus.REFUSED_FLOOR,
+        RefreshStatus.REFUSED_CEILING,
+        RefreshStatus.REFUSED_PLACEHOLDER,
+    ):
+        # A reply cut at the output limit is incomplete, however it looks: never stored.
+        verdict = guards.Verdict(
+            RefreshStatus.REFUSED_CEILING,
+            f"the reply has {verdict.lines} lines and was cut off at the model's output "
+            f"limit ({REWRITE_MAX_TOKENS:,} tokens)",
+            verdict.lines,
+            verdict.chars,
+        )
+    return Reply(text=text, raw=raw, verdict=verdict, flags=flags)
+
+
+def _has_words(reply: str) -> bool:
+    """Whether a reply says anything outside code-fence lines (an empty fence says nothing)."""
+    return any(
+        char.isalnum()
+        for line in reply.splitlines()
+        if not line.lstrip().startswith(("```", "~~~"))
+        for char in line
+    )
+
+
+def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdict:
+    """A reply that cleaning emptied held only remarks to the user ("I have updated the
+    memory…"): talk about the document instead of the document. Judged as the document it
+    pretends to be, it trips the floor; with no document yet to protect,
+    it is empty. Either way the reason quotes it."""
+    talk = guards.normalize_document(raw)
+    first = talk.splitlines()[0] if talk else ""
+    quoted = first if len(first) <= 60 else first[:57] + "..."
+    as_document = guards.check_rewrite(previous, talk, floor_ratio=floor_ratio)
+    if as_document.status is RefreshStatus.REFUSED_FLOOR:
+        return guards.Verdict(
+            RefreshStatus.REFUSED_FLOOR,
+            f"the reply talks about the document instead of being it "
+            f'("{quoted}"): {as_document.reason}',
+            as_document.lines,
+            as_document.chars,
+        )
+    return guards.Verdict(
+        RefreshStatus.REFUSED_EMPTY,
+        f'the reply held no document, only remarks ("{quoted}")',
+        as_document.lines,
+        as_document.chars,
+    )
