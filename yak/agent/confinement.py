@@ -38,21 +38,6 @@ class ToolResult:
     target: str
 
 
-def cap_text(text: str, limit: int) -> str:
-    """``text`` if it has at most ``limit`` characters, else its head and tail around a visible
-    ``[… N characters cut …]`` marker."""
-    if len(text) <= limit:
-        return text
-    half = max(limit // 2, 1)
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n[… {cut} characters cut …]\n{text[-half:]}"
-
-
-def count_of(n: int, noun: str) -> str:
-    """``"1 line"``, ``"2 lines"``."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 class WorkspaceRoot:
     """Resolves paths the model sends against a workspace root and refuses escapes."""
 

@@ -29,7 +29,7 @@ from datetime import datetime
 
 from yak import ports as llm
 from yak.agent.messages import clean_block, system_prompt, to_api_messages, tool_result
-from yak.agent.tools import ToolResult, WorkspaceTools, cap_text
+from yak.agent.tools import ToolResult, WorkspaceTools
 from yak.agent.types import (
     AgentEvent,
     ApprovalDecision,
@@ -45,6 +45,7 @@ from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import EventBus, MessageAdded, TurnCompleted
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
+from yak.text import head_and_tail
 
 log = logging.getLogger(__name__)
 
@@ -362,7 +363,7 @@ class _Turn:
                 target=result.target or target,
                 ok=result.ok,
                 summary=result.summary,
-                output=cap_text(result.output, DISPLAY_OUTPUT_CHARS),
+                output=head_and_tail(result.output, DISPLAY_OUTPUT_CHARS),
             )
         )
         return result

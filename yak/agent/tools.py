@@ -32,8 +32,6 @@ from yak.agent.confinement import (
     ToolError,
     ToolResult,
     WorkspaceRoot,
-    cap_text,
-    count_of,
 )
 from yak.agent.tool_specs import (
     COMMAND_OUTPUT_CHARS,
@@ -50,8 +48,9 @@ from yak.agent.tool_specs import (
     SKIPPED_DIRS,
     SPECS,
 )
+from yak.text import head_and_tail, one_line, plural, shorten
 
-__all__ = ["SPECS", "ToolError", "ToolResult", "WorkspaceRoot", "WorkspaceTools", "cap_text"]
+__all__ = ["SPECS", "ToolError", "ToolResult", "WorkspaceRoot", "WorkspaceTools"]
 
 log = logging.getLogger(__name__)
 
@@ -107,12 +106,12 @@ class WorkspaceTools:
         """A short description of what a call touches: its path, pattern or command line."""
         args = tool_input if isinstance(tool_input, dict) else {}
         if name == "run_command":
-            return _one_line(str(args.get("command", "")), 120)
+            return one_line(str(args.get("command", "")), 120)
         if name in ("glob", "grep"):
             where = args.get("path")
-            pattern = _one_line(str(args.get("pattern", "")), 80)
+            pattern = one_line(str(args.get("pattern", "")), 80)
             return f"{pattern} in {where}" if where else pattern
-        return _one_line(str(args.get("path") or "."), 120)
+        return one_line(str(args.get("path") or "."), 120)
 
     def approval_detail(self, name: str, tool_input: Any) -> str:
         """What the user approves: the new file text (or a diff against the existing file),
@@ -232,8 +231,8 @@ class WorkspaceTools:
             text = f"(no lines from offset {offset}; {rel} has {len(lines)} lines)"
         return ToolResult(
             ok=True,
-            output=cap_text(text, MAX_OUTPUT_CHARS),
-            summary=f"read {count_of(len(chosen), 'line')}",
+            output=head_and_tail(text, MAX_OUTPUT_CHARS),
+            summary=f"read {plural(len(chosen), 'line')}",
             target=rel,
         )
 
@@ -256,7 +255,7 @@ class WorkspaceTools:
             text += f"\n[{len(entries) - len(shown)} more entries not shown]"
         return ToolResult(
             ok=True,
-            output=cap_text(text, MAX_OUTPUT_CHARS),
+            output=head_and_tail(text, MAX_OUTPUT_CHARS),
             summary=f"{len(entries)} entries",
             target=rel,
         )
@@ -292,7 +291,7 @@ class WorkspaceTools:
             text += f"\n[{total - len(found)} more matches not shown]"
         return ToolResult(
             ok=True,
-            output=cap_text(text, MAX_OUTPUT_CHARS),
+            output=head_and_tail(text, MAX_OUTPUT_CHARS),
             summary=f"{total} matches",
             target=pattern,
         )
@@ -327,13 +326,13 @@ class WorkspaceTools:
                 if regex.search(line):
                     total += 1
                     if len(matches) < MAX_GREP_MATCHES:
-                        matches.append(f"{rel}:{number}: {_shorten(line, MAX_LINE_CHARS)}")
+                        matches.append(f"{rel}:{number}: {shorten(line.rstrip(), MAX_LINE_CHARS)}")
         text = "\n".join(matches) or "(no matches)"
         if total > len(matches):
             text += f"\n[{total - len(matches)} more matches not shown]"
         return ToolResult(
             ok=True,
-            output=cap_text(text, MAX_OUTPUT_CHARS),
+            output=head_and_tail(text, MAX_OUTPUT_CHARS),
             summary=f"{total} matches",
             target=pattern,
         )
@@ -375,9 +374,9 @@ class WorkspaceTools:
         return ToolResult(
             ok=True,
             output=(
-                f"{verb} {rel} ({count_of(lines, 'line')}, {count_of(len(content), 'character')})."
+                f"{verb} {rel} ({plural(lines, 'line')}, {plural(len(content), 'character')})."
             ),
-            summary=f"{verb} {rel} ({count_of(lines, 'line')})",
+            summary=f"{verb} {rel} ({plural(lines, 'line')})",
             target=rel,
         )
 
@@ -440,17 +439,6 @@ def _diff(old: str, new: str, rel: str) -> str:
     )
 
 
-def _shorten(line: str, limit: int) -> str:
-    """A file line as grep shows it: indentation kept, at most ``limit`` characters."""
-    line = line.rstrip()
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _one_line(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
 def _positive_int(value: Any, default: int, name: str) -> int:
     if value is None:
         return default
@@ -467,4 +455,4 @@ def _summary_of(exc: ToolError) -> str:
         if "drive or network path" in message:
             return "refused: drive or network path"
         return "refused"
-    return _one_line(message, 80)
+    return one_line(message, 80)

@@ -27,6 +27,7 @@ from yak.ports import (
     ModelClientFactory,
     WorkspaceRepository,
 )
+from yak.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -36,10 +37,8 @@ TITLE_CHARS = 60  # a title made from a first prompt
 def title_from_prompt(prompt: str) -> str:
     """A session title from its first prompt: the first non-blank line, blanks collapsed, at
     most 60 characters ("…" marks a cut)."""
-    line = next((" ".join(ln.split()) for ln in prompt.splitlines() if ln.strip()), "")
-    if len(line) > TITLE_CHARS:
-        line = line[: TITLE_CHARS - 1].rstrip() + "…"
-    return line or DEFAULT_TITLE
+    line = next((ln for ln in prompt.splitlines() if ln.strip()), "")
+    return one_line(line, TITLE_CHARS) or DEFAULT_TITLE
 
 
 class ChatService:

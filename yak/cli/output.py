@@ -30,6 +30,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.memory import document as doc_rules
+from yak.text import plural
 
 if TYPE_CHECKING:
     from yak.agent.types import AgentEvent
@@ -50,7 +51,7 @@ def print_json(value: Any) -> None:
 
 def lines(count: int) -> str:
     """``1 line``, ``12 lines``, ``1,234 lines``."""
-    return f"{count:,} line" + ("" if count == 1 else "s")
+    return plural(count, "line")
 
 
 def local_time(moment: datetime | None) -> str:
@@ -288,7 +289,7 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
     """The one-line human report, e.g. ``applied: version 4, 57 lines`` or
     ``refused_floor: the reply kept 12 of 150 lines (8%; …); the document is unchanged.``"""
     status, reason = outcome.status, outcome.reason.rstrip(". ")
-    size = f"version {outcome.version}, {outcome.lines} line{'s' if outcome.lines != 1 else ''}"
+    size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
     if status is RefreshStatus.APPLIED:
         return f"applied: {size}" + (f" ({reason})" if reason else "")
     if status is RefreshStatus.UP_TO_DATE:

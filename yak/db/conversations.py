@@ -21,6 +21,7 @@ from yak.db.models import ChatMessageRow, ChatSessionRow, WorkspaceRow, utcnow
 from yak.domain import DEFAULT_SESSION_TITLE, ChatMessage, ChatSession, TokenUsage
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ids import new_id
+from yak.text import one_line
 
 DEFAULT_TITLE = DEFAULT_SESSION_TITLE
 MAX_TITLE_CHARS = 200
@@ -35,12 +36,9 @@ def clean_title(title: str | None) -> str:
     """
     if title is None:
         return DEFAULT_TITLE
-    text = " ".join(title.split())
-    if not text:
+    if not title.strip():
         raise UsageError("A conversation title cannot be empty.")
-    if len(text) > MAX_TITLE_CHARS:
-        text = text[: MAX_TITLE_CHARS - 1].rstrip() + "…"
-    return text
+    return one_line(title, MAX_TITLE_CHARS)
 
 
 def _session(row: ChatSessionRow) -> ChatSession:

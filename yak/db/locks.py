@@ -69,9 +69,11 @@ class FileRefreshLock:
                     return True
             except asyncio.CancelledError:
                 attempt.add_done_callback(
-                    lambda done: lock.release()
-                    if not done.cancelled() and done.exception() is None and done.result()
-                    else None
+                    lambda done: (
+                        lock.release()
+                        if not done.cancelled() and done.exception() is None and done.result()
+                        else None
+                    )
                 )
                 raise
             if time.monotonic() >= deadline:

@@ -115,9 +115,7 @@ def to_attempt(row: RefreshAttemptRow) -> RefreshAttempt:
         result_version=row.result_version,
         model=row.model,
         reply=getattr(row, "reply", None),
-        usage=TokenUsage(
-            input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0
-        ),
+        usage=TokenUsage(input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0),
         duration_s=row.duration_s or 0.0,
         session_ids=tuple(row.session_ids or ()),
         flags=tuple(row.flags or ()),

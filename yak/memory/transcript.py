@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from yak.domain import ChatMessage
+from yak.text import head_and_tail, shorten
 
 MESSAGE_LIMIT = 4_000  # characters per message before head-and-tail cutting
 BUDGET = 48_000  # characters for the whole transcript
@@ -91,7 +92,7 @@ def tool_call_line(block: Mapping[str, object]) -> str:
                 target = " ".join(value.split())
                 break
     if len(target) > TOOL_TARGET_LIMIT:
-        target = target[: TOOL_TARGET_LIMIT - 1] + "…"
+        target = shorten(target, TOOL_TARGET_LIMIT)
     return f"[tool: {name} {target}]" if target else f"[tool: {name}]"
 
 
@@ -111,6 +112,9 @@ def message_body(message: ChatMessage) -> str:
     return "\n".join(parts)
 
 
+HEAD_SHARE = 0.6  # of a long message kept, the share from its head
+
+
 def cut_long(text: str, limit: int = MESSAGE_LIMIT) -> tuple[str, bool]:
     """Keep the head and tail of ``text`` around a ``[… N characters cut …]`` marker.
 
@@ -123,13 +127,7 @@ def cut_long(text: str, limit: int = MESSAGE_LIMIT) -> tuple[str, bool]:
     """
     if len(text) <= limit:
         return text, False
-    marker_room = len(f"\n[… {len(text):,} characters cut …]\n")
-    keep = max(limit - marker_room, 0)
-    head = keep * 3 // 5
-    tail = keep - head
-    removed = len(text) - head - tail
-    marker = f"\n[… {removed:,} characters cut …]\n"
-    return text[:head] + marker + (text[len(text) - tail :] if tail else ""), True
+    return head_and_tail(text, limit, head_share=HEAD_SHARE), True
 
 
 def format_transcript(

@@ -55,6 +55,7 @@ from yak.ports import (
     WorkspaceRepository,
 )
 from yak.refresh.judge import REWRITE_MAX_TOKENS, Reply, judge_reply
+from yak.text import plural
 
 log = logging.getLogger(__name__)
 
@@ -445,10 +446,7 @@ def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
 def _applied_reason(transcript: Transcript) -> str:
     messages = transcript.included
     sessions = len(transcript.session_ids)
-    reason = (
-        f"folded {messages} message{'s' if messages != 1 else ''} from {sessions} "
-        f"conversation{'s' if sessions != 1 else ''}"
-    )
+    reason = f"folded {plural(messages, 'message')} from {plural(sessions, 'conversation')}"
     if transcript.dropped:
         reason += f" ({transcript.dropped} older messages dropped over the budget)"
     return reason

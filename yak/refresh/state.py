@@ -24,6 +24,7 @@ from yak.domain import (
 )
 from yak.memory.document import ceiling_message
 from yak.memory.guards import check_rewrite, non_blank_lines
+from yak.text import plural
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -231,7 +232,7 @@ def shrink_question(previous: str, new: str) -> str | None:
     """
     if not previous.strip():
         return None
-    before = _lines_text(count_lines(previous))
+    before = plural(count_lines(previous), "line")
     if not new.strip():
         return f"This replaces {before} with nothing (it empties the document). Save anyway?"
     if (
@@ -248,8 +249,4 @@ def shrink_question(previous: str, new: str) -> str | None:
         )
     else:
         how = f"it leaves {len(new)} characters of {len(previous):,}"
-    return f"This replaces {before} with {_lines_text(count_lines(new))} ({how}). Save anyway?"
-
-
-def _lines_text(count: int) -> str:
-    return f"{count} line" if count == 1 else f"{count} lines"
+    return f"This replaces {before} with {plural(count_lines(new), 'line')} ({how}). Save anyway?"
