@@ -1,5 +1,6 @@
-"""The chat panel end to end: the real ChatService and agent loop, the real ``anthropic`` client
-talking to the scripted fake Messages API on 127.0.0.1, and the widgets driven like a user.
+"""The chat panel end to end: the core's ChatService and agent loop (from ``open_core``), the
+real ``anthropic`` client talking to the scripted fake Messages API on 127.0.0.1, and the widgets
+driven like a user.
 
 A gated fake reply (``text(..., gate=...)``) pauses the stream so the window can be looked at
 mid-reply — and Stop pressed — without timing anything.
@@ -13,17 +14,15 @@ from pathlib import Path
 
 import pytest
 from chat_support import run, until
-from tests.support.fake_api import error, text, tool_use
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
+from tests.support import ModelClients
+from tests.support.fake_api import error, text, tool_use
+from yak.bootstrap import open_core
 from yak.chat.service import ChatService
-from yak.config import load_settings
-from yak.db import open_database
+from yak.core import Core
 from yak.domain import Workspace
-from yak.events import EventBus
-from yak.llm.provider import Provider
-from yak.memory.store import MemoryStore
 from yak.ui.chat.approval import ApprovalDialog
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, ChatPanel
@@ -35,6 +34,7 @@ class Chat:
 
     panel: ChatPanel
     controller: ChatController
+    core: Core
     service: ChatService
     workspace: Workspace
     folder: Path
@@ -61,30 +61,27 @@ class Chat:
 
 @pytest.fixture
 def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
-    """A shown ChatPanel with its controller on a workspace folder, talking to ``fake_api``."""
+    """A shown ChatPanel with its controller on a workspace folder, talking to ``fake_api``
+    through the core's chat service."""
     folder = tmp_path / "project"
     folder.mkdir()
-    db = open_database(data_dir)
-    workspace = MemoryStore(db).open_workspace(str(folder))
-    service = ChatService(
-        db=db,
-        bus=EventBus(),
-        settings=lambda: load_settings(data_dir),
-        provider_factory=lambda: Provider(max_retries=0),
-    )
+    clients = ModelClients()
+    core = open_core(data_dir, model_client=clients)
+    workspace = run(qloop, core.workspaces.open(str(folder)))
     panel = ChatPanel()
     qtbot.addWidget(panel)
     panel.resize(900, 600)
     panel.show()
-    controller = ChatController(panel, service)
+    controller = ChatController(panel, core.chat, core.settings)
     statuses: list[str] = []
     dialogs: list[ApprovalDialog] = []
     controller.turn_finished.connect(statuses.append)
     controller.approval_shown.connect(dialogs.append)
     run(qloop, _open(controller, workspace))
-    yield Chat(panel, controller, service, workspace, folder, statuses, dialogs)
+    yield Chat(panel, controller, core, core.chat, workspace, folder, statuses, dialogs)
     run(qloop, controller.aclose())  # as the app does on quit
-    db.close()
+    run(qloop, core.aclose())
+    run(qloop, clients.aclose())
 
 
 async def _open(controller: ChatController, workspace: Workspace) -> None:
@@ -283,11 +280,16 @@ def test_a_provider_error_shows_the_banner_and_retry_recovers(
 # -- without a key --------------------------------------------------------------------------------
 
 
+async def key_checked(controller: ChatController) -> None:
+    """Check the API key again, as after a change in Settings, and wait for the answer."""
+    await controller.refresh_key_notice()
+
+
 def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     chat, qloop, qtbot, fake_api, monkeypatch
 ):
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    chat.controller.refresh_key_notice()
+    run(qloop, key_checked(chat.controller))  # the key is checked off the UI thread
     notice = chat.panel.key_notice
     assert notice.isVisible()
     assert notice.text() == NO_KEY_MESSAGE
@@ -305,7 +307,7 @@ def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     assert "Hello?" not in chat.transcript()
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")  # the user adds a key
-    chat.controller.refresh_key_notice()
+    run(qloop, key_checked(chat.controller))
     assert not notice.isVisible()
 
 
@@ -526,7 +528,7 @@ def test_work_in_flight_when_the_panel_is_deleted_is_dropped(chat, qloop, qtbot,
         return found
 
     panel = ChatPanel()  # its own panel: the fixture's stays for qtbot to close
-    controller = ChatController(panel, chat.service)
+    controller = ChatController(panel, chat.service, chat.core.settings)
 
     async def body() -> None:
         chat.service.sessions = slow_sessions

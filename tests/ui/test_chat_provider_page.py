@@ -1,46 +1,75 @@
 """Settings > Provider: what it shows, what Apply stores (and what it never stores), the key in
-the keyring, and Test connection."""
+the keyring, and Test connection. The page drives the core's settings and chat services (from
+``open_core``); where only the page's own logic is under test, the key store is a stub."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from chat_support import run, until
 from PySide6.QtWidgets import QLineEdit
 
-from yak.chat.service import ChatService
+from tests.support import ModelClients
+from yak.bootstrap import open_core
 from yak.config import load_settings
-from yak.db import open_database
-from yak.events import EventBus
-from yak.llm.provider import Provider
+from yak.core import Core
 from yak.ui.settings.provider_page import ProviderPage
 
 
-class KeyServiceStub:
-    """Stands in for the chat service where only the page's own logic is under test."""
+class StubKeyStore:
+    """A key store holding the key in memory (``source`` says where it would come from)."""
 
-    def __init__(self, *, key: str | None = None) -> None:
+    def __init__(self, *, key: str | None = None, source: str = "keyring") -> None:
+        self.key = key
+        self.source = source
+
+    def api_key(self) -> str | None:
+        return self.key
+
+    def key_source(self) -> str | None:
+        return self.source if self.key else None
+
+    def set_api_key(self, key: str) -> None:
         self.key = key
 
-    def has_api_key(self) -> bool:
-        return bool(self.key)
-
-    async def set_api_key(self, key: str) -> None:
-        self.key = key
-
-    async def delete_api_key(self) -> None:
+    def delete_api_key(self) -> None:
         self.key = None
 
-    async def test_connection(self) -> str:
-        return "Connected."
+
+@pytest.fixture
+def make_page(qloop, qtbot, data_dir) -> Callable[..., tuple[ProviderPage, Core]]:
+    """``make_page(key_store=None, env=None)``: Settings › Provider on a core from ``open_core``
+    (the OS keyring when ``key_store`` is ``None``; ``env`` is the environment, empty by
+    default), and that core. The cores are closed after the test."""
+    cores: list[tuple[Core, ModelClients]] = []
+
+    def make(*, key_store=None, env=None) -> tuple[ProviderPage, Core]:
+        clients = ModelClients()
+        core = open_core(data_dir, key_store=key_store, env=env or {}, model_client=clients)
+        cores.append((core, clients))
+        page = ProviderPage(settings=core.settings, chat=core.chat)
+        qtbot.addWidget(page)
+        return page, core
+
+    yield make
+    for core, clients in cores:
+        run(qloop, core.aclose())
+        run(qloop, clients.aclose())
 
 
-def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(qtbot, data_dir):
+def key_available(qloop, core: Core) -> bool:
+    """Whether the core finds a key now (read off the UI thread, as the app does)."""
+    return run(qloop, core.settings.check_key())
+
+
+def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(
+    make_page, qtbot, data_dir
+):
     """A fresh page has nothing to apply; editing the model enables Apply; applying writes the
     settings file and the page is clean again."""
-    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(key="k"), env={})
-    qtbot.addWidget(page)
+    page, _core = make_page(key_store=StubKeyStore(key="k"))
     changes: list[bool] = []
     page.changed.connect(lambda: changes.append(page.is_changed()))
     assert not page.is_changed()
@@ -68,22 +97,20 @@ def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(qtbo
     assert page.debounce_spin.value() == 30
 
 
-def test_the_debounce_spin_box_is_bounded_to_2_to_120_seconds(qtbot, data_dir):
-    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
-    qtbot.addWidget(page)
+def test_the_debounce_spin_box_is_bounded_to_2_to_120_seconds(make_page):
+    page, _core = make_page(key_store=StubKeyStore())
     page.debounce_spin.setValue(500)
     assert page.debounce_spin.value() == 120
     page.debounce_spin.setValue(0.5)
     assert page.debounce_spin.value() == 2
 
 
-def test_a_key_from_the_environment_is_said_and_cannot_be_edited(qtbot, data_dir):
-    page = ProviderPage(
-        data_dir=data_dir,
-        service=KeyServiceStub(key="env"),
+def test_a_key_from_the_environment_is_said_and_cannot_be_edited(make_page, qloop, data_dir):
+    page, _core = make_page(
+        key_store=StubKeyStore(key="sk-env", source="environment"),
         env={"ANTHROPIC_API_KEY": "sk-env", "YAK_MODEL": "env-model"},
     )
-    qtbot.addWidget(page)
+    run(qloop, page.read_key_state())  # where the key is, read off the UI thread
     assert not page.key_edit.isEnabled()
     assert "ANTHROPIC_API_KEY" in page.key_note.text()
     assert "sk-env" not in page.key_edit.text()
@@ -99,9 +126,8 @@ def test_a_key_from_the_environment_is_said_and_cannot_be_edited(qtbot, data_dir
     assert stored["chat_model"] != "env-model"  # the environment's value is not copied
 
 
-def test_the_key_field_is_masked_until_shown(qtbot, data_dir):
-    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
-    qtbot.addWidget(page)
+def test_the_key_field_is_masked_until_shown(make_page):
+    page, _core = make_page(key_store=StubKeyStore())
     assert page.key_edit.isEnabled()
     page.show()
     assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
@@ -113,24 +139,11 @@ def test_the_key_field_is_masked_until_shown(qtbot, data_dir):
     assert page.key_edit.echoMode() is QLineEdit.EchoMode.Password
 
 
-@pytest.fixture
-def service(data_dir):
-    """The real chat service (its key methods use the OS keyring; tests install a memory one)."""
-    db = open_database(data_dir)
-    yield ChatService(
-        db=db,
-        bus=EventBus(),
-        settings=lambda: load_settings(data_dir),
-        provider_factory=lambda: Provider(max_retries=0),
-    )
-    db.close()
-
-
 def test_a_typed_key_goes_to_the_keyring_never_to_the_settings_or_the_database(
-    qloop, qtbot, data_dir, service, memory_keyring
+    make_page, qloop, qtbot, data_dir, memory_keyring
 ):
-    page = ProviderPage(data_dir=data_dir, service=service, env={})
-    qtbot.addWidget(page)
+    page, core = make_page()  # the OS keyring (an in-memory one here)
+    run(qloop, page.read_key_state())
     assert "No key yet" in page.key_note.text()
     assert page.remove_key_button.isHidden()
 
@@ -147,7 +160,7 @@ def test_a_typed_key_goes_to_the_keyring_never_to_the_settings_or_the_database(
 
     run(qloop, body())
     assert memory_keyring.passwords[("yak", "anthropic")] == "sk-ant-secret-123"
-    assert service.has_api_key()
+    assert key_available(qloop, core)
     for stored in data_dir.iterdir():
         assert b"sk-ant-secret" not in stored.read_bytes(), stored.name
 
@@ -158,15 +171,14 @@ def test_a_typed_key_goes_to_the_keyring_never_to_the_settings_or_the_database(
 
     run(qloop, remove())
     assert ("yak", "anthropic") not in memory_keyring.passwords
-    assert not service.has_api_key()
+    assert not key_available(qloop, core)
     assert "No key yet" in page.key_note.text()
 
 
-def test_a_key_the_keyring_cannot_store_gives_one_sentence(qloop, qtbot, data_dir, service):
+def test_a_key_the_keyring_cannot_store_gives_one_sentence(make_page, qloop, qtbot):
     """Without a usable keyring (the tests' default backend stores nothing) the page says to
     use ANTHROPIC_API_KEY instead, and the typed key stays unapplied."""
-    page = ProviderPage(data_dir=data_dir, service=service, env={})
-    qtbot.addWidget(page)
+    page, core = make_page()
 
     async def body() -> None:
         qtbot.keyClicks(page.key_edit, "sk-ant-x")
@@ -178,15 +190,14 @@ def test_a_key_the_keyring_cannot_store_gives_one_sentence(qloop, qtbot, data_di
     run(qloop, body())
     assert "\n" not in page.status_label.text()
     assert page.is_changed()  # the key was not stored; Apply can be tried again
-    assert not service.has_api_key()
+    assert not key_available(qloop, core)
 
 
-def test_test_connection_reaches_the_server_and_says_so(qloop, qtbot, data_dir, service, fake_api):
+def test_test_connection_reaches_the_server_and_says_so(make_page, qloop, fake_api):
     from tests.support.fake_api import error, text
 
     fake_api.script(text("ok"), error(401))
-    page = ProviderPage(data_dir=data_dir, service=service, env={})
-    qtbot.addWidget(page)
+    page, _core = make_page()
     results: list[str] = []
     page.test_finished.connect(results.append)
 
@@ -204,13 +215,14 @@ def test_test_connection_reaches_the_server_and_says_so(qloop, qtbot, data_dir, 
     assert page.test_button.isEnabled()
 
 
-def test_revert_and_the_close_guard_discard_or_apply_unapplied_edits(qloop, qtbot, data_dir):
+def test_revert_and_the_close_guard_discard_or_apply_unapplied_edits(
+    make_page, qloop, qtbot, data_dir
+):
     """Revert restores the stored values; closing Settings with edits asks Apply / Discard /
     Cancel, and only Apply writes them."""
     from PySide6.QtWidgets import QMessageBox
 
-    page = ProviderPage(data_dir=data_dir, service=KeyServiceStub(), env={})
-    qtbot.addWidget(page)
+    page, _core = make_page(key_store=StubKeyStore())
     stored_model = page.memory_model_edit.text()
     qtbot.keyClicks(page.memory_model_edit, "-typo")
     page.revert_button.click()

@@ -8,6 +8,9 @@ calls. No widget ever awaits. Stop cancels the running turn's task: the service 
 Results that arrive after the user moved on (another session, another workspace) are dropped:
 the session list and the transcript are loaded with ``TaskGroup.replace``, so a newer load
 cancels the one still running and only the newest result is shown.
+
+Whether an API key exists is never read on the UI thread: the settings service checks it on a
+worker thread and reports every check, and the no-key sentence follows those reports.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Signal
@@ -31,33 +34,15 @@ from yak.agent.types import (
     ToolCallStarted,
     TurnFinished,
 )
-from yak.domain import ChatMessage, ChatSession, TokenUsage, Workspace
+from yak.chat.service import ChatService
+from yak.domain import TokenUsage, Workspace
 from yak.errors import YakError
+from yak.settings import SettingsService
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.tasks import TaskGroup, settled
 
 log = logging.getLogger(__name__)
-
-
-class ChatServiceLike(Protocol):
-    """What the controller needs from ``yak.chat.service.ChatService``."""
-
-    async def sessions(self, workspace_id: str) -> list[ChatSession]: ...
-    async def create_session(self, workspace_id: str, title: str | None = None) -> ChatSession: ...
-    async def rename_session(self, session_id: str, title: str) -> Any: ...
-    async def delete_session(self, session_id: str) -> None: ...
-    async def messages(self, session_id: str) -> list[ChatMessage]: ...
-    async def send(
-        self,
-        workspace: Workspace,
-        session_id: str,
-        prompt: str,
-        *,
-        approver: Approver,
-        on_event: Callable[[AgentEvent], None],
-    ) -> TurnFinished: ...
-    def has_api_key(self) -> bool: ...
 
 
 def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -72,7 +57,8 @@ class ChatController(QObject):
 
     Args:
         panel: the widget it drives.
-        service: the chat service (``ChatService``).
+        service: the chat service.
+        settings: the settings service (whether an API key is available).
         approver: answers approval requests; defaults to the approval dialog over the panel.
 
     Signals:
@@ -89,7 +75,8 @@ class ChatController(QObject):
     def __init__(
         self,
         panel: ChatPanel,
-        service: ChatServiceLike,
+        service: ChatService,
+        settings: SettingsService,
         *,
         approver: Approver | None = None,
         parent: QObject | None = None,
@@ -97,6 +84,7 @@ class ChatController(QObject):
         super().__init__(parent or panel)
         self.panel = panel
         self.service = service
+        self.settings = settings
         self.workspace: Workspace | None = None
         self.session_id: str | None = None
         self._approver = approver or self._ask_user
@@ -107,10 +95,18 @@ class ChatController(QObject):
         self._session_usage = TokenUsage()
         self._titles_stale = False
         self.tasks = TaskGroup()
+        # Every key check (here, in Settings › Provider, by the refresh scheduler) shows or
+        # hides the no-key sentence.
+        self._stop_key_reports = _once(settings.on_key_checked(self._on_key_checked))
         # Work still in flight when the panel goes away must not touch deleted widgets (not a
         # method of this controller: the panel's child, it is being destroyed with it).
-        tasks = self.tasks
-        panel.destroyed.connect(lambda *_: tasks.cancel_all())
+        tasks, stop_key_reports = self.tasks, self._stop_key_reports
+
+        def panel_destroyed(*_args: object) -> None:
+            tasks.cancel_all()
+            stop_key_reports()
+
+        panel.destroyed.connect(panel_destroyed)
         panel.send_requested.connect(self._on_panel_send_requested)
         panel.stop_requested.connect(self.stop)
         panel.retry_requested.connect(self._on_panel_retry_requested)
@@ -120,7 +116,7 @@ class ChatController(QObject):
         panel.delete_requested.connect(self._on_panel_delete_requested)
         panel.provider_settings_requested.connect(self.provider_settings_requested)
         panel.set_workspace_open(False)
-        self.refresh_key_notice()
+        panel.set_key_missing(settings.key_available is False)  # checked when a workspace opens
 
     def _panel_alive(self) -> bool:
         return shiboken6.isValid(self.panel)
@@ -160,9 +156,14 @@ class ChatController(QObject):
             return None
         return self._reload_sessions(show_messages=True)
 
-    def refresh_key_notice(self) -> None:
-        """Show or hide the no-key sentence (call after the key changed in Settings)."""
-        self.panel.set_key_missing(not self.service.has_api_key())
+    def refresh_key_notice(self) -> asyncio.Task[Any]:
+        """Check the API key again, on a worker thread; the no-key sentence then shows or
+        hides (after the key changed elsewhere, or a turn failed).
+
+        Returns:
+            The checking task (tests await it).
+        """
+        return self.tasks.replace("chat-key-check", self.settings.check_key())
 
     def stop(self) -> None:
         """Stop the running turn, if any (Stop, Esc, switching workspace)."""
@@ -185,6 +186,7 @@ class ChatController(QObject):
             await asyncio.wait_for(self.wait_idle(), grace_s)
         except TimeoutError:
             log.info("quit while a chat turn was still stopping")
+        self._stop_key_reports()
         self.tasks.cancel_all()
         await self.tasks.drain()
 
@@ -220,14 +222,18 @@ class ChatController(QObject):
         """Send ``prompt`` in the current session (a new one if there is none).
 
         Without an API key nothing is sent: the no-key sentence is shown and the prompt stays
-        in the box.
+        in the box. Before the first key check has answered, the key is checked first.
 
         Returns:
-            The turn's task (tests await it), or ``None`` when nothing was sent.
+            The turn's task (tests await it), the key check's task, or ``None`` when nothing
+            was sent.
         """
         if self.workspace is None or self.turn_running or not prompt.strip():
             return None
-        if not self.service.has_api_key():
+        available = self.settings.key_available
+        if available is None:
+            return self.tasks.spawn(self._check_key_then_send(prompt, retry), name="chat-key")
+        if not available:
             self.panel.set_key_missing(True)
             return None
         self.panel.set_key_missing(False)
@@ -242,6 +248,16 @@ class ChatController(QObject):
             self._run_turn(self.workspace, prompt, retry=retry), name="chat-turn"
         )
         return self._turn_task
+
+    async def _check_key_then_send(self, prompt: str, retry: bool) -> None:
+        if await self.settings.check_key():
+            self.start_turn(prompt, retry=retry)
+        elif self._panel_alive():
+            self.panel.set_key_missing(True)
+
+    def _on_key_checked(self, available: bool) -> None:
+        if self._panel_alive():
+            self.panel.set_key_missing(not available)
 
     async def _run_turn(self, workspace: Workspace, prompt: str, *, retry: bool = False) -> None:
         transcript = self.panel.transcript
@@ -451,3 +467,16 @@ class ChatController(QObject):
             await settled(self._reload_sessions(show_messages=True))
         else:
             await settled(self._reload_sessions())
+
+
+def _once(stop: Callable[[], object]) -> Callable[[], None]:
+    """``stop`` made safe to call more than once (an unsubscribe)."""
+    done = False
+
+    def once() -> None:
+        nonlocal done
+        if not done:
+            done = True
+            stop()
+
+    return once

@@ -3,23 +3,22 @@
 A :class:`yak.ui.settings.page.SettingsPage`: ``load()`` fills the fields from what is stored, every
 edit emits ``changed``, the page's Apply (and Revert) button is enabled only while ``is_changed()``,
 and ``apply()`` stores it. For the Settings dialog's close guard, ``resolve_unsaved(then)`` asks
-Apply / Discard / Cancel. Settings go to ``settings.json`` through ``yak.config.save_settings``; the
-key goes to the OS keyring through the chat service, never to the database, the settings file or a
-log line. A value set by an environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``,
-``YAK_MEMORY_MODEL``, ``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is read-only
-and says so; saving never copies an environment value into the settings file.
+Apply / Discard / Cancel. Settings go to ``settings.json`` and the key to the OS keyring, both
+through the settings service (never the key to the database, the settings file or a log line);
+where the key comes from is read on a worker thread, never on the UI thread. A value set by an
+environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``, ``YAK_MEMORY_MODEL``,
+``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is read-only and says so; saving
+never copies an environment value into the settings file.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import os
-from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -31,18 +30,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.aio import spawn
-from yak.config import (
-    DEFAULT_CHAT_MODEL,
-    DEFAULT_MEMORY_MODEL,
-    MAX_DEBOUNCE_S,
-    MIN_DEBOUNCE_S,
-    load_settings,
-    save_settings,
-)
+from yak.chat.service import ChatService
+from yak.config import DEFAULT_CHAT_MODEL, DEFAULT_MEMORY_MODEL, MAX_DEBOUNCE_S, MIN_DEBOUNCE_S
 from yak.errors import YakError
+from yak.settings import SettingsService
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.ui.settings.page import SettingsPage
+from yak.ui.tasks import TaskGroup, settled
 
 log = logging.getLogger(__name__)
 
@@ -55,24 +49,15 @@ _ENV_OVERRIDES = {
     "memory_model": "YAK_MEMORY_MODEL",
     "debounce_s": "YAK_DEBOUNCE_SECONDS",
 }
-
-
-class KeyService(Protocol):
-    """What the page needs from the chat service."""
-
-    def has_api_key(self) -> bool: ...
-    async def set_api_key(self, key: str) -> Any: ...
-    async def delete_api_key(self) -> Any: ...
-    async def test_connection(self) -> str: ...
+_UNKNOWN = "unknown"  # where the key is, before the settings service has answered
 
 
 class ProviderPage(SettingsPage):
     """Settings > Provider.
 
     Args:
-        data_dir: the folder holding ``settings.json``.
-        service: the chat service (``has_api_key``, ``set_api_key``, ``test_connection``).
-        env: the environment to consult (tests pass a dict); defaults to ``os.environ``.
+        settings: the settings service (``settings.json``, the environment, the API key).
+        chat: the chat service ("Test connection").
 
     Signals:
         changed(): a field was edited (or a change was applied or reverted).
@@ -90,15 +75,15 @@ class ProviderPage(SettingsPage):
     def __init__(
         self,
         *,
-        data_dir: Path,
-        service: KeyService,
-        env: Mapping[str, str] | None = None,
+        settings: SettingsService,
+        chat: ChatService,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.data_dir = Path(data_dir)
-        self.service = service
-        self.env = os.environ if env is None else env
+        self.settings = settings
+        self.chat = chat
+        self.tasks = TaskGroup()
+        self._key_source: str | None = _UNKNOWN
         self._loaded: dict[str, object] = {}
         self._loading = False
         self._pending_key_save = False
@@ -208,25 +193,27 @@ class ProviderPage(SettingsPage):
     # -- the page contract ---------------------------------------------------------------------
 
     def load(self) -> None:
-        """Fill the fields from the settings file, the environment and the keyring state."""
+        """Fill the fields from the settings file and the environment; where the key is comes
+        when the settings service has read it (see :meth:`read_key_state`)."""
         self._loading = True
+        env = self.settings.environment
         try:
-            effective = load_settings(self.data_dir, env=dict(self.env))
+            effective = self.settings.reload()
             self.chat_model_edit.setText(effective.chat_model)
             self.memory_model_edit.setText(effective.memory_model)
             self.debounce_spin.setValue(effective.debounce_s)
             self.base_url_edit.setText(effective.base_url or "")
             self.base_url_edit.setPlaceholderText(
-                f"{self.env[BASE_URL_ENV]} (from {BASE_URL_ENV})"
-                if self.env.get(BASE_URL_ENV)
+                f"{env[BASE_URL_ENV]} (from {BASE_URL_ENV})"
+                if env.get(BASE_URL_ENV)
                 else f"{DEFAULT_BASE_URL} (default)"
             )
             self.key_edit.clear()
-            self._load_key_state()
+            self._update_key_state()
             overridden: list[str] = []
             for name, widget in self._setting_widgets().items():
                 variable = _ENV_OVERRIDES.get(name)
-                from_env = bool(variable and self.env.get(variable))
+                from_env = bool(variable and env.get(variable))
                 widget.setEnabled(not from_env)
                 widget.setToolTip(
                     f"Set by the {variable} environment variable"
@@ -303,16 +290,16 @@ class ProviderPage(SettingsPage):
             if name != "api_key" and value != self._loaded.get(name)
         }
         if changes:
-            stored = load_settings(self.data_dir, env={})  # the file alone, without the env
-            save_settings(self.data_dir, stored.with_changes(**changes))
+            stored = self.settings.stored()  # the file alone, without the environment
+            effective = self.settings.save(stored.with_changes(**changes))
             log.info("provider settings changed: %s", ", ".join(sorted(changes)))
-            self.settings_applied.emit(load_settings(self.data_dir, env=dict(self.env)))
+            self.settings_applied.emit(effective)
         key = str(values["api_key"])
         self._loaded = {**values, "api_key": ""}
         if key:
             self._loaded["api_key"] = key  # stays "applied" while the keyring write runs
             self._pending_key_save = True
-            spawn(self._save_key(key), name="save-api-key")
+            self.tasks.spawn(self._save_key(key), name="save-api-key")
         self._update_test_button()
         self.changed.emit()
 
@@ -325,27 +312,31 @@ class ProviderPage(SettingsPage):
         self._testing = True
         self._update_test_button()
         self.status_label.setText("Testing the connection…")
-        spawn(self._run_test(), name="test-connection")
+        self.tasks.spawn(self._run_test(), name="test-connection")
 
     def remove_key(self) -> None:
         """Delete the stored key from the keyring (in the background); the chat then explains
         how to add one again."""
         self.remove_key_button.setEnabled(False)
-        spawn(self._remove_key(), name="remove-api-key")
+        self.tasks.spawn(self._remove_key(), name="remove-api-key")
+
+    async def read_key_state(self) -> None:
+        """Ask the settings service where the key is (on a worker thread) and show it."""
+        self._show_key_state(await self.settings.key_source())
 
     async def _remove_key(self) -> None:
         try:
-            await self.service.delete_api_key()
+            await self.settings.delete_api_key()
         except YakError as exc:
             self.status_label.setText(str(exc))
         else:
             self.status_label.setText("The API key was removed from the system keyring.")
             self.key_saved.emit()
-        self._load_key_state()
+        await settled(self._reread_key_state())
 
     async def _run_test(self) -> None:
         try:
-            message = await self.service.test_connection()
+            message = await self.chat.test_connection()
         except YakError as exc:
             message = str(exc)
         finally:
@@ -356,7 +347,7 @@ class ProviderPage(SettingsPage):
 
     async def _save_key(self, key: str) -> None:
         try:
-            await self.service.set_api_key(key)
+            await self.settings.set_api_key(key)
         except YakError as exc:
             self.status_label.setText(str(exc))
             self._loaded["api_key"] = ""
@@ -370,7 +361,7 @@ class ProviderPage(SettingsPage):
         finally:
             self._loading = False
         self._loaded["api_key"] = ""
-        self._load_key_state()
+        await settled(self._reread_key_state())
         self.status_label.setText("The API key was saved in the system keyring.")
         self._update_test_button()
         self.key_saved.emit()
@@ -395,9 +386,29 @@ class ProviderPage(SettingsPage):
             "debounce_s": float(self.debounce_spin.value()),
         }
 
-    def _load_key_state(self) -> None:
-        from_env = bool(self.env.get(KEY_ENV, "").strip())
-        stored = not from_env and self.service.has_api_key()
+    def _update_key_state(self) -> None:
+        """Show what is known of the key now, and read it again when the event loop runs."""
+        self._show_key_state(self._key_source)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # built before the loop runs: read when the page is shown
+            return
+        self._reread_key_state()
+
+    def _reread_key_state(self) -> asyncio.Task[None]:
+        """Read where the key is again; a read still running is cancelled (the newest wins)."""
+        return self.tasks.replace("provider-key-state", self.read_key_state())
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._update_key_state()
+
+    def _show_key_state(self, source: str | None) -> None:
+        """``source`` is where the key is: ``"environment"``, ``"keyring"``, ``None`` (no key)
+        or unknown (not read yet: the field is usable, and nothing is said about it)."""
+        self._key_source = source
+        from_env = source == "environment"
+        stored = source == "keyring"
         self.key_edit.setEnabled(not from_env)
         self.show_key_action.setEnabled(not from_env)
         self.remove_key_button.setVisible(stored)
@@ -416,7 +427,9 @@ class ProviderPage(SettingsPage):
         else:
             self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
             self.key_note.setText(
-                "No key yet. It will be stored in the system keyring, never in "
+                ""
+                if source == _UNKNOWN
+                else "No key yet. It will be stored in the system keyring, never in "
                 "Yak's database or settings file."
             )
 
