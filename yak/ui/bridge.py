@@ -1,7 +1,8 @@
 """EventBridge: re-emits the core's plain Python events (:mod:`yak.events`) as Qt signals.
 
 The services publish on the asyncio loop thread, which under qasync is the Qt main thread, so the
-signals are emitted directly. Each signal carries the event object unchanged.
+signals are emitted directly. Each signal carries the event object unchanged; a view that wrote
+the memory itself finds itself as ``MemoryChanged.initiator`` and skips that change.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from PySide6.QtCore import QObject, Signal
 
 from yak.events import (
     EventBus,
-    MemoryUpdated,
+    MemoryChanged,
     MessageAdded,
     RefreshFinished,
     RefreshStateChanged,
@@ -28,7 +29,7 @@ class EventBridge(QObject):
         bus: the event bus the services publish on.
     """
 
-    memory_updated = Signal(object)  # MemoryUpdated
+    memory_changed = Signal(object)  # MemoryChanged
     refresh_state_changed = Signal(object)  # RefreshStateChanged
     refresh_finished = Signal(object)  # RefreshFinished
     message_added = Signal(object)  # MessageAdded
@@ -38,7 +39,7 @@ class EventBridge(QObject):
     def __init__(self, bus: EventBus, parent: QObject | None = None) -> None:
         super().__init__(parent)
         routes = {
-            MemoryUpdated: self.memory_updated,
+            MemoryChanged: self.memory_changed,
             RefreshStateChanged: self.refresh_state_changed,
             RefreshFinished: self.refresh_finished,
             MessageAdded: self.message_added,

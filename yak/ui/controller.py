@@ -1,10 +1,15 @@
-"""AppController: drives the main window, its memory panel and the Settings dialog.
+"""AppController: drives the main window, its memory panel, the chat panel and Settings.
 
 It owns the async side of the window: widgets emit intents (open a folder, refresh, edit,
-view a refused reply, open Settings) and it spawns coroutines that await the workspace service,
-then calls the widgets back. Core events arrive through the :class:`EventBridge`: a memory
-write reloads the panel's document, a queue state change updates its status line at once, and
-a finished refresh re-reads the last attempt.
+view a refused reply, open Settings) and it spawns coroutines that await the core
+(:class:`yak.core.Core`), then calls the widgets back. Core events arrive through the
+:class:`EventBridge`: a memory write reloads the panel's document, a queue state change updates
+its status line at once, and a finished refresh reads the workspace's ``snapshot()`` from the
+refresh scheduler again (see ``docs/architecture.md``, "The path of one refresh").
+
+It also puts the chat panel in the window and Settings › Provider in the Settings dialog: a key
+stored or removed there is checked again by the refresh scheduler (a new key resumes the paused
+refreshes) and the panel's status is read again; applied settings change the refresh debounce.
 """
 
 from __future__ import annotations
@@ -13,23 +18,29 @@ import asyncio
 import logging
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject
 
+from yak.config import Settings
+from yak.core import Core
 from yak.domain import RefreshStatus, Workspace
 from yak.errors import YakError
-from yak.events import MemoryUpdated, RefreshFinished, RefreshStateChanged
+from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
+from yak.refresh.state import describe_outcome
 from yak.ui.bridge import EventBridge
+from yak.ui.chat.controller import ChatController
+from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import MainWindow
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
+from yak.ui.settings.provider_page import ProviderPage
 from yak.ui.tasks import TaskGroup, settled
-from yak.workspace.state import describe_outcome
 
 log = logging.getLogger(__name__)
 
 MEMORY_PAGE = MemoryPage.title
-PROVIDER_PAGE = "Provider"  # added by the chat UI when it is available
+PROVIDER_PAGE = ProviderPage.title
 
 
 _SOURCE_WORDS = {
@@ -47,26 +58,27 @@ class AppController(QObject):
 
     Args:
         window: the main window to drive.
-        service: a ``yak.workspace.service.WorkspaceService`` (duck-typed; see
-            :class:`yak.ui.settings.memory_controller.MemoryPageController`).
-        bridge: the event bridge.
+        core: the application core.
+        bridge: the event bridge on the core's bus.
 
     Attributes:
-        settings_dialog: the Settings dialog; other pages are added with
-            ``settings_dialog.add_page(title, page)``.
+        settings_dialog: the Settings dialog (Memory and Provider pages).
+        memory_controller: the Settings memory page's controller.
+        chat_controller: the chat panel's controller.
+        provider_page: Settings › Provider.
     """
 
     def __init__(
         self,
         *,
         window: MainWindow,
-        service: Any,
+        core: Core,
         bridge: EventBridge,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.window = window
-        self.service = service
+        self.core = core
         self.bridge = bridge
         self.tasks = TaskGroup()
         # A queue state event arrived while the panel's refresh state was being read: that
@@ -75,7 +87,8 @@ class AppController(QObject):
         self.settings_dialog = SettingsDialog(window)
         self.memory_page = MemoryPage(self.settings_dialog)
         self.settings_dialog.add_page(MEMORY_PAGE, self.memory_page)
-        self.memory_controller = MemoryPageController(self.memory_page, service, bridge, self)
+        self.memory_controller = MemoryPageController(self.memory_page, core, bridge, self)
+        self._setup_chat()
 
         panel = window.memory_panel
         window.open_folder_requested.connect(self._on_window_open_folder_requested)
@@ -86,10 +99,24 @@ class AppController(QObject):
         panel.edit_requested.connect(self._on_panel_edit_requested)
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
         panel.provider_settings_requested.connect(self.open_provider_settings)
-        panel.set_refresh_available(bool(getattr(service, "refresh_available", True)))
-        bridge.memory_updated.connect(self._on_bridge_memory_updated)
+        bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
+
+    def _setup_chat(self) -> None:
+        """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
+        core = self.core
+        self.chat_panel = ChatPanel()
+        self.chat_controller = ChatController(
+            self.chat_panel, core.chat, core.settings, parent=self
+        )
+        self.window.set_chat_panel(self.chat_panel)
+        self.window.workspace_changed.connect(self.chat_controller.set_workspace)
+        self.chat_controller.provider_settings_requested.connect(self.open_provider_settings)
+        self.provider_page = ProviderPage(settings=core.settings, chat=core.chat)
+        self.settings_dialog.add_page(PROVIDER_PAGE, self.provider_page)
+        self.provider_page.key_saved.connect(self._on_provider_key_saved)
+        self.provider_page.settings_applied.connect(self._on_provider_settings_applied)
 
     # --- entry points ----------------------------------------------------------------------------
     @property
@@ -98,8 +125,10 @@ class AppController(QObject):
         return self.window.workspace
 
     async def start(self, workspace_path: str | None = None) -> None:
-        """Fill the recent menu, open ``workspace_path`` when given (an error is shown in the
-        window, never raised), and start reading the Settings memory list."""
+        """Check for an API key (in the background), fill the recent menu, open
+        ``workspace_path`` when given (an error is shown in the window, never raised), and
+        start reading the Settings memory list."""
+        self.chat_controller.refresh_key_notice()
         await self._update_recent()
         if workspace_path:
             await self.open_workspace(workspace_path)
@@ -111,7 +140,7 @@ class AppController(QObject):
         """Open the folder ``path`` as the window's workspace; ``None`` (and a message in the
         window) when it cannot be opened."""
         try:
-            workspace = await self.service.open(path)
+            workspace = await self.core.workspaces.open(path)
         except YakError as exc:
             self.window.show_error(str(exc), title="Cannot open the folder")
             return None
@@ -132,19 +161,26 @@ class AppController(QObject):
             self.memory_controller.show_workspace(target, proposal=proposal)
 
     def open_provider_settings(self) -> None:
-        """Show Settings on the Provider page (where an API key is added), when there is one."""
+        """Show Settings on the Provider page (where an API key is added)."""
         self.settings_dialog.show_page(PROVIDER_PAGE)
 
     def reload_refresh_state(self) -> None:
-        """Re-read the panel's refresh status (e.g. after an API key was added or removed)."""
+        """Read the panel's refresh status again (e.g. after an API key was added or
+        removed)."""
         if self.workspace is not None:
             self._spawn_load_state(self.workspace.id)
 
-    def shutdown(self) -> None:
-        """Cancel the controllers' work and stop listening (quit)."""
-        self.tasks.cancel_all()
-        self.memory_controller.tasks.cancel_all()
-        self.bridge.close()
+    async def aclose(self, grace_s: float = 1.0) -> None:
+        """Quitting: stop the chat's reply (it has up to ``grace_s`` seconds to store what was
+        said), close Settings, and cancel the controllers' work before the core closes."""
+        await self.chat_controller.aclose(grace_s)
+        if shiboken6.isValid(self.settings_dialog):  # not when the window was deleted first
+            self.settings_dialog.hide()
+        groups = (self.tasks, self.memory_controller.tasks, self.provider_page.tasks)
+        for group in groups:
+            group.cancel_all()
+        for group in groups:
+            await group.drain()
 
     # --- slots ---------------------------------------------------------------------------------
     def _on_window_open_folder_requested(self, path: str) -> None:
@@ -162,7 +198,13 @@ class AppController(QObject):
     def _on_panel_view_reply_requested(self, workspace_id: str) -> None:
         self.tasks.spawn(self._view_reply(workspace_id), name="view-refused-reply")
 
-    def _on_bridge_memory_updated(self, event: MemoryUpdated) -> None:
+    def _on_provider_key_saved(self) -> None:
+        self.tasks.spawn(self._key_changed(), name="api-key-changed")
+
+    def _on_provider_settings_applied(self, settings: Settings) -> None:
+        self.core.refresh.queue.set_debounce(settings.debounce_s)
+
+    def _on_bridge_memory_changed(self, event: MemoryChanged) -> None:
         if self.workspace is not None and event.workspace_id == self.workspace.id:
             # A new version makes any earlier refresh verdict in the status bar stale.
             self.window.show_status(
@@ -173,7 +215,7 @@ class AppController(QObject):
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
         self._queue_state_arrived = True
-        self.window.memory_panel.show_queue_state(event.workspace_id, event.state, event.due_in)
+        self.window.memory_panel.show_queue_state(event)
 
     def _on_bridge_refresh_finished(self, event: RefreshFinished) -> None:
         if self.workspace is not None and event.workspace_id == self.workspace.id:
@@ -190,7 +232,7 @@ class AppController(QObject):
     # --- coroutines ----------------------------------------------------------------------------
     async def _update_recent(self) -> None:
         try:
-            self.window.set_recent(await self.service.recent())
+            self.window.set_recent(await self.core.workspaces.recent())
         except YakError as exc:
             log.warning("reading recent workspaces failed: %s", exc)
 
@@ -200,21 +242,21 @@ class AppController(QObject):
 
     async def _load_document(self, workspace_id: str) -> None:
         try:
-            document = await self.service.read(workspace_id)
+            document = await self.core.memory.read(workspace_id)
         except YakError as exc:
             self.window.show_status(str(exc), timeout_ms=15000)
             return
         self.window.memory_panel.show_document(document)
 
     def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
-        """Re-read the panel's refresh state; a read still running is cancelled (the newest
-        wins)."""
+        """Read the panel's refresh state again; a read still running is cancelled (the
+        newest wins)."""
         return self.tasks.replace("panel-state", self._load_state(workspace_id))
 
     async def _load_state(self, workspace_id: str) -> None:
         self._queue_state_arrived = False
         try:
-            state = await self.service.refresh_state(workspace_id)
+            state = await self.core.refresh.snapshot(workspace_id)
         except YakError as exc:
             self.window.show_status(str(exc), timeout_ms=15000)
             return
@@ -222,27 +264,30 @@ class AppController(QObject):
             state, keep_queue_state=self._queue_state_arrived
         )
 
+    async def _key_changed(self) -> None:
+        """An API key was stored or removed: check again (a new key enqueues the paused
+        workspaces) and read the memory panel's status again."""
+        await self.core.refresh.check_key()
+        self.reload_refresh_state()
+
     async def _refresh(self, workspace_id: str) -> None:
-        panel = self.window.memory_panel
-        panel.show_queue_state(workspace_id, "running", None)
+        """A forced refresh; the queue's events show it running, then its outcome."""
         try:
-            outcome = await self.service.refresh_now(workspace_id)
+            outcome = await self.core.refresh.refresh_now(workspace_id)
         except YakError as exc:
-            panel.show_queue_state(workspace_id, "idle", None)
             self.window.show_error(str(exc), title="Memory refresh")
             return
-        panel.show_queue_state(workspace_id, "idle", None)
         await settled(self._spawn_load_state(workspace_id))
         ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
 
     async def _view_reply(self, workspace_id: str) -> None:
         try:
-            attempts = await self.service.attempts(workspace_id, 1)
+            attempt = await self.core.memory.last_attempt(workspace_id)
         except YakError as exc:
             self.window.show_error(str(exc), title="Memory refresh")
             return
-        reply = attempts[0].reply if attempts else None
+        reply = attempt.reply if attempt is not None else None
         if not reply:
             self.window.show_error(
                 "The last refresh kept no reply to show.", title="Memory refresh"

@@ -88,3 +88,21 @@ def diff_rows(old: str, new: str, *, context: int = 3) -> list[tuple[str, str]]:
         else:
             rows.append((kinds[line[:1]], line[1:]))
     return rows
+
+
+def source_text(source: str) -> str:
+    """Who wrote a memory version, for a sentence: ``"a memory refresh"``, ``"a hand edit"``…
+    (``source`` is ``MemoryChanged.source``)."""
+    return {
+        "refresh": "a memory refresh",
+        "external": "another program (such as the yak command)",
+        "hand": "a hand edit",
+        "import": "an import",
+        "restore": "a restore",
+        "clear": "a delete",
+    }.get(source, source)
+
+
+def html_escape(text: str) -> str:
+    """``text`` safe inside rich text (``&``, ``<`` and ``>`` escaped)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

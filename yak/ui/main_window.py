@@ -245,9 +245,12 @@ class MainWindow(QMainWindow):
             empty.setEnabled(False)
 
     def show_error(self, text: str, *, title: str = "Yak") -> None:
-        """Tell the user what went wrong: a message box (non-blocking) and the status bar."""
+        """Tell the user what went wrong: a message box (non-blocking) and the status bar. The
+        core's sentences are shared with the command line, which starts them in lower case
+        after ``yak:``; here they start with a capital."""
         from yak.ui import dialogs
 
+        text = text[:1].upper() + text[1:]
         self.statusBar().showMessage(text, 15000)
         self.error_box = dialogs.inform(self, title=title, text=text)
 

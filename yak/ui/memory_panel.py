@@ -6,7 +6,8 @@ failed: reason [Retry] / refresh paused: no API key [Add key…] — with Refres
 Edit… (Settings on this workspace).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
-drives it with ``show_*`` calls.
+drives it with ``show_*`` calls: the refresh scheduler's ``snapshot()`` of the workspace, and
+each ``RefreshStateChanged`` event as it comes (the countdown starts at once).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QHideEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QWidget
 
-from yak.domain import MemoryDocument, Workspace
+from yak.domain import MemoryDocument, QueueState, Workspace
+from yak.events import RefreshStateChanged
+from yak.refresh.state import RefreshState, StatusLine, refresh_status
 from yak.ui.formatting import line_count_text, relative_time
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
-from yak.workspace.state import RefreshState, StatusLine, refresh_status
 
 NO_WORKSPACE_TEXT = (
     "No folder is open. Open a project folder with File › Open Folder… "
@@ -69,9 +71,9 @@ class MemoryPanel(QWidget):
         self._workspace: Workspace | None = None
         self._document: MemoryDocument | None = None
         self._state: RefreshState | None = None
+        self._queue: RefreshStateChanged | None = None  # the newest queue event shown
         self._due_at: float | None = None
         self._status = StatusLine("up_to_date", "")
-        self._refresh_available = True
         self._setup_ui()
         self._tick_timer = QTimer(self)
         self._tick_timer.setInterval(1000)
@@ -154,6 +156,7 @@ class MemoryPanel(QWidget):
         self._workspace = workspace
         self._document = None
         self._state = None
+        self._queue = None
         self._due_at = None
         self._status = StatusLine("up_to_date", "")
         self.document_view.clear()
@@ -173,11 +176,6 @@ class MemoryPanel(QWidget):
         self._update_buttons()
         self._update_tick_timer()
 
-    def set_refresh_available(self, available: bool) -> None:
-        """Whether forced refreshes exist in this build (Refresh is disabled otherwise)."""
-        self._refresh_available = available
-        self._update_buttons()
-
     def show_document(self, document: MemoryDocument) -> None:
         """Show ``document`` if it belongs to the workspace shown (stale results are dropped)."""
         if self._workspace is None or document.workspace_id != self._workspace.id:
@@ -196,37 +194,33 @@ class MemoryPanel(QWidget):
             self._render_status()
 
     def show_refresh_state(self, state: RefreshState, *, keep_queue_state: bool = False) -> None:
-        """Show where the refresh stands.
+        """Show where the refresh stands, from the scheduler's ``snapshot()``.
 
         Args:
-            state: the full state (queue state, last attempt, document time).
-            keep_queue_state: keep the queue state shown now (a newer event already set it) and
-                take only the last attempt and document time from ``state``.
+            state: the snapshot (queue state, last attempt, document time, key).
+            keep_queue_state: a queue event arrived while the snapshot was read, so its queue
+                state is older than the one shown: keep that and take only the rest.
         """
         if self._workspace is None or state.workspace_id != self._workspace.id:
             return
-        if keep_queue_state and self._state is not None:
-            state = replace(state, state=self._state.state, due_in=self._state.due_in)
-            due_at = self._due_at
+        if keep_queue_state and self._queue is not None:
+            state = replace(state, state=self._queue.state, due_in=self._queue.due_in)
         else:
-            due_at = (
-                self.clock() + state.due_in
-                if state.state == "pending" and state.due_in is not None
-                else None
-            )
+            self._queue = None
+            self._due_at = self._due_time(state.state, state.due_in)
         self._state = state
-        self._due_at = due_at
         self._render_status()
 
-    def show_queue_state(self, workspace_id: str, state: str, due_in: float | None) -> None:
-        """Apply a queue state change (``idle`` / ``pending`` with ``due_in`` s / ``running``)."""
-        if self._workspace is None or workspace_id != self._workspace.id:
+    def show_queue_state(self, event: RefreshStateChanged) -> None:
+        """Apply a ``RefreshStateChanged`` of the workspace shown (idle, pending in ``due_in``
+        s, running, paused) on top of the last snapshot."""
+        if self._workspace is None or event.workspace_id != self._workspace.id:
             return
-        base = self._state or RefreshState(
-            workspace_id=workspace_id,
-            document_updated_at=self._document.updated_at if self._document else None,
-        )
-        self.show_refresh_state(replace(base, state=state, due_in=due_in))
+        self._queue = event
+        self._due_at = self._due_time(event.state, event.due_in)
+        if self._state is not None:  # else the snapshot being read takes it (keep_queue_state)
+            self._state = replace(self._state, state=event.state, due_in=event.due_in)
+            self._render_status()
 
     @property
     def status(self) -> StatusLine:
@@ -234,6 +228,10 @@ class MemoryPanel(QWidget):
         return self._status
 
     # --- internals ---------------------------------------------------------------------------
+    def _due_time(self, state: str, due_in: float | None) -> float | None:
+        """The clock time a pending refresh runs, or ``None``."""
+        return self.clock() + due_in if state == QueueState.PENDING and due_in is not None else None
+
     def _render_status(self) -> None:
         if self._state is None:
             return
@@ -262,9 +260,7 @@ class MemoryPanel(QWidget):
 
     def _update_buttons(self) -> None:
         has_workspace = self._workspace is not None
-        self.refresh_button.setEnabled(
-            has_workspace and self._refresh_available and self._status.kind != "running"
-        )
+        self.refresh_button.setEnabled(has_workspace and self._status.kind != "running")
         self.edit_button.setEnabled(has_workspace)
 
     def _show_placeholder(self, text: str) -> None:

@@ -1,7 +1,7 @@
 """SettingsDialog: a list of pages on the left and the chosen page on the right.
 
 Pages are :class:`yak.ui.settings.page.SettingsPage` widgets, added with
-:meth:`SettingsDialog.add_page` (the Memory page here; the chat UI adds its Provider page).
+:meth:`SettingsDialog.add_page` (the app controller adds Memory and Provider).
 Closing the dialog goes through the pages' guard: a page with unsaved edits
 (``has_unsaved_changes()``) is shown and asks what to do with them (``resolve_unsaved(then)``),
 so nothing typed is lost.

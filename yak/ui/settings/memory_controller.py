@@ -1,15 +1,17 @@
-"""MemoryPageController: runs what the Settings memory page asks for, through WorkspaceService.
+"""MemoryPageController: runs what the Settings memory page asks for, through the core.
 
 The page's widgets emit intents (save, import, export, delete, restore, refresh, re-attach,
-select a workspace); this controller spawns one coroutine per intent, awaits the service (whose
-store calls run on worker threads), and drives the widgets with the result. Every error a user
-can cause ends as a visible sentence on the page.
+select a workspace); this controller spawns one coroutine per intent, awaits the core's services
+(the memory service, the workspace registry, the refresh scheduler; their repository calls run
+on worker threads), and drives the widgets with the result. Every error a user can cause ends as
+a visible sentence on the page.
 
-It also listens to the event bridge while the page is shown: a write by a refresh, a restore or
-another process reaches the editor, which shows it or raises its banner (never a silent
-overwrite of unsaved edits), and the list (a memory the CLI created appears; the selection and
-the scroll position stay); a finished refresh or a pause for want of an API key updates the
-Status column.
+Every write it asks for names the controller as its initiator, so the ``MemoryChanged`` it
+causes is skipped here (the write's own result already updated the page). Every other change
+reaches the page through the event bridge: a write by a refresh, another window or another
+process reaches the editor, which shows it or raises its banner (never a silent overwrite of
+unsaved edits), and the list (a memory the CLI created appears; the selection and the scroll
+position stay); a finished refresh or a pause for want of an API key updates the Status column.
 """
 
 from __future__ import annotations
@@ -18,40 +20,41 @@ import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
 
 from PySide6.QtCore import QObject
 
-from yak.domain import MemoryDocument, RefreshStatus, Workspace
+from yak.core import Core
+from yak.domain import MemoryDocument, QueueState, RefreshStatus, Workspace
 from yak.errors import ConflictError, YakError
-from yak.events import MemoryUpdated, RefreshFinished, RefreshStateChanged
+from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
+from yak.refresh.state import describe_outcome, missing_key
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.history_dialog import HistoryDialog
 from yak.ui.settings.memory_list import summary_from
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.tasks import TaskGroup
-from yak.workspace.state import describe_outcome, missing_key
 
 log = logging.getLogger(__name__)
 
 
 class MemoryPageController(QObject):
-    """Connects a :class:`MemoryPage` to the workspace service.
+    """Connects a :class:`MemoryPage` to the core.
 
     Args:
         page: the page to drive.
-        service: a ``yak.workspace.service.WorkspaceService`` (duck-typed: the UI may not import
-            the service module, which imports the storage layer).
-        bridge: the event bridge (for ``memory_updated``).
+        core: the application core (memory, workspaces, refresh).
+        bridge: the event bridge (memory changes, refresh states and outcomes).
     """
 
     def __init__(
-        self, page: MemoryPage, service: Any, bridge: EventBridge, parent: QObject | None = None
+        self, page: MemoryPage, core: Core, bridge: EventBridge, parent: QObject | None = None
     ) -> None:
         super().__init__(parent)
         self.page = page
-        self.service = service
+        self.memory = core.memory
+        self.workspaces = core.workspaces
+        self.refresh = core.refresh
         self.tasks = TaskGroup()
         self.history_dialog: HistoryDialog | None = None
         # workspace id -> (proposal text or None, note) for its next load into the editor
@@ -66,10 +69,9 @@ class MemoryPageController(QObject):
         editor.refresh_requested.connect(self._on_editor_refresh_requested)
         editor.history_requested.connect(self._on_editor_history_requested)
         editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
-        bridge.memory_updated.connect(self._on_bridge_memory_updated)
+        bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
-        editor.set_refresh_available(bool(getattr(service, "refresh_available", True)))
         self._reloads_running: set[str] = set()
         self._reloads_again: set[str] = set()
 
@@ -129,7 +131,9 @@ class MemoryPageController(QObject):
     def _on_page_reattach_requested(self, workspace_id: str, folder: str) -> None:
         self.tasks.spawn(self._reattach(workspace_id, folder), name="memory-reattach")
 
-    def _on_bridge_memory_updated(self, event: MemoryUpdated) -> None:
+    def _on_bridge_memory_changed(self, event: MemoryChanged) -> None:
+        if event.initiator is self:
+            return  # the write's own result already updated the page
         editing = self.page.editor.workspace
         listed = self.page.model.summary_for(event.workspace_id) is not None
         if (editing is not None and editing.id == event.workspace_id) or listed:
@@ -143,7 +147,7 @@ class MemoryPageController(QObject):
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
         # Only the pause (no API key) and its end show in the list; running/pending do not.
-        paused = event.state == "paused"
+        paused = event.state == QueueState.PAUSED
         if self.page.isVisible() and paused != (
             event.workspace_id in self.page.model.paused_workspaces
         ):
@@ -190,7 +194,7 @@ class MemoryPageController(QObject):
     # --- coroutines ----------------------------------------------------------------------------
     async def _reload(self, *, keep_view: bool = False) -> None:
         try:
-            summaries = await self.service.list_documents()
+            summaries = await self.memory.list_documents()
         except YakError as exc:
             self.page.editor.show_message(str(exc), error=True)
             return
@@ -205,17 +209,17 @@ class MemoryPageController(QObject):
 
     async def _reload_statuses(self) -> None:
         try:
-            last = await self.service.last_refreshes()
+            last = await self.refresh.last_refreshes()
         except YakError as exc:
             log.warning("reading the last refresh attempts failed: %s", exc)
             return
-        self.page.set_statuses(last, self.service.paused_workspaces())
+        self.page.set_statuses(last, self.refresh.paused_workspaces())
 
     async def _load(self, workspace_id: str) -> None:
         editor = self.page.editor
         try:
-            workspace = await self.service.get(workspace_id)
-            document = await self.service.read(workspace_id)
+            workspace = await self.workspaces.get(workspace_id)
+            document = await self.memory.read(workspace_id)
         except YakError as exc:
             editor.show_message(str(exc), error=True)
             return
@@ -238,10 +242,12 @@ class MemoryPageController(QObject):
     async def _save(self, workspace_id: str, text: str, base_version: int) -> None:
         editor = self.page.editor
         try:
-            document = await self.service.save(workspace_id, text, expected_version=base_version)
+            document = await self.memory.save(
+                workspace_id, text, expected_version=base_version, initiator=self
+            )
         except ConflictError as exc:
             try:
-                current = await self.service.read(workspace_id)
+                current = await self.memory.read(workspace_id)
             except YakError as read_exc:
                 editor.save_refused(f"{exc} {read_exc}")
                 return
@@ -251,23 +257,16 @@ class MemoryPageController(QObject):
             editor.save_refused(str(exc))
             return
         editor.save_succeeded(document)
-        await self._update_row(workspace_id, document)
+        await self._written(workspace_id, document)
 
-    async def _document_updated(self, event: MemoryUpdated) -> None:
+    async def _document_updated(self, event: MemoryChanged) -> None:
         try:
-            document = await self.service.read(event.workspace_id)
+            document = await self.memory.read(event.workspace_id)
         except YakError as exc:
             log.warning("re-reading memory after an update failed: %s", exc)
             return
         self.page.editor.document_changed(document, source=event.source)
-        await self._update_row(event.workspace_id, document)
-        dialog = self.history_dialog
-        if (
-            dialog is not None
-            and dialog.isVisible()
-            and dialog.property("workspace_id") == event.workspace_id
-        ):
-            await self._fill_history(dialog, event.workspace_id, document)
+        await self._written(event.workspace_id, document)
 
     async def _update_row(self, workspace_id: str, document: MemoryDocument) -> None:
         summary = self.page.model.summary_for(workspace_id)
@@ -285,7 +284,7 @@ class MemoryPageController(QObject):
         editor.set_refresh_busy(True)
         editor.show_message("Refreshing the memory…")
         try:
-            outcome = await self.service.refresh_now(workspace_id)
+            outcome = await self.refresh.refresh_now(workspace_id)
         except YakError as exc:
             editor.show_message(str(exc), error=True)
             return
@@ -301,8 +300,8 @@ class MemoryPageController(QObject):
     async def _open_history(self, workspace_id: str) -> None:
         editor = self.page.editor
         try:
-            workspace = await self.service.get(workspace_id)
-            document = await self.service.read(workspace_id)
+            workspace = await self.workspaces.get(workspace_id)
+            document = await self.memory.read(workspace_id)
         except YakError as exc:
             editor.show_message(str(exc), error=True)
             return
@@ -320,8 +319,8 @@ class MemoryPageController(QObject):
         self, dialog: HistoryDialog, workspace_id: str, document: MemoryDocument
     ) -> None:
         try:
-            revisions = await self.service.history(workspace_id)
-            attempts = await self.service.attempts(workspace_id)
+            revisions = await self.memory.history(workspace_id)
+            attempts = await self.memory.attempts(workspace_id)
         except YakError as exc:
             self.page.editor.show_message(str(exc), error=True)
             return
@@ -336,36 +335,52 @@ class MemoryPageController(QObject):
         write: Awaitable[MemoryDocument],
         note: Callable[[MemoryDocument], str],
     ) -> MemoryDocument | None:
-        """Await a write through the service, then show its result where the user looks: the
-        error in the editor, or the new document in the editor (when it shows that workspace)
-        with ``note(document)``, and the list row. Returns the document, or ``None`` on error."""
+        """Await a write through the memory service (made with this controller as its
+        initiator), then show its result where the user looks: the error in the editor, or the
+        new document in the editor (when it shows that workspace) with ``note(document)``, the
+        list row and the open history. Returns the document, or ``None`` on error."""
         editor = self.page.editor
         try:
             document = await write
-            workspace = await self.service.get(workspace_id)
+            workspace = await self.workspaces.get(workspace_id)
         except YakError as exc:
             editor.show_message(str(exc), error=True)
             return None
         if editor.workspace is not None and editor.workspace.id == workspace_id:
             editor.load(workspace, document, note=note(document))
-        await self._update_row(workspace_id, document)
+        await self._written(workspace_id, document)
         return document
+
+    async def _written(self, workspace_id: str, document: MemoryDocument) -> None:
+        """The workspace's document is now ``document``: its list row, and its history when
+        that is open."""
+        await self._update_row(workspace_id, document)
+        await self._refill_history(workspace_id, document)
+
+    async def _refill_history(self, workspace_id: str, document: MemoryDocument) -> None:
+        dialog = self.history_dialog
+        if (
+            dialog is not None
+            and dialog.isVisible()
+            and dialog.property("workspace_id") == workspace_id
+        ):
+            await self._fill_history(dialog, workspace_id, document)
 
     async def _restore(self, workspace_id: str, revision_id: str) -> None:
         editor = self.page.editor
         base = editor.document.version if editor.document is not None else None
-        document = await self._write(
+        await self._write(
             workspace_id,
-            self.service.restore(workspace_id, revision_id, expected_version=base),
+            self.memory.restore(workspace_id, revision_id, expected_version=base, initiator=self),
             lambda d: f"Restored as version {d.version}.",
         )
-        if document is not None and self.history_dialog is not None:
-            await self._fill_history(self.history_dialog, workspace_id, document)
 
     async def _import(self, workspace_id: str, path: str, base_version: int) -> None:
         await self._write(
             workspace_id,
-            self.service.import_file(workspace_id, path, expected_version=base_version),
+            self.memory.import_file(
+                workspace_id, path, expected_version=base_version, initiator=self
+            ),
             lambda d: (
                 f"Imported {path} as version {d.version}."
                 if d.version != base_version
@@ -376,7 +391,8 @@ class MemoryPageController(QObject):
     async def _export(self, workspace_id: str, path: str, fmt: str) -> None:
         editor = self.page.editor
         try:
-            written = await self.service.export_file(workspace_id, path, fmt, force=True)
+            workspace = await self.workspaces.get(workspace_id)
+            written = await self.memory.export_file(workspace, path, fmt, force=True)
         except YakError as exc:
             editor.show_message(str(exc), error=True)
             return
@@ -385,16 +401,17 @@ class MemoryPageController(QObject):
     async def _delete(self, workspace_id: str, base_version: int) -> None:
         await self._write(
             workspace_id,
-            self.service.clear(workspace_id, expected_version=base_version),
+            self.memory.clear(workspace_id, expected_version=base_version, initiator=self),
             lambda _d: "The memory was deleted; History can restore it.",
         )
 
     async def _reattach(self, workspace_id: str, folder: str) -> None:
         try:
-            workspace = await self.service.reattach(workspace_id, folder)
+            workspace = await self.workspaces.reattach(workspace_id, folder)
         except YakError as exc:
             dialogs.inform(self.page, title="Re-attach failed", text=str(exc))
             return
+        self.memory.forget(workspace_id)  # its memory lives under the new id now
         self.page.model.remove(workspace_id)
         editing = self.page.editor.workspace
         if editing is not None and editing.id == workspace_id:
@@ -404,7 +421,7 @@ class MemoryPageController(QObject):
 
     async def _set_memory_enabled(self, workspace_id: str, enabled: bool) -> None:
         try:
-            workspace = await self.service.set_memory_enabled(workspace_id, enabled=enabled)
+            workspace = await self.workspaces.set_memory_enabled(workspace_id, enabled=enabled)
         except YakError as exc:
             self.page.editor.show_message(str(exc), error=True)
             return

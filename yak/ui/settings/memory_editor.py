@@ -25,9 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import MemoryDocument, Workspace, count_lines
+from yak.refresh.state import ceiling_message, shrink_question
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import counter_text, diff_rows, relative_time
+from yak.ui.formatting import counter_text, diff_rows, html_escape, relative_time, source_text
 from yak.ui.layout import (
     STRETCH,
     blocked_signals,
@@ -37,7 +38,6 @@ from yak.ui.layout import (
     hbox,
     vbox,
 )
-from yak.workspace.state import ceiling_message, shrink_question
 
 _RED = "#b00020"
 
@@ -58,7 +58,6 @@ class MemoryEditor(QWidget):
         self._document: MemoryDocument | None = None
         self._base_text = ""
         self._theirs: MemoryDocument | None = None
-        self._refresh_available = True
         self._refresh_busy = False
         self._dirty = False  # as last reported by dirty_changed
         self.question_box: QMessageBox | None = None  # "Save anyway?" before a collapse
@@ -253,11 +252,6 @@ class MemoryEditor(QWidget):
                 self.memory_enabled_box.setChecked(workspace.memory_enabled)
             self._update_header()
 
-    def set_refresh_available(self, available: bool) -> None:
-        """Whether forced refreshes exist in this build (Refresh is disabled otherwise)."""
-        self._refresh_available = available
-        self._refresh_controls()
-
     def update_times(self) -> None:
         """Re-render "updated 5 minutes ago" in the header against the current time."""
         self._update_header()
@@ -328,7 +322,7 @@ class MemoryEditor(QWidget):
         self._theirs = None
         self.banner.hide()
         self._set_base(document)
-        if self.text != document.content:  # the store normalized it (line endings)
+        if self.text != document.content:  # the memory service normalized it
             self.text_edit.setPlainText(document.content)
         self.show_message(f"Saved as version {document.version}.")
         self._refresh_controls()
@@ -345,7 +339,8 @@ class MemoryEditor(QWidget):
         self.save_finished.emit(False)
 
     def document_changed(self, current: MemoryDocument, *, source: str = "") -> None:
-        """The stored document is now ``current`` (written by a refresh, the CLI, a restore…).
+        """The stored document is now ``current``, written by someone else (a refresh, the CLI,
+        another window): the page's controller skips the changes it made itself.
 
         Without unsaved edits the editor shows it; with edits equal to it, nothing is lost
         either; otherwise the banner offers Keep mine / Take theirs with the diff.
@@ -353,8 +348,8 @@ class MemoryEditor(QWidget):
         if self._workspace is None or current.workspace_id != self._workspace.id:
             return
         if self._document is not None and current.version <= self._document.version:
-            return  # already based on it (our own save, or an older event)
-        by = f" by {_source_text(source)}" if source else ""
+            return  # a read that raced a newer one: the editor already has this version
+        by = f" by {source_text(source)}" if source else ""
         if not self.is_dirty():
             self.load(
                 self._workspace,
@@ -400,7 +395,7 @@ class MemoryEditor(QWidget):
         )
         flags = f" · flags: {', '.join(document.flags)}" if document.flags else ""
         self.header_label.setText(
-            f"<b>{_escape(self._workspace.path)}</b><br>"
+            f"<b>{html_escape(self._workspace.path)}</b><br>"
             f"version {document.version}{based} · {updated}{flags}"
         )
 
@@ -448,9 +443,7 @@ class MemoryEditor(QWidget):
             self.delete_button,
         ):
             button.setEnabled(has_workspace)
-        self.refresh_button.setEnabled(
-            has_workspace and self._refresh_available and not self._refresh_busy
-        )
+        self.refresh_button.setEnabled(has_workspace and not self._refresh_busy)
         if dirty != self._dirty:
             self._dirty = dirty
             self.dirty_changed.emit(dirty)
@@ -493,21 +486,6 @@ class MemoryEditor(QWidget):
     def _on_memory_enabled_box_toggled(self, checked: bool) -> None:
         if self._workspace is not None:
             self.memory_enabled_changed.emit(self._workspace.id, checked)
-
-
-def _source_text(source: str) -> str:
-    return {
-        "refresh": "a memory refresh",
-        "external": "another program (such as the yak command)",
-        "hand": "a hand edit",
-        "import": "an import",
-        "restore": "a restore",
-        "clear": "a delete",
-    }.get(source, source)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 __all__ = ["MemoryEditor"]

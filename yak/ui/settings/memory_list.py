@@ -16,8 +16,8 @@ from PySide6.QtGui import QBrush, QColor, QFontDatabase
 from PySide6.QtWidgets import QWidget
 
 from yak.domain import MemoryDocument, MemorySummary, Workspace
+from yak.refresh.state import LastRefresh, list_status
 from yak.ui.formatting import local_time, relative_time
-from yak.workspace.state import LastRefresh, list_status
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison

@@ -29,12 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import MemorySummary, Workspace
+from yak.refresh.state import EXPORT_FORMATS, LastRefresh, default_export_name
 from yak.ui import dialogs
 from yak.ui.layout import blocked_signals, create_button, create_label, hbox, vbox
 from yak.ui.settings.memory_editor import MemoryEditor
 from yak.ui.settings.memory_list import MemoryListModel
 from yak.ui.settings.page import SettingsPage
-from yak.workspace.state import EXPORT_FORMATS, LastRefresh, default_export_name
 
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
 TIMES_INTERVAL_MS = 30_000
