@@ -1,6 +1,6 @@
 """Fixtures for the desktop UI tests: a qasync loop per test (so the controllers' tasks run on
-the Qt event loop, as in the app) and a workspace environment with a real database,
-MemoryStore, WorkspaceService and event bridge.
+the Qt event loop, as in the app) and a workspace environment: the application core from
+``open_core`` on a real database, its event bridge, and another process on the same database.
 
 Test bodies run as coroutines on the qasync loop (``memory_support.run``), so the controllers'
 spawned tasks run; tests wait with ``await controller.tasks.drain()`` or ``memory_support.until``
@@ -53,9 +53,10 @@ def background_errors(caplog):
 
 
 @pytest.fixture
-def env(data_dir, tmp_path, qloop, background_errors) -> Env:
-    """A database in ``data_dir``, the store, bus, service and bridge, and project folders."""
-    environment = make_env(data_dir, tmp_path)
+def env(data_dir, tmp_path, qloop, background_errors, timers) -> Env:
+    """The core on a database in ``data_dir`` (its refresh queue on ``timers``), the event
+    bridge, another process on the same database, and project folders; closed after the test."""
+    environment = make_env(data_dir, tmp_path, qloop, timers)
     yield environment
     environment.close()
 
@@ -68,7 +69,7 @@ def page(env, qtbot):
 
     memory_page = MemoryPage()
     qtbot.addWidget(memory_page)
-    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
+    memory_page.controller = MemoryPageController(memory_page, env.core, env.bridge)
     memory_page.resize(1000, 600)
     memory_page.show()
     return memory_page

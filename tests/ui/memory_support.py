@@ -1,9 +1,16 @@
-"""Helpers for the memory UI tests: running a test body on the qasync loop, waiting for a
-condition (a hang guard, not a timing assertion), the test environment, and message boxes."""
+"""Helpers for the desktop UI tests: running a test body on the qasync loop, waiting for a
+condition (a hang guard, not a timing assertion), the test environment, and message boxes.
+
+The environment (:class:`Env`) is the application core from ``open_core`` on a file-backed
+database, with the event bridge the window uses, and a second core on the same database standing
+for another process (the command line): test setup and the checks of what is stored go through
+that one, so they neither publish on the window's bus nor wait on the window's event loop.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,12 +18,11 @@ from typing import Any, TypeVar
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from yak.db import Database, open_database
-from yak.domain import MemoryDocument, Workspace
-from yak.events import EventBus
-from yak.memory.store import MemoryStore
+from tests.support import ManualTimers, ModelClients, say, workspace_with_document
+from yak.bootstrap import open_core
+from yak.core import Core
+from yak.domain import MemoryDocument, RefreshAttempt, RefreshOutcome, Revision, Workspace
 from yak.ui.bridge import EventBridge
-from yak.workspace.service import WorkspaceService
 
 T = TypeVar("T")
 
@@ -40,16 +46,57 @@ async def until(
         await asyncio.sleep(0.005)
 
 
+class OtherProcess:
+    """Another process sharing the database, such as ``yak memory set``: a core of its own on
+    its own event loop in a thread. :meth:`run` blocks until a call is done, so it can be used
+    before the window's loop runs and from inside a test body alike."""
+
+    LIMIT_S = 30.0
+
+    def __init__(self, data_dir: Path) -> None:
+        self.core = open_core(data_dir)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="other-process", daemon=True
+        )
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on this process's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.LIMIT_S)
+
+    def close(self) -> None:
+        """Close the core, then stop the loop and its thread."""
+        try:
+            self.run(self.core.aclose())
+            self.run(self._loop.shutdown_default_executor())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(self.LIMIT_S)
+            self._loop.close()
+
+
 @dataclass
 class Env:
-    """A real database with the services the UI uses, and two project folders."""
+    """The window's core and event bridge on a real database, another process on the same
+    database, and a folder for projects.
+
+    Attributes:
+        core: the window's core (its refresh queue on ``timers``; its model clients talk to
+            the fake Messages API when the test asks for ``fake_api``).
+        bridge: the event bridge on the core's bus.
+        other: another process on the same database (setup and checks).
+        timers: the refresh queue's clock and timers, fired by hand.
+        loop: the qasync loop the window runs on.
+    """
 
     data_dir: Path
-    db: Database
-    store: MemoryStore
-    bus: EventBus
-    service: WorkspaceService
+    core: Core
     bridge: EventBridge
+    other: OtherProcess
+    timers: ManualTimers
+    clients: ModelClients
+    loop: asyncio.AbstractEventLoop
     root: Path
 
     def folder(self, name: str) -> Path:
@@ -59,48 +106,79 @@ class Env:
         return path
 
     def workspace(self, name: str, content: str | None = None) -> Workspace:
-        """Open (register) the folder ``name``; write ``content`` as its memory when given."""
-        workspace = self.store.open_workspace(str(self.folder(name)))
-        if content is not None:
-            current = self.store.read(workspace.id)
-            self.store.write(workspace.id, content, expected_version=current.version)
-        return workspace
+        """Open (register) the folder ``name``; save ``content`` as its memory when given. Done
+        by the other process: the window hears of it only by reading."""
+        folder = self.folder(name)
+        return self.other.run(workspace_with_document(self.other.core, folder, content or ""))
 
     def stored(self, workspace_id: str) -> MemoryDocument:
-        """What the database holds now (read through a second connection, like the CLI)."""
-        other = open_database(self.data_dir)
-        try:
-            return MemoryStore(other).read(workspace_id)
-        finally:
-            other.close()
+        """What the database holds now (read by the other process, like the CLI)."""
+        return self.other.run(self.other.core.memory.read(workspace_id))
 
     def write_from_another_process(self, workspace_id: str, content: str) -> MemoryDocument:
-        """Write through a second database handle, as ``yak memory set`` would."""
-        other = open_database(self.data_dir)
-        try:
-            store = MemoryStore(other)
-            current = store.read(workspace_id)
-            return store.write(workspace_id, content, expected_version=current.version)
-        finally:
-            other.close()
+        """Save ``content`` on the current version by the other process (``yak memory set``)."""
+        memory = self.other.core.memory
+        return self.other.run(memory.save(workspace_id, content, expected_version=None))
+
+    def history(self, workspace_id: str) -> list[Revision]:
+        """The stored revisions, newest first."""
+        return self.other.run(self.other.core.memory.history(workspace_id))
+
+    def attempts(self, workspace_id: str) -> list[RefreshAttempt]:
+        """The stored refresh attempts, newest first."""
+        return self.other.run(self.other.core.memory.attempts(workspace_id))
+
+    def record_attempt(self, outcome: RefreshOutcome, *, base_version: int) -> RefreshAttempt:
+        """Store a refresh attempt as a refresh in another process would."""
+        memory = self.other.core.memory
+        return self.other.run(memory.record_attempt(outcome, base_version=base_version))
+
+    def find(self, path: Path | str) -> Workspace | None:
+        """The stored workspace of ``path``, or ``None``."""
+        return self.other.run(self.other.core.workspaces.find(str(path)))
+
+    def get(self, workspace_id: str) -> Workspace:
+        """The stored workspace."""
+        return self.other.run(self.other.core.workspaces.get(workspace_id))
+
+    def say(self, workspace_id: str, *texts: str, title: str = "Chat") -> str:
+        """Store a conversation (user first) in a new session of the workspace; its messages
+        are not folded into memory yet. Returns the session id."""
+        return say(self.other.core, workspace_id, *texts, title=title)
+
+    def unfolded(self, workspace_id: str) -> list[Any]:
+        """The workspace's messages not folded into memory yet."""
+        return self.other.core.chat.conversations.unfolded_messages(workspace_id)
 
     def close(self) -> None:
-        self.service.close()
         self.bridge.close()
-        self.db.close()
+        try:
+            self.loop.run_until_complete(self.core.aclose())
+            self.loop.run_until_complete(self.clients.aclose())
+        finally:
+            self.other.close()
 
 
-def make_env(data_dir: Path, tmp_path: Path) -> Env:
+def make_env(
+    data_dir: Path, tmp_path: Path, loop: asyncio.AbstractEventLoop, timers: ManualTimers
+) -> Env:
     """Build an :class:`Env` (the watcher is not started: tests call its step directly)."""
-    db = open_database(data_dir)
-    store = MemoryStore(db)
-    bus = EventBus()
-    service = WorkspaceService(store=store, db=db, bus=bus)
-    bridge = EventBridge(bus)
+    clients = ModelClients()
+    core = open_core(
+        data_dir, clock=timers.clock, timer_scheduler=timers.schedule, model_client=clients
+    )
+    bridge = EventBridge(core.bus)
     root = tmp_path / "projects"
     root.mkdir()
     return Env(
-        data_dir=data_dir, db=db, store=store, bus=bus, service=service, bridge=bridge, root=root
+        data_dir=data_dir,
+        core=core,
+        bridge=bridge,
+        other=OtherProcess(data_dir),
+        timers=timers,
+        clients=clients,
+        loop=loop,
+        root=root,
     )
 
 
@@ -129,35 +207,3 @@ async def answer(label: str, *, containing: str = "") -> str:
 def lines(count: int, prefix: str = "fact") -> str:
     """A document of ``count`` lines, ending with a newline."""
     return "".join(f"- {prefix} {i}\n" for i in range(1, count + 1))
-
-
-class FakeClock:
-    """Monotonic seconds that move only when the test says so."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class ManualScheduler:
-    """A queue scheduler whose timers fire when the test calls :meth:`fire`."""
-
-    def __init__(self) -> None:
-        self.timers: list[list] = []
-
-    def __call__(self, delay_s, callback):
-        entry = [delay_s, callback, False]
-        self.timers.append(entry)
-
-        class Handle:
-            def cancel(self_inner) -> None:
-                entry[2] = True
-
-        return Handle()
-
-    def fire(self) -> None:
-        for entry in [t for t in self.timers if not t[2]]:
-            entry[2] = True
-            entry[1]()

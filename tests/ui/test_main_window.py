@@ -1,41 +1,33 @@
-"""The main window and its memory panel, driven by the app controller against a real database
-and, for the refresh states, the real MemoryRefreshQueue with its timers fired by hand."""
+"""The main window and its memory panel, driven by the app controller on the core from
+``open_core`` and a real database; for the refresh states, the core's real refresh queue with
+its timers fired by hand and the real refresher talking to the fake Messages API."""
 
 from __future__ import annotations
 
-import asyncio
+import threading
 
 import pytest
-from memory_support import (
-    FakeClock,
-    ManualScheduler,
-    answer,
-    lines,
-    message_boxes,
-    run,
-    until,
-)
+from memory_support import answer, lines, message_boxes, run, until
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from yak.domain import RefreshOutcome, RefreshStatus
-from yak.events import RefreshFinished
-from yak.memory.queue import MemoryRefreshQueue
+from tests.support.fake_api import error, text
+from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
-from yak.workspace.service import WorkspaceService
 
 
 @pytest.fixture
-def ui(env, qtbot):
-    """The main window with its controller, shown."""
+def ui(env, qtbot, qloop):
+    """The main window with its controller on the core, shown; its panel counts down on the
+    queue's clock."""
     window = MainWindow()
     qtbot.addWidget(window)
-    controller = AppController(window=window, service=env.service, bridge=env.bridge)
-    window.memory_panel.clock = FakeClock()
+    controller = AppController(window=window, core=env.core, bridge=env.bridge)
+    window.memory_panel.clock = env.timers.clock
     window.show()
     yield window, controller
-    controller.settings_dialog.hide()
+    run(qloop, controller.aclose())  # as the app does on quit
     window.close_guard = None
 
 
@@ -86,126 +78,76 @@ def test_opening_a_missing_folder_shows_a_message_and_keeps_the_window(env, ui, 
     run(qloop, body())
 
 
-def test_panel_status_follows_the_refresh_queue(env, qtbot, qloop):
+def test_panel_status_follows_the_refresh_queue(env, ui, qloop, fake_api):
     """The status line reads pending in N s (counting down), refreshing… while the refresh runs,
     then refused: reason with View — driven by the real queue's events — and up to date once a
     later write supersedes the refusal."""
+    window, controller = ui
     workspace = env.workspace("proj", lines(180))
-    clock, scheduler = FakeClock(), ManualScheduler()
-    release = asyncio.Event()
-    reply = lines(240, prefix="rewritten")
-
-    async def refused_run(workspace_id: str, rebuild: bool) -> RefreshOutcome:
-        await release.wait()
-        outcome = RefreshOutcome(
-            status=RefreshStatus.REFUSED_CEILING,
-            workspace_id=workspace_id,
-            version=1,
-            lines=180,
-            reason="the reply has 240 lines, over the limit of 200, even after "
-            "asking to condense; the document is unchanged.",
-            reply=reply,
-        )
-        await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
-        env.bus.publish(RefreshFinished(workspace_id, outcome))
-        return outcome
-
-    queue = MemoryRefreshQueue(
-        refused_run, debounce_s=10, clock=clock, bus=env.bus, scheduler=scheduler
-    )
-    service = WorkspaceService(store=env.store, db=env.db, bus=env.bus, queue=queue)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, service=service, bridge=env.bridge)
+    env.say(workspace.id, "We build with make, not cmake.", "Noted: make it is.")
+    gate = threading.Event()
+    reply = lines(240, prefix="rewritten")  # over the ceiling, and again after the condense
+    fake_api.script(text(reply, gate=gate, pause_after=2), text(reply))
     panel = window.memory_panel
-    panel.clock = clock
-    window.show()
 
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
         assert panel.status_label.text() == "up to date"
         assert panel.action_button.isHidden()
 
-        queue.enqueue(workspace.id)
+        env.core.refresh.enqueue(workspace.id)  # a turn completed
         assert panel.status_label.text() == "pending in 10 s"
-        clock.now += 3.5
+        env.timers.now += 3.5
         panel._on_tick_timer_timeout()  # the 1 s tick, called instead of waited for
         assert panel.status_label.text() == "pending in 7 s"
 
-        scheduler.fire()
+        env.timers.advance(10)
         await until(lambda: panel.status_label.text() == "refreshing…", what="refreshing…")
         assert not panel.refresh_button.isEnabled()
 
-        release.set()
-        await queue.wait_idle()
+        gate.set()
+        await env.core.refresh.queue.wait_idle()
+        await until(lambda: panel.status_label.text().startswith("refused:"), what="the refusal")
         await controller.tasks.drain()
         assert panel.status_label.text().startswith("refused: the reply has 240 lines")
         assert panel.action_button.text() == "View" and panel.action_button.isVisible()
         assert env.stored(workspace.id).content == lines(180)
+        assert len(fake_api.message_requests) == 2
 
         # A later hand edit is the newest word: the refusal no longer shows.
-        await service.save(workspace.id, lines(181), expected_version=1)
+        await env.core.memory.save(workspace.id, lines(181), expected_version=1)
         await controller.tasks.drain()
         await controller._load_state(workspace.id)
         assert panel.status_label.text() == "up to date"
-        service.close()
 
     run(qloop, body())
 
 
-def test_failed_refresh_offers_retry_which_runs_it_again(env, qtbot, qloop):
+def test_failed_refresh_offers_retry_which_runs_it_again(env, ui, qtbot, qloop, fake_api):
     """A failed refresh reads failed: reason with Retry; Retry runs a forced refresh, whose
     outcome then shows."""
+    window, controller = ui
     workspace = env.workspace("proj", lines(10))
-    outcomes = [
-        RefreshOutcome(
-            status=RefreshStatus.FAILED,
-            workspace_id=workspace.id,
-            version=1,
-            lines=10,
-            reason="Anthropic is overloaded (529); try again later.",
-        ),
-        RefreshOutcome(
-            status=RefreshStatus.UP_TO_DATE,
-            workspace_id=workspace.id,
-            version=1,
-            lines=10,
-            reason="nothing new",
-        ),
-    ]
-    calls = []
-
-    async def run_refresh(workspace_id: str, rebuild: bool) -> RefreshOutcome:
-        outcome = outcomes[len(calls)]
-        calls.append(workspace_id)
-        await asyncio.to_thread(env.store.record_attempt, outcome, base_version=1)
-        env.bus.publish(RefreshFinished(workspace_id, outcome))
-        return outcome
-
-    queue = MemoryRefreshQueue(run_refresh, bus=env.bus, scheduler=ManualScheduler())
-    service = WorkspaceService(store=env.store, db=env.db, bus=env.bus, queue=queue)
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, service=service, bridge=env.bridge)
+    env.say(workspace.id, "Anything new?", "Nothing to remember.")
+    fake_api.script(error(529), text(lines(10)))  # overloaded, then the same document
     panel = window.memory_panel
-    window.show()
+    overloaded = "Anthropic is overloaded right now (529); try again in a few minutes."
 
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
-        await service.refresh_now(workspace.id)
+        outcome = await env.core.refresh.refresh_now(workspace.id)
+        assert (outcome.status, outcome.reason) == (RefreshStatus.FAILED, overloaded)
+        await until(lambda: panel.status_label.text().startswith("failed"), what="the failure")
         await controller.tasks.drain()
-        assert panel.status_label.text() == (
-            "failed: Anthropic is overloaded (529); try again later."
-        )
+        assert panel.status_label.text() == f"failed: {overloaded}"
         assert panel.action_button.text() == "Retry" and panel.action_button.isVisible()
 
         qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
         await controller.tasks.drain()
-        assert calls == [workspace.id, workspace.id]
+        assert len(fake_api.message_requests) == 2
         assert panel.status_label.text() == "up to date"
         assert panel.action_button.isHidden()
         assert window.statusBar().currentMessage().startswith("up to date")
-        service.close()
 
     run(qloop, body())
 
@@ -224,7 +166,7 @@ def test_view_opens_a_refused_reply_in_the_editor_to_trim_and_save(env, ui, qtbo
         reason="over the ceiling",
         reply=reply,
     )
-    env.store.record_attempt(outcome, base_version=1)
+    env.record_attempt(outcome, base_version=1)
 
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
@@ -247,7 +189,11 @@ def test_view_opens_a_refused_reply_in_the_editor_to_trim_and_save(env, ui, qtbo
         editor.request_save()
         await controller.memory_controller.tasks.drain()
         assert env.stored(workspace.id).content == lines(200, prefix="rewritten")
-        assert env.store.history(workspace.id)[0].source == "hand"
+        assert env.history(workspace.id)[0].source == RevisionSource.HAND
+        # The panel, another view, shows what Settings saved.
+        await controller.tasks.drain()
+        assert panel.document_view.toPlainText() == lines(200, prefix="rewritten")
+        assert panel.status_label.text() == "up to date"
 
     run(qloop, body())
 
@@ -260,11 +206,11 @@ def test_a_write_by_another_program_reaches_the_panel(env, ui, qloop):
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
         env.write_from_another_process(workspace.id, "- new from the CLI\n")
-        assert await env.service.check_external_changes() == [workspace.id]
+        assert await env.core.memory.check_external_changes() == [workspace.id]
         await controller.tasks.drain()
         assert window.memory_panel.document_view.toPlainText() == "- new from the CLI\n"
         # Nothing new: the next step reports nothing (no duplicate event).
-        assert await env.service.check_external_changes() == []
+        assert await env.core.memory.check_external_changes() == []
 
     run(qloop, body())
 
@@ -354,19 +300,13 @@ def test_dropping_a_folder_opens_it_and_a_file_is_ignored(env, ui, qloop, tmp_pa
 
 
 def test_with_no_workspace_the_panel_wraps_its_hint_and_disables_refresh_and_edit(
-    env, qtbot, qloop
+    env, ui, qtbot, qloop
 ):
     """Before a folder is open the panel says how to open one, wrapped to the panel's width
     (all of it visible), and Refresh and Edit… are disabled; once a folder with an empty memory
     is open they are enabled and the hint says there is no memory yet; a document replaces it."""
+    window, controller = ui
     env.folder("proj")
-    service = WorkspaceService(
-        store=env.store, db=env.db, bus=env.bus, refresher=object()
-    )  # refreshing is available; never run here
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, service=service, bridge=env.bridge)
-    window.show()
     panel = window.memory_panel
     window.resizeDocks([window.memory_dock], [260], Qt.Orientation.Horizontal)
     qtbot.waitUntil(lambda: panel.width() <= 300)
@@ -393,12 +333,11 @@ def test_with_no_workspace_the_panel_wraps_its_hint_and_disables_refresh_and_edi
         assert hint_fits()
         assert panel.refresh_button.isEnabled() and panel.edit_button.isEnabled()
 
-        await service.save(workspace.id, "- a fact\n", expected_version=0)
+        await env.core.memory.save(workspace.id, "- a fact\n", expected_version=0)
         await controller.tasks.drain()
         assert panel.document_view.isVisible()
         assert not panel.placeholder_label.isVisible()
         assert panel.document_view.toPlainText() == "- a fact\n"
-        service.close()
 
     run(qloop, body())
 
@@ -451,8 +390,8 @@ def test_a_new_version_replaces_a_stale_refresh_verdict_in_the_status_bar(env, u
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
         window.show_status("refused_ceiling: the reply has 240 lines", timeout_ms=30000)
-        document = await env.service.read(workspace.id)
-        await env.service.save(workspace.id, lines(21), expected_version=document.version)
+        document = await env.core.memory.read(workspace.id)
+        await env.core.memory.save(workspace.id, lines(21), expected_version=document.version)
         await controller.tasks.drain()
         assert window.statusBar().currentMessage() == (
             f"Memory updated to version {document.version + 1} (hand edit)."

@@ -11,7 +11,9 @@ from memory_support import answer, lines, run, until
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QTextCursor
 
+from tests.support import record
 from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource, TokenUsage
+from yak.events import MemoryChanged
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
@@ -66,21 +68,34 @@ def test_counter_follows_typing_and_turns_red_over_the_ceiling(env, page, qtbot,
 
 
 def test_save_stores_the_edit_as_a_new_version(env, page, qtbot, qloop):
-    """Save writes exactly the editor's text as the next version, a hand revision."""
+    """Save writes exactly the editor's text as the next version, a hand revision; the change
+    is published with the page's controller as its initiator, which skips it (nothing is read
+    again: the save's own result updated the page)."""
     workspace = env.workspace("proj", lines(3))
+    changes = record(env.core.bus, MemoryChanged)
 
     async def body():
         await show(page, workspace.id)
         type_at_end(page, qtbot, "- lint with ruff\n")
+        reads = []
+        real_read = env.core.memory.read
+
+        async def counted_read(workspace_id):
+            reads.append(workspace_id)
+            return await real_read(workspace_id)
+
+        env.core.memory.read = counted_read
         qtbot.mouseClick(page.editor.save_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
         stored = env.stored(workspace.id)
         assert stored.content == lines(3) + "- lint with ruff\n"
         assert stored.version == 2
-        assert env.store.history(workspace.id)[0].source == RevisionSource.HAND
+        assert env.history(workspace.id)[0].source == RevisionSource.HAND
         assert page.editor.message_label.text() == "Saved as version 2."
         assert not page.editor.is_dirty()
         assert page.model.summary_for(workspace.id).lines == 4
+        assert changes == [MemoryChanged(workspace.id, 2, "hand", page.controller)]
+        assert reads == []
 
     run(qloop, body())
 
@@ -113,7 +128,7 @@ def test_save_over_the_ceiling_is_refused_with_a_message_and_nothing_stored(
         after = env.stored(workspace.id)
         assert after.content.encode() == before.content.encode()
         assert after.version == before.version
-        assert len(env.store.history(workspace.id)) == 1
+        assert len(env.history(workspace.id)) == 1
         assert page.editor.text == text  # nothing typed is lost
 
         # Exactly at the ceiling is accepted (the positive beside the negative); editing
@@ -142,7 +157,7 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         assert theirs.version == 2
         assert page.editor.banner.isHidden()
 
-        changed = await env.service.check_external_changes()
+        changed = await env.core.memory.check_external_changes()
         assert changed == [workspace.id]
         await page.controller.tasks.drain()
 
@@ -167,7 +182,7 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         stored = env.stored(workspace.id)
         assert stored.content == "- base fact\n- my new fact\n"
         assert stored.version == 3
-        assert [r.content for r in env.store.history(workspace.id)][:2] == [
+        assert [r.content for r in env.history(workspace.id)][:2] == [
             "- base fact\n- my new fact\n",
             "- base fact\n- their fact\n",
         ]
@@ -185,7 +200,7 @@ def test_take_theirs_shows_the_stored_text_and_writes_nothing(env, page, qtbot, 
         await show(page, workspace.id)
         page.editor.text_edit.setPlainText("- my edit\n")
         env.write_from_another_process(workspace.id, "- their fact\n")
-        await env.service.check_external_changes()
+        await env.core.memory.check_external_changes()
         await page.controller.tasks.drain()
         assert page.editor.banner_shown
 
@@ -207,7 +222,7 @@ def test_change_without_unsaved_edits_updates_the_editor_without_a_banner(env, p
     async def body():
         await show(page, workspace.id)
         env.write_from_another_process(workspace.id, "- their fact\n")
-        await env.service.check_external_changes()
+        await env.core.memory.check_external_changes()
         await page.controller.tasks.drain()
         assert page.editor.text == "- their fact\n"
         assert not page.editor.banner_shown
@@ -297,7 +312,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
     """History lists the revisions with their source; the diff compares the selected one with
     the current text; Restore makes it current as a new ``restore`` revision."""
     workspace = env.workspace("proj", "- first\n")
-    env.store.write(workspace.id, "- second\n", expected_version=1)
+    env.write_from_another_process(workspace.id, "- second\n")
 
     async def body():
         await show(page, workspace.id)
@@ -324,7 +339,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
 
         stored = env.stored(workspace.id)
         assert (stored.content, stored.version) == ("- first\n", 3)
-        newest = env.store.history(workspace.id)[0]
+        newest = env.history(workspace.id)[0]
         assert newest.source == RevisionSource.RESTORE
         assert page.editor.text == "- first\n"
         assert "Restored as version 3" in page.editor.message_label.text()
@@ -436,7 +451,7 @@ def test_closing_settings_with_unsaved_edits_asks_first(env, qtbot, qloop):
     qtbot.addWidget(dialog)
     memory_page = MemoryPage()
     dialog.add_page("Memory", memory_page)
-    memory_page.controller = MemoryPageController(memory_page, env.service, env.bridge)
+    memory_page.controller = MemoryPageController(memory_page, env.core, env.bridge)
     dialog.show_page("Memory")
 
     async def body():
@@ -497,7 +512,7 @@ def test_delete_asks_then_empties_the_document_and_history_can_restore_it(env, p
         await page.controller.tasks.drain()
         stored = env.stored(workspace.id)
         assert (stored.content, stored.version) == ("", 2)
-        assert env.store.history(workspace.id)[0].source == RevisionSource.CLEAR
+        assert env.history(workspace.id)[0].source == RevisionSource.CLEAR
         assert page.editor.text == ""
         assert "deleted" in page.editor.message_label.text()
 
@@ -532,7 +547,7 @@ def test_import_replaces_the_document_and_refuses_non_text(env, page, qtbot, qlo
         stored = env.stored(workspace.id)
         assert stored.content == "- imported ☕\n- second\n"
         assert page.editor.text == stored.content
-        assert env.store.history(workspace.id)[0].source == RevisionSource.IMPORT
+        assert env.history(workspace.id)[0].source == RevisionSource.IMPORT
 
     run(qloop, body())
 
@@ -542,7 +557,7 @@ def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtb
     reply opens in the editor as unsaved edits (nothing stored until Save)."""
     workspace = env.workspace("proj", lines(150))
     reply = lines(12, prefix="collapsed")
-    env.store.record_attempt(
+    env.record_attempt(
         RefreshOutcome(
             status=RefreshStatus.REFUSED_FLOOR,
             workspace_id=workspace.id,
@@ -608,8 +623,8 @@ def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop
         assert page.editor.memory_enabled_box.isChecked()
         page.editor.memory_enabled_box.click()
         await page.controller.tasks.drain()
-        assert env.store.get_workspace(workspace.id).memory_enabled is False
-        assert env.store.get_workspace(other.id).memory_enabled is True
+        assert env.get(workspace.id).memory_enabled is False
+        assert env.get(other.id).memory_enabled is True
         row = page.model.row_of(workspace.id)
         assert page.model.index(row, 3).data() == "memory off"
         assert "Memory is off" in page.editor.message_label.text()
@@ -623,7 +638,7 @@ def test_history_diff_is_coloured_and_shows_the_text_as_written(env, page, qtbot
     old = "".join(f"- note {i}\n" for i in range(1, 9))
     new = old.replace("- note 5\n", "- note 5 <b>bold?</b> & more\n").replace("- note 8\n", "")
     workspace = env.workspace("proj", old)
-    env.store.write(workspace.id, new, expected_version=1)
+    env.write_from_another_process(workspace.id, new)
 
     async def body():
         await show(page, workspace.id)
@@ -658,7 +673,7 @@ def test_history_attempt_columns_show_the_model_whole(env, page, qtbot, qloop):
         "the reply kept 12 of 150 lines (8%), under the floor of 50%; the document is "
         "unchanged and the reply is kept with this attempt so it can be opened "
     ) * 2
-    env.store.record_attempt(
+    env.record_attempt(
         RefreshOutcome(
             status=RefreshStatus.REFUSED_FLOOR,
             workspace_id=workspace.id,

@@ -11,8 +11,8 @@ import pytest
 from memory_support import answer, lines, message_boxes, run
 from PySide6.QtCore import Qt
 
+from yak.refresh.state import shrink_question
 from yak.ui.settings.memory_page import MemoryPage
-from yak.workspace.state import shrink_question
 
 REPLY = "- ok, done\n"  # what a model said instead of the document: 11 characters, 1 line
 QUESTION = "This replaces 36 lines with 1 line (it keeps under half of the document). Save anyway?"

@@ -8,13 +8,10 @@ import shutil
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from memory_support import answer, lines, run
+from memory_support import answer, lines, run, until
 from PySide6.QtCore import Qt
 
-from yak.db import open_database
 from yak.domain import MemorySummary, RefreshOutcome, RefreshStatus, Workspace
-from yak.events import RefreshFinished
-from yak.memory.store import MemoryStore
 from yak.paths import workspace_id_for
 from yak.ui.settings.memory_list import ORPHANED, MemoryListModel
 from yak.ui.settings.memory_page import MemoryPage
@@ -57,10 +54,10 @@ def test_an_orphaned_workspace_is_marked_and_can_be_re_attached(env, page, qtbot
         dialog.accept()
         await page.controller.tasks.drain()
 
-        moved = env.store.find_workspace(str(new_home))
+        moved = env.find(str(new_home))
         assert moved is not None and moved.id == workspace_id_for(str(new_home.resolve()))
         assert env.stored(moved.id).content == "- remembered fact\n"
-        assert [r.content for r in env.store.history(moved.id)] == ["- remembered fact\n"]
+        assert [r.content for r in env.history(moved.id)] == ["- remembered fact\n"]
         assert page.model.row_of(gone.id) is None
         assert cell(page.model, moved.id, 0) == str(new_home.resolve())
         assert cell(page.model, moved.id, 3) == ""
@@ -146,21 +143,15 @@ def test_a_memory_created_by_another_program_appears_in_the_open_list(env, page,
         page.controller.reload()
         page.controller.show_workspace(edited.id)
         await page.controller.tasks.drain()
-        await env.service.check_external_changes()  # the watcher's first step: learn versions
+        await env.core.memory.check_external_changes()  # the watcher's first step: learn versions
         scrollbar = page.table.verticalScrollBar()
         assert scrollbar.maximum() > 0
         scrollbar.setValue(scrollbar.maximum() // 2)
         position = scrollbar.value()
         assert page.count_label.text() == "40 workspaces"
 
-        other = open_database(env.data_dir)  # the CLI, another process
-        try:
-            store = MemoryStore(other)
-            created = store.open_workspace(str(env.folder("from-cli")))
-            store.write(created.id, "- written by yak memory set\n", expected_version=0)
-        finally:
-            other.close()
-        assert await env.service.check_external_changes() == [created.id]
+        created = env.workspace("from-cli", "- written by yak memory set\n")  # the CLI
+        assert await env.core.memory.check_external_changes() == [created.id]
         await page.controller.tasks.drain()
 
         assert page.count_label.text() == "41 workspaces"
@@ -184,7 +175,7 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
     never = env.workspace("never", "- d\n")
 
     def attempt(workspace, status, reason):
-        env.store.record_attempt(
+        env.record_attempt(
             RefreshOutcome(
                 status=status, workspace_id=workspace.id, version=1, lines=1, reason=reason
             ),
@@ -195,7 +186,7 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
     attempt(failed, RefreshStatus.FAILED, "Anthropic is overloaded (529); try again later.")
     attempt(applied, RefreshStatus.APPLIED, "folded 2 messages from 1 conversation")
     attempt(edited_after, RefreshStatus.REFUSED_EMPTY, "the reply was empty")
-    env.store.write(edited_after.id, "- c, edited by hand\n", expected_version=1)
+    env.write_from_another_process(edited_after.id, "- c, edited by hand\n")
 
     async def body():
         page.controller.reload()
@@ -214,16 +205,11 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
         tooltip = model.index(model.row_of(refused.id), 3).data(Qt.ItemDataRole.ToolTipRole)
         assert tooltip == "the reply kept 12 of 150 lines (8%)"
 
-        # A retry succeeds while the list is open: the row follows, the selection stays.
-        outcome = RefreshOutcome(
-            status=RefreshStatus.UP_TO_DATE,
-            workspace_id=failed.id,
-            version=1,
-            lines=1,
-            reason="nothing new",
-        )
-        env.store.record_attempt(outcome, base_version=1)
-        env.bus.publish(RefreshFinished(failed.id, outcome))
+        # A retry succeeds while the list is open (nothing new to fold: no model call): the
+        # row follows, the selection stays.
+        outcome = await env.core.refresh.refresh_now(failed.id)
+        assert outcome.status == RefreshStatus.UP_TO_DATE
+        await until(lambda: cell(model, failed.id, 3) == "up to date", what="the new status")
         await page.controller.tasks.drain()
         assert cell(model, failed.id, 3) == "up to date"
         assert cell(model, refused.id, 3) == "refused_floor"

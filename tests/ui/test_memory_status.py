@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
-from yak.ui.formatting import counter_text, relative_time
-from yak.workspace.state import (
+from yak.refresh.state import (
     PAUSED_TEXT,
     LastRefresh,
     RefreshState,
@@ -16,6 +15,7 @@ from yak.workspace.state import (
     list_status,
     refresh_status,
 )
+from yak.ui.formatting import counter_text, relative_time
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
