@@ -42,8 +42,10 @@ LOG_FILE = "yak.log"
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
 QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
-NO_DISPLAY_MESSAGE = ("yak: no display found; the desktop app needs a graphical session. The "
-                      "command line works without one: yak memory …, yak ask …")
+NO_DISPLAY_MESSAGE = (
+    "yak: no display found; the desktop app needs a graphical session. The "
+    "command line works without one: yak memory …, yak ask …"
+)
 
 
 def run(*, data_dir_override: str | None = None, workspace: str | None = None) -> int:
@@ -74,8 +76,7 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
     app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
     # The window first (start-up time is measured to it); asyncio, qasync, logging, the icon
     # and everything behind the database come after it is painted.
-    geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME,
-                         "window")
+    geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME, "window")
     window = MainWindow(geometry_store=geometry)
     window.show()
     app.processEvents()
@@ -93,8 +94,9 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        return loop.run_until_complete(_main(app, window, data_dir_override=data_dir_override,
-                                             workspace=workspace))
+        return loop.run_until_complete(
+            _main(app, window, data_dir_override=data_dir_override, workspace=workspace)
+        )
     except RuntimeError as exc:  # the Qt loop was ended under the coroutine (session end)
         log.info("the event loop ended before the app's coroutine: %s", exc)
         return 0
@@ -116,8 +118,9 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
             handler.close()
 
 
-def display_available(environ: Mapping[str, str] | None = None,
-                      platform: str | None = None) -> bool:
+def display_available(
+    environ: Mapping[str, str] | None = None, platform: str | None = None
+) -> bool:
     """Whether a window can be shown: on Linux (and the BSDs), an X11 or Wayland display, or an
     explicit ``QT_QPA_PLATFORM`` (offscreen, vnc…); elsewhere always.
 
@@ -161,7 +164,8 @@ def _setup_logging() -> logging.Handler | None:
     try:
         folder = paths.log_dir()
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            folder / LOG_FILE, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
+            folder / LOG_FILE, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+        )
     except OSError as exc:
         print(f"yak: cannot write the log file: {exc}", file=sys.stderr)
         return None
@@ -172,8 +176,11 @@ def _setup_logging() -> logging.Handler | None:
     if root.level > logging.INFO or root.level == logging.NOTSET:
         root.setLevel(logging.INFO)
     for handler_ in root.handlers:  # the console keeps showing warnings only
-        if isinstance(handler_, logging.StreamHandler) and handler_ is not handler and \
-                not isinstance(handler_, logging.FileHandler):
+        if (
+            isinstance(handler_, logging.StreamHandler)
+            and handler_ is not handler
+            and not isinstance(handler_, logging.FileHandler)
+        ):
             handler_.setLevel(max(handler_.level, logging.WARNING))
     for noisy in ("httpx", "httpcore", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -207,8 +214,9 @@ def _configure_application(app: Any) -> None:
     app.setWindowIcon(app_icon())
 
 
-async def _main(app: Any, window: Any, *, data_dir_override: str | None,
-                workspace: str | None) -> int:
+async def _main(
+    app: Any, window: Any, *, data_dir_override: str | None, workspace: str | None
+) -> int:
     """The app's lifetime, once ``window`` is shown. Returns the exit status."""
     import asyncio
 
@@ -226,8 +234,11 @@ async def _main(app: Any, window: Any, *, data_dir_override: str | None,
             window.set_support_paths(data_dir=str(folder))
             core = await asyncio.to_thread(_open_core, folder)
         except (YakError, OSError) as exc:
-            message = str(exc) if isinstance(exc, YakError) else (
-                f"Yak cannot use its data directory: {exc.strerror or exc}.")
+            message = (
+                str(exc)
+                if isinstance(exc, YakError)
+                else (f"Yak cannot use its data directory: {exc.strerror or exc}.")
+            )
             log.error("cannot start: %s", message)
             await _show_fatal(window, message, quit_requested)
             window.hide()
@@ -269,15 +280,13 @@ class _RunningApp:
 
         self.core = core
         self.bridge = EventBridge(core.bus, window)
-        self.controller = AppController(window=window, core=core, bridge=self.bridge,
-                                        parent=window)
+        self.controller = AppController(window=window, core=core, bridge=self.bridge, parent=window)
 
     def start_background(self) -> None:
         """Watch for writes by other processes, and enqueue conversations not yet folded into
         memory (paused until a key exists), so a quit or a crash loses nothing."""
         self.core.memory.start_watching()
-        self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(),
-                                    name="enqueue-unfolded")
+        self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(), name="enqueue-unfolded")
 
     async def shutdown(self) -> None:
         """Quit without waiting on the model: drop pending refreshes, store a stopped reply,
@@ -302,8 +311,13 @@ async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) 
     from yak.ui import dialogs
 
     closed = asyncio.Event()
-    window.fatal_box = dialogs.inform(window, title="Yak cannot start", text=message,
-                                      icon=QMessageBox.Icon.Critical, on_close=closed.set)
+    window.fatal_box = dialogs.inform(
+        window,
+        title="Yak cannot start",
+        text=message,
+        icon=QMessageBox.Icon.Critical,
+        on_close=closed.set,
+    )
     waiters = [asyncio.ensure_future(closed.wait()), asyncio.ensure_future(quit_requested.wait())]
     try:
         await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -329,7 +343,8 @@ def _install_quit_signals(quit_requested: asyncio.Event) -> dict[int, Any]:
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
             previous[signum] = signal.signal(
-                signum, lambda *_: loop.call_soon_threadsafe(quit_requested.set))
+                signum, lambda *_: loop.call_soon_threadsafe(quit_requested.set)
+            )
         except ValueError:  # not the main thread
             break
     return previous

@@ -6,20 +6,44 @@ acts: closes the window, clicks a message box); the limit only stops a hung app.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 import pytest
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from tests.support import say, workspace_with_document
 from yak import app as yak_app
-from yak.db import open_database
-from yak.memory.store import MemoryStore
+from yak.bootstrap import open_core
+from yak.core import Core
 from yak.ui.main_window import MainWindow
 
 LIMIT_S = 60.0
+T = TypeVar("T")
+
+
+def with_core(data_dir, use: Callable[[Core], Coroutine[Any, Any, T]]) -> T:
+    """Run ``use(core)`` on a core of its own (another process, before or after the app), on a
+    private event loop, and close the core."""
+
+    async def main() -> T:
+        core = open_core(data_dir)
+        try:
+            return await use(core)
+        finally:
+            await core.aclose()
+
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
 @pytest.fixture
@@ -90,11 +114,9 @@ def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir
     directory and the log file; Quit ends with status 0, and the log file is written."""
     folder = tmp_path / "proj"
     folder.mkdir()
-    db = open_database(data_dir)
-    store = MemoryStore(db)
-    workspace = store.open_workspace(str(folder))
-    store.write(workspace.id, "- from the command line\n", expected_version=0)
-    db.close()
+    with_core(
+        data_dir, lambda core: workspace_with_document(core, folder, "- from the command line\n")
+    )
     seen: dict[str, str] = {}
 
     def step() -> bool:
@@ -160,7 +182,7 @@ def test_app_shows_a_missing_workspace_as_a_message_not_a_crash(app_env, data_di
 def test_app_refuses_a_database_from_a_newer_yak_with_a_message_and_status_1(app_env, data_dir):
     """A database written by a newer Yak: a message box says so, the app exits 1 after it is
     dismissed, and the database is left untouched."""
-    open_database(data_dir).close()
+    with_core(data_dir, lambda core: asyncio.sleep(0))  # a migrated database
     path = data_dir / "yak.db"
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE alembic_version SET version_num = 'zzzz'")
@@ -234,19 +256,19 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
     paused (not a red failure) and nothing is attempted; a key saved in Settings › Provider
     enqueues the workspace (pending). Quitting before it runs loses nothing: no attempt is
     recorded and the messages are still unfolded for the next start."""
-    from yak.db.conversations import ConversationStore
+    from yak.refresh.state import PAUSED_TEXT
     from yak.ui.settings.dialog import SettingsDialog
-    from yak.workspace.state import PAUSED_TEXT
 
     monkeypatch.setenv("YAK_DEBOUNCE_SECONDS", "120")  # the pending run never starts here
     folder = tmp_path / "proj"
     folder.mkdir()
-    db = open_database(data_dir)
-    workspace = MemoryStore(db).open_workspace(str(folder))
-    conversations = ConversationStore(db)
-    session = conversations.create_session(workspace.id, "Setup")
-    conversations.add_message(session.id, "user", [{"type": "text", "text": "Use make."}])
-    db.close()
+
+    async def setup(core: Core):
+        workspace = await core.workspaces.open(str(folder))
+        say(core, workspace.id, "Use make.", title="Setup")
+        return workspace
+
+    workspace = with_core(data_dir, setup)
     seen: dict[str, str] = {}
 
     def step() -> bool:
@@ -281,9 +303,9 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
     assert seen["button"] == "Add key…"
     assert seen["after_key"].startswith("pending in ")
     assert memory_keyring.passwords == {("yak", "anthropic"): "sk-ant-test-key"}
-    db = open_database(data_dir)
-    try:
-        assert MemoryStore(db).attempts(workspace.id) == []
-        assert len(ConversationStore(db).unfolded_messages(workspace.id)) == 1
-    finally:
-        db.close()
+
+    async def check(core: Core) -> None:
+        assert await core.memory.attempts(workspace.id) == []
+        assert len(core.chat.conversations.unfolded_messages(workspace.id)) == 1
+
+    with_core(data_dir, check)

@@ -1,5 +1,6 @@
 """Quitting by signal goes through the same shutdown as File › Quit."""
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -8,8 +9,7 @@ import time
 
 import pytest
 
-from yak.db import open_database
-from yak.memory.store import MemoryStore
+from yak.bootstrap import open_core
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -32,12 +32,7 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
         while time.monotonic() < deadline and app.poll() is None and not opened:
             time.sleep(0.2)  # polling a real process's progress; not a timing assertion
             if (data_dir / "yak.db").exists():
-                db = open_database(data_dir)
-                try:
-                    found = MemoryStore(db).find_workspace(str(folder))
-                    opened = found is not None and found.last_opened_at is not None
-                finally:
-                    db.close()
+                opened = asyncio.run(_opened(data_dir, folder))
         assert opened, "the app did not open the folder: " + (
             app.stderr.read() if app.poll() is not None else ""
         )
@@ -49,3 +44,13 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
             app.communicate()
     assert app.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+async def _opened(data_dir, folder) -> bool:
+    """Whether the app has opened ``folder`` (read by a core of this process, like the CLI)."""
+    core = open_core(data_dir)
+    try:
+        found = await core.workspaces.find(str(folder))
+        return found is not None and found.last_opened_at is not None
+    finally:
+        await core.aclose()
