@@ -13,6 +13,7 @@ import asyncio
 import logging
 
 import pytest
+from chat_support import make_chat
 from memory_support import Env, make_env
 
 from yak.app import dispose_loop_timers
@@ -73,3 +74,10 @@ def page(env, qtbot):
     memory_page.resize(1000, 600)
     memory_page.show()
     return memory_page
+
+
+@pytest.fixture
+def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
+    """A shown chat panel with its controller on a workspace folder, talking to ``fake_api``
+    through the core's chat service (see ``chat_support.Chat``)."""
+    yield from make_chat(qloop, qtbot, data_dir, tmp_path)

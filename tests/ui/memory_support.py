@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from tests.support import ManualTimers, ModelClients, say, workspace_with_document
@@ -23,6 +25,7 @@ from yak.bootstrap import open_core
 from yak.core import Core
 from yak.domain import MemoryDocument, RefreshAttempt, RefreshOutcome, Revision, Workspace
 from yak.ui.bridge import EventBridge
+from yak.ui.settings.memory_page import MemoryPage
 
 T = TypeVar("T")
 
@@ -207,3 +210,21 @@ async def answer(label: str, *, containing: str = "") -> str:
 def lines(count: int, prefix: str = "fact") -> str:
     """A document of ``count`` lines, ending with a newline."""
     return "".join(f"- {prefix} {i}\n" for i in range(1, count + 1))
+
+
+async def show(page: MemoryPage, workspace_id: str) -> None:
+    """Open the page on ``workspace_id`` and wait until the editor holds it."""
+    page.controller.reload()
+    page.controller.show_workspace(workspace_id)
+    await page.controller.tasks.drain()
+    assert page.editor.workspace is not None and page.editor.workspace.id == workspace_id
+
+
+def type_at_end(page: MemoryPage, qtbot, text: str) -> None:
+    """Type ``text`` at the end of the editor, key by key (Return for each newline)."""
+    page.editor.text_edit.moveCursor(QTextCursor.MoveOperation.End)
+    for i, line in enumerate(text.split("\n")):
+        if i:
+            qtbot.keyClick(page.editor.text_edit, Qt.Key.Key_Return)
+        if line:
+            qtbot.keyClicks(page.editor.text_edit, line)

@@ -9,92 +9,14 @@ mid-reply — and Stop pressed — without timing anything.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from chat_support import run, until
+from chat_support import run, sent_prompts, until
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
-from tests.support import ModelClients
 from tests.support.fake_api import error, text, tool_use
-from yak.bootstrap import open_core
-from yak.chat.service import ChatService
-from yak.core import Core
-from yak.domain import Workspace
-from yak.ui.chat.approval import ApprovalDialog
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, ChatPanel
-
-
-@dataclass
-class Chat:
-    """A chat panel on a real service, for one workspace folder."""
-
-    panel: ChatPanel
-    controller: ChatController
-    core: Core
-    service: ChatService
-    workspace: Workspace
-    folder: Path
-    statuses: list[str]
-    dialogs: list[ApprovalDialog]
-
-    def transcript(self) -> str:
-        return self.panel.transcript.plain_text()
-
-    async def send_typed(self, qtbot, prompt: str) -> None:
-        """Type ``prompt`` in the box and press Enter."""
-        self.panel.input.edit.setFocus()
-        qtbot.keyClicks(self.panel.input.edit, prompt)
-        qtbot.keyClick(self.panel.input.edit, Qt.Key.Key_Return)
-        await until(lambda: self.controller.turn_running or self.statuses, what="the turn to start")
-
-    async def finished(self, count: int = 1) -> str:
-        await until(
-            lambda: len(self.statuses) >= count and not self.controller.turn_running,
-            what="the turn to end",
-        )
-        return self.statuses[count - 1]
-
-
-@pytest.fixture
-def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
-    """A shown ChatPanel with its controller on a workspace folder, talking to ``fake_api``
-    through the core's chat service."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    clients = ModelClients()
-    core = open_core(data_dir, model_client=clients)
-    workspace = run(qloop, core.workspaces.open(str(folder)))
-    panel = ChatPanel()
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    controller = ChatController(panel, core.chat, core.settings)
-    statuses: list[str] = []
-    dialogs: list[ApprovalDialog] = []
-    controller.turn_finished.connect(statuses.append)
-    controller.approval_shown.connect(dialogs.append)
-    run(qloop, _open(controller, workspace))
-    yield Chat(panel, controller, core, core.chat, workspace, folder, statuses, dialogs)
-    run(qloop, controller.aclose())  # as the app does on quit
-    run(qloop, core.aclose())
-    run(qloop, clients.aclose())
-
-
-async def _open(controller: ChatController, workspace: Workspace) -> None:
-    task = controller.set_workspace(workspace)
-    if task is not None:
-        await task
-
-
-def _sent_prompts(fake_api) -> list[object]:
-    """The user text messages of the last request the fake received."""
-    messages = fake_api.message_requests[-1].body["messages"]
-    return [m["content"] for m in messages if m["role"] == "user"]
-
 
 # -- sending and streaming ------------------------------------------------------------------------
 
@@ -124,7 +46,7 @@ def test_enter_sends_and_the_reply_streams_into_the_transcript(chat, qloop, qtbo
     assert chat.panel.input.button.text() == "Send"
     run(qloop, until(lambda: chat.panel.session_titles() == ["Say hello"], what="the title"))
     assert "Last turn: 42 in · 7 out" in chat.panel.usage_label.text()
-    assert _sent_prompts(fake_api) == [[{"type": "text", "text": "Say hello"}]]
+    assert sent_prompts(fake_api) == [[{"type": "text", "text": "Say hello"}]]
 
 
 def test_an_empty_conversation_says_what_the_agent_may_do(chat):
@@ -147,7 +69,7 @@ def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fak
         assert await chat.finished() == "completed"
 
     run(qloop, body())
-    assert _sent_prompts(fake_api) == [[{"type": "text", "text": "first\nsecond"}]]
+    assert sent_prompts(fake_api) == [[{"type": "text", "text": "first\nsecond"}]]
     assert "Two lines received." in chat.transcript()
 
 
@@ -274,7 +196,7 @@ def test_a_provider_error_shows_the_banner_and_retry_recovers(
     assert not chat.panel.error_banner.isVisible()
     assert "Recovered answer." in chat.transcript()
     assert chat.transcript().count("Explain the build") == 1
-    assert _sent_prompts(fake_api) == [[{"type": "text", "text": "Explain the build"}]]
+    assert sent_prompts(fake_api) == [[{"type": "text", "text": "Explain the build"}]]
 
 
 # -- without a key --------------------------------------------------------------------------------
@@ -309,186 +231,6 @@ def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")  # the user adds a key
     run(qloop, key_checked(chat.controller))
     assert not notice.isVisible()
-
-
-# -- sessions -------------------------------------------------------------------------------------
-
-
-def _editor(panel: ChatPanel) -> QLineEdit:
-    editors = [w for w in panel.session_list.findChildren(QLineEdit) if w.isVisible()]
-    assert editors, "no title editor open"
-    return editors[0]
-
-
-def test_sessions_new_switch_rename_and_delete(chat, qloop, qtbot, fake_api):
-    """Ctrl+N starts a new conversation; picking a session shows its messages; F2 renames it
-    in place; Delete asks first and Cancel keeps it, Delete removes it and its messages."""
-    fake_api.script(text("First answer."), text("Second answer."))
-
-    async def body() -> None:
-        await chat.send_typed(qtbot, "First question")
-        await chat.finished()
-        qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-        await until(lambda: len(chat.panel.session_titles()) == 2, what="the new session")
-        assert chat.transcript() == ""
-        await chat.send_typed(qtbot, "Second question")
-        await chat.finished(2)
-        await until(
-            lambda: chat.panel.session_titles() == ["Second question", "First question"],
-            what="the titles",
-        )
-
-        chat.panel.session_list.setCurrentRow(1)  # back to the first conversation
-        await until(lambda: "First answer." in chat.transcript(), what="the first session")
-        assert "Second answer." not in chat.transcript()
-
-        chat.panel.session_list.setFocus()
-        qtbot.keyClick(chat.panel.session_list, Qt.Key.Key_F2)
-        editor = _editor(chat.panel)
-        editor.selectAll()
-        qtbot.keyClicks(editor, "Build questions")
-        qtbot.keyClick(editor, Qt.Key.Key_Return)
-        await until(
-            lambda: (
-                "Build questions"
-                in [s.title for s in chat.service.conversations.sessions(chat.workspace.id)]
-            ),
-            what="the rename to be stored",
-        )
-        assert "Build questions" in chat.panel.session_titles()
-
-        def confirm(button_text: str) -> None:
-            box = chat.panel.confirm_delete()
-            assert box is not None and "Build questions" in box.text()
-            button = next(b for b in box.buttons() if b.text().replace("&", "") == button_text)
-            button.click()
-
-        await until(
-            lambda: chat.panel.current_session_id() == chat.controller.session_id,
-            what="the selection",
-        )
-        confirm("Cancel")
-        assert len(chat.service.conversations.sessions(chat.workspace.id)) == 2
-        confirm("Delete")
-        await until(lambda: len(chat.panel.session_titles()) == 1, what="the deletion")
-        assert chat.panel.session_titles() == ["Second question"]
-        await until(lambda: "Second answer." in chat.transcript(), what="the other session")
-
-    run(qloop, body())
-    sessions = chat.service.conversations.sessions(chat.workspace.id)
-    assert [s.title for s in sessions] == ["Second question"]
-
-
-def test_a_blank_rename_keeps_the_title(chat, qloop, qtbot, fake_api):
-    fake_api.script(text("Answer."))
-
-    async def body() -> None:
-        await chat.send_typed(qtbot, "Keep my title")
-        await chat.finished()
-        await until(lambda: chat.panel.session_titles() == ["Keep my title"], what="the title")
-        chat.panel.session_list.setCurrentRow(0)
-        chat.panel.begin_rename()
-        editor = _editor(chat.panel)
-        editor.selectAll()
-        qtbot.keyClick(editor, Qt.Key.Key_Delete)
-        qtbot.keyClick(editor, Qt.Key.Key_Return)
-
-    run(qloop, body())
-    assert chat.panel.session_titles() == ["Keep my title"]
-    assert [s.title for s in chat.service.conversations.sessions(chat.workspace.id)] == [
-        "Keep my title"
-    ]
-
-
-def test_the_delete_key_asks_first_and_the_question_defaults_to_cancel(
-    chat, qloop, qtbot, fake_api
-):
-    fake_api.script(text("Answer."))
-
-    async def body() -> None:
-        await chat.send_typed(qtbot, "Do not lose me")
-        await chat.finished()
-        await until(lambda: chat.panel.current_session_id() is not None, what="the selection")
-        chat.panel.session_list.setFocus()
-        qtbot.keyClick(chat.panel.session_list, Qt.Key.Key_Delete)
-        await until(
-            lambda: any(
-                isinstance(w, QMessageBox) and w.isVisible() for w in QApplication.topLevelWidgets()
-            ),
-            what="the question",
-        )
-        box = next(
-            w
-            for w in QApplication.topLevelWidgets()
-            if isinstance(w, QMessageBox) and w.isVisible()
-        )
-        assert "Do not lose me" in box.text()
-        assert box.defaultButton() is box.button(QMessageBox.StandardButton.Cancel)
-        qtbot.keyClick(box, Qt.Key.Key_Escape)
-        await until(
-            lambda: (
-                not any(
-                    isinstance(w, QMessageBox) and w.isVisible()
-                    for w in QApplication.topLevelWidgets()
-                )
-            ),
-            what="the question to close",
-        )
-
-    run(qloop, body())
-    assert len(chat.service.conversations.sessions(chat.workspace.id)) == 1
-
-
-def test_a_session_list_arriving_late_keeps_the_users_choice(chat, qloop, qtbot, fake_api):
-    """A list refresh asked for before the user picked another session, and answered after,
-    must not move the selection back (the transcript and the list would disagree)."""
-    import asyncio
-
-    fake_api.script(text("Answer one."), text("Answer two."))
-    gate = asyncio.Event()
-    real_sessions = chat.service.sessions
-
-    async def slow_sessions(workspace_id: str):
-        found = await real_sessions(workspace_id)
-        await gate.wait()
-        return found
-
-    async def body() -> None:
-        await chat.send_typed(qtbot, "Topic one")
-        await chat.finished()
-        qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
-        await until(lambda: len(chat.panel.session_titles()) == 2, what="the new session")
-        await chat.send_typed(qtbot, "Topic two")
-        await chat.finished(2)
-        await until(
-            lambda: chat.panel.session_titles() == ["Topic two", "Topic one"], what="the titles"
-        )
-        chat.service.sessions = slow_sessions  # the next refresh waits for the gate
-        chat.panel.session_list.setCurrentRow(0)
-        chat.panel.begin_rename()  # renaming "Topic two" refreshes the list afterwards
-        editor = _editor(chat.panel)
-        editor.selectAll()
-        qtbot.keyClicks(editor, "Topic two, renamed")
-        qtbot.keyClick(editor, Qt.Key.Key_Return)
-        await until(
-            lambda: (
-                "Topic two, renamed"
-                in [s.title for s in chat.service.conversations.sessions(chat.workspace.id)]
-            ),
-            what="the rename to be stored",
-        )
-        chat.panel.session_list.setCurrentRow(1)  # the user picks "Topic one" meanwhile
-        await until(lambda: "Answer one." in chat.transcript(), what="the first session")
-        gate.set()
-        await until(
-            lambda: not any(t.get_name() == "chat-rename-session" for t in asyncio.all_tasks()),
-            what="the late refresh",
-        )  # the rename's task ends with its refresh
-        assert chat.panel.session_list.currentItem().text() == "Topic one"
-        assert chat.panel.current_session_id() == chat.controller.session_id
-        assert "Answer one." in chat.transcript()
-
-    run(qloop, body())
 
 
 def test_quitting_mid_reply_stores_what_was_said_before_the_database_closes(

@@ -7,12 +7,12 @@ and what is stored, byte for byte.
 from __future__ import annotations
 
 import pytest
-from memory_support import answer, lines, run, until
+from memory_support import answer, lines, run, show, type_at_end
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence, QTextCursor
+from PySide6.QtGui import QKeySequence
 
 from tests.support import record
-from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource, TokenUsage
+from yak.domain import RevisionSource
 from yak.events import MemoryChanged
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
@@ -20,24 +20,6 @@ from yak.ui.settings.memory_page import MemoryPage
 
 RED = "#b00020"
 GREEN_BG, RED_BG, GREY = "#dafbe1", "#ffebe9", "#eaeef2"  # diff lines: added, removed, hunk
-
-
-async def show(page: MemoryPage, workspace_id: str) -> None:
-    """Open the page on ``workspace_id`` and wait until the editor holds it."""
-    page.controller.reload()
-    page.controller.show_workspace(workspace_id)
-    await page.controller.tasks.drain()
-    assert page.editor.workspace is not None and page.editor.workspace.id == workspace_id
-
-
-def type_at_end(page: MemoryPage, qtbot, text: str) -> None:
-    """Type ``text`` at the end of the editor, key by key (Return for each newline)."""
-    page.editor.text_edit.moveCursor(QTextCursor.MoveOperation.End)
-    for i, line in enumerate(text.split("\n")):
-        if i:
-            qtbot.keyClick(page.editor.text_edit, Qt.Key.Key_Return)
-        if line:
-            qtbot.keyClicks(page.editor.text_edit, line)
 
 
 def test_counter_follows_typing_and_turns_red_over_the_ceiling(env, page, qtbot, qloop):
@@ -308,82 +290,6 @@ def test_take_theirs_after_a_stale_save_shows_their_version_in_the_header(env, p
     run(qloop, body())
 
 
-def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page, qtbot, qloop):
-    """History lists the revisions with their source; the diff compares the selected one with
-    the current text; Restore makes it current as a new ``restore`` revision."""
-    workspace = env.workspace("proj", "- first\n")
-    env.write_from_another_process(workspace.id, "- second\n")
-
-    async def body():
-        await show(page, workspace.id)
-        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
-        await page.controller.tasks.drain()
-        dialog = page.controller.history_dialog
-        assert dialog is not None and dialog.isVisible()
-        table = dialog.revisions_table
-        assert table.rowCount() == 2
-        assert [table.item(r, 0).text() for r in range(2)] == ["2", "1"]
-        assert table.item(0, 1).text() == "hand"
-        assert table.item(1, 2).text() == "1"  # lines
-
-        dialog.select_revision(1)
-        # Coloured lines with a spaced marker: the document's own dash stays readable.
-        assert dialog.diff_view.rows() == [
-            ("@@ -1 +1 @@", GREY),
-            ("− - first", RED_BG),
-            ("+ - second", GREEN_BG),
-        ]
-        assert "Version 1 (hand" in dialog.diff_label.text()
-        qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
-        await page.controller.tasks.drain()
-
-        stored = env.stored(workspace.id)
-        assert (stored.content, stored.version) == ("- first\n", 3)
-        newest = env.history(workspace.id)[0]
-        assert newest.source == RevisionSource.RESTORE
-        assert page.editor.text == "- first\n"
-        assert "Restored as version 3" in page.editor.message_label.text()
-        assert dialog.revisions_table.rowCount() == 3
-        assert dialog.revisions_table.item(0, 1).text() == "restore"
-
-    run(qloop, body())
-
-
-@pytest.mark.parametrize(
-    ("name_filter", "title"),
-    [
-        ("Plain text (*.txt)", ""),
-        ("Markdown (*.md)", "# proj\n\n"),
-    ],
-)
-def test_export_writes_the_bytes_the_editor_shows(
-    env, page, qtbot, qloop, tmp_path, name_filter, title
-):
-    """Export… (save dialog with a format) writes exactly the editor's text as UTF-8 (under a
-    title line for Markdown)."""
-    text = "- café ☕ naïve\n- second line\n\n- after a blank line\n"
-    workspace = env.workspace("proj", text)
-    target = tmp_path / "out" / "memory-export"
-    target.parent.mkdir()
-
-    async def body():
-        await show(page, workspace.id)
-        qtbot.mouseClick(page.editor.export_button, Qt.MouseButton.LeftButton)
-        dialog = page.file_dialog
-        assert dialog is not None and dialog.isVisible()
-        dialog.selectNameFilter(name_filter)
-        dialog.filterSelected.emit(name_filter)
-        dialog.selectFile(str(target))
-        dialog.accept()
-        await page.controller.tasks.drain()
-        written = list(target.parent.iterdir())
-        assert len(written) == 1
-        assert written[0].read_bytes() == (title + page.editor.text).encode("utf-8")
-        assert "Exported" in page.editor.message_label.text()
-
-    run(qloop, body())
-
-
 def test_switching_workspace_with_unsaved_edits_asks_save_discard_cancel(env, page, qtbot, qloop):
     """Choosing another workspace with unsaved edits asks first: Cancel keeps the edits and the
     workspace, Discard drops them (nothing stored), Save stores them and then switches."""
@@ -495,107 +401,6 @@ def test_the_memory_page_is_a_settings_page(env, page, qtbot, qloop):
     run(qloop, body())
 
 
-def test_delete_asks_then_empties_the_document_and_history_can_restore_it(env, page, qtbot, qloop):
-    """Delete… asks for confirmation (Cancel deletes nothing), then empties the document as a
-    ``clear`` revision that History can restore."""
-    workspace = env.workspace("proj", "- keep me\n")
-
-    async def body():
-        await show(page, workspace.id)
-        qtbot.mouseClick(page.editor.delete_button, Qt.MouseButton.LeftButton)
-        await answer("Cancel", containing="Delete the memory")
-        await page.controller.tasks.drain()
-        assert env.stored(workspace.id).content == "- keep me\n"
-
-        qtbot.mouseClick(page.editor.delete_button, Qt.MouseButton.LeftButton)
-        await answer("Delete", containing="Delete the memory")
-        await page.controller.tasks.drain()
-        stored = env.stored(workspace.id)
-        assert (stored.content, stored.version) == ("", 2)
-        assert env.history(workspace.id)[0].source == RevisionSource.CLEAR
-        assert page.editor.text == ""
-        assert "deleted" in page.editor.message_label.text()
-
-    run(qloop, body())
-
-
-def test_import_replaces_the_document_and_refuses_non_text(env, page, qtbot, qloop, tmp_path):
-    """Import… reads a UTF-16 file with CRLF as the new version; bytes that are not text are
-    refused with a message and the document is unchanged byte for byte."""
-    workspace = env.workspace("proj", "- old\n")
-    good = tmp_path / "notes.txt"
-    good.write_bytes("- imported ☕\r\n- second\r\n".encode("utf-16"))
-    bad = tmp_path / "binary.txt"
-    bad.write_bytes(bytes(range(256)) * 4)
-
-    async def pick(path) -> None:
-        qtbot.mouseClick(page.editor.import_button, Qt.MouseButton.LeftButton)
-        dialog = page.file_dialog
-        dialog.selectFile(str(path))
-        dialog.accept()
-        await page.controller.tasks.drain()
-
-    async def body():
-        await show(page, workspace.id)
-        await pick(bad)
-        assert RED in page.editor.message_label.styleSheet()
-        assert page.editor.message_label.text()
-        stored = env.stored(workspace.id)
-        assert (stored.content.encode(), stored.version) == (b"- old\n", 1)
-
-        await pick(good)
-        stored = env.stored(workspace.id)
-        assert stored.content == "- imported ☕\n- second\n"
-        assert page.editor.text == stored.content
-        assert env.history(workspace.id)[0].source == RevisionSource.IMPORT
-
-    run(qloop, body())
-
-
-def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtbot, qloop):
-    """The Refresh attempts tab lists each attempt with its outcome and reason; a refused one's
-    reply opens in the editor as unsaved edits (nothing stored until Save)."""
-    workspace = env.workspace("proj", lines(150))
-    reply = lines(12, prefix="collapsed")
-    env.record_attempt(
-        RefreshOutcome(
-            status=RefreshStatus.REFUSED_FLOOR,
-            workspace_id=workspace.id,
-            version=1,
-            lines=150,
-            reason="the reply kept 12 of 150 lines (8%)",
-            reply=reply,
-            model="claude-haiku-4-5",
-            usage=TokenUsage(1200, 80),
-            duration_s=1.5,
-        ),
-        base_version=1,
-    )
-
-    async def body():
-        await show(page, workspace.id)
-        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
-        await page.controller.tasks.drain()
-        dialog = page.controller.history_dialog
-        table = dialog.attempts_table
-        assert table.rowCount() == 1
-        assert [table.item(0, c).text() for c in (1, 2, 3, 4, 5)] == [
-            "refused_floor",
-            "the reply kept 12 of 150 lines (8%)",
-            "claude-haiku-4-5",
-            "1,200 / 80",
-            "1.5 s",
-        ]
-        assert dialog.reply_view.toPlainText() == reply
-        qtbot.mouseClick(dialog.open_reply_button, Qt.MouseButton.LeftButton)
-        await page.controller.tasks.drain()
-        assert page.editor.text == reply
-        assert page.editor.is_dirty()
-        assert env.stored(workspace.id).content == lines(150)
-
-    run(qloop, body())
-
-
 def test_ctrl_s_saves(env, page, qtbot, qloop):
     """Ctrl+S in the editor saves like the Save button."""
     workspace = env.workspace("proj", "- a\n")
@@ -628,81 +433,5 @@ def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop
         row = page.model.row_of(workspace.id)
         assert page.model.index(row, 3).data() == "memory off"
         assert "Memory is off" in page.editor.message_label.text()
-
-    run(qloop, body())
-
-
-def test_history_diff_is_coloured_and_shows_the_text_as_written(env, page, qtbot, qloop):
-    """The revision diff colours added lines green and removed ones red with grey hunk headers;
-    unchanged neighbours are uncoloured; markup-like text shows literally."""
-    old = "".join(f"- note {i}\n" for i in range(1, 9))
-    new = old.replace("- note 5\n", "- note 5 <b>bold?</b> & more\n").replace("- note 8\n", "")
-    workspace = env.workspace("proj", old)
-    env.write_from_another_process(workspace.id, new)
-
-    async def body():
-        await show(page, workspace.id)
-        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
-        await page.controller.tasks.drain()
-        dialog = page.controller.history_dialog
-        dialog.select_revision(1)
-        assert dialog.diff_view.rows() == [
-            ("@@ -2,7 +2,6 @@", GREY),
-            ("  - note 2", None),
-            ("  - note 3", None),
-            ("  - note 4", None),
-            ("− - note 5", RED_BG),
-            ("+ - note 5 <b>bold?</b> & more", GREEN_BG),
-            ("  - note 6", None),
-            ("  - note 7", None),
-            ("− - note 8", RED_BG),
-        ]
-        assert dialog.diff_view.isReadOnly()
-        dialog.select_revision(2)  # the current text: shown as is, uncoloured
-        assert dialog.diff_view.toPlainText() == new
-        assert {colour for _line, colour in dialog.diff_view.rows()} == {None}
-
-    run(qloop, body())
-
-
-def test_history_attempt_columns_show_the_model_whole(env, page, qtbot, qloop):
-    """With a long reason, the Refresh attempts table still shows the model, tokens and duration
-    whole inside the dialog; the reason takes the room left and its tooltip has all of it."""
-    workspace = env.workspace("proj", lines(150))
-    reason = (
-        "the reply kept 12 of 150 lines (8%), under the floor of 50%; the document is "
-        "unchanged and the reply is kept with this attempt so it can be opened "
-    ) * 2
-    env.record_attempt(
-        RefreshOutcome(
-            status=RefreshStatus.REFUSED_FLOOR,
-            workspace_id=workspace.id,
-            version=1,
-            lines=150,
-            reason=reason,
-            reply=lines(12),
-            model="claude-haiku-4-5-20251001",
-            usage=TokenUsage(12000, 800),
-            duration_s=3.25,
-        ),
-        base_version=1,
-    )
-
-    async def body():
-        await show(page, workspace.id)
-        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
-        await page.controller.tasks.drain()
-        dialog = page.controller.history_dialog
-        dialog.tabs.setCurrentIndex(1)
-        table = dialog.attempts_table
-        await until(lambda: table.isVisible(), what="the attempts tab")
-        header = table.horizontalHeader()
-        for column in (3, 4, 5):  # Model, Tokens, Duration: wide enough for their text
-            assert table.columnWidth(column) >= table.sizeHintForColumn(column)
-            assert table.columnWidth(column) >= header.sectionSizeHint(column)
-        right_edge = sum(table.columnWidth(c) for c in range(table.columnCount()))
-        assert right_edge <= table.viewport().width()
-        assert table.columnWidth(2) < table.sizeHintForColumn(2)  # the reason is elided…
-        assert table.item(0, 2).toolTip() == reason  # …and whole in its tooltip
 
     run(qloop, body())
