@@ -37,11 +37,14 @@ def test_crlf_and_lone_cr_become_lf():
     assert normalize_newlines("\r\n\r\n") == "\n\n"
 
 
-@pytest.mark.parametrize("text", [
-    "x\n" * 200,  # 200 lines with a final newline
-    "x\n" * 199 + "x",  # 200 lines without one
-    "y" * 25_000,  # exactly the character limit
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x\n" * 200,  # 200 lines with a final newline
+        "x\n" * 199 + "x",  # 200 lines without one
+        "y" * 25_000,  # exactly the character limit
+    ],
+)
 def test_the_ceiling_accepts_exactly_the_limit(text):
     check_ceiling(text)  # no exception
 
@@ -49,10 +52,15 @@ def test_the_ceiling_accepts_exactly_the_limit(text):
 def test_the_ceiling_refuses_201_lines_with_a_message():
     with pytest.raises(CeilingExceeded) as caught:
         check_ceiling("x\n" * 200 + "x")
-    assert str(caught.value) == ("The memory document has 201 lines; the limit is 200. "
-                                 "Nothing was saved — shorten it and save again.")
+    assert str(caught.value) == (
+        "The memory document has 201 lines; the limit is 200. "
+        "Nothing was saved — shorten it and save again."
+    )
     assert (caught.value.lines, caught.value.status, caught.value.exit_code) == (
-        201, "refused_ceiling", 3)
+        201,
+        "refused_ceiling",
+        3,
+    )
 
 
 def test_the_ceiling_refuses_25001_characters_with_a_message():
@@ -62,9 +70,19 @@ def test_the_ceiling_refuses_25001_characters_with_a_message():
     assert caught.value.chars == 25_001
 
 
-@pytest.mark.parametrize("encoding", [
-    "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be",
-])
+@pytest.mark.parametrize(
+    "encoding",
+    [
+        "utf-8",
+        "utf-8-sig",
+        "utf-16",
+        "utf-16-le",
+        "utf-16-be",
+        "utf-32",
+        "utf-32-le",
+        "utf-32-be",
+    ],
+)
 def test_import_decodes_unicode_with_or_without_bom(encoding):
     """UTF-8/16/32, with a BOM (``utf-16``/``utf-32``/``utf-8-sig`` write one) or without, decode
     to the same text with LF endings."""
@@ -84,13 +102,16 @@ def test_a_bom_followed_by_bytes_of_another_encoding_is_refused(boms):
         decode_import(boms + b"\xff\xfe\xfd\xd8\x00\xdc\x00\xd8\x00")
 
 
-@pytest.mark.parametrize("data", [
-    bytes(range(256)) * 4,
-    random.Random(7).randbytes(4096),
-    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00",
-    "café latin-1\n".encode("latin-1"),
-    b"text with a NUL\x00 inside\n",
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes(range(256)) * 4,
+        random.Random(7).randbytes(4096),
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00",
+        "café latin-1\n".encode("latin-1"),
+        b"text with a NUL\x00 inside\n",
+    ],
+)
 def test_bytes_that_are_not_text_are_refused(data):
     """Binary data, another encoding, or NUL characters: refused with a sentence."""
     with pytest.raises(UsageError) as caught:
@@ -110,12 +131,27 @@ def test_decode_utf8_drops_a_bom_and_reports_the_bad_offset():
 def _fixture():
     moment = datetime(2026, 11, 30, 3, 9, 18, tzinfo=UTC)
     workspace = Workspace(id="ws_" + "0" * 32, path="/home/me/proj", created_at=moment)
-    document = MemoryDocument(workspace_id=workspace.id, content="- one\n- two\n", version=2,
-                              updated_at=moment, flags=("redacted",))
-    history = [Revision(id=f"01ABCDEFGHJKMNPQRSTVWXYZ0{i}", workspace_id=workspace.id, version=i,
-                        source=RevisionSource.HAND, content=text, lines=text.count("\n"),
-                        chars=len(text), flags=(), created_at=moment)
-               for i, text in ((2, "- one\n- two\n"), (1, "- one\n"))]
+    document = MemoryDocument(
+        workspace_id=workspace.id,
+        content="- one\n- two\n",
+        version=2,
+        updated_at=moment,
+        flags=("redacted",),
+    )
+    history = [
+        Revision(
+            id=f"01ABCDEFGHJKMNPQRSTVWXYZ0{i}",
+            workspace_id=workspace.id,
+            version=i,
+            source=RevisionSource.HAND,
+            content=text,
+            lines=text.count("\n"),
+            chars=len(text),
+            flags=(),
+            created_at=moment,
+        )
+        for i, text in ((2, "- one\n- two\n"), (1, "- one\n"))
+    ]
     return workspace, document, history, moment
 
 
@@ -124,13 +160,19 @@ def test_export_formats():
     carries metadata and the history with content."""
     workspace, document, history, moment = _fixture()
     assert export_document(workspace, document, history, "text", exported_at=moment) == (
-        b"- one\n- two\n")
+        b"- one\n- two\n"
+    )
     assert export_document(workspace, document, history, "markdown", exported_at=moment) == (
-        b"# proj\n\n- one\n- two\n")
+        b"# proj\n\n- one\n- two\n"
+    )
     data = json.loads(export_document(workspace, document, history, "json", exported_at=moment))
     assert data["content"] == "- one\n- two\n"
     assert (data["workspace"], data["version"], data["lines"], data["flags"]) == (
-        "/home/me/proj", 2, 2, ["redacted"])
+        "/home/me/proj",
+        2,
+        2,
+        ["redacted"],
+    )
     assert data["updated_at"] == "2026-11-30T03:09:18Z"
     assert [r["version"] for r in data["history"]] == [2, 1]
     assert data["history"][1]["content"] == "- one\n"
@@ -142,14 +184,32 @@ def test_export_formats():
 def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
     """``history --refreshes --json``: the agreed keys, times in UTC with Z, no reply text."""
     moment = datetime(2026, 11, 30, 3, 9, 18, tzinfo=UTC)
-    attempt = RefreshAttempt(id="01ABCDEFGHJKMNPQRSTVWXYZ00", workspace_id="ws_x",
-                             status=RefreshStatus.REFUSED_FLOOR, reason="kept 3 of 40 lines",
-                             base_version=7, result_version=None, model="m", reply=reply,
-                             usage=TokenUsage(10, 20), duration_s=1.23456, session_ids=("S",),
-                             flags=("redacted_reply:aws",), created_at=moment)
+    attempt = RefreshAttempt(
+        id="01ABCDEFGHJKMNPQRSTVWXYZ00",
+        workspace_id="ws_x",
+        status=RefreshStatus.REFUSED_FLOOR,
+        reason="kept 3 of 40 lines",
+        base_version=7,
+        result_version=None,
+        model="m",
+        reply=reply,
+        usage=TokenUsage(10, 20),
+        duration_s=1.23456,
+        session_ids=("S",),
+        flags=("redacted_reply:aws",),
+        created_at=moment,
+    )
     assert attempt_json(attempt) == {
-        "id": "01ABCDEFGHJKMNPQRSTVWXYZ00", "status": "refused_floor",
-        "reason": "kept 3 of 40 lines", "base_version": 7, "result_version": None,
-        "model": "m", "input_tokens": 10, "output_tokens": 20, "duration_s": 1.235,
-        "flags": ["redacted_reply:aws"], "created_at": "2026-11-30T03:09:18Z",
-        "has_reply": has_reply}
+        "id": "01ABCDEFGHJKMNPQRSTVWXYZ00",
+        "status": "refused_floor",
+        "reason": "kept 3 of 40 lines",
+        "base_version": 7,
+        "result_version": None,
+        "model": "m",
+        "input_tokens": 10,
+        "output_tokens": 20,
+        "duration_s": 1.235,
+        "flags": ["redacted_reply:aws"],
+        "created_at": "2026-11-30T03:09:18Z",
+        "has_reply": has_reply,
+    }

@@ -1,4 +1,5 @@
-"""The rewrite guards (DESIGN.md section 3): cleaning, normalization and the verdict.
+"""The rewrite guards (docs/architecture.md, "The memory document"): cleaning, normalization
+and the verdict.
 
 Each refusal is shown beside the reply that passes, so a guard that refuses everything fails.
 """
@@ -23,10 +24,13 @@ def doc(lines: int, *, width: int = 40, prefix: str = "fact") -> str:
 
 # --- clean_reply -------------------------------------------------------------------------------
 
+
 def test_clean_reply_strips_outer_fence_and_chatter_around_it():
     """'Here is…' + fenced document + 'Let me know…' leaves exactly the document."""
-    reply = ("Here is the updated memory:\n\n```text\nProject: yak\n- lint with ruff\n```\n\n"
-             "Let me know if you want any changes.")
+    reply = (
+        "Here is the updated memory:\n\n```text\nProject: yak\n- lint with ruff\n```\n\n"
+        "Let me know if you want any changes."
+    )
     assert clean_reply(reply) == "Project: yak\n- lint with ruff"
 
 
@@ -44,8 +48,10 @@ def test_clean_reply_keeps_an_inner_fence_that_does_not_wrap_the_document():
 
 def test_clean_reply_strips_leading_sure_line_and_trailing_changes_paragraph():
     """'Sure! …' before and an 'I have updated…' paragraph after the document go away."""
-    reply = ("Sure! Here is the document:\nProject: yak\n- lint with ruff\n\n"
-             "I have updated the lint decision and removed the flake8 note.")
+    reply = (
+        "Sure! Here is the document:\nProject: yak\n- lint with ruff\n\n"
+        "I have updated the lint decision and removed the flake8 note."
+    )
     assert clean_reply(reply) == "Project: yak\n- lint with ruff"
 
 
@@ -62,6 +68,7 @@ def test_clean_reply_of_only_chatter_is_empty():
 
 
 # --- normalize_document ------------------------------------------------------------------------
+
 
 def test_normalize_document_makes_plain_text_without_cutting_anything():
     """CRLF → LF, trailing spaces gone, heading/bold markers removed but the words kept,
@@ -89,29 +96,49 @@ def test_normalize_document_of_blank_is_empty():
 
 # --- placeholders ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line", [
-    "rest unchanged", "- … omitted …", "(unchanged)", "...", "…", "[previous content]",
-    "same as before", "- Deployment: same as before", "The rest of the document remains unchanged.",
-    "(other sections unchanged)", "[... rest of the memory ...]", "Previous content",
-    "- Remaining sections as before",
-])
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rest unchanged",
+        "- … omitted …",
+        "(unchanged)",
+        "...",
+        "…",
+        "[previous content]",
+        "same as before",
+        "- Deployment: same as before",
+        "The rest of the document remains unchanged.",
+        "(other sections unchanged)",
+        "[... rest of the memory ...]",
+        "Previous content",
+        "- Remaining sections as before",
+    ],
+)
 def test_placeholder_lines_are_found(line):
     """Lines standing for content instead of containing it are found."""
     text = f"Project: yak\n{line}\n- lint with ruff\n"
     assert find_placeholder(text) == (2, line.strip())
 
 
-@pytest.mark.parametrize("line", [
-    "- The public API stays unchanged", "- Known issue: the cache remains unchanged after reload",
-    "- Other tools: ruff, mypy", "- Existing migrations must stay unchanged",
-    "- Previous decision: use tox", "- Run make ... to build",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "- The public API stays unchanged",
+        "- Known issue: the cache remains unchanged after reload",
+        "- Other tools: ruff, mypy",
+        "- Existing migrations must stay unchanged",
+        "- Previous decision: use tox",
+        "- Run make ... to build",
+    ],
+)
 def test_real_sentences_with_such_words_are_not_placeholders(line):
     """A fact that uses 'unchanged' or '...' in a sentence is content."""
     assert find_placeholder(f"Project: yak\n{line}\n") is None
 
 
 # --- check_rewrite -----------------------------------------------------------------------------
+
 
 def test_empty_reply_is_refused_and_a_real_one_passes():
     previous = doc(10)
@@ -197,13 +224,22 @@ _TESTER_DOC = "Project: yak\n- lint with ruff\n- pin Python 3.12\n"
 def test_leading_chatter_fence_and_plain_i_added_closing_are_all_stripped():
     """'Here is…' + fence + 'I added…' leaves exactly the document, byte for byte."""
     new = _TESTER_DOC + "- tests run with pytest\n"
-    reply = (f"Here is the updated memory:\n\n```\n{new}```\n\n"
-             "I added the pytest fact and kept everything else.")
+    reply = (
+        f"Here is the updated memory:\n\n```\n{new}```\n\n"
+        "I added the pytest fact and kept everything else."
+    )
     assert normalize_document(clean_reply(reply)) == new
 
 
-@pytest.mark.parametrize("closing", ["I updated the lint rule.", "I kept the rest.",
-                                     "I merged the two test notes.", "I included the new fact."])
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "I updated the lint rule.",
+        "I kept the rest.",
+        "I merged the two test notes.",
+        "I included the new fact.",
+    ],
+)
 def test_a_closing_paragraph_opening_with_plain_i_verb_is_dropped(closing):
     assert normalize_document(clean_reply(_TESTER_DOC + "\n" + closing)) == _TESTER_DOC
 
@@ -236,7 +272,8 @@ def test_unmatched_or_inner_tags_are_kept():
 def test_a_leading_byte_order_mark_is_removed():
     assert normalize_document("\ufeff" + _TESTER_DOC) == _TESTER_DOC
     assert normalize_document(clean_reply("\ufeff# Project\n\n" + _TESTER_DOC)) == (
-        "Project\n\n" + _TESTER_DOC)
+        "Project\n\n" + _TESTER_DOC
+    )
     # Negative: a U+FEFF inside the text is not a leading mark and stays.
     assert normalize_document("a\ufeffb\n") == "a\ufeffb\n"
 
@@ -244,8 +281,10 @@ def test_a_leading_byte_order_mark_is_removed():
 def test_a_first_line_heading_keeps_its_words():
     """'# Project' as the first line becomes 'Project', also before a fenced block."""
     assert normalize_document(clean_reply("# Project\n\n" + _TESTER_DOC)) == (
-        "Project\n\n" + _TESTER_DOC)
+        "Project\n\n" + _TESTER_DOC
+    )
     assert normalize_document(clean_reply("# Project:\n\n```\nmake test\n```\n")) == (
-        "Project:\n\n```\nmake test\n```\n")
+        "Project:\n\n```\nmake test\n```\n"
+    )
     # Positive beside it: a plain remark ending in ':' above a fence is still chatter.
     assert normalize_document(clean_reply("Updated:\n\n```\nmake test\n```\n")) == "make test\n"

@@ -30,8 +30,13 @@ def run_stream(provider: Provider, **kwargs):
 
     async def go():
         try:
-            return await provider.stream(model="claude-test", system=kwargs.pop("system", "sys"),
-                                         messages=MESSAGES, on_event=events.append, **kwargs)
+            return await provider.stream(
+                model="claude-test",
+                system=kwargs.pop("system", "sys"),
+                messages=MESSAGES,
+                on_event=events.append,
+                **kwargs,
+            )
         finally:
             await provider.aclose()
 
@@ -42,8 +47,13 @@ def test_stream_delivers_deltas_and_a_completion(fake_api):
     """Text arrives as deltas in order; the completion carries text, usage, model, stop reason;
     the request carried the system prompt, the tools and the key as a bearer token."""
     fake_api.script(text("One two three.", usage=(42, 7)))
-    tools = [{"name": "read_file", "description": "Read.",
-              "input_schema": {"type": "object", "properties": {}}}]
+    tools = [
+        {
+            "name": "read_file",
+            "description": "Read.",
+            "input_schema": {"type": "object", "properties": {}},
+        }
+    ]
     completion, events = run_stream(Provider(max_retries=0), tools=tools, system="Be brief.")
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "One two three."
     assert len(events) == 3
@@ -59,13 +69,18 @@ def test_stream_delivers_deltas_and_a_completion(fake_api):
 
 def test_tool_use_reply_is_reported_and_completed(fake_api):
     """A tool call is announced when it starts and its full input is in the completion."""
-    fake_api.script(tool_use("grep", {"pattern": "TODO", "path": "src"}, id="toolu_9",
-                             text="Searching."))
+    fake_api.script(
+        tool_use("grep", {"pattern": "TODO", "path": "src"}, id="toolu_9", text="Searching.")
+    )
     completion, events = run_stream(Provider(max_retries=0))
     assert ToolUseStarted(id="toolu_9", name="grep") in events
     assert completion.stop_reason == "tool_use"
-    assert completion.content[1] == {"type": "tool_use", "id": "toolu_9", "name": "grep",
-                                     "input": {"pattern": "TODO", "path": "src"}}
+    assert completion.content[1] == {
+        "type": "tool_use",
+        "id": "toolu_9",
+        "name": "grep",
+        "input": {"pattern": "TODO", "path": "src"},
+    }
 
 
 def test_complete_and_check(fake_api):
@@ -87,16 +102,25 @@ def test_complete_and_check(fake_api):
     assert "system" not in fake_api.message_requests[1].body
 
 
-@pytest.mark.parametrize(("reply", "exc_type", "reason", "sentence"), [
-    (error(401), AuthenticationFailed, "auth",
-     ("Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY or the key in Settings > "
-      "Provider.")),
-    (error(429), RateLimited, "rate_limited", "rate limiting"),
-    (error(529), Overloaded, "overloaded", "overloaded right now (529)"),
-    (error(500), Overloaded, "server_error", "server error (500)"),
-    (error(400, message="messages: bad"), ProviderError, "bad_request", "(400): messages: bad"),
-    (stream_error(error_type="overloaded_error"), Overloaded, "overloaded", "overloaded"),
-])
+@pytest.mark.parametrize(
+    ("reply", "exc_type", "reason", "sentence"),
+    [
+        (
+            error(401),
+            AuthenticationFailed,
+            "auth",
+            (
+                "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY or the key in "
+                "Settings > Provider."
+            ),
+        ),
+        (error(429), RateLimited, "rate_limited", "rate limiting"),
+        (error(529), Overloaded, "overloaded", "overloaded right now (529)"),
+        (error(500), Overloaded, "server_error", "server error (500)"),
+        (error(400, message="messages: bad"), ProviderError, "bad_request", "(400): messages: bad"),
+        (stream_error(error_type="overloaded_error"), Overloaded, "overloaded", "overloaded"),
+    ],
+)
 def test_http_errors_are_translated(fake_api, reply, exc_type, reason, sentence):
     """Each provider fault leaves as its YakError with one actionable sentence, never the key."""
     fake_api.script(reply)
@@ -181,8 +205,7 @@ def test_missing_key_raises_before_any_request(fake_api, monkeypatch, memory_key
     assert fake_api.requests == []
 
 
-def test_keyring_key_is_used_when_the_environment_has_none(fake_api, monkeypatch,
-                                                           memory_keyring):
+def test_keyring_key_is_used_when_the_environment_has_none(fake_api, monkeypatch, memory_keyring):
     """The key stored from Settings authenticates the request."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     credentials.set_api_key("sk-from-keyring")

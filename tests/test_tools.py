@@ -46,18 +46,21 @@ def snapshot(folder):
 
 
 # --- confinement ----------------------------------------------------------------------------
-@pytest.mark.parametrize("path", [
-    "../outside/secret.txt",
-    "../anything",
-    "src/../../outside/secret.txt",
-    "..\\outside\\secret.txt",
-    "link_out.txt",
-    "dir_out/secret.txt",
-    "C:\\Windows\\win.ini",
-    "c:/x",
-    "\\\\server\\share\\x",
-    "//server/share/x",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside/secret.txt",
+        "../anything",
+        "src/../../outside/secret.txt",
+        "..\\outside\\secret.txt",
+        "link_out.txt",
+        "dir_out/secret.txt",
+        "C:\\Windows\\win.ini",
+        "c:/x",
+        "\\\\server\\share\\x",
+        "//server/share/x",
+    ],
+)
 def test_reads_outside_the_workspace_are_refused(tools, path):
     """``..``, symlinks pointing out, drive and UNC paths: an error the model sees, no content."""
     result = tools.run("read_file", {"path": path})
@@ -82,15 +85,18 @@ def test_a_symlink_pointing_inside_is_followed(tools):
     assert result.ok and "# Demo" in result.output
 
 
-@pytest.mark.parametrize(("tool", "args"), [
-    ("write_file", {"path": "../anything", "content": "x"}),
-    ("write_file", {"path": "../outside/secret.txt", "content": "pwned"}),
-    ("write_file", {"path": "dir_out/new.txt", "content": "pwned"}),
-    ("write_file", {"path": "link_out.txt", "content": "pwned"}),
-    ("write_file", {"path": "C:\\evil.txt", "content": "pwned"}),
-    ("edit_file", {"path": "link_out.txt", "old_string": SECRET, "new_string": "pwned"}),
-    ("edit_file", {"path": "../outside/secret.txt", "old_string": SECRET, "new_string": "x"}),
-])
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("write_file", {"path": "../anything", "content": "x"}),
+        ("write_file", {"path": "../outside/secret.txt", "content": "pwned"}),
+        ("write_file", {"path": "dir_out/new.txt", "content": "pwned"}),
+        ("write_file", {"path": "link_out.txt", "content": "pwned"}),
+        ("write_file", {"path": "C:\\evil.txt", "content": "pwned"}),
+        ("edit_file", {"path": "link_out.txt", "old_string": SECRET, "new_string": "pwned"}),
+        ("edit_file", {"path": "../outside/secret.txt", "old_string": SECRET, "new_string": "x"}),
+    ],
+)
 def test_writes_outside_are_refused_and_nothing_outside_changes(tools, layout, tool, args):
     """No write or edit reaches outside: the outside folder is byte-for-byte unchanged and the
     parent folder gains nothing."""
@@ -143,8 +149,10 @@ def test_list_glob_grep(tools):
     assert tools.run("glob", {"pattern": "**/*.py"}).output == "src/app.py"
     grep = tools.run("grep", {"pattern": "hel+o", "include": "*.py"})
     assert grep.output == "src/app.py:2:     return 'hello'"  # indentation kept for edits
-    assert "README.md:2: hello world" in tools.run("grep", {"pattern": "HELLO",
-                                                            "ignore_case": True}).output
+    assert (
+        "README.md:2: hello world"
+        in tools.run("grep", {"pattern": "HELLO", "ignore_case": True}).output
+    )
     bad = tools.run("grep", {"pattern": "("})
     assert not bad.ok and "regular expression" in bad.output
 
@@ -165,17 +173,20 @@ def test_edit_file_needs_exactly_one_match(tools, layout):
     ws, _ = layout
     target = ws / "src" / "app.py"
     original = target.read_bytes()
-    missing = tools.run("edit_file", {"path": "src/app.py", "old_string": "goodbye",
-                                      "new_string": "x"})
+    missing = tools.run(
+        "edit_file", {"path": "src/app.py", "old_string": "goodbye", "new_string": "x"}
+    )
     assert not missing.ok and "not found" in missing.output
     assert target.read_bytes() == original
     (ws / "twice.txt").write_text("x = 1\nx = 1\n")
-    twice = tools.run("edit_file", {"path": "twice.txt", "old_string": "x = 1",
-                                    "new_string": "x = 2"})
+    twice = tools.run(
+        "edit_file", {"path": "twice.txt", "old_string": "x = 1", "new_string": "x = 2"}
+    )
     assert not twice.ok and "occurs 2 times" in twice.output
     assert (ws / "twice.txt").read_text() == "x = 1\nx = 1\n"
-    done = tools.run("edit_file", {"path": "src/app.py", "old_string": "'hello'",
-                                   "new_string": "'bye'"})
+    done = tools.run(
+        "edit_file", {"path": "src/app.py", "old_string": "'hello'", "new_string": "'bye'"}
+    )
     assert done.ok and done.summary == "edited src/app.py"
     assert target.read_text() == "def main():\n    return 'bye'\n"
 
@@ -235,8 +246,9 @@ def test_stop_kills_a_running_command(layout, tmp_path):
     pidfile = tmp_path / "pid"
 
     async def go():
-        task = asyncio.ensure_future(tools.execute(
-            "run_command", {"command": f"sleep 60 & echo $! > {pidfile}; wait"}))
+        task = asyncio.ensure_future(
+            tools.execute("run_command", {"command": f"sleep 60 & echo $! > {pidfile}; wait"})
+        )
         await _until(lambda: pidfile.exists() and pidfile.read_text().strip())
         pid = int(pidfile.read_text())
         assert _alive(pid)
@@ -273,24 +285,37 @@ def test_bad_calls_are_errors_not_exceptions(tools):
 def test_definitions_and_approval_flags():
     """Seven tools with JSON schemas; exactly write, edit and command need approval."""
     names = [d["name"] for d in WorkspaceTools.definitions()]
-    assert names == ["read_file", "list_directory", "glob", "grep", "write_file", "edit_file",
-                     "run_command"]
+    assert names == [
+        "read_file",
+        "list_directory",
+        "glob",
+        "grep",
+        "write_file",
+        "edit_file",
+        "run_command",
+    ]
     assert all(d["input_schema"]["type"] == "object" for d in WorkspaceTools.definitions())
     assert {n for n in SPECS if WorkspaceTools.requires_approval(n)} == {
-        "write_file", "edit_file", "run_command"}
+        "write_file",
+        "edit_file",
+        "run_command",
+    }
     assert not WorkspaceTools.requires_approval("unknown")
 
 
 def test_approval_detail_shows_the_change(tools):
     """The user approves a diff for edits and overwrites, the text for a new file, the command."""
-    edit = tools.approval_detail("edit_file", {"path": "src/app.py", "old_string": "'hello'",
-                                               "new_string": "'bye'"})
+    edit = tools.approval_detail(
+        "edit_file", {"path": "src/app.py", "old_string": "'hello'", "new_string": "'bye'"}
+    )
     assert "-    return 'hello'" in edit and "+    return 'bye'" in edit
     new = tools.approval_detail("write_file", {"path": "n.txt", "content": "fresh"})
     assert new == "New file n.txt:\nfresh"
     over = tools.approval_detail("write_file", {"path": "README.md", "content": "# Demo\n"})
     assert "-hello world" in over
     assert tools.approval_detail("run_command", {"command": "make test"}).startswith(
-        "$ make test\n(in ")
+        "$ make test\n(in "
+    )
     assert "outside the workspace" in tools.approval_detail(
-        "write_file", {"path": "../x", "content": ""})
+        "write_file", {"path": "../x", "content": ""}
+    )

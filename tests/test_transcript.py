@@ -1,4 +1,5 @@
-"""The rewrite input (DESIGN.md section 4): what of the conversations the memory model sees."""
+"""The rewrite input (docs/architecture.md, "The refresh"): what of the conversations the memory
+model sees."""
 
 from __future__ import annotations
 
@@ -12,8 +13,14 @@ from yak.memory.transcript import cut_long, format_transcript, tool_call_line
 
 def msg(session: str, role: str, *blocks: dict | str) -> ChatMessage:
     content = tuple({"type": "text", "text": b} if isinstance(b, str) else b for b in blocks)
-    return ChatMessage(id=new_id(), session_id=session, workspace_id="ws_x", role=role,
-                       content=content, created_at=datetime.now(UTC))
+    return ChatMessage(
+        id=new_id(),
+        session_id=session,
+        workspace_id="ws_x",
+        role=role,
+        content=content,
+        created_at=datetime.now(UTC),
+    )
 
 
 def tool_use(name: str, **input: str) -> dict:
@@ -55,11 +62,13 @@ def test_tool_calls_are_one_line_and_tool_results_are_never_sent():
 
 def test_tool_call_line_keeps_the_target_short_and_on_one_line():
     assert tool_call_line(tool_use("run_command", command="pytest -q\n  tests/")) == (
-        "[tool: run_command pytest -q tests/]")
+        "[tool: run_command pytest -q tests/]"
+    )
     long = tool_call_line(tool_use("grep", pattern="x" * 200))
     assert len(long) < 100 and long.endswith("…]")
     assert tool_call_line({"type": "tool_use", "name": "list_directory", "input": {}}) == (
-        "[tool: list_directory]")
+        "[tool: list_directory]"
+    )
 
 
 def test_a_long_message_keeps_head_and_tail_with_a_marker():
@@ -69,7 +78,7 @@ def test_a_long_message_keeps_head_and_tail_with_a_marker():
     text, was_cut = cut_long(body)
     assert was_cut and len(text) <= 4_000
     assert text.startswith("HEAD ") and text.endswith(" TAIL")
-    removed = len(body) - (len(text) - len(text[text.index("\n[…"):text.index("…]\n") + 3]))
+    removed = len(body) - (len(text) - len(text[text.index("\n[…") : text.index("…]\n") + 3]))
     assert f"[… {removed:,} characters cut …]" in text
     exact = "y" * 4_000
     assert cut_long(exact) == (exact, False)
@@ -111,8 +120,11 @@ def test_secrets_are_redacted_before_cutting_so_none_is_left_half_visible():
 
 
 def test_session_titles_are_redacted_too():
-    result = format_transcript([msg("S", "user", "hello there")], redactor=redact,
-                               session_titles={"S": "postgres://u:hunter2pw@db/x"})
+    result = format_transcript(
+        [msg("S", "user", "hello there")],
+        redactor=redact,
+        session_titles={"S": "postgres://u:hunter2pw@db/x"},
+    )
     assert "hunter2pw" not in result.text
 
 

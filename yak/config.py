@@ -23,7 +23,7 @@ DEFAULT_MEMORY_MODEL = "claude-haiku-5-5"  # small and fast: rewrites are freque
 DEFAULT_DEBOUNCE_S = 10.0
 MIN_DEBOUNCE_S = 2.0
 MAX_DEBOUNCE_S = 120.0
-MAX_WAIT_S = 60.0  # DESIGN.md section 4: no workspace waits longer from its first enqueue
+MAX_WAIT_S = 60.0  # no workspace waits longer from its first enqueue ("The refresh")
 SETTINGS_FILE = "settings.json"
 
 

@@ -1,4 +1,5 @@
-"""The debounced per-workspace refresh queue (DESIGN.md section 4). Qt-free asyncio.
+"""The debounced per-workspace refresh queue ("The refresh" in docs/architecture.md). Qt-free
+asyncio.
 
 Each workspace has its own timer. ``enqueue`` (an assistant turn completed) restarts it
 (the debounce, default 10 s, 2-120 s), but never further than ``max_wait_s`` (60 s) from the

@@ -1,10 +1,8 @@
-"""What the UI shows about a workspace's memory, as pure data and sentences (no I/O).
-
-The desktop UI may not import the storage layer, not even indirectly (DESIGN.md section 1), so
-it cannot import :mod:`yak.workspace.service`. This module carries what it needs from the service
-layer instead: the refresh status of a workspace (:class:`RefreshState`, :func:`refresh_status`),
-the ceiling check the editor runs before it asks to save, the floor question it asks before a
-save that collapses the document (:func:`shrink_question`), and one-line outcome sentences.
+"""Where a workspace's refresh stands, and the sentences every front end shows about it (pure
+data and functions, no I/O): the refresh state the scheduler's ``snapshot()`` returns
+(:class:`RefreshState`) and its status line (:func:`refresh_status`), the memory list's status
+cell, the ceiling check the editor runs before it asks to save, the floor question it asks before
+a save that collapses the document (:func:`shrink_question`), and one-line outcome sentences.
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ __all__ = [
     "shrink_question",
 ]
 
-# Export formats and the file suffix each gets by default (DESIGN.md section 6).
+# Export formats and the file suffix each gets by default (the command line and the Export… dialog).
 EXPORT_FORMATS = {"text": ".txt", "markdown": ".md", "json": ".json"}
 
 # The refresher flags a provider failure "provider:<reason>"; a missing key's reason is "no_key".
@@ -215,7 +213,8 @@ def default_export_name(workspace: Workspace, fmt: str) -> str:
 
 def shrink_question(previous: str, new: str) -> str | None:
     """The question to ask before a hand save of ``new`` over ``previous`` when it would
-    collapse the document by the floor rule (DESIGN.md section 3), or when it empties it.
+    collapse the document by the floor rule ("The memory document" in docs/architecture.md), or
+    when it empties it.
 
     A human may shrink the memory on purpose, so this never refuses; it only says how much goes.
     Rewording a very short document (under 100 characters) is a normal edit and asks nothing;
