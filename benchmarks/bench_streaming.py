@@ -162,7 +162,7 @@ class Bench:
         self.window.setCentralWidget(self.panel)
         self.window.resize(1000, 700)
         self.window.show()
-        self.controller = ChatController(self.panel, self.core.chat)
+        self.controller = ChatController(self.panel, self.core.chat, self.core.settings)
         self.heartbeat = Heartbeat()
         self.deltas = 0
         self.first_delta: float | None = None

@@ -248,7 +248,7 @@ async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
         QApplication.processEvents()
         results["save with UI"].append(time.perf_counter() - started)
         version = saved.version
-    controller.shutdown()
+    await controller.aclose()
     window.close()
     await core.aclose()
     return results
