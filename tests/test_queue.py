@@ -14,8 +14,7 @@ import pytest
 
 from tests.support import ManualTimers
 from yak.domain import QueueState, RefreshOutcome, RefreshStatus
-from yak.events import EventBus, RefreshStateChanged
-from yak.refresh.queue import MemoryRefreshQueue
+from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
 
 
 class Runner:
@@ -131,7 +130,7 @@ async def test_at_most_two_runs_overall_the_third_waits_its_turn():
     timers.advance(10)
     await asyncio.sleep(0)
     assert sorted(runner.running) == ["ws_a", "ws_b"]
-    assert queue.state("ws_c") == RefreshStateChanged("ws_c", QueueState.PENDING, 0.0)
+    assert queue.state("ws_c") == QueueStatus("ws_c", QueueState.PENDING, 0.0)
     gates["ws_a"].set()
     await asyncio.sleep(0)
     await asyncio.sleep(0)
@@ -258,18 +257,19 @@ async def test_backoff_is_capped_at_300_seconds():
     assert len(runner.calls) == 5
 
 
-async def test_state_changes_are_published_idle_pending_running_idle():
-    """RefreshStateChanged follows pending (re-timed on each enqueue), running, idle."""
+async def test_state_changes_are_reported_idle_pending_running_idle():
+    """The queue reports each change of a workspace's state (pending, re-timed on each enqueue,
+    running, idle) as it happens, with the state it has then."""
     runner, timers = Runner(), ManualTimers()
-    bus = EventBus()
-    seen: list[RefreshStateChanged] = []
-    bus.subscribe(RefreshStateChanged, seen.append)
-    queue = make_queue(runner, timers, debounce_s=10, bus=bus)
+    seen: list[QueueStatus] = []
+    queue = make_queue(
+        runner, timers, debounce_s=10, on_state_changed=lambda ws: seen.append(queue.state(ws))
+    )
     queue.enqueue("ws_a")
-    assert seen[-1] == RefreshStateChanged("ws_a", QueueState.PENDING, 10.0)
+    assert seen[-1] == QueueStatus("ws_a", QueueState.PENDING, 10.0)
     timers.advance(4)
     queue.enqueue("ws_a")
-    assert seen[-1] == RefreshStateChanged("ws_a", QueueState.PENDING, 10.0)  # restarted
+    assert seen[-1] == QueueStatus("ws_a", QueueState.PENDING, 10.0)  # restarted
     assert queue.state("ws_a").due_in == pytest.approx(10.0)
     timers.advance(10)
     await settle(queue)

@@ -221,3 +221,27 @@ class ChatMessage:
     def text(self) -> str:
         """The concatenated text blocks."""
         return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+
+@dataclass(frozen=True)
+class RefreshState:
+    """Where a workspace's memory refresh stands right now: the whole snapshot a view shows,
+    built and published only by the refresh scheduler.
+
+    Attributes:
+        workspace_id: the workspace.
+        state: where the workspace stands in the refresh queue (paused: automatic refreshes
+            wait for an API key).
+        due_in: seconds until a pending refresh runs (``None`` unless pending).
+        last_attempt: the latest recorded refresh attempt, or ``None``.
+        document_updated_at: when the document was last written (any source), or ``None``.
+        key_available: whether an API key was available at the last check (``None``: not
+            known).
+    """
+
+    workspace_id: str
+    state: QueueState = QueueState.IDLE
+    due_in: float | None = None
+    last_attempt: RefreshAttempt | None = None
+    document_updated_at: datetime | None = None
+    key_available: bool | None = None

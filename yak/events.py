@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from yak.domain import QueueState
+from yak.domain import QueueState, RefreshState
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +32,28 @@ class MemoryChanged:
     version: int
     source: str
     initiator: object | None = None
+    # When it was written (``None``: not known, e.g. another process wrote it). Not part of
+    # the event's identity: two events about one version are the same change.
+    updated_at: datetime | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
 class RefreshStateChanged:
-    """Where a workspace's refresh stands in the queue (``due_in`` in seconds while pending).
-    Published only by the refresh scheduler."""
+    """Where a workspace's refresh stands now, as a whole snapshot (queue state, last attempt,
+    document time, key): a view shows it as it is, never merged with anything else. Published
+    only by the refresh scheduler."""
 
-    workspace_id: str
-    state: QueueState
-    due_in: float | None = None
+    snapshot: RefreshState
+
+    @property
+    def workspace_id(self) -> str:
+        """The workspace the snapshot is of."""
+        return self.snapshot.workspace_id
+
+    @property
+    def state(self) -> QueueState:
+        """Its queue state."""
+        return self.snapshot.state
 
 
 @dataclass(frozen=True)

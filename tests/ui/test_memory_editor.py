@@ -76,7 +76,10 @@ def test_save_stores_the_edit_as_a_new_version(env, page, qtbot, qloop):
         assert page.editor.message_label.text() == "Saved as version 2."
         assert not page.editor.is_dirty()
         assert page.model.summary_for(workspace.id).lines == 4
-        assert changes == [MemoryChanged(workspace.id, 2, "hand", page.controller)]
+        assert [(c.workspace_id, c.version, c.source, c.initiator) for c in changes] == [
+            (workspace.id, 2, "hand", page.controller)
+        ]
+        assert changes[0].updated_at == stored.updated_at
         assert reads == []
 
     run(qloop, body())

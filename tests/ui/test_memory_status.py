@@ -6,11 +6,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
+from yak.domain import (
+    QueueState,
+    RefreshAttempt,
+    RefreshOutcome,
+    RefreshState,
+    RefreshStatus,
+    TokenUsage,
+)
 from yak.refresh.state import (
     PAUSED_TEXT,
     LastRefresh,
-    RefreshState,
     describe_outcome,
     list_status,
     refresh_status,
@@ -51,9 +57,9 @@ def no_key_attempt() -> RefreshAttempt:
     ("state", "text", "action"),
     [
         (RefreshState("ws_x"), "up to date", None),
-        (RefreshState("ws_x", state="pending", due_in=8.2), "pending in 9 s", None),
-        (RefreshState("ws_x", state="pending", due_in=0.0), "pending in 0 s", None),
-        (RefreshState("ws_x", state="running"), "refreshing…", None),
+        (RefreshState("ws_x", state=QueueState.PENDING, due_in=8.2), "pending in 9 s", None),
+        (RefreshState("ws_x", state=QueueState.PENDING, due_in=0.0), "pending in 0 s", None),
+        (RefreshState("ws_x", state=QueueState.RUNNING), "refreshing…", None),
         (
             RefreshState(
                 "ws_x", last_attempt=attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150")
@@ -79,20 +85,24 @@ def no_key_attempt() -> RefreshAttempt:
         ),
         # Running wins over the last attempt.
         (
-            RefreshState("ws_x", state="running", last_attempt=attempt(RefreshStatus.FAILED)),
+            RefreshState(
+                "ws_x", state=QueueState.RUNNING, last_attempt=attempt(RefreshStatus.FAILED)
+            ),
             "refreshing…",
             None,
         ),
         # No API key: automatic refreshes wait (advice, with a way to add one) …
-        (RefreshState("ws_x", state="paused"), PAUSED_TEXT, "add_key"),
+        (RefreshState("ws_x", state=QueueState.PAUSED), PAUSED_TEXT, "add_key"),
         (
-            RefreshState("ws_x", state="paused", last_attempt=attempt(RefreshStatus.REFUSED_FLOOR)),
+            RefreshState(
+                "ws_x", state=QueueState.PAUSED, last_attempt=attempt(RefreshStatus.REFUSED_FLOOR)
+            ),
             PAUSED_TEXT,
             "add_key",
         ),
         # … a forced refresh that failed for want of a key says so, as advice …
         (
-            RefreshState("ws_x", state="paused", last_attempt=no_key_attempt()),
+            RefreshState("ws_x", state=QueueState.PAUSED, last_attempt=no_key_attempt()),
             f"failed: {NO_KEY}",
             "add_key",
         ),
@@ -109,7 +119,9 @@ def no_key_attempt() -> RefreshAttempt:
         ),
         # A pending run (a key was just added) wins over the pause.
         (
-            RefreshState("ws_x", state="pending", due_in=3.0, last_attempt=no_key_attempt()),
+            RefreshState(
+                "ws_x", state=QueueState.PENDING, due_in=3.0, last_attempt=no_key_attempt()
+            ),
             "pending in 3 s",
             None,
         ),

@@ -322,7 +322,15 @@ class MemoryService:
             self._remember(workspace_id, document.version)
             if self._versions is not None:
                 self._versions[workspace_id] = document.version
-            self._bus.publish(MemoryChanged(workspace_id, document.version, str(source), initiator))
+            self._bus.publish(
+                MemoryChanged(
+                    workspace_id,
+                    document.version,
+                    str(source),
+                    initiator,
+                    updated_at=document.updated_at,
+                )
+            )
         return document
 
     # --- export -------------------------------------------------------------------------------

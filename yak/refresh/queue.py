@@ -33,7 +33,6 @@ from typing import Any, Protocol
 from yak.aio import spawn
 from yak.config import MAX_DEBOUNCE_S, MAX_WAIT_S, MIN_DEBOUNCE_S
 from yak.domain import QueueState, RefreshOutcome, RefreshStatus
-from yak.events import EventBus, RefreshStateChanged
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +64,16 @@ class _Job:
     waiters: list[asyncio.Future[RefreshOutcome]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class QueueStatus:
+    """Where one workspace stands in the queue: ``due_in`` seconds until its timer fires while
+    pending (``0`` while it waits for a free slot), else ``None``."""
+
+    workspace_id: str
+    state: QueueState = QueueState.IDLE
+    due_in: float | None = None
+
+
 @dataclass
 class _Workspace:
     """The queue's state for one workspace."""
@@ -91,7 +100,8 @@ class MemoryRefreshQueue:
             even if enqueues keep coming.
         max_concurrent: refreshes in flight at once across workspaces.
         clock: monotonic seconds (injectable for tests).
-        bus: where ``RefreshStateChanged`` is published on every change, if given.
+        on_state_changed: called with the workspace id whenever its :meth:`state` changes
+            (the refresh scheduler publishes a snapshot then).
         scheduler: ``scheduler(delay_s, callback) -> handle`` with ``handle.cancel()``;
             defaults to ``loop.call_later``.
     """
@@ -104,7 +114,7 @@ class MemoryRefreshQueue:
         max_wait_s: float = MAX_WAIT_S,
         max_concurrent: int = 2,
         clock: Callable[[], float] = time.monotonic,
-        bus: EventBus | None = None,
+        on_state_changed: Callable[[str], None] | None = None,
         scheduler: Scheduler | None = None,
     ) -> None:
         self._run = run
@@ -112,7 +122,7 @@ class MemoryRefreshQueue:
         self._max_wait = float(max_wait_s)
         self._max_concurrent = max(1, int(max_concurrent))
         self._clock = clock
-        self._bus = bus
+        self._on_state_changed = on_state_changed
         self._schedule = scheduler or loop_scheduler
         self._workspaces: dict[str, _Workspace] = {}
         self._ready: deque[_Job] = deque()
@@ -223,21 +233,19 @@ class MemoryRefreshQueue:
         await self._idle.wait()
 
     # --- state ------------------------------------------------------------------------------
-    def state(self, workspace_id: str) -> RefreshStateChanged:
+    def state(self, workspace_id: str) -> QueueStatus:
         """Where the workspace stands: ``running``, ``pending`` (``due_in`` seconds until the
         timer fires; ``0`` when waiting for a free slot) or ``idle``."""
         ws = self._workspaces.get(workspace_id)
         if ws is None:
-            return RefreshStateChanged(workspace_id, QueueState.IDLE)
+            return QueueStatus(workspace_id, QueueState.IDLE)
         if ws.running is not None:
-            return RefreshStateChanged(workspace_id, QueueState.RUNNING)
+            return QueueStatus(workspace_id, QueueState.RUNNING)
         if self._job_for(workspace_id) is not None:
-            return RefreshStateChanged(workspace_id, QueueState.PENDING, 0.0)
+            return QueueStatus(workspace_id, QueueState.PENDING, 0.0)
         if ws.timer is not None and ws.due is not None:
-            return RefreshStateChanged(
-                workspace_id, QueueState.PENDING, max(ws.due - self._clock(), 0.0)
-            )
-        return RefreshStateChanged(workspace_id, QueueState.IDLE)
+            return QueueStatus(workspace_id, QueueState.PENDING, max(ws.due - self._clock(), 0.0))
+        return QueueStatus(workspace_id, QueueState.IDLE)
 
     def failures(self, workspace_id: str) -> int:
         """Consecutive failed runs of the workspace (0 after a run that did not fail)."""
@@ -366,7 +374,7 @@ class MemoryRefreshQueue:
             self._idle.set()
 
     def _publish(self, workspace_id: str) -> None:
-        if self._bus is None:
+        if self._on_state_changed is None:
             return
         ws = self._workspaces.get(workspace_id)
         state = self.state(workspace_id)
@@ -375,7 +383,7 @@ class MemoryRefreshQueue:
             if ws.published == key:
                 return
             ws.published = key
-        self._bus.publish(state)
+        self._on_state_changed(workspace_id)
 
 
 def _clamp_debounce(seconds: float) -> float:

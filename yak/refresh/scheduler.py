@@ -27,16 +27,18 @@ import logging
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
-from yak.domain import QueueState, RefreshOutcome, RefreshStatus
+from yak.aio import spawn
+from yak.domain import QueueState, RefreshOutcome, RefreshState, RefreshStatus
 from yak.errors import YakError
-from yak.events import EventBus, RefreshStateChanged, TurnCompleted
+from yak.events import EventBus, MemoryChanged, RefreshStateChanged, TurnCompleted
 from yak.memory.service import MemoryService
 from yak.ports import ConversationRepository
-from yak.refresh.queue import MemoryRefreshQueue
+from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
 from yak.refresh.refresher import MemoryRefresher
-from yak.refresh.state import LastRefresh, RefreshState, missing_key
+from yak.refresh.state import LastRefresh, missing_key
 from yak.settings import SettingsService
 
 log = logging.getLogger(__name__)
@@ -51,7 +53,9 @@ class RefreshScheduler:
         memory: the memory service (last attempts, documents for :meth:`snapshot`).
         conversations: the conversations (workspaces with unfolded messages at start).
         settings: the settings service (the key check, read on a worker thread).
-        bus: where ``RefreshStateChanged`` is published; ``TurnCompleted`` on it enqueues.
+        bus: where ``RefreshStateChanged`` (a whole :class:`RefreshState`) is published on
+            every change of a workspace's queue state, last attempt, document time or key;
+            ``TurnCompleted`` on it enqueues.
         **queue_options: passed to :class:`MemoryRefreshQueue` (``debounce_s``, ``clock``,
             ``scheduler``…).
     """
@@ -73,12 +77,18 @@ class RefreshScheduler:
         self._bus = bus
         self._paused: set[str] = set()
         self._forced: Counter[str] = Counter()
-        self.queue = MemoryRefreshQueue(self._run, bus=bus, **queue_options)
-        self._unsubscribe = (
-            bus.subscribe(TurnCompleted, lambda event: self.enqueue(event.workspace_id))
-            if bus is not None
-            else (lambda: None)
-        )
+        # What a snapshot needs besides the queue: the last attempt and the document's time,
+        # per workspace read once (a view's workspace), kept current from then on.
+        self._known: dict[str, RefreshState] = {}
+        self._reloads: set[asyncio.Task[None]] = set()
+        self.queue = MemoryRefreshQueue(self._run, on_state_changed=self._publish, **queue_options)
+        unsubscribers = [settings.on_key_checked(self._on_key_checked)]
+        if bus is not None:
+            unsubscribers += [
+                bus.subscribe(TurnCompleted, lambda event: self.enqueue(event.workspace_id)),
+                bus.subscribe(MemoryChanged, self._on_memory_changed),
+            ]
+        self._unsubscribers = unsubscribers
 
     # --- state ------------------------------------------------------------------------------
     @property
@@ -87,20 +97,67 @@ class RefreshScheduler:
         return self._settings.key_available
 
     async def snapshot(self, workspace_id: str) -> RefreshState:
-        """Where the workspace's refresh stands: the queue's state (or paused), the last
+        """Where the workspace's refresh stands now: the queue's state (or paused), the last
         attempt, when the document was last written, and whether a key was available at the
-        last check. The one place a view reads this from."""
-        info = self.state(workspace_id)
+        last check. Read from the database once per workspace; from then on every change is
+        also published as ``RefreshStateChanged`` with the whole snapshot.
+
+        Raises:
+            WorkspaceNotFound: unknown workspace. StoreError.
+        """
+        if workspace_id not in self._known:
+            await self._load(workspace_id)
+        return self._current(workspace_id)
+
+    async def _load(self, workspace_id: str) -> None:
         attempt = await self._memory.last_attempt(workspace_id)
         document = await self._memory.read(workspace_id)
-        return RefreshState(
+        self._known[workspace_id] = RefreshState(
             workspace_id=workspace_id,
-            state=info.state,
-            due_in=info.due_in,
             last_attempt=attempt,
             document_updated_at=document.updated_at,
+        )
+
+    def _current(self, workspace_id: str) -> RefreshState:
+        """The known snapshot with the queue's state and the key as they are now. For a
+        workspace no view has read yet, the stored parts (last attempt, document time) are
+        ``None``: nothing shows it but the memory list, which only reads the state."""
+        status = self.state(workspace_id)
+        return replace(
+            self._known.get(workspace_id) or RefreshState(workspace_id),
+            state=status.state,
+            due_in=status.due_in,
             key_available=self.key_available,
         )
+
+    def _publish(self, workspace_id: str) -> None:
+        """Publish the workspace's whole snapshot."""
+        if self._bus is not None:
+            self._bus.publish(RefreshStateChanged(self._current(workspace_id)))
+
+    def _on_memory_changed(self, event: MemoryChanged) -> None:
+        known = self._known.get(event.workspace_id)
+        if known is None:
+            return
+        if event.updated_at is None:  # written by another process: read its time
+            task = spawn(self._reload_and_publish(event.workspace_id), name="refresh-snapshot")
+            self._reloads.add(task)
+            task.add_done_callback(self._reloads.discard)
+            return
+        self._known[event.workspace_id] = replace(known, document_updated_at=event.updated_at)
+        self._publish(event.workspace_id)
+
+    def _on_key_checked(self, _available: bool) -> None:
+        for workspace_id in list(self._known):
+            self._publish(workspace_id)
+
+    async def _reload_and_publish(self, workspace_id: str) -> None:
+        try:
+            await self._load(workspace_id)
+        except YakError as exc:
+            log.warning("cannot read the refresh state of %s: %s", workspace_id, exc)
+            return
+        self._publish(workspace_id)
 
     async def last_refreshes(self) -> dict[str, LastRefresh]:
         """The newest refresh attempt of every workspace that has one (the memory list's
@@ -121,12 +178,12 @@ class RefreshScheduler:
         """Every workspace whose automatic refresh waits for an API key."""
         return frozenset(self._paused)
 
-    def state(self, workspace_id: str) -> RefreshStateChanged:
-        """The queue's state of the workspace (running, pending), else ``"paused"`` when it
-        waits for a key, else ``"idle"``."""
+    def state(self, workspace_id: str) -> QueueStatus:
+        """The queue's state of the workspace (running, pending), else paused when it waits
+        for a key, else idle."""
         info = self.queue.state(workspace_id)
         if info.state is QueueState.IDLE and workspace_id in self._paused:
-            return RefreshStateChanged(workspace_id, QueueState.PAUSED)
+            return QueueStatus(workspace_id, QueueState.PAUSED)
         return info
 
     # --- triggers ---------------------------------------------------------------------------
@@ -180,16 +237,15 @@ class RefreshScheduler:
             await self._settings.check_key()
         elif workspace_id in self._paused:
             self._paused.discard(workspace_id)
-            if self._bus is not None:
-                self._bus.publish(self.state(workspace_id))
+            self._publish(workspace_id)
         return outcome
 
     # --- internals --------------------------------------------------------------------------
     async def _run(self, workspace_id: str, rebuild: bool) -> RefreshOutcome:
         """The queue's run: forced runs always refresh; automatic ones only with a key."""
         if self._forced[workspace_id] <= 0 and not await self.check_key():
-            # The queue publishes "idle" as this run ends; "paused" must come after it.
-            self._pause(workspace_id, publish_soon=True)
+            # Paused before the run ends: the snapshot published as it ends says so.
+            self._pause(workspace_id, publish=False)
             # Never recorded nor published: only the queue sees it (no failure, no backoff).
             return RefreshOutcome(
                 status=RefreshStatus.UP_TO_DATE,
@@ -198,22 +254,20 @@ class RefreshScheduler:
                 version=0,
                 lines=0,
             )
-        return await self._refresher.refresh(workspace_id, rebuild=rebuild)
+        outcome = await self._refresher.refresh(workspace_id, rebuild=rebuild)
+        if workspace_id in self._known:  # the attempt is news for the snapshot
+            try:
+                await self._load(workspace_id)
+            except YakError as exc:
+                log.warning("cannot read the refresh state of %s: %s", workspace_id, exc)
+        return outcome
 
-    def _pause(self, workspace_id: str, *, publish_soon: bool = False) -> None:
+    def _pause(self, workspace_id: str, *, publish: bool = True) -> None:
         if workspace_id not in self._paused:
             log.info("memory refresh of %s paused: no API key", workspace_id)
         self._paused.add(workspace_id)
-        if self._bus is None:
-            return
-        if publish_soon:
-            asyncio.get_running_loop().call_soon(self._publish_paused, workspace_id)
-        else:
-            self._publish_paused(workspace_id)
-
-    def _publish_paused(self, workspace_id: str) -> None:
-        if self._bus is not None and self.state(workspace_id).state is QueueState.PAUSED:
-            self._bus.publish(RefreshStateChanged(workspace_id, QueueState.PAUSED))
+        if publish:
+            self._publish(workspace_id)
 
     # --- lifetime ---------------------------------------------------------------------------
     async def enqueue_unfolded(self) -> list[str]:
@@ -240,6 +294,10 @@ class RefreshScheduler:
     async def aclose(self) -> None:
         """Drop pending refreshes and stop the running ones (their watermarks did not move, so
         the work resumes on the next start)."""
-        self._unsubscribe()
+        unsubscribers, self._unsubscribers = self._unsubscribers, []
+        for unsubscribe in unsubscribers:
+            unsubscribe()
+        for task in list(self._reloads):
+            task.cancel()
         self.queue.cancel()
         await self.queue.aclose()

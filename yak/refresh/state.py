@@ -16,6 +16,7 @@ from yak.domain import (
     FLOOR_RATIO,
     RefreshAttempt,
     RefreshOutcome,
+    RefreshState,
     RefreshStatus,
     Workspace,
     count_lines,
@@ -28,7 +29,6 @@ __all__ = [
     "EXPORT_FORMATS",
     "PAUSED_TEXT",
     "LastRefresh",
-    "RefreshState",
     "StatusLine",
     "ceiling_message",
     "default_export_name",
@@ -53,29 +53,6 @@ _REFUSED = {
     RefreshStatus.REFUSED_EMPTY,
     RefreshStatus.REFUSED_PLACEHOLDER,
 }
-
-
-@dataclass(frozen=True)
-class RefreshState:
-    """Where a workspace's memory refresh stands right now.
-
-    Attributes:
-        workspace_id: the workspace.
-        state: ``"idle"``, ``"pending"``, ``"running"`` (the queue's view) or ``"paused"``
-            (automatic refreshes wait for an API key).
-        due_in: seconds until a pending refresh runs (``None`` unless pending).
-        last_attempt: the latest recorded refresh attempt, or ``None``.
-        document_updated_at: when the document was last written (any source), or ``None``.
-        key_available: whether an API key was available at the last check (``None``: not
-            known).
-    """
-
-    workspace_id: str
-    state: str = "idle"
-    due_in: float | None = None
-    last_attempt: RefreshAttempt | None = None
-    document_updated_at: datetime | None = None
-    key_available: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@
 It owns the async side of the window: widgets emit intents (open a folder, refresh, edit,
 view a refused reply, open Settings) and it spawns coroutines that await the core
 (:class:`yak.core.Core`), then calls the widgets back. Core events arrive through the
-:class:`EventBridge`: a memory write reloads the panel's document, a queue state change updates
-its status line at once, and a finished refresh reads the workspace's ``snapshot()`` from the
-refresh scheduler again (see ``docs/architecture.md``, "The path of one refresh").
+:class:`EventBridge`: a memory write reloads the panel's document, and every
+``RefreshStateChanged`` carries the refresh scheduler's whole snapshot, which the panel shows
+as it is (see ``docs/architecture.md``, "The path of one refresh").
 
 It also puts the chat panel in the window and Settings › Provider in the Settings dialog: a key
 stored or removed there is checked again by the refresh scheduler (a new key resumes the paused
@@ -25,7 +25,7 @@ from yak.config import Settings
 from yak.core import Core
 from yak.domain import RefreshStatus, Workspace
 from yak.errors import YakError
-from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
+from yak.events import MemoryChanged, RefreshStateChanged
 from yak.refresh.state import describe_outcome
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
@@ -81,9 +81,6 @@ class AppController(QObject):
         self.core = core
         self.bridge = bridge
         self.tasks = TaskGroup()
-        # A queue state event arrived while the panel's refresh state was being read: that
-        # read's queue state is older than the one shown (its last attempt is still news).
-        self._queue_state_arrived = False
         self.settings_dialog = SettingsDialog(window)
         self.memory_page = MemoryPage(self.settings_dialog)
         self.settings_dialog.add_page(MEMORY_PAGE, self.memory_page)
@@ -101,7 +98,6 @@ class AppController(QObject):
         panel.provider_settings_requested.connect(self.open_provider_settings)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
-        bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
 
     def _setup_chat(self) -> None:
         """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
@@ -164,12 +160,6 @@ class AppController(QObject):
         """Show Settings on the Provider page (where an API key is added)."""
         self.settings_dialog.show_page(PROVIDER_PAGE)
 
-    def reload_refresh_state(self) -> None:
-        """Read the panel's refresh status again (e.g. after an API key was added or
-        removed)."""
-        if self.workspace is not None:
-            self._spawn_load_state(self.workspace.id)
-
     async def aclose(self, grace_s: float = 1.0) -> None:
         """Quitting: stop the chat's reply (it has up to ``grace_s`` seconds to store what was
         said), close Settings, and cancel the controllers' work before the core closes."""
@@ -214,12 +204,7 @@ class AppController(QObject):
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
-        self._queue_state_arrived = True
-        self.window.memory_panel.show_queue_state(event)
-
-    def _on_bridge_refresh_finished(self, event: RefreshFinished) -> None:
-        if self.workspace is not None and event.workspace_id == self.workspace.id:
-            self._spawn_load_state(event.workspace_id)
+        self.window.memory_panel.show_refresh_state(event.snapshot)
 
     def _close_guard(self) -> bool:
         """Let the window close unless Settings holds unsaved edits; then ask first and close
@@ -254,21 +239,17 @@ class AppController(QObject):
         return self.tasks.replace("panel-state", self._load_state(workspace_id))
 
     async def _load_state(self, workspace_id: str) -> None:
-        self._queue_state_arrived = False
         try:
             state = await self.core.refresh.snapshot(workspace_id)
         except YakError as exc:
             self.window.show_status(str(exc), timeout_ms=15000)
             return
-        self.window.memory_panel.show_refresh_state(
-            state, keep_queue_state=self._queue_state_arrived
-        )
+        self.window.memory_panel.show_refresh_state(state)
 
     async def _key_changed(self) -> None:
         """An API key was stored or removed: check again (a new key enqueues the paused
-        workspaces) and read the memory panel's status again."""
+        workspaces; the scheduler publishes the snapshots the key changed)."""
         await self.core.refresh.check_key()
-        self.reload_refresh_state()
 
     async def _refresh(self, workspace_id: str) -> None:
         """A forced refresh; the queue's events show it running, then its outcome."""
@@ -277,7 +258,6 @@ class AppController(QObject):
         except YakError as exc:
             self.window.show_error(str(exc), title="Memory refresh")
             return
-        await settled(self._spawn_load_state(workspace_id))
         ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
 

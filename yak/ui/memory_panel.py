@@ -6,24 +6,23 @@ failed: reason [Retry] / refresh paused: no API key [Add key…] — with Refres
 Edit… (Settings on this workspace).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
-drives it with ``show_*`` calls: the refresh scheduler's ``snapshot()`` of the workspace, and
-each ``RefreshStateChanged`` event as it comes (the countdown starts at once).
+drives it with ``show_*`` calls. Where the refresh stands is always a whole snapshot from the
+refresh scheduler (its ``snapshot()`` when a workspace opens, then each ``RefreshStateChanged``
+event's): the panel shows it as it is and merges it with nothing.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QHideEvent, QPalette, QShowEvent
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QWidget
 
-from yak.domain import MemoryDocument, QueueState, Workspace
-from yak.events import RefreshStateChanged
-from yak.refresh.state import RefreshState, StatusLine, refresh_status
+from yak.domain import MemoryDocument, QueueState, RefreshState, Workspace
+from yak.refresh.state import StatusLine, refresh_status
 from yak.ui.formatting import line_count_text, relative_time
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
@@ -71,7 +70,6 @@ class MemoryPanel(QWidget):
         self._workspace: Workspace | None = None
         self._document: MemoryDocument | None = None
         self._state: RefreshState | None = None
-        self._queue: RefreshStateChanged | None = None  # the newest queue event shown
         self._due_at: float | None = None
         self._status = StatusLine("up_to_date", "")
         self._setup_ui()
@@ -156,7 +154,6 @@ class MemoryPanel(QWidget):
         self._workspace = workspace
         self._document = None
         self._state = None
-        self._queue = None
         self._due_at = None
         self._status = StatusLine("up_to_date", "")
         self.document_view.clear()
@@ -189,38 +186,15 @@ class MemoryPanel(QWidget):
             self._show_placeholder(EMPTY_DOCUMENT_TEXT)
         self.lines_label.setText(line_count_text(document.lines))
         self._update_times()
-        if self._state is not None:
-            self._state = replace(self._state, document_updated_at=document.updated_at)
-            self._render_status()
 
-    def show_refresh_state(self, state: RefreshState, *, keep_queue_state: bool = False) -> None:
-        """Show where the refresh stands, from the scheduler's ``snapshot()``.
-
-        Args:
-            state: the snapshot (queue state, last attempt, document time, key).
-            keep_queue_state: a queue event arrived while the snapshot was read, so its queue
-                state is older than the one shown: keep that and take only the rest.
-        """
+    def show_refresh_state(self, state: RefreshState) -> None:
+        """Show where the refresh stands: a whole snapshot from the refresh scheduler (queue
+        state, last attempt, document time, key). A snapshot of another workspace is ignored."""
         if self._workspace is None or state.workspace_id != self._workspace.id:
             return
-        if keep_queue_state and self._queue is not None:
-            state = replace(state, state=self._queue.state, due_in=self._queue.due_in)
-        else:
-            self._queue = None
-            self._due_at = self._due_time(state.state, state.due_in)
+        self._due_at = self._due_time(state.state, state.due_in)
         self._state = state
         self._render_status()
-
-    def show_queue_state(self, event: RefreshStateChanged) -> None:
-        """Apply a ``RefreshStateChanged`` of the workspace shown (idle, pending in ``due_in``
-        s, running, paused) on top of the last snapshot."""
-        if self._workspace is None or event.workspace_id != self._workspace.id:
-            return
-        self._queue = event
-        self._due_at = self._due_time(event.state, event.due_in)
-        if self._state is not None:  # else the snapshot being read takes it (keep_queue_state)
-            self._state = replace(self._state, state=event.state, due_in=event.due_in)
-            self._render_status()
 
     @property
     def status(self) -> StatusLine:
