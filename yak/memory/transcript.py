@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from yak.domain import ChatMessage
-from yak.text import head_and_tail, shorten
+from yak.text import head_and_tail, plural, shorten
 
 MESSAGE_LIMIT = 4_000  # characters per message before head-and-tail cutting
 BUDGET = 48_000  # characters for the whole transcript
@@ -193,7 +193,7 @@ def format_transcript(
     dropped = start + kept_from
     parts: list[str] = []
     if dropped:
-        parts.append(f"[… {dropped} earlier message{'s' if dropped != 1 else ''} dropped …]")
+        parts.append(f"[… {plural(dropped, 'earlier message')} dropped …]")
     previous_session = None
     for session_id, entry in entries:
         if session_id != previous_session:

@@ -15,6 +15,8 @@ import json
 
 from markdown_it import MarkdownIt
 
+from yak.text import shorten as text_shorten
+
 # Display caps: a target longer than this is shortened in the header (full text in the tooltip).
 _TARGET_DISPLAY_CHARS = 120
 
@@ -117,7 +119,7 @@ def tool_result_text(block: dict) -> str:
 
 def _first_line(text: str, limit: int = 100) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return text_shorten(line, limit)
 
 
 def result_summary(text: str) -> str:
@@ -133,4 +135,4 @@ def result_summary(text: str) -> str:
 
 def shorten(text: str, limit: int = _TARGET_DISPLAY_CHARS) -> str:
     """``text`` cut to ``limit`` characters, the last one an ellipsis when it was longer."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text_shorten(text, limit)

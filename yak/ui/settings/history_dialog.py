@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import RefreshAttempt, Revision, Workspace
+from yak.text import plural
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows, local_time
 from yak.ui.layout import create_button, create_label, hbox, vbox
@@ -243,7 +244,7 @@ class HistoryDialog(QDialog):
         flags = f" · flags: {', '.join(attempt.flags)}" if attempt.flags else ""
         self.attempt_label.setText(
             f"{attempt.status}: {attempt.reason} (based on version {attempt.base_version}, "
-            f"{sessions} session{'s' if sessions != 1 else ''}{flags})"
+            f"{plural(sessions, 'session')}{flags})"
         )
         self.reply_view.setPlainText(attempt.reply or "(no reply kept for this attempt)")
 

@@ -408,6 +408,7 @@ class MemoryPageController(QObject):
     async def _reattach(self, workspace_id: str, folder: str) -> None:
         try:
             workspace = await self.workspaces.reattach(workspace_id, folder)
+            self.memory.forget(workspace_id)  # it lives on under its new id
         except YakError as exc:
             dialogs.inform(self.page, title="Re-attach failed", text=str(exc))
             return
