@@ -71,7 +71,8 @@ async def test_bad_titles_and_unknown_ids_are_usage_errors(store):
 
 
 async def test_messages_keep_blocks_order_model_and_usage(store):
-    """Content blocks (text, tool_use, tool_result) round-trip; order is creation order."""
+    """Content blocks (text, tool_use, tool_result) round-trip; order is creation order; the
+    usage keeps its cache writes and reads."""
     session = store.repo.create_session(store.a)
     store.repo.add_message(session.id, "user", text("list files"))
     tool_use = {"type": "tool_use", "id": "tu_1", "name": "list_directory", "input": {"path": "."}}
@@ -80,7 +81,7 @@ async def test_messages_keep_blocks_order_model_and_usage(store):
         "assistant",
         [{"type": "text", "text": "Looking."}, tool_use],
         model="claude-x",
-        usage=TokenUsage(input_tokens=12, output_tokens=7),
+        usage=TokenUsage(12, 7, cache_creation_input_tokens=300, cache_read_input_tokens=900),
     )
     store.repo.add_message(
         session.id,
@@ -92,7 +93,8 @@ async def test_messages_keep_blocks_order_model_and_usage(store):
     assert got[0].text == "list files"
     assert got[1].content[1] == tool_use
     assert got[1].model == "claude-x"
-    assert got[1].usage == TokenUsage(input_tokens=12, output_tokens=7)
+    assert got[1].usage == TokenUsage(12, 7, 300, 900)
+    assert got[0].usage == TokenUsage()
     assert got[2].content[0]["tool_use_id"] == "tu_1"
     assert all(m.workspace_id == store.a for m in got)
     assert [m.id for m in got] == sorted(m.id for m in got)
@@ -175,3 +177,66 @@ async def test_deleting_a_session_removes_its_unfolded_messages(store):
     store.repo.add_message(s2.id, "user", text("kept"))
     store.repo.delete_session(s1.id)
     assert [m.text for m in store.repo.unfolded_messages(store.a)] == ["kept"]
+
+
+async def test_the_prompt_snapshot_is_taken_once_and_notes_only_move_forward(store):
+    """The first snapshot of a session stays (a second one is ignored and the stored one
+    returned); the noted memory version never goes back; an unknown session is refused."""
+    session = store.repo.create_session(store.a)
+    assert (session.prompt_snapshot, session.snapshot_memory_version) == (None, None)
+    taken = store.repo.take_prompt_snapshot(session.id, "block one", 3)
+    again = store.repo.take_prompt_snapshot(session.id, "block two", 5)
+    assert (taken.prompt_snapshot, taken.snapshot_memory_version) == ("block one", 3)
+    assert (again.prompt_snapshot, again.snapshot_memory_version) == ("block one", 3)
+    store.repo.note_memory_version(session.id, 6)
+    store.repo.note_memory_version(session.id, 4)
+    stored = store.repo.get_session(session.id)
+    assert (stored.prompt_snapshot, stored.noted_memory_version) == ("block one", 6)
+    with pytest.raises(UsageError):
+        store.repo.take_prompt_snapshot("01NOSUCHSESSION00000000000", "x", 1)
+
+
+def test_a_database_from_before_prompt_caching_keeps_its_conversations(data_dir, loop):
+    """A database at the first schema upgrades on open: its messages read back with no cache
+    tokens, and its sessions have no prompt snapshot yet (their next turn takes one)."""
+    from alembic import command
+    from sqlalchemy import text as sql
+
+    from yak.bootstrap import open_core
+    from yak.db import open_database
+    from yak.db.engine import _alembic_config
+
+    old = open_database(data_dir, migrate=False)
+    with old.engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), "0001")
+        conn.execute(
+            sql(
+                "INSERT INTO workspaces (id, path, memory_enabled, created_at) "
+                "VALUES ('ws_1', '/old/project', 1, '2026-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            sql(
+                "INSERT INTO chat_sessions (id, workspace_id, title, created_at, updated_at) "
+                "VALUES ('01OLDSESSION00000000000000', 'ws_1', 'Old', "
+                "'2026-01-01 00:00:00', '2026-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            sql(
+                "INSERT INTO chat_messages (id, session_id, workspace_id, role, content, "
+                "input_tokens, output_tokens, created_at) VALUES ('01OLDMESSAGE00000000000000', "
+                "'01OLDSESSION00000000000000', 'ws_1', 'assistant', "
+                """'[{"type": "text", "text": "hi"}]', 40, 2, '2026-01-01 00:00:00')"""
+            )
+        )
+    old.close()
+
+    core = open_core(data_dir)
+    try:
+        [message] = core.chat.conversations.messages("01OLDSESSION00000000000000")
+        session = core.chat.conversations.get_session("01OLDSESSION00000000000000")
+    finally:
+        loop.run_until_complete(core.aclose())
+    assert (message.text, message.usage) == ("hi", TokenUsage(40, 2, 0, 0))
+    assert (session.prompt_snapshot, session.snapshot_memory_version) == (None, None)

@@ -9,7 +9,17 @@ import anthropic
 import httpx2
 import pytest
 
-from tests.support.fake_api import cut, error, hang, message, stream_error, text, tool_use
+from tests.support.fake_api import (
+    approx_tokens,
+    cut,
+    error,
+    hang,
+    message,
+    request_blocks,
+    stream_error,
+    text,
+    tool_use,
+)
 
 
 def client(**kwargs) -> anthropic.AsyncAnthropic:
@@ -204,3 +214,163 @@ def test_gate_pauses_a_stream_mid_reply(fake_api):
     seen, final = asyncio.run(run())
     assert "".join(seen) == "a b c d"
     assert final.stop_reason == "end_turn"
+
+
+# --- the prompt cache ---------------------------------------------------------------------------
+MARK = {"type": "ephemeral"}
+
+
+def cached_request(*, system: str = "Static rules. " * 40, turns: int = 1) -> dict:
+    """A request marking the tool, the first system block and the last message's last block,
+    with ``turns`` user questions (and the answers between them)."""
+    messages: list[dict] = []
+    for n in range(turns):
+        if n:
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": f"a{n}"}]})
+        messages.append({"role": "user", "content": [{"type": "text", "text": f"question {n}"}]})
+    messages[-1]["content"][-1]["cache_control"] = MARK
+    return {
+        "model": "claude-test",
+        "max_tokens": 100,
+        "tools": [
+            {
+                "name": "read_file",
+                "description": "Read a file. " * 30,
+                "input_schema": {"type": "object", "properties": {}},
+                "cache_control": MARK,
+            }
+        ],
+        "system": [
+            {"type": "text", "text": system, "cache_control": MARK},
+            {"type": "text", "text": "Unmarked facts."},
+        ],
+        "messages": messages,
+    }
+
+
+def tokens_through(body: dict, count: int) -> int:
+    """The fake's token count of a request's first ``count`` blocks (tools, system, messages)."""
+    return sum(approx_tokens(block) for block, _marked in request_blocks(body)[:count])
+
+
+def sent(fake_api, body: dict, *, stream: bool = False) -> tuple[int, int, int]:
+    """Send ``body`` once (a scripted "ok"), and return (input, cache write, cache read) as the
+    SDK parsed them from the fake's reply."""
+    fake_api.script(text("ok"))
+
+    async def run():
+        async with client() as c:
+            if stream:
+                async with c.messages.stream(**body) as s:
+                    return (await s.get_final_message()).usage
+            return await c.messages.create(**body)
+
+    reply = asyncio.run(run())
+    usage = reply if stream else reply.usage
+    return (
+        usage.input_tokens,
+        usage.cache_creation_input_tokens,
+        usage.cache_read_input_tokens,
+    )
+
+
+def test_a_prefix_is_written_once_then_read(fake_api):
+    """The first request writes everything up to its last breakpoint and pays the rest as
+    input; the same request again reads that prefix from the cache (streamed and not)."""
+    body = cached_request()
+    total = tokens_through(body, 4)
+    first = sent(fake_api, body)
+    assert first == (0, total, 0)
+    assert sent(fake_api, body, stream=True) == (0, 0, total)
+    assert fake_api.message_requests[1].usage == {
+        "input_tokens": 0,
+        "output_tokens": 5,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": total,
+    }
+
+
+def test_one_changed_byte_misses_everything_after_it(fake_api):
+    """A system block one character different reads only the tools (their breakpoint) from the
+    cache and writes the rest again."""
+    sent(fake_api, cached_request())
+    changed = cached_request(system="Static rules! " + "Static rules. " * 39)
+    tools = tokens_through(changed, 1)
+    assert sent(fake_api, changed) == (0, tokens_through(changed, 4) - tools, tools)
+
+
+def test_a_growing_conversation_reads_the_previous_turn(fake_api):
+    """The incremental pattern: the breakpoint moves to the new last message, and the request
+    reads the previous one's prefix (found within the 20-block lookback) and writes the new
+    answer and question."""
+    sent(fake_api, cached_request(turns=1))
+    grown = cached_request(turns=2)
+    before = tokens_through(grown, 4)  # tool, two system blocks, the first question
+    assert sent(fake_api, grown) == (0, tokens_through(grown, 6) - before, before)
+
+
+def test_the_model_is_part_of_the_prefix(fake_api):
+    """The cache is per model: the same request to another model reads nothing."""
+    sent(fake_api, cached_request())
+    other = {**cached_request(), "model": "claude-other"}
+    assert sent(fake_api, other)[2] == 0
+
+
+def test_cached_prefixes_live_five_minutes_from_their_last_use(fake_api):
+    """With an injected clock: a read within five minutes restarts the entry's time to live;
+    five minutes without a use and the prefix is written again."""
+    now = [0.0]
+    fake_api.cache.clock = lambda: now[0]
+    body = cached_request()
+    total = tokens_through(body, 4)
+    assert sent(fake_api, body) == (0, total, 0)
+    now[0] = 299.0
+    assert sent(fake_api, body) == (0, 0, total)
+    now[0] = 598.0
+    assert sent(fake_api, body) == (0, 0, total)
+    now[0] = 898.5
+    assert sent(fake_api, body) == (0, total, 0)
+
+
+def test_a_prefix_under_the_minimum_is_not_cached(fake_api):
+    """Below ``min_tokens`` nothing is written or read: every token is plain input."""
+    fake_api.cache.min_tokens = 100_000
+    body = cached_request()
+    total = tokens_through(body, 4)
+    assert sent(fake_api, body) == (total, 0, 0)
+    assert sent(fake_api, body) == (total, 0, 0)
+
+
+def test_more_than_four_breakpoints_are_refused_like_the_api(fake_api):
+    """Five ``cache_control`` blocks: 400 ``invalid_request_error`` and no scripted reply is
+    taken."""
+    body = cached_request(turns=2)
+    body["system"][1]["cache_control"] = MARK
+    for turn in body["messages"][:2]:
+        turn["content"][0]["cache_control"] = MARK
+    fake_api.script(text("never sent"))
+
+    async def run():
+        async with client() as c:
+            return await c.messages.create(**body)
+
+    with pytest.raises(anthropic.BadRequestError, match="maximum of 4 blocks with cache_control"):
+        asyncio.run(run())
+    assert fake_api.pending == 1
+
+
+def test_scripted_usage_is_reported_as_is_and_the_cache_still_fills(fake_api):
+    """``usage=(in, out, write, read)`` reaches the SDK unchanged; the request still fills the
+    cache, so the next one reads it; a request without breakpoints reports 10 input tokens."""
+    body = cached_request()
+    fake_api.script(text("ok", usage=(7, 3, 11, 13)))
+
+    async def run(request: dict):
+        async with client() as c, c.messages.stream(**request) as s:
+            return (await s.get_final_message()).usage
+
+    usage = asyncio.run(run(body))
+    assert (usage.input_tokens, usage.output_tokens) == (7, 3)
+    assert (usage.cache_creation_input_tokens, usage.cache_read_input_tokens) == (11, 13)
+    assert sent(fake_api, body)[2] == tokens_through(body, 4)
+    assert sent(fake_api, BASIC) == (10, 0, 0)

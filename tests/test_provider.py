@@ -10,6 +10,7 @@ import socket
 import pytest
 
 from tests.support.fake_api import cut, error, hang, stream_error, text, tool_use
+from yak.domain import TokenUsage
 from yak.errors import (
     AuthenticationFailed,
     IncompleteResponse,
@@ -65,6 +66,25 @@ def test_stream_delivers_deltas_and_a_completion(fake_api):
     body = fake_api.message_requests[0].body
     assert body["system"] == "Be brief." and body["tools"] == tools and body["stream"] is True
     assert fake_api.message_requests[0].headers["authorization"] == "Bearer test-key"
+
+
+def test_system_blocks_and_breakpoints_are_sent_as_given_and_cache_usage_is_read(fake_api):
+    """System text blocks and ``cache_control`` markers reach the API unchanged; the
+    completion's usage carries the cache writes and reads the API reported (streamed in
+    ``message_start``)."""
+    fake_api.script(text("Cached.", usage=(3, 4, 1200, 800)))
+    system = [
+        {"type": "text", "text": "Rules.", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Session."},
+    ]
+    completion, _events = run_stream(Provider(max_retries=0), system=system)
+    assert fake_api.message_requests[0].body["system"] == system
+    assert completion.usage == TokenUsage(
+        input_tokens=3,
+        output_tokens=4,
+        cache_creation_input_tokens=1200,
+        cache_read_input_tokens=800,
+    )
 
 
 def test_tool_use_reply_is_reported_and_completed(fake_api):

@@ -146,10 +146,44 @@ class Revision:
 
 @dataclass(frozen=True)
 class TokenUsage:
-    """Tokens a model call used."""
+    """Tokens a model call (or a sum of calls) used, as the Messages API reports them.
+
+    The API splits the input three ways: ``input_tokens`` (read at the full price, after the
+    last cache breakpoint or without caching), ``cache_creation_input_tokens`` (written to the
+    prompt cache) and ``cache_read_input_tokens`` (read from it, at a tenth of the price);
+    :attr:`total_input_tokens` is their sum. Usages add up with ``+``.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        """Field-wise sum (a turn's calls, a session's turns)."""
+        if not isinstance(other, TokenUsage):
+            return NotImplemented
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=(
+                self.cache_creation_input_tokens + other.cache_creation_input_tokens
+            ),
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def total_input_tokens(self) -> int:
+        """Every input token sent, cached or not: uncached + written to + read from the cache
+        (the "12.4k in" of "12.4k in, 91% cached")."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
+    def cached_share(self) -> float:
+        """The share of :attr:`total_input_tokens` read from the prompt cache, 0.0 to 1.0
+        (0.0 when nothing was sent): the "91% cached" of "12.4k in, 91% cached"."""
+        total = self.total_input_tokens
+        return self.cache_read_input_tokens / total if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -201,6 +235,13 @@ class ChatSession:
     title: str
     created_at: datetime
     updated_at: datetime
+    # The session block of the system prompt (memory block and environment facts) exactly as
+    # its first turn sent it, reused byte-identical on every later request so the prompt cache
+    # holds (``None``: no turn has started yet). See ``yak/agent/messages.py``.
+    prompt_snapshot: str | None = None
+    snapshot_memory_version: int | None = None  # the memory document version it was taken at
+    # The last memory version a hand edit was noted at in this session (a note per version).
+    noted_memory_version: int | None = None
 
 
 @dataclass(frozen=True)

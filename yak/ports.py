@@ -146,6 +146,18 @@ class ConversationRepository(Protocol):
 
     def messages(self, session_id: str) -> list[ChatMessage]: ...
 
+    def take_prompt_snapshot(
+        self, session_id: str, snapshot: str, memory_version: int
+    ) -> ChatSession:
+        """Store the session block of the system prompt and the memory version it was built
+        from, unless the session already has one (then that one stays); returns the session as
+        stored (its ``prompt_snapshot`` is the one to send)."""
+        ...
+
+    def note_memory_version(self, session_id: str, version: int) -> None:
+        """Remember that the session was told about the memory document at ``version``."""
+        ...
+
     def unfolded_messages(self, workspace_id: str) -> list[ChatMessage]: ...
 
     def recent_messages(self, workspace_id: str, limit: int = 2000) -> list[ChatMessage]: ...
@@ -186,6 +198,10 @@ class ToolUseStarted:
 
 StreamEvent = TextDelta | ToolUseStarted
 
+SystemPrompt = str | list[dict[str, Any]]
+"""A system prompt: plain text, or Messages API text blocks (``{"type": "text", "text": ...}``,
+optionally with ``"cache_control": {"type": "ephemeral"}`` to mark a prompt-cache breakpoint)."""
+
 
 class ModelClient(Protocol):
     """One connection to an Anthropic-compatible Messages API.
@@ -201,7 +217,7 @@ class ModelClient(Protocol):
         self,
         *,
         model: str,
-        system: str,
+        system: SystemPrompt,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int = 8192,
@@ -263,6 +279,7 @@ __all__: Sequence[str] = [
     "ModelClientFactory",
     "RefreshLock",
     "StreamEvent",
+    "SystemPrompt",
     "TextDelta",
     "ToolUseStarted",
     "WorkspaceRepository",

@@ -16,16 +16,16 @@ Usage (the ``fake_api`` fixture in ``tests/conftest.py`` starts one per test and
 
 Replies (module-level constructors, each returns a :class:`Reply`):
 
-- ``text(s, *, chunks=None, usage=(10, 5), stop_reason="end_turn", model=None,
+- ``text(s, *, chunks=None, usage=None, stop_reason="end_turn", model=None,
   chunk_delay_s=0.0, gate=None, pause_after=1)`` — an assistant text message. Streamed as SSE
   (``event:`` lines, ``message_start`` carrying ``usage``, one ``text_delta`` per chunk; default
   chunks are words) when the request has ``"stream": true``, plain JSON otherwise.
   ``chunk_delay_s`` paces the deltas (benchmarks only; tests must not depend on timing).
   ``gate`` (a ``threading.Event``) pauses the stream after ``pause_after`` deltas until the test
   sets it — to look at a UI mid-stream or press Stop.
-- ``tool_use(name, input, *, id=None, text=None, usage=(10, 5))`` — a reply whose last block is
+- ``tool_use(name, input, *, id=None, text=None, usage=None)`` — a reply whose last block is
   a tool call (``stop_reason="tool_use"``), optionally preceded by text.
-- ``message(content, *, stop_reason="end_turn", usage=(10, 5), model=None)`` — any list of
+- ``message(content, *, stop_reason="end_turn", usage=None, model=None)`` — any list of
   ``text`` / ``tool_use`` blocks (several tool calls in one reply).
 - ``error(status, *, error_type=None, message=None, retry_after=None, retry_after_ms=None)`` —
   an HTTP error with Anthropic's JSON error body (401 ``authentication_error``, 429
@@ -41,6 +41,26 @@ Replies (module-level constructors, each returns a :class:`Reply`):
   a text block and ``after_deltas`` deltas, then the socket closes without ``message_delta`` /
   ``message_stop``. For a non-streaming request, a JSON body shorter than its Content-Length.
 
+Usage (the tokens a reply reports): ``usage=(input, output)`` or ``(input, output,
+cache_creation, cache_read)`` reports exactly that. ``usage=None`` (the default) reports 5 output
+tokens and, for the input, what the prompt cache below counted when the request marks any
+``cache_control`` breakpoint, or 10 uncached input tokens when it marks none.
+
+The prompt cache (:class:`PromptCache`, ``fake.cache``) simulates the API's: a request is read
+as one sequence of blocks in the API's order (each tool definition, each system block, each
+content block of each message, all under the request's model), and every prefix that ends at a
+block carrying ``cache_control`` is remembered for ``ttl_s`` (5 minutes; ``fake.cache.clock`` is
+injectable). A later request whose prefix up to one of its breakpoints, or up to a block at most
+20 blocks before one (the API's lookback), is byte-identical (canonical JSON, the
+``cache_control`` markers left out) to a remembered, unexpired one reads those tokens from the
+cache (``cache_read_input_tokens``, and the entry's time to live restarts); the tokens from there
+to its last breakpoint are written (``cache_creation_input_tokens``); the rest are
+``input_tokens``. Tokens are counted as characters of canonical JSON / 4, rounded up, per block.
+A prefix under ``min_tokens`` (default 0; the real API's minimum is 1,024 for most models) is
+not cached. Like the API, a request with more than 4 breakpoints is refused (400) without taking
+a scripted reply. The accounting runs for every answered request (an error reply excepted), so a
+scripted usage does not stop the cache from filling.
+
 Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
 
 - ``script(*replies)`` appends to the queue; each request to ``POST /v1/messages`` takes the next
@@ -51,7 +71,9 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
 - With an empty queue and no responder, the fake answers 400 ``invalid_request_error``
   "fake: no scripted reply left" (400 is not retried, so a test fails fast and visibly).
 - ``requests``: a list of :class:`RecordedRequest` (``method``, ``path``, ``headers`` with
-  lower-case names, ``body`` the parsed JSON or ``None``), in arrival order, including retries.
+  lower-case names, ``body`` the parsed JSON or ``None``, ``unmarked`` the body without its
+  ``cache_control`` markers, ``usage`` the usage dict the fake reported or ``None``), in arrival
+  order, including retries.
   ``message_requests`` filters ``POST /v1/messages``.
 - ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued.
 - ``start()`` / ``stop()`` (also a context manager). ``stop()`` releases hanging and gated
@@ -61,7 +83,9 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -82,6 +106,11 @@ _ERROR_TYPES = {
     529: "overloaded_error",
 }
 HANG_LIMIT_S = 120.0  # a hanging handler gives up on its own after this, even without stop()
+CACHE_TTL_S = 300.0  # the API's ephemeral cache: 5 minutes from the last use
+CACHE_LOOKBACK_BLOCKS = 20  # how far before a breakpoint the API looks for a cached prefix
+MAX_BREAKPOINTS = 4  # cache_control blocks the API accepts in one request
+UNCOUNTED_USAGE = (10, 5)  # what a reply reports for a request without breakpoints
+OUTPUT_TOKENS = 5  # output tokens a reply reports unless scripted
 
 
 @dataclass(frozen=True)
@@ -91,7 +120,7 @@ class Reply:
     kind: str  # "message", "error", "hang", "cut", "stream_error"
     content: tuple[dict, ...] = ()
     stop_reason: str | None = "end_turn"
-    usage: tuple[int, int] = (10, 5)
+    usage: tuple[int, ...] | None = None  # (in, out) or (in, out, cache write, cache read)
     model: str | None = None
     chunks: tuple[str, ...] | None = None  # text deltas of a single text block
     chunk_delay_s: float = 0.0
@@ -112,6 +141,22 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    usage: dict[str, int] | None = None  # the usage the fake reported for it
+
+    @property
+    def unmarked(self) -> Any:
+        """The body without its prompt-cache breakpoints (``cache_control`` keys), for tests
+        that compare what was said rather than what was marked for caching."""
+        return without_cache_control(self.body)
+
+
+def without_cache_control(value: Any) -> Any:
+    """``value`` (parsed JSON) with every ``cache_control`` key removed, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(v) for v in value]
+    return value
 
 
 def _words(s: str) -> tuple[str, ...]:
@@ -123,7 +168,7 @@ def text(
     s: str,
     *,
     chunks: list[str] | None = None,
-    usage: tuple[int, int] = (10, 5),
+    usage: tuple[int, ...] | None = None,
     stop_reason: str = "end_turn",
     model: str | None = None,
     chunk_delay_s: float = 0.0,
@@ -151,7 +196,7 @@ def tool_use(
     *,
     id: str | None = None,
     text: str | None = None,
-    usage: tuple[int, int] = (10, 5),
+    usage: tuple[int, ...] | None = None,
 ) -> Reply:
     """A reply calling one tool, optionally after some text."""
     blocks: list[dict] = []
@@ -167,7 +212,7 @@ def message(
     content: list[dict],
     *,
     stop_reason: str = "end_turn",
-    usage: tuple[int, int] = (10, 5),
+    usage: tuple[int, ...] | None = None,
     model: str | None = None,
 ) -> Reply:
     """A reply made of arbitrary ``text`` / ``tool_use`` blocks."""
@@ -253,13 +298,136 @@ def _next_id() -> str:
         return f"fake{_counter:06d}"
 
 
+def canonical_json(value: Any) -> str:
+    """The bytes a prefix is compared by: sorted keys, no blanks, Unicode kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def approx_tokens(value: Any) -> int:
+    """A deterministic stand-in for the tokenizer: characters of canonical JSON / 4, rounded
+    up, at least 1."""
+    return max(1, math.ceil(len(canonical_json(value)) / 4))
+
+
+def _unmarked(block: Any) -> tuple[Any, bool]:
+    """A block without its ``cache_control`` marker, and whether it had one."""
+    if isinstance(block, dict) and "cache_control" in block:
+        return {k: v for k, v in block.items() if k != "cache_control"}, True
+    return block, False
+
+
+def request_blocks(body: dict) -> list[tuple[Any, bool]]:
+    """A request as the cache reads it: each tool, each system block, each content block of each
+    message (with its message's index and role), in that order, each with whether it carries a
+    breakpoint."""
+    out: list[tuple[Any, bool]] = []
+    for tool in body.get("tools") or []:
+        block, marked = _unmarked(tool)
+        out.append(({"tool": block}, marked))
+    system = body.get("system") or []
+    for item in [{"type": "text", "text": system}] if isinstance(system, str) else system:
+        block, marked = _unmarked(item)
+        out.append(({"system": block}, marked))
+    for index, message in enumerate(body.get("messages") or []):
+        content = message.get("content")
+        items = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for item in items:
+            block, marked = _unmarked(item)
+            out.append(({"message": index, "role": message.get("role"), "block": block}, marked))
+    return out
+
+
+def count_breakpoints(body: dict) -> int:
+    """The ``cache_control`` blocks of a request (the API accepts at most 4)."""
+    return sum(1 for _block, marked in request_blocks(body) if marked)
+
+
+@dataclass(frozen=True)
+class CacheUsage:
+    """How the cache counted one request's input."""
+
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    breakpoints: int
+
+
+class PromptCache:
+    """The API's prompt cache, simulated (see the module docstring).
+
+    Args:
+        clock: seconds, monotonic (tests pass a fake one).
+        ttl_s: how long a prefix stays after its last write or read.
+        min_tokens: prefixes shorter than this are never cached.
+
+    Attributes:
+        entries: ``{prefix digest: expiry time}``.
+    """
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        ttl_s: float = CACHE_TTL_S,
+        min_tokens: int = 0,
+    ) -> None:
+        self.clock = clock
+        self.ttl_s = ttl_s
+        self.min_tokens = min_tokens
+        self.entries: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget every prefix."""
+        with self._lock:
+            self.entries.clear()
+
+    def account(self, body: dict) -> CacheUsage:
+        """Count a request's input tokens, reading and writing the cache as the API would."""
+        blocks = request_blocks(body)
+        digest = hashlib.sha256(canonical_json({"model": body.get("model")}).encode())
+        keys: list[str] = []
+        totals: list[int] = []  # tokens from the start through each block
+        running = 0
+        for block, _marked in blocks:
+            digest.update(canonical_json(block).encode())
+            keys.append(digest.copy().hexdigest())
+            running += approx_tokens(block)
+            totals.append(running)
+        marks = [i for i, (_block, marked) in enumerate(blocks) if marked]
+        if not marks:
+            return CacheUsage(running, 0, 0, 0)
+        with self._lock:
+            now = self.clock()
+            self.entries = {k: t for k, t in self.entries.items() if t > now}
+            hit = -1  # the last block of the longest cached prefix
+            for mark in marks:
+                for i in range(mark, max(mark - CACHE_LOOKBACK_BLOCKS, 0) - 1, -1):
+                    if keys[i] in self.entries:
+                        hit = max(hit, i)
+                        break
+            read = totals[hit] if hit >= 0 else 0
+            written = [m for m in marks if m > hit and totals[m] >= self.min_tokens]
+            creation = totals[written[-1]] - read if written else 0
+            for i in [*written, *([hit] if hit >= 0 else [])]:
+                self.entries[keys[i]] = now + self.ttl_s
+        return CacheUsage(running - read - creation, creation, read, len(marks))
+
+
 Responder = Callable[[dict], "Reply | str"]
 
 
 class FakeAnthropic:
     """The fake server; see the module docstring for the scripting API."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        cache_ttl_s: float = CACHE_TTL_S,
+        min_cacheable_tokens: int = 0,
+    ) -> None:
+        self.cache = PromptCache(clock=clock, ttl_s=cache_ttl_s, min_tokens=min_cacheable_tokens)
         self.requests: list[RecordedRequest] = []
         self._queue: deque[Reply | Responder] = deque()
         self._responder: Responder | None = None
@@ -342,6 +510,30 @@ class FakeAnthropic:
         produced = item(body)
         return text(produced) if isinstance(produced, str) else produced
 
+    def _usage(self, reply: Reply, body: dict) -> dict[str, int] | None:
+        """The usage a reply reports (``None`` for an error), the cache counted on the way."""
+        if reply.kind == "error":
+            return None
+        counted = self.cache.account(body)
+        if reply.usage is not None:
+            scripted = (*reply.usage, 0, 0)[:4]
+        elif counted.breakpoints:
+            scripted = (
+                counted.input_tokens,
+                OUTPUT_TOKENS,
+                counted.cache_creation_input_tokens,
+                counted.cache_read_input_tokens,
+            )
+        else:
+            scripted = (*UNCOUNTED_USAGE, 0, 0)
+        names = (
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+        )
+        return dict(zip(names, scripted, strict=True))
+
     def _wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds`` unless the server stops; True when stopping."""
         return self._stopping.wait(seconds)
@@ -384,19 +576,29 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        self._record(body)
+        recorded = self._record(body)
         if self.path.split("?")[0] != "/v1/messages" or not isinstance(body, dict):
             self._error(404, "not_found_error", f"fake: no route {self.path}")
             return
+        breakpoints = count_breakpoints(body)
+        if breakpoints > MAX_BREAKPOINTS:
+            self._error(
+                400,
+                "invalid_request_error",
+                f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+                f"Found {breakpoints}.",
+            )
+            return
         reply = self.owner._next_reply(body)
+        recorded.usage = self.owner._usage(reply, body)
         streaming = bool(body.get("stream"))
         model = reply.model or body.get("model") or "claude-fake"
         # The client may go away (Stop, timeout): then nothing is left to answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-            self._answer(reply, streaming=streaming, model=model)
+            self._answer(reply, streaming=streaming, model=model, usage=recorded.usage or {})
 
     # --- answers ----------------------------------------------------------------------------
-    def _answer(self, reply: Reply, *, streaming: bool, model: str) -> None:
+    def _answer(self, reply: Reply, *, streaming: bool, model: str, usage: dict[str, int]) -> None:
         if reply.kind == "error":
             self._error(
                 reply.status,
@@ -408,7 +610,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._wait(HANG_LIMIT_S)
             self.close_connection = True
         elif reply.kind == "cut" and not streaming:
-            payload = json.dumps(_message_json(reply, model)).encode()
+            payload = json.dumps(_message_json(reply, model, usage)).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
@@ -416,25 +618,25 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload[: len(payload) // 2])
             self.close_connection = True
         elif not streaming and reply.kind == "message":
-            self._json(200, _message_json(reply, model))
+            self._json(200, _message_json(reply, model, usage))
         elif not streaming:  # stream_error without stream: plain overloaded error
             self._error(529, reply.error_type or "overloaded_error", reply.message or "")
         else:
-            self._stream(reply, model)
+            self._stream(reply, model, usage)
 
-    def _stream(self, reply: Reply, model: str) -> None:
+    def _stream(self, reply: Reply, model: str, usage: dict[str, int]) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
         self.send_header("request-id", f"req_{_next_id()}")
         self.end_headers()
-        msg = _message_json(reply, model)
+        msg = _message_json(reply, model, usage)
         start = {
             **msg,
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": reply.usage[0], "output_tokens": 1},
+            "usage": {**usage, "output_tokens": 1},
         }
         self._event("message_start", {"type": "message_start", "message": start})
         self._event("ping", {"type": "ping"})
@@ -508,7 +710,7 @@ class _Handler(BaseHTTPRequestHandler):
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-                "usage": {"output_tokens": reply.usage[1]},
+                "usage": {"output_tokens": usage["output_tokens"]},
             },
         )
         self._event("message_stop", {"type": "message_stop"})
@@ -525,13 +727,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True  # "cut": just close the socket
 
     # --- plumbing ---------------------------------------------------------------------------
-    def _record(self, body: Any) -> None:
+    def _record(self, body: Any) -> RecordedRequest:
         headers = {k.lower(): v for k, v in self.headers.items()}
-        self.owner.requests.append(
-            RecordedRequest(
-                method=self.command, path=self.path.split("?")[0], headers=headers, body=body
-            )
+        recorded = RecordedRequest(
+            method=self.command, path=self.path.split("?")[0], headers=headers, body=body
         )
+        self.owner.requests.append(recorded)
+        return recorded
 
     def _event(self, name: str, data: dict) -> None:
         self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
@@ -558,7 +760,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-def _message_json(reply: Reply, model: str) -> dict:
+def _message_json(reply: Reply, model: str, usage: dict[str, int]) -> dict:
     return {
         "id": f"msg_{_next_id()}",
         "type": "message",
@@ -567,5 +769,5 @@ def _message_json(reply: Reply, model: str) -> dict:
         "content": [dict(b) for b in reply.content],
         "stop_reason": reply.stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": reply.usage[0], "output_tokens": reply.usage[1]},
+        "usage": dict(usage),
     }

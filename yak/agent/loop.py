@@ -9,9 +9,15 @@ also published as ``MessageAdded`` and a turn that ends normally (``completed`` 
 ``tool_limit``) publishes ``TurnCompleted`` — the memory refresh queue listens. A failed or
 stopped turn does not.
 
-The system prompt starts with the workspace memory block (when memory is enabled for the
-workspace and the document is non-empty; ``yak.memory.injection``), then environment facts
-(workspace path, platform, date), then short working rules.
+The system prompt is two blocks (``yak.agent.messages``): the static working rules, the same
+for every session, then the session block: the workspace memory block (when memory is enabled for
+the workspace and the document is non-empty; ``yak.memory.injection``) and environment facts
+(workspace path, platform, date). The session block is taken when the session's first turn
+starts, stored with the session and sent byte-identical on every later request, so the prompt
+cache holds across turns and restarts; a memory refresh reaches the next session. A hand edit of
+the memory made since (hand, import, restore, clear) is stored as a note at the head of the next
+user turn, once per document version. Requests carry four cache breakpoints: the last tool, both
+system blocks and the last message.
 
 Stop is a cancellation of the task running :meth:`Agent.run_turn`. What was said is kept: the
 partial reply is stored with a trailing ``[stopped]`` text block (a tool call whose input was
@@ -28,7 +34,16 @@ from collections.abc import Callable
 from datetime import datetime
 
 from yak import ports as llm
-from yak.agent.messages import clean_block, system_prompt, to_api_messages, tool_result
+from yak.agent.messages import (
+    cached_tools,
+    clean_block,
+    memory_edit_note,
+    session_block,
+    system_blocks,
+    to_api_messages,
+    tool_result,
+    with_cache_breakpoint,
+)
 from yak.agent.tools import ToolResult, WorkspaceTools
 from yak.agent.types import (
     AgentEvent,
@@ -41,7 +56,14 @@ from yak.agent.types import (
     ToolCallStarted,
     TurnFinished,
 )
-from yak.domain import ChatMessage, TokenUsage, Workspace
+from yak.domain import (
+    ChatMessage,
+    ChatSession,
+    MemoryDocument,
+    RevisionSource,
+    TokenUsage,
+    Workspace,
+)
 from yak.errors import ProviderError, UsageError
 from yak.events import EventBus, MessageAdded, TurnCompleted
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
@@ -81,10 +103,8 @@ class SessionApprovals:
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        input_tokens=a.input_tokens + b.input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-    )
+    """A turn's usage so far plus one call's: every field, the cache reads and writes too."""
+    return a + b
 
 
 class Agent:
@@ -236,17 +256,21 @@ class _Turn:
             self._finish(TurnFinished(status="stopped", text=self.last_text, usage=self.usage))
             raise
 
-    async def _prepare(self, prompt: str) -> tuple[list[dict], str]:
+    async def _prepare(self, prompt: str) -> tuple[list[dict], list[dict]]:
+        """Store the prompt (and a note of a hand edit of the memory before it); return the
+        conversation as API messages and the system blocks."""
         agent = self.agent
         history = await asyncio.to_thread(agent.conversations.messages, self.session_id)
+        system, note = await asyncio.to_thread(self._system_prompt)
         last = history[-1] if history else None
-        if (
+        retry = (  # a retry of a prompt that got no reply: do not store it twice
             last is not None
             and last.role == "user"
             and list(last.content) == [{"type": "text", "text": prompt}]
-        ):
-            pass  # a retry of a prompt that got no reply: do not store it twice
-        else:
+        )
+        if note is not None:  # before the prompt (after it on a retry): one user turn
+            history.append(await self._store_note(note))
+        if not retry:
             stored = await agent.store(
                 self.session_id,
                 self.workspace.id,
@@ -255,22 +279,61 @@ class _Turn:
                 self.emit,
             )
             history.append(stored)
-        system = await asyncio.to_thread(self._system_prompt)
         return to_api_messages(history), system
 
-    def _system_prompt(self) -> str:
-        workspace = self.agent.workspaces.get(self.workspace.id)
-        content = (
-            self.agent.documents.read(workspace.id).content if workspace.memory_enabled else ""
-        )
-        return system_prompt(
-            workspace_path=workspace.path,
-            memory=content,
-            memory_enabled=workspace.memory_enabled,
-            today=self.agent.today() if self.agent.today else None,
-        )
+    def _system_prompt(self) -> tuple[list[dict], dict | None]:
+        """The system blocks, with the session block taken now when the session has none yet,
+        and the note of a hand edit of the memory made since it was taken (``None``: nothing
+        to tell). Runs on a worker thread."""
+        agent = self.agent
+        workspace = agent.workspaces.get(self.workspace.id)
+        document = agent.documents.read(workspace.id)
+        session = agent.conversations.get_session(self.session_id)
+        if session.prompt_snapshot is None:
+            block = session_block(
+                workspace_path=workspace.path,
+                memory=document.content if workspace.memory_enabled else "",
+                memory_enabled=workspace.memory_enabled,
+                today=agent.today() if agent.today else None,
+            )
+            session = agent.conversations.take_prompt_snapshot(
+                self.session_id, block, document.version
+            )
+        assert session.prompt_snapshot is not None
+        note = self._memory_note(session, workspace, document)
+        return system_blocks(session.prompt_snapshot), note
 
-    async def _loop(self, messages: list[dict], system: str) -> TurnFinished:
+    def _memory_note(
+        self, session: ChatSession, workspace: Workspace, document: MemoryDocument
+    ) -> dict | None:
+        """A :data:`~yak.agent.messages.MEMORY_NOTE` block with the current document when a
+        person changed it (hand, import, restore, clear) after the session block was taken and
+        after the last note; refreshes alone are never noted (they reach the next session)."""
+        if not workspace.memory_enabled:
+            return None
+        seen = max(session.snapshot_memory_version or 0, session.noted_memory_version or 0)
+        if document.version <= seen:
+            return None
+        for revision in self.agent.documents.history(workspace.id):  # newest first
+            if revision.version <= seen:
+                break
+            if revision.source is not RevisionSource.REFRESH:
+                return memory_edit_note(document.content, document.version)
+        return None
+
+    async def _store_note(self, note: dict) -> ChatMessage:
+        """Store a memory note as a user message and remember its version as told."""
+        stored = await self.agent.store(
+            self.session_id, self.workspace.id, "user", [note], self.emit
+        )
+        await asyncio.shield(
+            asyncio.to_thread(
+                self.agent.conversations.note_memory_version, self.session_id, note["version"]
+            )
+        )
+        return stored
+
+    async def _loop(self, messages: list[dict], system: list[dict]) -> TurnFinished:
         agent = self.agent
         definitions = WorkspaceTools.definitions()
         rounds = 0
@@ -322,7 +385,7 @@ class _Turn:
             messages.append({"role": "user", "content": results})
 
     async def _stream(
-        self, messages: list[dict], system: str, definitions: list[dict]
+        self, messages: list[dict], system: list[dict], definitions: list[dict]
     ) -> llm.Completion:
         self.streamed = []
         self.streaming = True
@@ -336,8 +399,8 @@ class _Turn:
             completion = await self.agent.provider.stream(
                 model=self.agent.model,
                 system=system,
-                messages=messages,
-                tools=definitions,
+                messages=with_cache_breakpoint(messages),
+                tools=cached_tools(definitions),
                 max_tokens=self.agent.max_tokens,
                 on_event=forward,
             )

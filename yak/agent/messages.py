@@ -1,19 +1,63 @@
-"""What the agent sends: the system prompt and the stored conversation as Messages API
-messages (pure functions, no I/O; "The agent" in docs/architecture.md)."""
+"""What the agent sends: the system prompt, the stored conversation as Messages API messages, and
+the prompt-cache breakpoints (pure functions, no I/O; "The agent" in docs/architecture.md).
+
+The prompt cache: a request is read in the API's order (tools, then the system blocks, then the
+messages), and every prefix that ends at a ``cache_control`` breakpoint is cached for five
+minutes; a later request whose prefix is byte-identical up to a breakpoint reads it from the
+cache. The agent marks four breakpoints (the API allows at most :data:`MAX_BREAKPOINTS`):
+
+1. the last tool definition (the tools never change);
+2. the static instructions, the first system block: byte-identical for every session of every
+   workspace, so nothing volatile (date, path, memory) goes in it;
+3. the session block, the second system block: the memory block and the environment facts,
+   built once when the session's first turn starts, stored with the session and reused
+   byte-identical on every later request, also after a restart (a memory refresh takes effect
+   in the next session);
+4. the last block of the last message, so each request reads the previous one's prefix (the
+   conversation grows only at its end).
+
+A hand edit of the memory made after the session block was taken reaches the agent as a stored
+:data:`MEMORY_NOTE` block at the head of the next user turn (:func:`memory_edit_note`), which
+is sent as text; the system prompt is never rebuilt.
+"""
 
 from __future__ import annotations
 
 import platform
 import sys
 from datetime import datetime
+from typing import Any
 
 from yak.domain import ChatMessage
 from yak.memory.injection import memory_block
 
 INTERRUPTED_RESULT = "Not run: the turn was interrupted before this tool call ran."
 
+MAX_BREAKPOINTS = 4  # the Messages API refuses a request with more cache_control blocks
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}  # the cache_control of every breakpoint (5 min)
 
-def system_prompt(
+STATIC_INSTRUCTIONS = (
+    "You are Yak, a coding agent working with the user inside one project folder, the workspace "
+    "named under Environment below. Use the tools to read and search before you answer questions "
+    "about the project. Paths are relative to the workspace; nothing outside it can be read or "
+    "written. Writing, editing and running commands ask the user first; when a call is denied, do "
+    "not retry it. Keep answers short and concrete."
+)
+
+# A stored user-message block that carries a note from Yak rather than the user's words: the API
+# gets its ``text`` as a text block; the transcript and the memory refresh leave it out.
+MEMORY_NOTE = "memory_note"
+EDITED_NOTE = (
+    "[The user edited the workspace memory since this conversation started; the current "
+    "document follows and replaces any earlier copy.]"
+)
+CLEARED_NOTE = (
+    "[The user cleared the workspace memory since this conversation started; disregard any "
+    "earlier copy of it.]"
+)
+
+
+def session_block(
     *,
     workspace_path: str,
     memory: str,
@@ -21,7 +65,10 @@ def system_prompt(
     today: datetime | None = None,
     platform_name: str | None = None,
 ) -> str:
-    """The chat system prompt: the memory block first, then environment facts, then rules.
+    """The session block of the system prompt: the memory block, then environment facts.
+
+    Built once per session (when its first turn starts) and stored with it: the date is the day
+    the conversation started.
 
     Args:
         workspace_path: the workspace root (its normalized key).
@@ -41,16 +88,75 @@ def system_prompt(
         "Environment:\n"
         f"- Workspace (project folder): {workspace_path}\n"
         f"- Platform: {platform_name}; run_command uses {shell} in the workspace\n"
-        f"- Date: {today.date().isoformat()}"
-    )
-    parts.append(
-        "You are Yak, a coding agent working inside the workspace above with the user. Use the "
-        "tools to read and search before you answer questions about the project. Paths are "
-        "relative to the workspace; nothing outside it can be read or written. Writing, editing "
-        "and running commands ask the user first; when a call is denied, do not retry it. Keep "
-        "answers short and concrete."
+        f"- Date (when this conversation started): {today.date().isoformat()}"
     )
     return "\n\n".join(parts)
+
+
+def system_blocks(session: str) -> list[dict[str, Any]]:
+    """The system prompt as sent: the static instructions, then the session block (see
+    :func:`session_block`), each ending in a cache breakpoint."""
+    return [_cached({"type": "text", "text": text}) for text in (STATIC_INSTRUCTIONS, session)]
+
+
+def cached_tools(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool definitions with a cache breakpoint on the last one (copies; the input is left
+    as it was)."""
+    if not definitions:
+        return []
+    return [*definitions[:-1], _cached(definitions[-1])]
+
+
+def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation with a cache breakpoint on the last block of its last message, so the
+    next request reads this one's prefix from the cache. Copies only what changes: the list
+    given (which the agent keeps appending to) and the stored blocks stay without it."""
+    if not messages:
+        return []
+    last = messages[-1]
+    content = last.get("content")
+    if isinstance(content, str):
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}]
+    else:
+        blocks = list(content or [])
+    if not blocks:
+        return list(messages)
+    blocks[-1] = _cached(blocks[-1])
+    return [*messages[:-1], {**last, "content": blocks}]
+
+
+def count_breakpoints(
+    system: str | list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+) -> int:
+    """How many ``cache_control`` breakpoints a request carries (the API allows 4)."""
+    blocks: list[Any] = list(tools or [])
+    if not isinstance(system, str):
+        blocks.extend(system)
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, str):
+            blocks.extend(content or [])
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
+
+
+def memory_edit_note(content: str, version: int) -> dict[str, Any]:
+    """The stored block that tells the agent about a hand edit of the memory made after its
+    session block was taken: a one-line note, then the current document as a memory block
+    (tags neutralized), or only a note when the document is now empty.
+
+    Args:
+        content: the memory document now.
+        version: its version (kept in the block; the API never sees it).
+    """
+    block = memory_block(content)
+    text = f"{EDITED_NOTE}\n{block}" if block else CLEARED_NOTE
+    return {"type": MEMORY_NOTE, "text": text, "version": version}
+
+
+def _cached(block: dict[str, Any]) -> dict[str, Any]:
+    return {**block, "cache_control": dict(EPHEMERAL)}
 
 
 def _platform_name() -> str:
@@ -59,9 +165,10 @@ def _platform_name() -> str:
 
 # --- stored messages -> API messages --------------------------------------------------------
 def clean_block(block: dict) -> dict | None:
-    """A stored block as the API accepts it, or ``None`` to leave it out."""
+    """A stored block as the API accepts it, or ``None`` to leave it out (a
+    :data:`MEMORY_NOTE` becomes a text block)."""
     kind = block.get("type")
-    if kind == "text":
+    if kind in ("text", MEMORY_NOTE):
         text = block.get("text")
         return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
     if kind == "tool_use":

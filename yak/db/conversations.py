@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import delete, or_, select, update
 
 from yak.db.engine import Database
 from yak.db.models import ChatMessageRow, ChatSessionRow, WorkspaceRow, utcnow
@@ -48,6 +48,9 @@ def _session(row: ChatSessionRow) -> ChatSession:
         title=row.title,
         created_at=row.created_at,
         updated_at=row.updated_at,
+        prompt_snapshot=row.prompt_snapshot,
+        snapshot_memory_version=row.snapshot_memory_version,
+        noted_memory_version=row.noted_memory_version,
     )
 
 
@@ -60,7 +63,12 @@ def _message(row: ChatMessageRow) -> ChatMessage:
         content=tuple(row.content or ()),
         created_at=row.created_at,
         model=row.model,
-        usage=TokenUsage(input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0),
+        usage=TokenUsage(
+            input_tokens=row.input_tokens or 0,
+            output_tokens=row.output_tokens or 0,
+            cache_creation_input_tokens=row.cache_creation_input_tokens or 0,
+            cache_read_input_tokens=row.cache_read_input_tokens or 0,
+        ),
     )
 
 
@@ -160,7 +168,7 @@ class SqlConversationRepository:
             role: ``"user"`` or ``"assistant"`` (tool results are user messages).
             content: Anthropic-style content blocks, JSON-serializable dicts.
             model: the model that wrote an assistant message.
-            usage: tokens the model call used.
+            usage: tokens the model call used (the cache reads and writes included).
 
         Raises:
             UsageError: unknown session.
@@ -185,6 +193,8 @@ class SqlConversationRepository:
                 model=model,
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
+                cache_creation_input_tokens=usage.cache_creation_input_tokens,
+                cache_read_input_tokens=usage.cache_read_input_tokens,
                 created_at=now,
             )
             s.add(row)
@@ -201,6 +211,39 @@ class SqlConversationRepository:
                 .order_by(ChatMessageRow.id)
             ).all()
             return [_message(r) for r in rows]
+
+    # --- the prompt snapshot ----------------------------------------------------------------
+    def take_prompt_snapshot(
+        self, session_id: str, snapshot: str, memory_version: int
+    ) -> ChatSession:
+        """Store the session block of the system prompt and the memory version it was built
+        from, unless the session already has one: the first stored snapshot stays for the
+        session's life, so every request of the session (also after a restart, or when two
+        processes start a turn at once) sends the same bytes.
+
+        Returns:
+            The session as stored; its ``prompt_snapshot`` is the one to send.
+
+        Raises:
+            UsageError: unknown session.
+        """
+        with self.db.session() as s:
+            row = self._row(s, session_id)
+            s.execute(  # one statement: of two writers only the first one's snapshot is kept
+                update(ChatSessionRow)
+                .where(ChatSessionRow.id == session_id, ChatSessionRow.prompt_snapshot.is_(None))
+                .values(prompt_snapshot=snapshot, snapshot_memory_version=memory_version)
+                .execution_options(synchronize_session=False)
+            )
+            s.refresh(row)
+            return _session(row)
+
+    def note_memory_version(self, session_id: str, version: int) -> None:
+        """Remember that the session was told about the memory document at ``version`` (a hand
+        edit is noted once per version). Raises ``UsageError`` for an unknown session."""
+        with self.db.session() as s:
+            row = self._row(s, session_id)
+            row.noted_memory_version = max(version, row.noted_memory_version or 0)
 
     # --- memory input -----------------------------------------------------------------------
     def unfolded_messages(self, workspace_id: str) -> list[ChatMessage]:

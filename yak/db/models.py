@@ -147,6 +147,11 @@ class ChatSessionRow(Base):
     folded_through: Mapped[str | None] = mapped_column(String(26))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # The session block of the system prompt as its first turn sent it (NULL: no turn yet),
+    # the memory version it was built from, and the last version a hand edit was noted at.
+    prompt_snapshot: Mapped[str | None] = mapped_column(Text)
+    snapshot_memory_version: Mapped[int | None] = mapped_column(Integer)
+    noted_memory_version: Mapped[int | None] = mapped_column(Integer)
 
 
 class ChatMessageRow(Base):
@@ -166,4 +171,6 @@ class ChatMessageRow(Base):
     model: Mapped[str | None] = mapped_column(String(100))
     input_tokens: Mapped[int] = mapped_column(Integer, default=0)
     output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_creation_input_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    cache_read_input_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

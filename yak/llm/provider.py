@@ -32,7 +32,7 @@ from yak.errors import (
     YakError,
 )
 from yak.llm import credentials
-from yak.ports import Completion, StreamEvent, TextDelta, ToolUseStarted
+from yak.ports import Completion, StreamEvent, SystemPrompt, TextDelta, ToolUseStarted
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class Provider:
         self,
         *,
         model: str,
-        system: str,
+        system: SystemPrompt,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int = 8192,
@@ -102,9 +102,15 @@ class Provider:
     ) -> Completion:
         """Stream one reply; ``on_event`` sees text deltas and tool-call starts as they arrive.
 
+        The request carries ``system``, ``messages`` and ``tools`` exactly as given, prompt-cache
+        breakpoints (``cache_control``) included: which prefix to cache is the caller's choice
+        (the agent's, see ``yak/agent/messages.py``). The completion's usage splits the input
+        into uncached, cache-written and cache-read tokens.
+
         Args:
             model: the model name, e.g. ``claude-sonnet-4-5``.
-            system: the system prompt (omitted from the request when empty).
+            system: the system prompt, text or text blocks (omitted from the request when
+                empty).
             messages: the conversation as Messages API dicts, oldest first.
             tools: tool definitions (name, description, input_schema), or ``None``.
             max_tokens: the reply's token budget.
@@ -333,13 +339,23 @@ def _completion(message: Any, requested_model: str) -> Completion:
             )
         else:  # thinking and other blocks are kept as the API sent them
             blocks.append(block.model_dump(mode="json", exclude_none=True))
-    usage = getattr(message, "usage", None)
     return Completion(
         content=tuple(blocks),
         stop_reason=message.stop_reason,
         model=getattr(message, "model", None) or requested_model,
-        usage=TokenUsage(
-            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
-        ),
+        usage=_usage(getattr(message, "usage", None)),
+    )
+
+
+def _usage(usage: Any) -> TokenUsage:
+    """The SDK's ``Usage`` as Yak's; a field the API left out (or sent as null) counts 0."""
+
+    def count(name: str) -> int:
+        return int(getattr(usage, name, 0) or 0)
+
+    return TokenUsage(
+        input_tokens=count("input_tokens"),
+        output_tokens=count("output_tokens"),
+        cache_creation_input_tokens=count("cache_creation_input_tokens"),
+        cache_read_input_tokens=count("cache_read_input_tokens"),
     )
