@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.support import project_folder, record
-from tests.support.fake_api import cut, error, text, tool_use
+from tests.support.fake_api import error, text, tool_use
 from yak.agent.loop import STOPPED_MARK
 from yak.agent.messages import STATIC_INSTRUCTIONS, session_block, to_api_messages
 from yak.agent.types import (
@@ -306,13 +306,6 @@ async def test_provider_failure_is_a_failed_turn_and_retry_does_not_duplicate(ha
     ]
 
 
-async def test_cut_stream_stores_nothing_from_it(harness, fake_api):
-    """A stream cut halfway fails the turn and none of its text is stored."""
-    fake_api.script(cut("Partial words here", after_deltas=2))
-    finished = await harness.turn("Tell me")
-    assert finished.status == "failed"
-    assert "stopped before it was complete" in finished.error
-    assert [m.role for m in harness.stored()] == ["user"]
 # --- the memory block, read back from the request -------------------------------------------
 def session_text(request) -> str:
     """The session block (the second system block) of a recorded request."""

@@ -24,6 +24,12 @@ partial reply is stored with a trailing ``[stopped]`` text block (a tool call wh
 still streaming is dropped), tool calls that had not run get a "stopped" result so the stored
 conversation stays valid for the API, ``TurnFinished(status="stopped")`` is sent to
 ``on_event``, and the cancellation propagates.
+
+A reply cut off by the provider (the connection closed, the stream stalled past the timeout, an
+error event mid-stream) is kept the same way: the text that arrived is stored followed by a text
+block ``[incomplete: the reply was cut off (<why>)]`` (``yak.agent.types.incomplete_mark``), and
+the turn ends ``failed`` with ``cut_off`` set. The mark is a plain text block, so the next
+request sends it as it is and the model knows its previous reply did not finish.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from yak.agent.types import (
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
+    incomplete_mark,
 )
 from yak.domain import (
     ChatMessage,
@@ -80,6 +87,20 @@ DENIED_NOTE = (
     "Denied by the user: this call was not run. Do not retry it; continue without "
     "it or ask the user."
 )
+# Why a reply stopped early, by ``ProviderError.reason``: the clause in its incomplete mark.
+_CUT_CAUSES = {
+    "incomplete": "the connection closed",
+    "timeout": "no more of it arrived in time",
+    "overloaded": "the provider was overloaded",
+    "server_error": "the provider had a server error",
+    "rate_limited": "the provider was rate limiting",
+}
+
+
+def cut_cause(exc: ProviderError) -> str:
+    """Why a reply that had started was cut off, as a short clause for its incomplete mark
+    ("the connection closed")."""
+    return _CUT_CAUSES.get(exc.reason, "the provider reported an error")
 
 
 class SessionApprovals:
@@ -177,7 +198,8 @@ class Agent:
         Returns:
             ``TurnFinished`` with status ``completed``, ``tool_limit`` (``error`` says why it
             ended) or ``failed`` (a provider error; ``error`` is its sentence; what was stored
-            before the failure stays).
+            before the failure stays, and a reply cut off mid-stream is stored marked
+            incomplete, with ``cut_off`` saying why).
 
         Raises:
             UsageError: blank prompt, or the session is not in this workspace.
@@ -341,11 +363,7 @@ class _Turn:
             try:
                 completion = await self._stream(messages, system, definitions)
             except ProviderError as exc:
-                return self._finish(
-                    TurnFinished(
-                        status="failed", text=self.last_text, usage=self.usage, error=str(exc)
-                    )
-                )
+                return await self._fail(exc)
             self.usage = _add(self.usage, completion.usage)
             content = [b for b in (clean_block(dict(x)) for x in completion.content) if b]
             calls = [b for b in content if b["type"] == "tool_use"]
@@ -497,6 +515,41 @@ class _Turn:
             log.warning("stopped again while keeping a stopped turn; the write still completes")
         except Exception:  # never let keeping the text hide the Stop itself
             log.exception("could not store what was said before Stop")
+
+    async def _fail(self, exc: ProviderError) -> TurnFinished:
+        """A provider error ended the reply. When text of it had arrived (a stream cut off by a
+        dropped connection, a stall or an error event), that text is stored, followed by
+        :func:`~yak.agent.types.incomplete_mark` of why it stopped, and the turn reports
+        ``cut_off``; otherwise nothing more is stored. Either way the turn is ``failed`` and
+        publishes no ``TurnCompleted``."""
+        text = "".join(self.streamed)
+        self.streamed = []
+        self.streaming = False
+        if not text.strip():
+            return self._finish(
+                TurnFinished(status="failed", text=self.last_text, usage=self.usage, error=str(exc))
+            )
+        cause = cut_cause(exc)
+        content = [{"type": "text", "text": text}, {"type": "text", "text": incomplete_mark(cause)}]
+        await self.agent.store(
+            self.session_id,
+            self.workspace.id,
+            "assistant",
+            content,
+            self.emit,
+            model=self.agent.model,
+        )
+        self.last_text = text
+        return self._finish(
+            TurnFinished(
+                status="failed",
+                text=text,
+                usage=self.usage,
+                error=f"The reply was cut off ({cause}); the part that arrived is kept in the "
+                "conversation, marked incomplete. Send the question again for a whole answer.",
+                cut_off=cause,
+            )
+        )
 
     def _complete(self, status: str, *, error: str | None = None) -> TurnFinished:
         finished = self._finish(

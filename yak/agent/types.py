@@ -2,10 +2,15 @@
 
 Plain frozen dataclasses, Qt-free. The driver passes ``on_event`` to receive ``AgentEvent`` s as
 they happen and an ``Approver`` that answers approval requests for mutating tools.
+
+Also the mark the loop stores after a reply that was cut off (see ``docs/architecture.md``, "The
+agent"), so every reader of a stored conversation recognises it: :func:`incomplete_mark` writes
+it and :func:`incomplete_cause` reads it back.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -73,12 +78,39 @@ class MessageStored:
 @dataclass(frozen=True)
 class TurnFinished:
     """The turn ended. ``status``: ``"completed"``, ``"stopped"`` (user pressed Stop; what was
-    said is kept), ``"failed"`` (``error`` is one sentence), ``"tool_limit"`` (runaway loop cut)."""
+    said is kept), ``"failed"`` (``error`` is one sentence), ``"tool_limit"`` (runaway loop cut).
+
+    ``cut_off`` is set on a failed turn whose reply had started to arrive: why it stopped, as a
+    short clause ("the connection closed"). What arrived was stored, followed by
+    :func:`incomplete_mark` of that clause.
+    """
 
     status: str
     text: str  # the final assistant text of the turn
     usage: TokenUsage
     error: str | None = None
+    cut_off: str | None = None
 
 
 AgentEvent = TextDelta | ToolCallStarted | ToolCallFinished | MessageStored | TurnFinished
+
+
+# The text block stored after a reply that was cut off: "[incomplete: the reply was cut off
+# (the connection closed)]". A plain text block, so the stored conversation stays valid for the
+# API and the model is told, on the next request, that its previous reply did not finish.
+_INCOMPLETE_HEAD = "[incomplete: the reply was cut off ("
+_INCOMPLETE_TAIL = ")]"
+_INCOMPLETE_RE = re.compile(r"\[incomplete: the reply was cut off \((?P<cause>[^\n]*)\)\]")
+
+
+def incomplete_mark(cause: str) -> str:
+    """The mark stored after a cut reply; ``cause`` is a short clause on one line, e.g. ``"the
+    connection closed"``."""
+    return f"{_INCOMPLETE_HEAD}{' '.join(cause.split())}{_INCOMPLETE_TAIL}"
+
+
+def incomplete_cause(text: str) -> str | None:
+    """The cause in a stored text block that is exactly an :func:`incomplete_mark`, else
+    ``None``."""
+    match = _INCOMPLETE_RE.fullmatch(text)
+    return match["cause"] if match else None
