@@ -1,11 +1,13 @@
 """Helpers for the chat UI tests: run a test body on the qasync loop (the ``qloop`` fixture of
 ``tests/ui/conftest.py``), wait for what the user would see without sleeping for timing (the
 memory UI tests' helpers, shared), and a chat panel on the core's chat service
-(:class:`Chat`, built by the ``chat`` fixture)."""
+(:class:`Chat`, built by the ``chat`` fixture, or by :func:`chat_on` for a second window on the
+same database, as after a restart)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from yak.ui.chat.approval import ApprovalDialog
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 
-__all__ = ["Chat", "make_chat", "run", "sent_prompts", "until"]
+__all__ = ["Chat", "chat_on", "make_chat", "run", "sent_messages", "sent_prompts", "until"]
 
 
 @dataclass
@@ -60,6 +62,15 @@ def make_chat(qloop, qtbot, data_dir: Path, tmp_path: Path) -> Iterator[Chat]:
     through the core's chat service; closed as the app does on quit (the ``chat`` fixture)."""
     folder = tmp_path / "project"
     folder.mkdir()
+    with chat_on(qloop, qtbot, data_dir, folder) as chat:
+        yield chat
+
+
+@contextmanager
+def chat_on(qloop, qtbot, data_dir: Path, folder: Path) -> Iterator[Chat]:
+    """A shown ChatPanel with its controller on ``folder``, on a core of its own over the
+    database in ``data_dir`` (a second one stands for the app started again), its workspace
+    opened as the window does; closed as the app does on quit."""
     clients = ModelClients()
     core = open_core(data_dir, model_client=clients)
     workspace = run(qloop, core.workspaces.open(str(folder)))
@@ -73,10 +84,12 @@ def make_chat(qloop, qtbot, data_dir: Path, tmp_path: Path) -> Iterator[Chat]:
     controller.turn_finished.connect(statuses.append)
     controller.approval_shown.connect(dialogs.append)
     run(qloop, _open(controller, workspace))
-    yield Chat(panel, controller, core, core.chat, workspace, folder, statuses, dialogs)
-    run(qloop, controller.aclose())  # as the app does on quit
-    run(qloop, core.aclose())
-    run(qloop, clients.aclose())
+    try:
+        yield Chat(panel, controller, core, core.chat, workspace, folder, statuses, dialogs)
+    finally:
+        run(qloop, controller.aclose())  # as the app does on quit
+        run(qloop, core.aclose())
+        run(qloop, clients.aclose())
 
 
 async def _open(controller: ChatController, workspace: Workspace) -> None:
@@ -86,6 +99,12 @@ async def _open(controller: ChatController, workspace: Workspace) -> None:
 
 
 def sent_prompts(fake_api) -> list[object]:
-    """The user text messages of the last request the fake received."""
-    messages = fake_api.message_requests[-1].body["messages"]
+    """The user messages of the last request the fake received, without prompt-cache marks."""
+    messages = fake_api.message_requests[-1].unmarked["messages"]
     return [m["content"] for m in messages if m["role"] == "user"]
+
+
+def sent_messages(fake_api) -> list[tuple[str, list[object]]]:
+    """``(role, content)`` of each message of the last request, without prompt-cache marks."""
+    messages = fake_api.message_requests[-1].unmarked["messages"]
+    return [(m["role"], m["content"]) for m in messages]

@@ -3,20 +3,26 @@ real ``anthropic`` client talking to the scripted fake Messages API on 127.0.0.1
 driven like a user.
 
 A gated fake reply (``text(..., gate=...)``) pauses the stream so the window can be looked at
-mid-reply — and Stop pressed — without timing anything.
+mid-reply — and Stop pressed — without timing anything; with ``pause_after=0`` it pauses before
+the first words, while the transcript says "thinking…".
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
-from chat_support import run, sent_prompts, until
+from chat_support import chat_on, run, sent_messages, sent_prompts, until
 from PySide6.QtCore import Qt
 
-from tests.support.fake_api import error, text, tool_use
+from tests.support.fake_api import cut, error, hang, text, tool_use
+from yak.ui.chat.blocks import MessageBlock
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, ChatPanel
+
+CUT_NOTE = "— reply cut off: the connection closed; nothing after this was received"
+CUT_MARK = "[incomplete: the reply was cut off (the connection closed)]"
 
 # -- sending and streaming ------------------------------------------------------------------------
 
@@ -71,6 +77,82 @@ def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fak
     run(qloop, body())
     assert sent_prompts(fake_api) == [[{"type": "text", "text": "first\nsecond"}]]
     assert "Two lines received." in chat.transcript()
+
+
+# -- waiting for the model -----------------------------------------------------------------------
+
+
+def test_thinking_shows_from_enter_until_the_first_words(chat, qloop, qtbot, fake_api):
+    """Right after Enter, before the request has even been sent, the last row reads "thinking…
+    0 s" and ticks once a second; the first words take its place and it is gone once the reply
+    has ended."""
+    gate = threading.Event()
+    fake_api.script(text("Here it is.", gate=gate, pause_after=0))
+    transcript = chat.panel.transcript
+
+    async def body() -> None:
+        chat.panel.input.edit.setFocus()
+        qtbot.keyClicks(chat.panel.input.edit, "Why?")
+        qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Return)
+        row = transcript.thinking  # no await since Enter: shown at once
+        assert row is not None and transcript.items()[-1] is row
+        assert chat.transcript() == "Why?\n\nthinking… 0 s"
+        assert row.timer.isActive() and row.timer.interval() == 1000
+        await until(lambda: fake_api.message_requests, what="the request")
+        assert transcript.thinking is row  # asked, nothing received yet
+        row.started = time.monotonic() - 3  # as if shown three seconds ago
+        row.tick()
+        assert chat.transcript().endswith("thinking… 3 s")
+        gate.set()
+        await until(lambda: "Here it is." in chat.transcript(), what="the first words")
+        assert transcript.thinking is None and "thinking" not in chat.transcript()
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    assert chat.transcript() == "Why?\n\nHere it is."
+
+
+def test_while_thinking_the_box_takes_typing_and_esc_stops(chat, qloop, qtbot, fake_api):
+    """The model never answers: the thinking row stays while the next prompt is typed, Esc
+    stops the turn, and the row gives way to "Stopped."; the typed text stays in the box."""
+    fake_api.script(hang())
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "Anyone there?")
+        await until(lambda: fake_api.message_requests, what="the request")
+        assert chat.panel.transcript.thinking is not None
+        qtbot.keyClicks(chat.panel.input.edit, "next question")
+        assert chat.panel.input.text() == "next question"
+        qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Escape)
+        assert await chat.finished() == "stopped"
+
+    run(qloop, body())
+    assert chat.panel.transcript.thinking is None
+    assert chat.transcript() == "Anyone there?\n\nStopped."
+    assert chat.panel.input.text() == "next question"
+
+
+def test_thinking_shows_again_while_the_model_reads_a_tool_result(chat, qloop, qtbot, fake_api):
+    """After a tool call has run and its result went back, the model is asked again: the
+    thinking row is the last row until the next words arrive."""
+    (chat.folder / "README.md").write_text("hi\n", encoding="utf-8")
+    gate = threading.Event()
+    fake_api.script(
+        tool_use("read_file", {"path": "README.md"}), text("It says hi.", gate=gate, pause_after=0)
+    )
+    transcript = chat.panel.transcript
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "Read it")
+        await until(lambda: len(fake_api.message_requests) == 2, what="the second request")
+        assert "✓ read_file README.md" in chat.transcript()
+        assert transcript.thinking is not None and transcript.items()[-1] is transcript.thinking
+        gate.set()
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    assert transcript.thinking is None
+    assert chat.transcript().endswith("It says hi.")
 
 
 # -- tool calls and approval ----------------------------------------------------------------------
@@ -197,6 +279,109 @@ def test_a_provider_error_shows_the_banner_and_retry_recovers(
     assert "Recovered answer." in chat.transcript()
     assert chat.transcript().count("Explain the build") == 1
     assert sent_prompts(fake_api) == [[{"type": "text", "text": "Explain the build"}]]
+
+
+# -- cut replies ----------------------------------------------------------------------------------
+
+
+def test_a_cut_reply_stays_marked_incomplete_and_retry_asks_again(chat, qloop, qtbot, fake_api):
+    """The connection closes mid-reply: the words that arrived stay, their block styled as
+    incomplete and followed by a note saying so; the banner says what happened; the stored
+    reply ends with the incomplete mark. Retry sends the question again after the marked
+    partial reply, and the whole answer appears."""
+    fake_api.script(cut("The answer is forty-two", after_deltas=3), text("The answer is 42."))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "What is the answer?")
+        assert await chat.finished() == "failed"
+        assert chat.transcript() == f"What is the answer?\n\nThe answer is\n\n{CUT_NOTE}"
+        blocks = [b for b in chat.panel.transcript.items() if isinstance(b, MessageBlock)]
+        assert [b.incomplete for b in blocks] == [False, True]
+        assert "Last turn" not in chat.panel.usage_label.text()  # no usage came back
+        assert chat.panel.error_banner.isVisible()
+        assert chat.panel.error_banner.text().startswith(
+            "The reply was cut off: the connection closed. What arrived is kept above"
+        )
+        stored = await chat.service.messages(chat.controller.session_id)
+        assert [m.role for m in stored] == ["user", "assistant"]
+        assert [b["text"] for b in stored[-1].content] == ["The answer is ", CUT_MARK]
+        chat.panel.error_banner.action_button.click()  # Retry
+        assert await chat.finished(2) == "completed"
+
+    run(qloop, body())
+    assert not chat.panel.error_banner.isVisible()
+    assert chat.transcript() == (
+        f"What is the answer?\n\nThe answer is\n\n{CUT_NOTE}\n\n"
+        "What is the answer?\n\nThe answer is 42."
+    )
+    question = [{"type": "text", "text": "What is the answer?"}]
+    partial = [{"type": "text", "text": "The answer is "}, {"type": "text", "text": CUT_MARK}]
+    assert sent_messages(fake_api) == [
+        ("user", question),
+        ("assistant", partial),
+        ("user", question),
+    ]
+
+
+def test_a_cut_reply_is_still_marked_after_a_restart_and_retry_there_resends(
+    chat, qloop, qtbot, fake_api, data_dir
+):
+    """A second window on the same database (the app started again) opens the session with the
+    question, the partial reply and the incomplete note, and the banner offers Retry, which
+    sends the question again and shows the answer."""
+    fake_api.script(cut("Partial answ", after_deltas=1))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "Question?")
+        assert await chat.finished() == "failed"
+
+    run(qloop, body())
+    with chat_on(qloop, qtbot, data_dir, chat.folder) as again:
+        assert again.transcript() == f"Question?\n\nPartial\n\n{CUT_NOTE}"
+        assert again.panel.error_banner.isVisible()
+        assert again.panel.error_banner.text().startswith(
+            "The last reply here was cut off: the connection closed."
+        )
+        fake_api.script(text("Full answer."))
+
+        async def retry() -> None:
+            again.panel.error_banner.action_button.click()  # Retry
+            assert await again.finished() == "completed"
+
+        run(qloop, retry())
+        assert again.transcript().endswith("Question?\n\nFull answer.")
+        assert [role for role, _ in sent_messages(fake_api)] == ["user", "assistant", "user"]
+
+
+# -- the footer -----------------------------------------------------------------------------------
+
+
+def test_the_footer_counts_cached_input(chat, qloop, qtbot, fake_api, data_dir):
+    """The footer counts every input token, cached or not, with the share read from the prompt
+    cache, for the last turn and the conversation; a restarted window sums the stored turns
+    the same way."""
+    fake_api.script(
+        text("First.", usage=(1_000, 300, 100, 11_300)),  # in, out, cache written, cache read
+        text("Second.", usage=(200, 50, 0, 12_400)),
+    )
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "One")
+        assert await chat.finished() == "completed"
+        footer = chat.panel.usage_label.text()
+        assert footer.startswith("Last turn: 12.4k in, 91% cached · 300 out")
+        await chat.send_typed(qtbot, "Two")
+        assert await chat.finished(2) == "completed"
+
+    run(qloop, body())
+    assert chat.panel.usage_label.text() == (
+        "Last turn: 12.6k in, 98% cached · 50 out   "
+        "Conversation: 25k in, 94% cached · 350 out tokens"
+    )
+    with chat_on(qloop, qtbot, data_dir, chat.folder) as again:
+        assert again.panel.usage_label.text() == (
+            "Conversation: 25k in, 94% cached · 350 out tokens"
+        )
 
 
 # -- without a key --------------------------------------------------------------------------------

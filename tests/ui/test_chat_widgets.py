@@ -9,11 +9,12 @@ from chat_support import run, until
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from yak.agent.types import ApprovalDecision, ApprovalRequest
-from yak.domain import ChatMessage
+from yak.agent.types import ApprovalDecision, ApprovalRequest, incomplete_mark
+from yak.domain import ChatMessage, TokenUsage
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
-from yak.ui.chat.blocks import MessageBlock, ToolCallBlock
+from yak.ui.chat.blocks import IncompleteNote, MessageBlock, ToolCallBlock
 from yak.ui.chat.input import ChatInput
+from yak.ui.chat.panel import token_count, usage_text
 from yak.ui.chat.render import render_markdown, result_summary, settled_length, tool_target
 from yak.ui.chat.transcript import SEGMENT_CHARS, TranscriptView
 
@@ -164,6 +165,50 @@ def test_a_stored_session_shows_prompts_replies_and_tool_outcomes():
     assert items[2].summary_text() == "✗ write_file a.txt — denied by user"
     assert items[3].toPlainText() == "Understood."
     view.deleteLater()
+
+
+def test_a_stored_cut_reply_shows_marked_incomplete_with_its_cause(qtbot):
+    """A stored reply ending with the incomplete mark: its text is styled incomplete and the
+    note after it says why; a reply before it stays as it was."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.show_messages(
+        [
+            _message("user", {"type": "text", "text": "q"}),
+            _message("assistant", {"type": "text", "text": "A whole answer."}),
+            _message("user", {"type": "text", "text": "q2"}),
+            _message(
+                "assistant",
+                {"type": "text", "text": "Half of"},
+                {"type": "text", "text": incomplete_mark("the provider was overloaded")},
+            ),
+        ]
+    )
+    items = view.items()
+    assert [getattr(i, "incomplete", None) for i in items[:4]] == [False, False, False, True]
+    assert isinstance(items[4], IncompleteNote)
+    assert view.plain_text().endswith(
+        "Half of\n\n— reply cut off: the provider was overloaded; nothing after this was received"
+    )
+
+
+def test_token_counts_are_short_and_the_cached_share_rounds_down():
+    """Counts read 300, 12.4k, 1M; the input counts cache writes and reads; the cached share
+    shows once the calls used the cache, rounded down (never 100% while anything was not)."""
+    assert [token_count(n) for n in (0, 300, 999, 1_000, 12_400, 999_999, 1_234_567)] == [
+        "0",
+        "300",
+        "999",
+        "1k",
+        "12.4k",
+        "1M",
+        "1.2M",
+    ]
+    assert usage_text(TokenUsage(input_tokens=42, output_tokens=7)) == "42 in · 7 out"
+    written = TokenUsage(input_tokens=10, output_tokens=5, cache_creation_input_tokens=2_000)
+    assert usage_text(written) == "2k in, 0% cached · 5 out"
+    almost = TokenUsage(input_tokens=1, output_tokens=0, cache_read_input_tokens=999)
+    assert usage_text(almost) == "1k in, 99% cached · 0 out"
 
 
 def test_a_stored_result_is_summed_up_in_a_few_words():

@@ -2,15 +2,18 @@
 
 :class:`MessageBlock` shows one message (the assistant's as rendered Markdown), as tall as its
 text; :class:`ToolCallBlock` shows a tool call on one line that expands to its output;
-:class:`NoteLabel` is an italic line such as "Stopped.". The view that stacks them is
+:class:`NoteLabel` is an italic line such as "Stopped."; :class:`ThinkingRow` is the "thinking…
+3 s" line shown while the model has not started answering; :class:`IncompleteNote` follows a
+reply that was cut off. The view that stacks them is
 :class:`yak.ui.chat.transcript.TranscriptView`.
 """
 
 from __future__ import annotations
 
 import math
+import time
 
-from PySide6.QtCore import QSize, QSizeF, Qt, Signal
+from PySide6.QtCore import QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -25,6 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from yak.ui.chat.render import render_markdown, shorten
+
+# A reply that was cut off: the bar beside its text, and the colour of that bar and of its note
+# (a dark amber: readable as text on light and dark palettes alike).
+INCOMPLETE_COLOR = "#b36b00"
+INCOMPLETE_BAR_PX = 3
 
 
 class MessageBlock(QTextBrowser):
@@ -65,6 +73,22 @@ class MessageBlock(QTextBrowser):
     def set_markdown(self, text: str) -> None:
         """Show ``text`` rendered as Markdown."""
         self.setHtml(render_markdown(text).rstrip())
+
+    @property
+    def incomplete(self) -> bool:
+        """The text is part of a reply that was cut off (see :meth:`set_incomplete`)."""
+        return bool(self.property("incomplete"))
+
+    def set_incomplete(self) -> None:
+        """Style the block as part of a reply that was cut off: an amber bar down its left edge
+        (the text stays as received), with a tooltip saying why."""
+        self.setProperty("incomplete", True)
+        self.setToolTip("This reply was cut off: nothing after this was received.")
+        self.setStyleSheet(
+            f"MessageBlock {{ border: none; border-left: {INCOMPLETE_BAR_PX}px solid "
+            f"{INCOMPLETE_COLOR}; padding-left: 2px; }}"
+        )
+        self.setFixedHeight(self._height_for(self.document().size().height()))
 
     def sizeHint(self) -> QSize:  # Qt override
         return QSize(super().sizeHint().width(), self.height())
@@ -227,3 +251,59 @@ class NoteLabel(QLabel):
         self.setFont(font)
         self.setContentsMargins(8, 0, 8, 0)
         self.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+
+
+class ThinkingRow(NoteLabel):
+    """The "thinking… 3 s" line: the model was asked and has not started answering yet.
+
+    The seconds since it was shown tick once a second (``timer``, a ``QTimer`` that stops with
+    the row).
+
+    Attributes:
+        started: when the row was shown, in ``time.monotonic()`` seconds.
+        timer: the one-second ticker.
+    """
+
+    TICK_MS = 1000
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("", parent)
+        self.setObjectName("thinking")
+        self.started = time.monotonic()
+        self.timer = QTimer(self)
+        self.timer.setInterval(self.TICK_MS)
+        self.timer.timeout.connect(self.tick)
+        self.timer.start()
+        self.tick()
+
+    @property
+    def seconds(self) -> int:
+        """Whole seconds since the row was shown."""
+        return int(time.monotonic() - self.started)
+
+    def tick(self) -> None:
+        """Show the seconds waited so far (the timer's slot)."""
+        self.setText(f"thinking… {self.seconds} s")
+
+    def stop(self) -> None:
+        """Stop ticking (the row is being removed)."""
+        self.timer.stop()
+
+
+class IncompleteNote(NoteLabel):
+    """The line after a reply that was cut off: "— reply cut off: the connection closed;
+    nothing after this was received", in the incomplete colour.
+
+    Args:
+        cause: why it stopped, a short clause (``TurnFinished.cut_off``, or read back from the
+            stored mark).
+    """
+
+    def __init__(self, cause: str, parent: QWidget | None = None) -> None:
+        super().__init__(f"— reply cut off: {cause}; nothing after this was received", parent)
+        self.setObjectName("incomplete_note")
+        self.cause = cause
+        # The text role, not the placeholder's: a style sheet colour makes the placeholder
+        # colour half transparent.
+        self.setForegroundRole(QPalette.ColorRole.WindowText)
+        self.setStyleSheet(f"color: {INCOMPLETE_COLOR};")

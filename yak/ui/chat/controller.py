@@ -11,6 +11,12 @@ cancels the one still running and only the newest result is shown.
 
 Whether an API key exists is never read on the UI thread: the settings service checks it on a
 worker thread and reports every check, and the no-key sentence follows those reports.
+
+From Enter until the model's first words, and again after each tool call while the model is
+asked once more, the transcript's last row reads "thinking… N s". A reply the provider cut off
+stays shown, marked incomplete, and the banner says so with Retry, which sends the question
+again; a session whose stored last reply carries the agent's incomplete mark opens the same way,
+so Retry also works after a restart.
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ from yak.agent.types import (
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
+    incomplete_cause,
 )
 from yak.chat.service import ChatService
-from yak.domain import TokenUsage, Workspace
+from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import YakError
 from yak.settings import SettingsService
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
@@ -45,11 +52,35 @@ from yak.ui.tasks import TaskGroup, settled
 log = logging.getLogger(__name__)
 
 
-def _add_usage(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(
-        input_tokens=a.input_tokens + b.input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
+def cut_off_sentence(cause: str, *, reopened: bool = False) -> str:
+    """The banner over a reply that was cut off (``TurnFinished.cut_off``); ``reopened``: the
+    session was opened with it as its last reply (after a restart, or from the list)."""
+    if reopened:
+        return (
+            f"The last reply here was cut off: {cause}. What arrived is shown, marked "
+            "incomplete; Retry sends the question again."
+        )
+    return (
+        f"The reply was cut off: {cause}. What arrived is kept above, marked incomplete; "
+        "Retry sends the question again."
     )
+
+
+def cut_off_question(messages: list[ChatMessage]) -> tuple[str, str] | None:
+    """``(cause, question)`` when the session ends with a reply carrying the agent's incomplete
+    mark: why it was cut off and the prompt it answered (the last user message with text), the
+    one Retry sends again; ``None`` otherwise."""
+    if not messages or messages[-1].role != "assistant" or not messages[-1].content:
+        return None
+    last = messages[-1].content[-1]
+    text = last.get("text") if last.get("type") == "text" else None
+    cause = incomplete_cause(text) if isinstance(text, str) else None
+    if cause is None:
+        return None
+    for message in reversed(messages[:-1]):
+        if message.role == "user" and message.text.strip():
+            return cause, message.text
+    return None
 
 
 class ChatController(QObject):
@@ -241,6 +272,7 @@ class ChatController(QObject):
         if not retry:
             self.panel.input.clear()
             self.panel.transcript.add_user_message(prompt)
+        self.panel.transcript.show_thinking()  # at once, before anything is read or sent
         self._last_prompt = prompt
         self._titles_stale = True
         self.panel.set_busy(True)
@@ -267,6 +299,7 @@ class ChatController(QObject):
                 await self._show_stored_before_retry(prompt)
             elif retry:
                 transcript.add_user_message(prompt)
+            transcript.show_thinking()  # again, when the transcript was shown anew
             if self.session_id is None:
                 # The service titles a new session from its first prompt.
                 session = await self.service.create_session(workspace.id)
@@ -314,7 +347,9 @@ class ChatController(QObject):
 
     def _finish_turn(self, result: TurnFinished) -> None:
         transcript = self.panel.transcript
-        self._show_usage(result.usage, _add_usage(self._session_usage, result.usage))
+        used = result.usage.total_input_tokens or result.usage.output_tokens
+        # A turn that failed before any call finished reported no tokens: no "0 in · 0 out".
+        self._show_usage(result.usage if used else None, self._session_usage + result.usage)
         if result.status == "completed":
             transcript.end_turn()
             self._last_prompt = None
@@ -325,6 +360,10 @@ class ChatController(QObject):
                 result.error
                 or "The agent used too many tool rounds and was stopped; ask again to continue."
             )
+        elif result.cut_off is not None:
+            transcript.end_turn()
+            transcript.mark_incomplete(result.cut_off)
+            self.panel.show_error(cut_off_sentence(result.cut_off))
         else:
             transcript.end_turn()
             self.panel.show_error(result.error or "The reply failed.")
@@ -345,6 +384,7 @@ class ChatController(QObject):
                 summary=event.summary,
                 output=event.output,
             )
+            transcript.show_thinking()  # the result goes back to the model, which is asked again
         elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
             # The service titles a new session from its first prompt before storing it.
             self._titles_stale = False
@@ -427,8 +467,12 @@ class ChatController(QObject):
         self.panel.transcript.show_messages(messages)
         total = TokenUsage()
         for message in messages:
-            total = _add_usage(total, message.usage)
+            total = total + message.usage
         self._show_usage(None, total)
+        cut = cut_off_question(messages)
+        if cut is not None:
+            cause, self._last_prompt = cut
+            self.panel.show_error(cut_off_sentence(cause, reopened=True))
 
     async def _create_session(self) -> None:
         workspace = self.workspace

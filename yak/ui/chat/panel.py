@@ -39,6 +39,24 @@ NO_KEY_MESSAGE = (
 )
 
 
+def token_count(count: int) -> str:
+    """A token count as the footer shows it: ``300``, ``12.4k``, ``1.2M`` (a ``.0`` dropped)."""
+    if count < 1000:
+        return str(count)
+    value, unit = (count / 1000, "k") if count < 999_950 else (count / 1_000_000, "M")
+    return f"{value:.1f}".removesuffix(".0") + unit
+
+
+def usage_text(usage: TokenUsage) -> str:
+    """``"12.4k in, 91% cached · 300 out"``: every input token (uncached, written to and read
+    from the prompt cache), the share read from the cache (rounded down; left out when the
+    calls used no cache), then the output."""
+    text = f"{token_count(usage.total_input_tokens)} in"
+    if usage.cache_read_input_tokens or usage.cache_creation_input_tokens:
+        text += f", {100 * usage.cache_read_input_tokens // usage.total_input_tokens}% cached"
+    return f"{text} · {token_count(usage.output_tokens)} out"
+
+
 class Banner(QFrame):
     """A one-sentence message across the top of the transcript, with optional buttons.
 
@@ -327,14 +345,13 @@ class ChatPanel(QWidget):
 
     def set_usage(self, turn: TokenUsage | None, session: TokenUsage | None) -> None:
         """Show token usage of the last turn and of the whole session (nothing while none was
-        used)."""
+        used): "Last turn: 12.4k in, 91% cached · 300 out   Conversation: … tokens" (see
+        :func:`usage_text`)."""
         parts = []
         if turn is not None:
-            parts.append(f"Last turn: {turn.input_tokens:,} in · {turn.output_tokens:,} out")
-        if session is not None and (session.input_tokens or session.output_tokens):
-            parts.append(
-                f"Conversation: {session.input_tokens:,} in · {session.output_tokens:,} out tokens"
-            )
+            parts.append(f"Last turn: {usage_text(turn)}")
+        if session is not None and (session.total_input_tokens or session.output_tokens):
+            parts.append(f"Conversation: {usage_text(session)} tokens")
         self.usage_label.setText("   ".join(parts))
 
     # -- slots ---------------------------------------------------------------------------------

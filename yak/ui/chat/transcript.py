@@ -13,6 +13,12 @@ render never covers more than a few thousand characters (about 10 ms here, where
 (capped at ``MAX_RENDER_INTERVAL_MS``), so rendering takes at most about a fifth of the event
 loop. The view stays scrolled to the bottom while text arrives unless the user has scrolled up;
 scrolling back down re-attaches it.
+
+While the model has been asked and has not answered yet, the last row is "thinking… N s"
+(:meth:`TranscriptView.show_thinking`); the first text or tool call replaces it. A reply that was
+cut off keeps its text, styled as incomplete, followed by a note saying why
+(:meth:`TranscriptView.mark_incomplete`; a stored conversation shows the same from the mark the
+agent stored, ``yak.agent.types.incomplete_mark``).
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from yak.agent.types import incomplete_cause
 from yak.domain import ChatMessage
-from yak.ui.chat.blocks import MessageBlock, NoteLabel, ToolCallBlock
+from yak.ui.chat.blocks import IncompleteNote, MessageBlock, NoteLabel, ThinkingRow, ToolCallBlock
 from yak.ui.chat.render import (
     STOPPED_MARK,
     result_summary,
@@ -50,8 +57,9 @@ class TranscriptView(QScrollArea):
     """The messages of one session, top to bottom, with the streaming reply at the end.
 
     Driven by calls: ``show_messages`` for a stored session, then during a turn
-    ``add_user_message``, ``append_text`` (buffered), ``start_tool_call`` / ``finish_tool_call``
-    and ``end_turn``.
+    ``add_user_message``, ``show_thinking`` while the model is asked, ``append_text``
+    (buffered), ``start_tool_call`` / ``finish_tool_call``, and ``end_turn`` (after a cut reply,
+    ``mark_incomplete``).
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -60,6 +68,7 @@ class TranscriptView(QScrollArea):
         self._stream_text = ""
         self._stream_dirty = False
         self._tool_blocks: dict[str, ToolCallBlock] = {}
+        self._thinking: ThinkingRow | None = None
         self._follow_bottom = True
         self.render_count = 0  # renders of streaming text (for benchmarks)
         self._render_timer = QTimer(self)
@@ -121,6 +130,11 @@ class TranscriptView(QScrollArea):
         self.placeholder.setText(text)
         self.placeholder.setVisible(not self.items() and bool(text))
 
+    @property
+    def thinking(self) -> ThinkingRow | None:
+        """The "thinking… N s" row, while it is shown."""
+        return self._thinking
+
     def tool_call(self, tool_use_id: str) -> ToolCallBlock | None:
         """The block of a tool call shown in this transcript, if any."""
         return self._tool_blocks.get(tool_use_id)
@@ -146,6 +160,7 @@ class TranscriptView(QScrollArea):
     def clear(self) -> None:
         """Remove every block (e.g. before showing another session)."""
         self._render_timer.stop()
+        self.hide_thinking()
         self._stream_block = None
         self._stream_text = ""
         self._stream_dirty = False
@@ -175,8 +190,11 @@ class TranscriptView(QScrollArea):
             for block in message.content:
                 kind = block.get("type")
                 if kind == "text" and block.get("text"):
+                    cause = incomplete_cause(block["text"]) if message.role == "assistant" else None
                     if message.role == "assistant" and block["text"] == STOPPED_MARK:
                         self.add_note("Stopped.")
+                    elif cause is not None:
+                        self.mark_incomplete(cause)
                     elif message.role == "user":
                         self.add_user_message(block["text"])
                     else:
@@ -216,6 +234,7 @@ class TranscriptView(QScrollArea):
         if not delta:
             return
         if self._stream_block is None:
+            self.hide_thinking()  # the reply takes its place
             self._stream_block = MessageBlock("assistant")
             self._stream_text = ""
             self._add(self._stream_block)
@@ -259,6 +278,7 @@ class TranscriptView(QScrollArea):
     def start_tool_call(self, tool_use_id: str, tool: str, target: str) -> ToolCallBlock:
         """Append a running tool call (closes the open assistant text block)."""
         self.close_stream()
+        self.hide_thinking()
         block = ToolCallBlock(tool_use_id=tool_use_id, tool=tool, target=target)
         self._tool_blocks[tool_use_id] = block
         self._add(block)
@@ -277,15 +297,52 @@ class TranscriptView(QScrollArea):
     def add_note(self, text: str) -> NoteLabel:
         """Append a short italic line (closes the open assistant text block)."""
         self.close_stream()
+        self.hide_thinking()
         note = NoteLabel(text)
         self._add(note)
         return note
 
     def end_turn(self, note: str | None = None) -> None:
-        """Finish the turn: render everything buffered, close the block, add ``note`` if any."""
+        """Finish the turn: render everything buffered, close the block, drop the thinking
+        row, add ``note`` if any."""
         self.close_stream()
+        self.hide_thinking()
         if note:
             self.add_note(note)
+
+    def show_thinking(self) -> ThinkingRow:
+        """Show "thinking… N s" as the last row, counting from now, until the first text, a
+        tool call or the end of the turn replaces it (a row already shown stays as it is)."""
+        self.close_stream()
+        if self._thinking is None:
+            self._thinking = ThinkingRow()
+            self._add(self._thinking)
+        return self._thinking
+
+    def hide_thinking(self) -> None:
+        """Remove the thinking row, if shown."""
+        row, self._thinking = self._thinking, None
+        if row is not None:
+            row.stop()
+            self._layout.removeWidget(row)
+            row.deleteLater()
+
+    def mark_incomplete(self, cause: str) -> IncompleteNote:
+        """The reply just shown was cut off: style its text blocks (those after the last prompt,
+        tool call or note) as incomplete and append the note saying why.
+
+        Args:
+            cause: why it stopped, a short clause ("the connection closed").
+        """
+        self.close_stream()
+        self.hide_thinking()
+        for item in reversed(self.items()):
+            if not (isinstance(item, MessageBlock) and item.role == "assistant"):
+                break
+            item.set_incomplete()
+        note = IncompleteNote(cause)
+        self._add(note)
+        return note
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -295,8 +352,12 @@ class TranscriptView(QScrollArea):
         return block
 
     def _add(self, widget: QWidget) -> None:
+        """Append ``widget`` (before the thinking row, which stays last while shown)."""
         self.placeholder.setVisible(False)
-        self._layout.insertWidget(self._layout.count() - 1, widget)
+        index = self._layout.count() - 1
+        if self._thinking is not None and widget is not self._thinking:
+            index = self._layout.indexOf(self._thinking)
+        self._layout.insertWidget(index, widget)
 
     def _scroll_to_bottom(self) -> None:
         self._follow_bottom = True
