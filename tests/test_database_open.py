@@ -43,3 +43,52 @@ def test_programs_opening_a_new_database_at_once_all_succeed(tmp_path):
     finally:
         db.close()
     assert {"workspaces", "memory_documents", "memory_revisions", "chat_messages"} <= tables
+
+
+def test_the_head_read_from_the_migration_files_is_alembics(tmp_path):
+    """The cheap schema check compares the stored revision with the head read as text from the
+    migration files; that head is exactly the one Alembic computes, and a new database is
+    stored at it."""
+    from alembic.script import ScriptDirectory
+
+    from yak.db.engine import _alembic_config, head_revision, stored_revisions
+
+    script = ScriptDirectory.from_config(_alembic_config())
+    assert [head_revision()] == script.get_heads()
+    db = open_database(tmp_path)
+    try:
+        assert stored_revisions(db) == {head_revision()}
+    finally:
+        db.close()
+
+
+def test_a_database_of_the_first_schema_is_still_migrated_to_the_newest(tmp_path):
+    """A database an older Yak wrote (here: at the first migration) is not taken for current
+    by the cheap check: opening it migrates it to the head, data kept."""
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    from yak.db.engine import _alembic_config, head_revision, stored_revisions
+
+    script = ScriptDirectory.from_config(_alembic_config())
+    [first] = [rev.revision for rev in script.walk_revisions() if rev.down_revision is None]
+    old = open_database(tmp_path, migrate=False)
+    try:
+        with old.engine.begin() as conn:
+            command.upgrade(_alembic_config(conn), first)
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces (id, path, memory_enabled, created_at) "
+                "VALUES ('ws_1', '/old/project', 1, '2026-01-01 00:00:00')"
+            )
+        assert stored_revisions(old) == {first}
+    finally:
+        old.close()
+
+    db = open_database(tmp_path)
+    try:
+        assert stored_revisions(db) == {head_revision()}
+        with db.engine.connect() as conn:
+            paths = conn.exec_driver_sql("SELECT path FROM workspaces").scalars().all()
+        assert paths == ["/old/project"]
+    finally:
+        db.close()

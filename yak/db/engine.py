@@ -3,6 +3,13 @@
 The app and the CLI share one SQLite file. WAL lets the CLI write while the app reads; the busy
 timeout makes short write collisions wait instead of failing. Write transactions stay short.
 
+Opening a database whose schema is current is cheap: the revision stored in ``alembic_version``
+is compared with the head revision read from the migration files' ``revision`` lines
+(:func:`head_revision`, a few small files read as text), and Alembic itself (with Mako and its
+script machinery, about a quarter of ``yak memory show``'s start-up) is imported only when that
+comparison does not settle it: a new, older or foreign schema, which Alembic then checks and
+migrates exactly as before.
+
 A database nobody may write (an immutable or read-only folder or file, a read-only mount) can
 still be read by commands that only read: ``open_database(..., read_only_fallback=True)`` opens
 it with SQLite's ``mode=ro`` and, when even that fails because WAL's shared-memory file cannot be
@@ -12,25 +19,27 @@ read-only.
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from filelock import FileLock, Timeout
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yak.errors import SchemaTooNew, StoreError
+
+if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema that is not current
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +128,8 @@ def translate(exc: Exception, path: Path | None = None) -> StoreError:
 
 
 def _alembic_config(connection: object | None = None) -> Config:
+    from alembic.config import Config
+
     config = Config()
     location = resources.files("yak.db") / "migrations"
     config.set_main_option("script_location", str(location))
@@ -275,6 +286,65 @@ def _open_read_only(path: Path) -> Database:
     raise failure
 
 
+# A line of a migration file naming its revision or its parents, e.g. ``revision = "0002"``,
+# ``revision: str = "0002"`` or ``down_revision = ("0003a", "0003b")`` (a merge).
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\b[^=\n]*=(.*)$", re.MULTILINE)
+_QUOTED = re.compile(r"""["']([^"'\s]+)["']""")
+
+
+@functools.cache
+def head_revision() -> str | None:
+    """The newest migration's revision id, read as text from the ``revision`` and
+    ``down_revision`` lines of ``yak/db/migrations/versions/*.py`` (neither the files nor
+    Alembic are imported): the one revision no other file names as its parent.
+
+    Returns ``None`` when that is not clear (a file without one ``revision`` line, or several
+    heads); the caller then asks Alembic, so a surprise costs time, never correctness.
+    """
+    versions = resources.files("yak.db") / "migrations" / "versions"
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for entry in versions.iterdir():
+        if not entry.name.endswith(".py"):
+            continue
+        names: dict[str, list[str]] = {"revision": [], "down_revision": []}
+        for kind, value in _REVISION_LINE.findall(entry.read_text(encoding="utf-8")):
+            names[kind].append(value)
+        if len(names["revision"]) != 1 or len(names["down_revision"]) != 1:
+            return None
+        ids = _QUOTED.findall(names["revision"][0])
+        if len(ids) != 1:
+            return None
+        revisions.add(ids[0])
+        parents.update(_QUOTED.findall(names["down_revision"][0]))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def stored_revisions(db: Database) -> set[str] | None:
+    """The revision ids in the database's ``alembic_version`` table, read with one plain query
+    (the table Alembic keeps); ``None`` when there is no such table (a new or foreign file).
+
+    Raises:
+        DBAPIError: the file cannot be read (the callers translate it).
+    """
+    with db.engine.connect() as conn:
+        try:
+            rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+        except OperationalError as exc:
+            if "no such table" in str(exc.orig).lower():
+                return None
+            raise
+    return {str(row[0]) for row in rows}
+
+
+def _at_head(db: Database) -> bool:
+    """Whether the database is certainly at this Yak's newest migration, decided without
+    Alembic. ``False`` means "ask Alembic" (new, older, newer or unusual), not "behind"."""
+    head = head_revision()
+    return head is not None and stored_revisions(db) == {head}
+
+
 class _SchemaBehind(StoreError):
     """A read-only database whose schema needs a migration (which needs writing)."""
 
@@ -286,6 +356,11 @@ def _check_schema(db: Database) -> None:
         SchemaTooNew: a newer Yak wrote it.
         StoreError: it is older than this Yak's (needs a migration, which needs writing).
     """
+    if _at_head(db):
+        return
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(_alembic_config())
     known = {rev.revision for rev in script.walk_revisions()}
     with db.engine.connect() as conn:
@@ -316,8 +391,14 @@ def _migrate(db: Database) -> None:
 
     The app and the CLI may open a new database at the same moment; without a lock both would
     create the tables and one would fail. Checking is lock-free (the usual case: already
-    current); upgrading happens under a lock file beside the database, re-checked once held.
+    current, answered by :func:`_at_head` without Alembic); upgrading happens under a lock file
+    beside the database, re-checked once held.
     """
+    if _at_head(db):
+        return
+    from alembic.script import ScriptDirectory
+    from filelock import FileLock, Timeout
+
     script = ScriptDirectory.from_config(_alembic_config())
     if _schema_is_current(db, script):
         return
@@ -337,6 +418,8 @@ def _migrate(db: Database) -> None:
 
 def _schema_is_current(db: Database, script: ScriptDirectory) -> bool:
     """Whether the database is at the newest migration; refuses one from a newer Yak."""
+    from alembic.runtime.migration import MigrationContext
+
     known = {rev.revision for rev in script.walk_revisions()}
     with db.engine.connect() as conn:
         current = MigrationContext.configure(conn).get_current_heads()
@@ -353,6 +436,9 @@ def _upgrade(db: Database, script: ScriptDirectory) -> None:
     """Apply pending migrations (the caller holds the migration lock)."""
     if _schema_is_current(db, script):  # another process finished while we waited
         return
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+
     with db.engine.begin() as conn:
         current = MigrationContext.configure(conn).get_current_heads()
         log.info("migrating database %s from %s", db.path, current or "empty")
