@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from tests.support.builders import workspace_with_document
+from tests.support.builders import say, workspace_with_document
 from tests.support.fake_api import error, text, tool_use
+from yak.cli import main
 
 MEMORY_MODEL = "claude-memory-test"
 
@@ -53,6 +54,35 @@ def chat_requests(fake_api):
     return [r for r in fake_api.message_requests if r.body["model"] != MEMORY_MODEL]
 
 
+def plain(value):
+    """A request part without its prompt-cache marks (``cache_control``), which say nothing
+    about the conversation."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def session_block(body) -> str:
+    """The part of a request's system prompt that carries the memory: the prompt itself when it
+    is one string, else its last block (the session block, after the static instructions)."""
+    system = body["system"]
+    return system if isinstance(system, str) else system[-1]["text"]
+
+
+def conversation(body) -> list[tuple[str, str]]:
+    """A request's messages as (role, their text blocks joined) pairs."""
+    return [
+        (m["role"], "".join(b.get("text", "") for b in m["content"] if isinstance(b, dict)))
+        for m in body["messages"]
+    ]
+
+
+def stored_texts(core, loop, session_id) -> list[str]:
+    return [m.text for m in loop.run_until_complete(core.chat.messages(session_id))]
+
+
 def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop, folder, fake_api):
     """The reply is on stdout; the request's system prompt starts with the memory document;
     the session and its messages are in the shared database."""
@@ -66,9 +96,9 @@ def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop,
     assert result.stdout == "Hello from the fake.\n"
     assert result.stderr == ""
     [request] = fake_api.message_requests
-    assert request.body["system"].startswith("<workspace-memory>\n" + document)
+    assert session_block(request.body).startswith("<workspace-memory>\n" + document)
     assert request.body["model"] == "claude-chat-test"
-    assert request.body["messages"] == [
+    assert plain(request.body["messages"]) == [
         {"role": "user", "content": [{"type": "text", "text": "Say hello"}]}
     ]
     session, messages = the_session(core, loop, folder)
@@ -224,3 +254,115 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_
     _, stored = the_session(core, loop, folder)
     assert [b["text"] for b in stored[-1].content] == ["Partial words ", "[stopped]"]
     assert len(fake_api.message_requests) == 1
+
+
+# --- continuing a conversation: --continue and --session ------------------------------------
+def test_continue_sends_the_conversation_so_far_and_stores_into_the_same_session(
+    core, loop, folder, fake_api
+):
+    """``ask --continue`` runs in the workspace's most recent session: its request carries the
+    first question and answer before the new question, and both turns are stored in that one
+    session (still titled from the first prompt)."""
+    fake_api.script(text("Blue."), text("Because you said so."))
+    first = yak("ask", "-w", str(folder), "--no-refresh", "Pick a colour")
+    assert first.returncode == 0, first.stderr
+    second = yak("ask", "-w", str(folder), "--no-refresh", "--continue", "Why that one?")
+
+    assert second.returncode == 0, second.stderr
+    assert (second.stdout, second.stderr) == ("Because you said so.\n", "")
+    _, request = fake_api.message_requests
+    assert conversation(request.body) == [
+        ("user", "Pick a colour"),
+        ("assistant", "Blue."),
+        ("user", "Why that one?"),
+    ]
+    session, messages = the_session(core, loop, folder)  # one session only
+    assert session.title == "Pick a colour"
+    assert [m.text for m in messages] == [
+        "Pick a colour",
+        "Blue.",
+        "Why that one?",
+        "Because you said so.",
+    ]
+
+
+def test_session_continues_the_named_conversation_not_the_latest(core, loop, folder, fake_api):
+    """``ask --session PREFIX`` (a unique prefix, any case) continues that conversation of the
+    workspace even when another one is more recent: only its messages are sent, and the turn
+    is stored in it; the other conversation is untouched."""
+    workspace = loop.run_until_complete(workspace_with_document(core, folder))
+    older = say(core, workspace.id, "About apples", "Apples are red.", title="Apples")
+    newer = say(core, workspace.id, "About bananas", "Bananas are yellow.", title="Bananas")
+    prefix = next(
+        older[:n] for n in range(6, len(older) + 1) if not newer.startswith(older[:n])
+    ).lower()
+    fake_api.script(text("Some are green."))
+
+    result = yak("ask", "-w", str(folder), "--no-refresh", "--session", prefix, "Other colours?")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Some are green.\n"
+    [request] = fake_api.message_requests
+    assert conversation(request.body) == [
+        ("user", "About apples"),
+        ("assistant", "Apples are red."),
+        ("user", "Other colours?"),
+    ]
+    assert stored_texts(core, loop, older)[2:] == ["Other colours?", "Some are green."]
+    assert stored_texts(core, loop, newer) == ["About bananas", "Bananas are yellow."]
+
+
+def ask_in_process(capsys, *argv):
+    """``yak ask ARGV`` through ``yak.cli.main`` in this process: (exit code, stdout, stderr)."""
+    code = main(["ask", *map(str, argv)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_nothing_to_continue_is_one_line_and_registers_nothing(
+    core, loop, folder, fake_api, capsys
+):
+    """``--continue`` in a folder with no conversation: exit 2, one line saying so, no request,
+    and the folder is not registered as a workspace."""
+    code, out, err = ask_in_process(capsys, "-w", folder, "--continue", "hi")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"yak: no conversation to continue in {folder}; run yak ask without --continue to "
+        "start one\n"
+    )
+    assert fake_api.requests == []
+    assert loop.run_until_complete(core.workspaces.find(str(folder))) is None
+
+
+def test_a_session_the_workspace_does_not_have_is_one_line_exit_2(
+    core, loop, folder, tmp_path, fake_api, capsys
+):
+    """``--session`` with an unknown id, another workspace's conversation, a prefix shorter
+    than 6 characters or one that several conversations share: exit 2, one line each, no
+    request, and no conversation gains a message; ``--continue`` with ``--session`` is a
+    usage error too."""
+    workspace = loop.run_until_complete(workspace_with_document(core, folder))
+    other_folder = tmp_path / "other"
+    other_folder.mkdir()
+    other = loop.run_until_complete(workspace_with_document(core, other_folder))
+    theirs = say(core, other.id, "Their question", "Their answer.")
+    mine = [say(core, workspace.id, f"Question {n}", f"Answer {n}.") for n in (1, 2)]
+    shared = mine[0][:6]
+    assert mine[1].startswith(shared)  # made in the same moment: ids share their time part
+    cases = [
+        ("01ARZ3NDEKTSV4RRFFQ69G5FAV", f"no conversation '01ARZ3NDEKTSV4RRFFQ69G5FAV' in {folder}"),
+        (theirs, f"no conversation '{theirs}' in {folder}"),
+        ("01AB", "give at least 6 characters of a conversation id; '01AB' is too short"),
+        (shared, f"'{shared}' starts the ids of 2 conversations in {folder}; give more"),
+    ]
+    for wanted, message in cases:
+        code, out, err = ask_in_process(capsys, "-w", folder, "--session", wanted, "hi")
+        assert (code, out) == (2, ""), wanted
+        assert err.startswith(f"yak: {message}") and err.count("\n") == 1, err
+
+    code, _, err = ask_in_process(capsys, "-w", folder, "--continue", "--session", mine[0], "hi")
+    assert code == 2 and "not allowed with argument" in err and err.count("\n") == 1
+
+    assert fake_api.requests == []
+    assert stored_texts(core, loop, theirs) == ["Their question", "Their answer."]
+    assert [len(stored_texts(core, loop, s)) for s in mine] == [2, 2]

@@ -1,12 +1,15 @@
 """``yak ask``: one agent turn without a window, then the workspace's memory refresh.
 
-``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] PROMPT`` (see ``docs/architecture.md``,
-"The command line"):
+``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] [--continue | --session ID] PROMPT`` (see
+``docs/architecture.md``, "The command line"):
 
 - ``-w`` is resolved like every command that writes (the folder must exist; it is registered
   when new);
 - the turn runs in a new session of the workspace (titled from the prompt) through the core's
-  chat service, recorded in the same database as the app's;
+  chat service, recorded in the same database as the app's; with ``--continue`` it runs in the
+  workspace's most recently active session instead, and with ``--session ID`` in that session
+  of the workspace (its full id or a unique prefix of at least ``MIN_SESSION_PREFIX``
+  characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
 - reads run freely; writes, edits and commands are denied unless ``--yes`` (the model is told
   "denied: run with --yes to allow");
@@ -14,8 +17,13 @@
 - after a turn that ended normally, unless ``--no-refresh``, the workspace's memory refresh runs
   at once through the core's refresh scheduler; its outcome is one line on stderr and a failed
   refresh never changes the exit code;
-- exit codes: 0 done, 2 bad ``-w`` or an empty prompt, 4 provider failure (one line on stderr);
-  Ctrl-C stops the turn, keeps what was said, and exits 130.
+- exit codes: 0 done, 2 bad ``-w``, an empty prompt, nothing to ``--continue`` or a
+  ``--session`` this workspace does not have (one line, before any request and without
+  registering the folder), 4 provider failure (one line on stderr); Ctrl-C stops the turn,
+  keeps what was said, and exits 130.
+
+Building the parser imports nothing but ``argparse`` (see ``yak.cli``); the output shapes and
+the agent's types are imported when the command runs.
 """
 
 from __future__ import annotations
@@ -23,18 +31,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
 
-from yak.cli import output, workspace_path
+from yak.cli import workspace_path
 from yak.errors import MissingApiKey, UsageError, YakError
 
+TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from yak.agent.types import ApprovalDecision, ApprovalRequest
     from yak.cli import Context
     from yak.core import Core
-    from yak.domain import Workspace
+    from yak.domain import ChatSession, Workspace
 
 DENIED_NOTE = "denied: run with --yes to allow"
+MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,6 +77,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not refresh the workspace's memory after the turn",
     )
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the workspace's most recent conversation instead of starting a new one",
+    )
+    which.add_argument(
+        "--session",
+        metavar="ID",
+        help="continue this conversation of the workspace (its id, or a unique prefix of at "
+        f"least {MIN_SESSION_PREFIX} characters)",
+    )
     p.add_argument("prompt", metavar="PROMPT", help="what to ask; '-' reads it from stdin")
     p.set_defaults(func=run)
 
@@ -90,31 +114,93 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     """Run ``yak ask``; returns the exit status.
 
     Raises:
-        UsageError: an empty prompt (exit 2). WorkspaceNotFound: ``-w`` is not a folder (2).
+        UsageError: an empty prompt, nothing to ``--continue``, or a ``--session`` the
+            workspace does not have (exit 2). WorkspaceNotFound: ``-w`` is not a folder (2).
         MissingApiKey: no key anywhere (4). StoreError: the database failed.
     """
     prompt = read_prompt(args.prompt)
     if args.model:
         ctx.env = {**os.environ, "YAK_MODEL": args.model}  # this turn's chat model
+    continuing = bool(args.continue_last or args.session is not None)
 
     async def work(core: Core) -> int:
+        session: ChatSession | None = None
+        if continuing:
+            # Looked up without registering the folder, so a mistake changes nothing.
+            found, stored = await core.workspaces.for_read(workspace_path(args))
+            sessions = await core.chat.sessions(found.id) if stored else []
+            session = _chosen_session(sessions, args.session, found.path)
         workspace = await core.workspaces.for_write(workspace_path(args))
         if not await core.settings.check_key():
             raise MissingApiKey()
-        return await _ask(core, workspace, prompt, allow=args.yes, refresh=not args.no_refresh)
+        return await _ask(
+            core, workspace, prompt, session=session, allow=args.yes, refresh=not args.no_refresh
+        )
 
     return ctx.run(work)
 
 
-async def _ask(core: Core, workspace: Workspace, prompt: str, *, allow: bool, refresh: bool) -> int:
+def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: str) -> ChatSession:
+    """The session to continue among the workspace's ``sessions`` (most recently active
+    first): the first one when ``wanted`` is ``None`` (``--continue``), else the one whose id
+    is ``wanted`` or, case aside, starts with it.
+
+    Raises:
+        UsageError: no session to continue; ``wanted`` is shorter than
+            ``MIN_SESSION_PREFIX``, matches none of the workspace's sessions (an id of
+            another workspace's session matches none) or several.
+    """
+    if wanted is None:
+        if not sessions:
+            raise UsageError(
+                f"no conversation to continue in {where}; run yak ask without --continue "
+                "to start one"
+            )
+        return sessions[0]
+    key = wanted.strip().upper()
+    if len(key) < MIN_SESSION_PREFIX:
+        raise UsageError(
+            f"give at least {MIN_SESSION_PREFIX} characters of a conversation id; "
+            f"{wanted!r} is too short"
+        )
+    matches = [s for s in sessions if s.id.upper().startswith(key)]
+    exact = [s for s in matches if s.id.upper() == key]
+    if exact:
+        return exact[0]
+    if not matches:
+        raise UsageError(
+            f"no conversation {wanted!r} in {where} (a conversation continues only in its "
+            "own workspace)"
+        )
+    if len(matches) > 1:
+        raise UsageError(
+            f"{wanted!r} starts the ids of {len(matches)} conversations in {where}; give more "
+            "characters"
+        )
+    return matches[0]
+
+
+async def _ask(
+    core: Core,
+    workspace: Workspace,
+    prompt: str,
+    *,
+    session: ChatSession | None,
+    allow: bool,
+    refresh: bool,
+) -> int:
+    """One turn in ``session`` (``None``: a new session titled from the prompt), printed as
+    it streams, then the memory refresh; returns the exit status."""
     from yak.agent.types import ApprovalDecision
     from yak.chat.service import title_from_prompt
+    from yak.cli import output
 
     async def approver(_request: ApprovalRequest) -> ApprovalDecision:
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = output.TurnPrinter()
-    session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
+    if session is None:
+        session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
     try:
         finished = await core.chat.send(
             workspace,
@@ -139,6 +225,8 @@ async def _ask(core: Core, workspace: Workspace, prompt: str, *, allow: bool, re
 async def _refresh_after_turn(core: Core, workspace: Workspace) -> None:
     """Run the workspace's memory refresh now and report it on stderr; never raises for a
     refresh that fails (the turn's exit code stands)."""
+    from yak.cli import output
+
     try:
         with output.quiet_warnings():
             outcome = await core.refresh.refresh_now(workspace.id)
