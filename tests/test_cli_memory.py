@@ -639,6 +639,18 @@ def test_the_help_tells_about_refreshes_replies_and_version_numbers(capsys):
     assert "'restore 3' restores the revision that produced version 3" in texts["restore"]
 
 
+def test_export_offers_exactly_the_formats_the_document_rules_write(capsys):
+    """``export --format`` lists the formats of the document rules (the parser spells them so
+    that ``--help`` need not import the rules): the same names, in the same order."""
+    from yak.cli.memory import EXPORT_FORMATS
+    from yak.memory.document import EXPORT_FORMATS as WRITTEN
+
+    assert EXPORT_FORMATS == WRITTEN
+    with pytest.raises(SystemExit):
+        main(["memory", "export", "--help"])
+    assert "{text,markdown,json}" in capsys.readouterr().out
+
+
 def test_restore_takes_a_version_number_or_an_id(data_dir, folder, capsysbinary):
     """``restore 1`` restores the revision that produced version 1; ids still work; a version
     that does not exist writes nothing."""

@@ -11,39 +11,83 @@ Errors are one line on stderr, never a traceback; exit codes: 0 done, 1 the data
 read or written, 2 bad usage or input, 3 refused by a guard, 4 provider failure, 5 version
 conflict, 130 interrupted. With ``--json``, stdout carries exactly one JSON document whatever the
 exit code.
+
+Start-up is part of the contract: ``yak --version`` and ``yak --help`` should take at most twice
+a bare interpreter's start, and a command only what it needs (``benchmarks/bench_cli.py``
+measures it). So this package and the subcommand modules import nothing heavy when the parser
+is built: no core, no database, no ``asyncio``, and not even ``typing``, ``dataclasses`` or
+``logging``. Each handler imports what it uses when it runs; ``yak.cli.output`` is imported
+where something is printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import shlex
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
 
-from yak.cli import output
 from yak.errors import YakError
 
+# ``typing`` costs a noticeable share of a bare start; the names below are for type checkers
+# only (mypy treats a ``TYPE_CHECKING`` flag of this name like ``typing.TYPE_CHECKING``).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Sequence
+    from pathlib import Path
+    from typing import Any, NoReturn
+
     from yak.core import Core
+
+# The words that start a command-line command; anything else opens the desktop app.
+COMMANDS = frozenset({"memory", "ask"})
 
 
 class _ParseError(Exception):
     """A command line argparse could not parse; reported as one line, exit 2."""
 
 
+def _terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it (``$COLUMNS``, then the
+    terminal on stdout, else 80), without importing ``shutil`` (and its compression modules)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0 and sys.__stdout__ is not None:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, told the width so that it does not import ``shutil`` for it."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _terminal_columns() - 2  # as argparse does with shutil's size
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports one line (exit 2) instead of usage spam."""
+    """argparse that reports one line (exit 2) instead of usage spam, and formats help
+    without importing ``shutil``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # argparse override: one line, no exit
         raise _ParseError(f"{message} (see '{self.prog} --help')")
 
 
-@dataclass
 class Context:
     """What a command needs: the data directory and the application core, opened on first use.
 
@@ -51,14 +95,21 @@ class Context:
     default): their database may be opened read-only when it cannot be written (an immutable
     or read-only folder), so ``show``/``list``/``history``/``export`` still work there.
     ``env`` replaces the environment the settings are read from (``yak ask --model``); set it
-    before the core is opened.
+    before the core is opened. (A plain class: ``dataclasses`` would slow every start.)
     """
 
-    data_dir: Path
-    json: bool = False
-    reads_only: bool = False
-    env: dict[str, str] | None = None
-    _core: Core | None = field(default=None, repr=False)
+    def __init__(
+        self,
+        data_dir: Path,
+        json: bool = False,
+        reads_only: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.json = json
+        self.reads_only = reads_only
+        self.env = env
+        self._core: Core | None = None
 
     @property
     def core(self) -> Core:
@@ -135,22 +186,34 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``yak`` and ``python -m yak``; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
-    if _first_word(argv) == "--json":
+    if argv == ["--version"]:  # the common case, answered before any parser is built
+        print(_version())
+        return 0
+    first = _first_word(argv)
+    if first == "--json":
+        from yak.cli import output
+
         return output.error(_misplaced_json(argv), 2, as_json=True)
-    if _first_word(argv) not in {"memory", "ask", "-h", "--help", "--version"}:
+    if first not in {*COMMANDS, "-h", "--help", "--version"}:
+        _configure_logging()
         try:
             return _run_app(argv)
         except _ParseError as exc:
+            from yak.cli import output
+
             return output.error(str(exc), 2, as_json=False)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except _ParseError as exc:
+        from yak.cli import output
+
         return output.error(str(exc), 2, as_json="--json" in argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    _configure_logging()
+    from yak.cli import output
     from yak.paths import data_dir
 
     try:
@@ -185,6 +248,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx.close()
 
 
+def _configure_logging() -> None:
+    """Warnings and errors as ``yak: LEVEL: message`` lines on stderr (only when a command or
+    the app runs: ``logging`` is not needed to print help)."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
+
+
 def _first_word(argv: list[str]) -> str | None:
     """The first argument that is not ``--data-dir DIR`` / ``--data-dir=DIR``."""
     words = iter(argv)
@@ -198,8 +269,10 @@ def _first_word(argv: list[str]) -> str | None:
 
 def _misplaced_json(argv: list[str]) -> str:
     """The error for ``yak --json memory list``: ``--json`` belongs to the subcommand."""
+    import shlex
+
     rest = [word for word in argv if word != "--json"]
-    if _first_word(rest) in {"memory", "ask"}:
+    if _first_word(rest) in COMMANDS:
         example = shlex.join(["yak", *rest, "--json"])
     else:
         example = "yak memory list --json"

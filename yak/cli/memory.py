@@ -12,6 +12,10 @@ line on stderr (see ``yak.cli``). What is printed is shaped in ``yak.cli.output`
 Refresh attempts, refused ones included, are listed by ``history --refreshes``; the reply an
 attempt kept is printed exactly by ``show --reply ATTEMPT_ID``, so a refused reply can be
 trimmed and saved with ``set --file``.
+
+Building the parser imports nothing beyond ``argparse`` (``yak --help`` must start fast; see
+``yak.cli``): each command imports the document rules, the output shapes and the modules it
+runs (an editor, a temporary file) when it runs.
 """
 
 from __future__ import annotations
@@ -19,25 +23,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shlex
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING
 
-from yak.cli import output, workspace_path
-from yak.domain import MemoryDocument, Workspace
+from yak.cli import workspace_path
 from yak.errors import UsageError, YakError
-from yak.memory import document as doc_rules
 
+TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from types import FrameType
+
     from yak.cli import Context
     from yak.core import Core
+    from yak.domain import MemoryDocument, Workspace
+
+# The ``--format`` choices of ``export``: ``yak.memory.document.EXPORT_FORMATS``, spelled here so
+# that building the parser does not import the document rules (a test keeps the two equal).
+EXPORT_FORMATS = ("text", "markdown", "json")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -165,7 +167,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--format",
-        choices=doc_rules.EXPORT_FORMATS,
+        choices=EXPORT_FORMATS,
         default="text",
         help="text (exact bytes), markdown (under a title), json (with history)",
     )
@@ -193,6 +195,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 # --- input and output files ---------------------------------------------------------------------
 def _read_stdin(what: str) -> bytes:
     """All of stdin as bytes; says how to end the input when stdin is a terminal."""
+    from yak.cli import output
+
     if sys.stdin.isatty():
         output.note(f"Reading {what} from the terminal; end it with Ctrl-D.")
     return sys.stdin.buffer.read()
@@ -200,6 +204,8 @@ def _read_stdin(what: str) -> bytes:
 
 async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocument:
     """The document of a workspace from ``for_read``: empty for a folder never stored."""
+    from yak.domain import MemoryDocument
+
     if stored:
         return await core.memory.read(workspace.id)
     return MemoryDocument(workspace_id=workspace.id, content="", version=0, updated_at=None)
@@ -208,6 +214,7 @@ async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocumen
 # --- subcommands --------------------------------------------------------------------------------
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory list``: every workspace with a memory, most recently updated first."""
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         output.document_list(await core.memory.list_documents(), as_json=args.json)
@@ -219,6 +226,7 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory show``: the document's bytes exactly as stored, or ``--json``; with
     ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept."""
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -238,13 +246,18 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory set``: replace the document with UTF-8 text from ``--file`` or stdin."""
+    from pathlib import Path
+
+    from yak.cli import output
+    from yak.memory import document as doc_rules
+
     if args.expect_version is not None and args.expect_version < 0:
         raise UsageError("--expect-version must be 0 or more")
 
     async def work(core: Core) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
         if args.file is not None and args.file != "-":
-            from yak.memory.service import read_input_file  # lazy: --help stays fast
+            from yak.memory.service import read_input_file
 
             data, what = read_input_file(Path(args.file)), args.file
         else:
@@ -270,6 +283,8 @@ def _editor_command() -> list[str]:
         UsageError: neither variable is set and stdin or stdout is not a terminal (``vi``
             would draw its screen into a pipe or a file).
     """
+    import shlex
+
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ""
     command = shlex.split(editor, posix=os.name != "nt") if editor.strip() else []
     if command:
@@ -283,6 +298,9 @@ def _editor_command() -> list[str]:
 def _ctrl_c(handler: Callable[[int, FrameType | None], object]) -> Iterator[None]:
     """Inside the block Ctrl-C goes to ``handler`` instead of cancelling the command (only
     the main thread can change it; elsewhere nothing changes)."""
+    import signal
+    import threading
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -298,6 +316,8 @@ def _run_editor(command: list[str]) -> int:
 
     Ctrl-C belongs to the editor meanwhile (many use it), so here it is caught and ignored;
     the editor itself gets the default handling (a caught signal is reset when it starts)."""
+    import subprocess
+
     with _ctrl_c(lambda _signum, _frame: None):
         return subprocess.run(command, check=False).returncode
 
@@ -309,6 +329,12 @@ def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:
     The copy is a temporary file. When the save is refused (over the ceiling, or the memory
     changed meanwhile) or the editor fails, the file is kept and its path printed, so nothing
     typed is lost. Without an editor variable and without a terminal it refuses (exit 2)."""
+    import tempfile
+    from pathlib import Path
+
+    from yak.cli import output
+    from yak.memory import document as doc_rules
+
     editor = _editor_command()
 
     async def work(core: Core) -> int:
@@ -364,6 +390,7 @@ def cmd_refresh(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory history``: revisions newest first (``id`` is what ``restore`` takes); with
     ``--refreshes`` the refresh attempts newest first."""
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -381,6 +408,7 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory restore REVISION``: a new ``restore`` revision with that content.
     ``REVISION`` is a revision id (or a prefix of at least 6 characters) or a version number."""
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
@@ -395,6 +423,9 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory export``: text (exact bytes), markdown or json, to a file or stdout."""
+    from pathlib import Path
+
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -403,7 +434,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
             output.write_stdout(data)
             return 0
         target = Path(args.output)
-        from yak.memory.service import write_output_file  # lazy: --help stays fast
+        from yak.memory.service import write_output_file
 
         write_output_file(target, data, force=args.force)
         output.exported(workspace, args.format, len(data), str(target))
@@ -415,13 +446,16 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory import FILE``: UTF-8/16/32 text, through the ceiling check; ``-`` reads the
     file's bytes from stdin (decoded the same way)."""
+    from pathlib import Path
+
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
         if args.file == "-":
             data, name = _read_stdin("the file to import"), "stdin"
         else:
-            from yak.memory.service import read_input_file  # lazy: --help stays fast
+            from yak.memory.service import read_input_file
 
             data, name = read_input_file(Path(args.file)), args.file
         before = (await core.memory.read(workspace.id)).version
@@ -436,6 +470,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory delete``: empty the document as a ``clear`` revision (restorable)."""
+    from yak.cli import output
 
     async def work(core: Core) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
@@ -463,6 +498,8 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
 
 def _ask(prompt: str) -> str:
     """The answer typed on the terminal; Ctrl-C at the prompt answers no."""
+    import signal
+
     print(prompt, end="", file=sys.stderr, flush=True)
     with _ctrl_c(signal.default_int_handler):
         try:

@@ -6,7 +6,8 @@ shapes (the same as in a JSON export), ``list``, ``set`` and ``refresh`` are def
 Document bytes go to stdout unchanged; with ``--json`` stdout carries exactly one JSON
 document, errors included; an error is one ``yak: …`` line on stderr.
 
-Only light modules are imported here: ``yak --help`` and ``yak --version`` load this file.
+Imported when a command runs or fails, never to print ``--help`` or ``--version`` (see
+``yak.cli``); what it imports itself is light (the domain types and the document rules).
 """
 
 from __future__ import annotations

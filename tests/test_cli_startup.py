@@ -1,0 +1,71 @@
+"""What the command line loads when it starts (the speed itself is measured in
+``benchmarks/bench_cli.py``, never asserted): ``yak --help`` and ``yak --version`` load neither
+the core nor the database nor ``asyncio``, and a reading command on a database whose schema is
+current does not load Alembic or the model SDK. Each case runs the real ``python -m yak`` with
+``-X importtime`` and reads the modules it imported from stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.builders import workspace_with_document
+
+# Never needed to print help or the version.
+HEAVY = ("sqlalchemy", "alembic", "asyncio", "anthropic", "PySide6", "platformdirs")
+CORE = ("yak.core", "yak.bootstrap", "yak.db", "yak.domain", "yak.cli.output")
+
+
+def run_yak(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """``python -X importtime -m yak ARGS``: the finished process (stdout bytes) and the names
+    of the modules it imported."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "yak", *args],
+        capture_output=True,
+        env=dict(os.environ),
+        timeout=60,
+        check=False,
+    )
+    imported = set()
+    other = []
+    for line in result.stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("import time:"):
+            imported.add(line.rsplit("|", 1)[1].strip())
+        else:
+            other.append(line)
+    result.stderr = "\n".join(other).encode()
+    return result, imported
+
+
+def loaded(imported: set[str], packages: tuple[str, ...]) -> list[str]:
+    """The modules of ``packages`` (a package and its submodules) that were imported."""
+    return sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["ask", "--help"], ["memory", "-h"]])
+def test_help_and_version_load_no_core_database_or_event_loop(argv):
+    """The version and every help page print (exit 0) without importing the core, the
+    database, asyncio, the SDK or Qt."""
+    result, imported = run_yak(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(b"yak 0" if argv == ["--version"] else b"usage: yak")
+    assert loaded(imported, HEAVY + CORE) == []
+
+
+def test_reading_a_current_database_loads_no_alembic_or_sdk(core, loop, data_dir, tmp_path):
+    """``yak memory show`` on a database already at this Yak's schema prints the document's
+    bytes without importing Alembic (or Mako, which it brings) or the model SDK; the schema
+    check is one query."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
+
+    result, imported = run_yak("memory", "show", "-w", str(folder))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"kept notes\n"
+    assert loaded(imported, ("alembic", "mako", "anthropic", "PySide6")) == []
+    assert "sqlalchemy" in imported  # the repositories still need it
