@@ -232,6 +232,16 @@ class ModelClient(Protocol):
 
     async def aclose(self) -> None: ...
 
+    def warm_up(self) -> bool:
+        """Pay the client's one-time costs now (the SDK import, seconds; building the client),
+        so the first request leaves at once. Synchronous and slow: call it on a worker thread.
+        Without an API key only the SDK is loaded.
+
+        Returns:
+            ``True`` when the client was built, ``False`` when no key was available.
+        """
+        ...
+
 
 ModelClientFactory = Callable[[], ModelClient]
 """Builds a model client for the current settings (base URL, key); called per use."""

@@ -208,3 +208,43 @@ class ChatService:
             return await provider.check(model=self.settings().chat_model)
         finally:
             await provider.aclose()
+
+    async def warm_up(self) -> bool:
+        """Get the model client ready before the first message: build one and let it pay its
+        one-time costs (the SDK import takes seconds) on a worker thread, then close it. The
+        app calls this in the background once the window is up and the core is open; turns
+        and connection tests need not wait for it (a turn started meanwhile still works, only
+        not as quickly).
+
+        Without an API key only the SDK is loaded, and that is no failure: the answer is
+        ``False``, logged, and nothing is shown.
+
+        Returns:
+            ``True`` when a client was built, ``False`` when not (no key, or a ``YakError``
+            building it, which the first message will report).
+        """
+        import time
+
+        from yak.errors import YakError
+
+        started = time.monotonic()
+
+        def build_and_warm() -> tuple[ModelClient, bool]:
+            # The factory reads the key (the OS keyring may block): off the loop thread too.
+            provider = self._provider_factory()
+            return provider, provider.warm_up()
+
+        try:
+            provider, built = await asyncio.to_thread(build_and_warm)
+        except YakError as exc:
+            log.info("model client not warmed: %s", exc)
+            return False
+        try:
+            await provider.aclose()
+        finally:
+            log.info(
+                "model client %s in %.1f s",
+                "ready" if built else "not built (no API key yet); SDK loaded",
+                time.monotonic() - started,
+            )
+        return built

@@ -182,6 +182,21 @@ class Provider:
         )
         return f"Connected to {self.base_url}: model {reply.model} answered."
 
+    def warm_up(self) -> bool:
+        """Import the SDK (2–4 s) and build the client, so the first request does not wait for
+        them. Synchronous: call it on a worker thread (``ChatService.warm_up`` does). Without a
+        key only the SDK is imported; that is not an error.
+
+        Returns:
+            ``True`` when the client was built, ``False`` when no API key was available.
+        """
+        importlib.import_module("anthropic")
+        try:
+            self._sdk_client()
+        except MissingApiKey:
+            return False
+        return True
+
     async def aclose(self) -> None:
         """Close the HTTP connections (a later call opens new ones)."""
         client, self._client = self._client, None
