@@ -1,12 +1,15 @@
 """The desktop app's lifetime: the window on a qasync loop, driven by the core.
 
 The app's lifetime is one coroutine (:func:`_main`) on a qasync event loop. It shows the window
-first, then gets the core from the composition root (``yak.bootstrap.open_core``) on a worker
+first (a folder given on the command line already named in it, "loading…" for its chat and
+memory), then gets the core from the composition root (``yak.bootstrap.open_core``) on a worker
 thread (imports and migrations included), puts the event bridge and the controllers around it,
-and starts the background work: the watcher for writes by other processes, and the refresh of
-every workspace with conversations not yet folded into memory (so a quit or a crash loses
-nothing; while no API key is available those automatic refreshes are paused, not attempted).
-The ``anthropic`` SDK is only imported on the first model call, long after the window is up.
+opens the folder, and starts the background work: the watcher for writes by other processes,
+the refresh of every workspace with conversations not yet folded into memory (so a quit or a
+crash loses nothing; while no API key is available those automatic refreshes are paused, not
+attempted), and the model client's warm-up (``ChatService.warm_up``: the SDK, which takes
+seconds to import, is loaded on a worker thread then, so the first message does not wait for
+it).
 
 Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
 coroutine then drops pending refreshes (nothing waits on the model: the watermarks did not move,
@@ -78,6 +81,8 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
     # and everything behind the database come after it is painted.
     geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME, "window")
     window = MainWindow(geometry_store=geometry)
+    if workspace:
+        window.show_opening(folder_to_show(workspace))
     window.show()
     app.processEvents()
     handler = _setup_logging()
@@ -116,6 +121,17 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
         if handler is not None:
             logging.getLogger().removeHandler(handler)
             handler.close()
+
+
+def folder_to_show(path: str) -> str:
+    """The folder ``path`` as the window shows it while it opens: ``~`` expanded, absolute,
+    symlinks resolved (text and one ``realpath``: nothing is imported and nothing is checked;
+    the workspace registry validates the folder when the core opens, and says what is wrong).
+    """
+    try:
+        return os.path.realpath(os.path.expanduser(path))
+    except (OSError, ValueError):  # e.g. a NUL character: shown as given, refused later
+        return path
 
 
 def display_available(
@@ -283,10 +299,13 @@ class _RunningApp:
         self.controller = AppController(window=window, core=core, bridge=self.bridge, parent=window)
 
     def start_background(self) -> None:
-        """Watch for writes by other processes, and enqueue conversations not yet folded into
-        memory (paused until a key exists), so a quit or a crash loses nothing."""
+        """Watch for writes by other processes, enqueue conversations not yet folded into
+        memory (paused until a key exists), so a quit or a crash loses nothing, and warm the
+        model client on a worker thread (the SDK import takes seconds; without a key only the
+        SDK is imported), so the first message leaves at once."""
         self.core.memory.start_watching()
         self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(), name="enqueue-unfolded")
+        self.controller.tasks.spawn(self.core.chat.warm_up(), name="warm-up-model-client")
 
     async def shutdown(self) -> None:
         """Quit without waiting on the model: drop pending refreshes, store a stopped reply,

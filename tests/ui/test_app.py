@@ -7,19 +7,24 @@ acts: closes the window, clicks a message box); the limit only stops a hung app.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
-from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QWidget
 
 from tests.support import say, workspace_with_document
 from yak import app as yak_app
 from yak.bootstrap import open_core
+from yak.chat.service import ChatService
 from yak.core import Core
+from yak.llm.provider import Provider
 from yak.ui.main_window import MainWindow
 
 LIMIT_S = 60.0
@@ -309,3 +314,196 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
         assert len(core.chat.conversations.unfolded_messages(workspace.id)) == 1
 
     with_core(data_dir, check)
+
+
+def shown_texts(window: MainWindow) -> list[str]:
+    """The window's visible label texts as a user reads them (rich text as plain)."""
+    texts = []
+    for label in window.findChildren(QLabel):
+        if label.isVisible() and label.text():
+            document = QTextDocument()
+            if label.textFormat() == Qt.TextFormat.RichText:
+                document.setHtml(label.text())
+            else:
+                document.setPlainText(label.text())
+            texts.append(document.toPlainText())
+    return texts
+
+
+class FirstFrame(QObject):
+    """Records what the main window shows when it is first painted, then lets the core open
+    (``core_may_open``): the app's core waits for it, so that frame is surely before it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, Any] = {}
+        self.core_opened = threading.Event()
+        self.core_may_open = threading.Event()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if (
+            not self.seen
+            and event.type() == QEvent.Type.Paint
+            and isinstance(obj, QWidget)
+            and isinstance(obj.window(), MainWindow)
+        ):
+            window = obj.window()
+            self.seen.update(
+                title=window.windowTitle(),
+                texts=shown_texts(window),
+                core_opened=self.core_opened.is_set(),
+            )
+            self.core_may_open.set()
+        return False
+
+
+def test_a_folder_given_at_start_is_named_from_the_first_frame_then_its_memory_shows(
+    app_env, data_dir, tmp_path, monkeypatch, qapp
+):
+    """``yak DIR``: the first frame of the window, painted before the core is open, already
+    names DIR (title, name and path) with "loading…" for the chat and the memory, never the
+    open-a-folder hint; once the core is open the memory panel shows DIR's document."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    with_core(data_dir, lambda core: workspace_with_document(core, folder, "- first frame\n"))
+    frame = FirstFrame()
+    open_core_now = yak_app._open_core
+
+    def gated_open_core(path):
+        frame.core_may_open.wait(LIMIT_S)
+        core = open_core_now(path)
+        frame.core_opened.set()
+        return core
+
+    monkeypatch.setattr(yak_app, "_open_core", gated_open_core)
+    qapp.installEventFilter(frame)
+    seen: dict[str, Any] = {}
+
+    def step() -> bool:
+        window = main_window()
+        if window is None or window.workspace is None:
+            return False
+        if window.memory_panel.document_view.toPlainText() != "- first frame\n":
+            return False
+        seen.update(title=window.windowTitle(), texts=shown_texts(window))
+        window.quit_action.trigger()
+        return True
+
+    problems = drive(step)
+    try:
+        status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    finally:
+        qapp.removeEventFilter(frame)
+    assert problems == []
+    assert status == 0
+    first = frame.seen
+    assert first["core_opened"] is False
+    assert first["title"] == f"proj — {folder} — Yak"
+    assert f"proj\n{folder}\nLoading the conversations…" in first["texts"]
+    assert "Memory — proj\nLoading the memory…" in first["texts"]
+    assert not any("Open a project folder" in t for t in first["texts"])
+    assert seen["title"] == f"proj — {folder} — Yak"
+    assert "Memory — proj" in seen["texts"]
+    assert not any("Loading" in t for t in seen["texts"])
+
+
+def test_a_start_without_a_key_warms_the_sdk_and_shows_no_failure(
+    app_env, data_dir, tmp_path, monkeypatch, caplog
+):
+    """``yak DIR`` with no API key anywhere: the background warm-up loads the SDK only and says
+    so in the log; no message box, no failed background task, and the chat shows the folder."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    results: list[bool] = []
+    warm_up_now = ChatService.warm_up
+
+    async def recorded_warm_up(self: ChatService) -> bool:
+        result = await warm_up_now(self)
+        results.append(result)
+        return result
+
+    monkeypatch.setattr(ChatService, "warm_up", recorded_warm_up)
+    seen: dict[str, Any] = {}
+
+    def step() -> bool:
+        window = main_window()
+        if window is None or window.workspace is None or not results:
+            return False
+        boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox)]
+        seen.update(
+            boxes=[box.text() for box in boxes if box.isVisible()],
+            placeholder=window.chat_panel.transcript.placeholder.text(),
+        )
+        window.quit_action.trigger()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    assert problems == []
+    assert status == 0
+    assert results == [False]
+    assert seen["boxes"] == []
+    assert seen["placeholder"].startswith("Ask the agent about proj.")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    log_text = (tmp_path / "state" / "yak" / "log" / "yak.log").read_text(encoding="utf-8")
+    assert "model client not built (no API key yet); SDK loaded in" in log_text
+
+
+def test_the_warm_up_runs_while_the_window_keeps_working(app_env, data_dir, tmp_path, monkeypatch):
+    """While the model client's warm-up is held inside the SDK's loading, the window keeps
+    working: another folder is opened from File › Open (its memory shows) before the warm-up
+    is let go; the warm-up then builds the client (a key is set). Were it run on the window's
+    thread, nothing would happen until it timed out."""
+    first, other = tmp_path / "proj", tmp_path / "other"
+    first.mkdir()
+    other.mkdir()
+    with_core(data_dir, lambda core: workspace_with_document(core, other, "- other memory\n"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-warm-up-test")
+    started, release = threading.Event(), threading.Event()
+    events: list[str] = []
+    warm_up_now = Provider.warm_up
+
+    def held_warm_up(self: Provider) -> bool:
+        started.set()
+        events.append("released" if release.wait(LIMIT_S / 3) else "timed out")
+        return warm_up_now(self)
+
+    monkeypatch.setattr(Provider, "warm_up", held_warm_up)
+    results: list[bool] = []
+    chat_warm_up_now = ChatService.warm_up
+
+    async def recorded_warm_up(self: ChatService) -> bool:
+        result = await chat_warm_up_now(self)
+        results.append(result)
+        return result
+
+    monkeypatch.setattr(ChatService, "warm_up", recorded_warm_up)
+
+    asked: list[str] = []
+
+    def step() -> bool:
+        window = main_window()
+        if window is None or not started.is_set():
+            return False
+        if not release.is_set():  # the warm-up is held: the window must still work
+            if not asked:
+                asked.append(str(other))
+                window.open_folder_requested.emit(str(other))  # File › Open, as chosen
+                return False
+            panel = window.memory_panel
+            if panel.document_view.toPlainText() != "- other memory\n":
+                return False
+            events.append("other folder shown")
+            release.set()
+            return False
+        if not results:
+            return False
+        window.quit_action.trigger()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=str(first))
+    assert problems == []
+    assert status == 0
+    assert events == ["other folder shown", "released"]
+    assert results == [True]

@@ -9,7 +9,8 @@ import threading
 import pytest
 from memory_support import answer, lines, message_boxes, run, until
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent
+from PySide6.QtGui import QDropEvent, QTextDocument
+from PySide6.QtWidgets import QLabel
 
 from tests.support.fake_api import error, text
 from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource
@@ -398,3 +399,83 @@ def test_a_new_version_replaces_a_stale_refresh_verdict_in_the_status_bar(env, u
         )
 
     run(qloop, body())
+
+
+def shown_texts(window: MainWindow) -> list[str]:
+    """The texts of the window's visible labels, as a user reads them (rich text as plain)."""
+    texts = []
+    for label in window.findChildren(QLabel):
+        if label.isVisible() and label.text():
+            document = QTextDocument()
+            if label.textFormat() == Qt.TextFormat.RichText:
+                document.setHtml(label.text())
+            else:
+                document.setPlainText(label.text())
+            texts.append(document.toPlainText())
+    return texts
+
+
+def test_a_folder_opening_is_named_from_the_first_paint_then_its_memory_fills_in(env, qtbot, qloop):
+    """A folder given on the command line: before the core has opened it, the shown window
+    already names it (title, name and path in the chat area) and says the conversations and the
+    memory are loading, never "Open a project folder"; the controller built around it keeps
+    those until the workspace is set, then the chat and the memory panel show it."""
+    workspace = env.workspace("proj", "- from the first paint\n")
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show_opening(workspace.path)
+    window.show()
+    qtbot.waitExposed(window)
+
+    def assert_opening() -> None:
+        texts = shown_texts(window)
+        assert window.windowTitle() == f"proj — {workspace.path} — Yak"
+        assert f"proj\n{workspace.path}\nLoading the conversations…" in texts
+        assert "Memory — proj\nLoading the memory…" in texts
+        assert not any("Open a project folder" in t or "No folder is open" in t for t in texts)
+
+    assert_opening()
+    controller = AppController(window=window, core=env.core, bridge=env.bridge)
+    assert_opening()  # the panels are built, still behind the loading labels
+
+    async def body():
+        await controller.start(workspace.path)
+        panel = window.memory_panel
+        assert window.opening is None
+        assert panel.isVisible() and window.chat_panel.isVisible()
+        assert panel.title_label.text() == "Memory — proj"
+        assert panel.document_view.toPlainText() == "- from the first paint\n"
+        assert not any("Loading" in t for t in shown_texts(window))
+        await controller.aclose()
+
+    run(qloop, body())
+    window.close_guard = None
+
+
+def test_a_folder_that_cannot_be_opened_goes_back_to_the_open_a_folder_hint(
+    env, qtbot, qloop, tmp_path
+):
+    """A folder given on the command line that does not exist is named while the core opens,
+    then a message says what is wrong and the window shows how to open a folder (title "Yak",
+    the memory panel's hint), not "loading…" forever."""
+    missing = str(tmp_path / "gone")
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show_opening(missing)
+    window.show()
+    controller = AppController(window=window, core=env.core, bridge=env.bridge)
+
+    async def body():
+        await controller.start(missing)
+        text = await answer("OK", containing="gone")
+        assert "gone" in text
+        texts = shown_texts(window)
+        assert window.opening is None and window.workspace is None
+        assert window.windowTitle() == "Yak"
+        assert not any("Loading" in t for t in texts)
+        assert window.memory_panel.isVisible()
+        assert any(t.startswith("No folder is open.") for t in texts)
+        await controller.aclose()
+
+    run(qloop, body())
+    window.close_guard = None

@@ -121,23 +121,26 @@ class AppController(QObject):
         return self.window.workspace
 
     async def start(self, workspace_path: str | None = None) -> None:
-        """Check for an API key (in the background), fill the recent menu, open
-        ``workspace_path`` when given (an error is shown in the window, never raised), and
-        start reading the Settings memory list."""
+        """Check for an API key (in the background), open ``workspace_path`` when given (an
+        error is shown in the window, never raised), fill the recent menu, and start reading
+        the Settings memory list. The folder goes first: the window already shows it as
+        opening."""
         self.chat_controller.refresh_key_notice()
-        await self._update_recent()
-        if workspace_path:
-            await self.open_workspace(workspace_path)
+        if not workspace_path or await self.open_workspace(workspace_path) is None:
+            await self._update_recent()  # (opening a workspace fills it too)
         # Read the memory list now, in the background, so Settings opens with it at once
         # (and re-reads it then, in the background too).
         self.memory_controller.reload()
 
     async def open_workspace(self, path: str) -> Workspace | None:
         """Open the folder ``path`` as the window's workspace; ``None`` (and a message in the
-        window) when it cannot be opened."""
+        window) when it cannot be opened. A folder the window shows as opening (given on the
+        command line, see ``MainWindow.show_opening``) gives way to the workspace, or to the
+        window as it was when it cannot be opened."""
         try:
             workspace = await self.core.workspaces.open(path)
         except YakError as exc:
+            self.window.cancel_opening()
             self.window.show_error(str(exc), title="Cannot open the folder")
             return None
         log.info("opened workspace %s (%s)", workspace.path, workspace.id)

@@ -3,9 +3,16 @@
 File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q); View ›
 Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
-placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`. Geometry is
-remembered through ``QSettings`` (geometry only; Yak's own settings live in its data directory);
-a restored layout whose memory dock crowds out the chat is put back to the first-run split.
+placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`.
+
+A folder given on the command line is shown from the first paint (:meth:`MainWindow.show_opening`:
+its name and path, and "loading…" for the chat and the memory) while the core opens behind the
+window; the chat and memory panels take its place once the workspace is set, and the
+no-workspace placeholder comes back only if it cannot be opened (:meth:`cancel_opening`).
+
+Geometry is remembered through ``QSettings`` (geometry only; Yak's own settings live in its data
+directory); a restored layout whose memory dock crowds out the chat is put back to the first-run
+split.
 
 The window never awaits: it emits intents (``open_folder_requested``, ``settings_requested``)
 and the app controller drives it (``set_workspace``, ``set_recent``, ``show_error``).
@@ -56,6 +63,12 @@ MIN_CHAT_WIDTH = 420
 DOCK_SHARE = 1 / 3
 MIN_DOCK_WIDTH = 360
 LICENCE = "Apache-2.0"
+NO_WORKSPACE_TEXT = (
+    "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
+    "The chat with the agent appears here."
+)
+LOADING_CHAT_TEXT = "Loading the conversations…"
+LOADING_MEMORY_TEXT = "Loading the memory…"
 
 
 class MainWindow(QMainWindow):
@@ -77,6 +90,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self._geometry_store = geometry_store
         self._workspace: Workspace | None = None
+        self._opening: str | None = None  # the folder shown while it opens (show_opening)
         self._chat_panel: QWidget | None = None
         self.close_guard: Callable[[], bool] | None = None
         self.folder_dialog: QFileDialog | None = None
@@ -105,11 +119,7 @@ class MainWindow(QMainWindow):
 
     def _setup_central(self) -> None:
         """The central stack, holding the placeholder until the chat panel is set."""
-        self.placeholder = QLabel(
-            "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder "
-            "here.\n\nThe chat with the agent appears here.",
-            self,
-        )
+        self.placeholder = QLabel(NO_WORKSPACE_TEXT, self)
         self.placeholder.setObjectName("chatPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
@@ -124,12 +134,17 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.central_stack)
 
     def _setup_dock(self) -> None:
-        """The memory dock on the right, empty until the panel is built (after the first
-        paint)."""
+        """The memory dock on the right, holding a plain label until the panel is built (after
+        the first paint) and while a workspace opens."""
         self._memory_panel: MemoryPanel | None = None
         self.memory_dock = QDockWidget("Memory", self)
         self.memory_dock.setObjectName("memoryDock")
-        self.memory_dock.setWidget(QWidget(self.memory_dock))
+        self.dock_placeholder = QLabel(self.memory_dock)
+        self.dock_placeholder.setObjectName("memoryLoading")
+        self.dock_placeholder.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.dock_placeholder.setWordWrap(True)
+        self.dock_placeholder.setMargin(6)
+        self.memory_dock.setWidget(self.dock_placeholder)
         self.memory_dock.setFeatures(
             QDockWidget.DockWidgetFeature.DockWidgetMovable
             | QDockWidget.DockWidgetFeature.DockWidgetClosable
@@ -187,13 +202,17 @@ class MainWindow(QMainWindow):
     # --- driven by the controller ------------------------------------------------------------
     @property
     def memory_panel(self) -> MemoryPanel:
-        """The memory panel in the dock (built on first use, after the first paint)."""
+        """The memory panel in the dock (built on first use, after the first paint; while a
+        workspace opens it waits behind the dock's "loading…" label)."""
         if self._memory_panel is None:
             from yak.ui.memory_panel import MemoryPanel
 
             self._memory_panel = MemoryPanel(self.memory_dock)
             self._memory_panel.show_workspace(self._workspace)
-            self.memory_dock.setWidget(self._memory_panel)
+            if self._opening is None:
+                self.memory_dock.setWidget(self._memory_panel)
+            else:
+                self._memory_panel.hide()
         return self._memory_panel
 
     @property
@@ -201,25 +220,88 @@ class MainWindow(QMainWindow):
         """The workspace shown, or ``None``."""
         return self._workspace
 
+    @property
+    def opening(self) -> str | None:
+        """The folder shown as opening (:meth:`show_opening`) until a workspace is set, or
+        ``None``."""
+        return self._opening
+
+    def show_opening(self, path: str) -> None:
+        """Show that the folder ``path`` is opening, before the core can open it: its name and
+        path in the title and the central area, "loading…" for the chat and the memory. Cheap
+        (no import, no disk): the app calls it before the window's first paint. The chat and
+        memory panels take over at :meth:`set_workspace`; :meth:`cancel_opening` goes back to
+        the no-workspace look.
+
+        Args:
+            path: the folder as resolved for display (absolute; the registry validates it
+                later).
+        """
+        self._opening = path
+        name = _folder_name(path)
+        self.setWindowTitle(_title(name, path))
+        self.placeholder.setTextFormat(Qt.TextFormat.RichText)
+        self.placeholder.setText(
+            f"<p><b>{_html(name)}</b><br>{_html(path)}</p><p>{LOADING_CHAT_TEXT}</p>"
+        )
+        self.central_stack.setCurrentWidget(self.placeholder)
+        self.dock_placeholder.setTextFormat(Qt.TextFormat.RichText)
+        self.dock_placeholder.setText(
+            f"<p><b>Memory — {_html(name)}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
+        )
+        self.dock_placeholder.setToolTip(path)
+        self.memory_dock.setWidget(self.dock_placeholder)
+        if self._memory_panel is not None:
+            self._memory_panel.hide()
+        self.statusBar().showMessage(f"Opening {path}…")
+
+    def cancel_opening(self) -> None:
+        """The folder shown as opening could not be opened: show the window as it is without
+        it (no workspace, or the one open before). Nothing happens when none is opening."""
+        if self._opening is None:
+            return
+        self._end_opening()
+        workspace = self._workspace
+        self.setWindowTitle(_title(workspace.name, workspace.path) if workspace else "Yak")
+        self.statusBar().clearMessage()
+
+    def _end_opening(self) -> None:
+        """Put the chat and memory panels (when set) back in place of the "loading…" labels."""
+        self._opening = None
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        self.placeholder.setText(NO_WORKSPACE_TEXT)
+        self.dock_placeholder.clear()
+        self.dock_placeholder.setToolTip("")
+        if self._chat_panel is not None:
+            self.central_stack.setCurrentWidget(self._chat_panel)
+        if self._memory_panel is not None:
+            self.memory_dock.setWidget(self._memory_panel)
+            self._memory_panel.show()
+
     def set_workspace(self, workspace: Workspace | None) -> None:
-        """Show ``workspace`` (title, memory panel) and emit ``workspace_changed``."""
+        """Show ``workspace`` (title, memory panel) and emit ``workspace_changed``; a folder
+        shown as opening gives way to it."""
+        if workspace is not None and self._opening is not None:
+            self._end_opening()
         self._workspace = workspace
         if workspace is None:
             self.setWindowTitle("Yak")
         else:
-            self.setWindowTitle(f"{workspace.name} — {workspace.path} — Yak")
+            self.setWindowTitle(_title(workspace.name, workspace.path))
             self.statusBar().showMessage(f"Opened {workspace.path}", 5000)
         if self._memory_panel is not None or workspace is not None:
             self.memory_panel.show_workspace(workspace)
         self.workspace_changed.emit(workspace)
 
     def set_chat_panel(self, widget: QWidget) -> None:
-        """Put the chat panel in the central area (replacing the placeholder)."""
+        """Put the chat panel in the central area (replacing the placeholder; while a folder is
+        opening, once its workspace is set)."""
         if self._chat_panel is not None:
             self.central_stack.removeWidget(self._chat_panel)
         self._chat_panel = widget
         self.central_stack.addWidget(widget)
-        self.central_stack.setCurrentWidget(widget)
+        if self._opening is None:
+            self.central_stack.setCurrentWidget(widget)
         if self._sized:
             QTimer.singleShot(0, self._fit_memory_dock)
 
@@ -440,6 +522,17 @@ class MainWindow(QMainWindow):
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _title(name: str, path: str) -> str:
+    return f"{name} — {path} — Yak"
+
+
+def _folder_name(path: str) -> str:
+    """The last component of ``path``, as ``Workspace.name`` gives it (the domain types are not
+    imported before the first paint)."""
+    stripped = path.rstrip("/\\")
+    return stripped.replace("\\", "/").rsplit("/", 1)[-1] or path
 
 
 def _dropped_folder(event: QDragEnterEvent | QDropEvent) -> str | None:
