@@ -20,7 +20,17 @@ Scenarios: ``idle`` (the heartbeat alone: this machine's floor), ``stream`` (a 1
 20,000 characters, with a refresh: rendering cost grows with the reply), and for comparison
 ``long, unthrottled`` (the same reply re-rendered on every delta, which the transcript never does).
 
-Usage, from the repository root: ``python -m benchmarks.bench_streaming [--repeat 2] [--rate 200]``
+Before that, the first message on a fresh launch: ``yak FOLDER`` runs in a child process (the
+real app, byte-compiled as an installed app is) against the same fake, here in this process; the
+child presses Enter in the chat box and the fake notes when the request arrives. The first
+message's time from Enter to the request is compared with a later message's in the same launch
+(target: the first request leaves within 300 ms of Enter). Two cases: Enter once the model
+client's background warm-up is done (the user typed for at least that long; the table says how
+long that was after the chat could be used), and Enter the moment the chat can be used (the
+warm-up still loading the SDK: the worst case).
+
+Usage, from the repository root:
+``python -m benchmarks.bench_streaming [--repeat 2] [--rate 200] [--launches 3]``
 """
 
 from __future__ import annotations
@@ -32,8 +42,10 @@ import multiprocessing
 import os
 import re
 import statistics
+import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -52,6 +64,8 @@ from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 
 HEARTBEAT_MS = 5
+FIRST_MESSAGE_TARGET_MS = 300.0
+ROOT = Path(__file__).resolve().parent.parent
 MEMORY_MODEL = "bench-memory-model"
 WORDS = (
     "the",
@@ -306,6 +320,7 @@ async def main(repeat: int, rate: float) -> None:
                 results.append((name, runs))
             chars = len(bench.panel.transcript.plain_text())
             bench.controller.set_workspace(None)
+            await bench.controller.aclose()  # its tasks end on this loop, not at exit
             bench.window.close()
             await bench.core.aclose()
     finally:
@@ -331,6 +346,181 @@ async def main(repeat: int, rate: float) -> None:
     )
 
 
+# The fresh launch: ``yak FOLDER`` with a probe that presses Enter in the chat box (once the
+# warm-up is done, or as soon as the chat can be used), sends a second message after the first
+# reply, prints when it pressed Enter, and quits.
+_CHILD_LAUNCH = textwrap.dedent("""
+    import sys, time
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+    from yak.chat.service import ChatService
+    from yak.ui.main_window import MainWindow
+
+    folder, mode = sys.argv[1], sys.argv[2]
+    warmed = []
+    warm_up = ChatService.warm_up
+
+    async def recorded_warm_up(self):
+        result = await warm_up(self)
+        warmed.append(time.time())
+        return result
+
+    ChatService.warm_up = recorded_warm_up
+    state = {"ready": None, "sent": 0}
+    beats = []  # a 5 ms heartbeat from the chat being usable to the warm-up's end
+
+    def beat():
+        beats.append(time.perf_counter())
+        if not warmed:
+            QTimer.singleShot(5, beat)
+
+    def enter(panel, n):
+        panel.input.edit.setPlainText(f"Message {n}: what does this project do?")
+        print("ENTER", n, time.time(), flush=True)
+        QTest.keyClick(panel.input.edit, Qt.Key.Key_Return)
+        state["sent"] = n
+
+    def tick():
+        shown = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)]
+        window = next((w for w in shown if w.isVisible()), None)
+        panel = None if window is None else window.chat_panel
+        if panel is None or window.workspace is None or not panel.input.isEnabled() or panel.busy:
+            QTimer.singleShot(5, tick)
+            return
+        if state["ready"] is None:
+            state["ready"] = time.time()
+            print("READY", state["ready"], flush=True)
+            beat()
+        replies = panel.transcript.plain_text().count("Reply ")
+        if state["sent"] == 0 and (mode == "now" or warmed):
+            enter(panel, 1)
+        elif state["sent"] == 1 and replies >= 1:
+            enter(panel, 2)
+        elif state["sent"] == 2 and replies >= 2:
+            print("WARMED", warmed[0] if warmed else 0, flush=True)
+            gaps = [b - a for a, b in zip(beats, beats[1:])]
+            print("STALL", max(gaps, default=0.0), flush=True)
+            window.close()
+            return
+        QTimer.singleShot(5, tick)
+
+    shown_first = MainWindow.showEvent
+
+    def show_event(self, event):  # the app exists now: start looking
+        if state["ready"] is None:
+            QTimer.singleShot(5, tick)
+        shown_first(self, event)
+
+    MainWindow.showEvent = show_event
+    from yak.cli import main
+    sys.exit(main([folder]))
+""")
+
+
+@dataclass
+class Launch:
+    """One fresh launch: seconds from Enter to the request's arrival, for the first and the
+    second message, and from the chat being usable to the warm-up's end."""
+
+    first_s: float
+    later_s: float
+    warm_up_s: float
+    stall_s: float  # the longest the window's loop went without a 5 ms heartbeat meanwhile
+
+
+def first_message_on_launch(launches: int, tmp: Path) -> dict[str, list[Launch]]:
+    """``launches`` fresh launches per case ("after-warm-up", "now"), each on a folder of its
+    own, against a fake API in this process (idle meanwhile: the app is the child)."""
+    arrivals: list[float] = []
+
+    def respond(body: dict):
+        arrivals.append(time.time())
+        return fake_api_module.text(f"Reply {len(arrivals)}: it is a benchmark.")
+
+    data = tmp / "launch-data"
+    data.mkdir()
+    results: dict[str, list[Launch]] = {"after-warm-up": [], "now": []}
+    with fake_api_module.FakeAnthropic() as fake:
+        fake.respond_with(respond)
+        env = dict(
+            os.environ,
+            ANTHROPIC_BASE_URL=fake.url,
+            ANTHROPIC_API_KEY="bench-key",
+            YAK_DATA_DIR=str(data),
+            YAK_DEBOUNCE_SECONDS="120",  # no memory refresh during the launch
+            XDG_STATE_HOME=str(data / "state"),
+            XDG_CONFIG_HOME=str(data / "config"),
+            PYTHONPYCACHEPREFIX=str(data / "pycache"),
+            PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        )
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        plan = [("warm-caches", 1)] + [(case, launches) for case in results]
+        for case, count in plan:
+            for n in range(count):
+                folder = project_folder(tmp, f"launch-{case}-{n}")
+                arrivals.clear()
+                out = subprocess.run(
+                    [sys.executable, "-c", _CHILD_LAUNCH, str(folder), case],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=180,
+                    cwd=ROOT,
+                    check=False,
+                )
+                marks: dict[str, float] = {}
+                for line in out.stdout.splitlines():
+                    words = line.split()
+                    if words and words[0] in ("READY", "WARMED", "STALL"):
+                        marks[words[0]] = float(words[1])
+                    elif words and words[0] == "ENTER":
+                        marks[f"ENTER{words[1]}"] = float(words[2])
+                if out.returncode != 0 or len(arrivals) != 2 or "ENTER2" not in marks:
+                    raise SystemExit(
+                        f"the launch ({case}) failed: exit {out.returncode}, {len(arrivals)} "
+                        f"requests: {out.stderr[-800:]}"
+                    )
+                if case in results:
+                    results[case].append(
+                        Launch(
+                            first_s=arrivals[0] - marks["ENTER1"],
+                            later_s=arrivals[1] - marks["ENTER2"],
+                            warm_up_s=max(0.0, marks.get("WARMED", 0.0) - marks["READY"]),
+                            stall_s=marks.get("STALL", 0.0),
+                        )
+                    )
+    return results
+
+
+def print_first_message(results: dict[str, list[Launch]]) -> None:
+    launches = len(results["now"])
+    print(
+        f"First message on a fresh launch (yak FOLDER; from Enter to the request at the fake "
+        f"API), medians of {launches} launches; target: first request within "
+        f"{FIRST_MESSAGE_TARGET_MS:.0f} ms of Enter"
+    )
+    print(f"{'case':44s} {'first ms':>9s} {'later ms':>9s} {'ratio':>7s} {'target':>7s}")
+    names = {
+        "after-warm-up": "Enter once the warm-up is done",
+        "now": "Enter as soon as the chat can be used",
+    }
+    for case, runs in results.items():
+        first = statistics.median(r.first_s for r in runs) * 1000
+        later = statistics.median(r.later_s for r in runs) * 1000
+        verdict = "met" if first <= FIRST_MESSAGE_TARGET_MS else "MISSED"
+        print(f"{names[case]:44s} {first:>9.1f} {later:>9.1f} {first / later:>6.2f}x {verdict:>7s}")
+    waiting = results["after-warm-up"]
+    warm_up = statistics.median(r.warm_up_s for r in waiting)
+    stall = max(r.stall_s for r in waiting) * 1000
+    print(
+        f"(the warm-up ended a median {warm_up:.1f} s after the chat could be used: a first "
+        "message typed for longer than that leaves as fast as a later one; meanwhile the "
+        f"window's event loop went at most {stall:.0f} ms without a 5 ms heartbeat)"
+    )
+    print()
+
+
 def _quiet_offscreen_notes(mode, context, message: str) -> None:
     if "propagateSizeHints" not in message:  # the offscreen platform's note on every window
         sys.stderr.write(message + "\n")
@@ -341,7 +531,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2, help="runs per scenario")
     parser.add_argument("--rate", type=float, default=200.0, help="tokens (deltas) per second")
+    parser.add_argument("--launches", type=int, default=3, help="fresh launches per case")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as launch_tmp:
+        print_first_message(first_message_on_launch(args.launches, Path(launch_tmp)))
     app = QApplication(sys.argv[:1])
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)

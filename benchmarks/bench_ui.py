@@ -1,9 +1,12 @@
 """Desktop UI benchmarks. Prints a table; asserts nothing about time.
 
-1. Start to first window: a child process runs ``yak`` (the real composition root) and reports
-   when its main window is first shown and painted; the same for a bare PySide6 window; both
-   measured from just before the child is spawned (Python start-up included in both). Target:
-   Yak at most 1.5x the bare window, same machine, same run.
+1. Start to first window: a child process runs ``yak WORKSPACE`` (the real composition root) and
+   reports the first paint of its main window that shows the workspace (its name in the title
+   and in a visible label, and no open-a-folder hint: a placeholder does not count); the same
+   for a bare PySide6 window (its first paint); both measured from just before the child is
+   spawned (Python start-up included in both). Both children run byte-compiled, as an installed
+   app does (a private ``PYTHONPYCACHEPREFIX``, filled by an unmeasured first run). Target: Yak
+   at most 1.5x the bare window, same machine, same run.
 2. Opening the Settings memory page with 10,000 workspaces, until the list model holds every
    row and the dialog has painted: as the app does it (the list was read in the background at
    start) and cold (the database read included). Target: under 300 ms.
@@ -65,9 +68,37 @@ _CHILD_BARE = _PAINT_PROBE + textwrap.dedent("""
     app.exec()
 """)
 
-_CHILD_YAK = _PAINT_PROBE + textwrap.dedent("""
-    import sys
+# Yak's child reports the first paint, in its main window, that shows the workspace.
+_CHILD_YAK = textwrap.dedent("""
+    import os, sys, time
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QLabel, QWidget
     from yak.ui import main_window
+
+    NAME = os.path.basename(sys.argv[1].rstrip("/"))
+
+    def shows_workspace(window):
+        labels = [w.text() for w in window.findChildren(QLabel) if w.isVisible()]
+        return (
+            NAME in window.windowTitle()
+            and any(NAME in text for text in labels)
+            and not any("Open a project folder" in t or "No folder is open" in t for t in labels)
+        )
+
+    # On the window itself (a filter on the whole app would slow every event down); if its first
+    # paint shows no workspace yet, every later paint in the app is looked at.
+    class _WorkspacePainted(QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QEvent.Type.Paint and isinstance(obj, QWidget):
+                window = obj.window()
+                if isinstance(window, main_window.MainWindow):
+                    if shows_workspace(window):
+                        print("FIRST_WINDOW", time.time(), flush=True)
+                        os._exit(0)
+                    QApplication.instance().installEventFilter(self)
+            return False
+
+    probe = _WorkspacePainted()
     original = main_window.MainWindow.showEvent
     def show_event(self, event):
         self.installEventFilter(probe)
@@ -101,9 +132,13 @@ def start_to_first_window(repeat: int, data_dir: Path, workspace: Path) -> tuple
         YAK_DATA_DIR=str(data_dir),
         XDG_STATE_HOME=str(data_dir / "state"),
         XDG_CONFIG_HOME=str(data_dir / "config"),
+        PYTHONPYCACHEPREFIX=str(data_dir / "pycache"),
     )
     env.pop("ANTHROPIC_API_KEY", None)
-    _first_window_s(_CHILD_YAK, [str(workspace)], env)  # warm the file cache, migrate
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    # Unmeasured: fill the file cache and the bytecode cache, migrate the database.
+    _first_window_s(_CHILD_BARE, [], env)
+    _first_window_s(_CHILD_YAK, [str(workspace)], env)
     bare, yak = [], []
     for _ in range(repeat):
         bare.append(_first_window_s(_CHILD_BARE, [], env))
@@ -284,7 +319,11 @@ def main() -> None:
 
     rows = [
         ("start to first window: bare PySide6", ms(bare), ""),
-        ("start to first window: yak WORKSPACE", ms(yak), f"{yak / bare:.2f}x bare (≤ 1.5x)"),
+        (
+            "start to first window: yak WORKSPACE, showing it",
+            ms(yak),
+            f"{yak / bare:.2f}x bare (target ≤ 1.5x: {'met' if yak <= 1.5 * bare else 'MISSED'})",
+        ),
         (
             "Settings memory page, 10,000 workspaces, list read at start",
             ms(statistics.median(timings["settings prefetched"])),
