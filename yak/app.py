@@ -260,6 +260,9 @@ async def _main(
             window.hide()
             return 1
         running = _RunningApp(window, core)
+        # The SDK import takes seconds: start it before the workspace loads, on a worker
+        # thread, so it overlaps the loading rather than following it.
+        running.controller.tasks.spawn(core.chat.warm_up(), name="warm-up-model-client")
         try:
             await running.controller.start(workspace)
             running.start_background()
@@ -299,13 +302,10 @@ class _RunningApp:
         self.controller = AppController(window=window, core=core, bridge=self.bridge, parent=window)
 
     def start_background(self) -> None:
-        """Watch for writes by other processes, enqueue conversations not yet folded into
-        memory (paused until a key exists), so a quit or a crash loses nothing, and warm the
-        model client on a worker thread (the SDK import takes seconds; without a key only the
-        SDK is imported), so the first message leaves at once."""
+        """Watch for writes by other processes, and enqueue conversations not yet folded into
+        memory (paused until a key exists), so a quit or a crash loses nothing."""
         self.core.memory.start_watching()
         self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(), name="enqueue-unfolded")
-        self.controller.tasks.spawn(self.core.chat.warm_up(), name="warm-up-model-client")
 
     async def shutdown(self) -> None:
         """Quit without waiting on the model: drop pending refreshes, store a stopped reply,

@@ -247,6 +247,22 @@ ModelClientFactory = Callable[[], ModelClient]
 """Builds a model client for the current settings (base URL, key); called per use."""
 
 
+async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
+    """A model client from ``factory`` with its one-time costs paid on a worker thread: the
+    factory reads the key (an OS keyring can block) and ``warm_up()`` imports the SDK (seconds,
+    the first time). A caller on the event-loop thread (a turn, a refresh) so never freezes a
+    window; when a background warm-up is importing the SDK already, this waits for it off the
+    loop instead of importing again."""
+    import asyncio
+
+    def build() -> ModelClient:
+        client = factory()
+        client.warm_up()
+        return client
+
+    return await asyncio.to_thread(build)
+
+
 class KeyStore(Protocol):
     """Where the API key lives (environment first, then the OS keyring). May block: the
     settings service calls it on a worker thread."""

@@ -26,6 +26,7 @@ from yak.ports import (
     ModelClient,
     ModelClientFactory,
     WorkspaceRepository,
+    ready_model_client,
 )
 from yak.text import one_line
 
@@ -154,7 +155,7 @@ class ChatService:
         try:
             await self._title_from_first_prompt(workspace, session_id, prompt)
             settings = self.settings()
-            provider = self._provider_factory()
+            provider = await ready_model_client(self._provider_factory)
             agent = Agent(
                 conversations=self.conversations,
                 workspaces=self._workspaces,
@@ -203,7 +204,7 @@ class ChatService:
         Raises:
             ProviderError: its subclasses, with a sentence a user can act on.
         """
-        provider = self._provider_factory()
+        provider = await ready_model_client(self._provider_factory)
         try:
             return await provider.check(model=self.settings().chat_model)
         finally:

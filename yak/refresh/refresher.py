@@ -53,6 +53,7 @@ from yak.ports import (
     ModelClientFactory,
     RefreshLock,
     WorkspaceRepository,
+    ready_model_client,
 )
 from yak.refresh.judge import REWRITE_MAX_TOKENS, Reply, judge_reply
 from yak.text import plural
@@ -242,7 +243,7 @@ class MemoryRefresher:
         model = settings.memory_model
         provider: ModelClient | None = None
         try:
-            provider = self._model_client()
+            provider = await ready_model_client(self._model_client)
             completion, reply, usage, flags = await self._ask(
                 provider,
                 model=model,
