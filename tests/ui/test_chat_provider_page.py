@@ -152,8 +152,12 @@ def test_a_typed_key_goes_to_the_keyring_never_to_the_settings_or_the_database(
         assert page.is_changed()
         assert not page.test_button.isEnabled()  # test what is applied, so apply first
         page.apply_button.click()
-        await until(lambda: page.key_edit.text() == "", what="the key to be saved")
-        assert "saved in the system keyring" in page.status_label.text()
+        # The field empties first; the sentence follows once the key is read back.
+        await until(
+            lambda: "saved in the system keyring" in page.status_label.text(),
+            what="the key to be saved",
+        )
+        assert page.key_edit.text() == ""
         assert "Stored in the system keyring" in page.key_note.text()
         assert not page.is_changed()
         assert page.test_button.isEnabled()
