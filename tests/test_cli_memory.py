@@ -797,3 +797,15 @@ def test_json_that_is_not_a_yak_export_is_imported_as_text(
     (tmp_path / "other.json").write_bytes(data)
     assert run(capsysbinary, "memory", "import", tmp_path / "other.json", "-w", folder)[0] == 0
     assert stored(data_dir, folder) == data
+
+
+def test_edit_that_empties_the_file_is_refused_and_the_document_kept(
+    data_dir, folder, capsysbinary, editor
+):
+    """An editor that leaves the file empty saves nothing (exit 2, the sentence `set` gives):
+    emptying the memory is `delete`, which asks first."""
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
+    editor.setenv("FAKE_EDIT_TEXT", "")
+    code, _, err = run(capsysbinary, "memory", "edit", "-w", folder)
+    assert code == 2 and "The input is empty; nothing was saved" in err, err
+    assert stored(data_dir, folder) == b"v1\n"

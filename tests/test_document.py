@@ -213,3 +213,10 @@ def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
         "created_at": "2026-11-30T03:09:18Z",
         "has_reply": has_reply,
     }
+
+
+def test_binary_data_behind_a_utf16_bom_is_refused():
+    """Bytes that start with a UTF-16 byte-order mark but decode to noise are not text."""
+    with pytest.raises(UsageError, match="is not UTF-8/UTF-16/UTF-32 text"):
+        decode_import(b"\xff\xfe\x00bad\x80\n", what="bad.bin")
+    assert decode_import("- café ✓\n".encode("utf-16")) == "- café ✓\n"

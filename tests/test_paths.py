@@ -11,7 +11,12 @@ import unicodedata
 import pytest
 
 from yak import paths
-from yak.paths import normalize_path_text, normalize_workspace_path, workspace_id_for
+from yak.paths import (
+    folder_identity,
+    normalize_path_text,
+    normalize_workspace_path,
+    workspace_id_for,
+)
 
 
 @pytest.fixture
@@ -252,3 +257,14 @@ async def test_a_renamed_folder_is_not_an_alias_of_its_old_workspace(tmp_path, c
     orphaned = {s.workspace.id: s.orphaned for s in await core.memory.list_documents()}
     assert orphaned == {first.id: True}
     assert (await core.workspaces.find(str(old))).id == first.id  # still found by its key
+
+
+def test_a_folder_that_exists_only_under_its_nfd_name_keeps_that_name(tmp_path):
+    """A folder copied from a Mac can exist only as NFD ("cafe" + a combining accent). Folding
+    its key to NFC would name a folder that does not exist and the workspace could never be
+    opened; it keeps its exact spelling, and the key names an existing folder."""
+    nfd = tmp_path / unicodedata.normalize("NFD", "café")
+    nfd.mkdir()
+    key = normalize_workspace_path(str(nfd))
+    assert key == str(nfd)
+    assert folder_identity(key) is not None

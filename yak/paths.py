@@ -57,10 +57,10 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
 
     Two spellings of one folder give one key; distinct folders never share one
     (``/p/a_b`` and ``/p/a-b`` differ; on a case-sensitive filesystem so do ``/p/Proj`` and
-    ``/p/proj``; where a filesystem keeps an NFC and an NFD spelling as two folders, the one
-    that is not NFC keeps its exact spelling). Aliases that only the filesystem knows (a
-    case-insensitive volume) are caught by comparing :func:`folder_identity` where workspaces
-    are stored.
+    ``/p/proj``; where a filesystem keeps an NFC and an NFD spelling as two folders, or only the
+    NFD one exists, the one that is not NFC keeps its exact spelling). Aliases that only the
+    filesystem knows (a case-insensitive volume) are caught by comparing
+    :func:`folder_identity` where workspaces are stored.
 
     Args:
         path: a path as a user typed it; need not exist.
@@ -82,8 +82,10 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
     if key != exact:
         # On a filesystem that stores names as bytes (Linux), "café" in NFC and in NFD can be two
         # different folders. NFC folds the spellings of ONE folder; it must never merge two.
+        # Nor may it name a folder that is not this one: a folder that exists only under its
+        # NFD name (copied from a Mac) keeps that name, or it could never be opened.
         nfc_folder, this_folder = folder_identity(key), folder_identity(exact)
-        if nfc_folder is not None and this_folder is not None and nfc_folder != this_folder:
+        if this_folder is not None and nfc_folder != this_folder:
             return exact
     return key
 

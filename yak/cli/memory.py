@@ -365,7 +365,10 @@ def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:
             output.no_edit()
             return 0
         try:
-            saved = await core.memory.save(workspace.id, text, expected_version=document.version)
+            # An emptied file is refused like an empty `set`: emptying is `delete`, which asks.
+            saved = await core.memory.save(
+                workspace.id, text, expected_version=document.version, require_text=True
+            )
         except YakError as exc:  # over the ceiling, changed meanwhile, read-only…: keep the text
             output.edit_kept(str(exc), name)
             return exc.exit_code

@@ -129,6 +129,8 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
     UTF-8; otherwise (ASCII-heavy UTF-16/32 is full of zero bytes) each of UTF-32 LE/BE and
     UTF-16 LE/BE is tried and the one whose characters look most like text wins, if at least
     ``_PLAUSIBLE_SHARE`` of them do. Text without zero bytes that is not UTF-8 is not guessed at.
+    Text read through a BOM must look like text too: binary data that happens to start with
+    a BOM is refused.
 
     Args:
         data: the file's bytes.
@@ -144,8 +146,10 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
         f"{what} is not UTF-8/UTF-16/UTF-32 text (it looks like binary data or another "
         "encoding); nothing was imported."
     )
+    with_bom = False
     for bom, encoding in _BOMS:
         if data.startswith(bom):
+            with_bom = True
             try:
                 text = data[len(bom) :].decode(encoding)
             except UnicodeDecodeError:
@@ -158,7 +162,7 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
         text = guessed
     # A second BOM (an editor that added one to text that had one) is invisible junk.
     text = normalize_newlines(text.removeprefix("\ufeff"))
-    if "\0" in text:
+    if "\0" in text or (with_bom and text and _plausible_share(text) < _PLAUSIBLE_SHARE):
         raise UsageError(refused)
     return text
 
