@@ -247,20 +247,23 @@ ModelClientFactory = Callable[[], ModelClient]
 """Builds a model client for the current settings (base URL, key); called per use."""
 
 
+def build_ready_client(factory: ModelClientFactory) -> tuple[ModelClient, bool]:
+    """A model client from ``factory`` with its one-time costs paid: the factory reads the key
+    (an OS keyring can block) and ``warm_up()`` imports the SDK (seconds, the first time).
+    Blocking: call it on a worker thread. Returns the client and whether it could be built
+    (``False``: no API key yet; the first request will say so)."""
+    client = factory()
+    return client, client.warm_up()
+
+
 async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
-    """A model client from ``factory`` with its one-time costs paid on a worker thread: the
-    factory reads the key (an OS keyring can block) and ``warm_up()`` imports the SDK (seconds,
-    the first time). A caller on the event-loop thread (a turn, a refresh) so never freezes a
-    window; when a background warm-up is importing the SDK already, this waits for it off the
-    loop instead of importing again."""
+    """:func:`build_ready_client` on a worker thread: a caller on the event-loop thread (a turn,
+    a refresh) so never freezes a window; when a background warm-up is importing the SDK
+    already, this waits for it off the loop instead of importing again."""
     import asyncio
 
-    def build() -> ModelClient:
-        client = factory()
-        client.warm_up()
-        return client
-
-    return await asyncio.to_thread(build)
+    client, _built = await asyncio.to_thread(build_ready_client, factory)
+    return client
 
 
 class KeyStore(Protocol):

@@ -496,25 +496,30 @@ class _Turn:
         """On Stop: store the partial reply (marked) or answer the calls that did not run."""
         try:
             if self.streaming:
-                text = "".join(self.streamed)
-                content = [{"type": "text", "text": text}] if text.strip() else []
-                content.append({"type": "text", "text": STOPPED_MARK})
-                self.last_text = text
-                self.streaming = False
-                await self.agent.store(
-                    self.session_id,
-                    self.workspace.id,
-                    "assistant",
-                    content,
-                    self.emit,
-                    model=self.agent.model,
-                )
+                await self._store_partial("".join(self.streamed), STOPPED_MARK)
             else:
                 await self._answer_open_calls(STOPPED_RESULT)
         except asyncio.CancelledError:
             log.warning("stopped again while keeping a stopped turn; the write still completes")
         except Exception:  # never let keeping the text hide the Stop itself
             log.exception("could not store what was said before Stop")
+
+    async def _store_partial(self, text: str, mark: str) -> None:
+        """Store the reply that was streaming when it ended early (Stop, or the provider cut
+        it off), followed by ``mark`` saying why, so the stored conversation shows it."""
+        content = [{"type": "text", "text": text}] if text.strip() else []
+        content.append({"type": "text", "text": mark})
+        self.last_text = text
+        self.streamed = []
+        self.streaming = False
+        await self.agent.store(
+            self.session_id,
+            self.workspace.id,
+            "assistant",
+            content,
+            self.emit,
+            model=self.agent.model,
+        )
 
     async def _fail(self, exc: ProviderError) -> TurnFinished:
         """A provider error ended the reply. When text of it had arrived (a stream cut off by a
@@ -530,16 +535,7 @@ class _Turn:
                 TurnFinished(status="failed", text=self.last_text, usage=self.usage, error=str(exc))
             )
         cause = cut_cause(exc)
-        content = [{"type": "text", "text": text}, {"type": "text", "text": incomplete_mark(cause)}]
-        await self.agent.store(
-            self.session_id,
-            self.workspace.id,
-            "assistant",
-            content,
-            self.emit,
-            model=self.agent.model,
-        )
-        self.last_text = text
+        await self._store_partial(text, incomplete_mark(cause))
         return self._finish(
             TurnFinished(
                 status="failed",

@@ -26,6 +26,7 @@ from yak.ports import (
     ModelClient,
     ModelClientFactory,
     WorkspaceRepository,
+    build_ready_client,
     ready_model_client,
 )
 from yak.text import one_line
@@ -230,13 +231,8 @@ class ChatService:
 
         started = time.monotonic()
 
-        def build_and_warm() -> tuple[ModelClient, bool]:
-            # The factory reads the key (the OS keyring may block): off the loop thread too.
-            provider = self._provider_factory()
-            return provider, provider.warm_up()
-
         try:
-            provider, built = await asyncio.to_thread(build_and_warm)
+            provider, built = await asyncio.to_thread(build_ready_client, self._provider_factory)
         except YakError as exc:
             log.info("model client not warmed: %s", exc)
             return False
