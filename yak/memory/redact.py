@@ -1,20 +1,40 @@
 """Redact secrets from text before it reaches the model or the memory document.
 
-Two layers, applied in order:
+Every credential on a line is redacted on its own (two assignments, both halves of a key pair, a
+token in a URL query and a service token beside it), not only the first one.
 
-1. Yak's own patterns for the cases that matter most in a developer's conversation and that the
-   library misses or only half-covers: private key blocks (multi-line), passwords in URLs
-   (``postgres://user:pw@host/db``), Anthropic and OpenAI ``sk-…`` keys, GitHub tokens, AWS
-   access key ids, bearer tokens, JSON Web Tokens, and ``password = …`` / ``API_KEY=…``
-   assignments. Each replaces the whole secret.
-2. The detectors of ``detect-secrets`` (a maintained library), line by line, for everything else
-   it knows (Slack, Stripe, npm, PyPI, Twilio, quoted high-entropy strings, …), filtered by its
-   own heuristics (UUIDs, templated values, sequential strings). A detector sometimes yields
-   only part of a token; the match is widened to the whole token so no half-secret is left.
+How the text is scanned (docs/architecture.md, "Secret redaction"):
+
+1. Private key blocks (multi-line) are replaced over the whole text; one substring test decides
+   whether that pass runs at all.
+2. One combined regular expression over the lower-cased text finds the lines that could hold a
+   credential (a secret-sounding word, a URL, an AWS hint) and one byte-translation finds the
+   lines with a long token (16+ letters and digits with a digit, or 24+). Every other line is
+   left as it is without further work: ordinary conversation costs these two scans only.
+3. Each candidate line goes through, in order: Yak's own token patterns, combined into one
+   expression (the services ``detect-secrets`` does not know or only half-knows: Anthropic,
+   OpenAI, GitHub, AWS, Hugging Face, npm, Google, Stripe test keys, Sentry, DigitalOcean,
+   Shopify, Docker Hub, Linear, Notion, JSON Web Tokens …); keep-the-prefix patterns (passwords
+   in URLs, Sentry DSN keys, bearer and basic headers, secret-named URL query parameters);
+   secret-named assignments (``DB_PASS=…``, ``export API_TOKEN=…``, ``password: …``, JSON and
+   YAML keys); an AWS secret access key beside its key id; prose ("the staging DB password is
+   …", "pw: …", "password for the admin account: …"); command-line flags (``--password …``,
+   ``curl -u user:pw``); then the detectors of ``detect-secrets`` (a maintained library) for
+   everything else it knows (Slack, Stripe live keys, GitLab, SendGrid, Twilio, PyPI, Discord,
+   Telegram, Mailchimp, quoted high-entropy strings …), run only on windows around the line's
+   long tokens and keywords, and each only when one combined expression of all their patterns
+   matches there. A detector sometimes yields part of a token; the match is widened to the whole
+   token so no half-secret is left.
 
 The detectors are instantiated directly instead of through ``detect-secrets``' global settings,
-so redaction is safe to run from several threads. Hex and IP-address detectors are not used:
-in a project's memory, a commit hash or a server address is information, not a secret.
+so redaction is safe to run from several threads. Hex, IP-address and private-key-header
+detectors are not used: in a project's memory a commit hash or a server address is information,
+and private key blocks are replaced whole by step 1.
+
+Left alone on purpose: Stripe publishable keys (``pk_live_…``, public by design), names and
+references (``os.environ['API_KEY']``, ``api_key: str``, ``password = request.form[…]``), numbers
+(``TOKEN_TTL=3600``, ``KEY_LENGTH = 32``: a number is a setting, not a credential), words after a
+secret word in prose ("the password field is validated on blur"), commit hashes and UUIDs.
 
 Replacements read ``[REDACTED:url-password]``; the findings are short flags such as
 ``redacted:url_password`` and never contain the secret. Redacting already-redacted text changes
@@ -33,6 +53,10 @@ if TYPE_CHECKING:
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
+Note = Callable[[str], str]
+
+# --- 1. Multi-line blocks -------------------------------------------------------------------
+
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
     r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\n[ \t]*\n|\Z)",
@@ -41,47 +65,186 @@ _PRIVATE_KEY = re.compile(
 _PUTTY_KEY = re.compile(
     r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[^\n]*|\n[ \t]*\n|\Z)", re.DOTALL
 )
+
+# --- 2. Candidate lines ---------------------------------------------------------------------
+
+# Lower-cased literals one of which is on every line a word-, URL- or prose-based rule can
+# match. Token-shaped secrets need none of them: the long-token scan finds those lines.
+_GATE = re.compile(
+    rb"p(?:ass|wd?)|secret|key|token|auth|bearer|cred|contrase|sig(?:=|nature)|://|aws"
+    rb"|-(?:u[ \t]|-user)"
+)  # no look-behind or word boundary: either makes this scan several times slower
+# Bytes that make up a token, for the long-token scan (every other byte becomes a space).
+_TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_TO_RUNS = bytes.maketrans(
+    bytes(range(256)),
+    bytes(ord("a") if byte in _TOKEN_BYTES else ord(" ") for byte in range(256)),
+)
+_RUN = b"a" * 16
+_DIGIT = re.compile(rb"\d")
+
+# --- 3a. Token shapes (Yak's own, one combined expression) ----------------------------------
+
+_AWS_KEY_ID = r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|A3T[A-Z0-9])[0-9A-Z]{16}"
+# (kind, pattern): kinds become ``[REDACTED:<kind>]``. First match wins at a position.
+_TOKEN_SHAPES: tuple[tuple[str, str], ...] = (
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{10,}"),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b"),
+    ("aws-key", rf"\b{_AWS_KEY_ID}\b"),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    ("huggingface-token", r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b"),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36,}\b"),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("google-oauth", r"\b(?:GOCSPX-[A-Za-z0-9_-]{24,}|ya29\.[0-9A-Za-z_-]{20,})"),
+    ("stripe-access-key", r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}\b|\bwhsec_[A-Za-z0-9]{32,}\b"),
+    ("slack-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+\b"),
+    ("sentry-token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{30,}"),
+    ("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
+    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
+    ("pypi-token", r"\bpypi-[A-Za-z0-9_-]{50,}"),
+    ("docker-hub-token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}"),
+    ("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40,}\b"),
+    ("notion-token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b"),
+    ("atlassian-token", r"\bATATT3[A-Za-z0-9_=-]{30,}"),
+    ("supabase-token", r"\bsbp_[a-f0-9]{40}\b"),
+    ("grafana-token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})"),
+    ("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
+    ("newrelic-key", r"\bNRAK-[A-Z0-9]{27}\b"),
+    ("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
+    ("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
+    ("pulumi-token", r"\bpul-[a-f0-9]{40}\b"),
+    ("doppler-token", r"\bdp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{40,}"),
+    ("terraform-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),
+    ("mailgun-key", r"\bkey-[0-9a-f]{32}\b"),
+)
+_TOKENS = re.compile(
+    "|".join(f"(?P<t{i}>{pattern})" for i, (_, pattern) in enumerate(_TOKEN_SHAPES))
+)
+_TOKEN_KINDS = {f"t{i}": kind for i, (kind, _) in enumerate(_TOKEN_SHAPES)}
+
+# --- 3b. Keep-the-prefix shapes -------------------------------------------------------------
+
+# A Sentry DSN: https://<32 hex key>[:<32 hex secret>]@o1.ingest.sentry.io/2
+_SENTRY_DSN = re.compile(r"(?P<keep>\bhttps?://)(?P<secret>[0-9a-f]{32}(?::[0-9a-f]{32})?)(?=@)")
 # scheme://user:password@host — the password is everything up to the last '@' of the authority.
 _URL_PASSWORD = re.compile(
     r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/?#@\[\]]*:)(?P<secret>[^\s/?#]+)(?=@)"
 )
-_ANTHROPIC_KEY = re.compile(r"\bsk-ant-[A-Za-z0-9_-]{10,}")
-_OPENAI_KEY = re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")
-_GITHUB_TOKEN = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b")
-_AWS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")
 _BEARER = re.compile(
     r"(?P<keep>\b(?:Bearer|Authorization:\s*(?:Basic|Token))\s+)(?P<secret>[A-Za-z0-9._~+/=-]{12,})",
     re.IGNORECASE,
 )
-_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
-
-# ``password = "x"``, ``API_KEY=x``, ``"api_key": "x"``: a secret-sounding word inside a name,
-# then an assignment.
-# (kind, pattern, lower-case literals one of which every match contains, keeps a prefix group)
-_OWN_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...], bool], ...] = (
-    ("private-key", _PRIVATE_KEY, ("private key",), False),
-    ("private-key", _PUTTY_KEY, ("putty-user-key-file",), False),
-    ("url-password", _URL_PASSWORD, ("://",), True),
-    ("bearer-token", _BEARER, ("bearer", "authorization"), True),
-    ("anthropic-key", _ANTHROPIC_KEY, ("sk-ant-",), False),
-    ("openai-key", _OPENAI_KEY, ("sk-",), False),
-    ("github-token", _GITHUB_TOKEN, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
-    ("aws-key", _AWS_KEY_ID, ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa"), False),
-    ("jwt", _JWT, ("eyj",), False),
+# ?token=…, &api_key=…, &sig=…: the name is checked by _QUERY_NAME_PARTS, the value by
+# _looks_random.
+_QUERY = re.compile(r"(?P<keep>[?&;](?P<name>[A-Za-z0-9_.\-]{1,40})=)(?P<secret>[^&#\s\"'<>]+)")
+_QUERY_NAME_PARTS = frozenset(
+    {
+        "token",
+        "key",
+        "secret",
+        "sig",
+        "signature",
+        "password",
+        "passwd",
+        "pwd",
+        "pass",
+        "auth",
+        "apikey",
+        "credential",
+        "credentials",
+        "accesstoken",
+        "apitoken",
+        "sessionid",
+        "session",
+        "code",
+    }
 )
 
+# --- 3c. Secret-named assignments -----------------------------------------------------------
+
+# A name containing one of these is secret-named wherever it appears in the name.
 _SECRET_WORD = re.compile(
     r"password|passwd|passphrase|pwd|secret|api_?key|apikey|access_?key|auth_?key|"
     r"private_?key|client_?key|(?:auth|access|refresh|api|bearer|session|csrf)_?token|"
     r"token_?secret|credentials?",
     re.IGNORECASE,
 )
-_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential")  # in every _SECRET_WORD
-_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# A name whose last part is one of these is secret-named too (``DB_PASS``, ``HF_TOKEN``,
+# ``STRIPE_KEY``); in lower or mixed case (``sort_key``, ``token``) only with a random-looking
+# value, as code uses such names for ordinary things.
+_SECRET_LAST_PARTS = frozenset(
+    {
+        "pass",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "token",
+        "secret",
+        "key",
+        "apikey",
+        "credential",
+        "credentials",
+        "auth",
+        "pat",
+    }
+)
+# A name ending in one of these describes a secret rather than holding one (``KEY_LENGTH``,
+# ``PASSWORD_MIN_LENGTH``, ``API_KEY_HEADER``, ``SECRET_KEY_FILE``).
+_DESCRIBING_PARTS = frozenset(
+    {
+        "length",
+        "len",
+        "min",
+        "max",
+        "ttl",
+        "timeout",
+        "expiry",
+        "expires",
+        "age",
+        "file",
+        "path",
+        "dir",
+        "header",
+        "name",
+        "names",
+        "field",
+        "fields",
+        "env",
+        "var",
+        "hint",
+        "policy",
+        "prompt",
+        "label",
+        "type",
+        "size",
+        "count",
+        "format",
+        "regex",
+        "pattern",
+        "rules",
+        "reset",
+        "prefix",
+        "suffix",
+        "id",
+        "ids",
+        "url",
+        "endpoint",
+        "version",
+        "algorithm",
+        "alg",
+        "bits",
+        "rotation",
+        "days",
+    }
+)
+_SECRET_WORD_OR_PART = re.compile(r"pass|pwd|secret|key|token|credential|auth")
+_NAME_PARTS = re.compile(r"[_.\-]+|(?<=[a-z])(?=[A-Z])")
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
 _AFTER_NAME = re.compile(
     r"(?P<op_text>[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*)"
-    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"',;]+)(?P<rest>[^\n]*))"
+    r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>(?:[^\s\"',;&]|&(?![A-Za-z_][\w.\-]*=))+))"
 )
 _CODE_VALUE = re.compile(
     r"^(?:[$%{<(]|\[REDACTED)|[()\[\]]|^(?:none|null|nil|true|false|undefined|required|optional|"
@@ -90,18 +253,57 @@ _CODE_VALUE = re.compile(
     re.IGNORECASE,
 )
 
-# detect-secrets detectors that would redact information rather than secrets in a project memory.
-_SKIPPED_DETECTORS = {"HexHighEntropyString", "IPPublicDetector"}
+# --- 3d. AWS secret access key beside its key id --------------------------------------------
+
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+# --- 3e. Prose and command lines ------------------------------------------------------------
+
+# "the staging DB password is hunter2x", "pw: X", "password for the admin account: X",
+# "the token is X", "API key = X". The value is checked by _looks_random.
+_PROSE = re.compile(
+    r"(?P<keep>\b(?P<word>password|passwd|passphrase|pw|pwd|token|api[ _-]?key"
+    r"|(?:secret|access)[ _-]?key|secret|key|credentials?)\b"
+    r"(?:[ \t]+(?:for|of|to|on|in)[ \t]+[^:=\n]{1,40}?)?"
+    r"(?:[ \t]*(?::|=|->|\u2192)|[ \t]+(?:is|was)\b)[ \t]*"
+    r"(?:(?:now|still|set[ \t]+to)[ \t]+)?)"
+    r"(?P<secret>\"[^\"\n]{3,}\"|'[^'\n]{3,}'|`[^`\n]{3,}`|[^\s\"'`]+?)(?=[.,;:!?)]*(?:\s|$))",
+    re.IGNORECASE,
+)
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pw", "pwd"})
+_CLI_FLAG = re.compile(
+    r"(?P<keep>(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
+    r"|access-token)(?:[ \t]+|=))(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)",
+    re.IGNORECASE,
+)
+_CLI_USER = re.compile(
+    r"(?P<keep>(?<!\S)(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+?)(?=[\"']?(?:\s|$))"
+)
+_RANDOM_SIGN = re.compile(r"[^A-Za-z_]")  # a digit or a symbol
+_WORDISH = re.compile(
+    r"[a-z]+(?:[_-][a-z]+)*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)*|[\d.:/-]+"
+)
+
+# --- 3f. The library ------------------------------------------------------------------------
+
+# detect-secrets detectors that would redact information rather than secrets in a project
+# memory, or that Yak's own passes cover whole (PrivateKeyDetector only sees a header line).
+_SKIPPED_DETECTORS = {"HexHighEntropyString", "IPPublicDetector", "PrivateKeyDetector"}
 # Characters that make up a token: a detector's partial match is widened over these.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~")
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
+_KEYWORD = re.compile(r"key|pass|pwd|secret|token|contrase|://", re.IGNORECASE)
+_BEFORE = 80  # characters before a token that an assignment pattern may need (prefix, keyword)
+_AFTER_KEYWORD = 400  # characters after a keyword that a quoted value may span
 
 
 def redact(text: str) -> tuple[str, tuple[str, ...]]:
     """Replace every secret in ``text`` with a ``[REDACTED:<kind>]`` marker.
 
     Args:
-        text: any text (a conversation transcript, a model's reply). About 1 ms per 4,000
-            characters of ordinary text (``benchmarks/bench_refresh.py`` measures it).
+        text: any text (a conversation transcript, a model's reply). About 1 ms per 30,000
+            characters of ordinary conversation; a line that holds a credential costs some tens
+            of microseconds more (``benchmarks/bench_refresh.py`` measures both).
 
     Returns:
         ``(redacted_text, findings)``: ``findings`` are the distinct flags, in order of first
@@ -116,83 +318,210 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
             findings.append(flag)
         return f"[REDACTED:{kind}]"
 
-    lowered = text.lower()
-    for kind, pattern, gates, keeps_prefix in _OWN_PATTERNS:
-        # A literal every match contains: most texts skip most patterns without a regex scan.
-        if not any(gate in lowered for gate in gates):
-            continue
-        mark = _keep_or_mark if keeps_prefix else _mark
-        text = pattern.sub(functools.partial(mark, kind=kind, note=note), text)
-    text = _redact_assignments(text, note)
-    text = "\n".join(_redact_line_with_library(line, note) for line in text.split("\n"))
-    return text, tuple(findings)
+    if "PRIVATE KEY" in text:
+        text = _PRIVATE_KEY.sub(lambda match: note("private-key"), text)
+    if "PuTTY-User-Key-File" in text:
+        text = _PUTTY_KEY.sub(lambda match: note("private-key"), text)
+    encoded = text.encode("utf-8", "surrogatepass")
+    pieces: list[bytes] = []
+    last = 0
+    for start, end in _candidate_lines(encoded):
+        line = encoded[start:end].decode("utf-8", "surrogatepass")
+        redacted = _redact_line(line, note)
+        if redacted != line:
+            pieces += [encoded[last:start], redacted.encode("utf-8", "surrogatepass")]
+            last = end
+    if not pieces:
+        return text, tuple(findings)
+    pieces.append(encoded[last:])
+    return b"".join(pieces).decode("utf-8", "surrogatepass"), tuple(findings)
 
 
-def _mark(match: re.Match[str], kind: str, note: Callable[[str], str]) -> str:
-    """The marker for the whole match."""
-    return note(kind)
+def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
+    """Sorted, distinct ``(start, end)`` byte spans of the lines that could hold a credential."""
+    starts: set[int] = set()
+    lowered = encoded.lower()
+    match = _GATE.search(lowered)
+    while match is not None:
+        start = lowered.rfind(b"\n", 0, match.start()) + 1
+        starts.add(start)
+        end = lowered.find(b"\n", match.end())
+        if end == -1:
+            break
+        match = _GATE.search(lowered, end + 1)
+    runs = encoded.translate(_TO_RUNS)
+    hit = runs.find(_RUN)
+    while hit != -1:
+        end = runs.find(b" ", hit + 16)
+        if end == -1:
+            end = len(runs)
+        if end - hit >= 24 or _DIGIT.search(encoded, hit, end):
+            starts.add(encoded.rfind(b"\n", 0, hit) + 1)
+        hit = runs.find(_RUN, end)
+    spans = []
+    for start in sorted(starts):
+        end = encoded.find(b"\n", start)
+        spans.append((start, len(encoded) if end == -1 else end))
+    return spans
 
 
-def _keep_or_mark(match: re.Match[str], kind: str, note: Callable[[str], str]) -> str:
+def _redact_line(line: str, note: Note) -> str:
+    """Every credential on one line (no newline in ``line``) replaced by its marker."""
+    lowered = line.lower()
+    if "bearer" in lowered or "authorization" in lowered:
+        line = _BEARER.sub(functools.partial(_keep_or_mark, kind="bearer-token", note=note), line)
+    line = _TOKENS.sub(lambda match: note(_TOKEN_KINDS[match.lastgroup or ""]), line)
+    if "://" in line:
+        line = _SENTRY_DSN.sub(functools.partial(_keep_or_mark, kind="sentry-dsn", note=note), line)
+        line = _URL_PASSWORD.sub(
+            functools.partial(_keep_or_mark, kind="url-password", note=note), line
+        )
+    if "=" in line and ("?" in line or "&" in line):
+        line = _QUERY.sub(functools.partial(_query_value, note=note), line)
+    line = _redact_assignments(line, note)
+    if "[REDACTED:aws-key]" in line or "aws" in lowered:
+        line = _AWS_SECRET.sub(functools.partial(_aws_secret, note=note), line)
+    line = _PROSE.sub(functools.partial(_prose_value, note=note), line)
+    if "-" in line:
+        line = _CLI_FLAG.sub(functools.partial(_flag_value, note=note), line)
+        line = _CLI_USER.sub(functools.partial(_flag_value, note=note), line)
+    return _redact_line_with_library(line, note)
+
+
+def _keep_or_mark(match: re.Match[str], kind: str, note: Note) -> str:
     """The match's ``keep`` group, then the marker for its ``secret`` group (unless that is
     already a marker)."""
     secret = match.group("secret")
-    if MARKER.fullmatch(secret) or secret.startswith("[REDACTED"):
+    if secret.startswith("[REDACTED"):
         return match.group(0)
     return match.group("keep") + note(kind)
 
 
-def _redact_assignments(text: str, note: Callable[[str], str]) -> str:
-    """Redact the values of secret-named assignments (see :func:`_redact_assignment`).
+def _query_value(match: re.Match[str], note: Note) -> str:
+    """A secret-named URL query parameter's value (``?token=…``, ``&X-Amz-Signature=…``)."""
+    parts = set(_NAME_PARTS.split(match.group("name").lower()))
+    if not parts & _QUERY_NAME_PARTS or not _looks_random(match.group("secret")):
+        return match.group(0)
+    return match.group("keep") + note("url-secret")
 
-    Names are found from cheap substring hits (``str.find`` on the lower-cased text) widened to
-    the whole name and then checked with the full pattern; a regex scan from every word costs
-    about ten times more on ordinary text.
-    """
-    lowered = text.lower()
-    names: set[tuple[int, int]] = set()
-    for anchor in _ANCHORS:
-        hit = lowered.find(anchor)
-        while hit != -1:
-            start, end = hit, hit + len(anchor)
-            while start > 0 and text[start - 1] in _NAME_CHARS:
-                start -= 1
-            while end < len(text) and text[end] in _WORD_CHARS:
-                end += 1
-            names.add((start, end))
-            hit = lowered.find(anchor, end)
+
+def _aws_secret(match: re.Match[str], note: Note) -> str:
+    """A 40-character AWS secret access key on a line with a key id or the word ``aws``; a
+    value of one case only (a lower-case commit hash) is not one."""
+    value = match.group(0)
+    if value.lower() == value or value.upper() == value:
+        return value
+    return note("aws-secret-key")
+
+
+def _prose_value(match: re.Match[str], note: Note) -> str:
+    """A credential after a secret word in a sentence: a random-looking word, or after a
+    password word anything quoted ("the wifi password is "purple monkey dishwasher"")."""
+    secret = match.group("secret")
+    quoted = secret[0] in "\"'`"
+    inner = secret[1:-1] if quoted else secret
+    if _CODE_VALUE.search(inner) or not _looks_like_value(inner, quoted=quoted):
+        return match.group(0)
+    password_word = match.group("word").lower() in _PASSWORD_WORDS
+    if not (quoted and password_word) and not _looks_random(inner):
+        return match.group(0)
+    if quoted:
+        return f"{match.group('keep')}{secret[0]}{note('password-prose')}{secret[0]}"
+    return match.group("keep") + note("password-prose")
+
+
+def _flag_value(match: re.Match[str], note: Note) -> str:
+    """``--password X``, ``--token=X``, ``curl -u user:X``."""
+    secret = match.group("secret")
+    inner = secret[1:-1] if secret[0] in "\"'" else secret
+    if secret.startswith("-") or not _looks_like_value(inner, quoted=inner is not secret):
+        return match.group(0)
+    if _CODE_VALUE.search(inner):
+        return match.group(0)
+    if inner is secret:
+        return match.group("keep") + note("password-flag")
+    return f"{match.group('keep')}{secret[0]}{note('password-flag')}{secret[0]}"
+
+
+def _redact_assignments(line: str, note: Note) -> str:
+    """Redact the values of secret-named assignments (see :func:`_redact_assignment`); each
+    assignment on the line on its own."""
     pieces: list[str] = []
     last = 0
-    for start, end in sorted(names):
-        if start < last or not _SECRET_WORD.search(text, start, end):
+    for name_match in _NAME.finditer(line):
+        start, end = name_match.span()
+        if start < last or (start > 0 and line[start - 1].isalnum()):
             continue
-        after = _AFTER_NAME.match(text, end)
+        after = _AFTER_NAME.match(line, end)
         if after is None:
             continue
-        pieces += [text[last:start], _redact_assignment(text[start:end], after, note)]
+        strength = _secret_name(name_match.group(0))
+        if strength is None:
+            continue
+        replaced = _redact_assignment(name_match.group(0), after, line, strength, note)
+        if replaced is None:
+            continue
+        pieces += [line[last:start], replaced]
         last = after.end()
-    pieces.append(text[last:])
+    if not pieces:
+        return line
+    pieces.append(line[last:])
     return "".join(pieces)
 
 
-def _redact_assignment(name: str, match: re.Match[str], note: Callable[[str], str]) -> str:
+def _secret_name(name: str) -> str | None:
+    """``"strong"`` for a name that says it holds a secret (``DB_PASSWORD``, ``api_key``),
+    ``"caps"`` for an environment-style name ending in a secret word (``DB_PASS``, ``HF_TOKEN``:
+    any value without spaces), ``"weak"`` for one that may (``token``, ``sort_key``: the value
+    must then look random), ``None`` otherwise (``KEY_LENGTH``, ``max_tokens``)."""
+    parts = [part for part in _NAME_PARTS.split(name) if part]
+    if not parts or parts[-1].lower() in _DESCRIBING_PARTS:
+        return None
+    if _SECRET_WORD.search(name):
+        return "strong"
+    if parts[-1].lower() in _SECRET_LAST_PARTS:
+        return "caps" if name.isupper() else "weak"
+    return None
+
+
+def _redact_assignment(
+    name: str, match: re.Match[str], line: str, strength: str, note: Note
+) -> str | None:
     """``password = "x"`` / ``API_KEY=x`` / ``password: x`` (the last only at the end of a
-    line, so prose such as "Secrets: stored in the keyring" is left alone)."""
+    line or before a comment, so prose such as "Secrets: stored in the keyring" is left to the
+    prose rule, which wants a random-looking value). ``None`` when the value is not a secret."""
     keep = name + match.group("op_text")
     for quote, group in (('"', "dq"), ("'", "sq")):
         value = match.group(group)
         if value is not None:
-            if _looks_like_value(value, quoted=True):
-                return f"{keep}{quote}{note('password-assignment')}{quote}"
-            return name + match.group(0)
-    value, rest = match.group("bare"), match.group("rest")
+            if not _looks_like_value(value, quoted=True):
+                return None
+            if strength != "strong" and any(char.isspace() for char in value.strip()):
+                return None  # NO_KEY = "No API key is set.": a sentence, not a key
+            if strength == "weak" and not _looks_random(value):
+                return None
+            return f"{keep}{quote}{note('password-assignment')}{quote}"
+    value = match.group("bare")
+    rest = line[match.end() :]
     if match.group("op") == ":" and rest.strip() and not rest.lstrip().startswith("#"):
-        return name + match.group(0)
+        return None
     if match.group("op") == ":" and not _looks_like_credential(value):
-        return name + match.group(0)  # prose: "the secret: noted."
-    if not _looks_like_value(value, quoted=False):
-        return name + match.group(0)
-    return f"{keep}{note('password-assignment')}{rest}"
+        return None  # prose: "the secret: noted."
+    if not _looks_like_value(value, quoted=False) or _is_reference(name, value):
+        return None
+    if strength == "weak" and not _looks_random(value):
+        return None
+    return keep + note("password-assignment")
+
+
+def _is_reference(name: str, value: str) -> bool:
+    """An unquoted value that names a variable rather than holding a secret: the name itself
+    (``api_key=api_key`` in a call) or a lower-case ``snake_case`` name with a secret word in it
+    (``token=auth_token``)."""
+    lowered = value.lower()
+    if lowered == name.lower().lstrip("-"):
+        return True
+    return value == lowered and "_" in value and _SECRET_WORD_OR_PART.search(value) is not None
 
 
 def _looks_like_credential(value: str) -> bool:
@@ -201,6 +530,21 @@ def _looks_like_credential(value: str) -> bool:
     whereas ``noted.`` or ``unknown`` are words."""
     word = value.strip().rstrip(".,;!?)")
     return len(word) >= 16 or any(not char.isalpha() for char in word)
+
+
+def _looks_random(value: str) -> bool:
+    """A value that reads as a credential rather than a word, a name or a number: at least six
+    characters with a digit or a symbol (or 16 in mixed case), and not a plain word
+    (``validated``, ``created_at``, ``CamelCase``, ``ALL_CAPS``), an identifier without digits
+    (``_ProviderT``), a path, or a number or date (``3600``, ``2024-01-01``)."""
+    stripped = value.strip()
+    if len(stripped) < 6 or stripped.startswith(("/", "~", "./", "../", "[REDACTED")):
+        return False
+    if _WORDISH.fullmatch(stripped):
+        return False
+    if _RANDOM_SIGN.search(stripped):
+        return True
+    return len(stripped) >= 16 and not stripped.islower() and not stripped.isupper()
 
 
 def _looks_like_value(value: str, *, quoted: bool) -> bool:
@@ -213,6 +557,9 @@ def _looks_like_value(value: str, *, quoted: bool) -> bool:
     if not quoted and _CODE_VALUE.search(stripped):
         return False
     return not stripped.isdigit()
+
+
+# --- The library ------------------------------------------------------------------------------
 
 
 @functools.cache
@@ -230,6 +577,46 @@ def _detectors() -> tuple[BasePlugin, ...]:
 
 
 @functools.cache
+def _token_detectors() -> tuple[tuple[BasePlugin, ...], re.Pattern[str], tuple[BasePlugin, ...]]:
+    """The detectors for long tokens, split in two: ``(prefiltered, prefilter, always)``.
+
+    ``prefiltered`` are the pattern-list detectors, whose patterns combine into ``prefilter``:
+    when it does not match a window, none of them can. ``always`` are the others (quoted
+    high-entropy strings), run when the window has a quote.
+    """
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    prefiltered: list[BasePlugin] = []
+    alternatives: list[str] = []
+    always: list[BasePlugin] = []
+    for detector in _detectors():
+        if isinstance(detector, (KeywordDetector, BasicAuthDetector)):
+            continue
+        if isinstance(detector, RegexBasedDetector):
+            prefiltered.append(detector)
+            for pattern in detector.denylist:
+                flags = ("i" if pattern.flags & re.IGNORECASE else "") + (
+                    "x" if pattern.flags & re.VERBOSE else ""
+                )
+                alternatives.append(f"(?{flags}:{pattern.pattern})" if flags else pattern.pattern)
+        else:
+            always.append(detector)
+    prefilter = re.compile("|".join(f"(?:{alternative})" for alternative in alternatives))
+    return tuple(prefiltered), prefilter, tuple(always)
+
+
+@functools.cache
+def _keyword_detectors() -> tuple[BasePlugin, BasePlugin]:
+    """``(KeywordDetector, BasicAuthDetector)``: the detectors that need a keyword or a URL."""
+    from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    from detect_secrets.plugins.keyword import KeywordDetector
+
+    return KeywordDetector(), BasicAuthDetector()
+
+
+@functools.cache
 def _library_filters() -> tuple[Callable[[str], bool], ...]:
     from detect_secrets.filters import heuristic
 
@@ -241,12 +628,25 @@ def _library_filters() -> tuple[Callable[[str], bool], ...]:
     )
 
 
-def _library_findings(line: str) -> Iterator[tuple[str, str]]:
-    """``(kind, secret)`` pairs the library finds in one line."""
+def _library_findings(window: str, *, keyword: bool) -> Iterator[tuple[str, str]]:
+    """``(kind, secret)`` pairs the library finds in one window of a line."""
     from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
 
-    for detector in _detectors():
-        for secret in detector.analyze_string(line):
+    detectors: list[BasePlugin] = []
+    quoted = '"' in window or "'" in window
+    if keyword:
+        keyword_detector, basic_auth = _keyword_detectors()
+        if quoted:
+            detectors.append(keyword_detector)
+        if "://" in window and "@" in window:
+            detectors.append(basic_auth)
+    prefiltered, prefilter, always = _token_detectors()
+    if prefilter.search(window):
+        detectors += prefiltered
+    if quoted:
+        detectors += always
+    for detector in detectors:
+        for secret in detector.analyze_string(window):
             if not secret or len(secret.strip()) < 3:
                 continue
             if (
@@ -263,40 +663,36 @@ def _kind(secret_type: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
 
 
-# Where a library detector could match: a long token (keys and tokens are long runs of letters
-# and digits), a secret-sounding keyword (KeywordDetector and its kin), or a URL with
-# credentials (BasicAuthDetector). The detectors run on windows around these only; scanning
-# every full line with all of them costs ~50 ms per 20,000 characters, the windows a fraction.
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
-_KEYWORD = re.compile(r"key|pass|pwd|secret|token|contrase|://", re.IGNORECASE)
-_BEFORE = 80  # characters before a token that an assignment pattern may need (prefix, keyword)
-_AFTER_KEYWORD = 400  # characters after a keyword that a quoted value may span
-
-
-def _windows(line: str) -> list[tuple[int, int]]:
-    """Merged ``(start, end)`` windows of ``line`` worth giving to the library detectors."""
-    found: list[tuple[int, int]] = []
-    for match in _TOKEN.finditer(line):
+def _windows(line: str) -> list[tuple[int, int, bool]]:
+    """Merged ``(start, end, has_keyword)`` windows of ``line`` worth giving to the library
+    detectors: around a long token (keys and tokens are long runs of letters and digits) or a
+    secret-sounding keyword or URL (the keyword and basic-auth detectors)."""
+    found: list[tuple[int, int, bool]] = []
+    for match in _LONG_TOKEN.finditer(line):
         token = match.group(0)
-        if len(token) >= 24 or (len(token) >= 16 and any(c.isdigit() for c in token)):
-            found.append((max(match.start() - _BEFORE, 0), min(match.end() + 3, len(line))))
+        if len(token) >= 24 or any(c.isdigit() for c in token):
+            found.append((max(match.start() - _BEFORE, 0), min(match.end() + 3, len(line)), False))
     for match in _KEYWORD.finditer(line):
-        found.append((max(match.start() - 40, 0), min(match.end() + _AFTER_KEYWORD, len(line))))
+        end = min(match.end() + _AFTER_KEYWORD, len(line))
+        found.append((max(match.start() - 40, 0), end, True))
     found.sort()
-    merged: list[tuple[int, int]] = []
-    for start, end in found:
+    merged: list[tuple[int, int, bool]] = []
+    for start, end, keyword in found:
         if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            last_start, last_end, last_keyword = merged[-1]
+            merged[-1] = (last_start, max(last_end, end), last_keyword or keyword)
         else:
-            merged.append((start, end))
+            merged.append((start, end, keyword))
     return merged
 
 
-def _redact_line_with_library(line: str, note: Callable[[str], str]) -> str:
+def _redact_line_with_library(line: str, note: Note) -> str:
     if len(line.strip()) < 8:
         return line
     findings = [
-        found for start, end in _windows(line) for found in _library_findings(line[start:end])
+        found
+        for start, end, keyword in _windows(line)
+        for found in _library_findings(line[start:end], keyword=keyword)
     ]
     for kind, secret in findings:
         spans = _spans_outside_markers(line, secret)
