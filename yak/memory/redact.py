@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -54,6 +54,65 @@ if TYPE_CHECKING:
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 Note = Callable[[str], str]
+
+
+_Trie = dict[str, "_Trie"]
+
+
+def _alternation(words: Iterable[str]) -> str:
+    """A regular expression matching any of ``words``, factored into a prefix tree
+    (``p(?:ass|wd?)``): Python's engine tries every alternative of a flat ``a|b|c`` at every
+    position, while a tree's first characters let it skip most positions at once."""
+    trie: _Trie = {}
+    for word in words:
+        node = trie
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: _Trie) -> str:
+        branches = [re.escape(char) + emit(node[char]) for char in sorted(node) if char]
+        if not branches:
+            return ""
+        if len(branches) == 1 and "" not in node:
+            return branches[0]
+        group = "(?:" + "|".join(branches) + ")"
+        return group + "?" if "" in node else group
+
+    return emit(trie)
+
+
+class _Gates:
+    """Which of several groups of literals occur in a text, found with one search.
+
+    ``present(text)`` gives the indexes of the groups one of whose literals is in ``text``.
+    The search looks for a literal starting at every position (a look-ahead, so a literal
+    inside another is found too); where several start at one position the prefix tree reports
+    the longest, so each literal also stands for the groups of every literal it begins with.
+    """
+
+    def __init__(self, groups: Sequence[Iterable[str]]) -> None:
+        owners: dict[str, set[int]] = {}
+        for index, group in enumerate(groups):
+            for literal in group:
+                owners.setdefault(literal, set()).add(index)
+        self.any = re.compile(_alternation(owners))  # whether one is there at all: faster
+        self._pattern = re.compile("(?=(" + _alternation(owners) + "))")
+        self._groups = {
+            literal: frozenset(
+                index for prefix in owners if literal.startswith(prefix) for index in owners[prefix]
+            )
+            for literal in owners
+        }
+
+    def present(self, text: str) -> set[int]:
+        found: set[int] = set()
+        if self.any.search(text) is None:
+            return found
+        for match in self._pattern.finditer(text):
+            found |= self._groups[match.group(1)]
+        return found
+
 
 # --- 1. Multi-line blocks -------------------------------------------------------------------
 
@@ -71,8 +130,10 @@ _PUTTY_KEY = re.compile(
 # Lower-cased literals one of which is on every line a word-, URL- or prose-based rule can
 # match. Token-shaped secrets need none of them: the long-token scan finds those lines.
 _GATE = re.compile(
-    rb"p(?:ass|wd?)|secret|key|token|auth|bearer|cred|contrase|sig(?:=|nature)|://|aws"
-    rb"|-(?:u[ \t]|-user)"
+    _alternation(
+        ("pass", "pwd", "pw", "secret", "key", "token", "auth", "bearer", "cred", "contrase")
+        + ("sig=", "signature", "://", "aws", "-u ", "-u\t", "--user")
+    ).encode()
 )  # no look-behind or word boundary: either makes this scan several times slower
 # Bytes that make up a token, for the long-token scan (every other byte becomes a space).
 _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
@@ -86,42 +147,86 @@ _DIGIT = re.compile(rb"\d")
 # --- 3a. Token shapes (Yak's own, one combined expression) ----------------------------------
 
 _AWS_KEY_ID = r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|APKA|A3T[A-Z0-9])[0-9A-Z]{16}"
-# (kind, pattern): kinds become ``[REDACTED:<kind>]``. First match wins at a position.
-_TOKEN_SHAPES: tuple[tuple[str, str], ...] = (
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{10,}"),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b"),
-    ("aws-key", rf"\b{_AWS_KEY_ID}\b"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
-    ("huggingface-token", r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36,}\b"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    ("google-oauth", r"\b(?:GOCSPX-[A-Za-z0-9_-]{24,}|ya29\.[0-9A-Za-z_-]{20,})"),
-    ("stripe-access-key", r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}\b|\bwhsec_[A-Za-z0-9]{32,}\b"),
-    ("slack-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+\b"),
-    ("sentry-token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{30,}"),
-    ("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b"),
-    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"),
-    ("pypi-token", r"\bpypi-[A-Za-z0-9_-]{50,}"),
-    ("docker-hub-token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}"),
-    ("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40,}\b"),
-    ("notion-token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b"),
-    ("atlassian-token", r"\bATATT3[A-Za-z0-9_=-]{30,}"),
-    ("supabase-token", r"\bsbp_[a-f0-9]{40}\b"),
-    ("grafana-token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})"),
-    ("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b"),
-    ("newrelic-key", r"\bNRAK-[A-Z0-9]{27}\b"),
-    ("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
-    ("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
-    ("pulumi-token", r"\bpul-[a-f0-9]{40}\b"),
-    ("doppler-token", r"\bdp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{40,}"),
-    ("terraform-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}"),
-    ("mailgun-key", r"\bkey-[0-9a-f]{32}\b"),
+_AWS_KEY_GATES = (
+    "akia",
+    "asia",
+    "abia",
+    "acca",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "anva",
+    "apka",
+    "a3t",
 )
-_TOKENS = re.compile(
-    "|".join(f"(?P<t{i}>{pattern})" for i, (_, pattern) in enumerate(_TOKEN_SHAPES))
+# (kind, pattern, lower-case literals one of which every match contains). Each runs only on a
+# line holding one of its literals (one combined search finds whether any is there); a
+# combined expression of the patterns themselves costs ~200 us a line, as every alternative
+# is tried at every position.
+_TOKEN_SHAPES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (kind, re.compile(pattern), gates)
+    for kind, pattern, gates in (
+        ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{10,}", ("sk-ant-",)),
+        ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", ("sk-",)),
+        (
+            "github-token",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b",
+            ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        ),
+        ("aws-key", rf"\b{_AWS_KEY_ID}\b", _AWS_KEY_GATES),
+        ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*", ("eyj",)),
+        ("huggingface-token", r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}\b", ("hf_", "api_org_")),
+        ("npm-token", r"\bnpm_[A-Za-z0-9]{36,}\b", ("npm_",)),
+        ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", ("aiza",)),
+        (
+            "google-oauth",
+            r"\b(?:GOCSPX-[A-Za-z0-9_-]{24,}|ya29\.[0-9A-Za-z_-]{20,})",
+            ("gocspx-", "ya29."),
+        ),
+        (
+            "stripe-access-key",
+            r"\b(?:sk|rk)_test_[0-9a-zA-Z]{24,}\b|\bwhsec_[A-Za-z0-9]{32,}\b",
+            ("k_test_", "whsec_"),
+        ),
+        ("slack-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+\b", ("xapp-",)),
+        ("sentry-token", r"\bsntry[su]_[A-Za-z0-9+/=_-]{30,}", ("sntry",)),
+        ("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{64}\b", ("_v1_",)),
+        ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ("shp",)),
+        ("pypi-token", r"\bpypi-[A-Za-z0-9_-]{50,}", ("pypi-",)),
+        ("docker-hub-token", r"\bdckr_pat_[A-Za-z0-9_-]{27,}", ("dckr_pat_",)),
+        ("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40,}\b", ("lin_",)),
+        (
+            "notion-token",
+            r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b",
+            ("secret_", "ntn_"),
+        ),
+        ("atlassian-token", r"\bATATT3[A-Za-z0-9_=-]{30,}", ("atatt3",)),
+        ("supabase-token", r"\bsbp_[a-f0-9]{40}\b", ("sbp_",)),
+        (
+            "grafana-token",
+            r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})",
+            ("glsa_", "glc_"),
+        ),
+        ("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", ("dapi",)),
+        ("newrelic-key", r"\bNRAK-[A-Z0-9]{27}\b", ("nrak-",)),
+        ("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", ("pmak-",)),
+        ("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", ("age-secret-key-",)),
+        ("pulumi-token", r"\bpul-[a-f0-9]{40}\b", ("pul-",)),
+        (
+            "doppler-token",
+            r"\bdp\.(?:st|ct|sa|scim|audit|pt)\.[A-Za-z0-9_.-]{40,}",
+            ("dp.",),
+        ),
+        (
+            "terraform-token",
+            r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}",
+            (".atlasv1.",),
+        ),
+        ("mailgun-key", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
+    )
 )
-_TOKEN_KINDS = {f"t{i}": kind for i, (kind, _) in enumerate(_TOKEN_SHAPES)}
+_TOKEN_GATES = _Gates([gates for _, _, gates in _TOKEN_SHAPES])
 
 # --- 3b. Keep-the-prefix shapes -------------------------------------------------------------
 
@@ -241,7 +346,10 @@ _DESCRIBING_PARTS = frozenset(
 )
 _SECRET_WORD_OR_PART = re.compile(r"pass|pwd|secret|key|token|credential|auth")
 _NAME_PARTS = re.compile(r"[_.\-]+|(?<=[a-z])(?=[A-Z])")
-_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
+# The assignments of a line are found from their operators (``:`` or ``=``), walking back to
+# the name over these characters.
+_OPERATOR = re.compile(r"[:=]")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _AFTER_NAME = re.compile(
     r"(?P<op_text>[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*)"
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>(?:[^\s\"',;&]|&(?![A-Za-z_][\w.\-]*=))+))"
@@ -271,6 +379,17 @@ _PROSE = re.compile(
     re.IGNORECASE,
 )
 _PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pw", "pwd"})
+_PROSE_WORD = re.compile(
+    r"\b(?:"
+    + _alternation(
+        ("password", "passwd", "passphrase", "pw", "pwd", "token", "api")
+        + ("secret", "access", "key", "credential")
+    )
+    + ")"
+)
+_FLAG_GATE = re.compile(
+    "-" + _alternation(("pass", "pwd", "token", "api", "secret", "auth", "access"))
+)
 _CLI_FLAG = re.compile(
     r"(?P<keep>(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
     r"|access-token)(?:[ \t]+|=))(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)",
@@ -292,7 +411,7 @@ _SKIPPED_DETECTORS = {"HexHighEntropyString", "IPPublicDetector", "PrivateKeyDet
 # Characters that make up a token: a detector's partial match is widened over these.
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.+/=~")
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,}")
-_KEYWORD = re.compile(r"key|pass|pwd|secret|token|contrase|://", re.IGNORECASE)
+_KEYWORD = re.compile(_alternation(("key", "pass", "pwd", "secret", "token", "contrase", "://")))
 _BEFORE = 80  # characters before a token that an assignment pattern may need (prefix, keyword)
 _AFTER_KEYWORD = 400  # characters after a keyword that a quoted value may span
 
@@ -370,7 +489,9 @@ def _redact_line(line: str, note: Note) -> str:
     lowered = line.lower()
     if "bearer" in lowered or "authorization" in lowered:
         line = _BEARER.sub(functools.partial(_keep_or_mark, kind="bearer-token", note=note), line)
-    line = _TOKENS.sub(lambda match: note(_TOKEN_KINDS[match.lastgroup or ""]), line)
+    for index in sorted(_TOKEN_GATES.present(lowered)):  # in table order: the first kind wins
+        kind, pattern, _ = _TOKEN_SHAPES[index]
+        line = pattern.sub(functools.partial(_mark, kind=kind, note=note), line)
     if "://" in line:
         line = _SENTRY_DSN.sub(functools.partial(_keep_or_mark, kind="sentry-dsn", note=note), line)
         line = _URL_PASSWORD.sub(
@@ -381,11 +502,41 @@ def _redact_line(line: str, note: Note) -> str:
     line = _redact_assignments(line, note)
     if "[REDACTED:aws-key]" in line or "aws" in lowered:
         line = _AWS_SECRET.sub(functools.partial(_aws_secret, note=note), line)
-    line = _PROSE.sub(functools.partial(_prose_value, note=note), line)
-    if "-" in line:
+    line = _redact_prose(line, note)
+    lowered = line.lower()
+    if _FLAG_GATE.search(lowered):
         line = _CLI_FLAG.sub(functools.partial(_flag_value, note=note), line)
+    if "-u" in line or "--user" in line:
         line = _CLI_USER.sub(functools.partial(_flag_value, note=note), line)
     return _redact_line_with_library(line, note)
+
+
+def _redact_prose(line: str, note: Note) -> str:
+    """Credentials after a secret word in a sentence (see :func:`_prose_value`). The words are
+    found in the lower-cased line first and the full pattern tried only there: scanning with
+    the case-insensitive pattern costs several times more."""
+    lowered = line.lower()
+    if len(lowered) != len(line):  # a character whose lower case is longer: scan the slow way
+        return _PROSE.sub(functools.partial(_prose_value, note=note), line)
+    pieces: list[str] = []
+    last = 0
+    for word in _PROSE_WORD.finditer(lowered):
+        if word.start() < last:
+            continue
+        match = _PROSE.match(line, word.start())
+        if match is None:
+            continue
+        pieces += [line[last : match.start()], _prose_value(match, note)]
+        last = match.end()
+    if not pieces:
+        return line
+    pieces.append(line[last:])
+    return "".join(pieces)
+
+
+def _mark(match: re.Match[str], kind: str, note: Note) -> str:
+    """The marker for the whole match."""
+    return note(kind)
 
 
 def _keep_or_mark(match: re.Match[str], kind: str, note: Note) -> str:
@@ -448,17 +599,26 @@ def _redact_assignments(line: str, note: Note) -> str:
     assignment on the line on its own."""
     pieces: list[str] = []
     last = 0
-    for name_match in _NAME.finditer(line):
-        start, end = name_match.span()
-        if start < last or (start > 0 and line[start - 1].isalnum()):
+    for operator in _OPERATOR.finditer(line):
+        # Walk back from the operator over blanks, a closing quote, then the name.
+        end = operator.start()
+        while end > last and line[end - 1] in " \t":
+            end -= 1
+        if end > last and line[end - 1] in "\"'":
+            end -= 1
+        start = end
+        while start > last and line[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = line[start:end]
+        if not name or not name[0].isalpha() and name[0] not in "_.-":
+            continue
+        strength = _secret_name(name)
+        if strength is None:
             continue
         after = _AFTER_NAME.match(line, end)
         if after is None:
             continue
-        strength = _secret_name(name_match.group(0))
-        if strength is None:
-            continue
-        replaced = _redact_assignment(name_match.group(0), after, line, strength, note)
+        replaced = _redact_assignment(name, after, line, strength, note)
         if replaced is None:
             continue
         pieces += [line[last:start], replaced]
@@ -576,44 +736,55 @@ def _detectors() -> tuple[BasePlugin, ...]:
     )
 
 
+# When a detector can match: a literal its patterns need in the window (``lower`` entries are
+# looked for in the lower-cased window, ``exact`` ones as written). Running every detector on
+# every window costs ~100 us a line; most windows need one or two. A detector not listed here
+# (a newer library version's) runs on every window.
+_DETECTOR_GATES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # name: (lower, exact)
+    "ArtifactoryDetector": ((), ("AKC", "AP")),
+    "AWSKeyDetector": (("aws",) + _AWS_KEY_GATES, ()),
+    "AzureStorageKeyDetector": ((), ("AccountKey=",)),
+    "BasicAuthDetector": (("://",), ()),
+    "CloudantDetector": (("cl",), ()),
+    "DiscordBotTokenDetector": ((), (".",)),
+    "GitHubTokenDetector": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ()),
+    "GitLabTokenDetector": (("gl", "gr1348941"), ()),
+    "IbmCloudIamDetector": (("iam",), ()),
+    "IbmCosHmacDetector": (("secret",), ()),
+    "JwtTokenDetector": (("eyj",), ()),
+    "Base64HighEntropyString": ((), ('"', "'")),  # quoted strings only
+    "MailchimpDetector": (("-us",), ()),
+    "NpmDetector": (("_authtoken",), ()),
+    "OpenAIDetector": ((), ("T3BlbkFJ",)),
+    "PypiTokenDetector": (("pypi-",), ()),
+    "SendGridDetector": ((), ("SG.",)),
+    "SlackDetector": (("xox", "hooks.slack.com"), ()),
+    "SoftlayerDetector": (("sl",), ()),
+    "SquareOAuthDetector": (("sq0csp-",), ()),
+    "StripeDetector": (("k_live_",), ()),
+    "TelegramBotTokenDetector": ((), (":",)),
+    "TwilioKeyDetector": ((), ("AC", "SK")),
+}
+# The keyword detector (~100 us a window) wants a quoted value beside an operator
+# (``password == "x"``, ``"x" != secret``, ``passwd("x")``, ``key "x";``) that is not a marker.
+_KEYWORD_DETECTOR_GATE = re.compile(r"[!=:(]\s*@?[\"'`](?!\[REDACTED)|[\"'`]\s*[!=]=|[\"'`];")
+# Detectors that need a secret word or a URL in the window; the others need a long token.
+_KEYWORD_DETECTORS = frozenset({"KeywordDetector", "BasicAuthDetector"})
+
+
 @functools.cache
-def _token_detectors() -> tuple[tuple[BasePlugin, ...], re.Pattern[str], tuple[BasePlugin, ...]]:
-    """The detectors for long tokens, split in two: ``(prefiltered, prefilter, always)``.
-
-    ``prefiltered`` are the pattern-list detectors, whose patterns combine into ``prefilter``:
-    when it does not match a window, none of them can. ``always`` are the others (quoted
-    high-entropy strings), run when the window has a quote.
-    """
-    from detect_secrets.plugins.base import RegexBasedDetector
-    from detect_secrets.plugins.basic_auth import BasicAuthDetector
-    from detect_secrets.plugins.keyword import KeywordDetector
-
-    prefiltered: list[BasePlugin] = []
-    alternatives: list[str] = []
-    always: list[BasePlugin] = []
-    for detector in _detectors():
-        if isinstance(detector, (KeywordDetector, BasicAuthDetector)):
-            continue
-        if isinstance(detector, RegexBasedDetector):
-            prefiltered.append(detector)
-            for pattern in detector.denylist:
-                flags = ("i" if pattern.flags & re.IGNORECASE else "") + (
-                    "x" if pattern.flags & re.VERBOSE else ""
-                )
-                alternatives.append(f"(?{flags}:{pattern.pattern})" if flags else pattern.pattern)
-        else:
-            always.append(detector)
-    prefilter = re.compile("|".join(f"(?:{alternative})" for alternative in alternatives))
-    return tuple(prefiltered), prefilter, tuple(always)
-
-
-@functools.cache
-def _keyword_detectors() -> tuple[BasePlugin, BasePlugin]:
-    """``(KeywordDetector, BasicAuthDetector)``: the detectors that need a keyword or a URL."""
-    from detect_secrets.plugins.basic_auth import BasicAuthDetector
-    from detect_secrets.plugins.keyword import KeywordDetector
-
-    return KeywordDetector(), BasicAuthDetector()
+def _detector_plan() -> tuple[tuple[BasePlugin, ...], _Gates, _Gates, frozenset[int]]:
+    """``(detectors, lower_gates, exact_gates, ungated)``: the detectors Yak uses, the literals
+    of :data:`_DETECTOR_GATES` indexed like them (lower-case and as-written literals), and the
+    indexes of the detectors with no gate (run on every window of their kind)."""
+    detectors = _detectors()
+    names = [type(detector).__name__ for detector in detectors]
+    lower = _Gates([_DETECTOR_GATES.get(name, ((), ()))[0] for name in names])
+    exact = _Gates([_DETECTOR_GATES.get(name, ((), ()))[1] for name in names])
+    # The keyword detector's gate is a pattern, not literals: see _library_findings.
+    ungated = frozenset(index for index, name in enumerate(names) if name not in _DETECTOR_GATES)
+    return detectors, lower, exact, ungated
 
 
 @functools.cache
@@ -628,24 +799,20 @@ def _library_filters() -> tuple[Callable[[str], bool], ...]:
     )
 
 
-def _library_findings(window: str, *, keyword: bool) -> Iterator[tuple[str, str]]:
-    """``(kind, secret)`` pairs the library finds in one window of a line."""
+def _library_findings(window: str, *, keyword: bool, token: bool) -> Iterator[tuple[str, str]]:
+    """``(kind, secret)`` pairs the library finds in one window of a line (one around a
+    secret word or URL when ``keyword``, around a long token when ``token``)."""
     from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
 
-    detectors: list[BasePlugin] = []
-    quoted = '"' in window or "'" in window
-    if keyword:
-        keyword_detector, basic_auth = _keyword_detectors()
-        if quoted:
-            detectors.append(keyword_detector)
-        if "://" in window and "@" in window:
-            detectors.append(basic_auth)
-    prefiltered, prefilter, always = _token_detectors()
-    if prefilter.search(window):
-        detectors += prefiltered
-    if quoted:
-        detectors += always
-    for detector in detectors:
+    detectors, lower, exact, ungated = _detector_plan()
+    chosen = lower.present(window.lower()) | exact.present(window) | ungated
+    for index in sorted(chosen):
+        detector = detectors[index]
+        name = type(detector).__name__
+        if not (keyword if name in _KEYWORD_DETECTORS else token):
+            continue
+        if name == "KeywordDetector" and not _KEYWORD_DETECTOR_GATE.search(window):
+            continue
         for secret in detector.analyze_string(window):
             if not secret or len(secret.strip()) < 3:
                 continue
@@ -663,36 +830,55 @@ def _kind(secret_type: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
 
 
-def _windows(line: str) -> list[tuple[int, int, bool]]:
-    """Merged ``(start, end, has_keyword)`` windows of ``line`` worth giving to the library
-    detectors: around a long token (keys and tokens are long runs of letters and digits) or a
-    secret-sounding keyword or URL (the keyword and basic-auth detectors)."""
-    found: list[tuple[int, int, bool]] = []
+def _windows(line: str) -> list[tuple[int, int, bool, bool]]:
+    """Merged ``(start, end, has_keyword, has_token)`` windows of ``line`` worth giving to the
+    library detectors: around a long token (keys and tokens are long runs of letters and
+    digits) or a secret-sounding keyword or URL (the keyword and basic-auth detectors)."""
+    found: list[tuple[int, int, bool, bool]] = []
     for match in _LONG_TOKEN.finditer(line):
-        token = match.group(0)
-        if len(token) >= 24 or any(c.isdigit() for c in token):
-            found.append((max(match.start() - _BEFORE, 0), min(match.end() + 3, len(line)), False))
-    for match in _KEYWORD.finditer(line):
-        end = min(match.end() + _AFTER_KEYWORD, len(line))
-        found.append((max(match.start() - 40, 0), end, True))
+        run = match.group(0)
+        if len(run) >= 24 or any(c.isdigit() for c in run):
+            start, end = max(match.start() - _BEFORE, 0), min(match.end() + 3, len(line))
+            found.append((start, end, False, True))
+    lowered = line.lower()
+    if len(lowered) == len(line):
+        for match in _KEYWORD.finditer(lowered):
+            end = min(match.end() + _AFTER_KEYWORD, len(line))
+            found.append((max(match.start() - 40, 0), end, True, False))
+    elif _KEYWORD.search(lowered):
+        found.append((0, len(line), True, False))
     found.sort()
-    merged: list[tuple[int, int, bool]] = []
-    for start, end, keyword in found:
+    merged: list[tuple[int, int, bool, bool]] = []
+    for start, end, keyword, token in found:
         if merged and start <= merged[-1][1]:
-            last_start, last_end, last_keyword = merged[-1]
-            merged[-1] = (last_start, max(last_end, end), last_keyword or keyword)
+            last_start, last_end, last_keyword, last_token = merged[-1]
+            merged[-1] = (
+                last_start,
+                max(last_end, end),
+                last_keyword or keyword,
+                last_token or token,
+            )
         else:
-            merged.append((start, end, keyword))
+            merged.append((start, end, keyword, token))
     return merged
 
 
 def _redact_line_with_library(line: str, note: Note) -> str:
-    if len(line.strip()) < 8:
+    """What the library's detectors find in ``line``, redacted (whole tokens)."""
+    if len(line) < 8:
+        return line
+    # Nothing for the detectors without a long token, a quoted value beside an operator (the
+    # keyword detector) or a URL (basic auth): most lines stop here.
+    if (
+        _LONG_TOKEN.search(line) is None
+        and "://" not in line
+        and _KEYWORD_DETECTOR_GATE.search(line) is None
+    ):
         return line
     findings = [
         found
-        for start, end, keyword in _windows(line)
-        for found in _library_findings(line[start:end], keyword=keyword)
+        for start, end, keyword, token in _windows(line)
+        for found in _library_findings(line[start:end], keyword=keyword, token=token)
     ]
     for kind, secret in findings:
         spans = _spans_outside_markers(line, secret)
