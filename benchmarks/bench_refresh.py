@@ -14,6 +14,11 @@ machine is shared and noisy).
    with its revision and watermarks, recording the attempt), measured around
    ``Provider.complete`` and compared with a 2 s model call (target: under 1%). Here the fake
    API runs in a child process, as the real one is remote.
+3. Redaction alone (``yak.memory.redact.redact``), in ms per 60,000 characters: the overhead
+   rows' conversation (ordinary prose), a developer's conversation (code, paths, hashes, ids and
+   talk about keys and tokens: most of its lines need a closer look), and text dense with
+   secrets (the credential lines of the redaction corpus test, one after another). Target: a
+   few ms for ordinary conversation, inside the overhead's 1%.
 
 Usage, from the repository root: ``python -m benchmarks.bench_refresh [--repeat 15]``
 """
@@ -32,9 +37,11 @@ from pathlib import Path
 
 from tests.support import ManualTimers, ModelClients, add_turns, project_folder, say
 from tests.support import fake_api as fake_api_module
+from tests.test_redact_corpus import CREDENTIALS
 from yak.bootstrap import open_core
 from yak.core import Core
 from yak.llm.provider import Provider
+from yak.memory.redact import redact
 
 MODEL_CALL_S = 2.0  # the reference model call the overhead is compared with
 
@@ -157,8 +164,7 @@ async def overhead(
     core = setup.core
     ws = await setup.workspace(core, f"overhead-{doc_lines}-{conversation_chars}")
     await core.memory.save(ws, document(doc_lines), expected_version=0)
-    per_turn = "We decided to keep the module layout; see src/app.py and docs/setup.md. "
-    body = per_turn * (conversation_chars // len(per_turn) // 8 + 1)
+    body = PER_TURN * (conversation_chars // len(PER_TURN) // 8 + 1)
 
     def turn(n: int) -> tuple[str, str]:
         return f"{n}: {body}", f"{n}: noted. {body}"
@@ -176,7 +182,54 @@ async def overhead(
     return samples
 
 
+PER_TURN = "We decided to keep the module layout; see src/app.py and docs/setup.md. "
+DEVELOPER_LINES = (
+    "user: the refresh should keep the API key out of the logs; see yak/settings.py",
+    "assistant: I pass max_tokens=8192 to `Provider.complete` and the token counts are logged.",
+    "    def load(self, key: str) -> bytes:",
+    "        return self._store[key]",
+    "commit 3f2a9c1b7d8e4f5a6b7c8d9e0f1a2b3c4d5e6f7a fixes the password reset flow",
+    "    password = request.form['password']",
+    "pytest -q tests/test_redact_corpus.py::test_every_credential_is_redacted",
+    "The workspace list reads 10,000 rows in one query; the panel renders the first 200.",
+    "- tests run offscreen with QT_QPA_PLATFORM=offscreen",
+    "We should rotate the deploy key every 90 days and keep it in the keyring.",
+    "    async def refresh(self, workspace_id: str) -> RefreshOutcome:",
+    "request id 123e4567-e89b-12d3-a456-426614174000 failed once with a 529",
+    "Run `alembic upgrade head` before starting the app.",
+    "The user prefers small commits with a sentence per change.",
+)
+
+
+def redaction(repeat: int, chars: int = 60_000) -> None:
+    """Print the redaction table: ms per ``chars`` characters of each kind of text (median
+    and fastest of ``repeat`` runs, CPU time of this process, so other processes on a shared
+    machine count less)."""
+    texts = {
+        "ordinary conversation": PER_TURN,
+        "developer conversation": "\n".join(DEVELOPER_LINES) + "\n",
+        "dense with secrets": "\n".join(text for text, _, _ in CREDENTIALS) + "\n",
+    }
+    print(f"Redaction, ms per {chars:,} characters, {repeat} runs each")
+    print(f"{'text':>24}  {'median ms':>9}  {'min ms':>7}  {'markers':>7}")
+    for label, unit in texts.items():
+        text = (unit * (chars // len(unit) + 1))[:chars]
+        redact(text)  # the library's detectors are built on first use
+        samples = []
+        for _ in range(max(repeat, 5)):
+            started = time.process_time()
+            redacted, _ = redact(text)
+            samples.append(time.process_time() - started)
+        markers = redacted.count("[REDACTED:")
+        print(
+            f"{label:>24}  {statistics.median(samples) * 1000:>9.1f}  "
+            f"{min(samples) * 1000:>7.1f}  {markers:>7}"
+        )
+
+
 async def main(repeat: int) -> None:
+    redaction(repeat)
+    print()
     with tempfile.TemporaryDirectory() as tmp, fake_api_module.FakeAnthropic() as fake:
         os.environ["ANTHROPIC_BASE_URL"] = fake.url
         os.environ["ANTHROPIC_API_KEY"] = "bench-key"

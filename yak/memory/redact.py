@@ -7,24 +7,27 @@ How the text is scanned (docs/architecture.md, "Secret redaction"):
 
 1. Private key blocks (multi-line) are replaced over the whole text; one substring test decides
    whether that pass runs at all.
-2. One combined regular expression over the lower-cased text finds the lines that could hold a
-   credential (a secret-sounding word, a URL, an AWS hint) and one byte-translation finds the
-   lines with a long token (16+ letters and digits with a digit, or 24+). Every other line is
-   left as it is without further work: ordinary conversation costs these two scans only.
-3. Each candidate line goes through, in order: Yak's own token patterns, combined into one
-   expression (the services ``detect-secrets`` does not know or only half-knows: Anthropic,
-   OpenAI, GitHub, AWS, Hugging Face, npm, Google, Stripe test keys, Sentry, DigitalOcean,
-   Shopify, Docker Hub, Linear, Notion, JSON Web Tokens …); keep-the-prefix patterns (passwords
-   in URLs, Sentry DSN keys, bearer and basic headers, secret-named URL query parameters);
+2. Two scans of the whole text find the lines that could hold a credential: one search of the
+   lower-cased text for secret-sounding words, URLs and a few hints (a prefix tree of literals,
+   which Python's engine skips through fast), and one byte translation that finds the runs of
+   16 or more token characters that look like a key (``_token_like``: a digit, or mixed case,
+   but not a commit hash, a UUID or a long name made of words). Every other line is kept as it
+   is without further work: ordinary conversation costs these two scans only.
+3. Each candidate line goes through, in order: bearer and basic headers; Yak's own token shapes
+   (each run only when one of its literal prefixes is on the line: Anthropic, OpenAI, GitHub,
+   AWS, Hugging Face, npm, Google, Stripe test keys, Sentry, DigitalOcean, Shopify, Docker Hub,
+   Linear, Notion, JSON Web Tokens …, the services ``detect-secrets`` does not know or only
+   half-knows); passwords in URLs and Sentry DSN keys; secret-named URL query parameters;
    secret-named assignments (``DB_PASS=…``, ``export API_TOKEN=…``, ``password: …``, JSON and
-   YAML keys); an AWS secret access key beside its key id; prose ("the staging DB password is
-   …", "pw: …", "password for the admin account: …"); command-line flags (``--password …``,
-   ``curl -u user:pw``); then the detectors of ``detect-secrets`` (a maintained library) for
-   everything else it knows (Slack, Stripe live keys, GitLab, SendGrid, Twilio, PyPI, Discord,
-   Telegram, Mailchimp, quoted high-entropy strings …), run only on windows around the line's
-   long tokens and keywords, and each only when one combined expression of all their patterns
-   matches there. A detector sometimes yields part of a token; the match is widened to the whole
-   token so no half-secret is left.
+   YAML keys), found from their operators; an AWS secret access key beside its key id; prose
+   ("the staging DB password is …", "pw: …", "password for the admin account: …"), found from
+   its words; command-line flags (``--password …``, ``curl -u user:pw``); then the detectors of
+   ``detect-secrets`` (a maintained library) for everything else it knows (Slack, Stripe live
+   keys, GitLab, SendGrid, Twilio, PyPI, Discord, Telegram, Mailchimp, quoted high-entropy
+   strings, quoted values beside a secret word …), run only on windows around the line's
+   long tokens and keywords, and each only when a literal its patterns need is in the window
+   (``_DETECTOR_GATES``). A detector sometimes yields part of a token; the match is widened to
+   the whole token so no half-secret is left.
 
 The detectors are instantiated directly instead of through ``detect-secrets``' global settings,
 so redaction is safe to run from several threads. Hex, IP-address and private-key-header
@@ -142,7 +145,23 @@ _TO_RUNS = bytes.maketrans(
     bytes(ord("a") if byte in _TOKEN_BYTES else ord(" ") for byte in range(256)),
 )
 _RUN = b"a" * 16
-_DIGIT = re.compile(rb"\d")
+_HEX_RUN = re.compile(r"[0-9a-f-]+")
+
+
+_LONG_PIECE = re.compile(r"[^_-]{16}")
+
+
+def _token_like(run: str) -> bool:
+    """Whether a run of 16 or more letters, digits, ``_`` and ``-`` may be a key or token: it
+    has a digit (but is not only lower-case hex and dashes, as a commit hash or a UUID is), or
+    has 24 characters in mixed case or with 16 between separators. A long name made of words
+    (``test_every_line_is_kept``, ``QT_QPA_PLATFORM``) is not one."""
+    if any(char.isdigit() for char in run):
+        return _HEX_RUN.fullmatch(run) is None
+    if len(run) < 24:
+        return False
+    return (not run.islower() and not run.isupper()) or _LONG_PIECE.search(run) is not None
+
 
 # --- 3a. Token shapes (Yak's own, one combined expression) ----------------------------------
 
@@ -420,9 +439,10 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     """Replace every secret in ``text`` with a ``[REDACTED:<kind>]`` marker.
 
     Args:
-        text: any text (a conversation transcript, a model's reply). About 1 ms per 30,000
-            characters of ordinary conversation; a line that holds a credential costs some tens
-            of microseconds more (``benchmarks/bench_refresh.py`` measures both).
+        text: any text (a conversation transcript, a model's reply). About 1 ms per 60,000
+            characters of ordinary prose; each line that needs a closer look (code, talk about
+            keys, a credential) costs some tens of microseconds more
+            (``benchmarks/bench_refresh.py`` measures both).
 
     Returns:
         ``(redacted_text, findings)``: ``findings`` are the distinct flags, in order of first
@@ -474,7 +494,7 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
         end = runs.find(b" ", hit + 16)
         if end == -1:
             end = len(runs)
-        if end - hit >= 24 or _DIGIT.search(encoded, hit, end):
+        if _token_like(encoded[hit:end].decode("ascii")):
             starts.add(encoded.rfind(b"\n", 0, hit) + 1)
         hit = runs.find(_RUN, end)
     spans = []
@@ -836,8 +856,7 @@ def _windows(line: str) -> list[tuple[int, int, bool, bool]]:
     digits) or a secret-sounding keyword or URL (the keyword and basic-auth detectors)."""
     found: list[tuple[int, int, bool, bool]] = []
     for match in _LONG_TOKEN.finditer(line):
-        run = match.group(0)
-        if len(run) >= 24 or any(c.isdigit() for c in run):
+        if _token_like(match.group(0)):
             start, end = max(match.start() - _BEFORE, 0), min(match.end() + 3, len(line))
             found.append((start, end, False, True))
     lowered = line.lower()
