@@ -130,14 +130,22 @@ _PUTTY_KEY = re.compile(
 
 # --- 2. Candidate lines ---------------------------------------------------------------------
 
-# Lower-cased literals one of which is on every line a word-, URL- or prose-based rule can
-# match. Token-shaped secrets need none of them: the long-token scan finds those lines.
-_GATE = re.compile(
-    _alternation(
-        ("pass", "pwd", "pw", "secret", "key", "token", "auth", "bearer", "cred", "contrase")
-        + ("sig=", "signature", "://", "aws", "-u ", "-u\t", "--user")
-    ).encode()
-)  # no look-behind or word boundary: either makes this scan several times slower
+# What makes a line worth a closer look, searched in the lower-cased text: a hint on its own (a
+# URL, a header, an AWS mention, a command-line flag), a secret-sounding word with an operator
+# after it on the line (``:``, ``=``, ``(``, ``;``, "is", "was", an arrow: every word-based rule
+# needs one: ``DB_PASS=…``, "the password is …", ``passwd("…")``), or a quoted value compared
+# (``"…" == password``). Token-shaped secrets need none of these: the long-token scan finds
+# their lines. One prefix tree of all the literals is searched (no look-behind, no word
+# boundary, no operator in the same expression: each makes the scan several times slower), and
+# the operator looked for only after a word found.
+_HINTS = frozenset(
+    {"://", "bearer", "authorization", "aws", "-u ", "-u\t", "--user", "-pass", "-pwd"}
+    | {"-token", "-api", "-secret", "-auth", "-access", "sshpass", "mysql"}
+)
+_SECRET_WORDS = ("pass", "pwd", "pw", "secret", "key", "token", "auth", "cred", "contrase", "sig")
+_GATE = re.compile(_alternation(_HINTS | set(_SECRET_WORDS)).encode())
+_OPERATOR_AFTER = re.compile(rb"[:=(;]|\bis\b|\bwas\b|->|" + "\u2192".encode())
+_COMPARED = re.compile(rb"""["'`][ \t]*[!=]=""")
 # Bytes that make up a token, for the long-token scan (every other byte becomes a space).
 _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _TO_RUNS = bytes.maketrans(
@@ -393,7 +401,7 @@ _PROSE = re.compile(
     r"|(?:secret|access)[ _-]?key|secret|key|credentials?)\b"
     r"(?:[ \t]+(?:for|of|to|on|in)[ \t]+[^:=\n]{1,40}?)?"
     r"(?:[ \t]*(?::|=|->|\u2192)|[ \t]+(?:is|was)\b)[ \t]*"
-    r"(?:(?:now|still|set[ \t]+to)[ \t]+)?)"
+    r"(?:(?:now|still|(?:set|changed|reset|updated)[ \t]+to)[ \t]+)?)"
     r"(?P<secret>\"[^\"\n]{3,}\"|'[^'\n]{3,}'|`[^`\n]{3,}`|[^\s\"'`]+?)(?=[.,;:!?)]*(?:\s|$))",
     re.IGNORECASE,
 )
@@ -413,6 +421,12 @@ _CLI_FLAG = re.compile(
     r"(?P<keep>(?<!\S)--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token"
     r"|access-token)(?:[ \t]+|=))(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"']+)",
     re.IGNORECASE,
+)
+# ``sshpass -p X``; ``mysql -pX`` (glued: ``mysql -p name`` asks for the password, ``name`` is
+# the database).
+_CLI_P = re.compile(
+    r"(?P<keep>\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin)?\b[^\n]*?[ \t]-p)"
+    r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*)"
 )
 _CLI_USER = re.compile(
     r"(?P<keep>(?<!\S)(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+?)(?=[\"']?(?:\s|$))"
@@ -482,12 +496,16 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
     lowered = encoded.lower()
     match = _GATE.search(lowered)
     while match is not None:
-        start = lowered.rfind(b"\n", 0, match.start()) + 1
-        starts.add(start)
         end = lowered.find(b"\n", match.end())
         if end == -1:
-            break
-        match = _GATE.search(lowered, end + 1)
+            end = len(lowered)
+        if match.group().decode() in _HINTS or _OPERATOR_AFTER.search(lowered, match.end(), end):
+            starts.add(lowered.rfind(b"\n", 0, match.start()) + 1)
+            match = _GATE.search(lowered, end + 1)
+        else:
+            match = _GATE.search(lowered, match.end())
+    for match in _COMPARED.finditer(encoded):
+        starts.add(encoded.rfind(b"\n", 0, match.start()) + 1)
     runs = encoded.translate(_TO_RUNS)
     hit = runs.find(_RUN)
     while hit != -1:
@@ -528,6 +546,8 @@ def _redact_line(line: str, note: Note) -> str:
         line = _CLI_FLAG.sub(functools.partial(_flag_value, note=note), line)
     if "-u" in line or "--user" in line:
         line = _CLI_USER.sub(functools.partial(_flag_value, note=note), line)
+    if "sshpass" in lowered or "mysql" in lowered:
+        line = _CLI_P.sub(functools.partial(_flag_value, note=note), line)
     return _redact_line_with_library(line, note)
 
 
