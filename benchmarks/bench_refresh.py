@@ -17,8 +17,9 @@ machine is shared and noisy).
 3. Redaction alone (``yak.memory.redact.redact``), in ms per 60,000 characters: the overhead
    rows' conversation (ordinary prose), a developer's conversation (code, paths, hashes, ids and
    talk about keys and tokens: most of its lines need a closer look), and text dense with
-   secrets (the credential lines of the redaction corpus test, one after another). Target: a
-   few ms for ordinary conversation, inside the overhead's 1%.
+   secrets (the credential lines of the redaction corpus test, one after another), and an image
+   pasted as one base64 line. Target: a few ms for ordinary conversation, inside the overhead's
+   1%.
 
 Usage, from the repository root: ``python -m benchmarks.bench_refresh [--repeat 15]``
 """
@@ -27,8 +28,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import multiprocessing
 import os
+import random
 import re
 import statistics
 import tempfile
@@ -209,6 +212,9 @@ def redaction(repeat: int, chars: int = 60_000) -> None:
         "ordinary conversation": PER_TURN,
         "developer conversation": "\n".join(DEVELOPER_LINES) + "\n",
         "dense with secrets": "\n".join(text for text, _, _ in CREDENTIALS) + "\n",
+        # One line with no space: an image pasted as a data URI.
+        "pasted base64 blob": "data:image/png;base64,"
+        + base64.b64encode(random.Random(0).randbytes(chars)).decode(),
     }
     print(f"Redaction, ms per {chars:,} characters, {repeat} runs each")
     print(f"{'text':>24}  {'median ms':>9}  {'min ms':>7}  {'markers':>7}")

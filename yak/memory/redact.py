@@ -92,6 +92,8 @@ class _Gates:
     The search looks for a literal starting at every position (a look-ahead, so a literal
     inside another is found too); where several start at one position the prefix tree reports
     the longest, so each literal also stands for the groups of every literal it begins with.
+    A long text (a pasted blob, where the literals recur thousands of times) is checked one
+    literal at a time instead.
     """
 
     def __init__(self, groups: Sequence[Iterable[str]]) -> None:
@@ -101,6 +103,7 @@ class _Gates:
                 owners.setdefault(literal, set()).add(index)
         self.any = re.compile(_alternation(owners))  # whether one is there at all: faster
         self._pattern = re.compile("(?=(" + _alternation(owners) + "))")
+        self._owners = owners
         self._groups = {
             literal: frozenset(
                 index for prefix in owners if literal.startswith(prefix) for index in owners[prefix]
@@ -111,6 +114,11 @@ class _Gates:
     def present(self, text: str) -> set[int]:
         found: set[int] = set()
         if self.any.search(text) is None:
+            return found
+        if len(text) > 2_000:
+            for literal, indexes in self._owners.items():
+                if literal in text:
+                    found |= indexes
             return found
         for match in self._pattern.finditer(text):
             found |= self._groups[match.group(1)]
@@ -144,6 +152,7 @@ _HINTS = frozenset(
 )
 _SECRET_WORDS = ("pass", "pwd", "pw", "secret", "key", "token", "auth", "cred", "contrase", "sig")
 _GATE = re.compile(_alternation(_HINTS | set(_SECRET_WORDS)).encode())
+_HINT_GATE = re.compile(_alternation(_HINTS).encode())
 _OPERATOR_AFTER = re.compile(rb"[:=(;]|\bis\b|\bwas\b|->|" + "\u2192".encode())
 _COMPARED = re.compile(rb"""["'`][ \t]*[!=]=""")
 # Bytes that make up a token, for the long-token scan (every other byte becomes a space).
@@ -381,6 +390,7 @@ _AFTER_NAME = re.compile(
     r"(?P<op_text>[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*)"
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>(?:[^\s\"',;&]|&(?![A-Za-z_][\w.\-]*=))+))"
 )
+_END_OR_COMMENT = re.compile(r"\s*(?:#|$)")
 _CODE_VALUE = re.compile(
     r"^(?:[$%{<(]|\[REDACTED)|[()\[\]]|^(?:none|null|nil|true|false|undefined|required|optional|"
     r"str|string|bytes|int|secretstr|env|environ|getenv|input|changeme|\*+|x+|\.+)$"
@@ -453,7 +463,7 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     """Replace every secret in ``text`` with a ``[REDACTED:<kind>]`` marker.
 
     Args:
-        text: any text (a conversation transcript, a model's reply). About 1 ms per 60,000
+        text: any text (a conversation transcript, a model's reply). About 2 ms per 60,000
             characters of ordinary prose; each line that needs a closer look (code, talk about
             keys, a credential) costs some tens of microseconds more
             (``benchmarks/bench_refresh.py`` measures both).
@@ -499,11 +509,14 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
         end = lowered.find(b"\n", match.end())
         if end == -1:
             end = len(lowered)
-        if match.group().decode() in _HINTS or _OPERATOR_AFTER.search(lowered, match.end(), end):
+        if (
+            match.group().decode() in _HINTS
+            or _OPERATOR_AFTER.search(lowered, match.end(), end)
+            # No operator after this word, so none after a later one: only a hint counts.
+            or _HINT_GATE.search(lowered, match.end(), end)
+        ):
             starts.add(lowered.rfind(b"\n", 0, match.start()) + 1)
-            match = _GATE.search(lowered, end + 1)
-        else:
-            match = _GATE.search(lowered, match.end())
+        match = _GATE.search(lowered, end + 1)
     for match in _COMPARED.finditer(encoded):
         starts.add(encoded.rfind(b"\n", 0, match.start()) + 1)
     runs = encoded.translate(_TO_RUNS)
@@ -514,6 +527,9 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
             end = len(runs)
         if _token_like(encoded[hit:end].decode("ascii")):
             starts.add(encoded.rfind(b"\n", 0, hit) + 1)
+            end = encoded.find(b"\n", end)  # the rest of this line is looked at anyway
+            if end == -1:
+                break
         hit = runs.find(_RUN, end)
     spans = []
     for start in sorted(starts):
@@ -702,8 +718,7 @@ def _redact_assignment(
                 return None
             return f"{keep}{quote}{note('password-assignment')}{quote}"
     value = match.group("bare")
-    rest = line[match.end() :]
-    if match.group("op") == ":" and rest.strip() and not rest.lstrip().startswith("#"):
+    if match.group("op") == ":" and not _END_OR_COMMENT.match(line, match.end()):
         return None
     if match.group("op") == ":" and not _looks_like_credential(value):
         return None  # prose: "the secret: noted."
