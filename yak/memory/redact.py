@@ -148,10 +148,13 @@ _PUTTY_KEY = re.compile(
 # the operator looked for only after a word found.
 _HINTS = frozenset(
     {"://", "bearer", "authorization", "aws", "-u ", "-u\t", "--user", "-pass", "-pwd"}
-    | {"-token", "-api", "-secret", "-auth", "-access", "sshpass", "mysql"}
+    | {"-token", "-api", "-secret", "-auth", "-access", "sshpass", "mysql", "machine "}
 )
-_SECRET_WORDS = ("pass", "pwd", "pw", "secret", "key", "token", "auth", "cred", "contrase", "sig")
-_GATE = re.compile(_alternation(_HINTS | set(_SECRET_WORDS)).encode())
+_SECRET_WORDS = frozenset(
+    {"pass", "pwd", "pw", "secret", "key", "token", "auth", "cred", "contrase", "sig"}
+    | {"session", "cookie"}
+)
+_GATE = re.compile(_alternation(_HINTS | _SECRET_WORDS).encode())
 _HINT_GATE = re.compile(_alternation(_HINTS).encode())
 _OPERATOR_AFTER = re.compile(rb"[:=(;]|\bis\b|\bwas\b|->|" + "\u2192".encode())
 _COMPARED = re.compile(rb"""["'`][ \t]*[!=]=""")
@@ -329,6 +332,10 @@ _SECRET_LAST_PARTS = frozenset(
         "credentials",
         "auth",
         "pat",
+        "session",
+        "sessionid",
+        "csrftoken",
+        "cookie",
     }
 )
 # A name ending in one of these describes a secret rather than holding one (``KEY_LENGTH``,
@@ -437,6 +444,10 @@ _CLI_FLAG = re.compile(
 _CLI_P = re.compile(
     r"(?P<keep>\bsshpass[ \t]+-p[ \t]*|\bmysql(?:dump|admin)?\b[^\n]*?[ \t]-p)"
     r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'-][^\s\"']*)"
+)
+# A .netrc entry: ``machine host login me password X``.
+_NETRC = re.compile(
+    r"(?P<keep>\bmachine[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+)(?P<secret>\S+)"
 )
 _CLI_USER = re.compile(
     r"(?P<keep>(?<!\S)(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+?)(?=[\"']?(?:\s|$))"
@@ -562,6 +573,8 @@ def _redact_line(line: str, note: Note) -> str:
         line = _CLI_FLAG.sub(functools.partial(_flag_value, note=note), line)
     if "-u" in line or "--user" in line:
         line = _CLI_USER.sub(functools.partial(_flag_value, note=note), line)
+    if "machine" in lowered:
+        line = _NETRC.sub(functools.partial(_flag_value, note=note), line)
     if "sshpass" in lowered or "mysql" in lowered:
         line = _CLI_P.sub(functools.partial(_flag_value, note=note), line)
     return _redact_line_with_library(line, note)
@@ -643,6 +656,8 @@ def _flag_value(match: re.Match[str], note: Note) -> str:
     inner = secret[1:-1] if secret[0] in "\"'" else secret
     if secret.startswith("-") or not _looks_like_value(inner, quoted=inner is not secret):
         return match.group(0)
+    if "`" in inner:  # ``--password X``: a placeholder in quoted code
+        return match.group(0)
     if _CODE_VALUE.search(inner):
         return match.group(0)
     if inner is secret:
@@ -710,7 +725,7 @@ def _redact_assignment(
     for quote, group in (('"', "dq"), ("'", "sq")):
         value = match.group(group)
         if value is not None:
-            if not _looks_like_value(value, quoted=True):
+            if not _looks_like_value(value, quoted=True) or _is_label(name, value):
                 return None
             if strength != "strong" and any(char.isspace() for char in value.strip()):
                 return None  # NO_KEY = "No API key is set.": a sentence, not a key
@@ -729,14 +744,22 @@ def _redact_assignment(
     return keep + note("password-assignment")
 
 
+def _is_label(name: str, value: str) -> bool:
+    """A value that spells its own name (``ALLOW_SESSION = "allow_session"``, ``TOKEN =
+    "token"``): a constant's label, not a secret."""
+    spelled = value.lower().replace("-", "_")
+    return spelled == name.lower().lstrip("-.") or name.lower().endswith("_" + spelled)
+
+
 def _is_reference(name: str, value: str) -> bool:
     """An unquoted value that names a variable rather than holding a secret: the name itself
     (``api_key=api_key`` in a call) or a lower-case ``snake_case`` name with a secret word in it
     (``token=auth_token``)."""
-    lowered = value.lower()
-    if lowered == name.lower().lstrip("-"):
+    if _is_label(name, value):
         return True
-    return value == lowered and "_" in value and _SECRET_WORD_OR_PART.search(value) is not None
+    return (
+        value == value.lower() and "_" in value and _SECRET_WORD_OR_PART.search(value) is not None
+    )
 
 
 def _looks_like_credential(value: str) -> bool:
