@@ -140,8 +140,9 @@ _PUTTY_KEY = re.compile(
 
 # What makes a line worth a closer look, searched in the lower-cased text: a hint on its own (a
 # URL, a header, an AWS mention, a command-line flag), a secret-sounding word with an operator
-# after it on the line (``:``, ``=``, ``(``, ``;``, "is", "was", an arrow: every word-based rule
-# needs one: ``DB_PASS=…``, "the password is …", ``passwd("…")``), or a quoted value compared
+# after it on the line (``:``, ``=``, ``(``, "is", "was", an arrow, a quote then ``;``: every
+# word-based rule needs one: ``DB_PASS=…``, "the password is …", ``passwd("…")``,
+# ``$password "…";``), or a quoted value compared
 # (``"…" == password``). Token-shaped secrets need none of these: the long-token scan finds
 # their lines. One prefix tree of all the literals is searched (no look-behind, no word
 # boundary, no operator in the same expression: each makes the scan several times slower), and
@@ -156,7 +157,7 @@ _SECRET_WORDS = frozenset(
 )
 _GATE = re.compile(_alternation(_HINTS | _SECRET_WORDS).encode())
 _HINT_GATE = re.compile(_alternation(_HINTS).encode())
-_OPERATOR_AFTER = re.compile(rb"[:=(;]|\bis\b|\bwas\b|->|" + "\u2192".encode())
+_OPERATOR_AFTER = re.compile(rb"[:=(]|\bis\b|\bwas\b|->|[\"'`][^\n]*;|" + "\u2192".encode())
 _COMPARED = re.compile(rb"""["'`][ \t]*[!=]=""")
 # Bytes that make up a token, for the long-token scan (every other byte becomes a space).
 _TOKEN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
@@ -387,6 +388,9 @@ _DESCRIBING_PARTS = frozenset(
         "days",
     }
 )
+# Every secret-named name contains one of these (the words of _SECRET_WORD and
+# _SECRET_LAST_PARTS).
+_NAME_HINT = re.compile(r"pass|pwd|secret|key|token|cred|auth|pat|session|cookie", re.IGNORECASE)
 _SECRET_WORD_OR_PART = re.compile(r"pass|pwd|secret|key|token|credential|auth")
 _NAME_PARTS = re.compile(r"[_.\-]+|(?<=[a-z])(?=[A-Z])")
 # The assignments of a line are found from their operators (``:`` or ``=``), walking back to
@@ -551,7 +555,7 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
 
 def _redact_line(line: str, note: Note) -> str:
     """Every credential on one line (no newline in ``line``) replaced by its marker."""
-    lowered = line.lower()
+    original, lowered = line, line.lower()
     if "bearer" in lowered or "authorization" in lowered:
         line = _BEARER.sub(functools.partial(_keep_or_mark, kind="bearer-token", note=note), line)
     for index in sorted(_TOKEN_GATES.present(lowered)):  # in table order: the first kind wins
@@ -568,7 +572,8 @@ def _redact_line(line: str, note: Note) -> str:
     if "[REDACTED:aws-key]" in line or "aws" in lowered:
         line = _AWS_SECRET.sub(functools.partial(_aws_secret, note=note), line)
     line = _redact_prose(line, note)
-    lowered = line.lower()
+    if line is not original:
+        lowered = line.lower()
     if _FLAG_GATE.search(lowered):
         line = _CLI_FLAG.sub(functools.partial(_flag_value, note=note), line)
     if "-u" in line or "--user" in line:
@@ -705,6 +710,8 @@ def _secret_name(name: str) -> str | None:
     ``"caps"`` for an environment-style name ending in a secret word (``DB_PASS``, ``HF_TOKEN``:
     any value without spaces), ``"weak"`` for one that may (``token``, ``sort_key``: the value
     must then look random), ``None`` otherwise (``KEY_LENGTH``, ``max_tokens``)."""
+    if _NAME_HINT.search(name) is None:  # most names (``user``, ``def``): nothing to split
+        return None
     parts = [part for part in _NAME_PARTS.split(name) if part]
     if not parts or parts[-1].lower() in _DESCRIBING_PARTS:
         return None
