@@ -152,7 +152,8 @@ def test_every_occurrence_is_redacted_and_the_flag_listed_once():
 
 def test_redaction_of_a_full_48000_character_budget():
     """A full transcript budget (48,000 characters with secrets sprinkled in) is redacted
-    completely. The time is printed, not asserted (shared machine): ~70 ms here."""
+    completely. The time is printed, not asserted (shared machine; benchmarks/bench_refresh.py
+    has the figures)."""
     line = "- user: we lint with ruff and pin Python 3.12 in src/app.py; see docs/setup.md\n"
     secret_line = f"DATABASE_URL=postgres://admin:s3cr3tPw@db:5432/app key {ANTHROPIC}\n"
     text = (line * 9 + secret_line) * 60
