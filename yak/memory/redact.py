@@ -404,7 +404,8 @@ _AFTER_NAME = re.compile(
 _END_OR_COMMENT = re.compile(r"\s*(?:#|$)")
 _CODE_VALUE = re.compile(
     r"^(?:[$%{<(]|\[REDACTED)|[()\[\]]|^(?:none|null|nil|true|false|undefined|required|optional|"
-    r"str|string|bytes|int|secretstr|env|environ|getenv|input|changeme|\*+|x+|\.+)$"
+    r"str|string|bytes|int|secretstr|env|environ|getenv|input|changeme|\*+|x+|\.+"
+    r"|values?|secret|password|token|key|placeholder|example|dummy|redacted|hidden)$"
     r"|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$",
     re.IGNORECASE,
 )
@@ -457,8 +458,10 @@ _CLI_USER = re.compile(
     r"(?P<keep>(?<!\S)(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:)(?P<secret>[^\s\"']+?)(?=[\"']?(?:\s|$))"
 )
 _RANDOM_SIGN = re.compile(r"[^A-Za-z_]")  # a digit or a symbol
+# Words, names, numbers, dates, versions (``v1.2.3-rc1``) and ticket ids (``JIRA-1234``).
 _WORDISH = re.compile(
     r"[a-z]+(?:[_-][a-z]+)*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)*|[\d.:/-]+"
+    r"|v?\d+(?:\.\d+)+(?:[-+][A-Za-z0-9.]+)?|[A-Za-z]{1,12}-\d+"
 )
 
 # --- 3f. The library ------------------------------------------------------------------------
