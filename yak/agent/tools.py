@@ -37,6 +37,7 @@ from yak.agent.confinement import (
     is_link,
     walk_beneath,
 )
+from yak.agent.sandbox import AUTO, Sandbox, choose
 from yak.agent.tool_specs import (
     COMMAND_OUTPUT_CHARS,
     COMMAND_TIMEOUT_S,
@@ -74,8 +75,10 @@ class WorkspaceTools:
         *,
         command_timeout_s: float = COMMAND_TIMEOUT_S,
         command_output_chars: int = COMMAND_OUTPUT_CHARS,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.paths = WorkspaceRoot(root)
+        self._sandbox = sandbox
         self.command_timeout_s = command_timeout_s
         self.command_output_chars = command_output_chars
         self._sync: dict[str, Callable[[dict[str, Any]], ToolResult]] = {
@@ -86,6 +89,13 @@ class WorkspaceTools:
             "write_file": self._write_file,
             "edit_file": self._edit_file,
         }
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The confinement ``run_command`` uses (by default what ``auto`` finds here)."""
+        if self._sandbox is None:
+            self._sandbox = choose(AUTO)
+        return self._sandbox
 
     @property
     def root(self) -> Path:
@@ -123,7 +133,7 @@ class WorkspaceTools:
         args = tool_input if isinstance(tool_input, dict) else {}
         try:
             if name == "run_command":
-                return f"$ {args.get('command', '')}\n(in {self.root})"
+                return f"$ {args.get('command', '')}\n(in {self.root}; {self.sandbox.describe()})"
             shown = str(args.get("path"))
             path = self.paths.resolve(args.get("path"))
             rel = self.paths.relative(path)
@@ -462,6 +472,7 @@ class WorkspaceTools:
             timeout_s=min(float(timeout), MAX_COMMAND_TIMEOUT_S),
             output_chars=self.command_output_chars,
             target=self.target("run_command", args),
+            sandbox=self.sandbox,
         )
 
 

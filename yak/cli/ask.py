@@ -12,7 +12,9 @@
   characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
 - reads run freely; writes, edits and commands are denied unless ``--yes`` (the model is told
-  "denied: run with --yes to allow");
+  "denied: run with --yes to allow"); each command's line names its confinement
+  (``sandbox: landlock`` / ``bubblewrap`` / ``none``), and an unconfined setting is warned
+  about first;
 - ``PROMPT`` ``-`` reads the prompt from stdin;
 - after a turn that ended normally, unless ``--no-refresh``, the workspace's memory refresh runs
   at once through the core's refresh scheduler; its outcome is one line on stderr and a failed
@@ -45,6 +47,10 @@ if TYPE_CHECKING:
     from yak.domain import ChatSession, Workspace
 
 DENIED_NOTE = "denied: run with --yes to allow"
+UNCONFINED_WARNING = (
+    "commands run without a sandbox (YAK_COMMAND_SANDBOX=none): an approved command can write "
+    "anywhere you can"
+)
 MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
@@ -199,6 +205,12 @@ async def _ask(
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = output.TurnPrinter()
+    if allow:
+        from yak.agent.sandbox import choose
+
+        confinement = choose(core.settings.current().command_sandbox)
+        if confinement.kind == "none" and confinement.refusal is None:
+            output.turn_problem(f"warning: {UNCONFINED_WARNING}")
     if session is None:
         session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
     try:
