@@ -140,9 +140,7 @@ class Provider:
                     # One bound for the request and the SDK's retries until the reply starts;
                     # after that, timeout_s is the longest pause between two reads.
                     async with asyncio.timeout(self.timeout_s):
-                        stream = await stack.enter_async_context(
-                            client.messages.stream(**request)
-                        )
+                        stream = await stack.enter_async_context(client.messages.stream(**request))
                 except TimeoutError:
                     raise ProviderUnavailable(
                         f"The model did not start answering within {self.timeout_s:g} s "
