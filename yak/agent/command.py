@@ -9,7 +9,6 @@ import asyncio
 import logging
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -44,8 +43,9 @@ async def run_command(
         The exit code (or the timeout) and the output, as a ``ToolResult``.
 
     Raises:
-        ToolError: no sandbox is available and running unconfined is not allowed, or the
-            sandbox could not be applied; nothing ran.
+        ToolError: no sandbox is available and running unconfined is not allowed; nothing ran
+            (a sandbox that cannot be applied ends the command with exit code 126 and a line
+            saying so, before anything runs).
         asyncio.CancelledError: Stop; the command and what it started are killed first.
     """
     if sandbox.refusal is not None:
@@ -67,22 +67,16 @@ async def run_command(
             label=sandbox.label,
         )
     with prepared(sandbox, command, cwd=cwd, env=env) as launch:
-        try:
-            # A session of its own, so _kill() can end everything the command started.
-            process = await asyncio.create_subprocess_exec(
-                *launch.argv,
-                cwd=cwd,
-                env=launch.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=launch.preexec_fn,
-            )
-        except subprocess.SubprocessError as exc:  # the sandbox could not be applied
-            raise ToolError(
-                f"The command was not run: the {sandbox.kind} sandbox could not be applied."
-            ) from exc
+        # A session of its own, so _kill() can end everything the command started.
+        process = await asyncio.create_subprocess_exec(
+            *launch.argv,
+            cwd=cwd,
+            env=launch.env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
         return await _run(
             process,
             timeout_s=timeout_s,

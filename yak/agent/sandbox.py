@@ -3,9 +3,11 @@
 An approved command may write only inside the workspace and a private temporary folder made for
 it (``TMPDIR``), and cannot read Yak's memory or environment. Two ways, chosen in this order:
 
-- **landlock** (Linux 5.13+): the child restricts itself before ``exec`` with a ruleset that
-  handles every write right (``landlock_create_ruleset``, ``landlock_add_rule``,
-  ``landlock_restrict_self`` through ``ctypes``; ``PR_SET_NO_NEW_PRIVS`` first). Reads stay
+- **landlock** (Linux 5.13+): the command starts as ``python -I -m yak.agent.sandbox``, which
+  restricts itself with a ruleset that handles every write right (``landlock_create_ruleset``,
+  ``landlock_add_rule``, ``landlock_restrict_self`` through ``ctypes``; ``PR_SET_NO_NEW_PRIVS``
+  first) and then execs the shell. (Not a ``preexec_fn``: Python code between ``fork`` and
+  ``exec`` can deadlock on a lock another thread held at the fork.) Reads stay
   allowed; writes are allowed beneath the workspace and the temporary folder, and plain writes to
   existing device files (``/dev/null``, the terminal). A Landlock domain may not attach to a
   process outside it (``/proc/<pid>/mem``); reading ``/proc/<pid>/environ`` is stopped by Yak
@@ -183,12 +185,10 @@ def choose(setting: str) -> Sandbox:
 
 @dataclass
 class Launch:
-    """How to start one command: the argument list, extra ``Popen`` keywords and the
-    environment."""
+    """How to start one command: the argument list and the environment."""
 
     argv: list[str]
     env: dict[str, str]
-    preexec_fn: Callable[[], None] | None = None
 
 
 @contextlib.contextmanager
@@ -202,11 +202,10 @@ def prepared(sandbox: Sandbox, command: str, *, cwd: Path, env: dict[str, str]) 
     tmp = tempfile.mkdtemp(prefix="yak-cmd-")
     env = {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
     shell = "/bin/sh"
-    ruleset = -1
     try:
         if sandbox.kind == LANDLOCK:
-            ruleset = _landlock_ruleset([str(cwd), tmp])
-            yield Launch([shell, "-c", command], env, _restrict_self(ruleset))
+            helper = [sys.executable, "-I", "-m", "yak.agent.sandbox", "--write", str(cwd)]
+            yield Launch([*helper, "--write", tmp, "--", shell, "-c", command], env)
         elif sandbox.kind == BUBBLEWRAP:
             bwrap = bubblewrap_path() or "bwrap"
             argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -216,8 +215,6 @@ def prepared(sandbox: Sandbox, command: str, *, cwd: Path, env: dict[str, str]) 
         else:
             yield Launch([shell, "-c", command], env)
     finally:
-        if ruleset >= 0:
-            os.close(ruleset)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -255,7 +252,7 @@ def _landlock_ruleset(writable: list[str]) -> int:
 
 
 def _restrict_self(ruleset: int) -> Callable[[], None]:
-    """What the child runs before ``exec``: no new privileges, then the ruleset."""
+    """Confine this process: no new privileges, then the ruleset (``exec`` next)."""
     libc = _libc()
     assert libc is not None
 
@@ -271,3 +268,32 @@ def _restrict_self(ruleset: int) -> Callable[[], None]:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
 
     return restrict
+
+
+def _exec_confined(args: list[str]) -> int:
+    """``python -m yak.agent.sandbox --write DIR [--write DIR…] -- PROGRAM ARGS…``: confine
+    this process with Landlock (writes only beneath each DIR), then exec PROGRAM. Exits 126 with
+    one line on stderr when the sandbox cannot be applied (nothing runs unconfined)."""
+    writable: list[str] = []
+    while len(args) >= 2 and args[0] == "--write":
+        writable.append(args[1])
+        args = args[2:]
+    if not args or args[0] != "--" or len(args) < 2 or not writable:
+        sys.stderr.write("yak: usage: python -m yak.agent.sandbox --write DIR -- PROGRAM\n")
+        return 2
+    try:
+        ruleset = _landlock_ruleset(writable)
+        _restrict_self(ruleset)()
+        os.close(ruleset)
+    except (OSError, AssertionError) as exc:
+        sys.stderr.write(f"yak: the landlock sandbox could not be applied: {exc}\n")
+        return 126
+    try:
+        os.execv(args[1], args[1:])
+    except OSError as exc:
+        sys.stderr.write(f"yak: could not run {args[1]}: {exc.strerror}\n")
+    return 127
+
+
+if __name__ == "__main__":
+    sys.exit(_exec_confined(sys.argv[1:]))
