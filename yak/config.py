@@ -4,7 +4,7 @@ Environment variables win over the settings file (``settings.json`` in the data 
 written by Settings in the app): ``YAK_MODEL`` (chat model), ``YAK_MEMORY_MODEL`` (memory
 rewrite model), ``YAK_DEBOUNCE_SECONDS`` (2-120), ``YAK_COMMAND_SANDBOX`` (``auto``,
 ``landlock``, ``bubblewrap`` or ``none``: how ``run_command`` is confined),
-``YAK_TIMEOUT_SECONDS`` (5-3600: how long a model request may take to start answering, retries
+``YAK_TIMEOUT_SECONDS`` (1-3600: how long a model request may take to start answering, retries
 included, and the longest pause inside a reply). ``ANTHROPIC_API_KEY`` and
 ``ANTHROPIC_BASE_URL`` are read by the SDK itself; the key may instead live in the OS keyring.
 """
@@ -30,7 +30,7 @@ MAX_WAIT_S = 60.0  # no workspace waits longer from its first enqueue ("The refr
 SETTINGS_FILE = "settings.json"
 COMMAND_SANDBOXES = ("auto", "landlock", "bubblewrap", "none")
 DEFAULT_TIMEOUT_S = 120.0
-MIN_TIMEOUT_S = 5.0
+MIN_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 3600.0
 
 
@@ -54,7 +54,7 @@ class Settings:
 
 def clamp(settings: Settings) -> Settings:
     """Clamp the debounce to 2-120 s, the floor ratio to 0-1 and the request timeout to
-    5-3600 s; an unknown command sandbox is ``auto``."""
+    1-3600 s; an unknown command sandbox is ``auto``."""
     debounce = min(max(float(settings.debounce_s), MIN_DEBOUNCE_S), MAX_DEBOUNCE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
     sandbox = settings.command_sandbox

@@ -277,5 +277,5 @@ def test_no_sandbox_is_warned_about_and_the_time_limit_is_stored(make_page, data
     assert core.settings.current().command_sandbox == "none"
     page.sandbox_combo.setCurrentIndex(page.sandbox_combo.findData("auto"))
     assert page.sandbox_warning.isHidden()
-    page.timeout_spin.setValue(1)
-    assert page.timeout_spin.value() == 5
+    page.timeout_spin.setValue(0)
+    assert page.timeout_spin.value() == 1

@@ -1,6 +1,8 @@
 """``yak ask``: one agent turn without a window, then the workspace's memory refresh.
 
-``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] [--continue | --session ID] PROMPT`` (see
+``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] [--timeout SECONDS]
+[--continue | --session ID] PROMPT`` (``--timeout`` bounds each model request, retries included;
+see
 ``docs/architecture.md``, "The command line"):
 
 - ``-w`` is resolved like every command that writes (the folder must exist; it is registered
@@ -21,7 +23,8 @@
   refresh never changes the exit code;
 - exit codes: 0 done, 2 bad ``-w``, an empty prompt, nothing to ``--continue`` or a
   ``--session`` this workspace does not have (one line, before any request and without
-  registering the folder), 4 provider failure (one line on stderr); Ctrl-C stops the turn,
+  registering the folder), 4 provider failure, or a reply that was empty or cut off at the
+  output limit (one line on stderr); Ctrl-C stops the turn,
   keeps what was said, and exits 130.
 
 Building the parser imports nothing but ``argparse`` (see ``yak.cli``); the output shapes and
@@ -34,7 +37,7 @@ import argparse
 import os
 import sys
 
-from yak.cli import workspace_path
+from yak.cli import add_timeout_option, apply_timeout, workspace_path
 from yak.errors import MissingApiKey, UsageError, YakError
 
 TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
@@ -96,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="continue this conversation of the workspace (its id, or a unique prefix of at "
         f"least {MIN_SESSION_PREFIX} characters)",
     )
+    add_timeout_option(p)
     p.add_argument("prompt", metavar="PROMPT", help="what to ask; '-' reads it from stdin")
     p.set_defaults(func=run)
 
@@ -127,6 +131,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     prompt = read_prompt(args.prompt)
     if args.model:
         ctx.env = {**os.environ, "YAK_MODEL": args.model}  # this turn's chat model
+    apply_timeout(args, ctx)
     continuing = bool(args.continue_last or args.session is not None)
 
     async def work(core: Core) -> int:
@@ -229,6 +234,15 @@ async def _ask(
         return 4
     if finished.status == "tool_limit" and finished.error:
         output.turn_problem(finished.error)
+    if finished.status == "completed" and finished.stop_reason == "max_tokens":
+        output.turn_problem(
+            "the reply was cut off at the model's output limit (stop reason max_tokens); the "
+            "part that arrived is printed above and kept in the conversation"
+        )
+        return 4
+    if finished.status == "completed" and not finished.text.strip():
+        output.turn_problem("the model's reply was empty; there is nothing to print")
+        return 4
     if refresh and workspace.memory_enabled:
         await _refresh_after_turn(core, workspace)
     return 0
