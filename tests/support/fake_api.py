@@ -85,7 +85,8 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
   ``cache_control`` markers, ``usage`` the usage dict the fake reported or ``None``), in arrival
   order, including retries.
   ``message_requests`` filters ``POST /v1/messages``.
-- ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued.
+- ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued,
+  ``drop_pending()`` drops them.
 - ``start()`` / ``stop()`` (also a context manager). ``stop()`` releases hanging and gated
   handlers, so shutdown never waits on them.
 """
@@ -522,6 +523,14 @@ class FakeAnthropic:
         """Answer with ``fn(body)`` whenever the queue is empty (``None`` clears it)."""
         self._responder = fn
         return self
+
+    def drop_pending(self) -> int:
+        """Drop the replies still queued (a client that gave up early took fewer than were
+        scripted); returns how many were dropped."""
+        with self._lock:
+            dropped = len(self._queue)
+            self._queue.clear()
+        return dropped
 
     @property
     def pending(self) -> int:
