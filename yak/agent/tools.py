@@ -1,13 +1,16 @@
 """The agent's tools, bound to one workspace root ("The agent" in docs/architecture.md).
 
-Every path a tool receives must stay inside the workspace root (``yak.agent.confinement``).
-Walking tools (glob, grep, list) never report an entry whose real location is outside.
+Every path a tool receives must stay inside the workspace root (``yak.agent.confinement``),
+and files are opened race-free beneath it (a link swapped in after the check cannot lead out).
+Walking tools (glob, grep, list) walk from the root's descriptor, never enter a linked folder,
+and never report an entry whose real location is outside.
 
 Reads run freely; ``write_file``, ``edit_file`` and ``run_command`` have
 ``requires_approval`` (the loop asks the user). Outputs are capped so one call cannot flood the
-context. ``run_command`` runs through the shell in the workspace with a timeout, without the
-Anthropic key in its environment (so the key cannot end up in a stored tool result), and is
-killed with its process group on timeout or when the turn is stopped.
+context. ``run_command`` runs through the shell in the workspace, confined by the sandbox
+(``yak.agent.sandbox``, named in its result), with a timeout, without the Anthropic key in its
+environment (so the key cannot end up in a stored tool result), and is killed with its process
+group on timeout or when the turn is stopped.
 
 Pure and testable without the loop: ``WorkspaceTools(root).run(name, input)`` (sync) or
 ``await .execute(name, input)``; both return a :class:`ToolResult` and never raise for a bad
