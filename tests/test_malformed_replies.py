@@ -88,6 +88,7 @@ def test_memory_refresh_survives_every_malformed_reply(core, loop, yak, fake_api
         ("unknown_event", "The model sent an empty reply (no content at all)"),
         ("broken_tool_json", "The model sent a call to read_file whose input is not valid JSON"),
         ("tool_input_not_object", "The model's reply was malformed"),
+        ("body_not_json", "The server at http://127.0.0.1:"),
     ],
 )
 def test_yak_ask_fails_with_one_line_on_a_malformed_reply(yak, fake_api, tmp_path, fault, sentence):

@@ -149,6 +149,14 @@ class Provider:
                         reason="timeout",
                     ) from None
                 started = True
+                kind_of_body = _content_type(stream)
+                if kind_of_body not in ("", "text/event-stream"):
+                    raise ProviderError(
+                        f"The server at {self.base_url} answered with {kind_of_body[:40]} "
+                        "instead of the model's reply; check the base URL in Settings > "
+                        "Provider (or ANTHROPIC_BASE_URL).",
+                        reason="bad_response",
+                    )
                 events = stream.__aiter__()
                 while True:
                     try:
@@ -372,6 +380,15 @@ def _error_body(exc: Any) -> tuple[str | None, str]:
 def _colon(detail: str) -> str:
     detail = " ".join(detail.split())[:300].rstrip(".")
     return f": {detail}" if detail else ""
+
+
+def _content_type(stream: Any) -> str:
+    """The media type of a stream's response (``""`` when the SDK does not say)."""
+    try:
+        value = stream.response.headers.get("content-type") or ""
+    except AttributeError:
+        return ""
+    return str(value).split(";")[0].strip().lower()
 
 
 def _malformed(exc: BaseException) -> ProviderError:
