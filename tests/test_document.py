@@ -110,6 +110,7 @@ def test_a_bom_followed_by_bytes_of_another_encoding_is_refused(boms):
         b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x06\x00\x00\x00",
         "café latin-1\n".encode("latin-1"),
         b"text with a NUL\x00 inside\n",
+        b"\x00\x01\x02\xff" * 100,  # valid UTF-16 LE of letters and symbols, but no space
     ],
 )
 def test_bytes_that_are_not_text_are_refused(data):

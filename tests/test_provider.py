@@ -180,7 +180,20 @@ def test_hang_is_a_timeout(fake_api):
     with pytest.raises(ProviderUnavailable) as info:
         run_stream(Provider(max_retries=0, timeout_s=0.5))
     assert info.value.reason == "timeout"
-    assert "timed out after 0.5 s" in str(info.value)
+    assert str(info.value).startswith(
+        "The model did not start answering within 0.5 s (retries included); try again, or "
+        "allow more time (--timeout"
+    )
+
+
+def test_the_time_limit_bounds_the_sdks_retries_too(fake_api):
+    """A provider that never answers: the time limit covers the SDK's retries, so the request
+    ends when it runs out instead of being sent again (three hangs scripted, one taken)."""
+    fake_api.script(hang(), hang(), hang())
+    with pytest.raises(ProviderUnavailable) as info:
+        run_stream(Provider(max_retries=2, timeout_s=0.5))
+    assert info.value.reason == "timeout" and "(retries included)" in str(info.value)
+    assert len(fake_api.message_requests) == 1
 
 
 def test_stall_mid_stream_is_a_timeout(fake_api):

@@ -268,16 +268,35 @@ async def test_ceiling_retry_that_fits_is_applied(env):
 
 
 async def test_a_reply_cut_at_the_output_limit_is_never_stored(env):
-    """stop_reason max_tokens: the reply is incomplete even if it looks fine → condense retry;
-    cut again → refused_ceiling, document unchanged."""
+    """stop_reason max_tokens on a short reply: incomplete even if it looks fine → failed, and
+    the reason says it was cut at the output limit (no condense retry: it is not too long);
+    document unchanged."""
     await env.write(doc(20))
     env.say("More facts.", "Ok.")
     before = await env.snapshot()
+    env.fake.script(text(doc(30), stop_reason="max_tokens"))
+    outcome = await env.refresh()
+    assert outcome.status is RefreshStatus.FAILED
+    assert outcome.reason == (
+        "the model's reply was cut off at its output limit (stop reason max_tokens) after 30 "
+        "lines, so it is incomplete; nothing was stored"
+    )
+    assert await env.snapshot() == before
+    assert env.fake.pending == 0 and len(env.fake.message_requests) == 1
+
+
+async def test_a_long_reply_cut_at_the_output_limit_gets_the_condense_retry(env):
+    """A cut reply that is also over the ceiling gets the condense retry; cut again →
+    refused_ceiling naming both the ceiling and the output limit."""
+    await env.write(doc(180))
+    env.say("More facts.", "Ok.")
+    before = await env.snapshot()
     env.fake.script(
-        text(doc(30), stop_reason="max_tokens"), text(doc(31), stop_reason="max_tokens")
+        text(doc(240), stop_reason="max_tokens"), text(doc(230), stop_reason="max_tokens")
     )
     outcome = await env.refresh()
-    assert outcome.status is RefreshStatus.REFUSED_CEILING and "output limit" in outcome.reason
+    assert outcome.status is RefreshStatus.REFUSED_CEILING
+    assert "stop reason max_tokens" in outcome.reason and "200" in outcome.reason
     assert await env.snapshot() == before
 
 

@@ -196,9 +196,12 @@ def test_run_command_in_the_workspace_with_exit_code(tools, layout):
     ws, _ = layout
     result = tools.run("run_command", {"command": "pwd && ls src && exit 3"})
     assert not result.ok
-    assert result.output.splitlines() == ["Exit code 3.", str(ws), "app.py"]
-    assert result.summary == "exit code 3"
-    assert tools.run("run_command", {"command": "true"}).output == "Exit code 0.\n(no output)"
+    label = tools.sandbox.label
+    assert result.output.splitlines() == [f"Exit code 3 ({label}).", str(ws), "app.py"]
+    assert result.summary == f"exit code 3, {label}"
+    assert tools.run("run_command", {"command": "true"}).output == (
+        f"Exit code 0 ({label}).\n(no output)"
+    )
 
 
 def test_run_command_never_sees_the_api_key(tools, monkeypatch):
@@ -243,7 +246,7 @@ async def _until(condition, limit_s: float = 10.0) -> None:
 def test_stop_kills_a_running_command(layout, tmp_path):
     """Cancelling the call (Stop) kills the command and what it started."""
     tools = WorkspaceTools(layout[0])
-    pidfile = tmp_path / "pid"
+    pidfile = layout[0] / "pid"  # inside: the sandbox lets a command write only there
 
     async def go():
         task = asyncio.ensure_future(

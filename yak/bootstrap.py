@@ -164,9 +164,15 @@ def _build(
 
 
 def _provider_factory(settings: SettingsService, key_store: KeyStore) -> Callable[[], ModelClient]:
-    """A ``Provider`` per use, for the base URL in effect then and the key store's key."""
+    """A ``Provider`` per use, for the base URL and time limit in effect then and the key
+    store's key."""
 
     def build() -> ModelClient:
-        return Provider(base_url=settings.current().base_url, api_key=key_store.api_key())
+        current = settings.current()
+        return Provider(
+            base_url=current.base_url,
+            api_key=key_store.api_key(),
+            timeout_s=current.request_timeout_s,
+        )
 
     return build

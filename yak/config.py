@@ -2,7 +2,10 @@
 
 Environment variables win over the settings file (``settings.json`` in the data directory,
 written by Settings in the app): ``YAK_MODEL`` (chat model), ``YAK_MEMORY_MODEL`` (memory
-rewrite model), ``YAK_DEBOUNCE_SECONDS`` (2-120). ``ANTHROPIC_API_KEY`` and
+rewrite model), ``YAK_DEBOUNCE_SECONDS`` (2-120), ``YAK_COMMAND_SANDBOX`` (``auto``,
+``landlock``, ``bubblewrap`` or ``none``: how ``run_command`` is confined),
+``YAK_TIMEOUT_SECONDS`` (1-3600: how long a model request may take to start answering, retries
+included, and the longest pause inside a reply). ``ANTHROPIC_API_KEY`` and
 ``ANTHROPIC_BASE_URL`` are read by the SDK itself; the key may instead live in the OS keyring.
 """
 
@@ -25,6 +28,10 @@ MIN_DEBOUNCE_S = 2.0
 MAX_DEBOUNCE_S = 120.0
 MAX_WAIT_S = 60.0  # no workspace waits longer from its first enqueue ("The refresh")
 SETTINGS_FILE = "settings.json"
+COMMAND_SANDBOXES = ("auto", "landlock", "bubblewrap", "none")
+DEFAULT_TIMEOUT_S = 120.0
+MIN_TIMEOUT_S = 1.0
+MAX_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,8 @@ class Settings:
     debounce_s: float = DEFAULT_DEBOUNCE_S
     base_url: str | None = None  # None: the SDK's default or ANTHROPIC_BASE_URL
     floor_ratio: float = 0.5
+    command_sandbox: str = "auto"  # auto | landlock | bubblewrap | none (unconfined)
+    request_timeout_s: float = DEFAULT_TIMEOUT_S
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and the debounce clamped to
@@ -44,10 +53,21 @@ class Settings:
 
 
 def clamp(settings: Settings) -> Settings:
-    """Clamp the debounce to 2-120 s and the floor ratio to 0-1."""
+    """Clamp the debounce to 2-120 s, the floor ratio to 0-1 and the request timeout to
+    1-3600 s; an unknown command sandbox is ``auto``."""
     debounce = min(max(float(settings.debounce_s), MIN_DEBOUNCE_S), MAX_DEBOUNCE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
-    return replace(settings, debounce_s=debounce, floor_ratio=ratio)
+    sandbox = settings.command_sandbox
+    if sandbox not in COMMAND_SANDBOXES:
+        sandbox = "auto"
+    timeout = min(max(float(settings.request_timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+    return replace(
+        settings,
+        debounce_s=debounce,
+        floor_ratio=ratio,
+        command_sandbox=sandbox,
+        request_timeout_s=timeout,
+    )
 
 
 def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +94,13 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
             log.warning(
                 "ignoring YAK_DEBOUNCE_SECONDS=%r: not a number", env["YAK_DEBOUNCE_SECONDS"]
             )
+    if env.get("YAK_TIMEOUT_SECONDS"):
+        try:
+            values["request_timeout_s"] = float(env["YAK_TIMEOUT_SECONDS"])
+        except ValueError:
+            log.warning("ignoring YAK_TIMEOUT_SECONDS=%r: not a number", env["YAK_TIMEOUT_SECONDS"])
+    if env.get("YAK_COMMAND_SANDBOX"):
+        values["command_sandbox"] = env["YAK_COMMAND_SANDBOX"].strip().lower()
     try:
         return clamp(Settings(**values))
     except TypeError as exc:

@@ -1,9 +1,16 @@
 """Small text helpers every layer shares: shortening, keeping a head and a tail, counting
-nouns. One home, so a cut looks the same in the chat, the memory input and the command line."""
+nouns, showing user text in a one-line message. One home, so a cut looks the same in the chat,
+the memory input and the command line."""
 
 from __future__ import annotations
 
+import re
+
 ELLIPSIS = "…"
+SHOWN_CHARS = 160  # the longest user value (a path, a name) a one-line message shows
+# C0 and C1 controls, DEL, and the invisible characters that reorder or break a line.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def shorten(text: str, limit: int) -> str:
@@ -48,3 +55,35 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     """``"1 line"``, ``"2 lines"``, ``"1,024 lines"``; ``plural_form`` for irregular nouns."""
     word = noun if count == 1 else (plural_form or noun + "s")
     return f"{count:,} {word}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\n``, ``\\t``,
+    ``\\x1b``, ``\\u202e``...), so it stays on one line and cannot drive a terminal."""
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group()
+        if char in _NAMED:
+            return _NAMED[char]
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _CONTROLS.sub(escape, text)
+
+
+def middle(text: str, limit: int) -> str:
+    """``text`` when it has at most ``limit`` characters, else its head and tail around "…"
+    (``limit`` characters in all): the start and the end of a path say the most."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 1, 0)
+    head = (keep + 1) // 2
+    tail = keep - head
+    return text[:head] + ELLIPSIS + (text[len(text) - tail :] if tail else "")
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """A user value (a path, a name, a pattern) fit for a one-line message: control
+    characters escaped (:func:`escape_controls`), then shortened in the middle to ``limit``
+    characters (:func:`middle`)."""
+    return middle(escape_controls(str(value)), limit)

@@ -40,6 +40,16 @@ Replies (module-level constructors, each returns a :class:`Reply`):
 - ``cut(text="Partial answ", *, after_deltas=2)`` — a stream cut halfway: ``message_start``,
   a text block and ``after_deltas`` deltas, then the socket closes without ``message_delta`` /
   ``message_stop``. For a non-streaming request, a JSON body shorter than its Content-Length.
+- ``malformed(fault)`` — data no real API sends, one kind of fault per name in
+  :data:`MALFORMED_FAULTS`: ``sse_not_json`` (an event whose data is not JSON),
+  ``unknown_event`` (an event type the SDK does not know, with no text after it),
+  ``unknown_block`` (a content block of an unknown type), ``body_not_json`` (a 200 whose body
+  is HTML), ``error_not_json`` (a 502 whose body is HTML), ``empty_content`` (a complete message
+  with no content blocks), ``empty_text`` (one empty text block), ``broken_tool_json`` (a tool
+  call whose streamed input is not valid JSON), ``tool_input_not_object`` (a tool call whose
+  input is a JSON list), ``missing_message`` (a ``message_start`` without its message),
+  ``bad_stop_reason`` (a stop reason the SDK does not know), ``no_events`` (a stream that closes
+  at once), ``garbage_lines`` (lines that are not SSE at all).
 
 Usage (the tokens a reply reports): ``usage=(input, output)`` or ``(input, output,
 cache_creation, cache_read)`` reports exactly that. ``usage=None`` (the default) reports 5 output
@@ -75,7 +85,8 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
   ``cache_control`` markers, ``usage`` the usage dict the fake reported or ``None``), in arrival
   order, including retries.
   ``message_requests`` filters ``POST /v1/messages``.
-- ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued.
+- ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued,
+  ``drop_pending()`` drops them.
 - ``start()`` / ``stop()`` (also a context manager). ``stop()`` releases hanging and gated
   handlers, so shutdown never waits on them.
 """
@@ -117,7 +128,7 @@ OUTPUT_TOKENS = 5  # output tokens a reply reports unless scripted
 class Reply:
     """One scripted answer; build it with the module's constructors."""
 
-    kind: str  # "message", "error", "hang", "cut", "stream_error"
+    kind: str  # "message", "error", "hang", "cut", "stream_error", "malformed"
     content: tuple[dict, ...] = ()
     stop_reason: str | None = "end_turn"
     usage: tuple[int, ...] | None = None  # (in, out) or (in, out, cache write, cache read)
@@ -289,6 +300,30 @@ def cut(text: str = "Partial answ", *, after_deltas: int = 2) -> Reply:
 
 _counter = 0
 _counter_lock = threading.Lock()
+
+
+MALFORMED_FAULTS = (
+    "sse_not_json",
+    "unknown_event",
+    "unknown_block",
+    "body_not_json",
+    "error_not_json",
+    "empty_content",
+    "empty_text",
+    "broken_tool_json",
+    "tool_input_not_object",
+    "missing_message",
+    "bad_stop_reason",
+    "no_events",
+    "garbage_lines",
+)
+
+
+def malformed(fault: str) -> Reply:
+    """A reply with one kind of malformed data (a name in :data:`MALFORMED_FAULTS`)."""
+    if fault not in MALFORMED_FAULTS:
+        raise ValueError(f"unknown fault {fault!r}")
+    return Reply(kind="malformed", message=fault)
 
 
 def _next_id() -> str:
@@ -489,6 +524,14 @@ class FakeAnthropic:
         self._responder = fn
         return self
 
+    def drop_pending(self) -> int:
+        """Drop the replies still queued (a client that gave up early took fewer than were
+        scripted); returns how many were dropped."""
+        with self._lock:
+            dropped = len(self._queue)
+            self._queue.clear()
+        return dropped
+
     @property
     def pending(self) -> int:
         """Replies still queued."""
@@ -606,6 +649,8 @@ class _Handler(BaseHTTPRequestHandler):
                 reply.message or "",
                 headers=reply.headers,
             )
+        elif reply.kind == "malformed":
+            self._malformed(str(reply.message), model, usage)
         elif reply.kind == "hang" and (not streaming or reply.after_deltas is None):
             self.owner._wait(HANG_LIMIT_S)
             self.close_connection = True
@@ -711,6 +756,77 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "message_delta",
                 "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
                 "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+        self._event("message_stop", {"type": "message_stop"})
+
+    def _malformed(self, fault: str, model: str, usage: dict[str, int]) -> None:
+        """Answer with one kind of malformed data (see :func:`malformed`)."""
+        if fault in ("body_not_json", "error_not_json"):
+            page = b"<html><body>502 Bad Gateway</body></html>"
+            self.send_response(200 if fault == "body_not_json" else 502)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        self.close_connection = True
+        if fault == "no_events":
+            return
+        if fault == "garbage_lines":
+            self.wfile.write(b"this is not\nserver-sent events\n\n")
+            return
+        empty = Reply(kind="message", content=())
+        start = {**_message_json(empty, model, usage), "stop_reason": None}
+        if fault == "missing_message":
+            self._event("message_start", {"type": "message_start"})
+        else:
+            self._event("message_start", {"type": "message_start", "message": start})
+        block: dict[str, Any] | None = None
+        deltas: list[dict[str, Any]] = []
+        if fault == "sse_not_json":
+            self.wfile.write(b"event: content_block_delta\ndata: {not json at all\n\n")
+        elif fault == "unknown_event":
+            self._event("mystery_event", {"type": "mystery_event", "index": 0})
+        elif fault == "unknown_block":
+            block = {"type": "mystery_block", "payload": "?"}
+        elif fault == "empty_text":
+            block = {"type": "text", "text": ""}
+        elif fault in ("broken_tool_json", "tool_input_not_object"):
+            block = {
+                "type": "tool_use",
+                "id": f"toolu_{_next_id()}",
+                "name": "read_file",
+                "input": {},
+            }
+            partial = '{"path": "README.md", ' if fault == "broken_tool_json" else '["README.md"]'
+            deltas = [{"type": "input_json_delta", "partial_json": partial}]
+        elif fault == "bad_stop_reason":
+            block = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": "Hello"}]
+        if block is not None:
+            self._event(
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": block},
+            )
+            for delta in deltas:
+                self._event(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": 0, "delta": delta},
+                )
+            self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        stop = "tool_use" if fault in ("broken_tool_json", "tool_input_not_object") else "end_turn"
+        if fault == "bad_stop_reason":
+            stop = "mystery_reason"
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": usage.get("output_tokens", 1)},
             },
         )
         self._event("message_stop", {"type": "message_stop"})

@@ -255,3 +255,27 @@ def test_revert_and_the_close_guard_discard_or_apply_unapplied_edits(
     assert answer(QMessageBox.StandardButton.Apply) == [True]
     stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
     assert stored["memory_model"] == stored_model + "-x"
+
+
+def test_no_sandbox_is_warned_about_and_the_time_limit_is_stored(make_page, data_dir):
+    """Choosing "No sandbox" shows the warning under the field before anything is applied;
+    applying stores ``command_sandbox: none`` and the request time limit; the sandboxed
+    choice hides the warning again."""
+    page, core = make_page(key_store=StubKeyStore(key="k"))
+    assert page.sandbox_combo.currentData() == "auto"
+    assert page.sandbox_warning.isHidden()
+    page.sandbox_combo.setCurrentIndex(page.sandbox_combo.findData("none"))
+    assert not page.sandbox_warning.isHidden()
+    assert page.sandbox_warning.text() == (
+        "Warning: Commands run without a sandbox: an approved command can write anywhere you "
+        "can and read any file you can."
+    )
+    page.timeout_spin.setValue(45)
+    page.apply_button.click()
+    stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
+    assert stored["command_sandbox"] == "none" and stored["request_timeout_s"] == 45.0
+    assert core.settings.current().command_sandbox == "none"
+    page.sandbox_combo.setCurrentIndex(page.sandbox_combo.findData("auto"))
+    assert page.sandbox_warning.isHidden()
+    page.timeout_spin.setValue(0)
+    assert page.timeout_spin.value() == 1

@@ -1,7 +1,7 @@
-"""``run_command``: one shell command in the workspace, with a timeout, its output capped (head
-and tail kept), without the Anthropic key in its environment (so the key cannot end up in a
-stored tool result), and killed with its process group on timeout or when the turn is
-stopped."""
+"""``run_command``: one shell command in the workspace, confined by a sandbox
+(``yak.agent.sandbox``), with a timeout, its output capped (head and tail kept), without the
+Anthropic key in its environment (so the key cannot end up in a stored tool result), and killed
+with its process group on timeout or when the turn is stopped."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import signal
 import sys
 from pathlib import Path
 
-from yak.agent.confinement import ToolResult
+from yak.agent.confinement import ToolError, ToolResult
+from yak.agent.sandbox import Sandbox, prepared
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +21,15 @@ SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 
 async def run_command(
-    command: str, *, cwd: Path, timeout_s: float, output_chars: int, target: str
+    command: str,
+    *,
+    cwd: Path,
+    timeout_s: float,
+    output_chars: int,
+    target: str,
+    sandbox: Sandbox,
 ) -> ToolResult:
-    """Run ``command`` through the shell in ``cwd``.
+    """Run ``command`` through the shell in ``cwd``, confined by ``sandbox``.
 
     Args:
         command: the shell command.
@@ -30,25 +37,63 @@ async def run_command(
         timeout_s: seconds before the command is killed.
         output_chars: characters of output the model sees (head and tail).
         target: the command as the user sees it in the transcript.
+        sandbox: the confinement (its label ends the result's first line).
 
     Returns:
         The exit code (or the timeout) and the output, as a ``ToolResult``.
 
     Raises:
+        ToolError: no sandbox is available and running unconfined is not allowed; nothing ran
+            (a sandbox that cannot be applied ends the command with exit code 126 and a line
+            saying so, before anything runs).
         asyncio.CancelledError: Stop; the command and what it started are killed first.
     """
+    if sandbox.refusal is not None:
+        raise ToolError(sandbox.refusal)
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
-    # A session of its own, so _kill() can end everything the command started (POSIX only).
-    posix = sys.platform != "win32"
-    process = await asyncio.create_subprocess_shell(
-        command,
-        cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=posix,
-    )
+    if sys.platform == "win32":
+        return await _run(
+            await asyncio.create_subprocess_shell(
+                command,
+                cwd=cwd,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            ),
+            timeout_s=timeout_s,
+            output_chars=output_chars,
+            target=target,
+            label=sandbox.label,
+        )
+    with prepared(sandbox, command, cwd=cwd, env=env) as launch:
+        # A session of its own, so _kill() can end everything the command started.
+        process = await asyncio.create_subprocess_exec(
+            *launch.argv,
+            cwd=cwd,
+            env=launch.env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        return await _run(
+            process,
+            timeout_s=timeout_s,
+            output_chars=output_chars,
+            target=target,
+            label=sandbox.label,
+        )
+
+
+async def _run(
+    process: asyncio.subprocess.Process,
+    *,
+    timeout_s: float,
+    output_chars: int,
+    target: str,
+    label: str,
+) -> ToolResult:
     collected = _CappedOutput(output_chars)
 
     async def pump() -> int:
@@ -70,11 +115,11 @@ async def run_command(
         raise
     output = collected.text()
     if timed_out:
-        header = f"Timed out after {timeout_s:g} s; the command was stopped."
-        summary = f"timed out after {timeout_s:g} s"
+        header = f"Timed out after {timeout_s:g} s; the command was stopped ({label})."
+        summary = f"timed out after {timeout_s:g} s, {label}"
     else:
-        header = f"Exit code {code}."
-        summary = f"exit code {code}"
+        header = f"Exit code {code} ({label})."
+        summary = f"exit code {code}, {label}"
     body = f"{header}\n{output}" if output else f"{header}\n(no output)"
     return ToolResult(ok=not timed_out and code == 0, output=body, summary=summary, target=target)
 

@@ -264,6 +264,7 @@ class _Turn:
         self.tools = agent.tools_factory(workspace.path)
         self.usage = TokenUsage()
         self.last_text = ""
+        self.last_stop: str | None = None
         self.streamed: list[str] = []  # text of the reply being streamed (kept on Stop)
         self.streaming = False
         self.open_calls: list[dict] = []  # tool_use blocks stored but not yet answered
@@ -381,6 +382,7 @@ class _Turn:
                 )
                 messages.append({"role": "assistant", "content": content})
             self.last_text = completion.text or self.last_text
+            self.last_stop = completion.stop_reason
             if not calls:
                 return self._complete("completed")
             if rounds >= agent.max_tool_rounds:
@@ -549,7 +551,13 @@ class _Turn:
 
     def _complete(self, status: str, *, error: str | None = None) -> TurnFinished:
         finished = self._finish(
-            TurnFinished(status=status, text=self.last_text, usage=self.usage, error=error)
+            TurnFinished(
+                status=status,
+                text=self.last_text,
+                usage=self.usage,
+                error=error,
+                stop_reason=self.last_stop,
+            )
         )
         if self.agent.bus is not None:
             self.agent.bus.publish(

@@ -1,13 +1,16 @@
 """The agent's tools, bound to one workspace root ("The agent" in docs/architecture.md).
 
-Every path a tool receives must stay inside the workspace root (``yak.agent.confinement``).
-Walking tools (glob, grep, list) never report an entry whose real location is outside.
+Every path a tool receives must stay inside the workspace root (``yak.agent.confinement``),
+and files are opened race-free beneath it (a link swapped in after the check cannot lead out).
+Walking tools (glob, grep, list) walk from the root's descriptor, never enter a linked folder,
+and never report an entry whose real location is outside.
 
 Reads run freely; ``write_file``, ``edit_file`` and ``run_command`` have
 ``requires_approval`` (the loop asks the user). Outputs are capped so one call cannot flood the
-context. ``run_command`` runs through the shell in the workspace with a timeout, without the
-Anthropic key in its environment (so the key cannot end up in a stored tool result), and is
-killed with its process group on timeout or when the turn is stopped.
+context. ``run_command`` runs through the shell in the workspace, confined by the sandbox
+(``yak.agent.sandbox``, named in its result), with a timeout, without the Anthropic key in its
+environment (so the key cannot end up in a stored tool result), and is killed with its process
+group on timeout or when the turn is stopped.
 
 Pure and testable without the loop: ``WorkspaceTools(root).run(name, input)`` (sync) or
 ``await .execute(name, input)``; both return a :class:`ToolResult` and never raise for a bad
@@ -22,6 +25,7 @@ import fnmatch
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,10 +33,14 @@ from typing import Any
 from yak.agent.command import run_command
 from yak.agent.confinement import (
     DRIVE_PATH,
+    Escape,
     ToolError,
     ToolResult,
     WorkspaceRoot,
+    is_link,
+    walk_beneath,
 )
+from yak.agent.sandbox import AUTO, Sandbox, choose
 from yak.agent.tool_specs import (
     COMMAND_OUTPUT_CHARS,
     COMMAND_TIMEOUT_S,
@@ -70,8 +78,10 @@ class WorkspaceTools:
         *,
         command_timeout_s: float = COMMAND_TIMEOUT_S,
         command_output_chars: int = COMMAND_OUTPUT_CHARS,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.paths = WorkspaceRoot(root)
+        self._sandbox = sandbox
         self.command_timeout_s = command_timeout_s
         self.command_output_chars = command_output_chars
         self._sync: dict[str, Callable[[dict[str, Any]], ToolResult]] = {
@@ -82,6 +92,13 @@ class WorkspaceTools:
             "write_file": self._write_file,
             "edit_file": self._edit_file,
         }
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The confinement ``run_command`` uses (by default what ``auto`` finds here)."""
+        if self._sandbox is None:
+            self._sandbox = choose(AUTO)
+        return self._sandbox
 
     @property
     def root(self) -> Path:
@@ -119,17 +136,19 @@ class WorkspaceTools:
         args = tool_input if isinstance(tool_input, dict) else {}
         try:
             if name == "run_command":
-                return f"$ {args.get('command', '')}\n(in {self.root})"
+                return f"$ {args.get('command', '')}\n(in {self.root}; {self.sandbox.describe()})"
+            shown = str(args.get("path"))
             path = self.paths.resolve(args.get("path"))
             rel = self.paths.relative(path)
             if name == "write_file":
                 new = str(args.get("content", ""))
-                if path.is_file():
-                    old = path.read_text(encoding="utf-8", errors="replace")
-                    return _diff(old, new, rel) or f"{rel}: no change"
-                return f"New file {rel}:\n{new}"
+                try:
+                    old = self.paths.read_file(path, shown=shown).decode("utf-8", "replace")
+                except FileNotFoundError:
+                    return f"New file {rel}:\n{new}"
+                return _diff(old, new, rel) or f"{rel}: no change"
             if name == "edit_file":
-                old = path.read_text(encoding="utf-8", errors="replace")
+                old = self.paths.read_file(path, shown=shown).decode("utf-8", "replace")
                 new = old.replace(
                     str(args.get("old_string", "")), str(args.get("new_string", "")), 1
                 )
@@ -205,11 +224,10 @@ class WorkspaceTools:
     def _read_file(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"))
         rel = self.paths.relative(path)
-        if path.is_dir():
-            raise ToolError(f"{rel} is a folder; use list_directory.")
-        if not path.exists():
-            raise ToolError(f"{rel} does not exist.")
-        data = path.read_bytes()
+        try:
+            data = self.paths.read_file(path, shown=str(args.get("path")))
+        except FileNotFoundError:
+            raise ToolError(f"{rel} does not exist.") from None
         if b"\0" in data[:8192]:
             return ToolResult(
                 ok=True,
@@ -239,16 +257,21 @@ class WorkspaceTools:
     def _list_directory(self, args: dict[str, Any]) -> ToolResult:
         path = self.paths.resolve(args.get("path"), default=".")
         rel = self.paths.relative(path)
-        if not path.is_dir():
-            raise ToolError(f"{rel} is not a folder.")
+        try:
+            fd = self.paths.open(path, os.O_RDONLY | O_DIRECTORY, shown=str(args.get("path")))
+        except (NotADirectoryError, FileNotFoundError):
+            raise ToolError(f"{rel} is not a folder.") from None
         entries = []
-        for child in sorted(path.iterdir(), key=lambda p: p.name):
-            if not self.paths.inside(child):
-                entries.append(f"{child.name} -> (outside the workspace)")
-            elif child.is_dir():
-                entries.append(child.name + "/")
-            else:
-                entries.append(child.name)
+        try:
+            for name in sorted(os.listdir(fd)):
+                if is_link(name, fd) and not self.paths.inside(path / name):
+                    entries.append(f"{name} -> (outside the workspace)")
+                elif _is_dir(name, fd):
+                    entries.append(name + "/")
+                else:
+                    entries.append(name)
+        finally:
+            os.close(fd)
         shown = entries[:MAX_LIST_ENTRIES]
         text = "\n".join(shown) or "(empty folder)"
         if len(entries) > len(shown):
@@ -271,20 +294,23 @@ class WorkspaceTools:
                 "use a pattern relative to it."
             )
         base = self.paths.resolve(args.get("path"), default=".")
-        if not base.is_dir():
-            raise ToolError(f"{self.paths.relative(base)} is not a folder.")
+        base_rel = self.paths.relative(base)
+        segments = [part for part in pattern.split("/") if part not in ("", ".")]
         found: list[str] = []
         total = 0
-        for match in base.glob(pattern):
-            if any(part in SKIPPED_DIRS for part in match.relative_to(base).parts[:-1]):
-                continue
-            if not self.paths.inside(match):
-                continue
-            total += 1
-            if len(found) < MAX_GLOB_RESULTS:
-                found.append(
-                    match.relative_to(self.root).as_posix() + ("/" if match.is_dir() else "")
-                )
+        start = "" if base_rel == "." else base_rel + "/"
+        for folder, dirs, files, dir_fd in self._walk(base, str(args.get("path") or ".")):
+            inner = folder[len(start) :] if folder != base_rel else ""
+            prefix = inner + "/" if inner else ""
+            for name, is_folder in [(d, True) for d in dirs] + [(f, False) for f in files]:
+                if not _glob_match(segments, (prefix + name).split("/")):
+                    continue
+                if is_link(name, dir_fd) and not self.paths.inside(self.root / folder / name):
+                    continue
+                total += 1
+                if len(found) < MAX_GLOB_RESULTS:
+                    where = f"{folder}/{name}" if folder else name
+                    found.append(where + ("/" if is_folder else ""))
         found.sort()
         text = "\n".join(found) or "(no matches)"
         if total > len(found):
@@ -308,18 +334,11 @@ class WorkspaceTools:
         base = self.paths.resolve(args.get("path"), default=".")
         matches: list[str] = []
         total = 0
-        for file in self._walk_files(base):
-            if include and not fnmatch.fnmatch(file.name, str(include)):
-                continue
-            try:
-                if file.stat().st_size > MAX_GREP_FILE_BYTES:
-                    continue
-                data = file.read_bytes()
-            except OSError:
+        for rel, data in self._files(base, str(args.get("path") or ".")):
+            if include and not fnmatch.fnmatch(rel.rsplit("/", 1)[-1], str(include)):
                 continue
             if b"\0" in data[:8192]:
                 continue
-            rel = file.relative_to(self.root).as_posix()
             for number, line in enumerate(
                 data.decode("utf-8", errors="replace").splitlines(), start=1
             ):
@@ -337,17 +356,50 @@ class WorkspaceTools:
             target=pattern,
         )
 
-    def _walk_files(self, base: Path) -> Iterator[Path]:
-        """Files under ``base`` (or ``base`` itself), never leaving the workspace."""
-        if base.is_file():
-            yield base
+    def _walk(self, base: Path, shown: str) -> Iterator[tuple[str, list[str], list[str], int]]:
+        """The folders under ``base`` (skipping :data:`SKIPPED_DIRS`), walked race-free."""
+        try:
+            walk = walk_beneath(self.root, self.paths.relative(base))
+            for folder, dirs, files, dir_fd in walk:
+                dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+                files.sort()
+                yield folder, dirs, files, dir_fd
+        except Escape:
+            raise ToolError(f"Refused: {shown!r} is outside the workspace.") from None
+        except (NotADirectoryError, FileNotFoundError):
+            raise ToolError(f"{self.paths.relative(base)} is not a folder.") from None
+
+    def _files(self, base: Path, shown: str) -> Iterator[tuple[str, bytes]]:
+        """``(workspace-relative path, bytes)`` of each regular file under ``base`` (or
+        ``base`` itself) of at most :data:`MAX_GREP_FILE_BYTES`, every one opened race-free; a
+        link is followed only while it stays inside."""
+        try:
+            yield self.paths.relative(base), self.paths.read_file(base, shown=shown)
             return
-        for folder, dirs, files in os.walk(base, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-            for name in sorted(files):
-                file = Path(folder) / name
-                if self.paths.inside(file) and file.is_file():
-                    yield file
+        except FileNotFoundError:
+            raise ToolError(f"{self.paths.relative(base)} does not exist.") from None
+        except ToolError as exc:
+            if "is a folder" not in str(exc):
+                raise
+        for folder, _dirs, files, dir_fd in self._walk(base, shown):
+            for name in files:
+                rel = f"{folder}/{name}" if folder else name
+                try:
+                    fd = os.open(name, os.O_RDONLY | O_NOFOLLOW | O_NONBLOCK, dir_fd=dir_fd)
+                except OSError:  # a link (followed below, inside only) or gone
+                    try:
+                        data = self.paths.read_file(self.root / rel, shown=rel)
+                    except (ToolError, OSError):
+                        continue
+                    if len(data) <= MAX_GREP_FILE_BYTES:
+                        yield rel, data
+                    continue
+                with os.fdopen(fd, "rb") as handle:
+                    info = os.fstat(handle.fileno())
+                    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_GREP_FILE_BYTES:
+                        continue
+                    data = handle.read()
+                yield rel, data
 
     # --- mutating tools ---------------------------------------------------------------------
     def _write_file(self, args: dict[str, Any]) -> ToolResult:
@@ -360,15 +412,21 @@ class WorkspaceTools:
             raise ToolError(
                 f"The content is too large ({len(content)} characters; at most {MAX_WRITE_CHARS})."
             )
-        if path.is_dir():
-            raise ToolError(f"{rel} is a folder.")
-        existed = path.exists()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Re-check after creating folders: a folder on the way may be a symlink planted since.
-        if not self.paths.inside(path.parent):
-            raise ToolError(f"Refused: {rel} is outside the workspace.")
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
+        shown = str(args.get("path"))
+        existed = True
+        try:
+            try:
+                fd = self.paths.open(path, os.O_WRONLY, shown=shown, parents=True)
+            except FileNotFoundError:
+                existed = False
+                fd = self.paths.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, shown=shown)
+        except IsADirectoryError:
+            raise ToolError(f"{rel} is a folder.") from None
+        with os.fdopen(fd, "wb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ToolError(f"{rel} is not a regular file.")
+            handle.truncate(0)
+            handle.write(content.encode("utf-8"))
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "overwrote" if existed else "created"
         return ToolResult(
@@ -388,23 +446,15 @@ class WorkspaceTools:
             raise ToolError("'old_string' and 'new_string' must be strings.")
         if not old:
             raise ToolError("'old_string' is empty; use write_file to create a file.")
-        if not path.is_file():
-            raise ToolError(f"{rel} does not exist or is not a file.")
-        with open(path, encoding="utf-8", newline="") as handle:
-            text = handle.read()
-        count = text.count(old)
-        if count == 0:
-            raise ToolError(
-                f"'old_string' was not found in {rel}; it must match the file "
-                "exactly, including whitespace."
-            )
-        if count > 1:
-            raise ToolError(
-                f"'old_string' occurs {count} times in {rel}; include more "
-                "surrounding text so it matches exactly once."
-            )
-        with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text.replace(old, new, 1))
+        try:
+            fd = self.paths.open(path, os.O_RDWR | O_NONBLOCK, shown=str(args.get("path")))
+        except (FileNotFoundError, IsADirectoryError):
+            raise ToolError(f"{rel} does not exist or is not a file.") from None
+        with os.fdopen(fd, "r+b") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ToolError(f"{rel} does not exist or is not a file.")
+            text = handle.read().decode("utf-8")
+            _replace_in(handle, text, old, new, rel)
         return ToolResult(
             ok=True,
             output=f"edited {rel}: replaced 1 occurrence.",
@@ -425,7 +475,31 @@ class WorkspaceTools:
             timeout_s=min(float(timeout), MAX_COMMAND_TIMEOUT_S),
             output_chars=self.command_output_chars,
             target=self.target("run_command", args),
+            sandbox=self.sandbox,
         )
+
+
+def _replace_in(handle: Any, text: str, old: str, new: str, rel: str) -> None:
+    """Replace the one occurrence of ``old`` in the open file ``handle`` whose text is
+    ``text``; zero or several occurrences leave it untouched.
+
+    Raises:
+        ToolError: ``old`` is missing or occurs more than once.
+    """
+    count = text.count(old)
+    if count == 0:
+        raise ToolError(
+            f"'old_string' was not found in {rel}; it must match the file "
+            "exactly, including whitespace."
+        )
+    if count > 1:
+        raise ToolError(
+            f"'old_string' occurs {count} times in {rel}; include more "
+            "surrounding text so it matches exactly once."
+        )
+    handle.seek(0)
+    handle.truncate(0)
+    handle.write(text.replace(old, new, 1).encode("utf-8"))
 
 
 def _diff(old: str, new: str, rel: str) -> str:
@@ -456,3 +530,27 @@ def _summary_of(exc: ToolError) -> str:
             return "refused: drive or network path"
         return "refused"
     return one_line(message, 80)
+
+
+O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _is_dir(name: str, dir_fd: int) -> bool:
+    """Whether ``name`` in the folder ``dir_fd`` is a folder (a link to one counts)."""
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
+def _glob_match(pattern: list[str], parts: list[str]) -> bool:
+    """Whether path ``parts`` match glob ``pattern`` segments (``**`` is any number of
+    folders; other segments match one name with ``fnmatch``, case-sensitively)."""
+    if not pattern:
+        return not parts
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return any(_glob_match(rest, parts[i:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], head) and _glob_match(rest, parts[1:])

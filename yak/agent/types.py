@@ -90,6 +90,7 @@ class TurnFinished:
     usage: TokenUsage
     error: str | None = None
     cut_off: str | None = None
+    stop_reason: str | None = None  # the last reply's (``max_tokens``: cut at the token budget)
 
 
 AgentEvent = TextDelta | ToolCallStarted | ToolCallFinished | MessageStored | TurnFinished

@@ -10,10 +10,13 @@ thread.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 
+from yak.agent import sandbox
 from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, SessionApprovals
+from yak.agent.tools import WorkspaceTools
 from yak.agent.types import AgentEvent, Approver, TurnFinished
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
@@ -166,6 +169,9 @@ class ChatService:
                 bus=self.bus,
                 approvals=self._approvals,
                 max_tool_rounds=self._max_tool_rounds or MAX_TOOL_ROUNDS,
+                tools_factory=functools.partial(
+                    WorkspaceTools, sandbox=sandbox.choose(settings.command_sandbox)
+                ),
             )
             return await agent.run_turn(
                 workspace,

@@ -42,6 +42,43 @@ if TYPE_CHECKING:
 COMMANDS = frozenset({"memory", "ask"})
 
 
+TIMEOUT_RANGE_S = (1.0, 3600.0)  # yak.config's MIN_TIMEOUT_S / MAX_TIMEOUT_S
+
+
+def _seconds(text: str) -> float:
+    """``--timeout``'s value: seconds within :data:`TIMEOUT_RANGE_S`."""
+    low, high = TIMEOUT_RANGE_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(
+            f"--timeout takes a number of seconds from {low:g} to {high:g}, not {text!r}"
+        )
+    return value
+
+
+def add_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """``--timeout SECONDS``: how long a model request may take to start answering (the SDK's
+    retries included) and the longest pause inside a reply, for this command; the default is
+    the request time limit in Settings (``YAK_TIMEOUT_SECONDS``)."""
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        help="give up on the model after this many seconds without an answer, retries "
+        "included (default: the time limit in Settings, 120)",
+    )
+
+
+def apply_timeout(args: argparse.Namespace, ctx: Context) -> None:
+    """Make ``--timeout`` this command's request time limit (through the environment the core
+    reads its settings from)."""
+    if getattr(args, "timeout", None) is not None:
+        ctx.env = {**(ctx.env or os.environ), "YAK_TIMEOUT_SECONDS": repr(args.timeout)}
+
+
 class _ParseError(Exception):
     """A command line argparse could not parse; reported as one line, exit 2."""
 
@@ -190,6 +227,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(_version())
         return 0
     first = _first_word(argv)
+    if first not in ("-h", "--help"):
+        from yak.agent.sandbox import make_undumpable
+
+        make_undumpable()  # no process of the same user reads our environment or memory
     if first == "--json":
         from yak.cli import output
 

@@ -1,6 +1,8 @@
 """``yak ask``: one agent turn without a window, then the workspace's memory refresh.
 
-``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] [--continue | --session ID] PROMPT`` (see
+``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] [--timeout SECONDS]
+[--continue | --session ID] PROMPT`` (``--timeout`` bounds each model request, retries included;
+see
 ``docs/architecture.md``, "The command line"):
 
 - ``-w`` is resolved like every command that writes (the folder must exist; it is registered
@@ -12,14 +14,17 @@
   characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
 - reads run freely; writes, edits and commands are denied unless ``--yes`` (the model is told
-  "denied: run with --yes to allow");
+  "denied: run with --yes to allow"); each command's line names its confinement
+  (``sandbox: landlock`` / ``bubblewrap`` / ``none``), and an unconfined setting is warned
+  about first;
 - ``PROMPT`` ``-`` reads the prompt from stdin;
 - after a turn that ended normally, unless ``--no-refresh``, the workspace's memory refresh runs
   at once through the core's refresh scheduler; its outcome is one line on stderr and a failed
   refresh never changes the exit code;
 - exit codes: 0 done, 2 bad ``-w``, an empty prompt, nothing to ``--continue`` or a
   ``--session`` this workspace does not have (one line, before any request and without
-  registering the folder), 4 provider failure (one line on stderr); Ctrl-C stops the turn,
+  registering the folder), 4 provider failure, or a reply that was empty or cut off at the
+  output limit (one line on stderr); Ctrl-C stops the turn,
   keeps what was said, and exits 130.
 
 Building the parser imports nothing but ``argparse`` (see ``yak.cli``); the output shapes and
@@ -32,7 +37,7 @@ import argparse
 import os
 import sys
 
-from yak.cli import workspace_path
+from yak.cli import add_timeout_option, apply_timeout, workspace_path
 from yak.errors import MissingApiKey, UsageError, YakError
 
 TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
@@ -45,6 +50,10 @@ if TYPE_CHECKING:
     from yak.domain import ChatSession, Workspace
 
 DENIED_NOTE = "denied: run with --yes to allow"
+UNCONFINED_WARNING = (
+    "commands run without a sandbox (YAK_COMMAND_SANDBOX=none): an approved command can write "
+    "anywhere you can"
+)
 MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
@@ -90,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="continue this conversation of the workspace (its id, or a unique prefix of at "
         f"least {MIN_SESSION_PREFIX} characters)",
     )
+    add_timeout_option(p)
     p.add_argument("prompt", metavar="PROMPT", help="what to ask; '-' reads it from stdin")
     p.set_defaults(func=run)
 
@@ -121,6 +131,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     prompt = read_prompt(args.prompt)
     if args.model:
         ctx.env = {**os.environ, "YAK_MODEL": args.model}  # this turn's chat model
+    apply_timeout(args, ctx)
     continuing = bool(args.continue_last or args.session is not None)
 
     async def work(core: Core) -> int:
@@ -199,6 +210,12 @@ async def _ask(
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = output.TurnPrinter()
+    if allow:
+        from yak.agent.sandbox import choose
+
+        confinement = choose(core.settings.current().command_sandbox)
+        if confinement.kind == "none" and confinement.refusal is None:
+            output.turn_problem(f"warning: {UNCONFINED_WARNING}")
     if session is None:
         session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
     try:
@@ -217,6 +234,15 @@ async def _ask(
         return 4
     if finished.status == "tool_limit" and finished.error:
         output.turn_problem(finished.error)
+    if finished.status == "completed" and finished.stop_reason == "max_tokens":
+        output.turn_problem(
+            "the reply was cut off at the model's output limit (stop reason max_tokens); the "
+            "part that arrived is printed above and kept in the conversation"
+        )
+        return 4
+    if finished.status == "completed" and not finished.text.strip():
+        output.turn_problem("the model's reply was empty; there is nothing to print")
+        return 4
     if refresh and workspace.memory_enabled:
         await _refresh_after_turn(core, workspace)
     return 0

@@ -25,7 +25,7 @@ import contextlib
 import os
 import sys
 
-from yak.cli import workspace_path
+from yak.cli import add_timeout_option, workspace_path
 from yak.errors import UsageError, YakError
 
 TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
@@ -113,6 +113,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_edit)
 
     p = cmds.add_parser("refresh", help="rewrite the document from conversations now")
+    add_timeout_option(p)
     workspace_option(p)
     p.add_argument(
         "--rebuild",
@@ -188,8 +189,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
+    """``yak memory`` without a subcommand: one line, exit 2."""
+    from yak.cli import output
+
+    return output.error(f"name a subcommand (see '{parser.prog} --help')", 2, as_json=False)
 
 
 # --- input and output files ---------------------------------------------------------------------

@@ -31,7 +31,9 @@ from yak.domain import (
     count_lines,
 )
 from yak.memory import document as doc_rules
-from yak.text import plural
+from yak.text import escape_controls, middle, plural
+
+MESSAGE_CHARS = 400  # the longest error line (a longer sentence is shortened in the middle)
 
 if TYPE_CHECKING:
     from yak.agent.types import AgentEvent
@@ -77,9 +79,17 @@ def table(headers: list[str], rows: list[list[str]], *, right: frozenset[int] = 
     return "\n".join(out)
 
 
+def one_line_message(message: str) -> str:
+    """An error sentence as exactly one line: control characters escaped and at most
+    :data:`MESSAGE_CHARS` characters (shortened in the middle)."""
+    return middle(escape_controls(message.strip()), MESSAGE_CHARS)
+
+
 def error(message: str, code: int, *, as_json: bool, status: str | None = None) -> int:
     """Report a failure: one ``yak: …`` line on stderr (and, with ``--json``, the error
-    document ``{"error", "exit_code", "status"}`` on stdout); returns ``code``."""
+    document ``{"error", "exit_code", "status"}`` on stdout); returns ``code``. The message is
+    made one line first (:func:`one_line_message`)."""
+    message = one_line_message(message)
     print(f"yak: {message}", file=sys.stderr)
     if as_json:
         print(json.dumps({"error": message, "exit_code": code, "status": status}))
@@ -180,7 +190,7 @@ def no_edit() -> None:
 
 def edit_kept(message: str, name: str) -> None:
     """``edit`` refused or failed: the reason and where the typed text is kept, one line."""
-    print(f"yak: {message} Your text is kept in {name}", file=sys.stderr)
+    print(f"yak: {one_line_message(f'{message} Your text is kept in {name}')}", file=sys.stderr)
 
 
 def imported(name: str, before: int, document: MemoryDocument) -> None:
@@ -328,7 +338,7 @@ def refresh_outcome(
     elif code == 0:
         print(refresh_summary(outcome))
     else:
-        print(f"yak: {refresh_summary(outcome)}", file=sys.stderr)
+        print(f"yak: {one_line_message(refresh_summary(outcome))}", file=sys.stderr)
     return code
 
 
@@ -378,7 +388,7 @@ class TurnPrinter:
 
 def turn_problem(message: str) -> None:
     """A turn that failed or was cut short: one ``yak: …`` line on stderr."""
-    print(f"yak: {message}", file=sys.stderr)
+    print(f"yak: {one_line_message(message)}", file=sys.stderr)
 
 
 def refresh_after_turn(outcome: RefreshOutcome) -> None:
@@ -397,4 +407,4 @@ def refresh_after_turn(outcome: RefreshOutcome) -> None:
 
 
 def refresh_after_turn_failed(message: str) -> None:
-    print(f"yak: memory refresh failed: {message}", file=sys.stderr)
+    print(f"yak: memory refresh failed: {one_line_message(message)}", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""``yak memory refresh [-w DIR] [--rebuild] [--json]``: a forced refresh of one workspace.
+"""``yak memory refresh [-w DIR] [--rebuild] [--timeout SECONDS] [--json]``: a forced refresh of
+one workspace (``--timeout`` bounds each model request, retries included).
 
 Goes through the core's refresh scheduler like the app's Refresh button: the debounce and the
 API-key gate are bypassed, the guarded rewrite runs once (plus its one re-run when a hand edit
@@ -20,7 +21,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from yak.cli import output, workspace_path
+from yak.cli import apply_timeout, output, workspace_path
 from yak.domain import RefreshOutcome, RefreshStatus
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         StoreError: the database cannot be read or written.
     """
     rebuild = bool(getattr(args, "rebuild", False))
+    apply_timeout(args, ctx)
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))

@@ -14,7 +14,10 @@ families are translated here. An ``event: error`` inside a stream arrives as an
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -128,12 +131,44 @@ class Provider:
         if tools:
             request["tools"] = tools
         started = False  # response headers arrived: a later transport error cuts the reply
+        snapshot = None
+        completed = False
+        tool_json: dict[int, list[str]] = {}  # the raw input of each tool call, as streamed
         try:
-            async with client.messages.stream(**request) as stream:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    # One bound for the request and the SDK's retries until the reply starts;
+                    # after that, timeout_s is the longest pause between two reads.
+                    async with asyncio.timeout(self.timeout_s):
+                        stream = await stack.enter_async_context(client.messages.stream(**request))
+                except TimeoutError:
+                    raise ProviderUnavailable(
+                        f"The model did not start answering within {self.timeout_s:g} s "
+                        "(retries included); try again, or allow more time (--timeout, or the "
+                        "request time limit in Settings > Provider).",
+                        reason="timeout",
+                    ) from None
                 started = True
-                snapshot = None
-                completed = False
-                async for event in stream:
+                kind_of_body = _content_type(stream)
+                if kind_of_body not in ("", "text/event-stream"):
+                    raise ProviderError(
+                        f"The server at {self.base_url} answered with {kind_of_body[:40]} "
+                        "instead of the model's reply; check the base URL in Settings > "
+                        "Provider (or ANTHROPIC_BASE_URL).",
+                        reason="bad_response",
+                    )
+                events = stream.__aiter__()
+                while True:
+                    try:
+                        event = await events.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except (YakError, asyncio.CancelledError):
+                        raise
+                    except Exception as exc:
+                        if is_provider_exception(exc):
+                            raise
+                        raise _malformed(exc) from exc
                     kind = event.type
                     if kind == "text":
                         if on_event is not None and event.text:
@@ -142,6 +177,10 @@ class Provider:
                         block = event.content_block
                         if block.type == "tool_use" and on_event is not None:
                             on_event(ToolUseStarted(id=block.id, name=block.name))
+                    elif kind == "content_block_delta":
+                        partial = getattr(event.delta, "partial_json", None)
+                        if isinstance(partial, str):
+                            tool_json.setdefault(event.index, []).append(partial)
                     elif kind == "message_stop":
                         completed = True
                         snapshot = event.message
@@ -157,7 +196,12 @@ class Provider:
                 "closed early); nothing from it was kept. Try again.",
                 reason="incomplete",
             )
-        return _completion(snapshot, model)
+        try:
+            completion = _completion(snapshot, model)
+        except Exception as exc:  # a shape the SDK let through but no reply has
+            raise _malformed(exc) from exc
+        _check_reply(completion, tool_json)
+        return completion
 
     async def complete(
         self, *, model: str, system: str, messages: list[dict[str, Any]], max_tokens: int = 8192
@@ -338,12 +382,62 @@ def _colon(detail: str) -> str:
     return f": {detail}" if detail else ""
 
 
+def _content_type(stream: Any) -> str:
+    """The media type of a stream's response (``""`` when the SDK does not say)."""
+    try:
+        value = stream.response.headers.get("content-type") or ""
+    except AttributeError:
+        return ""
+    return str(value).split(";")[0].strip().lower()
+
+
+def _malformed(exc: BaseException) -> ProviderError:
+    """The error for a reply the SDK could not read (data that is not JSON, a missing part)."""
+    log.info("malformed reply from the model: %s: %s", type(exc).__name__, exc)
+    return ProviderError(
+        "The model's reply was malformed (data that could not be read); nothing from it was "
+        "kept. Try again.",
+        reason="bad_response",
+    )
+
+
+def _check_reply(completion: Completion, tool_json: dict[int, list[str]]) -> None:
+    """Refuse a reply no well-formed answer has: no content at all (unless the token budget
+    ran out), or a tool call whose input is not one JSON object.
+
+    Raises:
+        ProviderError: ``reason="empty_reply"`` or ``"bad_tool_input"``.
+    """
+    if not completion.content and completion.stop_reason != "max_tokens":
+        raise ProviderError(
+            "The model sent an empty reply (no content at all); nothing was changed. Try again.",
+            reason="empty_reply",
+        )
+    for index, block in enumerate(completion.content):
+        if block.get("type") != "tool_use":
+            continue
+        raw = "".join(tool_json.get(index, [])) or "{}"
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            name = str(block.get("name") or "a tool")
+            raise ProviderError(
+                f"The model sent a call to {name[:60]} whose input is not valid JSON; nothing "
+                "was run. Try again.",
+                reason="bad_tool_input",
+            )
+
+
 def _completion(message: Any, requested_model: str) -> Completion:
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if block.type == "text":
             blocks.append({"type": "text", "text": block.text})
         elif block.type == "tool_use":
+            if not isinstance(block.input or {}, dict):
+                raise TypeError("a tool call's input is not an object")
             blocks.append(
                 {
                     "type": "tool_use",

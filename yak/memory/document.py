@@ -128,7 +128,9 @@ def decode_import(data: bytes, *, what: str = "The file") -> str:
     With a BOM the encoding is the BOM's. Without one, valid UTF-8 without NUL characters is
     UTF-8; otherwise (ASCII-heavy UTF-16/32 is full of zero bytes) each of UTF-32 LE/BE and
     UTF-16 LE/BE is tried and the one whose characters look most like text wins, if at least
-    ``_PLAUSIBLE_SHARE`` of them do. Text without zero bytes that is not UTF-8 is not guessed at.
+    ``_PLAUSIBLE_SHARE`` of them do and it has a space or a line break somewhere (binary data
+    that decodes to valid characters makes one long run without any). Text without zero bytes
+    that is not UTF-8 is not guessed at.
     Text read through a BOM must look like text too: binary data that happens to start with
     a BOM is refused.
 
@@ -242,6 +244,8 @@ def _decode_without_bom(data: bytes) -> str | None:
         if best is None or share > best[0]:
             best = (share, candidate)
     if best is None or best[0] < _PLAUSIBLE_SHARE:
+        return None
+    if not any(ch.isspace() for ch in best[1]):  # binary noise decodes to one long "word"
         return None
     return best[1]
 

@@ -45,14 +45,24 @@ def judge_reply(previous: str, completion: Completion, floor_ratio: float) -> Re
         RefreshStatus.REFUSED_CEILING,
         RefreshStatus.REFUSED_PLACEHOLDER,
     ):
-        # A reply cut at the output limit is incomplete, however it looks: never stored.
-        verdict = guards.Verdict(
-            RefreshStatus.REFUSED_CEILING,
-            f"the reply has {verdict.lines} lines and was cut off at the model's output "
-            f"limit ({REWRITE_MAX_TOKENS:,} tokens)",
-            verdict.lines,
-            verdict.chars,
-        )
+        # A reply cut at the output limit is incomplete, however it looks: never stored. Over
+        # the ceiling, the condense retry may fit it; otherwise it is a failed call that says so.
+        if verdict.status is RefreshStatus.REFUSED_CEILING:
+            verdict = guards.Verdict(
+                RefreshStatus.REFUSED_CEILING,
+                f"{verdict.reason}, and the reply was cut off at the model's output limit "
+                f"({REWRITE_MAX_TOKENS:,} tokens, stop reason max_tokens)",
+                verdict.lines,
+                verdict.chars,
+            )
+        else:
+            verdict = guards.Verdict(
+                RefreshStatus.FAILED,
+                f"the model's reply was cut off at its output limit (stop reason max_tokens) "
+                f"after {verdict.lines} lines, so it is incomplete; nothing was stored",
+                verdict.lines,
+                verdict.chars,
+            )
     return Reply(text=text, raw=raw, verdict=verdict, flags=flags)
 
 

@@ -15,6 +15,7 @@ Three ways to resolve a path:
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 from datetime import UTC, datetime
 
@@ -22,14 +23,28 @@ from yak import paths
 from yak.domain import Workspace
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ports import WorkspaceRepository
+from yak.text import shown
 
 
 def folder_error(path: str) -> WorkspaceNotFound:
-    """The error for a path that names no folder: a file (or a link to one), or nothing."""
+    """The error for a path that names no folder: a file (or a link to one), a folder whose full
+    path is longer than the system allows, or nothing. The path is shown with control
+    characters escaped and shortened in the middle (``yak.text.shown``)."""
     target = os.path.expanduser(path)
     if os.path.exists(target) and not os.path.isdir(target):
-        return WorkspaceNotFound(f"{path} is a file, not a folder")
-    return WorkspaceNotFound(f"no such folder: {path}")
+        return WorkspaceNotFound(f"{shown(path)} is a file, not a folder")
+    try:
+        os.stat(os.path.realpath(target))
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            length = len(os.path.realpath(target))
+            return WorkspaceNotFound(
+                f"the folder's full path is too long for this system ({length:,} characters): "
+                f"{shown(path)}"
+            )
+    except ValueError:  # a NUL: normalize() refuses it with its own sentence
+        pass
+    return WorkspaceNotFound(f"no such folder: {shown(path)}")
 
 
 def normalize(path: str) -> str:

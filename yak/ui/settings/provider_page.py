@@ -1,4 +1,6 @@
-"""Settings > Provider: the API key, base URL, chat and memory models, refresh debounce.
+"""Settings > Provider: the API key, base URL, chat and memory models, refresh debounce, the
+time limit of a model request, and how commands are confined (choosing "no sandbox" shows a
+warning under the field before anything is applied).
 
 A :class:`yak.ui.settings.page.SettingsPage`: ``load()`` fills the fields from what is stored, every
 edit emits ``changed``, the page's Apply (and Revert) button is enabled only while ``is_changed()``,
@@ -7,8 +9,9 @@ Apply / Discard / Cancel. Settings go to ``settings.json`` and the key to the OS
 through the settings service (never the key to the database, the settings file or a log line);
 where the key comes from is read on a worker thread, never on the UI thread. A value set by an
 environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``, ``YAK_MEMORY_MODEL``,
-``YAK_DEBOUNCE_SECONDS``) wins over the stored one, so its field is read-only and says so; saving
-never copies an environment value into the settings file.
+``YAK_DEBOUNCE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``) wins over the
+stored one, so its field is read-only and says so; saving never copies an environment value into
+the settings file.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -30,8 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from yak.agent.sandbox import AUTO, BUBBLEWRAP, LANDLOCK, NONE, UNCONFINED_WARNING
 from yak.chat.service import ChatService
-from yak.config import DEFAULT_CHAT_MODEL, DEFAULT_MEMORY_MODEL, MAX_DEBOUNCE_S, MIN_DEBOUNCE_S
+from yak.config import (
+    DEFAULT_CHAT_MODEL,
+    DEFAULT_MEMORY_MODEL,
+    MAX_DEBOUNCE_S,
+    MAX_TIMEOUT_S,
+    MIN_DEBOUNCE_S,
+    MIN_TIMEOUT_S,
+)
 from yak.errors import YakError
 from yak.settings import SettingsService
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
@@ -48,7 +60,15 @@ _ENV_OVERRIDES = {
     "chat_model": "YAK_MODEL",
     "memory_model": "YAK_MEMORY_MODEL",
     "debounce_s": "YAK_DEBOUNCE_SECONDS",
+    "request_timeout_s": "YAK_TIMEOUT_SECONDS",
+    "command_sandbox": "YAK_COMMAND_SANDBOX",
 }
+SANDBOX_CHOICES = (
+    (AUTO, "Sandboxed (Landlock, else bubblewrap)"),
+    (LANDLOCK, "Sandboxed with Landlock"),
+    (BUBBLEWRAP, "Sandboxed with bubblewrap"),
+    (NONE, "No sandbox (unconfined)"),
+)
 _UNKNOWN = "unknown"  # where the key is, before the settings service has answered
 
 
@@ -109,6 +129,25 @@ class ProviderPage(SettingsPage):
         form.addRow("Memory model:", self.memory_model_edit)
         self.debounce_spin = self._setup_debounce_spin()
         form.addRow("Memory refresh after:", self.debounce_spin)
+        self.timeout_spin = self._setup_timeout_spin()
+        form.addRow("Request time limit:", self.timeout_spin)
+        self.sandbox_combo = QComboBox(self)
+        self.sandbox_combo.setObjectName("command_sandbox")
+        for value, label in SANDBOX_CHOICES:
+            self.sandbox_combo.addItem(label, value)
+        self.sandbox_combo.setToolTip(
+            "Where commands the agent runs (after you approve them) may write: only the "
+            "workspace and a temporary folder, unless unconfined"
+        )
+        self.sandbox_combo.currentIndexChanged.connect(self._on_field_edited)
+        self.sandbox_warning = create_label(
+            self, object_name="sandbox_warning", word_wrap=True, plain_text=True
+        )
+        self.sandbox_warning.setText(f"Warning: {UNCONFINED_WARNING}")
+        self.sandbox_warning.setStyleSheet("color: #b00020;")
+        self.sandbox_warning.setVisible(False)
+        form.addRow("Commands:", self.sandbox_combo)
+        form.addRow("", self.sandbox_warning)
 
         self.env_note = create_label(self, word_wrap=True, plain_text=True)
         self.test_button = create_button(
@@ -177,6 +216,22 @@ class ProviderPage(SettingsPage):
         spin.valueChanged.connect(self._on_field_edited)
         return spin
 
+    def _setup_timeout_spin(self) -> QDoubleSpinBox:
+        """Seconds a model request may take to start answering (retries included), and the
+        longest pause inside a reply."""
+        spin = QDoubleSpinBox(self)
+        spin.setObjectName("request_timeout")
+        spin.setRange(MIN_TIMEOUT_S, MAX_TIMEOUT_S)
+        spin.setDecimals(0)
+        spin.setSingleStep(10)
+        spin.setSuffix(" s")
+        spin.setToolTip(
+            "How long a request to the model may take to start answering, retries included, "
+            "and the longest pause inside a reply"
+        )
+        spin.valueChanged.connect(self._on_field_edited)
+        return spin
+
     def _setup_buttons(self) -> QDialogButtonBox:
         """Apply and Revert, enabled only while the page holds changes."""
         buttons = QDialogButtonBox(self)
@@ -202,6 +257,10 @@ class ProviderPage(SettingsPage):
             self.chat_model_edit.setText(effective.chat_model)
             self.memory_model_edit.setText(effective.memory_model)
             self.debounce_spin.setValue(effective.debounce_s)
+            self.timeout_spin.setValue(effective.request_timeout_s)
+            self.sandbox_combo.setCurrentIndex(
+                max(self.sandbox_combo.findData(effective.command_sandbox), 0)
+            )
             self.base_url_edit.setText(effective.base_url or "")
             self.base_url_edit.setPlaceholderText(
                 f"{env[BASE_URL_ENV]} (from {BASE_URL_ENV})"
@@ -375,6 +434,8 @@ class ProviderPage(SettingsPage):
             "memory_model": self.memory_model_edit,
             "debounce_s": self.debounce_spin,
             "base_url": self.base_url_edit,
+            "request_timeout_s": self.timeout_spin,
+            "command_sandbox": self.sandbox_combo,
         }
 
     def _values(self) -> dict[str, object]:
@@ -384,6 +445,8 @@ class ProviderPage(SettingsPage):
             "chat_model": self.chat_model_edit.text().strip() or DEFAULT_CHAT_MODEL,
             "memory_model": self.memory_model_edit.text().strip() or DEFAULT_MEMORY_MODEL,
             "debounce_s": float(self.debounce_spin.value()),
+            "request_timeout_s": float(self.timeout_spin.value()),
+            "command_sandbox": str(self.sandbox_combo.currentData()),
         }
 
     def _update_key_state(self) -> None:
@@ -443,6 +506,7 @@ class ProviderPage(SettingsPage):
         )
 
     def _update_buttons(self) -> None:
+        self.sandbox_warning.setVisible(self.sandbox_combo.currentData() == NONE)
         changed = self.is_changed()
         self.apply_button.setEnabled(changed)
         self.revert_button.setEnabled(changed)
