@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 APP_NAME = "Yak"
-DESKTOP_FILE_NAME = "io.github.yak.Yak"
+ORGANIZATION_DOMAIN = "yak.github.io"  # reversed, it prefixes the app id (yak.paths.APP_ID)
 LOG_FILE = "yak.log"
 LOG_BYTES = 1_000_000
 LOG_BACKUPS = 3
@@ -51,13 +51,20 @@ NO_DISPLAY_MESSAGE = (
 )
 
 
-def run(*, data_dir_override: str | None = None, workspace: str | None = None) -> int:
+def run(
+    *,
+    data_dir_override: str | None = None,
+    workspace: str | None = None,
+    choose_folder: bool = False,
+) -> int:
     """Open the desktop app; returns the process exit status.
 
     Args:
         data_dir_override: the data directory (``--data-dir``); default ``$YAK_DATA_DIR`` or the
             platform's.
         workspace: a folder to open at start; an error opening it is shown in the window.
+        choose_folder: show the Open Folder dialog once the app is ready (the desktop entry's
+            "Open Folder in Yak" action).
 
     Returns:
         0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
@@ -75,6 +82,9 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
     assert isinstance(app, QApplication)
+    # Before any window: a window takes its application id (Wayland app id, X11
+    # _GTK_APPLICATION_ID and WM_CLASS) from these when it is created.
+    set_application_identity(app)
     quit_on_last = app.quitOnLastWindowClosed()
     app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
     # The window first (start-up time is measured to it); asyncio, qasync, logging, the icon
@@ -100,7 +110,13 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
     asyncio.set_event_loop(loop)
     try:
         return loop.run_until_complete(
-            _main(app, window, data_dir_override=data_dir_override, workspace=workspace)
+            _main(
+                app,
+                window,
+                data_dir_override=data_dir_override,
+                workspace=workspace,
+                choose_folder=choose_folder,
+            )
         )
     except RuntimeError as exc:  # the Qt loop was ended under the coroutine (session end)
         log.info("the event loop ended before the app's coroutine: %s", exc)
@@ -219,19 +235,32 @@ def app_icon() -> Any:
     return icon
 
 
-def _configure_application(app: Any) -> None:
+def set_application_identity(app: Any) -> None:
+    """Name the application for the desktop: its name, organization, version and desktop file
+    name (the app id ``yak.paths.APP_ID``, which the desktop matches to the installed entry
+    and icon). Call it before the first window is created."""
     from yak import __version__
+    from yak.paths import APP_ID
 
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
+    app.setOrganizationDomain(ORGANIZATION_DOMAIN)
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    app.setDesktopFileName(APP_ID)
+
+
+def _configure_application(app: Any) -> None:
     app.setWindowIcon(app_icon())
 
 
 async def _main(
-    app: Any, window: Any, *, data_dir_override: str | None, workspace: str | None
+    app: Any,
+    window: Any,
+    *,
+    data_dir_override: str | None,
+    workspace: str | None,
+    choose_folder: bool = False,
 ) -> int:
     """The app's lifetime, once ``window`` is shown. Returns the exit status."""
     import asyncio
@@ -266,6 +295,8 @@ async def _main(
         try:
             await running.controller.start(workspace)
             running.start_background()
+            if choose_folder:
+                window.choose_folder()
             await quit_requested.wait()
         finally:
             await running.shutdown()

@@ -20,6 +20,9 @@ import platformdirs
 
 APP_NAME = "yak"
 APP_AUTHOR = "Yak"
+# The reverse-DNS application id: the desktop entry's file name, the icons' name, the window's
+# application id (Wayland app id, X11 _GTK_APPLICATION_ID) and the AppStream component id.
+APP_ID = "io.github.yak.Yak"
 
 
 def normalize_path_text(path: str, *, windows: bool | None = None, nfc: bool = True) -> str:

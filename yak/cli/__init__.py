@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from yak.core import Core
 
 # The words that start a command-line command; anything else opens the desktop app.
-COMMANDS = frozenset({"memory", "ask"})
+COMMANDS = frozenset({"memory", "ask", "install-desktop"})
 
 
 class _ParseError(Exception):
@@ -170,10 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    from yak.cli import ask, memory
+    from yak.cli import ask, desktop, memory
 
     memory.register(sub)
     ask.register(sub)
+    desktop.register(sub)
     return parser
 
 
@@ -214,6 +215,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _configure_logging()
     from yak.cli import output
+
+    if not getattr(args, "needs_core", True):  # a command that never opens the database
+        try:
+            return int(args.func(args, None))
+        except YakError as exc:
+            return output.error(str(exc), exc.exit_code, as_json=False)
     from yak.paths import data_dir
 
     try:
@@ -285,7 +292,12 @@ def _run_app(argv: list[str]) -> int:
     parser.add_argument(
         "workspace", nargs="?", metavar="WORKSPACE", help="a project folder to open"
     )
+    parser.add_argument("--choose-folder", action="store_true")
     args = parser.parse_args(argv)
     from yak.app import run
 
-    return run(data_dir_override=args.data_dir, workspace=args.workspace)
+    return run(
+        data_dir_override=args.data_dir,
+        workspace=args.workspace,
+        choose_folder=args.choose_folder,
+    )
