@@ -41,9 +41,6 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "Yak"
 ORGANIZATION_DOMAIN = "yak.github.io"  # reversed, it prefixes the app id (yak.paths.APP_ID)
-LOG_FILE = "yak.log"
-LOG_BYTES = 1_000_000
-LOG_BACKUPS = 3
 QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
 NO_DISPLAY_MESSAGE = (
     "yak: no display found; the desktop app needs a graphical session. The "
@@ -95,7 +92,9 @@ def run(
         window.show_opening(folder_to_show(workspace))
     window.show()
     app.processEvents()
-    handler = _setup_logging()
+    from yak.logfile import close_log, open_log
+
+    handler = open_log()
     log.info("window shown")
     if isinstance(handler, logging.FileHandler):
         window.set_support_paths(log_file=handler.baseFilename)
@@ -134,9 +133,7 @@ def run(
             log.info("closing the event loop: %s", exc)
         dispose_loop_timers(loop)
         asyncio.set_event_loop(None)
-        if handler is not None:
-            logging.getLogger().removeHandler(handler)
-            handler.close()
+        close_log(handler)
 
 
 def folder_to_show(path: str) -> str:
@@ -185,38 +182,6 @@ def dispose_loop_timers(loop: Any) -> None:
     timer = getattr(loop, "_timer", None)
     if timer is not None and shiboken6.isValid(timer):
         shiboken6.delete(timer)
-
-
-def _setup_logging() -> logging.Handler | None:
-    """Log INFO and up to a rotating file in the platform log directory (never secrets)."""
-    import logging.handlers
-
-    from yak import paths
-
-    try:
-        folder = paths.log_dir()
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            folder / LOG_FILE, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
-        )
-    except OSError as exc:
-        print(f"yak: cannot write the log file: {exc}", file=sys.stderr)
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.setLevel(logging.INFO)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    if root.level > logging.INFO or root.level == logging.NOTSET:
-        root.setLevel(logging.INFO)
-    for handler_ in root.handlers:  # the console keeps showing warnings only
-        if (
-            isinstance(handler_, logging.StreamHandler)
-            and handler_ is not handler
-            and not isinstance(handler_, logging.FileHandler)
-        ):
-            handler_.setLevel(max(handler_.level, logging.WARNING))
-    for noisy in ("httpx", "httpcore", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    return handler
 
 
 def app_icon() -> Any:
