@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-smoke", action="store_true", help="skip the smoke test")
     args = parser.parse_args(argv)
+    args.dist, args.work = args.dist.resolve(), args.work.resolve()
     if importlib.util.find_spec("PyInstaller") is None:
         print(
             f"build_bundle: PyInstaller is not installed for {sys.executable}; "
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build_bundle: Yak is not installed for {sys.executable}", file=sys.stderr)
         return 1
     started = time.monotonic()
+    args.work.mkdir(parents=True, exist_ok=True)
+    # Run from the work folder, not the repository: ``python -m`` puts the current folder
+    # first on the path, and the source tree would shadow the installed Yak (a wheel).
     build = subprocess.run(
         [
             sys.executable,
@@ -63,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             "--workpath",
             str(args.work),
         ],
-        cwd=ROOT,
+        cwd=args.work,
         check=False,
     )
     seconds = time.monotonic() - started
