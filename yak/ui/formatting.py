@@ -7,6 +7,39 @@ from datetime import UTC, datetime
 
 from yak.domain import MAX_CHARS, MAX_LINES, count_lines
 
+# What a refresh outcome and a revision's source are called on screen (the stored codes, such
+# as ``refused_floor``, are for scripts: ``yak memory refresh --json``).
+OUTCOME_LABELS = {
+    "applied": "applied",
+    "up_to_date": "up to date",
+    "needs_review": "waiting for review",
+    "refused_floor": "refused: would shrink the memory too much",
+    "refused_ceiling": "refused: over the size limit",
+    "refused_empty": "refused: empty reply",
+    "refused_placeholder": "refused: reply left parts out",
+    "refused_not_document": "refused: reply was not a memory document",
+    "superseded": "superseded by a newer edit",
+    "failed": "failed",
+}
+SOURCE_LABELS = {
+    "refresh": "refresh",
+    "hand": "hand edit",
+    "import": "import",
+    "restore": "restore",
+    "clear": "cleared",
+}
+
+
+def outcome_label(status: str) -> str:
+    """A refresh outcome as a person reads it: ``"refused_floor"`` → ``"refused: would shrink
+    the memory too much"``; an unknown code with its underscores as spaces."""
+    return OUTCOME_LABELS.get(status, status.replace("_", " "))
+
+
+def source_label(source: str) -> str:
+    """A revision's source as a person reads it: ``"hand"`` → ``"hand edit"``."""
+    return SOURCE_LABELS.get(source, source.replace("_", " "))
+
 
 def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
     """``moment`` as a person says it: ``"just now"``, ``"5 minutes ago"``, ``"yesterday"``,
