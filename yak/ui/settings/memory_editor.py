@@ -13,7 +13,7 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QKeySequence
+from PySide6.QtGui import QFontDatabase, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from yak.domain import MemoryDocument, Workspace, count_lines
 from yak.refresh.state import ceiling_message, shrink_question
+from yak.text import plural
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import counter_text, diff_rows, html_escape, relative_time, source_text
@@ -454,8 +455,39 @@ class MemoryEditor(QWidget):
         self._refresh_controls()
 
     def _on_revert_button_clicked(self) -> None:
-        if self._workspace is not None and self._document is not None:
-            self.load(self._workspace, self._document, note="Reverted to the stored version.")
+        """Revert asks first (it drops unsaved lines), then puts the stored text back as one
+        undoable edit: Ctrl+Z in the editor brings the dropped edits back."""
+        if self._workspace is None or self._document is None or self.question_box is not None:
+            return
+        workspace, stored = self._workspace, self._document
+
+        def answered(label: str | None) -> None:
+            self.question_box = None
+            if label != "Revert" or self._workspace is None or self._workspace.id != workspace.id:
+                return
+            cursor = self.text_edit.textCursor()
+            cursor.beginEditBlock()
+            cursor.select(QTextCursor.SelectionType.Document)
+            cursor.insertText(stored.content)
+            cursor.endEditBlock()
+            self.text_edit.setTextCursor(cursor)
+            self.show_message("Reverted to the stored version; Ctrl+Z brings your edits back.")
+            self._refresh_controls()
+
+        changed = changed_line_count(stored.content, self.text)
+        self.question_box = dialogs.ask(
+            self,
+            title="Revert to the stored memory?",
+            text=f"Revert drops your unsaved edits ({plural(changed, 'changed line')}).",
+            informative="Ctrl+Z in the editor brings them back afterwards.",
+            choices=[
+                ("Revert", QMessageBox.ButtonRole.DestructiveRole),
+                ("Cancel", QMessageBox.ButtonRole.RejectRole),
+            ],
+            default="Cancel",
+            icon=QMessageBox.Icon.Question,
+            on_answer=answered,
+        )
 
     def _on_keep_mine_button_clicked(self) -> None:
         if self._workspace is None or self._theirs is None:
@@ -489,3 +521,14 @@ class MemoryEditor(QWidget):
 
 
 __all__ = ["MemoryEditor"]
+
+
+def changed_line_count(stored: str, edited: str) -> int:
+    """How many lines an edit adds or removes against the stored text (a changed line counts
+    once for its old and once for its new form)."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, stored.splitlines(), edited.splitlines())
+    return sum(
+        (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
