@@ -210,7 +210,27 @@ def test_a_denied_write_is_not_run_and_the_transcript_says_denied(chat, qloop, q
 
     messages = run(qloop, chat.service.messages(chat.controller.session_id))
     chat.panel.transcript.show_messages(messages)  # as after a restart
-    assert "✗ write_file notes.txt — Denied by the user" in chat.transcript()
+    assert "✗ write_file notes.txt — denied by user" in chat.transcript()
+
+
+def test_a_tool_summary_reads_the_same_after_a_reload(chat, qloop, qtbot, fake_api):
+    """A listing shows "N entries" live and, reloaded as after a restart, still "N entries"
+    (not the listing's first line)."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (chat.folder / name).write_text("x\n")
+    (chat.folder / ".git").mkdir()
+    fake_api.script(tool_use("list_directory", {"path": "."}), text("Four entries."))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "What is here?")
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    live = [line for line in chat.transcript().splitlines() if "list_directory" in line]
+    assert len(live) == 1 and live[0].endswith("— 4 entries"), live
+    messages = run(qloop, chat.service.messages(chat.controller.session_id))
+    chat.panel.transcript.show_messages(messages)  # as after a restart
+    assert [line for line in chat.transcript().splitlines() if "list_directory" in line] == live
 
 
 # -- stop, errors, retry --------------------------------------------------------------------------

@@ -395,11 +395,21 @@ class _Turn:
                     "in one turn; send a message to let it continue.",
                 )
             rounds += 1
+            summaries: dict[str, str] = {}
             for call in calls:
                 result = await self._run_tool(call)
+                summaries[call["id"]] = result.summary
                 self.results.append(tool_result(call["id"], result.output, is_error=not result.ok))
             results, self.results, self.open_calls = self.results, [], []
-            await agent.store(self.session_id, self.workspace.id, "user", results, self.emit)
+            # The stored results keep the tool's one-line summary ("13 entries"), so a reloaded
+            # chat shows what the live one did; the API never sees it (messages.clean_block).
+            stored = [
+                {**r, "summary": summaries[r["tool_use_id"]]}
+                if r["tool_use_id"] in summaries
+                else r
+                for r in results
+            ]
+            await agent.store(self.session_id, self.workspace.id, "user", stored, self.emit)
             messages.append({"role": "user", "content": results})
 
     async def _stream(

@@ -211,9 +211,12 @@ class TranscriptView(QScrollArea):
                     else:
                         output = tool_result_text(result)
                         failed = bool(result.get("is_error"))
+                        stored_summary = result.get("summary")
                         tool_block.set_outcome(
                             ok=not failed,
-                            summary=result_summary(output) or ("failed" if failed else "done"),
+                            summary=stored_summary
+                            if isinstance(stored_summary, str) and stored_summary
+                            else result_summary(output) or ("failed" if failed else "done"),
                             output=output,
                         )
         self._scroll_to_bottom()
