@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
         if running:
             gui.send_signal(signal.SIGTERM)
         try:
-            _out, err = gui.communicate(timeout=30)
+            _out, err = gui.communicate(timeout=60)  # quitting waits for start-up work
         except subprocess.TimeoutExpired:
             gui.kill()
             _out, err = gui.communicate()
