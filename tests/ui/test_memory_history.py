@@ -178,7 +178,7 @@ def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtb
         table = dialog.attempts_table
         assert table.rowCount() == 1
         assert [table.item(0, c).text() for c in (1, 2, 3, 4, 5)] == [
-            "Refused: would shrink the memory too much",  # a label, not the stored code
+            "Refused: too short",  # a label, not the stored code
             "the reply kept 12 of 150 lines (8%)",
             "claude-haiku-4-5",
             "1,200 / 80",

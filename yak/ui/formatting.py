@@ -12,13 +12,13 @@ from yak.domain import MAX_CHARS, MAX_LINES, count_lines
 OUTCOME_LABELS = {
     "applied": "applied",
     "up_to_date": "up to date",
-    "needs_review": "waiting for review",
-    "refused_floor": "refused: would shrink the memory too much",
-    "refused_ceiling": "refused: over the size limit",
-    "refused_empty": "refused: empty reply",
-    "refused_placeholder": "refused: reply left parts out",
-    "refused_not_document": "refused: reply was not a memory document",
-    "superseded": "superseded by a newer edit",
+    "needs_review": "awaiting review",
+    "refused_floor": "refused: too short",
+    "refused_ceiling": "refused: too long",
+    "refused_empty": "refused: empty",
+    "refused_placeholder": "refused: placeholders",
+    "refused_not_document": "refused: not a document",
+    "superseded": "superseded",
     "failed": "failed",
 }
 SOURCE_LABELS = {
@@ -31,8 +31,9 @@ SOURCE_LABELS = {
 
 
 def outcome_label(status: str) -> str:
-    """A refresh outcome as a person reads it: ``"refused_floor"`` → ``"refused: would shrink
-    the memory too much"``; an unknown code with its underscores as spaces."""
+    """A refresh outcome as a person reads it, short enough for a table cell (the reason says
+    more): ``"refused_floor"`` → ``"refused: too short"``; an unknown code with its
+    underscores as spaces."""
     return OUTCOME_LABELS.get(status, status.replace("_", " "))
 
 

@@ -17,10 +17,10 @@ from PySide6.QtGui import QFontDatabase, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
-    QHBoxLayout,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -106,9 +106,10 @@ class MemoryEditor(QWidget):
         self.save_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.addAction(self.save_action)
 
-    def _setup_buttons(self) -> QHBoxLayout:
-        """Save and Revert on the left; History…, Import…, Export…, Delete… and Refresh on the
-        right (the page handles Import…, Export… and Delete…)."""
+    def _setup_buttons(self) -> QVBoxLayout:
+        """Save, Revert and Refresh, then History…, Import…, Export… and Delete… on a second
+        row, so Settings fits a small screen (the page handles Import…, Export… and
+        Delete…)."""
         self.save_button = create_button(
             "Save", self, tooltip="Save (Ctrl+S)", clicked=self.request_save
         )
@@ -130,15 +131,16 @@ class MemoryEditor(QWidget):
             tooltip="Bring this memory up to date with its conversations now",
             clicked=self._on_refresh_button_clicked,
         )
-        return hbox(
-            self.save_button,
-            self.revert_button,
-            STRETCH,
-            self.history_button,
-            self.import_button,
-            self.export_button,
-            self.delete_button,
-            self.refresh_button,
+        return vbox(
+            hbox(self.save_button, self.revert_button, STRETCH, self.refresh_button),
+            hbox(
+                self.history_button,
+                self.import_button,
+                self.export_button,
+                self.delete_button,
+                STRETCH,
+            ),
+            margins=0,
         )
 
     def _setup_banner(self) -> QFrame:
