@@ -60,8 +60,10 @@ SETTINGS_SHORTCUT = "Ctrl+,"
 # MIN_CHAT_WIDTH (pixels), is put back to DOCK_SHARE of the width, as on the first run.
 MAX_DOCK_SHARE = 0.45
 MIN_CHAT_WIDTH = 420
-DOCK_SHARE = 1 / 3
-MIN_DOCK_WIDTH = 360
+# The dock starts at 30% of the width, at least MIN_DOCK_WIDTH: on a 1000-pixel window the
+# chat's column (beside its conversations list) stays wider than the memory panel.
+DOCK_SHARE = 0.3
+MIN_DOCK_WIDTH = 300
 LICENCE = "Apache-2.0"
 NO_WORKSPACE_TEXT = (
     "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
@@ -491,8 +493,8 @@ class MainWindow(QMainWindow):
         )
 
     def _size_memory_dock(self) -> None:
-        """A third of the window's width for the dock: at least 360 pixels, but never over 45%
-        of the window (a small screen)."""
+        """``DOCK_SHARE`` of the window's width for the dock: at least ``MIN_DOCK_WIDTH``
+        pixels, but never over ``MAX_DOCK_SHARE`` of the window (a small screen)."""
         total = self.width()
         width = min(max(MIN_DOCK_WIDTH, int(total * DOCK_SHARE)), int(total * MAX_DOCK_SHARE))
         self.resizeDocks([self.memory_dock], [width], Qt.Orientation.Horizontal)
