@@ -352,7 +352,7 @@ def test_help_about_names_the_version_licence_and_where_data_and_log_are(env, ui
     window, _controller = ui
     window.set_support_paths(data_dir="/srv/yak-data", log_file="/var/log/yak/yak.log")
     menus = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert menus == ["File", "View", "Help"]
+    assert menus == ["File", "Edit", "View", "Help"]
 
     async def body():
         window.about_action.trigger()
