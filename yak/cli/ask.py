@@ -11,8 +11,8 @@
   of the workspace (its full id or a unique prefix of at least ``MIN_SESSION_PREFIX``
   characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
-- reads run freely; writes, edits and commands are denied unless ``--yes`` (the model is told
-  "denied: run with --yes to allow");
+- reads run freely; writes, edits and commands are refused unless ``--yes`` (the model is told
+  "denied: run with --yes to allow", the tool line says "needs --yes to write or run commands");
 - ``PROMPT`` ``-`` reads the prompt from stdin;
 - after a turn that ended normally, unless ``--no-refresh``, the workspace's memory refresh runs
   at once through the core's refresh scheduler; its outcome is one line on stderr and a failed
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from yak.domain import ChatSession, Workspace
 
 DENIED_NOTE = "denied: run with --yes to allow"
+# What a call refused for want of --yes shows (nobody was asked, so not "denied by user").
+DENIED_SUMMARY = "needs --yes to write or run commands"
 MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
@@ -209,6 +211,7 @@ async def _ask(
             approver=approver,
             on_event=printer,
             denied_note=DENIED_NOTE,
+            denied_summary=DENIED_SUMMARY,
         )
     finally:
         printer.end_line()
