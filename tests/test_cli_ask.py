@@ -165,7 +165,8 @@ def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
     denied = yak("ask", "-w", str(folder), "--no-refresh", "Write out.txt")
     assert denied.returncode == 0, denied.stderr
     assert not (folder / "out.txt").exists()
-    assert "[write_file] out.txt: denied by user" in denied.stderr
+    assert "[write_file] out.txt: needs --yes to write or run commands" in denied.stderr
+    assert "denied by user" not in denied.stderr  # nobody was asked
     result_block = fake_api.message_requests[1].body["messages"][-1]["content"][0]
     assert result_block["content"] == "denied: run with --yes to allow"
     assert result_block["is_error"] is True

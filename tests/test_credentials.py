@@ -3,6 +3,10 @@ environment first, then the OS keyring; a missing keyring is handled."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+from pathlib import Path
+
 import pytest
 
 from yak.errors import UsageError, YakError
@@ -51,7 +55,79 @@ async def test_no_keyring_backend(core, monkeypatch):
     await core.settings.delete_api_key()
     with pytest.raises(YakError) as info:
         await core.settings.set_api_key("sk-x")
-    assert "set the ANTHROPIC_API_KEY environment variable instead" in str(info.value)
+    assert "set the ANTHROPIC_API_KEY environment variable" in str(info.value)
+    assert "for this session only" in str(info.value)
     assert "sk-x" not in str(info.value)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
     assert await core.settings.check_key() is True
+
+
+@pytest.fixture
+def plaintext_keyring():
+    """keyrings.alt's PlaintextKeyring as the only keyring (its file lives under the test's
+    XDG data folder); the previous backend is restored afterwards."""
+    import keyring
+    from keyrings.alt.file import PlaintextKeyring
+
+    previous = keyring.get_keyring()
+    backend = PlaintextKeyring()
+    keyring.set_keyring(backend)
+    try:
+        yield backend
+    finally:
+        keyring.set_keyring(previous)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(backend.file_path)
+
+
+async def test_a_plaintext_keyring_is_refused_with_where_the_key_would_have_gone(
+    core, monkeypatch, plaintext_keyring
+):
+    """With only a file keyring (keyrings.alt's PlaintextKeyring, which distributions install),
+    saving the key is refused with a sentence naming the file and the alternatives; the file
+    never receives the key."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(YakError) as info:
+        await core.settings.set_api_key("sk-ant-secret-1")
+    message = str(info.value)
+    assert message.startswith("Yak did not save the key: ")
+    assert plaintext_keyring.file_path in message
+    assert "for this session only" in message and "ANTHROPIC_API_KEY" in message
+    assert "sk-ant-secret-1" not in message
+    path = Path(plaintext_keyring.file_path)
+    assert not path.exists() or b"sk-ant-secret-1" not in path.read_bytes()
+    assert core.settings.api_key_now() is None
+
+
+async def test_a_key_already_in_a_plaintext_keyring_is_not_used(
+    core, monkeypatch, plaintext_keyring
+):
+    """A key an older program left in a plaintext keyring file is not read (Yak says there is
+    no key rather than use a secret kept in the clear)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    plaintext_keyring.set_password("yak", "anthropic", "sk-ant-plain")
+    assert core.settings.api_key_now() is None
+    assert await core.settings.key_source() is None
+
+
+async def test_a_session_key_is_used_for_this_core_only_and_written_nowhere(
+    core, make_core, monkeypatch, data_dir
+):
+    """With no keyring at all, a key given for this session only is used (source "session")
+    by this core, is unknown to another process's core, and no file of the data folder holds
+    it; forgetting it leaves no key."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    await core.settings.use_session_key("  sk-ant-session  ")
+    assert core.settings.api_key_now() == "sk-ant-session"
+    assert await core.settings.key_source() == "session"
+    assert core.settings.key_available is True
+    other = make_core()
+    assert other.settings.api_key_now() is None
+    core.settings.save(core.settings.current())
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert b"sk-ant-session" not in path.read_bytes(), path
+    await core.settings.delete_api_key()
+    assert core.settings.api_key_now() is None
+    with pytest.raises(UsageError):
+        await core.settings.use_session_key("sk a")

@@ -40,10 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 APP_NAME = "Yak"
-DESKTOP_FILE_NAME = "io.github.yak.Yak"
-LOG_FILE = "yak.log"
-LOG_BYTES = 1_000_000
-LOG_BACKUPS = 3
+ORGANIZATION_DOMAIN = "yak.github.io"  # reversed, it prefixes the app id (yak.paths.APP_ID)
 QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
 NO_DISPLAY_MESSAGE = (
     "yak: no display found; the desktop app needs a graphical session. The "
@@ -51,13 +48,20 @@ NO_DISPLAY_MESSAGE = (
 )
 
 
-def run(*, data_dir_override: str | None = None, workspace: str | None = None) -> int:
+def run(
+    *,
+    data_dir_override: str | None = None,
+    workspace: str | None = None,
+    choose_folder: bool = False,
+) -> int:
     """Open the desktop app; returns the process exit status.
 
     Args:
         data_dir_override: the data directory (``--data-dir``); default ``$YAK_DATA_DIR`` or the
             platform's.
         workspace: a folder to open at start; an error opening it is shown in the window.
+        choose_folder: show the Open Folder dialog once the app is ready (the desktop entry's
+            "Open Folder in Yak" action).
 
     Returns:
         0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
@@ -75,6 +79,9 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
     assert isinstance(app, QApplication)
+    # Before any window: a window takes its application id (Wayland app id, X11
+    # _GTK_APPLICATION_ID and WM_CLASS) from these when it is created.
+    set_application_identity(app)
     quit_on_last = app.quitOnLastWindowClosed()
     app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
     # The window first (start-up time is measured to it); asyncio, qasync, logging, the icon
@@ -85,7 +92,9 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
         window.show_opening(folder_to_show(workspace))
     window.show()
     app.processEvents()
-    handler = _setup_logging()
+    from yak.logfile import close_log, open_log
+
+    handler = open_log()
     log.info("window shown")
     if isinstance(handler, logging.FileHandler):
         window.set_support_paths(log_file=handler.baseFilename)
@@ -100,7 +109,13 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
     asyncio.set_event_loop(loop)
     try:
         return loop.run_until_complete(
-            _main(app, window, data_dir_override=data_dir_override, workspace=workspace)
+            _main(
+                app,
+                window,
+                data_dir_override=data_dir_override,
+                workspace=workspace,
+                choose_folder=choose_folder,
+            )
         )
     except RuntimeError as exc:  # the Qt loop was ended under the coroutine (session end)
         log.info("the event loop ended before the app's coroutine: %s", exc)
@@ -118,9 +133,7 @@ def run(*, data_dir_override: str | None = None, workspace: str | None = None) -
             log.info("closing the event loop: %s", exc)
         dispose_loop_timers(loop)
         asyncio.set_event_loop(None)
-        if handler is not None:
-            logging.getLogger().removeHandler(handler)
-            handler.close()
+        close_log(handler)
 
 
 def folder_to_show(path: str) -> str:
@@ -171,38 +184,6 @@ def dispose_loop_timers(loop: Any) -> None:
         shiboken6.delete(timer)
 
 
-def _setup_logging() -> logging.Handler | None:
-    """Log INFO and up to a rotating file in the platform log directory (never secrets)."""
-    import logging.handlers
-
-    from yak import paths
-
-    try:
-        folder = paths.log_dir()
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(
-            folder / LOG_FILE, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
-        )
-    except OSError as exc:
-        print(f"yak: cannot write the log file: {exc}", file=sys.stderr)
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.setLevel(logging.INFO)
-    root = logging.getLogger()
-    root.addHandler(handler)
-    if root.level > logging.INFO or root.level == logging.NOTSET:
-        root.setLevel(logging.INFO)
-    for handler_ in root.handlers:  # the console keeps showing warnings only
-        if (
-            isinstance(handler_, logging.StreamHandler)
-            and handler_ is not handler
-            and not isinstance(handler_, logging.FileHandler)
-        ):
-            handler_.setLevel(max(handler_.level, logging.WARNING))
-    for noisy in ("httpx", "httpcore", "alembic"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    return handler
-
-
 def app_icon() -> Any:
     """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
     from importlib import resources
@@ -219,19 +200,32 @@ def app_icon() -> Any:
     return icon
 
 
-def _configure_application(app: Any) -> None:
+def set_application_identity(app: Any) -> None:
+    """Name the application for the desktop: its name, organization, version and desktop file
+    name (the app id ``yak.paths.APP_ID``, which the desktop matches to the installed entry
+    and icon). Call it before the first window is created."""
     from yak import __version__
+    from yak.paths import APP_ID
 
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
+    app.setOrganizationDomain(ORGANIZATION_DOMAIN)
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    app.setDesktopFileName(APP_ID)
+
+
+def _configure_application(app: Any) -> None:
     app.setWindowIcon(app_icon())
 
 
 async def _main(
-    app: Any, window: Any, *, data_dir_override: str | None, workspace: str | None
+    app: Any,
+    window: Any,
+    *,
+    data_dir_override: str | None,
+    workspace: str | None,
+    choose_folder: bool = False,
 ) -> int:
     """The app's lifetime, once ``window`` is shown. Returns the exit status."""
     import asyncio
@@ -266,6 +260,8 @@ async def _main(
         try:
             await running.controller.start(workspace)
             running.start_background()
+            if choose_folder:
+                window.choose_folder()
             await quit_requested.wait()
         finally:
             await running.shutdown()

@@ -11,6 +11,7 @@ included, and the longest pause inside a reply). ``ANTHROPIC_API_KEY`` and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -32,6 +33,7 @@ COMMAND_SANDBOXES = ("auto", "landlock", "bubblewrap", "none")
 DEFAULT_TIMEOUT_S = 120.0
 MIN_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 3600.0
+SETTINGS_FILE_MODE = 0o600  # the user's alone, like the database and the log (yak.paths)
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,20 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
 
 
 def save_settings(data_dir: Path, settings: Settings) -> None:
-    """Write ``settings.json`` atomically (never the API key: it lives in the keyring)."""
+    """Write ``settings.json`` atomically, readable by the user only (never the API key: it
+    lives in the keyring).
+
+    Raises:
+        OSError: the file cannot be written.
+    """
     path = data_dir / SETTINGS_FILE
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(asdict(settings), indent=2), encoding="utf-8")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a leftover would keep its old permissions
+    with open(tmp, "w", encoding="utf-8", opener=_private_opener) as file:
+        file.write(json.dumps(asdict(settings), indent=2))
     os.replace(tmp, path)
+
+
+def _private_opener(path: str, flags: int) -> int:
+    return os.open(path, flags, SETTINGS_FILE_MODE)

@@ -20,6 +20,9 @@ import platformdirs
 
 APP_NAME = "yak"
 APP_AUTHOR = "Yak"
+# The reverse-DNS application id: the desktop entry's file name, the icons' name, the window's
+# application id (Wayland app id, X11 _GTK_APPLICATION_ID) and the AppStream component id.
+APP_ID = "io.github.yak.Yak"
 
 
 def normalize_path_text(path: str, *, windows: bool | None = None, nfc: bool = True) -> str:
@@ -108,21 +111,71 @@ def folder_identity(path: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
+# Conversations, memory documents and logs are private: Yak's own folders are created for the
+# user alone and its files readable by the user alone, whatever the umask (the umask is left
+# alone: files the agent writes in a workspace keep the user's usual permissions).
+PRIVATE_FOLDER_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """Where the database lives: ``override``, else ``$YAK_DATA_DIR``, else the platform's user
-    data directory (e.g. ``~/.local/share/yak`` on Linux). The folder is created."""
+    data directory (e.g. ``~/.local/share/yak`` on Linux). The folder is created readable by
+    the user only (``PRIVATE_FOLDER_MODE``); an existing folder keeps its permissions.
+
+    Raises:
+        OSError: the folder cannot be created (``FileExistsError``: a file has its name).
+    """
     chosen = (
         override
         or os.environ.get("YAK_DATA_DIR")
         or platformdirs.user_data_dir(APP_NAME, APP_AUTHOR)
     )
     folder = Path(os.path.expanduser(os.fspath(chosen))).resolve()
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_folder(folder)
     return folder
 
 
 def log_dir() -> Path:
-    """The platform's user log directory for Yak (created)."""
+    """The platform's user log directory for Yak (created readable by the user only)."""
     folder = Path(platformdirs.user_log_dir(APP_NAME, APP_AUTHOR))
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_folder(folder)
     return folder
+
+
+def make_private_folder(folder: Path) -> None:
+    """Create ``folder`` (and missing parents) when it does not exist; the folder itself gets
+    ``PRIVATE_FOLDER_MODE`` exactly, the parents the usual permissions.
+
+    Raises:
+        OSError: it cannot be created.
+    """
+    if folder.is_dir():
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(mode=PRIVATE_FOLDER_MODE)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+        return
+    os.chmod(folder, PRIVATE_FOLDER_MODE)  # mkdir's mode is masked by the umask
+
+
+def private_opener(path: str, flags: int) -> int:
+    """An ``opener`` for :func:`open` that creates a missing file with ``PRIVATE_FILE_MODE``
+    (an existing file keeps its permissions)."""
+    return os.open(path, flags, PRIVATE_FILE_MODE)
+
+
+def create_private_file(path: Path) -> None:
+    """Create ``path`` empty with ``PRIVATE_FILE_MODE`` when it does not exist (so a database or
+    log opened afterwards is private from its first byte); an existing file is left as it is.
+
+    Raises:
+        OSError: it cannot be created.
+    """
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
+    except FileExistsError:
+        return

@@ -267,16 +267,20 @@ async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
 
 
 class KeyStore(Protocol):
-    """Where the API key lives (environment first, then the OS keyring). May block: the
-    settings service calls it on a worker thread."""
+    """Where the API key lives (environment first, then a key for this session only, then the
+    OS keyring). May block: the settings service calls it on a worker thread."""
 
     def api_key(self) -> str | None: ...
 
     def key_source(self) -> str | None:
-        """``"environment"``, ``"keyring"`` or ``None``."""
+        """``"environment"``, ``"session"``, ``"keyring"`` or ``None``."""
         ...
 
     def set_api_key(self, key: str) -> None: ...
+
+    def use_session_key(self, key: str | None) -> None:
+        """Use ``key`` until the process ends, in memory only (``None`` forgets it)."""
+        ...
 
     def delete_api_key(self) -> None: ...
 

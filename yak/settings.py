@@ -107,7 +107,8 @@ class SettingsService:
         return self._key_store.api_key()
 
     async def key_source(self) -> str | None:
-        """``"environment"``, ``"keyring"`` or ``None``, read on a worker thread."""
+        """``"environment"``, ``"session"``, ``"keyring"`` or ``None``, read on a worker
+        thread."""
         return await asyncio.to_thread(self._key_store.key_source)
 
     async def set_api_key(self, key: str) -> None:
@@ -119,8 +120,18 @@ class SettingsService:
         await asyncio.to_thread(self._key_store.set_api_key, key)
         await self.check_key()
 
+    async def use_session_key(self, key: str | None) -> None:
+        """Use ``key`` for this run only (kept in memory, never written; ``None`` forgets it),
+        then check again.
+
+        Raises:
+            UsageError: a blank key or one with spaces.
+        """
+        self._key_store.use_session_key(key)
+        await self.check_key()
+
     async def delete_api_key(self) -> None:
-        """Remove the key from the OS keyring, then check again.
+        """Forget a session-only key and remove the key from the OS keyring, then check again.
 
         Raises:
             YakError: the keyring refused.

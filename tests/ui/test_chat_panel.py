@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from tests.support.fake_api import cut, error, hang, text, tool_use
 from yak.ui.chat.blocks import MessageBlock
 from yak.ui.chat.controller import ChatController
-from yak.ui.chat.panel import NO_KEY_MESSAGE, ChatPanel
+from yak.ui.chat.panel import NO_KEY_MESSAGE, NO_KEY_TOOLTIP, ChatPanel
 
 CUT_NOTE = "— reply cut off: the connection closed; nothing after this was received"
 CUT_MARK = "[incomplete: the reply was cut off (the connection closed)]"
@@ -210,7 +210,27 @@ def test_a_denied_write_is_not_run_and_the_transcript_says_denied(chat, qloop, q
 
     messages = run(qloop, chat.service.messages(chat.controller.session_id))
     chat.panel.transcript.show_messages(messages)  # as after a restart
-    assert "✗ write_file notes.txt — Denied by the user" in chat.transcript()
+    assert "✗ write_file notes.txt — denied by user" in chat.transcript()
+
+
+def test_a_tool_summary_reads_the_same_after_a_reload(chat, qloop, qtbot, fake_api):
+    """A listing shows "N entries" live and, reloaded as after a restart, still "N entries"
+    (not the listing's first line)."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (chat.folder / name).write_text("x\n")
+    (chat.folder / ".git").mkdir()
+    fake_api.script(tool_use("list_directory", {"path": "."}), text("Four entries."))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "What is here?")
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    live = [line for line in chat.transcript().splitlines() if "list_directory" in line]
+    assert len(live) == 1 and live[0].endswith("— 4 entries"), live
+    messages = run(qloop, chat.service.messages(chat.controller.session_id))
+    chat.panel.transcript.show_messages(messages)  # as after a restart
+    assert [line for line in chat.transcript().splitlines() if "list_directory" in line] == live
 
 
 # -- stop, errors, retry --------------------------------------------------------------------------
@@ -395,6 +415,8 @@ async def key_checked(controller: ChatController) -> None:
 def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     chat, qloop, qtbot, fake_api, monkeypatch
 ):
+    """Without a key the notice says how to add one, Send is disabled with a tooltip saying
+    why, and Enter sends nothing (the text is kept); once a key exists Send works again."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     run(qloop, key_checked(chat.controller))  # the key is checked off the UI thread
     notice = chat.panel.key_notice
@@ -407,6 +429,9 @@ def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     assert opened == [True]
 
     qtbot.keyClicks(chat.panel.input.edit, "Hello?")
+    send = chat.panel.input.button
+    assert not send.isEnabled()  # Send is off, and says why
+    assert send.toolTip() == NO_KEY_TOOLTIP
     qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Return)
     assert not chat.controller.turn_running
     assert chat.panel.input.text() == "Hello?"  # kept for when a key is added
@@ -416,6 +441,7 @@ def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")  # the user adds a key
     run(qloop, key_checked(chat.controller))
     assert not notice.isVisible()
+    assert send.isEnabled() and send.toolTip() == "Send (Enter)"
 
 
 def test_quitting_mid_reply_stores_what_was_said_before_the_database_closes(

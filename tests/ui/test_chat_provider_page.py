@@ -197,6 +197,43 @@ def test_a_key_the_keyring_cannot_store_gives_one_sentence(make_page, qloop, qtb
     assert not key_available(qloop, core)
 
 
+def test_with_no_keyring_a_key_can_be_used_for_this_session_only(make_page, qloop, qtbot, data_dir):
+    """Without a usable keyring, the refusal points at "this session only"; ticking it and
+    applying makes the key usable at once (the page says it is kept in memory only), nothing
+    in the data folder holds it, and Forget key drops it."""
+    page, core = make_page()  # the tests' default keyring stores nothing
+
+    async def body() -> None:
+        qtbot.keyClicks(page.key_edit, "sk-ant-session-9")
+        page.apply_button.click()
+        await until(lambda: "for this session only" in page.status_label.text(), what="the refusal")
+        assert page.is_changed()  # the typed key waits to be applied another way
+        page.session_only_check.click()
+        page.apply_button.click()
+        await until(
+            lambda: "used for this session only" in page.status_label.text(),
+            what="the session key",
+        )
+        assert page.key_edit.text() == ""
+        assert "never saved" in page.key_note.text()
+        assert page.remove_key_button.text() == "Forget key"
+
+    run(qloop, body())
+    assert core.settings.api_key_now() == "sk-ant-session-9"
+    assert key_available(qloop, core)
+    for stored in data_dir.iterdir():
+        if stored.is_file():
+            assert b"sk-ant-session" not in stored.read_bytes(), stored.name
+
+    async def forget() -> None:
+        page.remove_key_button.click()
+        await until(lambda: "forgotten" in page.status_label.text(), what="the key forgotten")
+
+    run(qloop, forget())
+    assert not key_available(qloop, core)
+    assert "No key yet" in page.key_note.text()
+
+
 def test_test_connection_reaches_the_server_and_says_so(make_page, qloop, fake_api):
     from tests.support.fake_api import error, text
 

@@ -129,6 +129,38 @@ def test_tool_call_shows_name_target_outcome_and_expands_to_its_output(qtbot):
     assert not block.output_view.isVisible()
 
 
+def test_expanding_a_tool_call_keeps_its_row_in_place_instead_of_jumping_to_the_bottom(qtbot):
+    """At the bottom of a long chat, expanding a tool call just above the end shows its output
+    under the row the user clicked: the view does not scroll on to the new bottom."""
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    bar = view.verticalScrollBar()
+    for i in range(40):
+        view.append_text(f"line {i}\n\n")
+    view.flush()
+    view.finish_tool_call(
+        "t1",
+        tool="list_dir",
+        target=".",
+        ok=True,
+        summary="40 entries",
+        output="\n".join(f"entry-{i}/" for i in range(40)),
+    )
+    view.add_note("Done.")
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    block = view.tool_call("t1")
+    assert block is not None
+    before, old_maximum = bar.value(), bar.maximum()
+    qtbot.mouseClick(block.toggle, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bar.maximum() > old_maximum)
+    qtbot.wait(50)  # let any follow-the-bottom scroll happen
+    assert bar.value() == before
+    top = block.mapTo(view.viewport(), block.rect().topLeft()).y()
+    assert 0 <= top < view.viewport().height()  # the clicked row is still on screen
+
+
 def test_a_stored_session_shows_prompts_replies_and_tool_outcomes():
     """History: the user's text verbatim, the reply rendered, each tool call with its result
     (a denied one marked failed), tool results never as a user message."""

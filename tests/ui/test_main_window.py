@@ -9,7 +9,7 @@ import threading
 import pytest
 from memory_support import answer, lines, message_boxes, run, until
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent, QTextDocument
+from PySide6.QtGui import QDropEvent, QKeySequence, QTextDocument
 from PySide6.QtWidgets import QLabel
 
 from tests.support.fake_api import error, text
@@ -352,7 +352,7 @@ def test_help_about_names_the_version_licence_and_where_data_and_log_are(env, ui
     window, _controller = ui
     window.set_support_paths(data_dir="/srv/yak-data", log_file="/var/log/yak/yak.log")
     menus = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert menus == ["File", "View", "Help"]
+    assert menus == ["File", "Edit", "View", "Help"]
 
     async def body():
         window.about_action.trigger()
@@ -479,3 +479,47 @@ def test_a_folder_that_cannot_be_opened_goes_back_to_the_open_a_folder_hint(
 
     run(qloop, body())
     window.close_guard = None
+
+
+def test_the_edit_menu_acts_on_the_focused_text_field(qtbot):
+    """Edit › Select All, Cut, Paste, Undo and Copy work on the field that has the focus (here
+    a text box in the window), with the platform's keys shown; on a read-only field the
+    commands that change text are disabled when the menu opens."""
+    from PySide6.QtWidgets import QApplication, QPlainTextEdit
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    box = QPlainTextEdit()
+    window.set_chat_panel(box)
+    window.show()
+    qtbot.waitExposed(window)
+    box.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is box)
+    qtbot.keyClicks(box, "a note to move")
+    titles = [a.text() for a in window.edit_menu.actions() if not a.isSeparator()]
+    assert titles == ["&Undo", "&Redo", "Cu&t", "&Copy", "&Paste", "Select &All"]
+    assert window.edit_actions["copy"].shortcut() == QKeySequence(QKeySequence.StandardKey.Copy)
+
+    window.edit_actions["selectAll"].trigger()
+    window.edit_actions["cut"].trigger()
+    assert box.toPlainText() == ""
+    assert QApplication.clipboard().text() == "a note to move"
+    window.edit_actions["paste"].trigger()
+    window.edit_actions["paste"].trigger()
+    assert box.toPlainText() == "a note to movea note to move"
+    window.edit_actions["undo"].trigger()
+    assert box.toPlainText() == "a note to move"
+    window.edit_actions["redo"].trigger()
+    assert box.toPlainText() == "a note to movea note to move"
+
+    box.setReadOnly(True)
+    window.edit_menu.aboutToShow.emit()
+    enabled = {name: action.isEnabled() for name, action in window.edit_actions.items()}
+    assert enabled == {
+        "undo": False,
+        "redo": False,
+        "cut": False,
+        "copy": True,
+        "paste": False,
+        "selectAll": True,
+    }

@@ -7,7 +7,14 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QTextEdit
 
-from yak.ui.main_window import MAX_DOCK_SHARE, MIN_CHAT_WIDTH, MainWindow
+from yak.ui.chat.panel import ChatPanel
+from yak.ui.main_window import (
+    DOCK_SHARE,
+    MAX_DOCK_SHARE,
+    MIN_CHAT_WIDTH,
+    MIN_DOCK_WIDTH,
+    MainWindow,
+)
 
 
 @pytest.fixture
@@ -66,8 +73,8 @@ def test_first_run_then_restarts_keep_the_chat_column_wide(ini, qtbot):
         quit_window(again)
 
 
-def test_a_saved_layout_where_the_dock_crowds_the_chat_is_put_back_to_a_third(ini, qtbot):
-    """A remembered dock over 45% of the window is resized to a third of the width."""
+def test_a_saved_layout_where_the_dock_crowds_the_chat_is_put_back_to_its_share(ini, qtbot):
+    """A remembered dock over 45% of the window is resized to its first-run share (30%)."""
     first = start(ini, qtbot)
     first.resizeDocks([first.memory_dock], [first.width() - 150], Qt.Orientation.Horizontal)
     settle()
@@ -76,8 +83,10 @@ def test_a_saved_layout_where_the_dock_crowds_the_chat_is_put_back_to_a_third(in
 
     again = start(ini, qtbot)
     assert_sane(again)
-    third = min(max(360, again.width() // 3), int(again.width() * MAX_DOCK_SHARE))
-    assert abs(again.memory_dock.width() - third) <= 2
+    share = min(
+        max(MIN_DOCK_WIDTH, int(again.width() * DOCK_SHARE)), int(again.width() * MAX_DOCK_SHARE)
+    )
+    assert abs(again.memory_dock.width() - share) <= 2
 
 
 def test_a_saved_layout_with_a_sane_dock_is_kept(ini, qtbot):
@@ -112,3 +121,33 @@ def test_narrow_then_wide_gives_the_growth_to_the_chat_not_the_dock(ini, qtbot):
     assert total == 1300
     assert abs(dock_after - dock) <= 2
     assert chat >= total - dock_after - 20
+
+
+def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbot):
+    """On a 1000 × 650 window with the real chat panel, the chat's own column (beside its
+    conversations list) is wider than the memory panel, and a code block in a reply is as wide
+    as that column and scrolls sideways instead of being cut."""
+    window = MainWindow(geometry_store=QSettings(ini, QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.resize(1000, 650)
+    window.show()
+    settle()
+    window.memory_panel  # noqa: B018 - built on first use, as the controller does
+    chat = ChatPanel()
+    window.set_chat_panel(chat)
+    settle()
+    assert window.width() == 1000
+    assert window.memory_dock.width() < chat.transcript.width(), (
+        window.memory_dock.width(),
+        chat.transcript.width(),
+    )
+    long_line = "x = " + " + ".join(f"value_{i}" for i in range(60))
+    chat.transcript.append_text(f"Here:\n\n```python\n{long_line}\n```\n\nDone.")
+    chat.transcript.end_turn()
+    settle()
+    block = next(b for b in chat.transcript.items() if "value_59" in b.toPlainText())
+    assert block.width() <= chat.transcript.viewport().width()
+    bar = block.horizontalScrollBar()
+    assert block.scrolls_sideways() and bar.isVisible() and bar.maximum() > 0
+    # The bar sits under the text: the block is tall enough for both.
+    assert block.viewport().height() >= block.document().size().height() - 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from memory_support import answer, lines, run, show, type_at_end
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QKeySequence, QTextCursor
 
 from tests.support import record
 from yak.domain import RevisionSource
@@ -438,3 +438,38 @@ def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop
         assert "Memory is off" in page.editor.message_label.text()
 
     run(qloop, body())
+
+
+def test_revert_asks_before_dropping_unsaved_lines_and_can_be_undone(env, page, qtbot, qloop):
+    """Revert with 250 unsaved lines asks first, naming how many lines it drops: Cancel keeps
+    them; Revert shows the stored text, and Ctrl+Z in the editor brings the edits back (as
+    unsaved edits). Nothing is stored either way."""
+    workspace = env.workspace("proj", lines(3))
+    edited = lines(3) + lines(250, prefix="new")
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        editor.text_edit.moveCursor(QTextCursor.MoveOperation.End)
+        editor.text_edit.insertPlainText(lines(250, prefix="new"))  # pasted
+        typed = editor.text
+        assert typed == edited
+
+        qtbot.mouseClick(editor.revert_button, Qt.MouseButton.LeftButton)
+        text = await answer("Cancel", containing="Revert drops your unsaved edits")
+        assert "250 changed lines" in text
+        assert editor.text == typed and editor.is_dirty()
+
+        qtbot.mouseClick(editor.revert_button, Qt.MouseButton.LeftButton)
+        await answer("Revert", containing="Revert drops your unsaved edits")
+        assert editor.text == lines(3)
+        assert not editor.is_dirty()
+        assert "Ctrl+Z brings your edits back" in editor.message_label.text()
+
+        editor.text_edit.setFocus()
+        qtbot.keySequence(editor.text_edit, QKeySequence(QKeySequence.StandardKey.Undo))
+        assert editor.text == typed
+        assert editor.is_dirty()
+
+    run(qloop, body())
+    assert env.stored(workspace.id).content == lines(3)

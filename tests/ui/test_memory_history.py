@@ -32,7 +32,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
         table = dialog.revisions_table
         assert table.rowCount() == 2
         assert [table.item(r, 0).text() for r in range(2)] == ["2", "1"]
-        assert table.item(0, 1).text() == "hand"
+        assert table.item(0, 1).text() == "Hand edit"
         assert table.item(1, 2).text() == "1"  # lines
 
         dialog.select_revision(1)
@@ -42,7 +42,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
             ("− - first", RED_BG),
             ("+ - second", GREEN_BG),
         ]
-        assert "Version 1 (hand" in dialog.diff_label.text()
+        assert "Version 1 (hand edit" in dialog.diff_label.text()
         qtbot.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
 
@@ -53,7 +53,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
         assert page.editor.text == "- first\n"
         assert "Restored as version 3" in page.editor.message_label.text()
         assert dialog.revisions_table.rowCount() == 3
-        assert dialog.revisions_table.item(0, 1).text() == "restore"
+        assert dialog.revisions_table.item(0, 1).text() == "Restore"
 
     run(qloop, body())
 
@@ -178,7 +178,7 @@ def test_history_lists_refresh_attempts_and_opens_a_refused_reply(env, page, qtb
         table = dialog.attempts_table
         assert table.rowCount() == 1
         assert [table.item(0, c).text() for c in (1, 2, 3, 4, 5)] == [
-            "refused_floor",
+            "Refused: too short",  # a label, not the stored code
             "the reply kept 12 of 150 lines (8%)",
             "claude-haiku-4-5",
             "1,200 / 80",

@@ -196,7 +196,7 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
         assert {
             w.name: cell(model, w.id, 3) for w in (refused, failed, applied, edited_after, never)
         } == {
-            "refused": "refused_floor",
+            "refused": "refused: too short",  # a label, not a code
             "failed": "failed",
             "applied": "up to date",
             "edited-after": "up to date",
@@ -212,7 +212,7 @@ def test_the_status_column_shows_the_last_refresh_and_follows_new_ones(env, page
         await until(lambda: cell(model, failed.id, 3) == "up to date", what="the new status")
         await page.controller.tasks.drain()
         assert cell(model, failed.id, 3) == "up to date"
-        assert cell(model, refused.id, 3) == "refused_floor"
+        assert cell(model, refused.id, 3) == "refused: too short"
         assert page.selected_workspace_id() == never.id
 
     run(qloop, body())

@@ -87,6 +87,7 @@ DENIED_NOTE = (
     "Denied by the user: this call was not run. Do not retry it; continue without "
     "it or ask the user."
 )
+DENIED_SUMMARY = "denied by user"
 # Why a reply stopped early, by ``ProviderError.reason``: the clause in its incomplete mark.
 _CUT_CAUSES = {
     "incomplete": "the connection closed",
@@ -182,6 +183,7 @@ class Agent:
         approver: Approver,
         on_event: Callable[[AgentEvent], None] | None = None,
         denied_note: str | None = None,
+        denied_summary: str | None = None,
     ) -> TurnFinished:
         """Run one turn: the prompt, the replies and tool calls, until the model is done.
 
@@ -194,6 +196,8 @@ class Agent:
                 ``MessageStored`` and finally ``TurnFinished``, on the loop thread.
             denied_note: what the model is told when a call is denied (``yak ask`` says how to
                 allow it); default :data:`DENIED_NOTE`.
+            denied_summary: the one-line outcome of a denied call (``ToolCallFinished`` and the
+                stored result); default :data:`DENIED_SUMMARY`.
 
         Returns:
             ``TurnFinished`` with status ``completed``, ``tool_limit`` (``error`` says why it
@@ -212,7 +216,14 @@ class Agent:
         session = await asyncio.to_thread(self.conversations.get_session, session_id)
         if session.workspace_id != workspace.id:
             raise UsageError("That conversation belongs to another workspace.")
-        turn = _Turn(self, workspace, session_id, emit, approver, denied_note or DENIED_NOTE)
+        turn = _Turn(
+            self,
+            workspace,
+            session_id,
+            emit,
+            approver,
+            (denied_note or DENIED_NOTE, denied_summary or DENIED_SUMMARY),
+        )
         return await turn.run(prompt)
 
     async def store(
@@ -253,14 +264,14 @@ class _Turn:
         session_id: str,
         emit: Callable[[AgentEvent], None],
         approver: Approver,
-        denied_note: str,
+        denial: tuple[str, str],
     ) -> None:
         self.agent = agent
         self.workspace = workspace
         self.session_id = session_id
         self.emit = emit
         self.approver = approver
-        self.denied_note = denied_note
+        self.denied_note, self.denied_summary = denial  # told the model, shown the user
         self.tools = agent.tools_factory(workspace.path)
         self.usage = TokenUsage()
         self.last_text = ""
@@ -397,11 +408,21 @@ class _Turn:
                     "in one turn; send a message to let it continue.",
                 )
             rounds += 1
+            summaries: dict[str, str] = {}
             for call in calls:
                 result = await self._run_tool(call)
+                summaries[call["id"]] = result.summary
                 self.results.append(tool_result(call["id"], result.output, is_error=not result.ok))
             results, self.results, self.open_calls = self.results, [], []
-            await agent.store(self.session_id, self.workspace.id, "user", results, self.emit)
+            # The stored results keep the tool's one-line summary ("13 entries"), so a reloaded
+            # chat shows what the live one did; the API never sees it (messages.clean_block).
+            stored = [
+                {**r, "summary": summaries[r["tool_use_id"]]}
+                if r["tool_use_id"] in summaries
+                else r
+                for r in results
+            ]
+            await agent.store(self.session_id, self.workspace.id, "user", stored, self.emit)
             messages.append({"role": "user", "content": results})
 
     async def _stream(
@@ -478,7 +499,7 @@ class _Turn:
         if decision == ApprovalDecision.ALLOW_ONCE:
             return None
         return ToolResult(
-            ok=False, output=self.denied_note, summary="denied by user", target=target
+            ok=False, output=self.denied_note, summary=self.denied_summary, target=target
         )
 
     async def _answer_open_calls(self, note: str, messages: list[dict] | None = None) -> None:

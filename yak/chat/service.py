@@ -129,6 +129,7 @@ class ChatService:
         approver: Approver,
         on_event: Callable[[AgentEvent], None] | None = None,
         denied_note: str | None = None,
+        denied_summary: str | None = None,
     ) -> TurnFinished:
         """Run one agent turn in a session (see ``Agent.run_turn``).
 
@@ -142,6 +143,8 @@ class ChatService:
             approver: answers approval requests for mutating tools.
             on_event: receives the turn's events on the loop thread.
             denied_note: what the model is told when a call is denied (``yak ask``).
+            denied_summary: the one-line outcome shown for a denied call (``yak ask``:
+                "needs --yes to write or run commands").
 
         Returns:
             ``TurnFinished`` (``completed``, ``tool_limit`` or ``failed``).
@@ -180,6 +183,7 @@ class ChatService:
                 approver=approver,
                 on_event=on_event,
                 denied_note=denied_note,
+                denied_summary=denied_summary,
             )
         finally:
             self._running.discard(session_id)

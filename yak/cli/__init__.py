@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     from yak.core import Core
 
 # The words that start a command-line command; anything else opens the desktop app.
-COMMANDS = frozenset({"memory", "ask"})
+COMMANDS = frozenset({"memory", "ask", "install-desktop", "completion"})
+EXIT_CODES = (
+    "Exit codes: 0 done; 1 the database cannot be read or written; 2 bad usage or input; "
+    "3 refused by a guard or waiting for review; 4 provider failure; 5 version conflict; "
+    "130 interrupted."
+)
 
 
 TIMEOUT_RANGE_S = (1.0, 3600.0)  # yak.config's MIN_TIMEOUT_S / MAX_TIMEOUT_S
@@ -197,21 +202,57 @@ def build_parser() -> argparse.ArgumentParser:
     """The full ``yak`` parser with every subcommand registered."""
     parser = _Parser(
         prog="yak",
-        description="Yak: an AI agent in your project folder, with a "
-        "memory document per workspace.",
+        usage="%(prog)s [--data-dir DIR] [WORKSPACE]\n       %(prog)s [--data-dir DIR] COMMAND ...",
+        description="Yak: an AI agent in your project folder, with a memory document per "
+        "workspace. Without a command, yak opens the desktop app, on WORKSPACE (a project "
+        "folder) when given.",
+        epilog=EXIT_CODES + " Run 'yak COMMAND --help' for a command's options.",
     )
-    parser.add_argument(
-        "--data-dir",
-        metavar="DIR",
-        help="where Yak keeps its database (default: $YAK_DATA_DIR or the platform data directory)",
-    )
+    parser.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP)
     parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    from yak.cli import ask, memory
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="yak")
+    from yak.cli import ask, completion, desktop, memory
 
     memory.register(sub)
     ask.register(sub)
+    desktop.register(sub)
+    completion.register(sub)
+    _apply_conventions(parser)
     return parser
+
+
+DATA_DIR_HELP = (
+    "where Yak keeps its database (default: $YAK_DATA_DIR or the platform data directory)"
+)
+
+
+def _apply_conventions(parser: argparse.ArgumentParser) -> None:
+    """What every subcommand gets, whoever registered it: ``--data-dir`` accepted after the
+    subcommand too (``yak memory list --data-dir DIR``; the later one wins) by every command
+    that opens the database, and a description (its one-line help, as a sentence, when it has
+    none)."""
+    from yak.cli.completion import walk
+
+    for path, sub in walk(parser):
+        if not path:
+            continue
+        opens_database = sub.get_default("needs_core") is not False
+        if opens_database and "--data-dir" not in sub._option_string_actions:
+            sub.add_argument(
+                "--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=DATA_DIR_HELP
+            )
+        if not sub.description:
+            summary = _help_of(parser, path)
+            if summary:
+                sub.description = summary[0].upper() + summary[1:].rstrip(".") + "."
+
+
+def _help_of(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> str:
+    """The one-line help the command at ``path`` was registered with ("" when none)."""
+    from yak.cli.completion import subcommands, walk
+
+    parents = dict(walk(parser))
+    return dict(subcommands(parents[path[:-1]])).get(path[-1], "")
 
 
 def _version() -> str:
@@ -235,6 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from yak.cli import output
 
         return output.error(_misplaced_json(argv), 2, as_json=True)
+    if (
+        first is not None
+        and first not in COMMANDS
+        and not first.startswith("-")
+        and not os.path.isdir(os.path.expanduser(first))
+    ):
+        from yak.cli import output
+
+        return output.error(not_a_command(first), 2, as_json=False)
     if first not in {*COMMANDS, "-h", "--help", "--version"}:
         _configure_logging()
         try:
@@ -255,6 +305,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _configure_logging()
     from yak.cli import output
+    from yak.logfile import close_log, open_log
+
+    # Every command logs, but printing a completion script (run at each shell start) stays light.
+    log_handler = open_log() if getattr(args, "writes_log", True) else None
+    try:
+        return _run_command(args)
+    finally:
+        close_log(log_handler)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """Run the parsed command's handler; returns the exit status (errors as one line)."""
+    import logging
+
+    from yak.cli import output
+
+    command = " ".join(
+        word for word in (args.command, getattr(args, "memory_command", None)) if word
+    )
+    logging.getLogger(__name__).info("yak %s", command)  # never the arguments: a prompt
+    if not getattr(args, "needs_core", True):  # a command that never opens the database
+        try:
+            return int(args.func(args, None))
+        except YakError as exc:
+            return output.error(str(exc), exc.exit_code, as_json=False)
     from yak.paths import data_dir
 
     try:
@@ -287,6 +362,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     finally:
         ctx.close()
+
+
+def not_a_command(word: str) -> str:
+    """The error for ``yak WORD`` when WORD is neither a command nor an existing folder,
+    naming the closest command when one is close (``'memroy'`` → ``memory``; a memory
+    subcommand such as ``list`` → ``memory list``)."""
+    import difflib
+
+    from yak.cli.completion import walk
+
+    nested = {path[-1]: " ".join(path) for path, _p in walk(build_parser()) if len(path) == 2}
+    near = difflib.get_close_matches(word, sorted(COMMANDS), n=1)
+    if near:
+        suggestion: str | None = near[0]
+    else:
+        near = [word] if word in nested else difflib.get_close_matches(word, sorted(nested), n=1)
+        suggestion = nested[near[0]] if near else None
+    hint = f"; did you mean '{suggestion}'?" if suggestion else " (see 'yak --help')"
+    return f"'{word}' is not a command or a folder{hint}"
 
 
 def _configure_logging() -> None:
@@ -326,7 +420,12 @@ def _run_app(argv: list[str]) -> int:
     parser.add_argument(
         "workspace", nargs="?", metavar="WORKSPACE", help="a project folder to open"
     )
+    parser.add_argument("--choose-folder", action="store_true")
     args = parser.parse_args(argv)
     from yak.app import run
 
-    return run(data_dir_override=args.data_dir, workspace=args.workspace)
+    return run(
+        data_dir_override=args.data_dir,
+        workspace=args.workspace,
+        choose_folder=args.choose_folder,
+    )

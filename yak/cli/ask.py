@@ -13,10 +13,10 @@ see
   of the workspace (its full id or a unique prefix of at least ``MIN_SESSION_PREFIX``
   characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
-- reads run freely; writes, edits and commands are denied unless ``--yes`` (the model is told
-  "denied: run with --yes to allow"); each command's line names its confinement
-  (``sandbox: landlock`` / ``bubblewrap`` / ``none``), and an unconfined setting is warned
-  about first;
+- reads run freely; writes, edits and commands are refused unless ``--yes`` (the model is told
+  "denied: run with --yes to allow", the tool line says "needs --yes to write or run commands");
+  each command's line names its confinement (``sandbox: landlock`` / ``bubblewrap`` /
+  ``none``), and an unconfined setting is warned about first;
 - ``PROMPT`` ``-`` reads the prompt from stdin;
 - after a turn that ended normally, unless ``--no-refresh``, the workspace's memory refresh runs
   at once through the core's refresh scheduler; its outcome is one line on stderr and a failed
@@ -54,6 +54,8 @@ UNCONFINED_WARNING = (
     "commands run without a sandbox (YAK_COMMAND_SANDBOX=none): an approved command can write "
     "anywhere you can"
 )
+# What a call refused for want of --yes shows (nobody was asked, so not "denied by user").
+DENIED_SUMMARY = "needs --yes to write or run commands"
 MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
@@ -226,6 +228,7 @@ async def _ask(
             approver=approver,
             on_event=printer,
             denied_note=DENIED_NOTE,
+            denied_summary=DENIED_SUMMARY,
         )
     finally:
         printer.end_line()

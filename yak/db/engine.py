@@ -36,6 +36,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yak.errors import SchemaTooNew, StoreError
+from yak.paths import create_private_file
 
 if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema that is not current
     from alembic.config import Config
@@ -231,6 +232,10 @@ def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
         )
     else:
         file = str(path)
+        try:
+            create_private_file(path)  # SQLite gives its -wal and -shm files the same mode
+        except OSError as exc:
+            log.info("could not create %s ahead of SQLite: %s", path, exc)
         engine = create_engine(f"sqlite:///{path}", creator=lambda: _connect(file))
     event.listen(engine, "connect", _on_connect)
     db = Database(engine, path)

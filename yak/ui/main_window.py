@@ -1,6 +1,7 @@
 """MainWindow: the workspace's window — chat in the middle, the memory panel docked beside it.
 
-File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q); View ›
+File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q); Edit › Undo,
+Redo, Cut, Copy, Paste, Select All on the focused text; View ›
 Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
 placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`.
@@ -20,6 +21,7 @@ and the app controller drives it (``set_workspace``, ``set_recent``, ``show_erro
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -35,6 +37,7 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
+    QApplication,
     QDockWidget,
     QLabel,
     QMainWindow,
@@ -60,8 +63,10 @@ SETTINGS_SHORTCUT = "Ctrl+,"
 # MIN_CHAT_WIDTH (pixels), is put back to DOCK_SHARE of the width, as on the first run.
 MAX_DOCK_SHARE = 0.45
 MIN_CHAT_WIDTH = 420
-DOCK_SHARE = 1 / 3
-MIN_DOCK_WIDTH = 360
+# The dock starts at 30% of the width, at least MIN_DOCK_WIDTH: on a 1000-pixel window the
+# chat's column (beside its conversations list) stays wider than the memory panel.
+DOCK_SHARE = 0.3
+MIN_DOCK_WIDTH = 300
 LICENCE = "Apache-2.0"
 NO_WORKSPACE_TEXT = (
     "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
@@ -152,7 +157,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
     def _setup_menus(self) -> None:
-        """File, View and Help."""
+        """File, Edit, View and Help."""
         file_menu = self.menuBar().addMenu("&File")
         self.open_action = create_action(
             "&Open Folder…",
@@ -182,6 +187,8 @@ class MainWindow(QMainWindow):
         )
         file_menu.addAction(self.quit_action)
 
+        self._setup_edit_menu()
+
         view_menu = self.menuBar().addMenu("&View")
         toggle = self.memory_dock.toggleViewAction()
         toggle.setText("&Memory Panel")
@@ -198,6 +205,38 @@ class MainWindow(QMainWindow):
             "&About Yak", self, role=QAction.MenuRole.AboutRole, triggered=self.show_about
         )
         help_menu.addAction(self.about_action)
+
+    def _setup_edit_menu(self) -> None:
+        """Undo, Redo, Cut, Copy, Paste and Select All, acting on the focused text field (the
+        prompt, the memory editor, a settings field, a message's text); an action the focused
+        widget cannot do is disabled when the menu opens."""
+        self.edit_menu = self.menuBar().addMenu("&Edit")
+        self.edit_actions: dict[str, QAction] = {}
+        for entry in EDIT_ACTIONS:
+            if entry is None:
+                self.edit_menu.addSeparator()
+                continue
+            method, text, key = entry
+            action = create_action(
+                text, self, shortcut=key, triggered=functools.partial(self.edit_focused, method)
+            )
+            self.edit_actions[method] = action
+            self.edit_menu.addAction(action)
+        self.edit_menu.aboutToShow.connect(self._update_edit_actions)
+
+    def edit_focused(self, method: str) -> bool:
+        """Do an Edit menu command (``"undo"``, ``"copy"``, ``"selectAll"``…) on the focused
+        widget; returns whether it could."""
+        widget = QApplication.focusWidget()
+        if widget is None or not _can_edit(widget, method):
+            return False
+        getattr(widget, method)()
+        return True
+
+    def _update_edit_actions(self) -> None:
+        widget = QApplication.focusWidget()
+        for method, action in self.edit_actions.items():
+            action.setEnabled(widget is not None and _can_edit(widget, method))
 
     # --- driven by the controller ------------------------------------------------------------
     @property
@@ -491,8 +530,8 @@ class MainWindow(QMainWindow):
         )
 
     def _size_memory_dock(self) -> None:
-        """A third of the window's width for the dock: at least 360 pixels, but never over 45%
-        of the window (a small screen)."""
+        """``DOCK_SHARE`` of the window's width for the dock: at least ``MIN_DOCK_WIDTH``
+        pixels, but never over ``MAX_DOCK_SHARE`` of the window (a small screen)."""
         total = self.width()
         width = min(max(MIN_DOCK_WIDTH, int(total * DOCK_SHARE)), int(total * MAX_DOCK_SHARE))
         self.resizeDocks([self.memory_dock], [width], Qt.Orientation.Horizontal)
@@ -518,6 +557,29 @@ class MainWindow(QMainWindow):
             return
         event.acceptProposedAction()
         self.open_folder_requested.emit(folder)
+
+
+# The Edit menu: (the text widgets' method, the label, the key), None for a separator.
+EDIT_ACTIONS: tuple[tuple[str, str, QKeySequence.StandardKey] | None, ...] = (
+    ("undo", "&Undo", QKeySequence.StandardKey.Undo),
+    ("redo", "&Redo", QKeySequence.StandardKey.Redo),
+    None,
+    ("cut", "Cu&t", QKeySequence.StandardKey.Cut),
+    ("copy", "&Copy", QKeySequence.StandardKey.Copy),
+    ("paste", "&Paste", QKeySequence.StandardKey.Paste),
+    None,
+    ("selectAll", "Select &All", QKeySequence.StandardKey.SelectAll),
+)
+_CHANGES_TEXT = frozenset({"undo", "redo", "cut", "paste"})
+
+
+def _can_edit(widget: QWidget, method: str) -> bool:
+    """Whether ``widget`` has the Edit command ``method`` and may do it now (a read-only
+    field copies and selects, but does not change)."""
+    if not callable(getattr(widget, method, None)):
+        return False
+    read_only = getattr(widget, "isReadOnly", None)
+    return not (method in _CHANGES_TEXT and callable(read_only) and read_only())
 
 
 def _html(text: str) -> str:

@@ -49,7 +49,8 @@ class MessageBlock(QTextBrowser):
         self.setOpenExternalLinks(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Text wraps; a code block's long lines do not, and scroll sideways in their block.
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         document = self.document()
@@ -93,11 +94,22 @@ class MessageBlock(QTextBrowser):
     def sizeHint(self) -> QSize:  # Qt override
         return QSize(super().sizeHint().width(), self.height())
 
+    def scrolls_sideways(self) -> bool:
+        """Whether the text is wider than the block (a code block's long line), so the block
+        shows a horizontal scroll bar."""
+        return self.document().size().width() > self.viewport().width() + 1
+
     def _height_for(self, document_height: float) -> int:
-        return math.ceil(document_height) + 2 * self.frameWidth()
+        bar = self.horizontalScrollBar().sizeHint().height() if self.scrolls_sideways() else 0
+        return math.ceil(document_height) + 2 * self.frameWidth() + bar
 
     def _on_document_size_changed(self, size: QSizeF) -> None:
         self.setFixedHeight(self._height_for(size.height()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt override
+        super().resizeEvent(event)
+        # A new width may add or remove the scroll bar under a code block.
+        self.setFixedHeight(self._height_for(self.document().size().height()))
 
 
 class ElidedLabel(QLabel):

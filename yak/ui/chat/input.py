@@ -30,6 +30,7 @@ class PromptEdit(QPlainTextEdit):
         self.setPlaceholderText("Ask about this workspace… (Enter sends, Shift+Enter new line)")
         self.setTabChangesFocus(True)
         self.busy = False
+        self.send_blocked = False  # Enter does not send (ChatInput.set_send_blocked)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
         modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
@@ -39,7 +40,7 @@ class PromptEdit(QPlainTextEdit):
                 self.ensureCursorVisible()
             elif modifiers == Qt.KeyboardModifier.NoModifier:
                 text = self.toPlainText()
-                if text.strip() and not self.busy:
+                if text.strip() and not self.busy and not self.send_blocked:
                     self.submitted.emit(text)
             else:
                 super().keyPressEvent(event)
@@ -65,6 +66,7 @@ class ChatInput(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._busy = False
+        self._blocked_because: str | None = None
         self._setup_ui()
 
     def _setup_ui(self) -> None:
@@ -103,6 +105,13 @@ class ChatInput(QWidget):
         self.edit.busy = busy
         self._update_button()
 
+    def set_send_blocked(self, reason: str | None) -> None:
+        """Disable Send (the button and Enter) with ``reason`` as the button's tooltip, e.g.
+        while no API key exists; ``None`` enables it again. Typing stays possible."""
+        self._blocked_because = reason
+        self.edit.send_blocked = reason is not None
+        self._update_button()
+
     def text(self) -> str:
         """The prompt as typed."""
         return self.edit.toPlainText()
@@ -118,13 +127,15 @@ class ChatInput(QWidget):
             self.button.setEnabled(True)
         else:
             self.button.setText("Send")
-            self.button.setToolTip("Send (Enter)")
-            self.button.setEnabled(bool(self.edit.toPlainText().strip()))
+            self.button.setToolTip(self._blocked_because or "Send (Enter)")
+            self.button.setEnabled(
+                self._blocked_because is None and bool(self.edit.toPlainText().strip())
+            )
 
     def _on_button_clicked(self) -> None:
         if self._busy:
             self.stop_requested.emit()
-        elif self.text().strip():
+        elif self.text().strip() and self._blocked_because is None:
             self.send_requested.emit(self.text())
 
     def _on_edit_stop_requested(self) -> None:

@@ -37,6 +37,7 @@ NO_KEY_MESSAGE = (
     "environment variable before starting Yak, or add a key in Settings > Provider. "
     "Memory features keep working without one."
 )
+NO_KEY_TOOLTIP = "No API key yet: add one in Settings › Provider (Ctrl+,) to send"
 
 
 def token_count(count: int) -> str:
@@ -337,11 +338,13 @@ class ChatPanel(QWidget):
         self.error_banner.setVisible(False)
 
     def set_key_missing(self, missing: bool) -> None:
-        """Show or hide the sentence explaining how to add an API key."""
+        """Show or hide the sentence explaining how to add an API key; Send is disabled while
+        no key exists, its tooltip saying why."""
         if missing:
             self.key_notice.show_message(NO_KEY_MESSAGE)
         else:
             self.key_notice.setVisible(False)
+        self.input.set_send_blocked(NO_KEY_TOOLTIP if missing else None)
 
     def set_usage(self, turn: TokenUsage | None, session: TokenUsage | None) -> None:
         """Show token usage of the last turn and of the whole session (nothing while none was

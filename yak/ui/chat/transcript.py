@@ -211,9 +211,12 @@ class TranscriptView(QScrollArea):
                     else:
                         output = tool_result_text(result)
                         failed = bool(result.get("is_error"))
+                        stored_summary = result.get("summary")
                         tool_block.set_outcome(
                             ok=not failed,
-                            summary=result_summary(output) or ("failed" if failed else "done"),
+                            summary=stored_summary
+                            if isinstance(stored_summary, str) and stored_summary
+                            else result_summary(output) or ("failed" if failed else "done"),
                             output=output,
                         )
         self._scroll_to_bottom()
@@ -280,6 +283,7 @@ class TranscriptView(QScrollArea):
         self.close_stream()
         self.hide_thinking()
         block = ToolCallBlock(tool_use_id=tool_use_id, tool=tool, target=target)
+        block.expanded_changed.connect(self._on_tool_call_expanded_changed)
         self._tool_blocks[tool_use_id] = block
         self._add(block)
         return block
@@ -366,6 +370,13 @@ class TranscriptView(QScrollArea):
 
     def _on_scroll_value_changed(self, value: int) -> None:
         self._follow_bottom = value >= self.verticalScrollBar().maximum() - _BOTTOM_SLACK_PX
+
+    def _on_tool_call_expanded_changed(self, expanded: bool) -> None:
+        # The user opened a row to read it: its output appears under it, the view stays where
+        # it is (following the bottom would scroll the row away); back at the bottom it
+        # follows again.
+        if expanded:
+            self._follow_bottom = False
 
     def _on_scroll_range_changed(self, _minimum: int, maximum: int) -> None:
         if self._follow_bottom:

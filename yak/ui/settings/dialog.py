@@ -38,7 +38,7 @@ class SettingsDialog(QDialog):
     def _setup_ui(self) -> None:
         self.setWindowTitle("Yak Settings")
         self.setObjectName("settingsDialog")
-        self.resize(1000, 680)
+        self.resize(900, 680)  # fits a small screen; every page fits this width
         layout = QVBoxLayout(self)
         body = QHBoxLayout()
         self.pages_list = QListWidget(self)

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from yak.domain import RefreshAttempt, Revision, Workspace
 from yak.text import plural
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows, local_time
+from yak.ui.formatting import diff_rows, local_time, outcome_label, source_label
 from yak.ui.layout import create_button, create_label, hbox, vbox
 
 
@@ -160,7 +160,7 @@ class HistoryDialog(QDialog):
         for row, revision in enumerate(self._revisions):
             cells = (
                 str(revision.version),
-                str(revision.source),
+                source_label(revision.source).capitalize(),
                 str(revision.lines),
                 f"{revision.chars:,}",
                 ", ".join(revision.flags),
@@ -175,7 +175,7 @@ class HistoryDialog(QDialog):
         for row, attempt in enumerate(self._attempts):
             cells = (
                 local_time(attempt.created_at),
-                str(attempt.status),
+                outcome_label(attempt.status).capitalize(),
                 attempt.reason,
                 attempt.model or "",
                 f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
@@ -227,7 +227,7 @@ class HistoryDialog(QDialog):
         if rows:
             self.diff_view.show_rows(rows)
             self.diff_label.setText(
-                f"Version {revision.version} ({revision.source}, − red) "
+                f"Version {revision.version} ({source_label(revision.source)}, − red) "
                 "against the current document (+ green)."
             )
         else:
@@ -243,7 +243,8 @@ class HistoryDialog(QDialog):
         sessions = len(attempt.session_ids)
         flags = f" · flags: {', '.join(attempt.flags)}" if attempt.flags else ""
         self.attempt_label.setText(
-            f"{attempt.status}: {attempt.reason} (based on version {attempt.base_version}, "
+            f"{outcome_label(attempt.status).capitalize()} — {attempt.reason} (based on version "
+            f"{attempt.base_version}, "
             f"{plural(sessions, 'session')}{flags})"
         )
         self.reply_view.setPlainText(attempt.reply or "(no reply kept for this attempt)")

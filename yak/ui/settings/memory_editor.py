@@ -13,19 +13,20 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontDatabase, QKeySequence
+from PySide6.QtGui import QFontDatabase, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QFrame,
-    QHBoxLayout,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QVBoxLayout,
     QWidget,
 )
 
 from yak.domain import MemoryDocument, Workspace, count_lines
 from yak.refresh.state import ceiling_message, shrink_question
+from yak.text import plural
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import counter_text, diff_rows, html_escape, relative_time, source_text
@@ -105,9 +106,10 @@ class MemoryEditor(QWidget):
         self.save_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.addAction(self.save_action)
 
-    def _setup_buttons(self) -> QHBoxLayout:
-        """Save and Revert on the left; History…, Import…, Export…, Delete… and Refresh on the
-        right (the page handles Import…, Export… and Delete…)."""
+    def _setup_buttons(self) -> QVBoxLayout:
+        """Save, Revert and Refresh, then History…, Import…, Export… and Delete… on a second
+        row, so Settings fits a small screen (the page handles Import…, Export… and
+        Delete…)."""
         self.save_button = create_button(
             "Save", self, tooltip="Save (Ctrl+S)", clicked=self.request_save
         )
@@ -129,15 +131,16 @@ class MemoryEditor(QWidget):
             tooltip="Bring this memory up to date with its conversations now",
             clicked=self._on_refresh_button_clicked,
         )
-        return hbox(
-            self.save_button,
-            self.revert_button,
-            STRETCH,
-            self.history_button,
-            self.import_button,
-            self.export_button,
-            self.delete_button,
-            self.refresh_button,
+        return vbox(
+            hbox(self.save_button, self.revert_button, STRETCH, self.refresh_button),
+            hbox(
+                self.history_button,
+                self.import_button,
+                self.export_button,
+                self.delete_button,
+                STRETCH,
+            ),
+            margins=0,
         )
 
     def _setup_banner(self) -> QFrame:
@@ -454,8 +457,39 @@ class MemoryEditor(QWidget):
         self._refresh_controls()
 
     def _on_revert_button_clicked(self) -> None:
-        if self._workspace is not None and self._document is not None:
-            self.load(self._workspace, self._document, note="Reverted to the stored version.")
+        """Revert asks first (it drops unsaved lines), then puts the stored text back as one
+        undoable edit: Ctrl+Z in the editor brings the dropped edits back."""
+        if self._workspace is None or self._document is None or self.question_box is not None:
+            return
+        workspace, stored = self._workspace, self._document
+
+        def answered(label: str | None) -> None:
+            self.question_box = None
+            if label != "Revert" or self._workspace is None or self._workspace.id != workspace.id:
+                return
+            cursor = self.text_edit.textCursor()
+            cursor.beginEditBlock()
+            cursor.select(QTextCursor.SelectionType.Document)
+            cursor.insertText(stored.content)
+            cursor.endEditBlock()
+            self.text_edit.setTextCursor(cursor)
+            self.show_message("Reverted to the stored version; Ctrl+Z brings your edits back.")
+            self._refresh_controls()
+
+        changed = changed_line_count(stored.content, self.text)
+        self.question_box = dialogs.ask(
+            self,
+            title="Revert to the stored memory?",
+            text=f"Revert drops your unsaved edits ({plural(changed, 'changed line')}).",
+            informative="Ctrl+Z in the editor brings them back afterwards.",
+            choices=[
+                ("Revert", QMessageBox.ButtonRole.DestructiveRole),
+                ("Cancel", QMessageBox.ButtonRole.RejectRole),
+            ],
+            default="Cancel",
+            icon=QMessageBox.Icon.Question,
+            on_answer=answered,
+        )
 
     def _on_keep_mine_button_clicked(self) -> None:
         if self._workspace is None or self._theirs is None:
@@ -489,3 +523,14 @@ class MemoryEditor(QWidget):
 
 
 __all__ = ["MemoryEditor"]
+
+
+def changed_line_count(stored: str, edited: str) -> int:
+    """How many lines an edit adds or removes against the stored text (a changed line counts
+    once for its old and once for its new form)."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, stored.splitlines(), edited.splitlines())
+    return sum(
+        (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )

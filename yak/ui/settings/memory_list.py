@@ -7,6 +7,7 @@ offers Re-attach… for it). :func:`summary_from` builds a row for a workspace n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from PySide6.QtWidgets import QWidget
 
 from yak.domain import MemoryDocument, MemorySummary, Workspace
 from yak.refresh.state import LastRefresh, list_status
-from yak.ui.formatting import local_time, relative_time
+from yak.ui.formatting import OUTCOME_LABELS, local_time, outcome_label, relative_time
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison
@@ -104,7 +105,7 @@ class MemoryListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole and summary.orphaned:
             return QBrush(QColor("#8a8a8a")) if column != 3 else QBrush(QColor("#b35c00"))
         if role == Qt.ItemDataRole.ForegroundRole and column == 3:
-            colour = _STATUS_COLOURS.get(self._status(summary)[0].split("_")[0])
+            colour = _STATUS_COLOURS.get(re.split(r"[: ]", self._status(summary)[0])[0])
             return QBrush(QColor(colour)) if colour else None
         if role == Qt.ItemDataRole.FontRole and summary.orphaned and column in (0, 3):
             font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
@@ -127,11 +128,12 @@ class MemoryListModel(QAbstractTableModel):
         if not summary.workspace.memory_enabled:
             return "memory off", "Memory is turned off for this workspace."
         workspace_id = summary.workspace.id
-        return list_status(
+        text, tooltip = list_status(
             self._last.get(workspace_id),
             updated_at=summary.updated_at,
             paused=workspace_id in self._paused,
         )
+        return (outcome_label(text) if text in OUTCOME_LABELS else text), tooltip
 
     # --- driven by the page ------------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary]) -> bool:

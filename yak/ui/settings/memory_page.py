@@ -38,6 +38,7 @@ from yak.ui.settings.page import SettingsPage
 
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
 TIMES_INTERVAL_MS = 30_000
+LIST_MIN_WIDTH_PX = 250  # with the editor, Settings fits in 900 px
 _EXPORT_FILTERS = (
     ("Plain text (*.txt)", "txt", "text"),
     ("Markdown (*.md)", "md", "markdown"),
@@ -98,7 +99,7 @@ class MemoryPage(SettingsPage):
     def _setup_list(self, parent: QWidget) -> QWidget:
         """The left side: the filter, the table of workspaces, their count and Re-attach…."""
         left = QWidget(parent)
-        left.setMinimumWidth(360)
+        left.setMinimumWidth(LIST_MIN_WIDTH_PX)
         self.filter_edit = QLineEdit(left)
         self.filter_edit.setPlaceholderText("Filter workspaces")
         self.filter_edit.setClearButtonEnabled(True)
@@ -144,10 +145,10 @@ class MemoryPage(SettingsPage):
         vertical.setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        # Wide enough for their usual text ("refused_ceiling" in Status); the path takes the
-        # rest and is elided on the left.
+        # Wide enough for their usual text ("refused: too short" in Status); the path takes
+        # the rest and is elided on the left.
         metrics = table.fontMetrics()
-        for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused_ceiling")):
+        for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused: too short")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
         table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialogButtonBox,
     QDoubleSpinBox,
@@ -179,6 +180,12 @@ class ProviderPage(SettingsPage):
         self.show_key_button = QToolButton(self)
         self.show_key_button.setDefaultAction(self.show_key_action)
         self.key_note = create_label(self, word_wrap=True, plain_text=True)
+        self.session_only_check = QCheckBox("Use for this session only (not saved)", self)
+        self.session_only_check.setObjectName("session_only")
+        self.session_only_check.setToolTip(
+            "Keep the key in memory until Yak quits, without writing it anywhere (for a "
+            "system with no usable keyring)"
+        )
         self.remove_key_button = create_button(
             "Remove stored key",
             self,
@@ -188,6 +195,7 @@ class ProviderPage(SettingsPage):
         )
         return vbox(
             hbox((self.key_edit, 1), self.show_key_button, self.remove_key_button),
+            self.session_only_check,
             self.key_note,
             margins=0,
         )
@@ -358,7 +366,10 @@ class ProviderPage(SettingsPage):
         if key:
             self._loaded["api_key"] = key  # stays "applied" while the keyring write runs
             self._pending_key_save = True
-            self.tasks.spawn(self._save_key(key), name="save-api-key")
+            self.tasks.spawn(
+                self._save_key(key, session_only=self.session_only_check.isChecked()),
+                name="save-api-key",
+            )
         self._update_test_button()
         self.changed.emit()
 
@@ -374,8 +385,8 @@ class ProviderPage(SettingsPage):
         self.tasks.spawn(self._run_test(), name="test-connection")
 
     def remove_key(self) -> None:
-        """Delete the stored key from the keyring (in the background); the chat then explains
-        how to add one again."""
+        """Forget a session-only key and delete the stored key from the keyring (in the
+        background); the chat then explains how to add one again."""
         self.remove_key_button.setEnabled(False)
         self.tasks.spawn(self._remove_key(), name="remove-api-key")
 
@@ -389,7 +400,11 @@ class ProviderPage(SettingsPage):
         except YakError as exc:
             self.status_label.setText(str(exc))
         else:
-            self.status_label.setText("The API key was removed from the system keyring.")
+            self.status_label.setText(
+                "The session key was forgotten."
+                if self._key_source == "session"
+                else "The API key was removed from the system keyring."
+            )
             self.key_saved.emit()
         await settled(self._reread_key_state())
 
@@ -404,9 +419,12 @@ class ProviderPage(SettingsPage):
         self.status_label.setText(message)
         self.test_finished.emit(message)
 
-    async def _save_key(self, key: str) -> None:
+    async def _save_key(self, key: str, *, session_only: bool) -> None:
         try:
-            await self.settings.set_api_key(key)
+            if session_only:
+                await self.settings.use_session_key(key)
+            else:
+                await self.settings.set_api_key(key)
         except YakError as exc:
             self.status_label.setText(str(exc))
             self._loaded["api_key"] = ""
@@ -421,7 +439,11 @@ class ProviderPage(SettingsPage):
             self._loading = False
         self._loaded["api_key"] = ""
         await settled(self._reread_key_state())
-        self.status_label.setText("The API key was saved in the system keyring.")
+        self.status_label.setText(
+            "The API key is used for this session only; Yak forgets it when it quits."
+            if session_only
+            else "The API key was saved in the system keyring."
+        )
         self._update_test_button()
         self.key_saved.emit()
         self.changed.emit()
@@ -467,20 +489,29 @@ class ProviderPage(SettingsPage):
         self._update_key_state()
 
     def _show_key_state(self, source: str | None) -> None:
-        """``source`` is where the key is: ``"environment"``, ``"keyring"``, ``None`` (no key)
-        or unknown (not read yet: the field is usable, and nothing is said about it)."""
+        """``source`` is where the key is: ``"environment"``, ``"session"`` (this run only),
+        ``"keyring"``, ``None`` (no key) or unknown (not read yet: the field is usable, and
+        nothing is said about it)."""
         self._key_source = source
         from_env = source == "environment"
-        stored = source == "keyring"
+        stored = source in ("keyring", "session")
         self.key_edit.setEnabled(not from_env)
         self.show_key_action.setEnabled(not from_env)
+        self.session_only_check.setEnabled(not from_env)
         self.remove_key_button.setVisible(stored)
         self.remove_key_button.setEnabled(stored)
+        self.remove_key_button.setText("Forget key" if source == "session" else "Remove stored key")
         if from_env:
             self.key_edit.setPlaceholderText(f"Set by the {KEY_ENV} environment variable")
             self.key_note.setText(
                 f"The key comes from the {KEY_ENV} environment variable; "
                 "change or unset it there to use another key."
+            )
+        elif source == "session":
+            self.key_edit.setPlaceholderText("A key is in use; type a new one to replace it")
+            self.key_note.setText(
+                "Used for this session only: kept in memory, never saved; Yak forgets it "
+                "when it quits."
             )
         elif stored:
             self.key_edit.setPlaceholderText("A key is stored; type a new one to replace it")

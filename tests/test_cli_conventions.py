@@ -1,0 +1,178 @@
+"""Command-line conventions: help that shows the app form and the exit codes, a typo answered
+with the closest command (never a window), global options after the subcommand, a description
+on every subcommand, shell completion, a manual page in step with the parser, and the shared
+log file. Each case runs the real ``python -m yak``."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli_startup import HEAVY, loaded, run_yak
+from yak.cli import build_parser
+from yak.cli.completion import walk
+from yak.cli.manpage import render
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def yak(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "yak", *args],
+        capture_output=True,
+        text=True,
+        env=env or dict(os.environ),
+        timeout=60,
+        check=False,
+    )
+
+
+def test_help_shows_the_app_form_the_commands_and_the_exit_codes():
+    """``yak --help`` starts with both forms (``yak [WORKSPACE]`` opens the app), lists every
+    command and ends with the exit codes."""
+    result = yak("--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith(
+        "usage: yak [--data-dir DIR] [WORKSPACE]\n       yak [--data-dir DIR] COMMAND ...\n"
+    )
+    for command in ("memory", "ask", "install-desktop", "completion"):
+        assert f"\n    {command} " in result.stdout or f"\n    {command}\n" in result.stdout
+    flat = " ".join(result.stdout.split())
+    assert "Exit codes: 0 done; 1 the database cannot be read or written; 2 bad usage" in flat
+
+
+@pytest.mark.parametrize(
+    ("word", "message"),
+    [
+        ("memroy", "yak: 'memroy' is not a command or a folder; did you mean 'memory'?"),
+        ("aks", "yak: 'aks' is not a command or a folder; did you mean 'ask'?"),
+        ("list", "yak: 'list' is not a command or a folder; did you mean 'memory list'?"),
+        ("zzzz", "yak: 'zzzz' is not a command or a folder (see 'yak --help')"),
+    ],
+)
+def test_a_word_that_is_neither_a_command_nor_a_folder_is_an_error_not_a_window(word, message):
+    """A typo exits 2 with one line naming the closest command, and loads no Qt (no window
+    is opened on a folder that does not exist)."""
+    result, imported = run_yak(word)
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == message
+    assert loaded(imported, ("PySide6",)) == []
+
+
+def test_data_dir_is_accepted_after_the_subcommand(tmp_path):
+    """``yak memory set … --data-dir DIR`` and ``yak memory list --json --data-dir DIR`` use DIR,
+    like ``yak --data-dir DIR memory …``."""
+    data, folder = tmp_path / "data", tmp_path / "project"
+    folder.mkdir()
+    saved = subprocess.run(
+        [sys.executable, "-m", "yak", "memory", "set", "-w", str(folder), "--data-dir", str(data)],
+        input="- a note\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert saved.returncode == 0, saved.stderr
+    after = yak("memory", "list", "--json", "--data-dir", str(data))
+    before = yak("--data-dir", str(data), "memory", "list", "--json")
+    assert after.returncode == 0, after.stderr
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    assert [entry["workspace"] for entry in json.loads(after.stdout)] == [str(folder)]
+
+
+def test_every_command_and_subcommand_has_a_description():
+    """Each command's ``--help`` opens with a description, not only a usage line."""
+    missing = [" ".join(path) for path, sub in walk(build_parser()) if not sub.description]
+    assert missing == []
+
+
+def test_the_cli_writes_the_shared_rotating_log(tmp_path):
+    """A command logs to the same ``yak.log`` as the desktop app (the command, never its
+    arguments)."""
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
+    result = yak("--data-dir", str(tmp_path / "data"), "memory", "list", env=env)
+    assert result.returncode == 0, result.stderr
+    logs = list((tmp_path / "state").rglob("yak.log"))
+    assert len(logs) == 1
+    assert "yak memory list" in logs[0].read_text(encoding="utf-8")
+
+
+def complete(*words: str) -> list[str]:
+    """What bash offers for the last of ``words`` (``yak`` first) after sourcing
+    ``yak completion bash``."""
+    script = yak("completion", "bash").stdout
+    array = " ".join(f"'{w}'" for w in words)
+    probe = (
+        f"{script}\nCOMP_WORDS=({array}); COMP_CWORD={len(words) - 1}; _yak; "
+        'printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    result = subprocess.run(
+        ["bash", "-c", probe], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    return [line for line in result.stdout.splitlines() if line]
+
+
+def test_bash_sources_the_completion_and_completes_commands_options_and_values(tmp_path):
+    """The bash script loads in bash without an error and completes commands, subcommands,
+    options, choices and folders."""
+    (tmp_path / "sub-folder").mkdir()
+    assert complete("yak", "mem") == ["memory"]
+    assert complete("yak", "memory", "li") == ["list"]
+    assert complete("yak", "memory", "list", "--j") == ["--json"]
+    assert complete("yak", "memory", "export", "--format", "") == ["text", "markdown", "json"]
+    assert complete("yak", "completion", "") == ["bash", "zsh", "fish"]
+    assert complete("yak", "ask", "-w", f"{tmp_path}/sub") == [f"{tmp_path}/sub-folder"]
+    assert complete("yak", "--data-dir", str(tmp_path), "memory", "sh") == ["show"]
+
+
+def test_zsh_and_fish_scripts_are_well_formed():
+    """zsh gets the bash script through bashcompinit; fish gets one ``complete`` per word. Each
+    is checked by its shell's parser where that shell is installed, bash's otherwise."""
+    zsh = yak("completion", "zsh").stdout
+    assert zsh.startswith("#compdef yak\n")
+    checker = shutil.which("zsh") or "bash"
+    assert subprocess.run([checker, "-n"], input=zsh, text=True).returncode == 0
+    fish = yak("completion", "fish").stdout.splitlines()
+    assert all(line.startswith(("#", "complete -c yak")) for line in fish)
+    assert any(
+        "__fish_seen_subcommand_from memory" in line and " -a list " in line for line in fish
+    )
+    if shutil.which("fish"):
+        assert subprocess.run(["fish", "-n"], input="\n".join(fish), text=True).returncode == 0
+
+
+def test_completion_loads_no_core_or_database():
+    """Printing a completion script is as light as ``--help``."""
+    result, imported = run_yak("completion", "bash")
+    assert result.returncode == 0
+    assert loaded(imported, HEAVY) == []
+
+
+def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
+    """``packaging/yak.1`` is what the parser generates now (after changing a command, run
+    ``python -m yak.cli.manpage > packaging/yak.1``), it documents every command, and the
+    wheel installs it under share/man/man1."""
+    page = (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
+    assert page == render(), "regenerate with: python -m yak.cli.manpage > packaging/yak.1"
+    for path, _parser in walk(build_parser()):
+        if len(path) == 2 or path in (("ask",), ("completion",), ("install-desktop",)):
+            assert f'.SS "yak {" ".join(path)}'.replace("-", "\\-") in page, path
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["packaging/yak.1"]
+    if shutil.which("groff"):
+        result = subprocess.run(
+            ["groff", "-man", "-Tutf8", "-ww", "-z"],
+            input=page,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert (result.returncode, result.stderr) == (0, "")

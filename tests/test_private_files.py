@@ -1,0 +1,76 @@
+"""Conversations, memory documents and logs are the user's alone: Yak's data and log folders
+are created 0700 and the database, its WAL, the settings file and every log file 0600, whatever
+the umask."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import stat
+
+import pytest
+
+from yak import logfile, paths
+from yak.bootstrap import open_core
+from yak.config import Settings, save_settings
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.fixture
+def open_umask():
+    """A permissive umask (022, the usual default) for the test; restored afterwards."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+async def test_data_folder_database_and_settings_are_private(tmp_path, open_umask):
+    """A new data folder is 0700; the database Yak creates in it, its WAL and settings.json
+    are 0600."""
+    folder = paths.data_dir(tmp_path / "new" / "yak")
+    assert mode(folder) == 0o700
+    assert mode(folder.parent) == 0o755  # only Yak's own folder is tightened
+    core = open_core(folder)
+    try:
+        await core.workspaces.open(str(tmp_path))  # a write: the WAL exists now
+        core.settings.save(Settings(chat_model="claude-x"))
+        files = {p.name: mode(p) for p in folder.iterdir() if not p.name.endswith("lock")}
+    finally:
+        await core.aclose()
+    assert files["yak.db"] == 0o600
+    assert files["settings.json"] == 0o600
+    assert files["yak.db-wal"] == 0o600
+    assert set(files.values()) == {0o600}, files
+
+
+def test_settings_rewrite_stays_private_over_a_leftover_temporary_file(tmp_path, open_umask):
+    """A temporary file left by an interrupted save (with open permissions) is not reused:
+    the saved settings.json is 0600."""
+    (tmp_path / "settings.json.tmp").write_text("{}")
+    os.chmod(tmp_path / "settings.json.tmp", 0o644)
+    save_settings(tmp_path, Settings())
+    assert mode(tmp_path / "settings.json") == 0o600
+
+
+def test_the_log_folder_and_every_log_file_are_private(tmp_path, monkeypatch, open_umask):
+    """The shared log's folder is 0700 and yak.log 0600, also the new file after a rollover."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    handler = logfile.open_log()
+    assert isinstance(handler, logging.handlers.RotatingFileHandler)
+    try:
+        logging.getLogger("yak.test").info("first line")
+        handler.doRollover()
+        logging.getLogger("yak.test").info("after the rollover")
+        log_file = paths.log_dir() / logfile.LOG_FILE
+        assert mode(log_file.parent) == 0o700
+        assert mode(log_file) == 0o600
+        assert mode(log_file.with_name(log_file.name + ".1")) == 0o600
+        assert "after the rollover" in log_file.read_text(encoding="utf-8")
+    finally:
+        logfile.close_log(handler)
