@@ -51,6 +51,8 @@ class RefreshStatus(StrEnum):
     REFUSED_CEILING = "refused_ceiling"
     REFUSED_EMPTY = "refused_empty"
     REFUSED_PLACEHOLDER = "refused_placeholder"
+    REFUSED_NOT_DOCUMENT = "refused_not_document"  # an echo of the request, a transcript, code
+    NEEDS_REVIEW = "needs_review"  # a proposal waits for the person (exit 3)
     SUPERSEDED = "superseded"
     FAILED = "failed"
 

@@ -52,6 +52,7 @@ _REFUSED = {
     RefreshStatus.REFUSED_CEILING,
     RefreshStatus.REFUSED_EMPTY,
     RefreshStatus.REFUSED_PLACEHOLDER,
+    RefreshStatus.REFUSED_NOT_DOCUMENT,
 }
 
 
