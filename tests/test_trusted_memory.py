@@ -386,3 +386,43 @@ async def test_a_document_that_is_not_utf8_gives_one_sentence_and_a_way_out(env:
     version = await env.core.memory.current_version(env.workspace_id)
     await env.core.memory.restore(env.workspace_id, "1", expected_version=version)
     assert (await env.content()) == "good\n"
+
+
+def test_the_migration_backfills_the_line_counts_of_stored_revisions(tmp_path):
+    """A database written before change summaries: opening it counts each stored revision's
+    added and removed lines against the one before it, per workspace; a new column defaults
+    the review mode to auto."""
+    from alembic import command
+
+    from yak.db import open_database
+    from yak.db.engine import _alembic_config
+
+    old = open_database(tmp_path, migrate=False)
+    try:
+        with old.engine.begin() as conn:
+            command.upgrade(_alembic_config(conn), "0002")
+            conn.exec_driver_sql(
+                "INSERT INTO workspaces (id, path, memory_enabled, created_at) "
+                "VALUES ('ws_1', '/old/project', 1, '2026-01-01 00:00:00')"
+            )
+            for version, content in enumerate(["a\nb\n", "a\nc\nd\n", "d\n"], 1):
+                conn.exec_driver_sql(
+                    "INSERT INTO memory_revisions (id, workspace_id, version, source, content, "
+                    "lines, chars, flags, session_ids, created_at) VALUES "
+                    f"('R{version}', 'ws_1', {version}, 'hand', ?, 0, 0, '[]', '[]', "
+                    "'2026-01-01 00:00:00')",
+                    (content,),
+                )
+    finally:
+        old.close()
+    db = open_database(tmp_path)
+    try:
+        with db.engine.connect() as conn:
+            counts = conn.exec_driver_sql(
+                "SELECT added, removed FROM memory_revisions ORDER BY version"
+            ).all()
+            mode = conn.exec_driver_sql("SELECT review_mode FROM workspaces").scalar_one()
+    finally:
+        db.close()
+    assert [tuple(c) for c in counts] == [(2, 0), (2, 1), (0, 2)]
+    assert mode == "auto"
