@@ -424,6 +424,7 @@ class RefreshState:
         document_updated_at: when the document was last written (any source), or ``None``.
         key_available: whether an API key was available at the last check (``None``: not
             known).
+        proposals: how many proposals wait for review.
     """
 
     workspace_id: str
@@ -432,3 +433,4 @@ class RefreshState:
     last_attempt: RefreshAttempt | None = None
     document_updated_at: datetime | None = None
     key_available: bool | None = None
+    proposals: int = 0

@@ -1,9 +1,9 @@
 """MemoryPanel: the current workspace's memory document beside the chat, read-only.
 
 Shows the document (monospace), ``N / 200 lines``, when it was last updated, and where its
-refresh stands — up to date / pending in N s / refreshing… / refused: reason [View] /
-failed: reason [Retry] / refresh paused: no API key [Add key…] — with Refresh (forced) and
-Edit… (Settings on this workspace).
+refresh stands — up to date / refreshed: +2 −1 [Diff] / 1 change to review [Review…] /
+pending in N s / refreshing… / refused: reason [View] / failed: reason [Retry] / refresh
+paused: no API key [Add key…] — with Refresh (forced) and Edit… (Settings on this workspace).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
 drives it with ``show_*`` calls. Where the refresh stands is always a whole snapshot from the
@@ -36,6 +36,7 @@ EMPTY_DOCUMENT_TEXT = (
 # Alarm colours for what went wrong; "paused" and "no_key" (no API key yet) are advice, in the
 # normal text colour.
 _STATUS_COLORS = {
+    "review": "#b35c00",
     "refused": "#b35c00",
     "failed": "#b00020",
     "running": "#1a5fb4",
@@ -53,7 +54,9 @@ class MemoryPanel(QWidget):
 
     refresh_requested = Signal(str)  # workspace id: run a forced refresh
     edit_requested = Signal(str)  # workspace id: open Settings' editor on it
-    view_reply_requested = Signal(str)  # workspace id: open the refused reply in the editor
+    view_reply_requested = Signal(str)  # workspace id: show the refused reply as a diff
+    review_requested = Signal(str)  # workspace id: open the proposal waiting for review
+    diff_requested = Signal(str)  # workspace id: show what the last refresh changed
     retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
     provider_settings_requested = Signal()  # no API key: open Settings › Provider
 
@@ -215,9 +218,17 @@ class MemoryPanel(QWidget):
         self.status_label.setToolTip(self._status.text)
         color = _STATUS_COLORS.get(self._status.kind)
         self.status_label.setStyleSheet(f"color: {color};" if color else "")
-        if self._status.action == "view":
+        if self._status.action == "review":
+            self.action_button.setText("Review…")
+            self.action_button.setToolTip("See the change, why it waits, and accept or reject it")
+            self.action_button.show()
+        elif self._status.action == "diff":
+            self.action_button.setText("Diff")
+            self.action_button.setToolTip("See what the last refresh changed")
+            self.action_button.show()
+        elif self._status.action == "view":
             self.action_button.setText("View")
-            self.action_button.setToolTip("Open the refused reply in the editor to trim and save")
+            self.action_button.setToolTip("See the refused reply against the document")
             self.action_button.show()
         elif self._status.action == "retry":
             self.action_button.setText("Retry")
@@ -274,7 +285,11 @@ class MemoryPanel(QWidget):
     def _on_action_button_clicked(self) -> None:
         if self._workspace is None:
             return
-        if self._status.action == "view":
+        if self._status.action == "review":
+            self.review_requested.emit(self._workspace.id)
+        elif self._status.action == "diff":
+            self.diff_requested.emit(self._workspace.id)
+        elif self._status.action == "view":
             self.view_reply_requested.emit(self._workspace.id)
         elif self._status.action == "retry":
             self.retry_requested.emit(self._workspace.id)
