@@ -438,3 +438,42 @@ def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop
         assert "Memory is off" in page.editor.message_label.text()
 
     run(qloop, body())
+
+
+def test_the_line_under_the_cursor_says_where_it_came_from(env, page, qtbot, qloop):
+    """Moving the cursor onto a line shows its origin: a line typed by hand says "typed by you,
+    v1", a line a refresh added names the conversation behind it, and a line typed now but not
+    saved says so."""
+    workspace = env.workspace("proj", lines(3))
+    session = env.say(workspace.id, "Set up CI.", "Done.", title="Set up CI")
+    refreshed = lines(3) + "- CI runs on every push\n"
+    env.other.run(
+        env.other.core.memory.apply_rewrite(
+            workspace.id,
+            refreshed,
+            base_version=1,
+            model="m",
+            session_ids=(session,),
+            watermarks={},
+        )
+    )
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        cursor = editor.text_edit.textCursor()
+        cursor.movePosition(cursor.MoveOperation.Start)
+        cursor.movePosition(cursor.MoveOperation.Down, n=1)
+        editor.text_edit.setTextCursor(cursor)
+        said = editor.origin_label.text()
+        assert said.startswith("Line 2: typed by you, v1 · ")
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_Down)
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_Down)
+        assert editor.origin_label.text().startswith(
+            "Line 4: added by refresh v2 from 'Set up CI' · "
+        )
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_End)
+        qtbot.keyClicks(editor.text_edit, " and tags")
+        assert editor.origin_label.text() == "Line 4: typed by you, not saved yet"
+
+    run(qloop, body())

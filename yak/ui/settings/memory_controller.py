@@ -55,6 +55,7 @@ class MemoryPageController(QObject):
         self.memory = core.memory
         self.workspaces = core.workspaces
         self.refresh = core.refresh
+        self.chat = core.chat
         self.tasks = TaskGroup()
         self.history_dialog: HistoryDialog | None = None
         # workspace id -> (proposal text or None, note) for its next load into the editor
@@ -231,6 +232,17 @@ class MemoryPageController(QObject):
             )
         editor.load(workspace, document, proposal=proposal, note=note)
         await self._ensure_listed(workspace, document)
+        await self._load_origins(workspace_id)
+
+    async def _load_origins(self, workspace_id: str) -> None:
+        """The origin of each stored line, for the editor's "why is this here?" row."""
+        try:
+            origins = await self.memory.blame(workspace_id)
+            titles = {s.id: s.title for s in await self.chat.sessions(workspace_id)}
+        except YakError as exc:
+            log.warning("reading where the memory's lines came from failed: %s", exc)
+            return
+        self.page.editor.set_origins(workspace_id, origins, titles)
 
     async def _ensure_listed(self, workspace: Workspace, document: MemoryDocument | None) -> None:
         if document is None:
@@ -356,6 +368,9 @@ class MemoryPageController(QObject):
         that is open."""
         await self._update_row(workspace_id, document)
         await self._refill_history(workspace_id, document)
+        editing = self.page.editor.workspace
+        if editing is not None and editing.id == workspace_id:
+            await self._load_origins(workspace_id)
 
     async def _refill_history(self, workspace_id: str, document: MemoryDocument) -> None:
         dialog = self.history_dialog

@@ -12,6 +12,8 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence
 from PySide6.QtWidgets import (
@@ -24,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.domain import MemoryDocument, Workspace, count_lines
+from yak.domain import LineOrigin, MemoryDocument, RevisionSource, Workspace, count_lines
 from yak.refresh.state import ceiling_message, shrink_question
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
@@ -85,6 +87,11 @@ class MemoryEditor(QWidget):
         self.message_label = create_label(
             self, object_name="memoryMessage", word_wrap=True, selectable=True
         )
+        # Where the line under the cursor came from ("why is this here?").
+        self.origin_label = create_label(self, object_name="memoryOrigin", word_wrap=True)
+        self._origins: list[LineOrigin] = []
+        self._titles: dict[str, str] = {}
+        self.text_edit.cursorPositionChanged.connect(self._show_origin)
 
         buttons = self._setup_buttons()
         vbox(
@@ -93,6 +100,7 @@ class MemoryEditor(QWidget):
             self.banner,
             (self.text_edit, 1),
             hbox(self.counter_label, STRETCH, self.dirty_label),
+            self.origin_label,
             self.message_label,
             buttons,
             margins=0,
@@ -212,6 +220,8 @@ class MemoryEditor(QWidget):
         self.text_edit.setReadOnly(True)
         self.text_edit.setPlaceholderText("Choose a workspace on the left.")
         self.header_label.setText("No workspace selected.")
+        self._origins, self._titles = [], {}
+        self.origin_label.clear()
         self.memory_enabled_box.setEnabled(False)
         self.message_label.clear()
         self._refresh_controls()
@@ -231,6 +241,8 @@ class MemoryEditor(QWidget):
                 reply); it shows as unsaved edits based on ``document``.
             note: a message to show under the editor.
         """
+        if self._workspace is None or self._workspace.id != workspace.id:
+            self._origins, self._titles = [], {}
         self._workspace = workspace
         self._theirs = None
         self.banner.hide()
@@ -243,6 +255,21 @@ class MemoryEditor(QWidget):
         self.memory_enabled_box.setEnabled(True)
         self.show_message(note)
         self._refresh_controls()
+
+    def set_origins(
+        self, workspace_id: str, origins: Sequence[LineOrigin], titles: Mapping[str, str]
+    ) -> None:
+        """The origin of each line of the stored document (``MemoryService.blame``) and the
+        titles of the conversations behind them; the line under the cursor shows its own."""
+        if self._workspace is None or workspace_id != self._workspace.id:
+            return
+        self._origins = list(origins)
+        self._titles = dict(titles)
+        self._show_origin()
+
+    def origin_of_cursor_line(self) -> str:
+        """What the origin row says for the line under the cursor ("" when nothing is known)."""
+        return self.origin_label.text()
 
     def set_workspace(self, workspace: Workspace) -> None:
         """Update the workspace's details (e.g. memory on/off) without touching the text."""
@@ -448,6 +475,26 @@ class MemoryEditor(QWidget):
             self._dirty = dirty
             self.dirty_changed.emit(dirty)
 
+    def _show_origin(self) -> None:
+        """Show the origin of the line under the cursor: the stored line at that position, or
+        (after edits moved it) the stored line with the same text; a line not stored yet is
+        "typed by you, not saved yet"."""
+        if self._workspace is None:
+            self.origin_label.clear()
+            return
+        block = self.text_edit.textCursor().block()
+        number, line = block.blockNumber(), block.text()
+        if not line.strip():
+            self.origin_label.clear()
+            return
+        origin = None
+        if number < len(self._origins) and self._origins[number].text == line:
+            origin = self._origins[number]
+        else:
+            origin = next((o for o in self._origins if o.text == line), None)
+        said = origin_text(origin, self._titles) if origin else "typed by you, not saved yet"
+        self.origin_label.setText(f"Line {number + 1}: {said}")
+
     def _on_text_edit_text_changed(self) -> None:
         if self.message_label.property("error"):  # the user is acting on it; the counter stays
             self.show_message("")
@@ -489,3 +536,29 @@ class MemoryEditor(QWidget):
 
 
 __all__ = ["MemoryEditor"]
+
+
+def origin_text(origin: LineOrigin, titles: Mapping[str, str]) -> str:
+    """Where a line came from, in words: ``typed by you, v4 · 1 Dec``, ``added by refresh v7
+    from 'Set up CI' · 3 Dec``, ``imported, v2 · 1 Dec``, ``accepted from a proposal, v6``…"""
+    moment = origin.created_at.astimezone()
+    day = f"{moment.day} {moment:%b}"
+    version = f"v{origin.version}"
+    named = [titles.get(sid, "") for sid in origin.sessions]
+    named = [f"'{name}'" for name in named if name]
+    source = f" from {named[0]}" if named else ""
+    if len(named) > 1:
+        source += f" and {len(named) - 1} more"
+    if origin.source is RevisionSource.HAND:
+        return f"typed by you, {version} · {day}"
+    if origin.source is RevisionSource.IMPORT:
+        return f"imported by you, {version} · {day}"
+    if origin.source is RevisionSource.REFRESH:
+        return f"added by refresh {version}{source} · {day}"
+    if origin.source is RevisionSource.PROPOSAL:
+        if origin.by_person:
+            return f"edited and accepted by you, {version} · {day}"
+        return f"accepted from a refresh proposal, {version}{source} · {day}"
+    if origin.source is RevisionSource.RESTORE:
+        return f"restored, {version} · {day}"
+    return f"{origin.source}, {version} · {day}"
