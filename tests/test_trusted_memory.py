@@ -5,6 +5,7 @@ and a stored document that is not UTF-8. Documents are compared byte for byte.""
 from __future__ import annotations
 
 import contextlib
+import random
 import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,6 +24,7 @@ from yak.domain import (
     Revision,
     RevisionSource,
     line_changes,
+    line_opcodes,
 )
 from yak.errors import ConflictError, UnreadableDocument
 from yak.events import MemoryChanged, RefreshFinished
@@ -80,6 +82,29 @@ def test_line_changes_count_a_changed_line_once_each_way():
     assert line_changes("a\nb\n", "a\nc\nd\n") == (2, 1)
     assert line_changes("a\n", "a\n") == (0, 0)
     assert line_changes("", "a\nb\n") == (2, 0)
+
+
+def test_line_opcodes_rebuild_the_new_lines_from_the_old_ones():
+    """The head-and-tail shortcut still gives a diff that turns ``old`` into ``new``, with runs
+    marked equal only where the lines are equal (random edits of small documents)."""
+    rng = random.Random(3)
+    for _ in range(2000):
+        old = [rng.choice("abcde") for _ in range(rng.randrange(0, 12))]
+        new = list(old)
+        for _ in range(rng.randrange(0, 4)):
+            where = rng.randrange(len(new) + 1)
+            if rng.random() < 0.4 and new:
+                new.pop(min(where, len(new) - 1))
+            else:
+                new.insert(where, rng.choice("abcdef"))
+        rebuilt, at_old, at_new = [], 0, 0
+        for tag, i1, i2, j1, j2 in line_opcodes(old, new):
+            assert (i1, j1) == (at_old, at_new)
+            if tag == "equal":
+                assert old[i1:i2] == new[j1:j2]
+            rebuilt += new[j1:j2]
+            at_old, at_new = i2, j2
+        assert (at_old, at_new) == (len(old), len(new)) and rebuilt == new
 
 
 def test_blame_is_exact_for_untouched_lines_and_restore_gives_back_origins():

@@ -28,6 +28,7 @@ from yak.domain import (
     RevisionSource,
     WriteEffects,
     line_changes,
+    line_opcodes,
 )
 
 # A rewrite removing more than this share of the previous non-blank lines waits for review.
@@ -45,7 +46,7 @@ def fold_line(text: str) -> str:
 
 
 def _opcodes(old: Sequence[str], new: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
-    return difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    return line_opcodes(old, new)
 
 
 def _by_person(revision: Revision) -> bool:
