@@ -44,7 +44,7 @@ class HistoryDialog(QDialog):
     restore_requested = Signal(str)  # revision id
     open_reply_requested = Signal(str)  # a refresh reply to trim in the editor
 
-    REVISION_COLUMNS = ("Version", "Source", "Lines", "Characters", "Flags", "When")
+    REVISION_COLUMNS = ("Version", "Source", "Lines", "Characters", "Change", "Flags", "When")
     ATTEMPT_COLUMNS = ("When", "Outcome", "Reason", "Model", "Tokens in / out", "Duration")
 
     def __init__(
@@ -163,6 +163,7 @@ class HistoryDialog(QDialog):
                 str(revision.source),
                 str(revision.lines),
                 f"{revision.chars:,}",
+                f"+{revision.added} −{revision.removed}",
                 ", ".join(revision.flags),
                 local_time(revision.created_at),
             )
