@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 from memory_support import lines, run
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QHelpEvent, QTextCursor
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus, RevisionSource
@@ -155,5 +157,34 @@ def test_an_applied_refresh_reads_refreshed_with_its_counts_and_diff_shows_it(
         dialog = controller.review_dialog
         assert dialog.isVisible() and dialog.accept_button.isHidden()
         assert ("+ - use ruff", "#dafbe1") in dialog.diff_view.rows()
+
+    run(qloop, body())
+
+
+def test_hovering_a_panel_line_says_where_it_came_from(env, ui, qtbot, qloop, fake_api):
+    """After a refresh adds a line, hovering the panel's lines tells a typed line from the one
+    the refresh added, naming its conversation."""
+    window, controller = ui
+    workspace = env.workspace("proj", lines(2))
+    env.say(workspace.id, "Use ruff.", "Ok.", title="Set up lint")
+    fake_api.script(text(lines(2) + "- use ruff\n"))
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        await env.core.refresh.refresh_now(workspace.id)
+        await controller.tasks.drain()
+        panel = window.memory_panel
+        assert panel.origin_at_line(0).startswith("Line 1: typed by you, v1 · ")
+        assert panel.origin_at_line(2).startswith(
+            "Line 3: added by refresh v2 from 'Set up lint' · "
+        )
+        # The same through a real hover event on the document's viewport.
+        viewport = panel.document_view.viewport()
+        rect = panel.document_view.cursorRect(
+            QTextCursor(panel.document_view.document().findBlockByNumber(2))
+        )
+        event = QHelpEvent(QEvent.Type.ToolTip, rect.center(), viewport.mapToGlobal(rect.center()))
+        QApplication.sendEvent(viewport, event)
+        assert QToolTip.text().startswith("Line 3: added by refresh v2")
 
     run(qloop, body())

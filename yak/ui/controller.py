@@ -259,6 +259,13 @@ class AppController(QObject):
             self.window.show_status(str(exc), timeout_ms=15000)
             return
         self.window.memory_panel.show_document(document)
+        try:
+            origins = await self.core.memory.blame(workspace_id)
+            titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
+        except YakError as exc:
+            log.warning("reading where the memory's lines came from failed: %s", exc)
+            return
+        self.window.memory_panel.set_origins(workspace_id, origins, titles)
 
     def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
         """Read the panel's refresh state again; a read still running is cancelled (the

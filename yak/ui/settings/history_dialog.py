@@ -174,7 +174,7 @@ class HistoryDialog(QDialog):
                 self.revisions_table.setItem(row, column, item)
         self.attempts_table.setRowCount(len(self._attempts))
         for row, attempt in enumerate(self._attempts):
-            cells = (
+            attempt_cells = (
                 local_time(attempt.created_at),
                 str(attempt.status),
                 attempt.reason,
@@ -182,7 +182,7 @@ class HistoryDialog(QDialog):
                 f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
                 f"{attempt.duration_s:.1f} s",
             )
-            for column, text in enumerate(cells):
+            for column, text in enumerate(attempt_cells):
                 item = QTableWidgetItem(text)
                 if column == 2:
                     item.setToolTip(attempt.reason)

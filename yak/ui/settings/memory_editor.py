@@ -26,11 +26,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.domain import LineOrigin, MemoryDocument, RevisionSource, Workspace, count_lines
+from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
 from yak.refresh.state import ceiling_message, shrink_question
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import counter_text, diff_rows, html_escape, relative_time, source_text
+from yak.ui.formatting import (
+    counter_text,
+    diff_rows,
+    html_escape,
+    origin_at,
+    origin_text,
+    relative_time,
+    source_text,
+)
 from yak.ui.layout import (
     STRETCH,
     blocked_signals,
@@ -487,11 +495,7 @@ class MemoryEditor(QWidget):
         if not line.strip():
             self.origin_label.clear()
             return
-        origin = None
-        if number < len(self._origins) and self._origins[number].text == line:
-            origin = self._origins[number]
-        else:
-            origin = next((o for o in self._origins if o.text == line), None)
+        origin = origin_at(self._origins, number, line)
         said = origin_text(origin, self._titles) if origin else "typed by you, not saved yet"
         self.origin_label.setText(f"Line {number + 1}: {said}")
 
@@ -536,29 +540,3 @@ class MemoryEditor(QWidget):
 
 
 __all__ = ["MemoryEditor"]
-
-
-def origin_text(origin: LineOrigin, titles: Mapping[str, str]) -> str:
-    """Where a line came from, in words: ``typed by you, v4 · 1 Dec``, ``added by refresh v7
-    from 'Set up CI' · 3 Dec``, ``imported, v2 · 1 Dec``, ``accepted from a proposal, v6``…"""
-    moment = origin.created_at.astimezone()
-    day = f"{moment.day} {moment:%b}"
-    version = f"v{origin.version}"
-    named = [titles.get(sid, "") for sid in origin.sessions]
-    named = [f"'{name}'" for name in named if name]
-    source = f" from {named[0]}" if named else ""
-    if len(named) > 1:
-        source += f" and {len(named) - 1} more"
-    if origin.source is RevisionSource.HAND:
-        return f"typed by you, {version} · {day}"
-    if origin.source is RevisionSource.IMPORT:
-        return f"imported by you, {version} · {day}"
-    if origin.source is RevisionSource.REFRESH:
-        return f"added by refresh {version}{source} · {day}"
-    if origin.source is RevisionSource.PROPOSAL:
-        if origin.by_person:
-            return f"edited and accepted by you, {version} · {day}"
-        return f"accepted from a refresh proposal, {version}{source} · {day}"
-    if origin.source is RevisionSource.RESTORE:
-        return f"restored, {version} · {day}"
-    return f"{origin.source}, {version} · {day}"
