@@ -477,3 +477,23 @@ def test_the_line_under_the_cursor_says_where_it_came_from(env, page, qtbot, qlo
         assert editor.origin_label.text() == "Line 4: typed by you, not saved yet"
 
     run(qloop, body())
+
+
+def test_the_review_box_sets_the_workspace_review_mode(env, page, qtbot, qloop):
+    """Ticking "Review every rewrite…" stores review mode for the workspace (what `yak memory
+    mode` prints); unticking it goes back to auto."""
+    workspace = env.workspace("proj", lines(3))
+
+    async def body():
+        await show(page, workspace.id)
+        box = page.editor.review_mode_box
+        assert box.isEnabled() and not box.isChecked()
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert str(await env.core.memory.review_mode(workspace.id)) == "review"
+        assert page.editor.message_label.text() == "Every rewrite now waits for your review."
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert str(await env.core.memory.review_mode(workspace.id)) == "auto"
+
+    run(qloop, body())

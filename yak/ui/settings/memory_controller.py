@@ -70,6 +70,7 @@ class MemoryPageController(QObject):
         editor.refresh_requested.connect(self._on_editor_refresh_requested)
         editor.history_requested.connect(self._on_editor_history_requested)
         editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
+        editor.review_mode_changed.connect(self._on_editor_review_mode_changed)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
@@ -119,6 +120,9 @@ class MemoryPageController(QObject):
 
     def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:
         self.tasks.spawn(self._set_memory_enabled(workspace_id, enabled), name="memory-enabled")
+
+    def _on_editor_review_mode_changed(self, workspace_id: str, review: bool) -> None:
+        self.tasks.spawn(self._set_review_mode(workspace_id, review), name="memory-review-mode")
 
     def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
         self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
@@ -434,6 +438,21 @@ class MemoryPageController(QObject):
             self.page.editor.clear_workspace()
         await self._reload()
         self.show_workspace(workspace.id, note=f"Re-attached to {workspace.path}.")
+
+    async def _set_review_mode(self, workspace_id: str, review: bool) -> None:
+        try:
+            workspace = await self.memory.set_review_mode(
+                workspace_id, "review" if review else "auto"
+            )
+        except YakError as exc:
+            self.page.editor.show_message(str(exc), error=True)
+            return
+        self.page.editor.set_workspace(workspace)
+        self.page.editor.show_message(
+            "Every rewrite now waits for your review."
+            if review
+            else "Rewrites now apply at once; risky ones still wait for your review."
+        )
 
     async def _set_memory_enabled(self, workspace_id: str, enabled: bool) -> None:
         try:

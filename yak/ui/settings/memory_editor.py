@@ -59,6 +59,7 @@ class MemoryEditor(QWidget):
     refresh_requested = Signal(str)  # workspace id
     history_requested = Signal(str)  # workspace id
     memory_enabled_changed = Signal(str, bool)  # workspace id, enabled
+    review_mode_changed = Signal(str, bool)  # workspace id, every rewrite waits for review
     save_finished = Signal(bool)  # a requested save succeeded (True) or was refused (False)
     dirty_changed = Signal(bool)  # the editor gained (True) or lost (False) unsaved edits
 
@@ -80,6 +81,11 @@ class MemoryEditor(QWidget):
         )
         self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
         self.memory_enabled_box.toggled.connect(self._on_memory_enabled_box_toggled)
+        self.review_mode_box = QCheckBox(
+            "Review every rewrite before it applies (otherwise only risky ones wait)", self
+        )
+        self.review_mode_box.setObjectName("reviewModeBox")
+        self.review_mode_box.toggled.connect(self._on_review_mode_box_toggled)
         self.banner = self._setup_banner()
 
         self.text_edit = QPlainTextEdit(self)
@@ -105,6 +111,7 @@ class MemoryEditor(QWidget):
         vbox(
             self.header_label,
             self.memory_enabled_box,
+            self.review_mode_box,
             self.banner,
             (self.text_edit, 1),
             hbox(self.counter_label, STRETCH, self.dirty_label),
@@ -231,6 +238,7 @@ class MemoryEditor(QWidget):
         self._origins, self._titles = [], {}
         self.origin_label.clear()
         self.memory_enabled_box.setEnabled(False)
+        self.review_mode_box.setEnabled(False)
         self.message_label.clear()
         self._refresh_controls()
 
@@ -261,6 +269,9 @@ class MemoryEditor(QWidget):
         with blocked_signals(self.memory_enabled_box):
             self.memory_enabled_box.setChecked(workspace.memory_enabled)
         self.memory_enabled_box.setEnabled(True)
+        with blocked_signals(self.review_mode_box):
+            self.review_mode_box.setChecked(workspace.review_mode == "review")
+        self.review_mode_box.setEnabled(True)
         self.show_message(note)
         self._refresh_controls()
 
@@ -285,6 +296,8 @@ class MemoryEditor(QWidget):
             self._workspace = workspace
             with blocked_signals(self.memory_enabled_box):
                 self.memory_enabled_box.setChecked(workspace.memory_enabled)
+            with blocked_signals(self.review_mode_box):
+                self.review_mode_box.setChecked(workspace.review_mode == "review")
             self._update_header()
 
     def update_times(self) -> None:
@@ -533,6 +546,10 @@ class MemoryEditor(QWidget):
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:
             self.refresh_requested.emit(self._workspace.id)
+
+    def _on_review_mode_box_toggled(self, checked: bool) -> None:
+        if self._workspace is not None:
+            self.review_mode_changed.emit(self._workspace.id, checked)
 
     def _on_memory_enabled_box_toggled(self, checked: bool) -> None:
         if self._workspace is not None:
