@@ -142,11 +142,13 @@ async def coalescing_real_timers(setup: Setup, turns: int) -> tuple[int, float]:
 
 
 def _rewrite_responder(body: dict):
-    """Answer a rewrite with the current document's lines re-tagged (always a valid rewrite)."""
+    """Answer a rewrite with the current document, its last line re-tagged: a rewrite that
+    changes one line, which the review rules apply at once (re-tagging every line would remove
+    them all, and wait for review)."""
     content = body["messages"][0]["content"]
     current = re.search(r"<current-memory>\n(.*?)\n</current-memory>", content, re.DOTALL)
-    lines = current.group(1).count("\n") + 1 if current else 5
-    reply = document(lines, tag=f"-{time.monotonic_ns()}")
+    kept = current.group(1).split("\n")[:-1] if current else []
+    reply = "".join(line + "\n" for line in kept) + f"- last fact -{time.monotonic_ns()}\n"
     return fake_api_module.text(reply, chunks=[reply])
 
 
@@ -166,7 +168,10 @@ async def overhead(
     conversation of about ``conversation_chars`` characters into a ``doc_lines`` document."""
     core = setup.core
     ws = await setup.workspace(core, f"overhead-{doc_lines}-{conversation_chars}")
-    await core.memory.save(ws, document(doc_lines), expected_version=0)
+    # As an earlier refresh wrote it: lines typed by hand would make a rewrite of them wait.
+    await core.memory.apply_rewrite(
+        ws, document(doc_lines), base_version=0, model="seed", session_ids=(), watermarks={}
+    )
     body = PER_TURN * (conversation_chars // len(PER_TURN) // 8 + 1)
 
     def turn(n: int) -> tuple[str, str]:

@@ -81,7 +81,11 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
         "flags",
         "updated_at",
         "content",
+        "last_refresh",
+        "proposals",
+        "mode",
     }
+    assert (shown["last_refresh"], shown["proposals"], shown["mode"]) == (None, 0, "auto")
 
     link = tmp_path / "link"
     link.symlink_to(folder, target_is_directory=True)
@@ -152,11 +156,21 @@ def test_import_history_restore_delete_and_list(data_dir, folder, tmp_path):
     )
 
     history = json.loads(yak(data_dir, "memory", "history", "-w", folder, "--json").stdout)
-    assert [(r["version"], r["source"], r["lines"]) for r in history] == [
-        (2, "import", 2),
-        (1, "hand", 1),
+    assert [(r["version"], r["source"], r["lines"], r["added"], r["removed"]) for r in history] == [
+        (2, "import", 2, 2, 1),
+        (1, "hand", 1, 1, 0),
     ]
-    assert set(history[0]) == {"id", "version", "source", "lines", "chars", "flags", "created_at"}
+    assert set(history[0]) == {
+        "id",
+        "version",
+        "source",
+        "lines",
+        "chars",
+        "added",
+        "removed",
+        "flags",
+        "created_at",
+    }
     assert yak(data_dir, "memory", "restore", history[1]["id"], "-w", folder).returncode == 0
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"original\n"
 
@@ -588,6 +602,9 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         "flags": ["condense_retry"],
         "created_at": listed[0]["created_at"],
         "has_reply": True,
+        "added": 0,
+        "removed": 0,
+        "proposal": None,
     }
     assert listed[0]["created_at"].endswith("Z") and listed[1]["has_reply"] is False
 
@@ -622,7 +639,7 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
 
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--json")
     assert [set(r) for r in json.loads(out)] == [
-        {"id", "version", "source", "lines", "chars", "flags", "created_at"}
+        {"id", "version", "source", "lines", "chars", "added", "removed", "flags", "created_at"}
     ] * 2
 
 

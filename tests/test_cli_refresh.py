@@ -71,7 +71,9 @@ class Project:
 def project(core, loop, tmp_path, fake_api):
     """A stored workspace with a 150-line document and one unfolded conversation."""
     folder = project_folder(tmp_path, "project")
-    workspace = loop.run_until_complete(workspace_with_document(core, folder, doc(150)))
+    workspace = loop.run_until_complete(
+        workspace_with_document(core, folder, doc(150), by_hand=False)
+    )
     say(core, workspace.id, "Lint with ruff.", "Decided.", title="Lint")
     return Project(core, loop, folder, workspace.id, fake_api)
 
@@ -179,7 +181,8 @@ def test_superseded_exit_5_when_hand_edits_land_during_both_runs(data_dir, proje
     def editor(n):
         def edit(body):
             project.save_meanwhile(edits[n])
-            return text(doc(150) + "- lint with ruff\n")
+            # Each reply keeps the hand lines of the version it was based on.
+            return text(([doc(150)] + edits)[n] + "- lint with ruff\n")
 
         return edit
 

@@ -213,6 +213,9 @@ def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
         "flags": ["redacted_reply:aws"],
         "created_at": "2026-11-30T03:09:18Z",
         "has_reply": has_reply,
+        "added": 0,
+        "removed": 0,
+        "proposal": None,
     }
 
 

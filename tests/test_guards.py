@@ -70,11 +70,23 @@ def test_clean_reply_of_only_chatter_is_empty():
 # --- normalize_document ------------------------------------------------------------------------
 
 
-def test_normalize_document_makes_plain_text_without_cutting_anything():
-    """CRLF → LF, trailing spaces gone, heading/bold markers removed but the words kept,
-    star bullets become dashes, runs of blank lines collapse, one final newline."""
-    raw = "## Conventions  \r\n* **ruff** for lint\t \r\n\r\n\r\n\r\nDecisions\n- pin 3.12"
-    assert normalize_document(raw) == "Conventions\n- ruff for lint\n\nDecisions\n- pin 3.12\n"
+def test_normalize_document_changes_only_line_endings_trailing_space_and_control_characters():
+    """CRLF → LF, trailing spaces gone, control characters gone, runs of blank lines collapse,
+    one final newline; Markdown-looking characters of a line are content and stay."""
+    raw = "## Conventions  \r\n* **ruff** for lint\t \r\n\r\n\r\n\r\nDecisions\x07\n- pin 3.12"
+    assert normalize_document(raw) == (
+        "## Conventions\n* **ruff** for lint\n\nDecisions\n- pin 3.12\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "line", ["**Never** force-push", "# of workers: 4", "+ 1 retry on 502", "* star: kept", "__x__"]
+)
+def test_normalize_document_never_edits_a_content_line(line):
+    """The issue's lines: a reply repeating them word for word keeps them byte for byte (a
+    bold marker, a leading '#' or '+' is content: '+ 1' must not become '- 1')."""
+    reply = f"Project: yak\n{line}\n- lint with ruff\n"
+    assert normalize_document(clean_reply(reply)).encode() == reply.encode()
 
 
 def test_normalize_document_keeps_every_line_of_a_long_reply():
@@ -113,6 +125,11 @@ def test_normalize_document_of_blank_is_empty():
         "[... rest of the memory ...]",
         "Previous content",
         "- Remaining sections as before",
+        "[Rest of the existing content remains unchanged]",
+        "Rest of the existing content remains unchanged",
+        "(previous sections omitted for brevity)",
+        "- [remaining entries unchanged]",
+        "<rest of the document as before>",
     ],
 )
 def test_placeholder_lines_are_found(line):
@@ -130,6 +147,9 @@ def test_placeholder_lines_are_found(line):
         "- Existing migrations must stay unchanged",
         "- Previous decision: use tox",
         "- Run make ... to build",
+        "- [auth] the token refresh remains unchanged when offline",
+        "(Python 3.12)",
+        "[tool] section of pyproject",
     ],
 )
 def test_real_sentences_with_such_words_are_not_placeholders(line):
@@ -272,19 +292,63 @@ def test_unmatched_or_inner_tags_are_kept():
 def test_a_leading_byte_order_mark_is_removed():
     assert normalize_document("\ufeff" + _TESTER_DOC) == _TESTER_DOC
     assert normalize_document(clean_reply("\ufeff# Project\n\n" + _TESTER_DOC)) == (
-        "Project\n\n" + _TESTER_DOC
+        "# Project\n\n" + _TESTER_DOC
     )
     # Negative: a U+FEFF inside the text is not a leading mark and stays.
     assert normalize_document("a\ufeffb\n") == "a\ufeffb\n"
 
 
-def test_a_first_line_heading_keeps_its_words():
-    """'# Project' as the first line becomes 'Project', also before a fenced block."""
+def test_a_first_line_heading_stays_as_written():
+    """'# Project' as the first line is content and stays, also before a fenced block."""
     assert normalize_document(clean_reply("# Project\n\n" + _TESTER_DOC)) == (
-        "Project\n\n" + _TESTER_DOC
+        "# Project\n\n" + _TESTER_DOC
     )
     assert normalize_document(clean_reply("# Project:\n\n```\nmake test\n```\n")) == (
-        "Project:\n\n```\nmake test\n```\n"
+        "# Project:\n\n```\nmake test\n```\n"
     )
     # Positive beside it: a plain remark ending in ':' above a fence is still chatter.
     assert normalize_document(clean_reply("Updated:\n\n```\nmake test\n```\n")) == "make test\n"
+
+
+# --- not a document ----------------------------------------------------------------------------
+
+
+def test_an_echo_of_the_request_is_not_a_document():
+    """A small model echoed the request back: its tags, the transcript, its sentences."""
+    echo = (
+        "Here is the current memory document:\n<current-memory>\n(empty: this project has no "
+        "memory yet)\n</current-memory>\n\n<conversations>\n--- conversation 1 ---\nuser: set "
+        "up CI\nassistant: Done.\n</conversations>\n"
+    )
+    verdict = check_rewrite("", normalize_document(clean_reply(echo)))
+    assert verdict.status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    assert "echoes the request" in verdict.reason
+    assert check_rewrite("", "Project: yak\n- CI runs on push\n").ok
+
+
+def test_a_transcript_is_not_a_document():
+    """'user:'/'assistant:' lines and '[tool: …]' lines are the conversation, not the memory."""
+    transcript = "user: add a linter\nassistant: I added ruff.\nuser: thanks\n"
+    assert check_rewrite("", transcript).status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    tools = "Project: yak\n[tool: read_file a.py]\n[tool: edit_file a.py]\n"
+    assert check_rewrite("", tools).status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    # Negative: one fact that mentions the user is content.
+    assert check_rewrite("", "Project: yak\n- user: prefers tabs\n").ok
+
+
+def test_mostly_code_listings_is_not_a_document_but_one_snippet_is_fine():
+    code = "Project: yak\n```python\nimport os\nprint(os.getcwd())\nx = 1\n```\n"
+    verdict = check_rewrite("", code)
+    assert verdict.status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    assert "code" in verdict.reason
+    fine = "Project: yak\n- lint with ruff\n- pin 3.12\n- tests: pytest\n```\nmake test\n```\n"
+    assert check_rewrite("", fine).ok
+
+
+def test_150_to_100_lines_with_a_bracketed_placeholder_is_refused():
+    """The issue's case: 100 of 150 facts plus '[Rest of the existing content remains
+    unchanged]' passes the floor but is refused as a placeholder."""
+    new = doc(100) + "[Rest of the existing content remains unchanged]\n"
+    verdict = check_rewrite(doc(150), new)
+    assert verdict.status is RefreshStatus.REFUSED_PLACEHOLDER
+    assert "line 101" in verdict.reason

@@ -18,6 +18,7 @@ import pytest
 from filelock import FileLock, Timeout
 
 from tests.support import ManualTimers, ModelClients, project_folder, record, say, until
+from tests.support.builders import seed_document
 from tests.support.fake_api import FakeAnthropic, cut, error, hang, stream_error, text
 from yak.core import Core
 from yak.db.locks import FileRefreshLock
@@ -51,11 +52,17 @@ class Env:
         """A forced refresh (the Refresh button, ``yak memory refresh``)."""
         return await self.core.refresh.refresh_now(workspace_id or self.workspace_id, **kwargs)
 
-    async def write(self, content: str, workspace_id: str | None = None) -> None:
-        """A hand save on the current version."""
-        await self.core.memory.save(
-            workspace_id or self.workspace_id, content, expected_version=None
-        )
+    async def write(
+        self, content: str, workspace_id: str | None = None, *, by_hand: bool = False
+    ) -> None:
+        """The document on the current version: as an earlier refresh wrote it (its lines are
+        the model's, which a rewrite may change), or ``by_hand``."""
+        if by_hand:
+            await self.core.memory.save(
+                workspace_id or self.workspace_id, content, expected_version=None
+            )
+        else:
+            await seed_document(self.core, workspace_id or self.workspace_id, content)
 
     def write_from_another_thread(self, content: str, *, expected_version=None) -> None:
         """A hand save made on the loop while this thread (the fake API's) waits for it: the
@@ -261,10 +268,11 @@ async def test_ceiling_retry_that_fits_is_applied(env):
     """Positive beside it: 240 lines, then 190 after the condense retry → applied."""
     await env.write(doc(180))
     env.say("Add everything about the build.", "Sure.")
-    env.fake.script(text(doc(240, prefix="long")), text(doc(190, prefix="tight")))
+    fits = doc(180) + doc(10, prefix="tight")
+    env.fake.script(text(doc(240, prefix="long")), text(fits))
     outcome = await env.refresh()
     assert outcome.status is RefreshStatus.APPLIED and outcome.lines == 190
-    assert (await env.content()) == doc(190, prefix="tight")
+    assert (await env.content()) == fits
 
 
 async def test_a_reply_cut_at_the_output_limit_is_never_stored(env):
@@ -514,7 +522,7 @@ async def test_hand_edit_during_the_rewrite_survives_and_the_rewrite_reruns_on_i
     assert [r.source for r in history] == [
         RevisionSource.REFRESH,
         RevisionSource.HAND,
-        RevisionSource.HAND,
+        RevisionSource.REFRESH,
     ]
     assert all(r.content != doc(20) + "- lint with ruff\n" for r in history)
     statuses = [a.status for a in await env.attempts()]
@@ -531,7 +539,8 @@ async def test_superseded_twice_is_reported_and_the_hand_edits_survive(env):
     def editor(n: int):
         def edit(body: dict):
             env.write_from_another_thread(edits[n])
-            return text(doc(20) + "- lint with ruff\n")
+            # Each reply keeps the hand lines of the version it was based on.
+            return text(([doc(20)] + edits)[n] + "- lint with ruff\n")
 
         return edit
 

@@ -6,6 +6,8 @@ timezone-aware UTC ``datetime`` objects.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -30,6 +32,25 @@ class RevisionSource(StrEnum):
     IMPORT = "import"
     RESTORE = "restore"
     CLEAR = "clear"  # ``yak memory delete`` or Delete… in Settings; restorable
+    PROPOSAL = "proposal"  # a reviewed rewrite the person accepted (flag ``edited``: edited)
+
+
+class ReviewMode(StrEnum):
+    """How a workspace's rewrites land: ``auto`` applies them but makes risky ones wait for
+    review; ``review`` makes every rewrite wait ("Review" in docs/architecture.md)."""
+
+    AUTO = "auto"
+    REVIEW = "review"
+
+
+class ProposalStatus(StrEnum):
+    """Where a proposal stands: waiting, accepted (applied), rejected, or superseded by a newer
+    proposal of the same workspace (its conversations are in the newer one)."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
 
 
 class QueueState(StrEnum):
@@ -51,6 +72,8 @@ class RefreshStatus(StrEnum):
     REFUSED_CEILING = "refused_ceiling"
     REFUSED_EMPTY = "refused_empty"
     REFUSED_PLACEHOLDER = "refused_placeholder"
+    REFUSED_NOT_DOCUMENT = "refused_not_document"  # an echo of the request, a transcript, code
+    NEEDS_REVIEW = "needs_review"  # a proposal waits for the person (exit 3)
     SUPERSEDED = "superseded"
     FAILED = "failed"
 
@@ -74,6 +97,43 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
+def line_opcodes(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
+    """``difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()`` with the
+    common head and tail matched first, so a change of a few lines in a long document costs a
+    scan, not a full diff (the blame of a long history diffs every revision)."""
+    n, m = len(old), len(new)
+    head = 0
+    while head < n and head < m and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and tail < m - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        tail += 1
+    ops: list[tuple[str, int, int, int, int]] = [("equal", 0, head, 0, head)] if head else []
+    if head < n - tail or head < m - tail:
+        middle = difflib.SequenceMatcher(
+            None, old[head : n - tail], new[head : m - tail], autojunk=False
+        )
+        ops += [
+            (tag, i1 + head, i2 + head, j1 + head, j2 + head)
+            for tag, i1, i2, j1, j2 in middle.get_opcodes()
+            if i1 != i2 or j1 != j2
+        ]
+    if tail:
+        ops.append(("equal", n - tail, n, m - tail, m))
+    return ops
+
+
+def line_changes(old: str, new: str) -> tuple[int, int]:
+    """How many lines ``new`` adds and removes against ``old`` (a line diff; a changed line
+    counts once in each): ``("a\\nb\\n", "a\\nc\\nd\\n")`` is ``(2, 1)``."""
+    added = removed = 0
+    for tag, i1, i2, j1, j2 in line_opcodes(old.splitlines(), new.splitlines()):
+        if tag != "equal":
+            removed += i2 - i1
+            added += j2 - j1
+    return added, removed
+
+
 @dataclass(frozen=True)
 class Workspace:
     """A project folder. ``id`` is derived from ``path`` by :func:`yak.paths.workspace_id_for`
@@ -84,6 +144,7 @@ class Workspace:
     created_at: datetime
     last_opened_at: datetime | None = None
     memory_enabled: bool = True
+    review_mode: ReviewMode = ReviewMode.AUTO
 
     @property
     def name(self) -> str:
@@ -142,6 +203,8 @@ class Revision:
     model: str | None = None
     session_ids: tuple[str, ...] = ()
     restored_from: str | None = None  # revision id, for RESTORE
+    added: int = 0  # lines added against the version it was based on
+    removed: int = 0  # lines removed against it
 
 
 @dataclass(frozen=True)
@@ -205,6 +268,9 @@ class RefreshOutcome:
     duration_s: float = 0.0
     session_ids: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
+    added: int = 0  # lines the reply adds against the document it was based on
+    removed: int = 0  # lines it removes
+    proposal_id: str | None = None  # the proposal waiting for review (``needs_review``)
 
 
 @dataclass(frozen=True)
@@ -224,6 +290,112 @@ class RefreshAttempt:
     session_ids: tuple[str, ...]
     flags: tuple[str, ...]
     created_at: datetime
+    added: int = 0
+    removed: int = 0
+    proposal_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A rewrite waiting for the person's review ("Review" in docs/architecture.md).
+
+    Attributes:
+        id: a ULID (``accept``/``reject`` take it or a unique prefix of 6 or more characters).
+        workspace_id: the workspace.
+        base_version: the document version it rewrites; accepting it is a write on that version.
+        content: the whole proposed document.
+        reasons: why it waits, one sentence each.
+        added: lines it adds against the base.
+        removed: lines it removes.
+        status: pending, accepted, rejected or superseded.
+        created_at: when it was made (UTC).
+        model: the memory model that wrote it.
+        session_ids: the conversations it folds.
+        watermarks: ``{session_id: last message id}`` it covers; accepting or rejecting it
+            advances them.
+        flags: the refresh's flags (redactions…).
+        decided_at: when it was accepted, rejected or superseded.
+    """
+
+    id: str
+    workspace_id: str
+    base_version: int
+    content: str
+    reasons: tuple[str, ...]
+    added: int
+    removed: int
+    status: ProposalStatus
+    created_at: datetime
+    model: str | None = None
+    session_ids: tuple[str, ...] = ()
+    watermarks: dict[str, str] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    decided_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """A line a person removed on purpose; rewrites must not bring it back silently.
+
+    Attributes:
+        key: the line folded (case, spacing, end punctuation), what a returning line is
+            matched on.
+        text: the line as it was written.
+        source: ``hand`` (deleted by hand) or ``rejected`` (added by a rejected proposal).
+        created_at: when it was removed (UTC).
+    """
+
+    key: str
+    text: str
+    source: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class WriteEffects:
+    """What a write does besides replacing the text, computed from the text it replaces (the
+    memory rules decide; the repository stores it in the write's transaction).
+
+    Attributes:
+        added: lines added against the replaced text (stored with the revision).
+        removed: lines removed.
+        bury: ``(key, text)`` of lines that become tombstones.
+        lift: keys of tombstones to lift (the person typed those lines again).
+    """
+
+    added: int = 0
+    removed: int = 0
+    bury: tuple[tuple[str, str], ...] = ()
+    lift: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LineOrigin:
+    """Where one line of the current document came from ("Provenance" in
+    docs/architecture.md).
+
+    Attributes:
+        line: its 1-based line number in the current document.
+        text: the line.
+        version: the version whose write introduced it in this exact form.
+        source: that write's source (hand, import, refresh, restore, proposal, clear).
+        created_at: when that write happened (UTC).
+        revision_id: that write's revision.
+        sessions: for a refresh or proposal, the conversations behind it.
+        model: the model that wrote it, for a refresh or proposal.
+        by_person: a person wrote it (hand, import, an edited proposal): a rewrite may not
+            remove or alter it without review.
+    """
+
+    line: int
+    text: str
+    version: int
+    source: RevisionSource
+    created_at: datetime
+    revision_id: str
+    sessions: tuple[str, ...] = ()
+    model: str | None = None
+    by_person: bool = False
 
 
 @dataclass(frozen=True)
@@ -278,6 +450,7 @@ class RefreshState:
         document_updated_at: when the document was last written (any source), or ``None``.
         key_available: whether an API key was available at the last check (``None``: not
             known).
+        proposals: how many proposals wait for review.
     """
 
     workspace_id: str
@@ -286,3 +459,4 @@ class RefreshState:
     last_attempt: RefreshAttempt | None = None
     document_updated_at: datetime | None = None
     key_available: bool | None = None
+    proposals: int = 0

@@ -124,3 +124,21 @@ class ProviderUnavailable(ProviderError):
 
 class IncompleteResponse(ProviderError):
     """A stream ended before the message was complete; nothing from it is stored."""
+
+
+class UnreadableDocument(StoreError):
+    """A stored memory document whose bytes are not UTF-8 (written by an old build or another
+    tool directly into the database). Nothing reads it as text; the way out is to look at the
+    raw bytes (``yak memory show --raw``) and restore a revision or save a new text.
+
+    Attributes:
+        workspace_id: the workspace.
+        version: the stored version.
+        raw: the stored bytes, exactly.
+    """
+
+    def __init__(self, message: str, *, workspace_id: str, version: int, raw: bytes) -> None:
+        super().__init__(message)
+        self.workspace_id = workspace_id
+        self.version = version
+        self.raw = raw

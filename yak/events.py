@@ -88,6 +88,15 @@ class SessionsChanged:
     workspace_id: str
 
 
+@dataclass(frozen=True)
+class ProposalsChanged:
+    """A workspace's review inbox changed: a proposal was made, accepted or rejected.
+    ``pending`` is how many now wait."""
+
+    workspace_id: str
+    pending: int
+
+
 class EventBus:
     """Synchronous publish/subscribe keyed on the event class."""
 

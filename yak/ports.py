@@ -25,11 +25,15 @@ if TYPE_CHECKING:
         ChatSession,
         MemoryDocument,
         MemorySummary,
+        Proposal,
         RefreshAttempt,
         RefreshOutcome,
+        ReviewMode,
         Revision,
         RevisionSource,
+        Tombstone,
         Workspace,
+        WriteEffects,
     )
 
 
@@ -61,6 +65,10 @@ class WorkspaceRepository(Protocol):
         """Turn memory on or off for a workspace."""
         ...
 
+    def set_review_mode(self, workspace_id: str, mode: ReviewMode) -> Workspace:
+        """Set how the workspace's rewrites land (``auto`` or ``review``)."""
+        ...
+
 
 class DocumentRepository(Protocol):
     """Memory documents, their revisions and the session watermarks.
@@ -70,7 +78,9 @@ class DocumentRepository(Protocol):
     The text must already be checked by the document rules (the service does that).
     """
 
-    def read(self, workspace_id: str) -> MemoryDocument: ...
+    def read(self, workspace_id: str) -> MemoryDocument:
+        """Raises ``UnreadableDocument`` when the stored bytes are not UTF-8."""
+        ...
 
     def write(
         self,
@@ -84,8 +94,43 @@ class DocumentRepository(Protocol):
         session_ids: tuple[str, ...] = (),
         restored_from: str | None = None,
         watermarks: Mapping[str, str] | None = None,
+        effects: Callable[[str], WriteEffects] | None = None,
+        accepts: str | None = None,
     ) -> MemoryDocument:
-        """Raises ``ConflictError`` (stale version) or ``WorkspaceNotFound``."""
+        """``effects`` gets the text being replaced and returns the write's line counts and
+        tombstones; ``accepts`` names the pending proposal the write applies (marked accepted
+        in the same transaction). Raises ``ConflictError`` (stale version, or a proposal no
+        longer pending), ``UnreadableDocument`` never (the replaced text is read leniently),
+        or ``WorkspaceNotFound``."""
+        ...
+
+    def read_raw(self, workspace_id: str) -> bytes:
+        """The stored document's bytes exactly, readable or not."""
+        ...
+
+    def tombstones(self, workspace_id: str) -> list[Tombstone]: ...
+
+    def add_proposal(self, proposal: Proposal) -> Proposal:
+        """Store a pending proposal; older pending ones of the workspace become superseded."""
+        ...
+
+    def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]: ...
+
+    def pending_counts(self) -> dict[str, int]: ...
+
+    def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """By id or unique prefix. Raises ``UsageError``."""
+        ...
+
+    def reject_proposal(
+        self,
+        workspace_id: str,
+        proposal_id: str,
+        *,
+        bury: tuple[tuple[str, str], ...],
+        watermarks: Mapping[str, str],
+    ) -> Proposal:
+        """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
         ...
 
     def advance_watermarks(self, watermarks: Mapping[str, str]) -> None: ...

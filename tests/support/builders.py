@@ -29,13 +29,32 @@ def project_folder(
     return folder
 
 
-async def workspace_with_document(core: Core, folder: Path | str, text: str = "") -> Workspace:
+async def workspace_with_document(
+    core: Core, folder: Path | str, text: str = "", *, by_hand: bool = True
+) -> Workspace:
     """The workspace of an existing ``folder`` (registered and marked opened), with ``text`` saved
-    as its memory document by hand when it is not empty."""
+    as its memory document when it is not empty: by hand, or (``by_hand=False``) as an earlier
+    refresh wrote it, so its lines are not the person's and a rewrite may change them."""
     workspace = await core.workspaces.open(str(folder))
-    if text:
+    if text and by_hand:
         await core.memory.save(workspace.id, text, expected_version=None)
+    elif text:
+        await seed_document(core, workspace.id, text)
     return workspace
+
+
+async def seed_document(core: Core, workspace_id: str, text: str) -> None:
+    """Write ``text`` as a refresh revision on the current version (a document a model wrote
+    earlier: no line of it is the person's)."""
+    current = await core.memory.read(workspace_id)
+    await core.memory.apply_rewrite(
+        workspace_id,
+        text,
+        base_version=current.version,
+        model="seed",
+        session_ids=(),
+        watermarks={},
+    )
 
 
 def say(

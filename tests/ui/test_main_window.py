@@ -153,9 +153,12 @@ def test_failed_refresh_offers_retry_which_runs_it_again(env, ui, qtbot, qloop, 
     run(qloop, body())
 
 
-def test_view_opens_a_refused_reply_in_the_editor_to_trim_and_save(env, ui, qtbot, qloop):
-    """View on a refused refresh opens Settings with the reply in the editor as unsaved edits
-    (the counter red: 240 / 200); trimmed to 200 lines it saves as a hand edit."""
+def test_view_shows_a_refused_reply_as_a_diff_then_trim_opens_it_in_the_editor(
+    env, ui, qtbot, qloop
+):
+    """View on a refused refresh shows the reply as a diff against the document with the reason
+    on top (the editor's text untouched); Trim and save… opens Settings with the reply as
+    unsaved edits (the counter red: 240 / 200); trimmed to 200 lines it saves as a hand edit."""
     window, controller = ui
     workspace = env.workspace("proj", lines(180))
     reply = lines(240, prefix="rewritten")
@@ -175,7 +178,15 @@ def test_view_opens_a_refused_reply_in_the_editor_to_trim_and_save(env, ui, qtbo
         assert panel.status_label.text() == "refused: over the ceiling"
         qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
         await controller.tasks.drain()
+        dialog = controller.review_dialog
+        assert dialog.isVisible() and not controller.settings_dialog.isVisible()
+        assert dialog.reasons_label.text() == "• over the ceiling"
+        shown = dialog.diff_view.rows()
+        assert ("+ - rewritten 1", "#dafbe1") in shown and ("− - fact 1", "#ffebe9") in shown
+        assert dialog.accept_button.isHidden() and dialog.trim_button.isVisible()
+        qtbot.mouseClick(dialog.trim_button, Qt.MouseButton.LeftButton)
         await controller.memory_controller.tasks.drain()
+        assert not dialog.isVisible()
 
         assert controller.settings_dialog.isVisible()
         editor = controller.memory_page.editor

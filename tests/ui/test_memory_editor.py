@@ -473,3 +473,62 @@ def test_revert_asks_before_dropping_unsaved_lines_and_can_be_undone(env, page, 
 
     run(qloop, body())
     assert env.stored(workspace.id).content == lines(3)
+
+
+def test_the_line_under_the_cursor_says_where_it_came_from(env, page, qtbot, qloop):
+    """Moving the cursor onto a line shows its origin: a line typed by hand says "typed by you,
+    v1", a line a refresh added names the conversation behind it, and a line typed now but not
+    saved says so."""
+    workspace = env.workspace("proj", lines(3))
+    session = env.say(workspace.id, "Set up CI.", "Done.", title="Set up CI")
+    refreshed = lines(3) + "- CI runs on every push\n"
+    env.other.run(
+        env.other.core.memory.apply_rewrite(
+            workspace.id,
+            refreshed,
+            base_version=1,
+            model="m",
+            session_ids=(session,),
+            watermarks={},
+        )
+    )
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        cursor = editor.text_edit.textCursor()
+        cursor.movePosition(cursor.MoveOperation.Start)
+        cursor.movePosition(cursor.MoveOperation.Down, n=1)
+        editor.text_edit.setTextCursor(cursor)
+        said = editor.origin_label.text()
+        assert said.startswith("Line 2: typed by you, v1 · ")
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_Down)
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_Down)
+        assert editor.origin_label.text().startswith(
+            "Line 4: added by refresh v2 from 'Set up CI' · "
+        )
+        qtbot.keyClick(editor.text_edit, Qt.Key.Key_End)
+        qtbot.keyClicks(editor.text_edit, " and tags")
+        assert editor.origin_label.text() == "Line 4: typed by you, not saved yet"
+
+    run(qloop, body())
+
+
+def test_the_review_box_sets_the_workspace_review_mode(env, page, qtbot, qloop):
+    """Ticking "Review every rewrite…" stores review mode for the workspace (what `yak memory
+    mode` prints); unticking it goes back to auto."""
+    workspace = env.workspace("proj", lines(3))
+
+    async def body():
+        await show(page, workspace.id)
+        box = page.editor.review_mode_box
+        assert box.isEnabled() and not box.isChecked()
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert str(await env.core.memory.review_mode(workspace.id)) == "review"
+        assert page.editor.message_label.text() == "Every rewrite now waits for your review."
+        qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert str(await env.core.memory.review_mode(workspace.id)) == "auto"
+
+    run(qloop, body())

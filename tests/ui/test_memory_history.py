@@ -34,6 +34,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
         assert [table.item(r, 0).text() for r in range(2)] == ["2", "1"]
         assert table.item(0, 1).text() == "Hand edit"
         assert table.item(1, 2).text() == "1"  # lines
+        assert [table.item(r, 4).text() for r in range(2)] == ["+1 −1", "+1 −0"]  # change
 
         dialog.select_revision(1)
         # Coloured lines with a spaced marker: the document's own dash stays readable.

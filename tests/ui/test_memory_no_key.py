@@ -199,8 +199,8 @@ def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
         qtbot.mouseClick(panel.refresh_button, Qt.MouseButton.LeftButton)
         await ui.controller.tasks.drain()
         assert env.stored(workspace.id).content == rewritten
-        assert panel.status_label.text() == "up to date"
-        assert not panel.action_button.isVisible()
+        assert panel.status_label.text() == "refreshed: +1 −0"
+        assert panel.action_button.text() == "Diff"
         assert len(fake_api.message_requests) == 1
         await ui.controller.aclose()
 
@@ -233,8 +233,8 @@ def test_a_forced_refresh_that_reads_the_messages_ends_the_pause(
         qtbot.mouseClick(ui.panel.refresh_button, Qt.MouseButton.LeftButton)
         await ui.controller.tasks.drain()
         assert not refresh.paused(workspace.id)
-        assert ui.panel.status_label.text() == "up to date"
-        assert not ui.panel.action_button.isVisible()
+        assert ui.panel.status_label.text() == "refreshed: +1 −0"
+        assert ui.panel.action_button.text() == "Diff"
         await ui.controller.aclose()
 
     run(qloop, body())

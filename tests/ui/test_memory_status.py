@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -73,6 +74,21 @@ def no_key_attempt() -> RefreshAttempt:
             "retry",
         ),
         (RefreshState("ws_x", last_attempt=attempt(RefreshStatus.APPLIED)), "up to date", None),
+        # An applied refresh that changed lines says how many, with its diff one click away.
+        (
+            RefreshState(
+                "ws_x", last_attempt=replace(attempt(RefreshStatus.APPLIED), added=2, removed=1)
+            ),
+            "refreshed: +2 −1",
+            "diff",
+        ),
+        # A proposal waiting wins over the last attempt.
+        (
+            RefreshState("ws_x", last_attempt=attempt(RefreshStatus.NEEDS_REVIEW), proposals=1),
+            "1 change to review",
+            "review",
+        ),
+        (RefreshState("ws_x", proposals=2), "2 changes to review", "review"),
         # A hand edit after the refusal is the newest word.
         (
             RefreshState(

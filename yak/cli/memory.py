@@ -80,6 +80,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     workspace_option(p)
     p.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the stored bytes with anything that is not UTF-8 escaped (\\xNN): the way "
+        "to look at a document that cannot be read as text",
+    )
+    p.add_argument(
         "--reply",
         metavar="ATTEMPT_ID",
         default=None,
@@ -187,6 +193,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_delete)
 
+    from yak.cli import review
+
+    review.register(cmds, workspace_option, json_option)
+
 
 def _usage(parser: argparse.ArgumentParser) -> int:
     """``yak memory`` without a subcommand: one line, exit 2."""
@@ -214,6 +224,27 @@ async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocumen
     return MemoryDocument(workspace_id=workspace.id, content="", version=0, updated_at=None)
 
 
+async def _review_state(core: Core, workspace: Workspace, stored: bool) -> dict[str, object]:
+    """``show --json``'s ``last_refresh``, ``proposals`` and ``mode``."""
+    from yak.memory.document import iso_utc
+
+    if not stored:
+        return {"last_refresh": None, "proposals": 0, "mode": str(workspace.review_mode)}
+    attempt = await core.memory.last_attempt(workspace.id)
+    pending = await core.memory.proposals(workspace.id)
+    return {
+        "last_refresh": None
+        if attempt is None
+        else {
+            "status": str(attempt.status),
+            "reason": attempt.reason,
+            "at": iso_utc(attempt.created_at),
+        },
+        "proposals": len(pending),
+        "mode": str(workspace.review_mode),
+    }
+
+
 # --- subcommands --------------------------------------------------------------------------------
 def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory list``: every workspace with a memory, most recently updated first."""
@@ -233,8 +264,17 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        if args.raw:
+            raw = await core.memory.read_raw(workspace.id) if stored else b""
+            output.raw_document(workspace, raw, as_json=args.json)
+            return 0
         if args.reply is None:
-            output.document(workspace, await _read(core, workspace, stored), as_json=args.json)
+            document = await _read(core, workspace, stored)
+            if args.json:
+                extras = await _review_state(core, workspace, stored)
+                output.document(workspace, document, as_json=True, extras=extras)
+            else:
+                output.document(workspace, document, as_json=False)
             return 0
         if not stored:
             raise UsageError(f"{workspace.path} has no refresh attempts yet.")
@@ -268,7 +308,7 @@ def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
         text = doc_rules.decode_utf8(data, what=what)
         before = args.expect_version
         if before is None:
-            before = (await core.memory.read(workspace.id)).version
+            before = await core.memory.current_version(workspace.id)
         # Emptying the memory is ``delete``; an empty input is a mistake here.
         document = await core.memory.save(
             workspace.id, text, expected_version=before, require_text=True
@@ -418,7 +458,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
 
     async def work(core: Core) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
-        before = (await core.memory.read(workspace.id)).version
+        before = await core.memory.current_version(workspace.id)
         revision = await core.memory.get_revision(workspace.id, args.revision)
         document = await core.memory.restore(workspace.id, revision.id, expected_version=before)
         output.restored(revision, before, document)
@@ -464,7 +504,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
             from yak.memory.service import read_input_file
 
             data, name = read_input_file(Path(args.file)), args.file
-        before = (await core.memory.read(workspace.id)).version
+        before = await core.memory.current_version(workspace.id)
         document = await core.memory.import_bytes(
             workspace.id, data, expected_version=before, source_name=name
         )

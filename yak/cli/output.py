@@ -21,8 +21,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from yak.domain import (
+    LineOrigin,
     MemoryDocument,
     MemorySummary,
+    Proposal,
     RefreshAttempt,
     RefreshOutcome,
     RefreshStatus,
@@ -137,14 +139,44 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
 
 
 # --- yak memory show ----------------------------------------------------------------------------
-def document(workspace: Workspace, shown: MemoryDocument, *, as_json: bool) -> None:
-    """The document's bytes exactly as stored, or its ``show --json`` object."""
+def document(
+    workspace: Workspace,
+    shown: MemoryDocument,
+    *,
+    as_json: bool,
+    extras: dict[str, Any] | None = None,
+) -> None:
+    """The document's bytes exactly as stored, or its ``show --json`` object (with ``extras``:
+    ``last_refresh``, ``proposals``, ``mode``)."""
     if as_json:
-        print_json(doc_rules.document_json(workspace, shown))
+        print_json({**doc_rules.document_json(workspace, shown), **(extras or {})})
         return
     if not shown.content and sys.stdout.isatty():
         note(f"(the memory document of {workspace.path} is empty)")
     write_stdout(doc_rules.export_text(shown))
+
+
+def raw_document(workspace: Workspace, raw: bytes, *, as_json: bool) -> None:
+    """``show --raw``: the stored bytes as text with every byte that is not UTF-8 escaped
+    (``\\xNN``), or a JSON object with ``raw`` (that text), ``bytes`` and ``valid_utf8``."""
+    try:
+        raw.decode("utf-8")
+        valid = True
+    except UnicodeDecodeError:
+        valid = False
+    shown = raw.decode("utf-8", "backslashreplace")
+    if as_json:
+        print_json(
+            {
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+                "bytes": len(raw),
+                "valid_utf8": valid,
+                "raw": shown,
+            }
+        )
+        return
+    write_stdout(shown.encode("utf-8"))
 
 
 def attempt_reply(attempt: RefreshAttempt, *, as_json: bool) -> None:
@@ -236,6 +268,167 @@ def exported(workspace: Workspace, fmt: str, size: int, target: str) -> None:
     print(f"Exported {workspace.path} ({fmt}, {size:,} bytes) to {target}.")
 
 
+# --- yak memory blame / review / accept / reject / mode / enable / disable ----------------------
+def blame(
+    workspace: Workspace,
+    origins: Sequence[LineOrigin],
+    titles: dict[str, str],
+    *,
+    as_json: bool,
+) -> None:
+    """``blame``: one origin per line, a JSON array or ``v4  hand     2026-12-01 10:02  text``
+    lines (a refresh names its conversations)."""
+    if as_json:
+        print_json(
+            [
+                {
+                    "line": o.line,
+                    "text": o.text,
+                    "version": o.version,
+                    "source": str(o.source),
+                    "created_at": doc_rules.iso_utc(o.created_at),
+                    "sessions": list(o.sessions),
+                    "by_person": o.by_person,
+                }
+                for o in origins
+            ]
+        )
+        return
+    if not origins:
+        print(f"The memory document of {workspace.path} is empty.")
+        return
+    width = max(len(f"v{o.version}") for o in origins)
+    for o in origins:
+        where = f"v{o.version}".ljust(width)
+        source = str(o.source).ljust(8)
+        print(f"{where}  {source} {local_time(o.created_at)}  {o.text}")
+    named = sorted({sid for o in origins for sid in o.sessions}, key=str)
+    for sid in named:
+        print(f"  {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
+
+
+def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, Any]:
+    """A proposal as ``review --json`` lists it; with ``base`` (``review ID``) also its
+    ``content`` and ``diff`` (a unified line diff against the base version)."""
+    from yak.memory.provenance import unified_diff
+
+    item: dict[str, Any] = {
+        "id": proposal.id,
+        "status": str(proposal.status),
+        "base_version": proposal.base_version,
+        "reasons": list(proposal.reasons),
+        "added": proposal.added,
+        "removed": proposal.removed,
+        "created_at": doc_rules.iso_utc(proposal.created_at),
+        "sessions": list(proposal.session_ids),
+    }
+    if base is not None:
+        item["content"] = proposal.content
+        item["diff"] = unified_diff(
+            base,
+            proposal.content,
+            old_name=f"version {proposal.base_version}",
+            new_name=f"proposal {proposal.id}",
+        )
+    return item
+
+
+def proposals(workspace: Workspace, found: Sequence[Proposal], *, as_json: bool) -> None:
+    """``review``: the proposals waiting, oldest first."""
+    if as_json:
+        print_json([proposal_json(p) for p in found])
+        return
+    if not found:
+        print(f"No change waits for review in {workspace.path}.")
+        return
+    for p in found:
+        print(
+            f"{p.id}  on version {p.base_version}  +{p.added} −{p.removed}  "
+            f"{local_time(p.created_at)}"
+        )
+        for reason in p.reasons:
+            print(f"  - {reason}")
+    print("See one with 'yak memory review ID'; then 'yak memory accept ID' or 'reject ID'.")
+
+
+def proposal(proposal: Proposal, base: str, *, as_json: bool) -> None:
+    """``review ID``: its reasons, then its diff against the base version."""
+    if as_json:
+        print_json(proposal_json(proposal, base=base))
+        return
+    item = proposal_json(proposal, base=base)
+    print(
+        f"Proposal {proposal.id} ({proposal.status}) on version {proposal.base_version}: "
+        f"+{proposal.added} −{proposal.removed}"
+    )
+    for reason in proposal.reasons:
+        print(f"  - {reason}")
+    print()
+    write_stdout(item["diff"].encode("utf-8"))
+
+
+def decided(workspace: Workspace, verb: str, found: Proposal, document: MemoryDocument) -> None:
+    """``accept``/``reject``: one line."""
+    print(
+        f"{verb} proposal {found.id}; the memory of {workspace.path} is at version "
+        f"{document.version} ({lines(document.lines)})."
+    )
+
+
+def decided_json(
+    workspace: Workspace, status: str, found: Proposal, document: MemoryDocument
+) -> None:
+    print_json(
+        {
+            "proposal": found.id,
+            "status": status,
+            "version": document.version,
+            "lines": document.lines,
+            "workspace": workspace.path,
+            "workspace_id": workspace.id,
+        }
+    )
+
+
+def mode(workspace: Workspace, *, changed: bool, as_json: bool) -> None:
+    """``mode``: the workspace's review mode (and memory switch)."""
+    if as_json:
+        print_json(
+            {
+                "mode": str(workspace.review_mode),
+                "memory_enabled": workspace.memory_enabled,
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+            }
+        )
+        return
+    what = {
+        "auto": "auto (rewrites apply; risky ones wait for review)",
+        "review": "review (every rewrite waits for review)",
+    }[str(workspace.review_mode)]
+    print(("Review mode is now " if changed else "Review mode: ") + what + ".")
+
+
+def memory_switch(workspace: Workspace, *, as_json: bool) -> None:
+    """``enable``/``disable``: where the memory switch now stands."""
+    if as_json:
+        print_json(
+            {
+                "memory_enabled": workspace.memory_enabled,
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+            }
+        )
+        return
+    if workspace.memory_enabled:
+        print(f"Memory is on for {workspace.path}: new conversations get the document.")
+    else:
+        print(
+            f"Memory is off for {workspace.path}: no conversation gets the document and no "
+            "refresh runs (the document and its history are kept)."
+        )
+
+
 # --- yak memory history -------------------------------------------------------------------------
 def revisions(workspace: Workspace, found: Sequence[Revision], *, as_json: bool) -> None:
     """Revisions newest first (``id`` is what ``restore`` takes): JSON array or a table."""
@@ -252,6 +445,7 @@ def revisions(workspace: Workspace, found: Sequence[Revision], *, as_json: bool)
             str(r.source),
             f"{r.lines}",
             f"{r.chars}",
+            f"+{r.added} −{r.removed}",
             local_time(r.created_at),
             ", ".join(r.flags),
         ]
@@ -259,7 +453,7 @@ def revisions(workspace: Workspace, found: Sequence[Revision], *, as_json: bool)
     ]
     print(
         table(
-            ["ID", "VERSION", "SOURCE", "LINES", "CHARS", "CREATED", "FLAGS"],
+            ["ID", "VERSION", "SOURCE", "LINES", "CHARS", "CHANGE", "CREATED", "FLAGS"],
             rows,
             right=frozenset({1, 3, 4}),
         )
@@ -302,9 +496,15 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
     status, reason = outcome.status, outcome.reason.rstrip(". ")
     size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
     if status is RefreshStatus.APPLIED:
-        return f"applied: {size}" + (f" ({reason})" if reason else "")
+        changes = f"+{outcome.added} −{outcome.removed}"
+        return f"applied: {size}, {changes}" + (f" ({reason})" if reason else "")
     if status is RefreshStatus.UP_TO_DATE:
         return f"up_to_date: {reason}; {size}" if reason else f"up_to_date: {size}"
+    if status is RefreshStatus.NEEDS_REVIEW:
+        return (
+            f"needs_review: {reason}; the document is unchanged ({size}). See it with "
+            f"'yak memory review {outcome.proposal_id}', then accept or reject it."
+        )
     return f"{status}: {reason}; the document is unchanged ({size})."
 
 
@@ -323,6 +523,9 @@ def refresh_outcome(
                 "reason": outcome.reason,
                 "version": outcome.version,
                 "lines": outcome.lines,
+                "added": outcome.added,
+                "removed": outcome.removed,
+                "proposal": outcome.proposal_id,
                 "workspace": workspace_path,
                 "workspace_id": outcome.workspace_id,
                 "flags": list(outcome.flags),

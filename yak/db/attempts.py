@@ -45,6 +45,9 @@ class SqlAttemptRepository:
             flags=list(outcome.flags),
             rebuild=bool(rebuild),
             created_at=now(),
+            added=int(outcome.added),
+            removed=int(outcome.removed),
+            proposal_id=outcome.proposal_id,
         )
         with self.db.session() as s:
             workspace_row(s, outcome.workspace_id)

@@ -10,33 +10,59 @@ module only stores it. See ``docs/architecture.md``, "The memory document".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from sqlalchemy import CursorResult, case, exists, func, or_, select, update
+from sqlalchemy import (
+    CursorResult,
+    LargeBinary,
+    case,
+    cast,
+    delete,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from yak import paths
 from yak.db.engine import Database
-from yak.db.models import ChatSessionRow, MemoryDocumentRow, MemoryRevisionRow, WorkspaceRow
+from yak.db.models import (
+    ChatSessionRow,
+    MemoryDocumentRow,
+    MemoryProposalRow,
+    MemoryRevisionRow,
+    MemoryTombstoneRow,
+    WorkspaceRow,
+)
 from yak.db.rows import (
     MIN_ID_PREFIX,
     conflict,
     now,
+    review_mode,
     to_document,
+    to_proposal,
     to_revision,
+    to_tombstone,
     workspace_row,
 )
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
+    Proposal,
+    ProposalStatus,
     Revision,
     RevisionSource,
+    Tombstone,
     Workspace,
+    WriteEffects,
     count_lines,
+    line_changes,
 )
-from yak.errors import RevisionNotFound, UsageError
+from yak.errors import ConflictError, RevisionNotFound, UnreadableDocument, UsageError
 from yak.ids import new_id
 
 
@@ -67,6 +93,7 @@ class SqlDocumentRepository:
                 WorkspaceRow.created_at,
                 WorkspaceRow.last_opened_at,
                 WorkspaceRow.memory_enabled,
+                WorkspaceRow.review_mode,
                 func.coalesce(MemoryDocumentRow.version, 0),
                 lines,
                 func.length(content),
@@ -91,6 +118,7 @@ class SqlDocumentRepository:
                     created_at=created_at,
                     last_opened_at=last_opened_at,
                     memory_enabled=bool(enabled),
+                    review_mode=review_mode(mode),
                 ),
                 version=int(version),
                 lines=int(n_lines),
@@ -105,6 +133,7 @@ class SqlDocumentRepository:
                 created_at,
                 last_opened_at,
                 enabled,
+                mode,
                 version,
                 n_lines,
                 n_chars,
@@ -120,10 +149,39 @@ class SqlDocumentRepository:
             WorkspaceNotFound: unknown id.
         """
         with self.db.session() as s:
-            row = s.get(MemoryDocumentRow, workspace_id)
-            if row is None:
+            found = s.execute(
+                select(
+                    _RAW_CONTENT,
+                    MemoryDocumentRow.version,
+                    MemoryDocumentRow.flags,
+                    MemoryDocumentRow.updated_at,
+                ).where(MemoryDocumentRow.workspace_id == workspace_id)
+            ).one_or_none()
+            if found is None:
                 workspace_row(s, workspace_id)
-            return to_document(workspace_id, row)
+                return to_document(workspace_id, None)
+            raw, version, flags, updated_at = found
+            return MemoryDocument(
+                workspace_id=workspace_id,
+                content=_decode(workspace_id, int(version), raw),
+                version=int(version),
+                updated_at=updated_at,
+                flags=tuple(flags or ()),
+            )
+
+    def read_raw(self, workspace_id: str) -> bytes:
+        """The stored document's bytes exactly, readable or not (``b""`` when never written).
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            raw = s.scalar(
+                select(_RAW_CONTENT).where(MemoryDocumentRow.workspace_id == workspace_id)
+            )
+            if raw is None:
+                workspace_row(s, workspace_id)
+            return bytes(raw or b"")
 
     def write(
         self,
@@ -137,6 +195,8 @@ class SqlDocumentRepository:
         session_ids: tuple[str, ...] = (),
         restored_from: str | None = None,
         watermarks: Mapping[str, str] | None = None,
+        effects: Callable[[str], WriteEffects] | None = None,
+        accepts: str | None = None,
     ) -> MemoryDocument:
         """Write ``text`` (already checked) as the next version and append its revision; with
         ``watermarks`` (``{session_id: last folded message id}``) advance them in the same
@@ -144,13 +204,20 @@ class SqlDocumentRepository:
 
         Args:
             expected_version: the version the write is based on; ``None``: whatever is current.
+            effects: given the text being replaced, the write's line counts and tombstones
+                (buried and lifted in the same transaction); default: the line counts only.
+            accepts: the id of the pending proposal this write accepts (marked ``accepted`` in
+                the same transaction, also when the text is already stored).
 
         Raises:
-            ConflictError: ``expected_version`` is not the stored version; nothing written.
+            ConflictError: ``expected_version`` is not the stored version, or ``accepts`` is no
+                longer pending; nothing written.
             UsageError: a negative ``expected_version``.
             WorkspaceNotFound: unknown id.
         """
         with self.db.session() as s:
+            if accepts is not None:
+                self._close_proposal(s, workspace_id, accepts, ProposalStatus.ACCEPTED)
             result = self._apply(
                 s,
                 workspace_id,
@@ -161,6 +228,7 @@ class SqlDocumentRepository:
                 model=model,
                 session_ids=tuple(session_ids),
                 restored_from=restored_from,
+                effects=effects,
             )
             if watermarks:
                 self._advance(s, watermarks)
@@ -212,21 +280,30 @@ class SqlDocumentRepository:
         model: str | None = None,
         session_ids: tuple[str, ...] = (),
         restored_from: str | None = None,
+        effects: Callable[[str], WriteEffects] | None = None,
     ) -> MemoryDocument:
         if expected_version is not None and int(expected_version) < 0:
             raise UsageError("The expected version must be 0 or more; nothing was saved.")
         workspace_row(s, workspace_id)
         self._ensure_document(s, workspace_id)
-        current = s.execute(
-            select(MemoryDocumentRow.content, MemoryDocumentRow.version).where(
+        raw, version = s.execute(
+            select(_RAW_CONTENT, MemoryDocumentRow.version).where(
                 MemoryDocumentRow.workspace_id == workspace_id
             )
         ).one()
-        expected = current.version if expected_version is None else int(expected_version)
-        if current.version != expected:
-            raise conflict(expected, current.version)
-        if current.content == text:
+        expected = version if expected_version is None else int(expected_version)
+        if version != expected:
+            raise conflict(expected, version)
+        # The text replaced, as text; bytes that are not UTF-8 (an unreadable document being
+        # replaced by a restore or a new text) are read leniently, only to count lines.
+        base = bytes(raw or b"").decode("utf-8", "replace")
+        if bytes(raw or b"") == text.encode("utf-8"):
             return self._read_in(s, workspace_id)
+        if effects is not None:
+            change = effects(base)
+        else:
+            added, removed = line_changes(base, text)
+            change = WriteEffects(added=added, removed=removed)
         moment = now()
         result: CursorResult[Any] = s.execute(  # type: ignore[assignment]  # an UPDATE's result
             update(MemoryDocumentRow)
@@ -238,12 +315,12 @@ class SqlDocumentRepository:
             .execution_options(synchronize_session=False)
         )
         if result.rowcount != 1:  # another writer won between the read and the update
-            version = s.scalar(
+            stored = s.scalar(
                 select(MemoryDocumentRow.version).where(
                     MemoryDocumentRow.workspace_id == workspace_id
                 )
             )
-            raise conflict(expected, int(version or 0))
+            raise conflict(expected, int(stored or 0))
         s.add(
             MemoryRevisionRow(
                 id=new_id(),
@@ -258,8 +335,11 @@ class SqlDocumentRepository:
                 session_ids=list(session_ids),
                 restored_from=restored_from,
                 created_at=moment,
+                added=change.added,
+                removed=change.removed,
             )
         )
+        self._tombstones(s, workspace_id, change, source=str(source), moment=moment)
         s.flush()
         return MemoryDocument(
             workspace_id=workspace_id,
@@ -277,6 +357,174 @@ class SqlDocumentRepository:
             .execution_options(populate_existing=True)
         ).scalar_one_or_none()
         return to_document(workspace_id, row)
+
+    @staticmethod
+    def _tombstones(
+        s: Session, workspace_id: str, change: WriteEffects, *, source: str, moment: Any
+    ) -> None:
+        """Bury and lift tombstones as a write's effects say (lifting wins for a key in both)."""
+        lifted = set(change.lift)
+        for key, text in change.bury:
+            if key in lifted:
+                continue
+            s.execute(
+                sqlite_insert(MemoryTombstoneRow)
+                .values(
+                    workspace_id=workspace_id, key=key, text=text, source=source, created_at=moment
+                )
+                .on_conflict_do_nothing()
+            )
+        if lifted:
+            s.execute(
+                delete(MemoryTombstoneRow).where(
+                    MemoryTombstoneRow.workspace_id == workspace_id,
+                    MemoryTombstoneRow.key.in_(sorted(lifted)),
+                )
+            )
+
+    # --- tombstones and proposals ---------------------------------------------------------------
+    def tombstones(self, workspace_id: str) -> list[Tombstone]:
+        """The workspace's tombstones, oldest first."""
+        with self.db.session() as s:
+            rows = s.scalars(
+                select(MemoryTombstoneRow)
+                .where(MemoryTombstoneRow.workspace_id == workspace_id)
+                .order_by(MemoryTombstoneRow.created_at, MemoryTombstoneRow.key)
+            )
+            return [to_tombstone(r) for r in rows]
+
+    def add_proposal(self, proposal: Proposal) -> Proposal:
+        """Store a pending proposal; the workspace's older pending proposals become
+        ``superseded`` (the new one folds their conversations too).
+
+        Raises:
+            WorkspaceNotFound: unknown workspace.
+        """
+        moment = now()
+        with self.db.session() as s:
+            workspace_row(s, proposal.workspace_id)
+            s.execute(
+                update(MemoryProposalRow)
+                .where(
+                    MemoryProposalRow.workspace_id == proposal.workspace_id,
+                    MemoryProposalRow.status == str(ProposalStatus.PENDING),
+                )
+                .values(status=str(ProposalStatus.SUPERSEDED), decided_at=moment)
+                .execution_options(synchronize_session=False)
+            )
+            row = MemoryProposalRow(
+                id=proposal.id or new_id(),
+                workspace_id=proposal.workspace_id,
+                base_version=proposal.base_version,
+                content=proposal.content,
+                reasons=list(proposal.reasons),
+                added=proposal.added,
+                removed=proposal.removed,
+                status=str(ProposalStatus.PENDING),
+                model=proposal.model,
+                session_ids=list(proposal.session_ids),
+                watermarks=dict(proposal.watermarks),
+                flags=list(proposal.flags),
+                created_at=moment,
+            )
+            s.add(row)
+            s.flush()
+            return to_proposal(row)
+
+    def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
+        """The workspace's proposals, oldest first (only the pending ones by default)."""
+        stmt = select(MemoryProposalRow).where(MemoryProposalRow.workspace_id == workspace_id)
+        if pending_only:
+            stmt = stmt.where(MemoryProposalRow.status == str(ProposalStatus.PENDING))
+        with self.db.session() as s:
+            rows = s.scalars(stmt.order_by(MemoryProposalRow.id))
+            return [to_proposal(r) for r in rows]
+
+    def pending_counts(self) -> dict[str, int]:
+        """How many proposals wait, by workspace id (workspaces with none are left out)."""
+        with self.db.session() as s:
+            rows = s.execute(
+                select(MemoryProposalRow.workspace_id, func.count())
+                .where(MemoryProposalRow.status == str(ProposalStatus.PENDING))
+                .group_by(MemoryProposalRow.workspace_id)
+            )
+            return {workspace_id: int(count) for workspace_id, count in rows}
+
+    def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """A proposal by id or unique prefix (at least ``MIN_ID_PREFIX`` characters).
+
+        Raises:
+            UsageError: none matches, several do, or the prefix is too short.
+        """
+        with self.db.session() as s:
+            return to_proposal(self._proposal_row(s, workspace_id, proposal_id))
+
+    def reject_proposal(
+        self,
+        workspace_id: str,
+        proposal_id: str,
+        *,
+        bury: tuple[tuple[str, str], ...],
+        watermarks: Mapping[str, str],
+    ) -> Proposal:
+        """Mark a pending proposal rejected, bury ``bury`` (its added lines) and advance the
+        watermarks of the conversations it folded, in one transaction.
+
+        Raises:
+            UsageError: no such proposal. ConflictError: it is no longer pending.
+        """
+        with self.db.session() as s:
+            row = self._close_proposal(s, workspace_id, proposal_id, ProposalStatus.REJECTED)
+            self._tombstones(
+                s, workspace_id, WriteEffects(bury=bury), source="rejected", moment=now()
+            )
+            if watermarks:
+                self._advance(s, watermarks)
+            s.flush()
+            return to_proposal(row)
+
+    def _close_proposal(
+        self, s: Session, workspace_id: str, proposal_id: str, status: ProposalStatus
+    ) -> MemoryProposalRow:
+        row = self._proposal_row(s, workspace_id, proposal_id)
+        if row.status != str(ProposalStatus.PENDING):
+            raise ConflictError(
+                f"Proposal {row.id} is {row.status}, no longer waiting for review; "
+                "nothing was changed (see yak memory review).",
+                expected_version=row.base_version,
+                current_version=row.base_version,
+            )
+        row.status = str(status)
+        row.decided_at = now()
+        return row
+
+    @staticmethod
+    def _proposal_row(s: Session, workspace_id: str, proposal_id: str) -> MemoryProposalRow:
+        wanted = (proposal_id or "").strip().upper()
+        if len(wanted) < MIN_ID_PREFIX:
+            raise UsageError(
+                f"Give at least {MIN_ID_PREFIX} characters of a proposal id (see yak memory "
+                f"review); {proposal_id!r} is too short."
+            )
+        rows = list(
+            s.scalars(
+                select(MemoryProposalRow)
+                .where(
+                    MemoryProposalRow.workspace_id == workspace_id,
+                    func.substr(MemoryProposalRow.id, 1, len(wanted)) == wanted,
+                )
+                .limit(2)
+            )
+        )
+        if not rows:
+            raise UsageError(
+                f"This workspace has no proposal {proposal_id!r} (see yak memory review)."
+            )
+        if len(rows) > 1:
+            raise UsageError(
+                f"{proposal_id!r} matches several proposals; give more characters of the id."
+            )
+        return rows[0]
 
     def history(self, workspace_id: str) -> list[Revision]:
         """Revisions newest first."""
@@ -360,3 +608,28 @@ class SqlDocumentRepository:
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: moves when another connection wrote."""
         return self.db.data_version()
+
+
+# The content column read as bytes: a document that is not UTF-8 is reported, not a decode crash.
+_RAW_CONTENT = cast(MemoryDocumentRow.content, LargeBinary)
+
+
+def _decode(workspace_id: str, version: int, raw: bytes | None) -> str:
+    """The stored bytes as text.
+
+    Raises:
+        UnreadableDocument: they are not UTF-8.
+    """
+    data = bytes(raw or b"")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableDocument(
+            f"The memory document (version {version}) is not valid UTF-8 text (byte "
+            f"{exc.start + 1:,} of {len(data):,}; written by another program?). See its bytes "
+            "with 'yak memory show --raw', then restore a revision ('yak memory history', "
+            "'yak memory restore N') or save a new text ('yak memory set').",
+            workspace_id=workspace_id,
+            version=version,
+            raw=data,
+        ) from None

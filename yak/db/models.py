@@ -73,6 +73,7 @@ class WorkspaceRow(Base):
     st_dev: Mapped[str | None] = mapped_column(String(24))  # str: may exceed int64
     st_ino: Mapped[str | None] = mapped_column(String(24))
     memory_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    review_mode: Mapped[str] = mapped_column(String(8), default="auto", server_default="auto")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
@@ -109,6 +110,9 @@ class MemoryRevisionRow(Base):
     session_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     restored_from: Mapped[str | None] = mapped_column(String(26))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    # Lines added and removed against the version it was based on.
+    added: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    removed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class RefreshAttemptRow(Base):
@@ -131,6 +135,45 @@ class RefreshAttemptRow(Base):
     session_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
     flags: Mapped[list[str]] = mapped_column(JSON, default=list)
     rebuild: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    added: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    removed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    proposal_id: Mapped[str | None] = mapped_column(String(26))
+
+
+class MemoryProposalRow(Base):
+    """A rewrite waiting for review, and what became of it (accepted, rejected, superseded)."""
+
+    __tablename__ = "memory_proposals"
+    __table_args__ = (Index("ix_memory_proposals_workspace_status", "workspace_id", "status"),)
+
+    id: Mapped[str] = mapped_column(String(26), primary_key=True)  # ULID
+    workspace_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    base_version: Mapped[int] = mapped_column(Integer)
+    content: Mapped[str] = mapped_column(Text)
+    reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
+    added: Mapped[int] = mapped_column(Integer, default=0)
+    removed: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    model: Mapped[str | None] = mapped_column(String(100))
+    session_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    watermarks: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+    flags: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class MemoryTombstoneRow(Base):
+    """A line a person removed on purpose, by its folded key (one per workspace and key)."""
+
+    __tablename__ = "memory_tombstones"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -8,14 +8,25 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from yak import paths
-from yak.db.models import MemoryDocumentRow, MemoryRevisionRow, RefreshAttemptRow, WorkspaceRow
+from yak.db.models import (
+    MemoryDocumentRow,
+    MemoryProposalRow,
+    MemoryRevisionRow,
+    MemoryTombstoneRow,
+    RefreshAttemptRow,
+    WorkspaceRow,
+)
 from yak.domain import (
     MemoryDocument,
+    Proposal,
+    ProposalStatus,
     RefreshAttempt,
     RefreshStatus,
+    ReviewMode,
     Revision,
     RevisionSource,
     TokenUsage,
+    Tombstone,
     Workspace,
 )
 from yak.errors import ConflictError, WorkspaceNotFound
@@ -73,7 +84,16 @@ def to_workspace(row: WorkspaceRow) -> Workspace:
         created_at=row.created_at,
         last_opened_at=row.last_opened_at,
         memory_enabled=bool(row.memory_enabled),
+        review_mode=review_mode(row.review_mode),
     )
+
+
+def review_mode(value: str | None) -> ReviewMode:
+    """A stored review mode; anything unknown reads as ``auto``."""
+    try:
+        return ReviewMode(value or "auto")
+    except ValueError:
+        return ReviewMode.AUTO
 
 
 def to_document(workspace_id: str, row: MemoryDocumentRow | None) -> MemoryDocument:
@@ -102,6 +122,8 @@ def to_revision(row: MemoryRevisionRow) -> Revision:
         model=row.model,
         session_ids=tuple(row.session_ids or ()),
         restored_from=row.restored_from,
+        added=row.added or 0,
+        removed=row.removed or 0,
     )
 
 
@@ -120,7 +142,33 @@ def to_attempt(row: RefreshAttemptRow) -> RefreshAttempt:
         session_ids=tuple(row.session_ids or ()),
         flags=tuple(row.flags or ()),
         created_at=row.created_at,
+        added=getattr(row, "added", 0) or 0,
+        removed=getattr(row, "removed", 0) or 0,
+        proposal_id=getattr(row, "proposal_id", None),
     )
+
+
+def to_proposal(row: MemoryProposalRow) -> Proposal:
+    return Proposal(
+        id=row.id,
+        workspace_id=row.workspace_id,
+        base_version=row.base_version,
+        content=row.content,
+        reasons=tuple(row.reasons or ()),
+        added=row.added or 0,
+        removed=row.removed or 0,
+        status=ProposalStatus(row.status),
+        created_at=row.created_at,
+        model=row.model,
+        session_ids=tuple(row.session_ids or ()),
+        watermarks=dict(row.watermarks or {}),
+        flags=tuple(row.flags or ()),
+        decided_at=row.decided_at,
+    )
+
+
+def to_tombstone(row: MemoryTombstoneRow) -> Tombstone:
+    return Tombstone(key=row.key, text=row.text, source=row.source, created_at=row.created_at)
 
 
 def conflict(expected: int, current: int) -> ConflictError:

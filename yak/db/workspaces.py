@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -20,7 +20,9 @@ from yak.db.models import (
     ChatMessageRow,
     ChatSessionRow,
     MemoryDocumentRow,
+    MemoryProposalRow,
     MemoryRevisionRow,
+    MemoryTombstoneRow,
     RefreshAttemptRow,
     WorkspaceRow,
 )
@@ -32,7 +34,7 @@ from yak.db.rows import (
     workspace_key,
     workspace_row,
 )
-from yak.domain import Workspace
+from yak.domain import ReviewMode, Workspace
 from yak.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -177,15 +179,27 @@ class SqlWorkspaceRepository:
                         st_dev=st_dev,
                         st_ino=st_ino,
                         memory_enabled=source.memory_enabled,
+                        review_mode=source.review_mode,
                         created_at=source.created_at,
                         last_opened_at=source.last_opened_at,
                     )
                 )
             s.flush()
+            moving = select(MemoryTombstoneRow.key).where(
+                MemoryTombstoneRow.workspace_id == workspace_id
+            )
+            s.execute(
+                delete(MemoryTombstoneRow).where(
+                    MemoryTombstoneRow.workspace_id == target_id,
+                    MemoryTombstoneRow.key.in_(moving),
+                )
+            )
             for model in (
                 MemoryDocumentRow,
                 MemoryRevisionRow,
                 RefreshAttemptRow,
+                MemoryProposalRow,
+                MemoryTombstoneRow,
                 ChatSessionRow,
                 ChatMessageRow,
             ):
@@ -211,4 +225,15 @@ class SqlWorkspaceRepository:
         with self.db.session() as s:
             row = workspace_row(s, workspace_id)
             row.memory_enabled = bool(enabled)
+            return to_workspace(row)
+
+    def set_review_mode(self, workspace_id: str, mode: ReviewMode) -> Workspace:
+        """Set how a workspace's rewrites land: ``auto`` or ``review``.
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            row = workspace_row(s, workspace_id)
+            row.review_mode = str(ReviewMode(mode))
             return to_workspace(row)

@@ -298,6 +298,8 @@ def revision_json(revision: Revision, *, with_content: bool = False) -> dict[str
         "source": str(revision.source),
         "lines": revision.lines,
         "chars": revision.chars,
+        "added": revision.added,
+        "removed": revision.removed,
         "flags": list(revision.flags),
         "created_at": iso_utc(revision.created_at),
     }
@@ -327,6 +329,9 @@ def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
         "flags": list(attempt.flags),
         "created_at": iso_utc(attempt.created_at),
         "has_reply": bool(attempt.reply),
+        "added": attempt.added,
+        "removed": attempt.removed,
+        "proposal": attempt.proposal_id,
     }
 
 

@@ -6,11 +6,13 @@ A model's reply goes through three steps before it may replace the document:
 1. :func:`clean_reply` strips what surrounds the document: one outer code fence, an outer
    ``<memory>``-style tag, a leading "Here is the updated memory:" line, a trailing "Let me
    know if…" or "I added…" paragraph.
-2. :func:`normalize_document` makes it plain text the way Yak stores it: LF line endings, no
-   trailing spaces, no Markdown heading or bold markers, no control characters, one final
-   newline. Nothing is ever cut.
-3. :func:`check_rewrite` compares it with the previous document and refuses an empty reply,
-   placeholder lines ("rest unchanged", a lone ``...``), a reply over the ceiling (``MAX_LINES``
+2. :func:`normalize_document` makes it the way Yak stores text: LF line endings, no trailing
+   whitespace, no control characters, one final newline. It never edits a content line's
+   characters and never cuts anything.
+3. :func:`check_rewrite` compares it with the previous document and refuses an empty reply, a
+   reply that is not a document (an echo of the request, a transcript, code listings),
+   placeholder lines ("rest unchanged", a lone ``...``, ``[Rest of the existing content remains
+   unchanged]``), a reply over the ceiling (``MAX_LINES``
    lines, ``MAX_CHARS`` characters) or one that collapses the document (the floor). Each refusal
    carries one sentence with the numbers.
 
@@ -35,6 +37,7 @@ from yak.domain import (
 # --- cleaning ---------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)[\w+.-]*\s*$")
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$")
 # A first line that introduces the document rather than belonging to it.
 _LEADING_CHATTER = re.compile(
     r"^\s*(?:"
@@ -168,23 +171,19 @@ def _strip_trailing_chatter(lines: list[str]) -> list[str]:
 
 # --- normalization ----------------------------------------------------------------------------
 
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$")
-# Only ``**bold**``: ``__x__`` is how Python spells dunder names (``__init__.py``), which a
-# developer's memory must keep verbatim.
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
-_STAR_BULLET = re.compile(r"^([ \t]*)[*+•][ \t]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _MANY_BLANKS = re.compile(r"\n{3,}")
 
 
 def normalize_document(text: str) -> str:
-    """Make a rewrite plain text the way Yak stores documents; never drops content.
+    """Make a rewrite plain text the way Yak stores documents; never edits a content line.
 
-    LF line endings; trailing spaces removed on every line; Markdown heading markers
-    (``## Conventions`` → ``Conventions``) and bold markers removed but their text kept;
-    ``*``/``+``/``•`` bullets become dashes; control characters other than tab and newline
-    removed; a leading byte-order mark (U+FEFF) removed; runs of blank lines collapsed to one;
-    leading and trailing blank lines removed; one final newline when not empty.
+    Only what is not content changes: LF line endings; trailing whitespace removed on every
+    line; control characters other than tab and newline removed; a leading byte-order mark
+    (U+FEFF) removed; runs of blank lines collapsed to one; leading and trailing blank lines
+    removed; one final newline when not empty. A line's characters are otherwise kept as the
+    model wrote them: ``**Never** force-push``, ``# of workers: 4`` and ``+ 1 retry on 502``
+    stay byte for byte (Markdown markers are the model's to avoid, not Yak's to rewrite).
 
     Args:
         text: a cleaned reply.
@@ -194,17 +193,80 @@ def normalize_document(text: str) -> str:
     """
     text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
-    out: list[str] = []
-    for line in text.split("\n"):
-        line = line.rstrip()
-        heading = _HEADING.match(line)
-        if heading:
-            line = heading.group(1)
-        line = _STAR_BULLET.sub(r"\1- ", line)
-        line = _BOLD.sub(r"\1", line)
-        out.append(line)
-    joined = _MANY_BLANKS.sub("\n\n", "\n".join(out)).strip("\n")
+    joined = "\n".join(line.rstrip() for line in text.split("\n"))
+    joined = _MANY_BLANKS.sub("\n\n", joined).strip("\n")
     return joined + "\n" if joined else ""
+
+
+# --- not a document ---------------------------------------------------------------------------
+
+# The request's own block tags (see ``yak.memory.prompt``) and the injection block's tag: a
+# reply holding one echoes the request instead of being the document.
+REQUEST_TAGS = (
+    "current-memory",
+    "conversations",
+    "lines-you-wrote",
+    "removed-lines",
+    "workspace-memory",
+)
+_REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.IGNORECASE)
+# Sentences only the request says.
+_REQUEST_PHRASES = re.compile(
+    r"here is the current memory document|here are the conversations since it was last updated"
+    r"|write the complete updated memory document now|you maintain the memory document of"
+    r"|\(empty: this project has no memory yet\)"
+    r"|the user wrote these lines of the document themselves"
+    r"|the user removed these lines from the document on purpose",
+    re.IGNORECASE,
+)
+# A transcript's lines: "user: …", "assistant: …", "--- conversation 2: "Title" ---",
+# "[tool: read_file a.py]".
+_ROLE_LINE = re.compile(r"^\s*(?:user|assistant|human)\s*:\s", re.IGNORECASE)
+_SESSION_LABEL = re.compile(r"^\s*---\s*conversation\s+\d+\b.*---\s*$", re.IGNORECASE)
+_TOOL_LINE = re.compile(r"^\s*\[tool:\s")
+CODE_SHARE = 0.5  # a reply with more than this share of its non-blank lines in fences is code
+
+
+def find_not_document(text: str) -> str | None:
+    """Why a reply is not a memory document, or ``None`` when it may be one.
+
+    A reply is not a document when it echoes the request (its block tags such as
+    ``<conversations>``, or its own sentences), when it is a transcript of the conversation
+    (two or more ``user:``/``assistant:`` lines, a ``--- conversation N ---`` label, or two or
+    more ``[tool: …]`` lines), or when it is mostly code listings (more than ``CODE_SHARE`` of
+    its non-blank lines inside code fences).
+
+    Args:
+        text: a cleaned, normalized reply.
+
+    Returns:
+        One phrase for the refusal's reason (``"the reply echoes the request (<conversations>)"``),
+        or ``None``.
+    """
+    tag = _REQUEST_TAG.search(text)
+    if tag:
+        return f"the reply echoes the request ({tag.group(0)}) instead of being the document"
+    phrase = _REQUEST_PHRASES.search(text)
+    if phrase:
+        return f'the reply echoes the request ("{phrase.group(0)}") instead of being the document'
+    lines = [line for line in text.split("\n") if line.strip()]
+    roles = sum(1 for line in lines if _ROLE_LINE.match(line))
+    tools = sum(1 for line in lines if _TOOL_LINE.match(line))
+    if roles >= 2 or tools >= 2 or any(_SESSION_LABEL.match(line) for line in lines):
+        return "the reply is a transcript of the conversation, not the document"
+    inside, fenced = False, 0
+    for line in lines:
+        if _FENCE.match(line):
+            inside = not inside
+            fenced += 1
+        elif inside:
+            fenced += 1
+    if fenced and fenced > CODE_SHARE * len(lines):
+        return (
+            f"the reply is mostly code listings ({fenced} of {len(lines)} lines in code "
+            "fences), not the document"
+        )
+    return None
 
 
 # --- placeholders -----------------------------------------------------------------------------
@@ -221,13 +283,14 @@ _STATE = (
     r"(?:unchanged|the same|as before|as is|omitted|not shown|preserved|retained|"
     r"same as before|kept|elided|truncated)"
 )
+_ADJECTIVES = r"(?:existing|previous|original|current|other|remaining|old|earlier|prior)"
 _PLACEHOLDER_CORE = re.compile(
     r"^(?:"
     # "(unchanged)", "omitted", "same as before", "no changes"
     rf"{_STATE}|no changes?|same as above|etc|and so on|snip"
     # "rest unchanged", "the rest of the document remains unchanged", "other sections as before"
     rf"|(?:the )?(?:rest|remainder|remaining|other|all other|previous|existing|earlier|original|"
-    rf"prior)(?: of)?(?: the)?(?: {_DOC_NOUNS})?(?: (?:is|are))?"
+    rf"prior)(?: of)?(?: the)?(?: {_ADJECTIVES})?(?: {_DOC_NOUNS})?(?: (?:is|are))?"
     rf"(?: (?:remains?|stays?|left|kept))? {_STATE}"
     # "previous content", "[existing notes]"
     rf"|(?:the )?(?:previous|existing|original|prior|earlier|old|current|remaining) {_DOC_NOUNS}"
@@ -245,6 +308,15 @@ _PLACEHOLDER_ANYWHERE = re.compile(
 _ELLIPSIS_WORDS = re.compile(
     r"\b(?:omitted|unchanged|rest|same|previous|existing|remaining|continued|continues|etc|"
     r"cut|dropped|truncated|elided|snip)\b",
+    re.IGNORECASE,
+)
+
+
+# A line wholly in brackets that says content is elsewhere: an editor's note, never a fact.
+_BRACKETED = re.compile(r"^[\[(<{].*[\])>}][.:;!]?$", re.DOTALL)
+_BRACKETED_WORDS = re.compile(
+    r"\b(?:unchanged|omitted|elided|truncated|not shown|as before|same as|remains?|rest of|"
+    r"remaining|continue[sd]?|previous (?:content|sections?|notes|lines|items|entries))\b",
     re.IGNORECASE,
 )
 
@@ -278,6 +350,8 @@ def _is_placeholder(line: str) -> bool:
         return True
     if _PLACEHOLDER_ANYWHERE.search(body):
         return True
+    if _BRACKETED.match(body) and _BRACKETED_WORDS.search(body):
+        return True  # "[Rest of the existing content remains unchanged]", "(sections omitted)"
     has_ellipsis = "..." in body or "…" in body
     core = body.replace("…", " ").replace("...", " ").strip(_TRIM)
     core = re.sub(r"\s+", " ", core).strip(_TRIM)
@@ -295,7 +369,8 @@ class Verdict:
 
     Attributes:
         status: ``None`` when the rewrite may be applied, else the refusal
-            (``REFUSED_EMPTY``, ``REFUSED_PLACEHOLDER``, ``REFUSED_CEILING``, ``REFUSED_FLOOR``).
+            (``REFUSED_EMPTY``, ``REFUSED_NOT_DOCUMENT``, ``REFUSED_PLACEHOLDER``,
+            ``REFUSED_CEILING``, ``REFUSED_FLOOR``).
         reason: one sentence with the numbers, for the user ("" when ok).
         lines: the rewrite's line count.
         chars: the rewrite's character count.
@@ -320,11 +395,11 @@ def non_blank_lines(text: str) -> int:
 def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) -> Verdict:
     """Decide whether ``new`` may replace ``previous`` as the memory document.
 
-    Checks, in this order: empty; placeholder lines; the ceiling (over ``MAX_LINES`` lines or
-    ``MAX_CHARS`` characters); the floor (``previous`` has at least ``FLOOR_MIN_CHARS``
-    characters and ``new`` fewer, or ``new`` keeps under ``floor_ratio`` of ``previous``'s
-    non-blank lines or characters). There is no floor when ``previous`` is empty. Nothing is
-    truncated here or anywhere.
+    Checks, in this order: empty; not a document (:func:`find_not_document`); placeholder
+    lines; the ceiling (over ``MAX_LINES`` lines or ``MAX_CHARS`` characters); the floor
+    (``previous`` has at least ``FLOOR_MIN_CHARS`` characters and ``new`` fewer, or ``new``
+    keeps under ``floor_ratio`` of ``previous``'s non-blank lines or characters). There is no
+    floor when ``previous`` is empty. Nothing is truncated here or anywhere.
 
     Args:
         previous: the stored document the rewrite was based on.
@@ -338,6 +413,9 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
     lines, chars = count_lines(new), len(new)
     if not new.strip():
         return Verdict(RefreshStatus.REFUSED_EMPTY, "the reply was empty", lines, chars)
+    not_document = find_not_document(new)
+    if not_document is not None:
+        return Verdict(RefreshStatus.REFUSED_NOT_DOCUMENT, not_document, lines, chars)
     placeholder = find_placeholder(new)
     if placeholder is not None:
         number, text = placeholder

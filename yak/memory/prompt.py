@@ -7,6 +7,7 @@ model is asked for the full document only, plain text, within the ceiling.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from yak.domain import MAX_CHARS, MAX_LINES
@@ -55,7 +56,13 @@ _REBUILD_NOTE = (
 
 
 def build_rewrite_request(
-    *, current: str, transcript: str, workspace_name: str | None = None, rebuild: bool = False
+    *,
+    current: str,
+    transcript: str,
+    workspace_name: str | None = None,
+    rebuild: bool = False,
+    hand_lines: Sequence[str] = (),
+    removed_lines: Sequence[str] = (),
 ) -> tuple[str, list[dict[str, Any]]]:
     """The ``(system, messages)`` of a rewrite call.
 
@@ -64,6 +71,10 @@ def build_rewrite_request(
         transcript: the formatted, redacted conversations (see ``transcript.format_transcript``).
         workspace_name: the project folder's name, to anchor the brief.
         rebuild: the conversations may already be folded in (``refresh --rebuild``).
+        hand_lines: lines of ``current`` the user wrote: listed in ``<lines-you-wrote>`` with
+            the instruction to keep them word for word.
+        removed_lines: lines the user removed on purpose (tombstones): listed in
+            ``<removed-lines>`` with the instruction never to add them back.
 
     Returns:
         The system prompt and a one-message user turn.
@@ -84,6 +95,20 @@ def build_rewrite_request(
         ),
         f"<conversations>\n{transcript}\n</conversations>",
     ]
+    if hand_lines:
+        listed = _contained("\n".join(line.rstrip("\n") for line in hand_lines))
+        parts += [
+            "The user wrote these lines of the document themselves. Keep each of them word for "
+            "word; change or drop one only when a conversation shows it is wrong:",
+            f"<lines-you-wrote>\n{listed}\n</lines-you-wrote>",
+        ]
+    if removed_lines:
+        listed = _contained("\n".join(line.rstrip("\n") for line in removed_lines))
+        parts += [
+            "The user removed these lines from the document on purpose. Do not add them, or "
+            "the same facts in other words, back:",
+            f"<removed-lines>\n{listed}\n</removed-lines>",
+        ]
     if rebuild:
         parts.append(_REBUILD_NOTE)
     parts.append("Write the complete updated memory document now. Output only the document.")
@@ -98,7 +123,7 @@ def _contained(text: str) -> str:
     return text
 
 
-_BLOCK_TAGS = ("current-memory", "conversations")
+_BLOCK_TAGS = ("current-memory", "conversations", "lines-you-wrote", "removed-lines")
 
 
 def condense_request(

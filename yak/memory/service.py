@@ -26,17 +26,25 @@ from pathlib import Path
 
 from yak.aio import spawn
 from yak.domain import (
+    LineOrigin,
     MemoryDocument,
     MemorySummary,
+    Proposal,
+    ProposalStatus,
     RefreshAttempt,
     RefreshOutcome,
+    ReviewMode,
     Revision,
     RevisionSource,
+    Tombstone,
     Workspace,
+    WriteEffects,
+    line_changes,
 )
-from yak.errors import UsageError, YakError
-from yak.events import EventBus, MemoryChanged
+from yak.errors import ConflictError, UnreadableDocument, UsageError, YakError
+from yak.events import EventBus, MemoryChanged, ProposalsChanged
 from yak.memory import document as rules
+from yak.memory import provenance
 from yak.ports import AttemptRepository, DocumentRepository, WorkspaceRepository
 
 log = logging.getLogger(__name__)
@@ -87,6 +95,61 @@ class MemoryService:
         document = await asyncio.to_thread(self._documents.read, workspace_id)
         self._remember(workspace_id, document.version)
         return document
+
+    async def current_version(self, workspace_id: str) -> int:
+        """The stored version, also when the document cannot be read as text (a restore or a
+        new text is then written on it)."""
+        try:
+            return (await self.read(workspace_id)).version
+        except UnreadableDocument as exc:
+            return exc.version
+
+    async def read_raw(self, workspace_id: str) -> bytes:
+        """The stored document's bytes exactly, also when they are not UTF-8 (the way out of
+        ``UnreadableDocument``: show them, then restore a revision or save a new text)."""
+        return await asyncio.to_thread(self._documents.read_raw, workspace_id)
+
+    async def blame(self, workspace_id: str) -> list[LineOrigin]:
+        """The origin of every line of the current document (``[]`` for an empty one): the
+        version, source, time and conversations of the write that introduced it, from the
+        revision chain (see :func:`yak.memory.provenance.blame`)."""
+        revisions = await self.history(workspace_id)
+        return await asyncio.to_thread(provenance.blame, list(reversed(revisions)))
+
+    async def tombstones(self, workspace_id: str) -> list[Tombstone]:
+        """The lines a person removed on purpose, oldest first."""
+        return await asyncio.to_thread(self._documents.tombstones, workspace_id)
+
+    async def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
+        """The workspace's proposals, oldest first (only those waiting, by default)."""
+        return await asyncio.to_thread(
+            self._documents.proposals, workspace_id, pending_only=pending_only
+        )
+
+    async def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """A proposal by id or unique prefix (6 or more characters). Raises ``UsageError``."""
+        return await asyncio.to_thread(self._documents.get_proposal, workspace_id, proposal_id)
+
+    async def pending_counts(self) -> dict[str, int]:
+        """How many proposals wait, by workspace id (only workspaces with some)."""
+        return await asyncio.to_thread(self._documents.pending_counts)
+
+    async def review_mode(self, workspace_id: str) -> ReviewMode:
+        """The workspace's review mode. Raises ``WorkspaceNotFound``."""
+        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        return workspace.review_mode
+
+    async def set_review_mode(self, workspace_id: str, mode: ReviewMode | str) -> Workspace:
+        """Set the workspace's review mode (``auto`` or ``review``).
+
+        Raises:
+            UsageError: another mode. WorkspaceNotFound.
+        """
+        try:
+            chosen = ReviewMode(mode)
+        except ValueError:
+            raise UsageError(f"Unknown review mode {mode!r}; use auto or review.") from None
+        return await asyncio.to_thread(self._workspaces.set_review_mode, workspace_id, chosen)
 
     async def list_documents(self) -> list[MemorySummary]:
         """Every workspace with a memory, most recently updated first, orphans marked."""
@@ -276,6 +339,140 @@ class MemoryService:
         """Mark messages as folded without a write (they had nothing to remember)."""
         await asyncio.to_thread(self._documents.advance_watermarks, watermarks)
 
+    async def propose(
+        self,
+        workspace_id: str,
+        text: str,
+        *,
+        base_version: int,
+        reasons: tuple[str, ...],
+        model: str | None,
+        session_ids: tuple[str, ...],
+        watermarks: Mapping[str, str],
+        flags: tuple[str, ...] = (),
+    ) -> Proposal:
+        """Store a rewrite that must wait for review (the refresher's ``needs_review``); the
+        workspace's older pending proposals are superseded by it. Nothing in the document or
+        the watermarks changes. Publishes ``ProposalsChanged``."""
+        added, removed = line_changes(await self.version_text(workspace_id, base_version), text)
+        proposal = Proposal(
+            id="",
+            workspace_id=workspace_id,
+            base_version=base_version,
+            content=text,
+            reasons=reasons,
+            added=added,
+            removed=removed,
+            status=ProposalStatus.PENDING,
+            created_at=datetime.now(UTC),
+            model=model,
+            session_ids=session_ids,
+            watermarks=dict(watermarks),
+            flags=flags,
+        )
+        stored = await asyncio.to_thread(self._documents.add_proposal, proposal)
+        self._bus.publish(ProposalsChanged(workspace_id, 1))
+        return stored
+
+    async def accept(
+        self,
+        workspace_id: str,
+        proposal_id: str,
+        *,
+        content: str | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """Apply a pending proposal as a ``proposal`` revision on the version it was based on,
+        advancing the watermarks of the conversations it folded in the same transaction.
+
+        Args:
+            content: the proposal as the person edited it (``None``: exactly as proposed); an
+                edited proposal is the person's text (flag ``edited``): its lines are theirs,
+                and the lines it drops become tombstones like a hand edit's.
+            initiator: who asked (a view skips the ``MemoryChanged`` it caused).
+
+        Raises:
+            UsageError: no such proposal; an edited text that is empty or holds NUL characters.
+            ConflictError: the document changed since the proposal's base version, or the
+                proposal is no longer pending (accepted, rejected, superseded); nothing written.
+            CeilingExceeded: the edited text is over the ceiling.
+        """
+        proposal = await self.get_proposal(workspace_id, proposal_id)
+        edited = content is not None and rules.normalize_newlines(content) != proposal.content
+        if edited:
+            assert content is not None
+            rules.check_not_empty(rules.normalize_newlines(content))
+            text = rules.prepare_hand_text(content)
+        else:
+            text = proposal.content
+        try:
+            document = await self._write(
+                workspace_id,
+                text,
+                expected_version=proposal.base_version,
+                source=RevisionSource.PROPOSAL,
+                flags=_merge(proposal.flags, ("edited",) if edited else ()),
+                model=proposal.model,
+                session_ids=proposal.session_ids,
+                watermarks=proposal.watermarks,
+                initiator=initiator,
+                accepts=proposal.id,
+                edited=edited,
+            )
+        except ConflictError as exc:
+            if exc.current_version == exc.expected_version:
+                raise  # no longer pending: its own sentence
+            raise ConflictError(
+                f"The memory changed (version {exc.current_version}) since proposal "
+                f"{proposal.id} was made on version {proposal.base_version}; nothing was "
+                "applied. Reject it, or refresh again to get a proposal on the new version.",
+                expected_version=exc.expected_version,
+                current_version=exc.current_version,
+            ) from None
+        await self._inbox_changed(workspace_id)
+        return document
+
+    async def reject(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """Drop a pending proposal: the lines it added become tombstones (a later rewrite that
+        brings one back waits for review), and the conversations it folded are marked folded.
+
+        Raises:
+            UsageError: no such proposal. ConflictError: it is no longer pending.
+        """
+        proposal = await self.get_proposal(workspace_id, proposal_id)
+        base = await self.version_text(workspace_id, proposal.base_version)
+        bury = tuple(
+            (key, line)
+            for line in provenance.added_lines(base, proposal.content)
+            if (key := provenance.fold_line(line))
+        )
+        rejected = await asyncio.to_thread(
+            self._documents.reject_proposal,
+            workspace_id,
+            proposal.id,
+            bury=bury,
+            watermarks=proposal.watermarks,
+        )
+        await self._inbox_changed(workspace_id)
+        return rejected
+
+    async def _inbox_changed(self, workspace_id: str) -> None:
+        pending = await self.proposals(workspace_id)
+        self._bus.publish(ProposalsChanged(workspace_id, len(pending)))
+
+    async def version_text(self, workspace_id: str, version: int) -> str:
+        """The text of ``version`` of the document (``""`` for version 0, or a version whose
+        revision is gone)."""
+        if version <= 0:
+            return ""
+        current = await self.read(workspace_id)
+        if current.version == version:
+            return current.content
+        try:
+            return (await self.get_revision(workspace_id, str(version))).content
+        except YakError:
+            return ""
+
     async def record_attempt(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False
     ) -> RefreshAttempt:
@@ -297,8 +494,14 @@ class MemoryService:
         session_ids: tuple[str, ...] = (),
         restored_from: str | None = None,
         watermarks: Mapping[str, str] | None = None,
+        accepts: str | None = None,
+        edited: bool = False,
     ) -> MemoryDocument:
         known = self._watched.get(workspace_id) if expected_version is None else expected_version
+
+        def effects(base: str) -> WriteEffects:
+            # The tombstones a write buries and lifts: an edited proposal is the person's text.
+            return provenance.write_effects(base, text, RevisionSource.HAND if edited else source)
 
         def write() -> tuple[int, MemoryDocument]:
             # The version the write starts from, read first when nothing here knows it: writing
@@ -314,6 +517,8 @@ class MemoryService:
                 session_ids=session_ids,
                 restored_from=restored_from,
                 watermarks=watermarks,
+                effects=effects,
+                accepts=accepts,
             )
             return before, document
 
@@ -440,6 +645,13 @@ class MemoryService:
     def forget(self, workspace_id: str) -> None:
         """Stop watching a workspace (it was re-attached under another id)."""
         self._watched.pop(workspace_id, None)
+
+
+def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    merged: list[str] = []
+    for group in groups:
+        merged += [flag for flag in group if flag not in merged]
+    return tuple(merged)
 
 
 def read_input_file(path: Path) -> bytes:

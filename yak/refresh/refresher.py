@@ -13,8 +13,10 @@ One :meth:`MemoryRefresher.refresh`:
 4. cleans the reply, redacts it (flagged), normalizes it and runs the guards (``guards``); a
    reply over the ceiling gets ONE condense retry stating its size and the limit, and goes
    through every guard again;
-5. applies it with the version it was based on; if the document changed meanwhile (a hand edit)
-   the rewrite is ``superseded`` and runs once more on the new version.
+5. asks the review rules (``provenance.review_reasons``) whether it must wait: then it is
+   stored as a proposal (``needs_review``) and nothing else changes;
+6. otherwise applies it with the version it was based on; if the document changed meanwhile (a
+   hand edit) the rewrite is ``superseded`` and runs once more on the new version.
 
 A provider failure is ``failed`` with its reason; the document and the watermarks are untouched.
 Every attempt (each run of steps 1-5, the re-run after a conflict included) is recorded with its
@@ -34,15 +36,17 @@ from dataclasses import dataclass, replace
 from yak.config import Settings
 from yak.domain import (
     ChatMessage,
+    LineOrigin,
     MemoryDocument,
     RefreshOutcome,
     RefreshStatus,
     TokenUsage,
     Workspace,
+    line_changes,
 )
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
 from yak.events import EventBus, RefreshFinished
-from yak.memory import prompt
+from yak.memory import prompt, provenance
 from yak.memory.redact import redact
 from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
@@ -73,6 +77,8 @@ class _Input:
     document: MemoryDocument
     messages: list[ChatMessage]
     transcript: Transcript
+    origins: list[LineOrigin]  # of the document's lines
+    tombstones: dict[str, str]  # folded key -> the line as the person had it
 
 
 class _CallFailed(Exception):
@@ -239,6 +245,8 @@ class MemoryRefresher:
             transcript=transcript.text,
             workspace_name=data.workspace.name,
             rebuild=rebuild,
+            hand_lines=[o.text for o in data.origins if o.by_person and o.text.strip()],
+            removed_lines=list(data.tombstones.values()),
         )
         model = settings.memory_model
         provider: ModelClient | None = None
@@ -271,16 +279,48 @@ class MemoryRefresher:
             if provider is not None:
                 await _close(provider)
 
+        added, removed = line_changes(document.content, reply.text) if reply.text else (0, 0)
         outcome = replace(
             base,
             model=completion.model or model,
             usage=usage,
             flags=flags,
             reply=reply.text or reply.raw,
+            added=added,
+            removed=removed,
         )
         if not reply.verdict.ok:
             assert reply.verdict.status is not None
             outcome = replace(outcome, status=reply.verdict.status, reason=reply.verdict.reason)
+            return await self._finish(
+                outcome, started, base_version=document.version, rebuild=rebuild
+            )
+        reasons = provenance.review_reasons(
+            document.content,
+            reply.text,
+            data.origins,
+            data.tombstones.keys(),
+            data.workspace.review_mode,
+        )
+        if reasons:
+            # Waits for the person: the document and the watermarks stay as they are, so the
+            # conversations it folds are folded only when it is accepted or rejected.
+            proposal = await self._memory.propose(
+                workspace_id,
+                reply.text,
+                base_version=document.version,
+                reasons=tuple(reasons),
+                model=outcome.model,
+                session_ids=transcript.session_ids,
+                watermarks=transcript.watermarks,
+                flags=flags,
+            )
+            outcome = replace(
+                outcome,
+                status=RefreshStatus.NEEDS_REVIEW,
+                reason="waits for review: " + "; ".join(reasons),
+                proposal_id=proposal.id,
+            )
             return await self._finish(
                 outcome, started, base_version=document.version, rebuild=rebuild
             )
@@ -393,7 +433,13 @@ class MemoryRefresher:
         workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
         document = await self._memory.read(workspace_id)
         messages, transcript = await asyncio.to_thread(self._transcript, workspace_id, rebuild)
-        return _Input(workspace, document, messages, transcript)
+        if transcript.empty or not workspace.memory_enabled:
+            return _Input(workspace, document, messages, transcript, [], {})
+        origins = await self._memory.blame(workspace_id)
+        if [o.text for o in origins] != document.content.splitlines():
+            origins = []  # the history does not end at this document (a write meanwhile)
+        tombstones = {t.key: t.text for t in await self._memory.tombstones(workspace_id)}
+        return _Input(workspace, document, messages, transcript, origins, tombstones)
 
     def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
         if rebuild:

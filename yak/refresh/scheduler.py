@@ -33,7 +33,13 @@ from typing import Any
 from yak.aio import spawn
 from yak.domain import QueueState, RefreshOutcome, RefreshState, RefreshStatus
 from yak.errors import YakError
-from yak.events import EventBus, MemoryChanged, RefreshStateChanged, TurnCompleted
+from yak.events import (
+    EventBus,
+    MemoryChanged,
+    ProposalsChanged,
+    RefreshStateChanged,
+    TurnCompleted,
+)
 from yak.memory.service import MemoryService
 from yak.ports import ConversationRepository
 from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
@@ -87,6 +93,7 @@ class RefreshScheduler:
             unsubscribers += [
                 bus.subscribe(TurnCompleted, lambda event: self.enqueue(event.workspace_id)),
                 bus.subscribe(MemoryChanged, self._on_memory_changed),
+                bus.subscribe(ProposalsChanged, self._on_proposals_changed),
             ]
         self._unsubscribers = unsubscribers
 
@@ -112,10 +119,12 @@ class RefreshScheduler:
     async def _load(self, workspace_id: str) -> None:
         attempt = await self._memory.last_attempt(workspace_id)
         document = await self._memory.read(workspace_id)
+        waiting = await self._memory.proposals(workspace_id)
         self._known[workspace_id] = RefreshState(
             workspace_id=workspace_id,
             last_attempt=attempt,
             document_updated_at=document.updated_at,
+            proposals=len(waiting),
         )
 
     def _current(self, workspace_id: str) -> RefreshState:
@@ -145,6 +154,13 @@ class RefreshScheduler:
             task.add_done_callback(self._reloads.discard)
             return
         self._known[event.workspace_id] = replace(known, document_updated_at=event.updated_at)
+        self._publish(event.workspace_id)
+
+    def _on_proposals_changed(self, event: ProposalsChanged) -> None:
+        known = self._known.get(event.workspace_id)
+        if known is None:
+            return
+        self._known[event.workspace_id] = replace(known, proposals=event.pending)
         self._publish(event.workspace_id)
 
     def _on_key_checked(self, _available: bool) -> None:

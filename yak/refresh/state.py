@@ -52,6 +52,7 @@ _REFUSED = {
     RefreshStatus.REFUSED_CEILING,
     RefreshStatus.REFUSED_EMPTY,
     RefreshStatus.REFUSED_PLACEHOLDER,
+    RefreshStatus.REFUSED_NOT_DOCUMENT,
 }
 
 
@@ -77,11 +78,13 @@ class StatusLine:
     """The memory panel's status line.
 
     Attributes:
-        kind: ``"up_to_date"``, ``"pending"``, ``"running"``, ``"refused"``, ``"failed"``, or
+        kind: ``"up_to_date"``, ``"pending"``, ``"running"``, ``"review"`` (a proposal waits),
+            ``"refused"``, ``"failed"``, or
             the two that are advice rather than alarm: ``"paused"`` (no API key, automatic
             refreshes wait) and ``"no_key"`` (a forced refresh failed for want of a key).
         text: what the user reads, e.g. ``"pending in 8 s"`` or ``"refused: the reply …"``.
-        action: the button offered beside it: ``"view"`` (open the refused reply),
+        action: the button offered beside it: ``"review"`` (open the proposal waiting),
+            ``"diff"`` (the last refresh's changes), ``"view"`` (open the refused reply),
             ``"retry"`` (run the refresh again), ``"add_key"`` (open Settings › Provider) or
             ``None``.
     """
@@ -125,9 +128,13 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
         return StatusLine("no_key", f"failed: {attempt.reason}", "add_key")
     if state.state == PAUSED:
         return StatusLine("paused", PAUSED_TEXT, "add_key")
+    if state.proposals:
+        return StatusLine("review", f"{plural(state.proposals, 'change')} to review", "review")
     if attempt is None or newer_write:
         return StatusLine("up_to_date", "up to date")
     status = RefreshStatus(attempt.status)
+    if status is RefreshStatus.APPLIED and (attempt.added or attempt.removed):
+        return StatusLine("up_to_date", f"refreshed: +{attempt.added} −{attempt.removed}", "diff")
     if status in _REFUSED:
         return StatusLine("refused", f"refused: {attempt.reason}", "view")
     if status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):

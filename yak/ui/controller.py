@@ -31,6 +31,7 @@ from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import MainWindow
+from yak.ui.review_dialog import ReviewDialog
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
@@ -95,6 +96,12 @@ class AppController(QObject):
         panel.retry_requested.connect(self._on_panel_refresh_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
+        panel.review_requested.connect(self._on_panel_review_requested)
+        panel.diff_requested.connect(self._on_panel_diff_requested)
+        self.review_dialog = ReviewDialog(window)
+        self.review_dialog.accept_requested.connect(self._on_review_accept_requested)
+        self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
+        self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
         panel.provider_settings_requested.connect(self.open_provider_settings)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
@@ -191,6 +198,23 @@ class AppController(QObject):
     def _on_panel_view_reply_requested(self, workspace_id: str) -> None:
         self.tasks.spawn(self._view_reply(workspace_id), name="view-refused-reply")
 
+    def _on_panel_review_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._review(workspace_id), name="review-proposal")
+
+    def _on_panel_diff_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._last_change(workspace_id), name="last-change")
+
+    def _on_review_accept_requested(self, proposal_id: str, content: object) -> None:
+        text = content if isinstance(content, str) else None
+        self.tasks.spawn(self._decide(proposal_id, accept=True, content=text), name="accept")
+
+    def _on_review_reject_requested(self, proposal_id: str) -> None:
+        self.tasks.spawn(self._decide(proposal_id, accept=False), name="reject")
+
+    def _on_review_edit_text_requested(self, text: str) -> None:
+        if self.workspace is not None:
+            self.open_settings(self.workspace.id, proposal=text)
+
     def _on_provider_key_saved(self) -> None:
         self.tasks.spawn(self._key_changed(), name="api-key-changed")
 
@@ -235,6 +259,13 @@ class AppController(QObject):
             self.window.show_status(str(exc), timeout_ms=15000)
             return
         self.window.memory_panel.show_document(document)
+        try:
+            origins = await self.core.memory.blame(workspace_id)
+            titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
+        except YakError as exc:
+            log.warning("reading where the memory's lines came from failed: %s", exc)
+            return
+        self.window.memory_panel.set_origins(workspace_id, origins, titles)
 
     def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
         """Read the panel's refresh state again; a read still running is cancelled (the
@@ -265,15 +296,86 @@ class AppController(QObject):
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
 
     async def _view_reply(self, workspace_id: str) -> None:
+        """A refused reply, as a diff against the document in the review view (the editor's
+        text is not replaced; Edit… opens it to copy from)."""
         try:
             attempt = await self.core.memory.last_attempt(workspace_id)
+            document = await self.core.memory.read(workspace_id)
         except YakError as exc:
             self.window.show_error(str(exc), title="Memory refresh")
             return
         reply = attempt.reply if attempt is not None else None
-        if not reply:
+        if attempt is None or not reply:
             self.window.show_error(
                 "The last refresh kept no reply to show.", title="Memory refresh"
             )
             return
-        self.open_settings(workspace_id, proposal=reply)
+        self.review_dialog.show_change(
+            f"The refresh reply was refused ({attempt.status}); the document is unchanged.",
+            document.content,
+            reply,
+            (attempt.reason,) if attempt.reason else (),
+            editable=True,
+        )
+        self.review_dialog.show()
+        self.review_dialog.raise_()
+
+    async def _review(self, workspace_id: str) -> None:
+        """Open the oldest proposal waiting for review."""
+        try:
+            waiting = await self.core.memory.proposals(workspace_id)
+            if not waiting:
+                self.window.show_status("No change waits for review.", timeout_ms=10000)
+                return
+            proposal = waiting[0]
+            base = await self.core.memory.version_text(workspace_id, proposal.base_version)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Memory review")
+            return
+        self.review_dialog.show_proposal(proposal, base)
+        self.review_dialog.show()
+        self.review_dialog.raise_()
+
+    async def _last_change(self, workspace_id: str) -> None:
+        """The last refresh's diff, read-only."""
+        try:
+            attempt = await self.core.memory.last_attempt(workspace_id)
+            if attempt is None or attempt.result_version is None:
+                self.window.show_status("The last refresh changed nothing.", timeout_ms=10000)
+                return
+            new = await self.core.memory.version_text(workspace_id, attempt.result_version)
+            old = await self.core.memory.version_text(workspace_id, attempt.base_version)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Memory refresh")
+            return
+        self.review_dialog.show_change(
+            f"The refresh of version {attempt.base_version} wrote version "
+            f"{attempt.result_version}: +{attempt.added} −{attempt.removed}",
+            old,
+            new,
+        )
+        self.review_dialog.show()
+        self.review_dialog.raise_()
+
+    async def _decide(self, proposal_id: str, *, accept: bool, content: str | None = None) -> None:
+        """Accept (as proposed or edited) or reject a proposal of the window's workspace; on
+        success the dialog closes, otherwise it says why."""
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            if accept:
+                await self.core.memory.accept(
+                    workspace.id, proposal_id, content=content, initiator=self
+                )
+            else:
+                await self.core.memory.reject(workspace.id, proposal_id)
+        except YakError as exc:
+            self.review_dialog.show_error(str(exc))
+            return
+        self.review_dialog.hide()
+        self.window.show_status(
+            "Accepted the change." if accept else "Rejected the change; its lines stay out.",
+            timeout_ms=10000,
+        )
+        await self._load_panel(workspace.id)

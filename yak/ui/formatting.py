@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from yak.domain import MAX_CHARS, MAX_LINES, count_lines
+from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, RevisionSource, count_lines
 
 # What a refresh outcome and a revision's source are called on screen (the stored codes, such
 # as ``refused_floor``, are for scripts: ``yak memory refresh --json``).
@@ -140,3 +141,37 @@ def source_text(source: str) -> str:
 def html_escape(text: str) -> str:
     """``text`` safe inside rich text (``&``, ``<`` and ``>`` escaped)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def origin_text(origin: LineOrigin, titles: Mapping[str, str]) -> str:
+    """Where a line came from, in words: ``typed by you, v4 · 1 Dec``, ``added by refresh v7
+    from 'Set up CI' · 3 Dec``, ``imported, v2 · 1 Dec``, ``accepted from a proposal, v6``…"""
+    moment = origin.created_at.astimezone()
+    day = f"{moment.day} {moment:%b}"
+    version = f"v{origin.version}"
+    named = [titles.get(sid, "") for sid in origin.sessions]
+    named = [f"'{name}'" for name in named if name]
+    source = f" from {named[0]}" if named else ""
+    if len(named) > 1:
+        source += f" and {len(named) - 1} more"
+    if origin.source is RevisionSource.HAND:
+        return f"typed by you, {version} · {day}"
+    if origin.source is RevisionSource.IMPORT:
+        return f"imported by you, {version} · {day}"
+    if origin.source is RevisionSource.REFRESH:
+        return f"added by refresh {version}{source} · {day}"
+    if origin.source is RevisionSource.PROPOSAL:
+        if origin.by_person:
+            return f"edited and accepted by you, {version} · {day}"
+        return f"accepted from a refresh proposal, {version}{source} · {day}"
+    if origin.source is RevisionSource.RESTORE:
+        return f"restored, {version} · {day}"
+    return f"{origin.source}, {version} · {day}"
+
+
+def origin_at(origins: list[LineOrigin], number: int, line: str) -> LineOrigin | None:
+    """The origin of ``line`` shown as line ``number`` (0-based): the stored line at that
+    position, else the stored line with the same text (edits moved it), else ``None``."""
+    if number < len(origins) and origins[number].text == line:
+        return origins[number]
+    return next((o for o in origins if o.text == line), None)

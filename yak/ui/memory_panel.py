@@ -1,9 +1,9 @@
 """MemoryPanel: the current workspace's memory document beside the chat, read-only.
 
 Shows the document (monospace), ``N / 200 lines``, when it was last updated, and where its
-refresh stands — up to date / pending in N s / refreshing… / refused: reason [View] /
-failed: reason [Retry] / refresh paused: no API key [Add key…] — with Refresh (forced) and
-Edit… (Settings on this workspace).
+refresh stands — up to date / refreshed: +2 −1 [Diff] / 1 change to review [Review…] /
+pending in N s / refreshing… / refused: reason [View] / failed: reason [Retry] / refresh
+paused: no API key [Add key…] — with Refresh (forced) and Edit… (Settings on this workspace).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
 drives it with ``show_*`` calls. Where the refresh stands is always a whole snapshot from the
@@ -14,16 +14,16 @@ event's): the panel shows it as it is and merges it with nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QHideEvent, QPalette, QShowEvent
-from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QHelpEvent, QHideEvent, QPalette, QShowEvent
+from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QToolTip, QWidget
 
-from yak.domain import MemoryDocument, QueueState, RefreshState, Workspace
+from yak.domain import LineOrigin, MemoryDocument, QueueState, RefreshState, Workspace
 from yak.refresh.state import StatusLine, refresh_status
-from yak.ui.formatting import line_count_text, relative_time
+from yak.ui.formatting import line_count_text, origin_at, origin_text, relative_time
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
 NO_WORKSPACE_TEXT = (
@@ -36,6 +36,7 @@ EMPTY_DOCUMENT_TEXT = (
 # Alarm colours for what went wrong; "paused" and "no_key" (no API key yet) are advice, in the
 # normal text colour.
 _STATUS_COLORS = {
+    "review": "#b35c00",
     "refused": "#b35c00",
     "failed": "#b00020",
     "running": "#1a5fb4",
@@ -53,7 +54,9 @@ class MemoryPanel(QWidget):
 
     refresh_requested = Signal(str)  # workspace id: run a forced refresh
     edit_requested = Signal(str)  # workspace id: open Settings' editor on it
-    view_reply_requested = Signal(str)  # workspace id: open the refused reply in the editor
+    view_reply_requested = Signal(str)  # workspace id: show the refused reply as a diff
+    review_requested = Signal(str)  # workspace id: open the proposal waiting for review
+    diff_requested = Signal(str)  # workspace id: show what the last refresh changed
     retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
     provider_settings_requested = Signal()  # no API key: open Settings › Provider
 
@@ -72,6 +75,8 @@ class MemoryPanel(QWidget):
         self._state: RefreshState | None = None
         self._due_at: float | None = None
         self._status = StatusLine("up_to_date", "")
+        self._origins: list[LineOrigin] = []
+        self._titles: dict[str, str] = {}
         self._setup_ui()
         self._tick_timer = QTimer(self)
         self._tick_timer.setInterval(1000)
@@ -125,6 +130,7 @@ class MemoryPanel(QWidget):
         self.document_view.setReadOnly(True)
         self.document_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.document_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.document_view.viewport().installEventFilter(self)
         self.placeholder_label = create_label(
             stack, object_name="memoryPlaceholder", word_wrap=True
         )
@@ -153,6 +159,7 @@ class MemoryPanel(QWidget):
         shows how to open one, with Refresh and Edit… disabled."""
         self._workspace = workspace
         self._document = None
+        self._origins, self._titles = [], {}
         self._state = None
         self._due_at = None
         self._status = StatusLine("up_to_date", "")
@@ -187,6 +194,36 @@ class MemoryPanel(QWidget):
         self.lines_label.setText(line_count_text(document.lines))
         self._update_times()
 
+    def set_origins(
+        self, workspace_id: str, origins: Sequence[LineOrigin], titles: Mapping[str, str]
+    ) -> None:
+        """Where each line of the document came from (``MemoryService.blame``), with the titles
+        of the conversations behind them: hovering a line says it."""
+        if self._workspace is None or workspace_id != self._workspace.id:
+            return
+        self._origins = list(origins)
+        self._titles = dict(titles)
+
+    def origin_at_line(self, number: int) -> str:
+        """What hovering line ``number`` (0-based) says: ``"Line 3: typed by you, v4 · 1 Dec"``,
+        or ``""`` for a blank line or one whose origin is not known."""
+        block = self.document_view.document().findBlockByNumber(number)
+        line = block.text() if block.isValid() else ""
+        origin = origin_at(self._origins, number, line) if line.strip() else None
+        return f"Line {number + 1}: {origin_text(origin, self._titles)}" if origin else ""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A tooltip over the document: the origin of the line under the mouse."""
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            cursor = self.document_view.cursorForPosition(event.pos())
+            said = self.origin_at_line(cursor.blockNumber())
+            if said:
+                QToolTip.showText(event.globalPos(), said, self.document_view)
+            else:
+                QToolTip.hideText()
+            return True
+        return super().eventFilter(watched, event)
+
     def show_refresh_state(self, state: RefreshState) -> None:
         """Show where the refresh stands: a whole snapshot from the refresh scheduler (queue
         state, last attempt, document time, key). A snapshot of another workspace is ignored."""
@@ -215,9 +252,17 @@ class MemoryPanel(QWidget):
         self.status_label.setToolTip(self._status.text)
         color = _STATUS_COLORS.get(self._status.kind)
         self.status_label.setStyleSheet(f"color: {color};" if color else "")
-        if self._status.action == "view":
+        if self._status.action == "review":
+            self.action_button.setText("Review…")
+            self.action_button.setToolTip("See the change, why it waits, and accept or reject it")
+            self.action_button.show()
+        elif self._status.action == "diff":
+            self.action_button.setText("Diff")
+            self.action_button.setToolTip("See what the last refresh changed")
+            self.action_button.show()
+        elif self._status.action == "view":
             self.action_button.setText("View")
-            self.action_button.setToolTip("Open the refused reply in the editor to trim and save")
+            self.action_button.setToolTip("See the refused reply against the document")
             self.action_button.show()
         elif self._status.action == "retry":
             self.action_button.setText("Retry")
@@ -274,7 +319,11 @@ class MemoryPanel(QWidget):
     def _on_action_button_clicked(self) -> None:
         if self._workspace is None:
             return
-        if self._status.action == "view":
+        if self._status.action == "review":
+            self.review_requested.emit(self._workspace.id)
+        elif self._status.action == "diff":
+            self.diff_requested.emit(self._workspace.id)
+        elif self._status.action == "view":
             self.view_reply_requested.emit(self._workspace.id)
         elif self._status.action == "retry":
             self.retry_requested.emit(self._workspace.id)

@@ -44,7 +44,7 @@ class HistoryDialog(QDialog):
     restore_requested = Signal(str)  # revision id
     open_reply_requested = Signal(str)  # a refresh reply to trim in the editor
 
-    REVISION_COLUMNS = ("Version", "Source", "Lines", "Characters", "Flags", "When")
+    REVISION_COLUMNS = ("Version", "Source", "Lines", "Characters", "Change", "Flags", "When")
     ATTEMPT_COLUMNS = ("When", "Outcome", "Reason", "Model", "Tokens in / out", "Duration")
 
     def __init__(
@@ -163,6 +163,7 @@ class HistoryDialog(QDialog):
                 source_label(revision.source).capitalize(),
                 str(revision.lines),
                 f"{revision.chars:,}",
+                f"+{revision.added} −{revision.removed}",
                 ", ".join(revision.flags),
                 local_time(revision.created_at),
             )
@@ -173,7 +174,7 @@ class HistoryDialog(QDialog):
                 self.revisions_table.setItem(row, column, item)
         self.attempts_table.setRowCount(len(self._attempts))
         for row, attempt in enumerate(self._attempts):
-            cells = (
+            attempt_cells = (
                 local_time(attempt.created_at),
                 outcome_label(attempt.status).capitalize(),
                 attempt.reason,
@@ -181,7 +182,7 @@ class HistoryDialog(QDialog):
                 f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
                 f"{attempt.duration_s:.1f} s",
             )
-            for column, text in enumerate(cells):
+            for column, text in enumerate(attempt_cells):
                 item = QTableWidgetItem(text)
                 if column == 2:
                     item.setToolTip(attempt.reason)

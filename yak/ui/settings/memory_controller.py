@@ -55,6 +55,7 @@ class MemoryPageController(QObject):
         self.memory = core.memory
         self.workspaces = core.workspaces
         self.refresh = core.refresh
+        self.chat = core.chat
         self.tasks = TaskGroup()
         self.history_dialog: HistoryDialog | None = None
         # workspace id -> (proposal text or None, note) for its next load into the editor
@@ -69,6 +70,7 @@ class MemoryPageController(QObject):
         editor.refresh_requested.connect(self._on_editor_refresh_requested)
         editor.history_requested.connect(self._on_editor_history_requested)
         editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
+        editor.review_mode_changed.connect(self._on_editor_review_mode_changed)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
@@ -118,6 +120,9 @@ class MemoryPageController(QObject):
 
     def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:
         self.tasks.spawn(self._set_memory_enabled(workspace_id, enabled), name="memory-enabled")
+
+    def _on_editor_review_mode_changed(self, workspace_id: str, review: bool) -> None:
+        self.tasks.spawn(self._set_review_mode(workspace_id, review), name="memory-review-mode")
 
     def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
         self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
@@ -231,6 +236,17 @@ class MemoryPageController(QObject):
             )
         editor.load(workspace, document, proposal=proposal, note=note)
         await self._ensure_listed(workspace, document)
+        await self._load_origins(workspace_id)
+
+    async def _load_origins(self, workspace_id: str) -> None:
+        """The origin of each stored line, for the editor's "why is this here?" row."""
+        try:
+            origins = await self.memory.blame(workspace_id)
+            titles = {s.id: s.title for s in await self.chat.sessions(workspace_id)}
+        except YakError as exc:
+            log.warning("reading where the memory's lines came from failed: %s", exc)
+            return
+        self.page.editor.set_origins(workspace_id, origins, titles)
 
     async def _ensure_listed(self, workspace: Workspace, document: MemoryDocument | None) -> None:
         if document is None:
@@ -356,6 +372,9 @@ class MemoryPageController(QObject):
         that is open."""
         await self._update_row(workspace_id, document)
         await self._refill_history(workspace_id, document)
+        editing = self.page.editor.workspace
+        if editing is not None and editing.id == workspace_id:
+            await self._load_origins(workspace_id)
 
     async def _refill_history(self, workspace_id: str, document: MemoryDocument) -> None:
         dialog = self.history_dialog
@@ -419,6 +438,21 @@ class MemoryPageController(QObject):
             self.page.editor.clear_workspace()
         await self._reload()
         self.show_workspace(workspace.id, note=f"Re-attached to {workspace.path}.")
+
+    async def _set_review_mode(self, workspace_id: str, review: bool) -> None:
+        try:
+            workspace = await self.memory.set_review_mode(
+                workspace_id, "review" if review else "auto"
+            )
+        except YakError as exc:
+            self.page.editor.show_message(str(exc), error=True)
+            return
+        self.page.editor.set_workspace(workspace)
+        self.page.editor.show_message(
+            "Every rewrite now waits for your review."
+            if review
+            else "Rewrites now apply at once; risky ones still wait for your review."
+        )
 
     async def _set_memory_enabled(self, workspace_id: str, enabled: bool) -> None:
         try:

@@ -12,6 +12,8 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
@@ -24,12 +26,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.domain import MemoryDocument, Workspace, count_lines
+from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
 from yak.refresh.state import ceiling_message, shrink_question
 from yak.text import plural
 from yak.ui import dialogs
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import counter_text, diff_rows, html_escape, relative_time, source_text
+from yak.ui.formatting import (
+    counter_text,
+    diff_rows,
+    html_escape,
+    origin_at,
+    origin_text,
+    relative_time,
+    source_text,
+)
 from yak.ui.layout import (
     STRETCH,
     blocked_signals,
@@ -50,6 +60,7 @@ class MemoryEditor(QWidget):
     refresh_requested = Signal(str)  # workspace id
     history_requested = Signal(str)  # workspace id
     memory_enabled_changed = Signal(str, bool)  # workspace id, enabled
+    review_mode_changed = Signal(str, bool)  # workspace id, every rewrite waits for review
     save_finished = Signal(bool)  # a requested save succeeded (True) or was refused (False)
     dirty_changed = Signal(bool)  # the editor gained (True) or lost (False) unsaved edits
 
@@ -71,6 +82,11 @@ class MemoryEditor(QWidget):
         )
         self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
         self.memory_enabled_box.toggled.connect(self._on_memory_enabled_box_toggled)
+        self.review_mode_box = QCheckBox(
+            "Review every rewrite before it applies (otherwise only risky ones wait)", self
+        )
+        self.review_mode_box.setObjectName("reviewModeBox")
+        self.review_mode_box.toggled.connect(self._on_review_mode_box_toggled)
         self.banner = self._setup_banner()
 
         self.text_edit = QPlainTextEdit(self)
@@ -86,14 +102,21 @@ class MemoryEditor(QWidget):
         self.message_label = create_label(
             self, object_name="memoryMessage", word_wrap=True, selectable=True
         )
+        # Where the line under the cursor came from ("why is this here?").
+        self.origin_label = create_label(self, object_name="memoryOrigin", word_wrap=True)
+        self._origins: list[LineOrigin] = []
+        self._titles: dict[str, str] = {}
+        self.text_edit.cursorPositionChanged.connect(self._show_origin)
 
         buttons = self._setup_buttons()
         vbox(
             self.header_label,
             self.memory_enabled_box,
+            self.review_mode_box,
             self.banner,
             (self.text_edit, 1),
             hbox(self.counter_label, STRETCH, self.dirty_label),
+            self.origin_label,
             self.message_label,
             buttons,
             margins=0,
@@ -215,7 +238,10 @@ class MemoryEditor(QWidget):
         self.text_edit.setReadOnly(True)
         self.text_edit.setPlaceholderText("Choose a workspace on the left.")
         self.header_label.setText("No workspace selected.")
+        self._origins, self._titles = [], {}
+        self.origin_label.clear()
         self.memory_enabled_box.setEnabled(False)
+        self.review_mode_box.setEnabled(False)
         self.message_label.clear()
         self._refresh_controls()
 
@@ -234,6 +260,8 @@ class MemoryEditor(QWidget):
                 reply); it shows as unsaved edits based on ``document``.
             note: a message to show under the editor.
         """
+        if self._workspace is None or self._workspace.id != workspace.id:
+            self._origins, self._titles = [], {}
         self._workspace = workspace
         self._theirs = None
         self.banner.hide()
@@ -244,8 +272,26 @@ class MemoryEditor(QWidget):
         with blocked_signals(self.memory_enabled_box):
             self.memory_enabled_box.setChecked(workspace.memory_enabled)
         self.memory_enabled_box.setEnabled(True)
+        with blocked_signals(self.review_mode_box):
+            self.review_mode_box.setChecked(workspace.review_mode == "review")
+        self.review_mode_box.setEnabled(True)
         self.show_message(note)
         self._refresh_controls()
+
+    def set_origins(
+        self, workspace_id: str, origins: Sequence[LineOrigin], titles: Mapping[str, str]
+    ) -> None:
+        """The origin of each line of the stored document (``MemoryService.blame``) and the
+        titles of the conversations behind them; the line under the cursor shows its own."""
+        if self._workspace is None or workspace_id != self._workspace.id:
+            return
+        self._origins = list(origins)
+        self._titles = dict(titles)
+        self._show_origin()
+
+    def origin_of_cursor_line(self) -> str:
+        """What the origin row says for the line under the cursor ("" when nothing is known)."""
+        return self.origin_label.text()
 
     def set_workspace(self, workspace: Workspace) -> None:
         """Update the workspace's details (e.g. memory on/off) without touching the text."""
@@ -253,6 +299,8 @@ class MemoryEditor(QWidget):
             self._workspace = workspace
             with blocked_signals(self.memory_enabled_box):
                 self.memory_enabled_box.setChecked(workspace.memory_enabled)
+            with blocked_signals(self.review_mode_box):
+                self.review_mode_box.setChecked(workspace.review_mode == "review")
             self._update_header()
 
     def update_times(self) -> None:
@@ -451,6 +499,22 @@ class MemoryEditor(QWidget):
             self._dirty = dirty
             self.dirty_changed.emit(dirty)
 
+    def _show_origin(self) -> None:
+        """Show the origin of the line under the cursor: the stored line at that position, or
+        (after edits moved it) the stored line with the same text; a line not stored yet is
+        "typed by you, not saved yet"."""
+        if self._workspace is None:
+            self.origin_label.clear()
+            return
+        block = self.text_edit.textCursor().block()
+        number, line = block.blockNumber(), block.text()
+        if not line.strip():
+            self.origin_label.clear()
+            return
+        origin = origin_at(self._origins, number, line)
+        said = origin_text(origin, self._titles) if origin else "typed by you, not saved yet"
+        self.origin_label.setText(f"Line {number + 1}: {said}")
+
     def _on_text_edit_text_changed(self) -> None:
         if self.message_label.property("error"):  # the user is acting on it; the counter stays
             self.show_message("")
@@ -516,6 +580,10 @@ class MemoryEditor(QWidget):
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:
             self.refresh_requested.emit(self._workspace.id)
+
+    def _on_review_mode_box_toggled(self, checked: bool) -> None:
+        if self._workspace is not None:
+            self.review_mode_changed.emit(self._workspace.id, checked)
 
     def _on_memory_enabled_box_toggled(self, checked: bool) -> None:
         if self._workspace is not None:

@@ -1,0 +1,306 @@
+"""Provenance, tombstones and review: the pure rules that make the memory trustworthy
+("Provenance", "Hand lines are authoritative", "Tombstones" and "Review" in
+docs/architecture.md). No I/O; the memory service and the refresher call these.
+
+- :func:`blame` walks the revision chain oldest first and diffs each revision's lines against
+  the previous one (``difflib``): a line in an unchanged run keeps its origin, every inserted or
+  replaced line takes the origin of the revision that wrote it. So an origin is exact for a
+  line untouched since it was written. A restore gives back the origins the restored revision's
+  lines had.
+- :func:`fold_line` is how a returning line is recognised: case, spacing and end punctuation
+  folded.
+- :func:`write_effects` says what a write does to the tombstones: a hand save buries the lines
+  it removed and lifts the ones typed again; an import, a restore or an accepted proposal lift
+  the lines they bring; a refresh touches nothing.
+- :func:`review_reasons` says why a rewrite that passed the hard guards must wait for review.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Collection, Iterable, Sequence
+
+from yak.domain import (
+    LineOrigin,
+    ReviewMode,
+    Revision,
+    RevisionSource,
+    WriteEffects,
+    line_changes,
+    line_opcodes,
+)
+
+# A rewrite removing more than this share of the previous non-blank lines waits for review.
+REMOVAL_SHARE = 0.25
+_PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT})
+_END_PUNCTUATION = ".,;:!?…"
+
+
+def fold_line(text: str) -> str:
+    """A line's identity for tombstones: case folded, runs of whitespace made one space, and
+    trailing punctuation removed (``"- Lint with  ruff."`` and ``"- lint with ruff"`` are the
+    same line). ``""`` for a blank line."""
+    folded = " ".join(text.split()).casefold()
+    return folded.rstrip(_END_PUNCTUATION + " ")
+
+
+def _opcodes(old: Sequence[str], new: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
+    return line_opcodes(old, new)
+
+
+def _by_person(revision: Revision) -> bool:
+    return revision.source in _PERSON_SOURCES or (
+        revision.source is RevisionSource.PROPOSAL and "edited" in revision.flags
+    )
+
+
+def blame(revisions: Iterable[Revision]) -> list[LineOrigin]:
+    """The origin of every line of the newest revision.
+
+    Args:
+        revisions: the workspace's revisions, **oldest first** (the last one is the current
+            document).
+
+    Returns:
+        One :class:`LineOrigin` per line of the last revision's content (``[]`` when there is
+        none or it is empty), with 1-based line numbers.
+    """
+    origins: list[LineOrigin] = []
+    lines: list[str] = []
+    by_revision: dict[str, tuple[list[str], list[LineOrigin]]] = {}
+    for revision in revisions:
+        new_lines = revision.content.splitlines()
+        new_origins: list[LineOrigin | None] = [None] * len(new_lines)
+        for tag, i1, i2, j1, j2 in _opcodes(lines, new_lines):
+            if tag == "equal":
+                new_origins[j1:j2] = origins[i1:i2]
+        restored = by_revision.get(revision.restored_from or "")
+        if revision.source is RevisionSource.RESTORE and restored is not None:
+            old_lines, old_origins = restored
+            for tag, i1, _i2, j1, j2 in _opcodes(old_lines, new_lines):
+                if tag == "equal":
+                    for offset in range(j2 - j1):
+                        if new_origins[j1 + offset] is None:
+                            new_origins[j1 + offset] = old_origins[i1 + offset]
+        own = LineOrigin(
+            line=0,
+            text="",
+            version=revision.version,
+            source=revision.source,
+            created_at=revision.created_at,
+            revision_id=revision.id,
+            sessions=revision.session_ids,
+            model=revision.model,
+            by_person=_by_person(revision),
+        )
+        origins = [
+            _at(origin if origin is not None else own, number, text)
+            for number, (origin, text) in enumerate(zip(new_origins, new_lines, strict=True), 1)
+        ]
+        lines = new_lines
+        by_revision[revision.id] = (lines, origins)
+    return origins
+
+
+def _at(origin: LineOrigin, number: int, text: str) -> LineOrigin:
+    if origin.line == number and origin.text == text:
+        return origin
+    return LineOrigin(
+        line=number,
+        text=text,
+        version=origin.version,
+        source=origin.source,
+        created_at=origin.created_at,
+        revision_id=origin.revision_id,
+        sessions=origin.sessions,
+        model=origin.model,
+        by_person=origin.by_person,
+    )
+
+
+def write_effects(
+    base: str, new: str, source: RevisionSource, *, buries_removed: bool | None = None
+) -> WriteEffects:
+    """What a write of ``new`` over ``base`` does: its line counts and its tombstones.
+
+    A ``hand`` write buries every non-blank line it removes or rewords (unless the same line,
+    folded, is still in ``new``) and lifts every line it adds; ``import``, ``restore`` and
+    ``proposal`` (the person chose them) lift the lines they add; ``refresh`` and ``clear``
+    change no tombstone.
+
+    Args:
+        base: the text the write replaces.
+        new: the text written.
+        source: the write's source.
+        buries_removed: override whether removed lines are buried (default: only ``hand``).
+    """
+    added, removed = line_changes(base, new)
+    if source in (RevisionSource.REFRESH, RevisionSource.CLEAR):
+        return WriteEffects(added=added, removed=removed)
+    old_lines, new_lines = base.splitlines(), new.splitlines()
+    kept = {fold_line(line) for line in new_lines}
+    bury: dict[str, str] = {}
+    lift: list[str] = []
+    buries = source is RevisionSource.HAND if buries_removed is None else buries_removed
+    for tag, i1, i2, j1, j2 in _opcodes(old_lines, new_lines):
+        if tag == "equal":
+            continue
+        if buries:
+            for line in old_lines[i1:i2]:
+                key = fold_line(line)
+                if key and key not in kept:
+                    bury.setdefault(key, line)
+        for line in new_lines[j1:j2]:
+            key = fold_line(line)
+            if key and key not in lift:
+                lift.append(key)
+    return WriteEffects(added=added, removed=removed, bury=tuple(bury.items()), lift=tuple(lift))
+
+
+def added_lines(base: str, new: str) -> list[str]:
+    """The non-blank lines ``new`` inserts or writes in place of others, in order."""
+    old_lines, new_lines = base.splitlines(), new.splitlines()
+    found: list[str] = []
+    for tag, _i1, _i2, j1, j2 in _opcodes(old_lines, new_lines):
+        if tag != "equal":
+            found += [line for line in new_lines[j1:j2] if line.strip()]
+    return found
+
+
+# --- risky standing instructions ----------------------------------------------------------------
+
+_RISKY: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(
+            r"(?:https?://|\b(?:curl|wget|iwr|invoke-webrequest)\b).*\|\s*(?:sudo\s+)?"
+            r"(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python3?|perl|ruby|node|iex)\b"
+            r"|\b(?:bash|sh|zsh)\s+<\s*\(\s*(?:curl|wget)\b",
+            re.IGNORECASE,
+        ),
+        "pipes a download into a shell",
+    ),
+    (
+        re.compile(
+            r"\bwithout (?:asking|confirmation|confirming|approval|permission|prompting|review)"
+            r"|\b(?:do not|don't|never|no need to) (?:ask|prompt|confirm|wait)\b"
+            r"|\bskip (?:the )?(?:approval|confirmation|permission)",
+            re.IGNORECASE,
+        ),
+        "tells the agent to act without asking",
+    ),
+    (
+        re.compile(
+            r"\b(?:pre-?approve[sd]?|auto-?approve[sd]?|(?:already )?(?:approved|authori[sz]ed|"
+            r"granted) (?:all|every|any)\b|(?:has|have|is|are) (?:granted|given) "
+            r"(?:permission|approval|consent)|permission (?:is|has been) granted"
+            r"|(?:allowed|permitted) to (?:run|write|delete|execute|push) (?:anything|any|all|"
+            r"every))",
+            re.IGNORECASE,
+        ),
+        "grants the agent approval or permission",
+    ),
+    (
+        re.compile(
+            r"\b(?:ignore|disregard|bypass|override|forget)\b.{0,30}\b(?:rules?|instructions?|"
+            r"guidelines?|polic(?:y|ies)|restrictions?|safety|guardrails?|system prompt)\b",
+            re.IGNORECASE,
+        ),
+        "tells the agent to ignore its rules",
+    ),
+)
+
+
+def risky_instruction(line: str) -> str | None:
+    """Why ``line`` is risky as a standing instruction to the agent, or ``None``: a URL piped
+    into a shell (``curl https://x | sh``), a command to act without asking, a grant of approval
+    or permission ("the user pre-approves all writes"), an instruction to ignore rules."""
+    for pattern, why in _RISKY:
+        if pattern.search(line):
+            return why
+    return None
+
+
+# --- review ---------------------------------------------------------------------------------------
+
+
+def _quote(lines: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(f'"{line.strip()[:60]}"' for line in lines[:limit])
+    more = len(lines) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def review_reasons(
+    previous: str,
+    new: str,
+    origins: Sequence[LineOrigin],
+    tombstones: Collection[str],
+    mode: ReviewMode = ReviewMode.AUTO,
+) -> list[str]:
+    """Why a rewrite that passed the hard guards must wait for review (``[]``: apply it).
+
+    A rewrite waits when the workspace is in review mode, or when it removes or alters lines a
+    person wrote, brings back a tombstoned line (matched by :func:`fold_line`), removes more than
+    ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a risky standing instruction
+    (:func:`risky_instruction`). A rewrite identical to ``previous`` never waits.
+
+    Args:
+        previous: the document the rewrite is based on.
+        new: the cleaned, normalized rewrite.
+        origins: :func:`blame` of ``previous`` (one per line; fewer when unknown).
+        tombstones: the folded keys of the workspace's tombstones.
+        mode: the workspace's review mode.
+
+    Returns:
+        One sentence per reason, in the order above.
+    """
+    if new == previous:
+        return []
+    reasons: list[str] = []
+    if mode is ReviewMode.REVIEW:
+        reasons.append("this workspace is in review mode: every rewrite waits for you")
+    old_lines, new_lines = previous.splitlines(), new.splitlines()
+    person = {origin.line - 1 for origin in origins if origin.by_person}
+    touched: list[str] = []
+    removed = 0
+    inserted: list[str] = []
+    for tag, i1, i2, j1, j2 in _opcodes(old_lines, new_lines):
+        if tag == "equal":
+            continue
+        for index in range(i1, i2):
+            if old_lines[index].strip():
+                removed += 1
+                if index in person:
+                    touched.append(old_lines[index])
+        inserted += [line for line in new_lines[j1:j2] if line.strip()]
+    if touched:
+        reasons.append(f"it removes or changes {_count(len(touched))} you wrote: {_quote(touched)}")
+    returning = [line for line in inserted if fold_line(line) in tombstones]
+    if returning:
+        reasons.append(f"it brings back {_count(len(returning))} you removed: {_quote(returning)}")
+    before = sum(1 for line in old_lines if line.strip())
+    if before and removed > REMOVAL_SHARE * before:
+        reasons.append(
+            f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
+        )
+    for line in inserted:
+        why = risky_instruction(line)
+        if why:
+            reasons.append(f'it adds a line that {why}: "{line.strip()[:80]}"')
+    return reasons
+
+
+def _count(n: int) -> str:
+    return "1 line" if n == 1 else f"{n} lines"
+
+
+def unified_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:
+    """A unified line diff of two documents (``""`` when they are equal)."""
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=old_name,
+            tofile=new_name,
+        )
+    )
