@@ -451,6 +451,9 @@ class RefreshState:
         key_available: whether an API key was available at the last check (``None``: not
             known).
         proposals: how many proposals wait for review.
+        unfolded: whether conversations wait to be folded into the memory (a refused or
+            trimmed write leaves them waiting, so the memory is not up to date).
+        memory_enabled: whether the workspace's memory is on (off: no injection, no refresh).
     """
 
     workspace_id: str
@@ -460,3 +463,5 @@ class RefreshState:
     document_updated_at: datetime | None = None
     key_available: bool | None = None
     proposals: int = 0
+    unfolded: bool = False
+    memory_enabled: bool = True

@@ -81,8 +81,9 @@ def test_opening_a_missing_folder_shows_a_message_and_keeps_the_window(env, ui, 
 
 def test_panel_status_follows_the_refresh_queue(env, ui, qloop, fake_api):
     """The status line reads pending in N s (counting down), refreshing… while the refresh runs,
-    then refused: reason with View — driven by the real queue's events — and up to date once a
-    later write supersedes the refusal."""
+    then refused: reason with View — driven by the real queue's events. A later hand edit
+    supersedes the refusal, but the conversation is still not folded in, and the line says so
+    instead of "up to date"."""
     window, controller = ui
     workspace = env.workspace("proj", lines(180))
     env.say(workspace.id, "We build with make, not cmake.", "Noted: make it is.")
@@ -93,7 +94,7 @@ def test_panel_status_follows_the_refresh_queue(env, ui, qloop, fake_api):
 
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
-        assert panel.status_label.text() == "up to date"
+        assert panel.status_label.text() == "new conversations not folded in yet"
         assert panel.action_button.isHidden()
 
         env.core.refresh.enqueue(workspace.id)  # a turn completed
@@ -119,7 +120,7 @@ def test_panel_status_follows_the_refresh_queue(env, ui, qloop, fake_api):
         await env.core.memory.save(workspace.id, lines(181), expected_version=1)
         await controller.tasks.drain()
         await controller._load_state(workspace.id)
-        assert panel.status_label.text() == "up to date"
+        assert panel.status_label.text() == "new conversations not folded in yet"
 
     run(qloop, body())
 
@@ -148,7 +149,7 @@ def test_failed_refresh_offers_retry_which_runs_it_again(env, ui, qtbot, qloop, 
         assert len(fake_api.message_requests) == 2
         assert panel.status_label.text() == "up to date"
         assert panel.action_button.isHidden()
-        assert window.statusBar().currentMessage().startswith("up to date")
+        assert window.statusBar().currentMessage().startswith("Up to date")
 
     run(qloop, body())
 

@@ -172,7 +172,7 @@ def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
         assert panel.status_label.text() == f"failed: {NO_KEY}"
         assert panel.status_label.styleSheet() == ""  # advice, not the alarm colour
         assert panel.action_button.text() == "Add key…" and panel.action_button.isVisible()
-        assert ui.window.statusBar().currentMessage() == f"failed: {NO_KEY}"
+        assert ui.window.statusBar().currentMessage() == f"Refresh failed: {NO_KEY}"
         attempts = env.attempts(workspace.id)
         assert [(a.status, a.reason) for a in attempts] == [(RefreshStatus.FAILED, NO_KEY)]
         after = env.stored(workspace.id)
@@ -188,7 +188,7 @@ def test_forced_refresh_without_a_key_reports_the_failure_as_advice(
         await page_controller.tasks.drain()
         page.editor.refresh_button.click()
         await page_controller.tasks.drain()
-        assert page.editor.message_label.text() == f"failed: {NO_KEY}"
+        assert page.editor.message_label.text() == f"Refresh failed: {NO_KEY}"
         assert RED not in page.editor.message_label.styleSheet()
 
         # With a key the same Refresh calls the model and applies the rewrite.

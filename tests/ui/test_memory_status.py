@@ -99,6 +99,25 @@ def no_key_attempt() -> RefreshAttempt:
             "up to date",
             None,
         ),
+        # Conversations still waiting to be folded in (a hand edit after the refusal, a
+        # trimmed save, a restore) are not "up to date".
+        (
+            RefreshState(
+                "ws_x",
+                last_attempt=attempt(RefreshStatus.REFUSED_CEILING),
+                document_updated_at=NOW + timedelta(seconds=5),
+                unfolded=True,
+            ),
+            "new conversations not folded in yet",
+            None,
+        ),
+        (RefreshState("ws_x", unfolded=True), "new conversations not folded in yet", None),
+        # Memory switched off says so, whatever the last attempt was.
+        (
+            RefreshState("ws_x", last_attempt=attempt(RefreshStatus.APPLIED), memory_enabled=False),
+            "memory off: not used in conversations nor refreshed",
+            None,
+        ),
         # Running wins over the last attempt.
         (
             RefreshState(
@@ -159,8 +178,8 @@ def test_outcome_sentence():
         version=3,
         lines=150,
     )
-    assert describe_outcome(applied) == "applied: version 4, 57 lines"
-    assert describe_outcome(refused) == "refused_floor: kept 12 of 150 lines"
+    assert describe_outcome(applied) == "Refreshed: version 4, 57 lines"
+    assert describe_outcome(refused) == "Refresh refused: kept 12 of 150 lines"
 
 
 @pytest.mark.parametrize(

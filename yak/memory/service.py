@@ -134,6 +134,11 @@ class MemoryService:
         """How many proposals wait, by workspace id (only workspaces with some)."""
         return await asyncio.to_thread(self._documents.pending_counts)
 
+    async def memory_enabled(self, workspace_id: str) -> bool:
+        """Whether the workspace's memory is on. Raises ``WorkspaceNotFound``."""
+        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        return workspace.memory_enabled
+
     async def review_mode(self, workspace_id: str) -> ReviewMode:
         """The workspace's review mode. Raises ``WorkspaceNotFound``."""
         workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)

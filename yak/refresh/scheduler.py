@@ -91,7 +91,7 @@ class RefreshScheduler:
         unsubscribers = [settings.on_key_checked(self._on_key_checked)]
         if bus is not None:
             unsubscribers += [
-                bus.subscribe(TurnCompleted, lambda event: self.enqueue(event.workspace_id)),
+                bus.subscribe(TurnCompleted, self._on_turn_completed),
                 bus.subscribe(MemoryChanged, self._on_memory_changed),
                 bus.subscribe(ProposalsChanged, self._on_proposals_changed),
             ]
@@ -120,12 +120,21 @@ class RefreshScheduler:
         attempt = await self._memory.last_attempt(workspace_id)
         document = await self._memory.read(workspace_id)
         waiting = await self._memory.proposals(workspace_id)
+        enabled = await self._memory.memory_enabled(workspace_id)
+        unfolded = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
         self._known[workspace_id] = RefreshState(
             workspace_id=workspace_id,
             last_attempt=attempt,
             document_updated_at=document.updated_at,
             proposals=len(waiting),
+            unfolded=workspace_id in unfolded,
+            memory_enabled=enabled,
         )
+
+    async def reload(self, workspace_id: str) -> None:
+        """Read the workspace's stored parts of the snapshot again and publish it (after a
+        change the scheduler does not see, such as memory switched on or off)."""
+        await self._reload_and_publish(workspace_id)
 
     def _current(self, workspace_id: str) -> RefreshState:
         """The known snapshot with the queue's state and the key as they are now. For a
@@ -149,12 +158,16 @@ class RefreshScheduler:
         if known is None:
             return
         if event.updated_at is None:  # written by another process: read its time
-            task = spawn(self._reload_and_publish(event.workspace_id), name="refresh-snapshot")
-            self._reloads.add(task)
-            task.add_done_callback(self._reloads.discard)
+            self._spawn_reload(event.workspace_id)
             return
         self._known[event.workspace_id] = replace(known, document_updated_at=event.updated_at)
         self._publish(event.workspace_id)
+
+    def _on_turn_completed(self, event: TurnCompleted) -> None:
+        known = self._known.get(event.workspace_id)
+        if known is not None and not known.unfolded:
+            self._known[event.workspace_id] = replace(known, unfolded=True)
+        self.enqueue(event.workspace_id)
 
     def _on_proposals_changed(self, event: ProposalsChanged) -> None:
         known = self._known.get(event.workspace_id)
@@ -162,6 +175,11 @@ class RefreshScheduler:
             return
         self._known[event.workspace_id] = replace(known, proposals=event.pending)
         self._publish(event.workspace_id)
+
+    def _spawn_reload(self, workspace_id: str) -> None:
+        task = spawn(self._reload_and_publish(workspace_id), name="refresh-snapshot")
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
 
     def _on_key_checked(self, _available: bool) -> None:
         for workspace_id in list(self._known):

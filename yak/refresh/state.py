@@ -79,7 +79,8 @@ class StatusLine:
 
     Attributes:
         kind: ``"up_to_date"``, ``"pending"``, ``"running"``, ``"review"`` (a proposal waits),
-            ``"refused"``, ``"failed"``, or
+            ``"refused"``, ``"failed"``, ``"off"`` (memory switched off), ``"unfolded"``
+            (conversations wait to be folded in and nothing is queued), or
             the two that are advice rather than alarm: ``"paused"`` (no API key, automatic
             refreshes wait) and ``"no_key"`` (a forced refresh failed for want of a key).
         text: what the user reads, e.g. ``"pending in 8 s"`` or ``"refused: the reply …"``.
@@ -109,6 +110,8 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
     """
     if state.state == "running":
         return StatusLine("running", "refreshing…")
+    if not state.memory_enabled:
+        return StatusLine("off", "memory off: not used in conversations nor refreshed")
     if state.state == "pending":
         left = state.due_in if due_in is None else due_in
         seconds = max(0, math.ceil(left or 0.0))
@@ -131,7 +134,7 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
     if state.proposals:
         return StatusLine("review", f"{plural(state.proposals, 'change')} to review", "review")
     if attempt is None or newer_write:
-        return StatusLine("up_to_date", "up to date")
+        return _settled(state)
     status = RefreshStatus(attempt.status)
     if status is RefreshStatus.APPLIED and (attempt.added or attempt.removed):
         return StatusLine("up_to_date", f"refreshed: +{attempt.added} −{attempt.removed}", "diff")
@@ -143,6 +146,15 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
             f"{'failed' if status is RefreshStatus.FAILED else 'superseded'}: {attempt.reason}",
             "retry",
         )
+    return _settled(state)
+
+
+def _settled(state: RefreshState) -> StatusLine:
+    """Nothing runs, waits or went wrong: up to date, unless conversations still wait to be
+    folded in (after a hand edit over a refusal, a trimmed save or a restore); the panel's
+    Refresh button folds them in."""
+    if state.unfolded:
+        return StatusLine("unfolded", "new conversations not folded in yet")
     return StatusLine("up_to_date", "up to date")
 
 
@@ -180,14 +192,20 @@ def missing_key(result: RefreshAttempt | RefreshOutcome | LastRefresh) -> bool:
 
 
 def describe_outcome(outcome: RefreshOutcome) -> str:
-    """One line for a finished forced refresh, e.g. ``"applied: version 4, 57 lines"`` or
-    ``"refused_floor: <reason>"``."""
+    """One line for a finished forced refresh in words, e.g. ``"Refreshed: version 4, 57
+    lines"`` or ``"Refresh refused: <reason>"`` (the status codes are for scripts)."""
     status = RefreshStatus(outcome.status)
     if status is RefreshStatus.APPLIED:
-        return f"applied: version {outcome.version}, {outcome.lines} lines"
+        return f"Refreshed: version {outcome.version}, {outcome.lines} lines"
     if status is RefreshStatus.UP_TO_DATE:
-        return f"up to date: nothing new to fold in (version {outcome.version})"
-    return f"{status.value}: {outcome.reason}"
+        return f"Up to date: nothing new to fold in (version {outcome.version})"
+    if status is RefreshStatus.NEEDS_REVIEW:
+        return f"Refresh waits for your review: {outcome.reason}"
+    if status in _REFUSED:
+        return f"Refresh refused: {outcome.reason}"
+    if status is RefreshStatus.SUPERSEDED:
+        return f"Refresh superseded: {outcome.reason}"
+    return f"Refresh failed: {outcome.reason}"
 
 
 def default_export_name(workspace: Workspace, fmt: str) -> str:

@@ -378,4 +378,6 @@ class AppController(QObject):
             "Accepted the change." if accept else "Rejected the change; its lines stay out.",
             timeout_ms=10000,
         )
+        # Deciding folded the proposal's conversations: the status line reads them again.
+        await self.core.refresh.reload(workspace.id)
         await self._load_panel(workspace.id)

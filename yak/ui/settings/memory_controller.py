@@ -464,6 +464,10 @@ class MemoryPageController(QObject):
         summary = self.page.model.summary_for(workspace_id)
         if summary is not None:
             self.page.upsert_summary(replace(summary, workspace=workspace))
+        try:  # the panel's status line says whether memory is off
+            await self.refresh.reload(workspace_id)
+        except YakError as exc:
+            log.warning("cannot reload the refresh state of %s: %s", workspace_id, exc)
         self.page.editor.show_message(
             "Memory is on for this workspace."
             if enabled
