@@ -194,8 +194,19 @@ def _fill(db, count: int) -> None:
         s.execute(insert(MemoryRevisionRow), revisions)
 
 
-async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
+async def _settle() -> None:
+    """Deliver the windows' pending layout and paint events, then let the loop run once.
+
+    Not ``processEvents()``: called inside a coroutine under qasync, that runs the loop's own
+    callbacks nested in this coroutine's step, and a task stepped there is lost (asyncio refuses
+    to enter it), so whatever waits for that task waits forever."""
     from PySide6.QtWidgets import QApplication
+
+    QApplication.sendPostedEvents()
+    await asyncio.sleep(0)
+
+
+async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
 
     from tests.support import project_folder
     from yak.bootstrap import open_core
@@ -230,30 +241,30 @@ async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
         # Cold: the list is read from the database when Settings opens.
         controller.settings_dialog.hide()
         page.model.set_summaries([])
-        QApplication.processEvents()
+        await _settle()
         started = time.perf_counter()
         controller.open_settings(None)
         await controller.memory_controller.tasks.drain()
         controller.settings_dialog.repaint()
-        QApplication.processEvents()
+        await _settle()
         results["settings cold"].append(time.perf_counter() - started)
         assert page.model.total >= 10_000, page.model.total
 
         # As the app does it: the list was read in the background at start; Settings shows it
         # at once (and re-reads it in the background, not timed).
         controller.settings_dialog.hide()
-        QApplication.processEvents()
+        await _settle()
         started = time.perf_counter()
         controller.settings_dialog.show_page("Memory")
         controller.settings_dialog.repaint()
-        QApplication.processEvents()
+        await _settle()
         results["settings prefetched"].append(time.perf_counter() - started)
         controller.memory_controller.reload()
         await controller.memory_controller.tasks.drain()
 
     for _ in range(repeat):
         page.editor.clear_workspace()
-        QApplication.processEvents()
+        await _settle()
         started = time.perf_counter()
         current = await core.memory.read(workspace.id)
         page.editor.load(workspace, current)
@@ -282,7 +293,7 @@ async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
         )
         await controller.tasks.drain()
         await controller.memory_controller.tasks.drain()
-        QApplication.processEvents()
+        await _settle()
         results["save with UI"].append(time.perf_counter() - started)
         version = saved.version
     await controller.aclose()
