@@ -644,3 +644,32 @@ async def test_a_database_from_a_newer_yak_is_refused_and_left_untouched(data_di
     with sqlite3.connect(data_dir / "yak.db") as conn:
         assert conn.execute("SELECT content FROM memory_documents").fetchall() == [("kept\n",)]
     conn.close()
+
+
+async def test_the_memory_list_row_agrees_with_the_document_and_workspace_read_alone(core, ws):
+    """The Settings list reads its rows in one lean query; each row says what reading the
+    document and the workspace one by one says: version, lines, characters, flags, and the
+    times (timezone-aware UTC, to the microsecond)."""
+    await core.memory.save(ws.id, "one\ntwo\n", expected_version=0)
+    await core.memory.apply_rewrite(
+        ws.id,
+        "one\ntwo\nthree",
+        base_version=1,
+        model="m",
+        session_ids=(),
+        watermarks={},
+        flags=("redacted:url_password", "dropped_over_budget"),
+    )
+    [summary] = await core.memory.list_documents()
+    document = await core.memory.read(ws.id)
+    workspace = await core.workspaces.get(ws.id)
+    assert (summary.version, summary.lines, summary.chars) == (2, 3, len("one\ntwo\nthree"))
+    assert (summary.version, summary.lines, summary.chars) == (
+        document.version,
+        document.lines,
+        document.chars,
+    )
+    assert summary.flags == document.flags == ("redacted:url_password", "dropped_over_budget")
+    assert summary.updated_at == document.updated_at
+    assert summary.updated_at is not None and summary.updated_at.utcoffset() is not None
+    assert summary.workspace == workspace

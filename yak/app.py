@@ -9,7 +9,9 @@ the refresh of every workspace with conversations not yet folded into memory (so
 crash loses nothing; while no API key is available those automatic refreshes are paused, not
 attempted), and the model client's warm-up (``ChatService.warm_up``: the SDK, which takes
 seconds to import, is loaded on a worker thread then, so the first message does not wait for
-it).
+it). Once the workspace shows, and again once the warm-up is done, the objects alive then are
+exempted from garbage collection (``yak.ui.heap``), so a full collection never stalls a
+streaming reply.
 
 Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
 coroutine then drops pending refreshes (nothing waits on the model: the watermarks did not move,
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yak.errors import YakError
+from yak.ui.heap import collections_paused, freeze_long_lived
 
 if TYPE_CHECKING:
     import asyncio
@@ -256,9 +259,10 @@ async def _main(
         running = _RunningApp(window, core)
         # The SDK import takes seconds: start it before the workspace loads, on a worker
         # thread, so it overlaps the loading rather than following it.
-        running.controller.tasks.spawn(core.chat.warm_up(), name="warm-up-model-client")
+        running.controller.tasks.spawn(_warm_up(core), name="warm-up-model-client")
         try:
             await running.controller.start(workspace)
+            freeze_long_lived()  # what start-up built lives until quit (see yak.ui.heap)
             running.start_background()
             if choose_folder:
                 window.choose_folder()
@@ -271,6 +275,14 @@ async def _main(
         for signum, handler in previous_handlers.items():
             signal.signal(signum, handler)
         app.aboutToQuit.disconnect(quit_requested.set)
+
+
+async def _warm_up(core: Core) -> None:
+    """The model client's warm-up, with the collector off while the SDK loads; what it loaded is
+    then exempted from collections (see ``yak.ui.heap``)."""
+    with collections_paused():
+        await core.chat.warm_up()
+    freeze_long_lived()
 
 
 def _open_core(folder: Path) -> Core:

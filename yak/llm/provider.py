@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import json
 import logging
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yak.domain import TokenUsage
 from yak.errors import (
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
+if TYPE_CHECKING:
+    import ssl
 
 # The value types of the model-client port live with the port (the core uses them too).
 __all__ = ["Completion", "Provider", "StreamEvent", "TextDelta", "ToolUseStarted"]
@@ -90,6 +93,7 @@ class Provider:
                 base_url=self._base_url,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
+                http_client=anthropic.DefaultAsyncHttpxClient(verify=_tls_context()),
             )
         return self._client
 
@@ -254,6 +258,19 @@ class Provider:
         )
         log.info("model request failed: %s (%s)", error.reason, type(exc).__name__)
         return error
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context, as the SDK's transport builds by default, shared by every client: building
+    one loads the certificate authorities (tens of milliseconds), and a client is built for each
+    refresh and each first turn after a close."""
+    try:
+        import httpx2 as httpx  # anthropic 2.x
+    except ImportError:
+        httpx = importlib.import_module("httpx")
+    context: ssl.SSLContext = httpx.create_ssl_context()
+    return context
 
 
 def _transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:

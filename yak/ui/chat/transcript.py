@@ -8,8 +8,9 @@ block is re-rendered by a single-shot ``QTimer`` at most every ``RENDER_INTERVAL
 once per delta. A render costs time proportional to the text rendered, so two things bound it:
 once the open block passes ``SEGMENT_CHARS`` its settled part (up to the last paragraph break
 outside a code fence) is rendered a final time and the reply continues in a new block, so one
-render never covers more than a few thousand characters (about 10 ms here, where re-rendering a
-60,000-character reply took 120 ms); and the interval grows to four times the last render's cost
+render covers about a paragraph or two however long the reply grows (re-rendering a whole
+60,000-character reply took over 100 ms; a render must stay well under a 16 ms frame even on a
+busy machine); and the interval grows to four times the last render's cost
 (capped at ``MAX_RENDER_INTERVAL_MS``), so rendering takes at most about a fifth of the event
 loop. The view stays scrolled to the bottom while text arrives unless the user has scrolled up;
 scrolling back down re-attaches it.
@@ -48,7 +49,7 @@ log = logging.getLogger(__name__)
 RENDER_INTERVAL_MS = 50
 MAX_RENDER_INTERVAL_MS = 500
 # A streaming block longer than this (characters) is split at a paragraph break (see flush()).
-SEGMENT_CHARS = 3000
+SEGMENT_CHARS = 1000
 # Near enough to the bottom (pixels) to count as "at the bottom" when the user scrolls back.
 _BOTTOM_SLACK_PX = 8
 
