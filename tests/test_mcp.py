@@ -232,3 +232,27 @@ def test_a_launch_folder_that_does_not_exist_is_one_line_and_exit_2(data_dir, tm
     assert result.returncode == 2
     assert result.stdout == b""
     assert len(result.stderr.decode().strip().splitlines()) == 1
+
+
+async def test_a_whole_new_document_waits_with_the_review_rules_reasons(core, data_dir, tmp_path):
+    """``memory_propose(document=…)`` proposes the document as given; when it changes a line
+    the person wrote, the review rules' reason follows the agent's, so the reviewer sees both.
+    Accepting it with ``yak memory accept`` then writes exactly that document."""
+    folder = project_folder(tmp_path, "proj")
+    await workspace_with_document(core, folder, HAND)
+    new = "Project: yak\n- lint with Ruff before committing\n- tests run offscreen with Xvfb\n"
+
+    async with mcp_session(data_dir, folder) as session:
+        proposed = await call(
+            session, "memory_propose", document=new, reason="the tests need a display"
+        )
+
+    (waiting,) = review(data_dir, folder)
+    assert waiting["reasons"] == [
+        "proposed by an agent over MCP: the tests need a display",
+        'it removes or changes 1 line you wrote: "- tests run offscreen"',
+        "it removes 1 of 3 lines (more than 25%)",
+    ]
+    accepted = yak(data_dir, "memory", "accept", proposed["proposal_id"], "-w", folder)
+    assert accepted.returncode == 0, accepted.stderr
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == new.encode()
