@@ -197,8 +197,8 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
 ):
     """A folder Yak has never seen: reading gives an empty document (version 0) without
     registering it; the first proposal registers the workspace
-    and waits for review, while the document stays empty. A secret in a proposal is
-    redacted before it is stored."""
+    and waits for review, while the document stays empty. A secret in a proposal (its text
+    or its reason) is redacted before it is stored."""
     folder = project_folder(tmp_path, "fresh")
 
     async with mcp_session(data_dir, folder) as session:
@@ -210,7 +210,7 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
             session,
             "memory_propose",
             text="Deploy key: sk-ant-api03-" + "a1B2c3D4e5" * 9 + "\n- deploys run on Fridays",
-            reason="deployment notes",
+            reason="deployment notes, key sk-ant-api03-" + "Z9y8X7w6V5" * 9,
         )
         assert (await call(session, "memory_read"))["version"] == 0
 
@@ -220,6 +220,10 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
         yak(data_dir, "memory", "review", proposed["proposal_id"], "-w", folder, "--json").stdout
     )["content"]
     assert "sk-ant-api03" not in content
+    assert waiting[0]["reasons"][0].startswith(
+        "proposed by an agent over MCP: deployment notes, key [REDACTED"
+    )
+    assert "sk-ant-api03" not in json.dumps(waiting)
     assert content.endswith("\n- deploys run on Fridays\n")
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == b""
     assert (await core.workspaces.for_read(str(folder)))[1] is True  # registered

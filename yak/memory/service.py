@@ -403,7 +403,7 @@ class MemoryService:
         Args:
             text: one or more lines to add after the current document.
             document: the whole new document (exactly one of ``text`` and ``document``).
-            reason: why, in the agent's words (shortened to 300 characters).
+            reason: why, in the agent's words (redacted too, and shortened to 300 characters).
             origin: who proposes, for the reason ("an agent over MCP").
             floor_ratio: the share of the document a whole new document must keep.
 
@@ -431,6 +431,8 @@ class MemoryService:
             kept = current.content.rstrip("\n")
             given = f"{kept}\n{added}\n" if kept else added + "\n"
         redacted, findings = await asyncio.to_thread(redact, given)
+        why, reason_findings = await asyncio.to_thread(redact, why)
+        findings = _merge(findings, reason_findings)
         new = guards.normalize_document(redacted)
         verdict = guards.check_rewrite(current.content, new, floor_ratio=floor_ratio)
         if not verdict.ok:
