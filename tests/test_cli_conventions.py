@@ -42,7 +42,7 @@ def test_help_shows_the_app_form_the_commands_and_the_exit_codes():
     assert result.stdout.startswith(
         "usage: yak [--data-dir DIR] [WORKSPACE]\n       yak [--data-dir DIR] COMMAND ...\n"
     )
-    for command in ("memory", "ask", "install-desktop", "completion"):
+    for command in ("memory", "ask", "mcp", "install-desktop", "completion"):
         assert f"\n    {command} " in result.stdout or f"\n    {command}\n" in result.stdout
     flat = " ".join(result.stdout.split())
     assert "Exit codes: 0 done; 1 the database cannot be read or written; 2 bad usage" in flat
@@ -163,7 +163,7 @@ def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
     page = (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
     assert page == render(), "regenerate with: python -m yak.cli.manpage > packaging/yak.1"
     for path, _parser in walk(build_parser()):
-        if len(path) == 2 or path in (("ask",), ("completion",), ("install-desktop",)):
+        if len(path) == 2 or path in (("ask",), ("mcp",), ("completion",), ("install-desktop",)):
             assert f'.SS "yak {" ".join(path)}'.replace("-", "\\-") in page, path
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert config["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["packaging/yak.1"]

@@ -15,7 +15,17 @@ import pytest
 from tests.support.builders import workspace_with_document
 
 # Never needed to print help or the version.
-HEAVY = ("sqlalchemy", "alembic", "asyncio", "anthropic", "PySide6", "platformdirs")
+HEAVY = (
+    "sqlalchemy",
+    "alembic",
+    "asyncio",
+    "anthropic",
+    "PySide6",
+    "platformdirs",
+    "mcp",
+    "mcp_types",
+    "yak.mcp",
+)
 CORE = ("yak.core", "yak.bootstrap", "yak.db", "yak.domain", "yak.cli.output")
 
 
@@ -45,7 +55,9 @@ def loaded(imported: set[str], packages: tuple[str, ...]) -> list[str]:
     return sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in packages))
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["ask", "--help"], ["memory", "-h"]])
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["--help"], ["ask", "--help"], ["memory", "-h"], ["mcp", "--help"]]
+)
 def test_help_and_version_load_no_core_database_or_event_loop(argv):
     """The version and every help page print (exit 0) without importing the core, the
     database, asyncio, the SDK or Qt."""
@@ -67,5 +79,5 @@ def test_reading_a_current_database_loads_no_alembic_or_sdk(core, loop, data_dir
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"kept notes\n"
-    assert loaded(imported, ("alembic", "mako", "anthropic", "PySide6")) == []
+    assert loaded(imported, ("alembic", "mako", "anthropic", "PySide6", "mcp", "mcp_types")) == []
     assert "sqlalchemy" in imported  # the repositories still need it

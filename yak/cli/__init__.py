@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from yak.core import Core
 
 # The words that start a command-line command; anything else opens the desktop app.
-COMMANDS = frozenset({"memory", "ask", "install-desktop", "completion"})
+COMMANDS = frozenset({"memory", "ask", "mcp", "install-desktop", "completion"})
 EXIT_CODES = (
     "Exit codes: 0 done; 1 the database cannot be read or written; 2 bad usage or input; "
     "3 refused by a guard or waiting for review; 4 provider failure; 5 version conflict; "
@@ -211,10 +211,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="yak")
-    from yak.cli import ask, completion, desktop, memory
+    from yak.cli import ask, completion, desktop, mcp, memory
 
     memory.register(sub)
     ask.register(sub)
+    mcp.register(sub)
     desktop.register(sub)
     completion.register(sub)
     _apply_conventions(parser)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from yak.aio import spawn
 from yak.domain import (
+    FLOOR_RATIO,
     LineOrigin,
     MemoryDocument,
     MemorySummary,
@@ -41,11 +42,13 @@ from yak.domain import (
     WriteEffects,
     line_changes,
 )
-from yak.errors import ConflictError, UnreadableDocument, UsageError, YakError
+from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
 from yak.events import EventBus, MemoryChanged, ProposalsChanged
 from yak.memory import document as rules
-from yak.memory import provenance
+from yak.memory import guards, provenance
+from yak.memory.redact import redact
 from yak.ports import AttemptRepository, DocumentRepository, WorkspaceRepository
+from yak.text import shorten
 
 log = logging.getLogger(__name__)
 
@@ -378,6 +381,81 @@ class MemoryService:
         stored = await asyncio.to_thread(self._documents.add_proposal, proposal)
         self._bus.publish(ProposalsChanged(workspace_id, 1))
         return stored
+
+    async def propose_from_agent(
+        self,
+        workspace_id: str,
+        *,
+        text: str | None = None,
+        document: str | None = None,
+        reason: str,
+        origin: str,
+        floor_ratio: float = FLOOR_RATIO,
+    ) -> Proposal:
+        """A change another agent asks for (``yak mcp``'s ``memory_propose``): lines to add at
+        the end (``text``) or a whole new document (``document``). It is never applied: it
+        passes the rewrite guards (:func:`yak.memory.guards.check_rewrite`: not a document,
+        placeholders, the ceiling, the floor) with secrets redacted (flagged) and becomes a
+        proposal in the review inbox, its first reason "proposed by ``origin``: ``reason``",
+        followed by the review rules' reasons, if any. Like every new proposal it supersedes
+        the workspace's older pending one.
+
+        Args:
+            text: one or more lines to add after the current document.
+            document: the whole new document (exactly one of ``text`` and ``document``).
+            reason: why, in the agent's words (redacted too, and shortened to 300 characters).
+            origin: who proposes, for the reason ("an agent over MCP").
+            floor_ratio: the share of the document a whole new document must keep.
+
+        Raises:
+            UsageError: neither or both of ``text`` and ``document``; no reason; no text; NUL
+                characters; nothing would change.
+            RefusedError: a guard refused it (``status`` is the refresh outcome's, e.g.
+                ``refused_ceiling``); nothing is stored.
+            UnreadableDocument: the stored document is not text.
+        """
+        if (text is None) == (document is None):
+            raise UsageError(
+                "Give either text (lines to add) or document (a whole new document), not both."
+            )
+        why = " ".join(reason.split())
+        if not why:
+            raise UsageError("Say why in reason: the person reviewing the proposal reads it.")
+        current = await self.read(workspace_id)
+        given = rules.normalize_newlines(text if text is not None else document or "")
+        rules.check_text(given, what="The proposal")
+        if text is not None:
+            added = given.strip("\n")
+            if not added.strip():
+                raise UsageError("The text to add is empty; nothing was proposed.")
+            kept = current.content.rstrip("\n")
+            given = f"{kept}\n{added}\n" if kept else added + "\n"
+        redacted, findings = await asyncio.to_thread(redact, given)
+        why, reason_findings = await asyncio.to_thread(redact, why)
+        findings = _merge(findings, reason_findings)
+        new = guards.normalize_document(redacted)
+        verdict = guards.check_rewrite(current.content, new, floor_ratio=floor_ratio)
+        if not verdict.ok:
+            assert verdict.status is not None
+            sentence = verdict.reason.replace("the reply", "the proposal", 1)
+            raise RefusedError(
+                f"Refused: {sentence}; nothing was proposed.", status=str(verdict.status)
+            )
+        if new == current.content:
+            raise UsageError("The memory already says exactly this; nothing was proposed.")
+        origins = await self.blame(workspace_id)
+        buried = {t.key for t in await self.tombstones(workspace_id)}
+        review = provenance.review_reasons(current.content, new, origins, buried)
+        return await self.propose(
+            workspace_id,
+            new,
+            base_version=current.version,
+            reasons=(f"proposed by {origin}: {shorten(why, 300)}", *review),
+            model=None,
+            session_ids=(),
+            watermarks={},
+            flags=("agent", *findings),
+        )
 
     async def accept(
         self,

@@ -1,0 +1,262 @@
+"""``yak mcp`` as another agent uses it: the SDK's own MCP client (``ClientSession`` over
+``stdio_client``) launches ``python -m yak mcp -w FOLDER`` with a private ``YAK_DATA_DIR``, and
+talks to it over stdin/stdout. What the server did is then checked the way a user would: with
+``yak memory review`` / ``show`` in separate processes, and the stored bytes through the test's
+core."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.support.builders import project_folder, workspace_with_document
+from yak.domain import MAX_LINES
+
+TOOLS = {"memory_read", "memory_blame", "memory_search", "memory_propose"}
+HAND = "Project: yak\n- lint with Ruff before committing\n- tests run offscreen\n"
+
+
+def yak(data_dir, *args) -> subprocess.CompletedProcess:
+    """``python -m yak ARGS`` against ``data_dir``."""
+    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
+    return subprocess.run(
+        [sys.executable, "-m", "yak", *map(str, args)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+@asynccontextmanager
+async def mcp_session(data_dir, folder):
+    """An initialized MCP client session with ``yak mcp -w folder``."""
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "yak", "mcp", "-w", str(folder)],
+        env={"YAK_DATA_DIR": str(data_dir)},
+    )
+    with open(os.devnull, "w") as errlog:
+        async with (
+            stdio_client(server, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    """A tool call that must succeed: its structured result."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """A tool call that must fail as a tool error: its one line of text."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    (content,) = result.content
+    message = content.text
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+def review(data_dir, folder) -> list[dict[str, Any]]:
+    """``yak memory review -w folder --json``: the proposals waiting."""
+    result = yak(data_dir, "memory", "review", "-w", folder, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+async def test_an_agent_reads_searches_blames_and_proposes_but_never_writes(
+    core, data_dir, tmp_path
+):
+    """Over a real stdio session: the four tools are listed and none has a workspace or path
+    argument; read returns the stored document, its version and line count; search finds a
+    line case-insensitively with its number; blame names each line's origin; a proposal comes
+    back with an id and then waits in ``yak memory review`` (reason "proposed by an agent over
+    MCP: …") while ``yak memory show`` prints the document byte for byte as before. A second
+    workspace's server sees none of it."""
+    folder = project_folder(tmp_path, "proj")
+    other = project_folder(tmp_path, "other")
+    workspace = await workspace_with_document(core, folder, HAND)
+    before = yak(data_dir, "memory", "show", "-w", folder).stdout
+
+    async with mcp_session(data_dir, folder) as session:
+        tools = (await session.list_tools()).tools
+        assert {t.name for t in tools} == TOOLS
+        for tool in tools:
+            fields = set(tool.input_schema.get("properties", {}))
+            assert not fields & {"workspace", "path", "folder", "dir", "directory", "cwd"}
+        assert {t.name: set(t.input_schema.get("properties", {})) for t in tools} == {
+            "memory_read": set(),
+            "memory_blame": set(),
+            "memory_search": {"query"},
+            "memory_propose": {"reason", "text", "document"},
+        }
+
+        read = await call(session, "memory_read")
+        assert (read["content"], read["version"], read["lines"]) == (HAND, 1, 3)
+
+        found = await call(session, "memory_search", query="ruff")
+        assert found["matches"] == [{"line": 2, "text": "- lint with Ruff before committing"}]
+        assert (await call(session, "memory_search", query="postgres"))["matches"] == []
+
+        blame = await call(session, "memory_blame")
+        assert [
+            (b["line"], b["text"], b["version"], b["source"], b["by_person"])
+            for b in blame["lines"]
+        ] == [
+            (1, "Project: yak", 1, "hand", True),
+            (2, "- lint with Ruff before committing", 1, "hand", True),
+            (3, "- tests run offscreen", 1, "hand", True),
+        ]
+
+        proposed = await call(
+            session,
+            "memory_propose",
+            text="- run make lint before pushing",
+            reason="the user asked me to remember it",
+        )
+        assert proposed["base_version"] == 1
+        assert (proposed["added"], proposed["removed"]) == (1, 0)
+        # Still a proposal: the document a tool reads is the stored one.
+        assert (await call(session, "memory_read"))["content"] == HAND
+
+    waiting = review(data_dir, folder)
+    assert [p["id"] for p in waiting] == [proposed["proposal_id"]]
+    assert waiting[0]["reasons"][0] == (
+        "proposed by an agent over MCP: the user asked me to remember it"
+    )
+    shown = yak(data_dir, "memory", "review", proposed["proposal_id"], "-w", folder, "--json")
+    assert json.loads(shown.stdout)["content"] == HAND + "- run make lint before pushing\n"
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == before == HAND.encode()
+    assert (await core.memory.read(workspace.id)).version == 1
+
+    async with mcp_session(data_dir, other) as session:
+        read = await call(session, "memory_read")
+        assert (read["content"], read["version"], read["lines"]) == ("", 0, 0)
+        assert (await call(session, "memory_search", query="lint"))["matches"] == []
+        assert (await call(session, "memory_blame"))["lines"] == []
+    assert review(data_dir, other) == []
+
+
+async def test_proposals_pass_the_rewrite_guards_and_errors_are_one_sentence(
+    core, data_dir, tmp_path
+):
+    """A proposal over the ceiling, one that collapses the document (the floor), a placeholder,
+    both or neither of text and document, no reason, and an empty search are tool errors with
+    one sentence each; the server keeps serving, nothing waits for review and the document is
+    unchanged."""
+    folder = project_folder(tmp_path, "proj")
+    notes = "".join(f"- note {n}: keep this decision about module {n}\n" for n in range(40))
+    await workspace_with_document(core, folder, notes)
+
+    async with mcp_session(data_dir, folder) as session:
+        too_long = "".join(f"line {n}\n" for n in range(MAX_LINES + 5))
+        message = await refused(session, "memory_propose", text=too_long, reason="more")
+        assert message.endswith(
+            f"Refused: the proposal has {MAX_LINES + 45} lines "
+            f"(limit {MAX_LINES}); nothing was proposed."
+        )
+        message = await refused(session, "memory_propose", document="short\n", reason="tidy")
+        assert "Refused: the proposal has 6 characters" in message
+        message = await refused(
+            session,
+            "memory_propose",
+            document=notes + "[rest of the document unchanged]\n",
+            reason="tidy",
+        )
+        assert "placeholder" in message
+        message = await refused(session, "memory_propose", text="a", document="b", reason="both")
+        assert message.endswith(
+            "Give either text (lines to add) or document (a whole new document), not both."
+        )
+        assert (await refused(session, "memory_propose", reason="none")).endswith("not both.")
+        message = await refused(session, "memory_propose", text="- x", reason="  ")
+        assert message.endswith("Say why in reason: the person reviewing the proposal reads it.")
+        message = await refused(session, "memory_search", query=" ")
+        assert message.endswith("Give a word or phrase to search for in query.")
+        assert (await call(session, "memory_read"))["content"] == notes
+
+    assert review(data_dir, folder) == []
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == notes.encode()
+
+
+async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_registers_it(
+    core, data_dir, tmp_path
+):
+    """A folder Yak has never seen: reading gives an empty document (version 0) without
+    registering it; the first proposal registers the workspace
+    and waits for review, while the document stays empty. A secret in a proposal (its text
+    or its reason) is redacted before it is stored."""
+    folder = project_folder(tmp_path, "fresh")
+
+    async with mcp_session(data_dir, folder) as session:
+        read = await call(session, "memory_read")
+        assert (read["content"], read["version"]) == ("", 0)
+        assert (await core.workspaces.for_read(str(folder)))[1] is False  # not registered
+
+        proposed = await call(
+            session,
+            "memory_propose",
+            text="Deploy key: sk-ant-api03-" + "a1B2c3D4e5" * 9 + "\n- deploys run on Fridays",
+            reason="deployment notes, key sk-ant-api03-" + "Z9y8X7w6V5" * 9,
+        )
+        assert (await call(session, "memory_read"))["version"] == 0
+
+    waiting = review(data_dir, folder)
+    assert [p["id"] for p in waiting] == [proposed["proposal_id"]]
+    content = json.loads(
+        yak(data_dir, "memory", "review", proposed["proposal_id"], "-w", folder, "--json").stdout
+    )["content"]
+    assert "sk-ant-api03" not in content
+    assert waiting[0]["reasons"][0].startswith(
+        "proposed by an agent over MCP: deployment notes, key [REDACTED"
+    )
+    assert "sk-ant-api03" not in json.dumps(waiting)
+    assert content.endswith("\n- deploys run on Fridays\n")
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b""
+    assert (await core.workspaces.for_read(str(folder)))[1] is True  # registered
+
+
+def test_a_launch_folder_that_does_not_exist_is_one_line_and_exit_2(data_dir, tmp_path):
+    """``yak mcp -w MISSING`` does not start serving: one line on stderr, exit 2, nothing on
+    stdout (the protocol channel)."""
+    result = yak(data_dir, "mcp", "-w", tmp_path / "missing")
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert len(result.stderr.decode().strip().splitlines()) == 1
+
+
+async def test_a_whole_new_document_waits_with_the_review_rules_reasons(core, data_dir, tmp_path):
+    """``memory_propose(document=…)`` proposes the document as given; when it changes a line
+    the person wrote, the review rules' reason follows the agent's, so the reviewer sees both.
+    Accepting it with ``yak memory accept`` then writes exactly that document."""
+    folder = project_folder(tmp_path, "proj")
+    await workspace_with_document(core, folder, HAND)
+    new = "Project: yak\n- lint with Ruff before committing\n- tests run offscreen with Xvfb\n"
+
+    async with mcp_session(data_dir, folder) as session:
+        proposed = await call(
+            session, "memory_propose", document=new, reason="the tests need a display"
+        )
+
+    (waiting,) = review(data_dir, folder)
+    assert waiting["reasons"] == [
+        "proposed by an agent over MCP: the tests need a display",
+        'it removes or changes 1 line you wrote: "- tests run offscreen"',
+        "it removes 1 of 3 lines (more than 25%)",
+    ]
+    accepted = yak(data_dir, "memory", "accept", proposed["proposal_id"], "-w", folder)
+    assert accepted.returncode == 0, accepted.stderr
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == new.encode()
