@@ -17,6 +17,8 @@ from yak.domain import (
 )
 from yak.refresh.state import (
     PAUSED_TEXT,
+    UNFOLDED_TEXT,
+    UNFOLDED_TIP,
     LastRefresh,
     describe_outcome,
     list_status,
@@ -249,6 +251,25 @@ def test_counter_is_over_past_either_limit_and_not_at_it():
             LastRefresh(RefreshStatus.FAILED, "rate limited", NOW),
             {"paused": True},
             ("paused", PAUSED_TEXT),
+        ),
+        # Conversations not folded in yet are never "up to date": after a hand edit over a
+        # refusal (a trimmed save), after an applied refresh, or before any refresh …
+        (
+            LastRefresh(RefreshStatus.REFUSED_CEILING, "240 lines", NOW),
+            {"updated_at": NOW + timedelta(seconds=1), "unfolded": True},
+            (UNFOLDED_TEXT, UNFOLDED_TIP),
+        ),
+        (
+            LastRefresh(RefreshStatus.APPLIED, "folded 3 messages", NOW),
+            {"unfolded": True},
+            (UNFOLDED_TEXT, UNFOLDED_TIP),
+        ),
+        (None, {"unfolded": True}, (UNFOLDED_TEXT, UNFOLDED_TIP)),
+        # … while a refusal still speaks for itself.
+        (
+            LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+            {"unfolded": True},
+            ("refused_floor", "kept 12 of 150"),
         ),
     ],
 )

@@ -204,6 +204,16 @@ class RefreshScheduler:
             for workspace_id, a in latest.items()
         }
 
+    async def unfolded_workspaces(self) -> frozenset[str]:
+        """Every workspace with conversations not yet folded into its memory (the memory
+        list's Status column never calls those up to date).
+
+        Raises:
+            StoreError: the database cannot be read.
+        """
+        ids = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
+        return frozenset(ids)
+
     def paused(self, workspace_id: str) -> bool:
         """Whether the workspace's automatic refresh waits for an API key."""
         return workspace_id in self._paused

@@ -28,6 +28,8 @@ from yak.text import plural
 __all__ = [
     "EXPORT_FORMATS",
     "PAUSED_TEXT",
+    "UNFOLDED_TEXT",
+    "UNFOLDED_TIP",
     "LastRefresh",
     "StatusLine",
     "ceiling_message",
@@ -158,8 +160,16 @@ def _settled(state: RefreshState) -> StatusLine:
     return StatusLine("up_to_date", "up to date")
 
 
+UNFOLDED_TEXT = "not folded in yet"
+UNFOLDED_TIP = "New conversations wait to be folded into the memory; Refresh folds them in."
+
+
 def list_status(
-    last: LastRefresh | None, *, updated_at: datetime | None = None, paused: bool = False
+    last: LastRefresh | None,
+    *,
+    updated_at: datetime | None = None,
+    paused: bool = False,
+    unfolded: bool = False,
 ) -> tuple[str, str]:
     """The memory list's Status cell for a workspace, and its tooltip.
 
@@ -168,16 +178,23 @@ def list_status(
         updated_at: when the document was last written; a write after the attempt (a hand
             edit after a refusal) is the newest word, so the cell says up to date.
         paused: the workspace's automatic refresh waits for an API key.
+        unfolded: conversations wait to be folded in; the cell then never says up to date.
 
     Returns:
-        ``(text, tooltip)``: ``("paused", …)``, ``("up to date", …)``, the outcome's own name
+        ``(text, tooltip)``: ``("paused", …)``, ``("not folded in yet", …)``,
+        ``("up to date", …)``, the outcome's own name
         for the rest (``"refused_floor"``, ``"failed"``, ``"superseded"``…) with its reason as
         the tooltip, or ``("", "")`` when nothing was ever attempted.
     """
     if paused:
         return PAUSED, PAUSED_TEXT
     if last is None:
-        return "", ""
+        return (UNFOLDED_TEXT, UNFOLDED_TIP) if unfolded else ("", "")
+    settled = (updated_at is not None and updated_at > last.created_at) or RefreshStatus(
+        last.status
+    ) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
+    if settled and unfolded:
+        return UNFOLDED_TEXT, UNFOLDED_TIP
     if updated_at is not None and updated_at > last.created_at:
         return "up to date", "The memory was written after the last refresh."
     status = RefreshStatus(last.status)

@@ -215,10 +215,11 @@ class MemoryPageController(QObject):
     async def _reload_statuses(self) -> None:
         try:
             last = await self.refresh.last_refreshes()
+            unfolded = await self.refresh.unfolded_workspaces()
         except YakError as exc:
             log.warning("reading the last refresh attempts failed: %s", exc)
             return
-        self.page.set_statuses(last, self.refresh.paused_workspaces())
+        self.page.set_statuses(last, self.refresh.paused_workspaces(), unfolded)
 
     async def _load(self, workspace_id: str) -> None:
         editor = self.page.editor

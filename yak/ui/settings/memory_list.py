@@ -63,6 +63,7 @@ class MemoryListModel(QAbstractTableModel):
         self._sort_order = Qt.SortOrder.AscendingOrder
         self._last: dict[str, LastRefresh] = {}  # workspace id -> its newest refresh attempt
         self._paused: frozenset[str] = frozenset()  # waiting for an API key
+        self._unfolded: frozenset[str] = frozenset()  # conversations not folded in yet
 
     # --- Qt model interface ------------------------------------------------------------------
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
@@ -132,6 +133,7 @@ class MemoryListModel(QAbstractTableModel):
             self._last.get(workspace_id),
             updated_at=summary.updated_at,
             paused=workspace_id in self._paused,
+            unfolded=workspace_id in self._unfolded,
         )
         return (outcome_label(text) if text in OUTCOME_LABELS else text), tooltip
 
@@ -149,12 +151,19 @@ class MemoryListModel(QAbstractTableModel):
         self._rebuild()
         return True
 
-    def set_statuses(self, last: dict[str, LastRefresh], paused: frozenset[str]) -> None:
-        """Fill the Status column from each workspace's newest refresh attempt and the
-        workspaces whose refresh waits for an API key (the rows stay where they are)."""
-        if last == self._last and paused == self._paused:
+    def set_statuses(
+        self,
+        last: dict[str, LastRefresh],
+        paused: frozenset[str],
+        unfolded: frozenset[str] = frozenset(),
+    ) -> None:
+        """Fill the Status column from each workspace's newest refresh attempt, the
+        workspaces whose refresh waits for an API key and those with conversations not yet
+        folded in (the rows stay where they are)."""
+        if last == self._last and paused == self._paused and unfolded == self._unfolded:
             return
         self._last, self._paused = dict(last), frozenset(paused)
+        self._unfolded = frozenset(unfolded)
         if self._sort_column == 3:
             self._rebuild()
         elif self._rows:

@@ -174,9 +174,14 @@ class MemoryPage(SettingsPage):
             scrollbar.setValue(position)
         self._update_reattach_button()
 
-    def set_statuses(self, last: dict[str, LastRefresh], paused: frozenset[str]) -> None:
+    def set_statuses(
+        self,
+        last: dict[str, LastRefresh],
+        paused: frozenset[str],
+        unfolded: frozenset[str] = frozenset(),
+    ) -> None:
         """Fill the Status column (see :meth:`MemoryListModel.set_statuses`)."""
-        self.model.set_statuses(last, paused)
+        self.model.set_statuses(last, paused, unfolded)
 
     def upsert_summary(self, summary: MemorySummary) -> None:
         """Add or update one workspace's row (keeps the selection)."""
