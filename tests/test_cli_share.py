@@ -143,3 +143,59 @@ def test_sync_keeps_the_file_mode_and_writes_through_a_symlink(folder, capsys, t
     assert link.is_symlink()
     assert real.read_bytes() == b"Intro.\n\n" + BLOCK + b"\n"
     assert real.stat().st_mode & 0o777 == 0o640
+
+
+# --- yak memory search --------------------------------------------------------------------------
+@pytest.fixture
+def three(tmp_path, data_dir):
+    """Three workspaces: ``api`` and ``web`` mention Postgres (in different cases), ``docs``
+    does not; ``web`` was written last."""
+    made = {}
+
+    async def seed():
+        core = open_core(data_dir)
+        try:
+            for name, text in [
+                ("api", "API service\n- db: PostgreSQL 16\n- port 8080\n"),
+                ("docs", "Docs site\n- mkdocs\n"),
+                ("web", "Web app\n- talks to the api\n- uses postgres via the api\n"),
+            ]:
+                folder = tmp_path / name
+                folder.mkdir()
+                workspace = await core.workspaces.open(str(folder))
+                await core.memory.save(workspace.id, text, expected_version=0)
+                made[name] = workspace.path
+        finally:
+            await core.aclose()
+
+    asyncio.run(seed())
+    return made
+
+
+def test_search_finds_lines_in_every_document_case_aside(three, capsys):
+    """Plain output is PATH:LINE: TEXT, newest workspace first; --json the same hits as a list
+    of workspace, line, text."""
+    code, out, err = run(capsys, "memory", "search", "POSTGRES")
+    assert (code, err) == (0, "")
+    assert out == (
+        f"{three['web']}:3: - uses postgres via the api\n{three['api']}:2: - db: PostgreSQL 16\n"
+    )
+    code, out, _ = run(capsys, "memory", "search", "the api", "--json")
+    assert code == 0
+    assert json.loads(out) == [
+        {"workspace": three["web"], "line": 2, "text": "- talks to the api"},
+        {"workspace": three["web"], "line": 3, "text": "- uses postgres via the api"},
+    ]
+
+
+def test_search_without_a_match_and_with_a_blank_query(three, capsys):
+    """No match: exit 0, a sentence (``--json``: ``[]``); a blank query: exit 2, one line."""
+    assert run(capsys, "memory", "search", "kubernetes") == (
+        0,
+        "No memory document contains 'kubernetes'.\n",
+        "",
+    )
+    assert run(capsys, "memory", "search", "kubernetes", "--json")[:2] == (0, "[]\n")
+    code, out, err = run(capsys, "memory", "search", "  ", "--json")
+    assert code == 2 and json.loads(out)["error"].startswith("the search text is empty")
+    assert err.startswith("yak: the search text is empty") and err.count("\n") == 1

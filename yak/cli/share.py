@@ -5,6 +5,9 @@ docs/architecture.md).
   (between ``<!-- yak:memory -->`` and ``<!-- /yak:memory -->``), creating the file or the block
   when missing; everything outside the block is kept byte for byte; a second run writes nothing
   and says "already in sync".
+- ``search QUERY [--json]``: every line of every workspace's document containing QUERY, case
+  aside (a plain scan of the documents, no index); ``--json``: a list of ``workspace``,
+  ``line``, ``text``.
 
 Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
@@ -28,7 +31,7 @@ def register(
     workspace_option: Callable[[argparse.ArgumentParser], None],
     json_option: Callable[[argparse.ArgumentParser], None],
 ) -> None:
-    """Add ``sync`` to ``yak memory``."""
+    """Add ``sync`` and ``search`` to ``yak memory``."""
     p = cmds.add_parser(
         "sync",
         help="write the document into a block of AGENTS.md, CLAUDE.md or any text file",
@@ -41,6 +44,17 @@ def register(
     workspace_option(p)
     json_option(p)
     p.set_defaults(func=cmd_sync, reads_only=True)
+
+    p = cmds.add_parser(
+        "search",
+        help="find text in every workspace's document",
+        description="Print each line of every workspace's memory document that contains QUERY, "
+        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). A plain scan "
+        "of the documents.",
+    )
+    p.add_argument("query", metavar="QUERY", help="the text to find")
+    json_option(p)
+    p.set_defaults(func=cmd_search, reads_only=True)
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
@@ -78,6 +92,28 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
             print(
                 f"{verb} {args.file} with version {version} of the memory ({output.lines(count)})."
             )
+        return 0
+
+    return ctx.run(work)
+
+
+def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory search QUERY``: exit 0 whether or not anything matched (``--json``: ``[]``);
+    2 a blank query."""
+    from yak.cli import output
+    from yak.memory.search import search_documents
+
+    async def work(core: Core) -> int:
+        hits = await search_documents(core.memory, args.query)
+        if args.json:
+            output.print_json(
+                [{"workspace": h.workspace.path, "line": h.line, "text": h.text} for h in hits]
+            )
+        elif not hits:
+            print(f"No memory document contains {args.query!r}.")
+        else:
+            for hit in hits:
+                print(f"{hit.workspace.path}:{hit.line}: {hit.text}")
         return 0
 
     return ctx.run(work)
