@@ -367,3 +367,20 @@ def test_a_session_the_workspace_does_not_have_is_one_line_exit_2(
     assert fake_api.requests == []
     assert stored_texts(core, loop, theirs) == ["Their question", "Their answer."]
     assert [len(stored_texts(core, loop, s)) for s in mine] == [2, 2]
+
+
+def test_instruction_files_go_in_their_own_block_and_are_named_on_stderr(folder, fake_api):
+    """An AGENTS.md line reaches the request in the instructions block, apart from the memory,
+    and ``yak ask`` names the file on one stderr line; stdout is only the reply."""
+    (folder / "AGENTS.md").write_text("Always run make lint\n")
+    fake_api.script(text("ok"))
+
+    result = yak("ask", "-w", str(folder), "--no-refresh", "hi")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"
+    assert result.stderr == "Instructions: AGENTS.md\n"
+    [request] = fake_api.message_requests
+    assert session_block(request.body).startswith(
+        '<workspace-instructions>\n<instruction-file path="AGENTS.md">\nAlways run make lint\n'
+    )

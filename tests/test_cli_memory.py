@@ -115,7 +115,7 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
         "markdown",
     )
     assert forced.returncode == 0, forced.stderr
-    assert out.read_bytes() == b"# project\n\n" + expected
+    assert out.read_bytes() == b"# Yak memory: project\n\n" + expected
 
 
 def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, folder):
@@ -792,19 +792,24 @@ def test_an_export_imports_into_another_workspace_as_the_same_bytes(
     assert stored(data_dir, elsewhere) == content.encode()
 
 
-def test_a_markdown_title_is_kept_unless_it_is_a_md_export(
+def test_a_markdown_title_is_kept_unless_it_is_yak_s_export_title(
     data_dir, folder, tmp_path, capsysbinary
 ):
-    """Negative: the same bytes from a .txt file, or a title without a blank line, keep '# '."""
-    titled = b"# proj\n\nfirst fact\n"
-    for name, data in [("notes.txt", titled), ("notes.md", b"# proj\nfirst fact\n")]:
+    """An AGENTS.md's own ``# Title`` is imported with the rest; only Yak's export title line
+    (``# Yak memory: …`` then a blank line) in a .md/.markdown file is left out, and the same
+    bytes from a .txt file keep it."""
+    own = b"# Project guidelines\n\nAlways run make lint\n"
+    export = b"# Yak memory: proj\n\nfirst fact\n"
+    for name, data, expected in [
+        ("AGENTS.md", own, own),
+        ("notes.md", b"# proj\n\nfirst fact\n", b"# proj\n\nfirst fact\n"),
+        ("notes.txt", export, export),
+        ("notes.markdown", export, b"first fact\n"),
+    ]:
         (tmp_path / name).write_bytes(data)
         code, _, err = run(capsysbinary, "memory", "import", tmp_path / name, "-w", folder)
         assert code == 0, err
-        assert stored(data_dir, folder) == data
-    (tmp_path / "notes.markdown").write_bytes(titled)
-    assert run(capsysbinary, "memory", "import", tmp_path / "notes.markdown", "-w", folder)[0] == 0
-    assert stored(data_dir, folder) == b"first fact\n"
+        assert stored(data_dir, folder) == expected, name
 
 
 def test_json_that_is_not_a_yak_export_is_imported_as_text(

@@ -164,7 +164,7 @@ def test_export_formats():
         b"- one\n- two\n"
     )
     assert export_document(workspace, document, history, "markdown", exported_at=moment) == (
-        b"# proj\n\n- one\n- two\n"
+        b"# Yak memory: proj\n\n- one\n- two\n"
     )
     data = json.loads(export_document(workspace, document, history, "json", exported_at=moment))
     assert data["content"] == "- one\n- two\n"

@@ -387,7 +387,7 @@ async def test_export_markdown_and_json(core, ws):
     content and the history newest first; an unknown format is refused."""
     await core.memory.save(ws.id, "- one\n", expected_version=0)
     await core.memory.save(ws.id, "- one\n- two\n", expected_version=1)
-    assert await core.memory.export_bytes(ws, "markdown") == b"# proj\n\n- one\n- two\n"
+    assert await core.memory.export_bytes(ws, "markdown") == b"# Yak memory: proj\n\n- one\n- two\n"
     data = json.loads((await core.memory.export_bytes(ws, "json")).decode("utf-8"))
     assert (data["workspace"], data["workspace_id"], data["version"], data["lines"]) == (
         ws.path,

@@ -55,6 +55,26 @@ def test_enter_sends_and_the_reply_streams_into_the_transcript(chat, qloop, qtbo
     assert sent_prompts(fake_api) == [[{"type": "text", "text": "Say hello"}]]
 
 
+def test_a_new_conversation_names_the_instruction_files_it_read(chat, qloop, qtbot, fake_api):
+    """With an AGENTS.md and a Copilot file in the workspace, the first turn of a session adds
+    one line naming them to the transcript; the next turn does not repeat it."""
+    (chat.folder / "AGENTS.md").write_text("Always run make lint\n", encoding="utf-8")
+    (chat.folder / ".github").mkdir()
+    (chat.folder / ".github" / "copilot-instructions.md").write_text("Tabs.\n", encoding="utf-8")
+    fake_api.script(text("One."), text("Two."))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "first")
+        assert await chat.finished() == "completed"
+        await chat.send_typed(qtbot, "second")
+        assert await chat.finished(2) == "completed"
+
+    run(qloop, body())
+    line = "Instructions: AGENTS.md, .github/copilot-instructions.md"
+    assert chat.transcript().count(line) == 1
+    assert chat.transcript().index(line) < chat.transcript().index("One.")
+
+
 def test_an_empty_conversation_says_what_the_agent_may_do(chat):
     placeholder = chat.panel.transcript.placeholder
     assert placeholder.isVisible()

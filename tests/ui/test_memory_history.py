@@ -63,7 +63,7 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
     ("name_filter", "title"),
     [
         ("Plain text (*.txt)", ""),
-        ("Markdown (*.md)", "# proj\n\n"),
+        ("Markdown (*.md)", "# Yak memory: proj\n\n"),
     ],
 )
 def test_export_writes_the_bytes_the_editor_shows(

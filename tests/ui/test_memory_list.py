@@ -247,3 +247,29 @@ def test_status_and_time_cells_are_not_cut(env, page, qloop):
     metrics = table.fontMetrics()
     assert table.columnWidth(3) > metrics.horizontalAdvance("refused_ceiling")
     assert table.columnWidth(2) > metrics.horizontalAdvance("25 minutes ago")
+
+
+def test_the_filter_finds_text_inside_the_documents_too(env, page, qtbot, qloop):
+    """Typing a word that only a document contains (not any folder name) lists that workspace,
+    beside those whose folder name matches; the count says so; clearing the filter shows all."""
+    api = env.workspace("api", "API service\n- db: PostgreSQL 16\n")
+    web = env.workspace("web", "Web app\n- uses Postgres via the api\n")
+    docs = env.workspace("docs", "Docs site\n- mkdocs\n")
+    pg = env.workspace("postgres-tools", "Scripts\n")
+
+    async def body():
+        page.controller.reload()
+        await page.controller.tasks.drain()
+        assert page.model.rowCount() == 4
+        page.filter_edit.setText("POSTGRES")
+        assert {page.model.summary_at(r).workspace.id for r in range(page.model.rowCount())} == {
+            pg.id
+        }  # the folder match at once, the documents once the search answers
+        await until(lambda: page.model.rowCount() == 3, what="the document matches")
+        shown = {page.model.summary_at(r).workspace.id for r in range(page.model.rowCount())}
+        assert shown == {api.id, web.id, pg.id} and docs.id not in shown
+        assert page.count_label.text() == "3 of 4 workspaces"
+        page.filter_edit.clear()
+        assert page.model.rowCount() == 4
+
+    run(qloop, body())

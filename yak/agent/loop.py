@@ -10,7 +10,9 @@ also published as ``MessageAdded`` and a turn that ends normally (``completed`` 
 stopped turn does not.
 
 The system prompt is two blocks (``yak.agent.messages``): the static working rules, the same
-for every session, then the session block: the workspace memory block (when memory is enabled for
+for every session, then the session block: the workspace's instruction files (``AGENTS.md`` and
+the like, ``yak.agent.instructions``; their names go to ``on_event`` as ``InstructionsLoaded``),
+the workspace memory block (when memory is enabled for
 the workspace and the document is non-empty; ``yak.memory.injection``) and environment facts
 (workspace path, platform, date). The session block is taken when the session's first turn
 starts, stored with the session and sent byte-identical on every later request, so the prompt
@@ -40,6 +42,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from yak import ports as llm
+from yak.agent.instructions import instructions_block, read_instruction_files
 from yak.agent.messages import (
     cached_tools,
     clean_block,
@@ -56,6 +59,7 @@ from yak.agent.types import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    InstructionsLoaded,
     MessageStored,
     TextDelta,
     ToolCallFinished,
@@ -295,7 +299,9 @@ class _Turn:
         conversation as API messages and the system blocks."""
         agent = self.agent
         history = await asyncio.to_thread(agent.conversations.messages, self.session_id)
-        system, note = await asyncio.to_thread(self._system_prompt)
+        system, note, loaded = await asyncio.to_thread(self._system_prompt)
+        if loaded:
+            self.emit(InstructionsLoaded(files=loaded))
         last = history[-1] if history else None
         retry = (  # a retry of a prompt that got no reply: do not store it twice
             last is not None
@@ -315,19 +321,24 @@ class _Turn:
             history.append(stored)
         return to_api_messages(history), system
 
-    def _system_prompt(self) -> tuple[list[dict], dict | None]:
+    def _system_prompt(self) -> tuple[list[dict], dict | None, tuple[str, ...]]:
         """The system blocks, with the session block taken now when the session has none yet,
-        and the note of a hand edit of the memory made since it was taken (``None``: nothing
-        to tell). Runs on a worker thread."""
+        the note of a hand edit of the memory made since it was taken (``None``: nothing
+        to tell), and the names of the instruction files read into a session block taken now
+        (``()`` on later turns). Runs on a worker thread."""
         agent = self.agent
         workspace = agent.workspaces.get(self.workspace.id)
         document = agent.documents.read(workspace.id)
         session = agent.conversations.get_session(self.session_id)
+        loaded: tuple[str, ...] = ()
         if session.prompt_snapshot is None:
+            files = read_instruction_files(workspace.path)
+            loaded = tuple(f.name for f in files)
             block = session_block(
                 workspace_path=workspace.path,
                 memory=document.content if workspace.memory_enabled else "",
                 memory_enabled=workspace.memory_enabled,
+                instructions=instructions_block(files),
                 today=agent.today() if agent.today else None,
             )
             session = agent.conversations.take_prompt_snapshot(
@@ -335,7 +346,7 @@ class _Turn:
             )
         assert session.prompt_snapshot is not None
         note = self._memory_note(session, workspace, document)
-        return system_blocks(session.prompt_snapshot), note
+        return system_blocks(session.prompt_snapshot), note, loaded
 
     def _memory_note(
         self, session: ChatSession, workspace: Workspace, document: MemoryDocument

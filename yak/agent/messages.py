@@ -9,7 +9,8 @@ cache. The agent marks four breakpoints (the API allows at most :data:`MAX_BREAK
 1. the last tool definition (the tools never change);
 2. the static instructions, the first system block: byte-identical for every session of every
    workspace, so nothing volatile (date, path, memory) goes in it;
-3. the session block, the second system block: the memory block and the environment facts,
+3. the session block, the second system block: the instruction files' block, the memory block
+   and the environment facts,
    built once when the session's first turn starts, stored with the session and reused
    byte-identical on every later request, also after a restart (a memory refresh takes effect
    in the next session);
@@ -62,10 +63,12 @@ def session_block(
     workspace_path: str,
     memory: str,
     memory_enabled: bool,
+    instructions: str = "",
     today: datetime | None = None,
     platform_name: str | None = None,
 ) -> str:
-    """The session block of the system prompt: the memory block, then environment facts.
+    """The session block of the system prompt: the instruction files' block (the user's
+    instructions), the memory block (background notes), then environment facts.
 
     Built once per session (when its first turn starts) and stored with it: the date is the day
     the conversation started.
@@ -73,14 +76,16 @@ def session_block(
     Args:
         workspace_path: the workspace root (its normalized key).
         memory: the workspace's memory document ("" when none).
-        memory_enabled: the workspace's memory switch; off means no block at all.
+        memory_enabled: the workspace's memory switch; off means no memory block.
+        instructions: the instruction files' block (``yak.agent.instructions``; "" for none),
+            sent whether memory is on or off.
         today: the date to state (default: now, local time).
         platform_name: the platform to state (default: this machine's).
     """
     today = today or datetime.now().astimezone()
     platform_name = platform_name or _platform_name()
     shell = "cmd.exe" if sys.platform == "win32" else "/bin/sh"
-    parts = []
+    parts = [instructions] if instructions else []
     block = memory_block(memory) if memory_enabled else ""
     if block:
         parts.append(block)

@@ -76,6 +76,15 @@ class MessageStored:
 
 
 @dataclass(frozen=True)
+class InstructionsLoaded:
+    """A session's first turn read the workspace's instruction files into its system prompt
+    (``yak.agent.instructions``). ``files``: their names relative to the git root, outermost
+    first (never empty: without files there is no event)."""
+
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TurnFinished:
     """The turn ended. ``status``: ``"completed"``, ``"stopped"`` (user pressed Stop; what was
     said is kept), ``"failed"`` (``error`` is one sentence), ``"tool_limit"`` (runaway loop cut).
@@ -93,7 +102,14 @@ class TurnFinished:
     stop_reason: str | None = None  # the last reply's (``max_tokens``: cut at the token budget)
 
 
-AgentEvent = TextDelta | ToolCallStarted | ToolCallFinished | MessageStored | TurnFinished
+AgentEvent = (
+    TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | MessageStored
+    | InstructionsLoaded
+    | TurnFinished
+)
 
 
 # The text block stored after a reply that was cut off: "[incomplete: the reply was cut off

@@ -193,9 +193,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_delete)
 
-    from yak.cli import review
+    from yak.cli import review, share
 
     review.register(cmds, workspace_option, json_option)
+    share.register(cmds, workspace_option, json_option)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

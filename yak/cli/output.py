@@ -564,12 +564,13 @@ def quiet_warnings() -> Iterator[None]:
 # --- yak ask ------------------------------------------------------------------------------------
 class TurnPrinter:
     """Streams a turn's reply text to stdout and each finished tool call to stderr as one
-    ``[tool] target: summary`` line, keeping the two apart."""
+    ``[tool] target: summary`` line, keeping the two apart; the instruction files a new
+    conversation read are one ``Instructions: AGENTS.md, …`` line on stderr."""
 
     def __init__(self) -> None:
-        from yak.agent.types import TextDelta, ToolCallFinished
+        from yak.agent.types import InstructionsLoaded, TextDelta, ToolCallFinished
 
-        self._text, self._tool = TextDelta, ToolCallFinished
+        self._text, self._tool, self._loaded = TextDelta, ToolCallFinished, InstructionsLoaded
         self.mid_line = False  # stdout has text without its newline yet
 
     def __call__(self, event: AgentEvent) -> None:
@@ -580,6 +581,11 @@ class TurnPrinter:
         elif isinstance(event, self._tool):
             self.end_line()
             print(f"[{event.tool}] {event.target}: {event.summary}", file=sys.stderr, flush=True)
+        elif isinstance(event, self._loaded):
+            from yak.agent.instructions import loaded_line
+
+            self.end_line()
+            print(loaded_line(event.files), file=sys.stderr, flush=True)
 
     def end_line(self) -> None:
         """End a reply line left open (before an error line, or at the end of the turn)."""

@@ -174,6 +174,8 @@ EMPTY_INPUT_MESSAGE = (
 )
 EXPORT_JSON_FORMAT = "yak-memory/1"  # the "format" marker of a JSON export
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
+# A Markdown export's title line starts with this, so an import tells it from a file's own title.
+EXPORT_TITLE = "# Yak memory: "
 
 
 def check_not_empty(text: str) -> None:
@@ -194,8 +196,9 @@ def unwrap_export(text: str, source_name: str | None = None) -> str:
 
     A JSON export (an object whose ``"format"`` is ``EXPORT_JSON_FORMAT``) gives its ``content``.
     A Markdown export gives what follows its title: only when ``source_name`` ends in ``.md`` or
-    ``.markdown`` and the text starts with a ``# `` title line followed by a blank line. Anything
-    else is returned unchanged.
+    ``.markdown`` and the text starts with Yak's export title line (``# Yak memory: <folder>``)
+    followed by a blank line. Anything else is returned unchanged: another Markdown file's own
+    ``# Title`` (an ``AGENTS.md``) is part of what it says.
 
     Args:
         text: the decoded file, LF line endings.
@@ -216,9 +219,9 @@ def unwrap_export(text: str, source_name: str | None = None) -> str:
         ):
             return normalize_newlines(payload["content"])
     name = (source_name or "").lower()
-    if name.endswith(_MARKDOWN_SUFFIXES) and text.startswith("# "):
+    if name.endswith(_MARKDOWN_SUFFIXES) and text.startswith(EXPORT_TITLE):
         title, newline, rest = text.partition("\n")
-        if newline and rest.startswith("\n") and title[2:].strip():
+        if newline and rest.startswith("\n") and title[len(EXPORT_TITLE) :].strip():
             return rest[1:]
     return text
 
@@ -271,8 +274,8 @@ def export_text(document: MemoryDocument) -> bytes:
 
 
 def export_markdown(workspace: Workspace, document: MemoryDocument) -> bytes:
-    """A ``# <folder name>`` title line, a blank line, then the document, UTF-8."""
-    return f"# {workspace.name}\n\n{document.content}".encode()
+    """A ``# Yak memory: <folder name>`` title line, a blank line, then the document, UTF-8."""
+    return f"{EXPORT_TITLE}{workspace.name}\n\n{document.content}".encode()
 
 
 def document_json(workspace: Workspace, document: MemoryDocument) -> dict[str, Any]:

@@ -29,11 +29,13 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
+from yak.agent.instructions import loaded_line
 from yak.agent.types import (
     AgentEvent,
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    InstructionsLoaded,
     MessageStored,
     TextDelta,
     ToolCallFinished,
@@ -385,6 +387,8 @@ class ChatController(QObject):
                 output=event.output,
             )
             transcript.show_thinking()  # the result goes back to the model, which is asked again
+        elif isinstance(event, InstructionsLoaded):
+            transcript.add_note(loaded_line(event.files))
         elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
             # The service titles a new session from its first prompt before storing it.
             self._titles_stale = False

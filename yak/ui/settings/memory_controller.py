@@ -16,6 +16,7 @@ position stay); a finished refresh or a pause for want of an API key updates the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,7 @@ from yak.core import Core
 from yak.domain import MemoryDocument, QueueState, RefreshStatus, Workspace
 from yak.errors import ConflictError, YakError
 from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
+from yak.memory.search import search_documents
 from yak.refresh.state import describe_outcome, missing_key
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
@@ -36,6 +38,8 @@ from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.tasks import TaskGroup
 
 log = logging.getLogger(__name__)
+
+SEARCH_DELAY_S = 0.2  # the filter searches the documents once typing pauses this long
 
 
 class MemoryPageController(QObject):
@@ -66,6 +70,7 @@ class MemoryPageController(QObject):
         page.export_requested.connect(self._on_page_export_requested)
         page.delete_requested.connect(self._on_page_delete_requested)
         page.reattach_requested.connect(self._on_page_reattach_requested)
+        page.search_requested.connect(self._on_page_search_requested)
         editor.save_requested.connect(self._on_editor_save_requested)
         editor.refresh_requested.connect(self._on_editor_refresh_requested)
         editor.history_requested.connect(self._on_editor_history_requested)
@@ -132,6 +137,23 @@ class MemoryPageController(QObject):
 
     def _on_page_delete_requested(self, workspace_id: str, base_version: int) -> None:
         self.tasks.spawn(self._delete(workspace_id, base_version), name="memory-delete")
+
+    def _on_page_search_requested(self, text: str) -> None:
+        # The newest filter wins: a search still running for older text is cancelled.
+        self.tasks.replace("memory-page-search", self._search(text))
+
+    async def _search(self, text: str) -> None:
+        """Find the documents containing the filter text (after a short pause, so typing a
+        word runs one search) and let the page show them beside the folder matches."""
+        if not text.strip():
+            return
+        await asyncio.sleep(SEARCH_DELAY_S)
+        try:
+            hits = await search_documents(self.memory, text)
+        except YakError as exc:  # the filter still matches folders
+            log.warning("memory search failed: %s", exc)
+            return
+        self.page.show_content_matches(text, frozenset(h.workspace.id for h in hits))
 
     def _on_page_reattach_requested(self, workspace_id: str, folder: str) -> None:
         self.tasks.spawn(self._reattach(workspace_id, folder), name="memory-reattach")

@@ -59,6 +59,7 @@ class MemoryListModel(QAbstractTableModel):
         self._row_index: dict[str, int] = {}  # workspace id -> row in _rows
         self._all_index: dict[str, int] = {}  # workspace id -> position in _all
         self._filter = ""
+        self._content_matches: frozenset[str] = frozenset()  # documents containing the filter
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
         self._last: dict[str, LastRefresh] = {}  # workspace id -> its newest refresh attempt
@@ -177,9 +178,20 @@ class MemoryListModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(0, 2), self.index(len(self._rows) - 1, 2))
 
     def set_filter(self, text: str) -> None:
-        """Show only workspaces whose path contains ``text`` (case-insensitive)."""
+        """Show only workspaces whose path contains ``text`` (case-insensitive), until
+        :meth:`set_content_matches` adds those whose document contains it."""
         self._filter = text.strip().casefold()
+        self._content_matches = frozenset()
         self._rebuild()
+
+    def set_content_matches(self, text: str, workspace_ids: frozenset[str]) -> bool:
+        """Also show the workspaces whose document contains ``text`` (a search's answer);
+        ignored, returning ``False``, when the filter has changed since the search started."""
+        if text.strip().casefold() != self._filter or not self._filter:
+            return False
+        self._content_matches = workspace_ids
+        self._rebuild()
+        return True
 
     def upsert(self, summary: MemorySummary) -> None:
         """Add the workspace's row, or replace it in place."""
@@ -228,7 +240,12 @@ class MemoryListModel(QAbstractTableModel):
         self._all_index = {s.workspace.id: i for i, s in enumerate(self._all)}
         rows = self._all
         if self._filter:
-            rows = [s for s in rows if self._filter in s.workspace.path.casefold()]
+            matches = self._content_matches
+            rows = [
+                s
+                for s in rows
+                if self._filter in s.workspace.path.casefold() or s.workspace.id in matches
+            ]
         else:
             rows = list(rows)
         if self._sort_column >= 0:

@@ -62,6 +62,7 @@ class MemoryPage(SettingsPage):
     export_requested = Signal(str, str, str)  # workspace id, file path, format
     delete_requested = Signal(str, int)  # workspace id, base version
     reattach_requested = Signal(str, str)  # workspace id, new folder
+    search_requested = Signal(str)  # the filter text: find the documents that contain it
 
     def __init__(
         self,
@@ -101,7 +102,7 @@ class MemoryPage(SettingsPage):
         left = QWidget(parent)
         left.setMinimumWidth(LIST_MIN_WIDTH_PX)
         self.filter_edit = QLineEdit(left)
-        self.filter_edit.setPlaceholderText("Filter workspaces")
+        self.filter_edit.setPlaceholderText("Filter by folder or text in the memory")
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.textChanged.connect(self._on_filter_edit_text_changed)
         self.table = self._setup_table(left)
@@ -315,6 +316,16 @@ class MemoryPage(SettingsPage):
 
     def _on_filter_edit_text_changed(self, text: str) -> None:
         self.model.set_filter(text)
+        self._after_filter()
+        self.search_requested.emit(text)
+
+    def show_content_matches(self, text: str, workspace_ids: frozenset[str]) -> None:
+        """Add the workspaces whose document contains ``text`` to the filtered list (ignored
+        when the filter has changed since)."""
+        if self.model.set_content_matches(text, workspace_ids):
+            self._after_filter()
+
+    def _after_filter(self) -> None:
         editing = self.editor.workspace
         if editing is not None:
             self._select_row_quietly(editing.id)

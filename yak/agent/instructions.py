@@ -1,0 +1,149 @@
+"""The workspace's own instruction files in the system prompt ("The agent" in
+docs/architecture.md): pure reading and formatting, no Qt, no database.
+
+Other coding agents read ``AGENTS.md``, ``CLAUDE.md``, ``.claude/CLAUDE.md`` and
+``.github/copilot-instructions.md``; Yak reads them too, in every folder from the git root down to
+the workspace (outermost first, so the nearest file comes last and reads as the most specific).
+Without a git repository only the workspace folder itself is looked at.
+
+They are the user's instructions, so they go in their own labelled block, apart from the memory
+block (background notes). Reading is confined like the tools: each file is opened beneath the
+outermost folder looked at, and a symlink whose target is outside it is skipped. Each file is cut
+at :data:`MAX_FILE_CHARS` and the whole block at :data:`MAX_TOTAL_CHARS`, with a visible note
+where text was cut.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from yak.agent.confinement import ToolError, WorkspaceRoot
+from yak.memory.injection import neutralize_tags
+
+# The files looked for in each folder, in this order.
+INSTRUCTION_NAMES = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".claude/CLAUDE.md",
+    ".github/copilot-instructions.md",
+)
+MAX_FILE_CHARS = 12_000  # one file's text beyond this is cut (a note says so)
+MAX_TOTAL_CHARS = 24_000  # all files together; files past it are cut or left out (noted)
+
+BLOCK_TAG = "workspace-instructions"
+FILE_TAG = "instruction-file"
+FRAMING = (
+    "The workspace-instructions block above holds the instruction files the user keeps in this "
+    "project (for any coding agent working here). Follow them as the user's own instructions; "
+    "what the user says in the conversation takes precedence."
+)
+
+
+@dataclass(frozen=True)
+class InstructionFile:
+    """One instruction file as read.
+
+    ``name`` is its path relative to the git root (the workspace when there is none), in POSIX
+    form (``AGENTS.md``, ``backend/CLAUDE.md``); ``text`` its content (UTF-8, undecodable bytes
+    replaced, CRLF turned into LF), already cut to :data:`MAX_FILE_CHARS`; ``chars`` the length
+    of the whole text before any cut.
+    """
+
+    name: str
+    text: str
+    chars: int
+
+    @property
+    def cut(self) -> bool:
+        """Whether the text was cut."""
+        return len(self.text) < self.chars
+
+
+def git_root(workspace: str | os.PathLike[str]) -> Path | None:
+    """The nearest folder at or above ``workspace`` (symlinks resolved) holding a ``.git``
+    folder or file, or ``None``."""
+    start = Path(os.path.realpath(os.fspath(workspace)))
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def read_instruction_files(workspace: str | os.PathLike[str]) -> list[InstructionFile]:
+    """The instruction files that apply to ``workspace``, outermost folder first.
+
+    Missing, empty (blank), unreadable and non-regular files are skipped, as is a file or
+    folder whose symlink leads outside the git root (the workspace when there is none). Never
+    raises for a file; a workspace folder that does not exist gives ``[]``.
+    """
+    here = Path(os.path.realpath(os.fspath(workspace)))
+    if not here.is_dir():
+        return []
+    top = git_root(here) or here
+    root = WorkspaceRoot(top)
+    rel_here = here.relative_to(top)
+    files: list[InstructionFile] = []
+    for folder in [*reversed(rel_here.parents), rel_here]:
+        for name in INSTRUCTION_NAMES:
+            found = _read(root, (folder / name).as_posix())
+            if found is not None:
+                files.append(found)
+    return files
+
+
+def _read(root: WorkspaceRoot, rel: str) -> InstructionFile | None:
+    try:
+        resolved = root.resolve(rel)
+        if not resolved.is_file():
+            return None
+        data = root.read_file(resolved, shown=rel)
+    except (ToolError, OSError):
+        return None
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        return None
+    return InstructionFile(name=rel, text=text[:MAX_FILE_CHARS], chars=len(text))
+
+
+def instructions_block(files: list[InstructionFile]) -> str:
+    """The system-prompt block for the instruction files.
+
+    Returns:
+        ``""`` when there are none; otherwise ``<workspace-instructions>`` on its own line,
+        each file between ``<instruction-file path="NAME">`` and ``</instruction-file>`` (both
+        tags neutralized inside the text, see ``neutralize_tags``), a line
+        ``[NAME was cut: the first N of M characters are shown.]`` after a cut file,
+        ``[Left out, over the size limit: NAME, …]`` when files did not fit at all, then
+        ``</workspace-instructions>`` and the framing sentence on its own line.
+    """
+    if not files:
+        return ""
+    parts = [f"<{BLOCK_TAG}>"]
+    budget = MAX_TOTAL_CHARS
+    left_out: list[str] = []
+    for file in files:
+        if budget <= 0:
+            left_out.append(file.name)
+            continue
+        text = file.text[:budget]
+        budget -= len(text)
+        body = neutralize_tags(neutralize_tags(text, BLOCK_TAG), FILE_TAG).strip("\n")
+        parts.append(f'<{FILE_TAG} path="{file.name}">\n{body}\n</{FILE_TAG}>')
+        if len(text) < file.chars:
+            parts.append(
+                f"[{file.name} was cut: the first {len(text)} of {file.chars} characters are "
+                "shown.]"
+            )
+    if left_out:
+        parts.append(f"[Left out, over the size limit: {', '.join(left_out)}]")
+    parts.append(f"</{BLOCK_TAG}>")
+    return "\n".join(parts) + "\n" + FRAMING
+
+
+def loaded_line(files: list[InstructionFile] | tuple[str, ...]) -> str:
+    """The one line a user sees about the files read: ``Instructions: AGENTS.md, CLAUDE.md``
+    (``""`` when none)."""
+    names = [f if isinstance(f, str) else f.name for f in files]
+    return f"Instructions: {', '.join(names)}" if names else ""

@@ -1,0 +1,119 @@
+"""``yak memory sync|search``: the memory shared beyond Yak ("Sharing the memory" in
+docs/architecture.md).
+
+- ``sync FILE [-w DIR] [--json]``: write the workspace's document into FILE's managed block
+  (between ``<!-- yak:memory -->`` and ``<!-- /yak:memory -->``), creating the file or the block
+  when missing; everything outside the block is kept byte for byte; a second run writes nothing
+  and says "already in sync".
+- ``search QUERY [--json]``: every line of every workspace's document containing QUERY, case
+  aside (a plain scan of the documents, no index); ``--json``: a list of ``workspace``,
+  ``line``, ``text``.
+
+Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from yak.cli import workspace_path
+
+TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yak.cli import Context
+    from yak.core import Core
+
+
+def register(
+    cmds: argparse._SubParsersAction,
+    workspace_option: Callable[[argparse.ArgumentParser], None],
+    json_option: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Add ``sync`` and ``search`` to ``yak memory``."""
+    p = cmds.add_parser(
+        "sync",
+        help="write the document into a block of AGENTS.md, CLAUDE.md or any text file",
+        description="Write the workspace's memory document into FILE between the lines "
+        "<!-- yak:memory --> and <!-- /yak:memory -->, creating the file or the block when "
+        "missing. Everything outside the block is kept byte for byte; running it again with "
+        "the same document changes nothing.",
+    )
+    p.add_argument("file", metavar="FILE", help="the file to write into (UTF-8 text)")
+    workspace_option(p)
+    json_option(p)
+    p.set_defaults(func=cmd_sync, reads_only=True)
+
+    p = cmds.add_parser(
+        "search",
+        help="find text in every workspace's document",
+        description="Print each line of every workspace's memory document that contains QUERY, "
+        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). A plain scan "
+        "of the documents.",
+    )
+    p.add_argument("query", metavar="QUERY", help="the text to find")
+    json_option(p)
+    p.set_defaults(func=cmd_search, reads_only=True)
+
+
+def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory sync FILE``: exit 0 written or already in sync; 2 a file that cannot be
+    read or written, not UTF-8, or whose markers are not one block."""
+    import asyncio
+
+    from yak.cli import output
+    from yak.memory.sync import sync_file
+
+    async def work(core: Core) -> int:
+        workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        if stored:
+            document = await core.memory.read(workspace.id)
+            content, version, count = document.content, document.version, document.lines
+        else:
+            content, version, count = "", 0, 0
+        result = await asyncio.to_thread(sync_file, args.file, content)
+        if args.json:
+            output.print_json(
+                {
+                    "file": str(result.path),
+                    "created": result.created,
+                    "changed": result.changed,
+                    "version": version,
+                    "lines": count,
+                    "workspace": workspace.path,
+                    "workspace_id": workspace.id,
+                }
+            )
+        elif not result.changed:
+            print(f"{args.file} is already in sync with version {version} of the memory.")
+        else:
+            verb = "Created" if result.created else "Updated"
+            print(
+                f"{verb} {args.file} with version {version} of the memory ({output.lines(count)})."
+            )
+        return 0
+
+    return ctx.run(work)
+
+
+def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory search QUERY``: exit 0 whether or not anything matched (``--json``: ``[]``);
+    2 a blank query."""
+    from yak.cli import output
+    from yak.memory.search import search_documents
+
+    async def work(core: Core) -> int:
+        hits = await search_documents(core.memory, args.query)
+        if args.json:
+            output.print_json(
+                [{"workspace": h.workspace.path, "line": h.line, "text": h.text} for h in hits]
+            )
+        elif not hits:
+            print(f"No memory document contains {args.query!r}.")
+        else:
+            for hit in hits:
+                print(f"{hit.workspace.path}:{hit.line}: {hit.text}")
+        return 0
+
+    return ctx.run(work)

@@ -1,0 +1,129 @@
+"""The memory document copied into another agent's instruction file (``AGENTS.md``,
+``CLAUDE.md``, …) inside a managed block ("Sharing the memory" in docs/architecture.md).
+
+The block runs from a ``<!-- yak:memory -->`` line to a ``<!-- /yak:memory -->`` line (HTML
+comments, invisible where the file is rendered as Markdown). Syncing replaces what lies between
+the markers, adds the block at the end of a file without one, or creates the file; every byte
+outside the block is kept as it was, and syncing the same document again writes nothing. The
+block's line endings follow the file's (CRLF when the file already uses CRLF).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from yak.errors import UsageError
+
+MARK_OPEN = "<!-- yak:memory -->"
+MARK_CLOSE = "<!-- /yak:memory -->"
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What :func:`sync_file` did: ``path`` the file written (symlinks followed); ``created``
+    the file did not exist; ``changed`` its bytes changed (``False``: already in sync)."""
+
+    path: Path
+    created: bool
+    changed: bool
+
+
+def synced_text(existing: str | None, document: str) -> str:
+    """The file's text with ``document`` in its managed block.
+
+    Args:
+        existing: the file's text (``None`` when there is no file yet).
+        document: the memory document (LF line endings; "" gives an empty block). A marker
+            spelled inside it becomes ``[yak:memory]`` / ``[/yak:memory]`` so it cannot end the
+            block early.
+
+    Returns:
+        ``existing`` with the text between the markers replaced, or with the block appended
+        after a blank line when it has none; just the block when ``existing`` is ``None`` or
+        empty.
+
+    Raises:
+        UsageError: the file has a marker without its partner, a closing marker first, or more
+            than one block (nothing is guessed).
+    """
+    body = document.replace(MARK_OPEN, "[yak:memory]").replace(MARK_CLOSE, "[/yak:memory]")
+    if body and not body.endswith("\n"):
+        body += "\n"
+    text = existing or ""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    block = f"{MARK_OPEN}\n{body}{MARK_CLOSE}".replace("\n", newline)
+    opens, closes = text.count(MARK_OPEN), text.count(MARK_CLOSE)
+    if opens == closes == 0:
+        if not text:
+            return block + newline
+        gap = newline if text.endswith("\n") else newline * 2
+        return f"{text}{gap}{block}{newline}"
+    start, end = text.find(MARK_OPEN), text.find(MARK_CLOSE)
+    if opens != 1 or closes != 1 or end < start:
+        raise UsageError(
+            f"the file's {MARK_OPEN} … {MARK_CLOSE} markers are not one block (one of each, "
+            "opening first); fix them by hand and sync again"
+        )
+    return text[:start] + block + text[end + len(MARK_CLOSE) :]
+
+
+def sync_file(path: str | os.PathLike[str], document: str) -> SyncResult:
+    """Write ``document`` into the managed block of the file at ``path`` (see
+    :func:`synced_text`), creating the file when missing; nothing is written when it is already
+    in sync. A symlink is followed and its target written; the write replaces the file
+    atomically and keeps its permission bits.
+
+    Raises:
+        UsageError: a folder, a missing parent folder, not UTF-8, unreadable or unwritable, or
+            markers that are not one block. Nothing is written then.
+    """
+    target = Path(os.path.realpath(os.fspath(path)))
+    if target.is_dir():
+        raise UsageError(f"{path} is a folder; give a file name")
+    if not target.parent.is_dir():
+        raise UsageError(f"cannot write {path}: its folder does not exist")
+    try:
+        data: bytes | None = target.read_bytes()
+    except FileNotFoundError:
+        data = None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        existing = data.decode("utf-8") if data is not None else None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text; Yak writes only into UTF-8 files") from None
+    new = synced_text(existing, document).encode("utf-8")
+    if new == data:
+        return SyncResult(target, created=False, changed=False)
+    if data is None:
+        try:
+            with open(target, "xb") as out:  # a new file gets the usual permissions (umask)
+                out.write(new)
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    else:
+        _replace(target, new, path)
+    return SyncResult(target, created=data is None, changed=True)
+
+
+def _replace(target: Path, data: bytes, shown: str | os.PathLike[str]) -> None:
+    """Write ``data`` to a temporary file beside the existing ``target`` and move it over
+    ``target``, keeping its permission bits."""
+    try:
+        mode = target.stat().st_mode & 0o7777
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise UsageError(f"cannot write {shown}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise UsageError(f"cannot write {shown}: {exc.strerror or exc}") from None
