@@ -224,6 +224,8 @@ def test_a_write_by_another_program_reaches_the_panel(env, ui, qloop):
         assert window.memory_panel.document_view.toPlainText() == "- new from the CLI\n"
         # Nothing new: the next step reports nothing (no duplicate event).
         assert await env.core.memory.check_external_changes() == []
+        await env.core.refresh.settle()  # the status line's reload of the new write
+        assert window.memory_panel.status_label.text() == "up to date"
 
     run(qloop, body())
 

@@ -131,6 +131,12 @@ class RefreshScheduler:
             memory_enabled=enabled,
         )
 
+    async def settle(self) -> None:
+        """Wait until the snapshot reloads in flight (after a write by another process) have
+        published, so the last ``RefreshStateChanged`` of each workspace is current."""
+        while self._reloads:
+            await asyncio.gather(*self._reloads, return_exceptions=True)
+
     async def reload(self, workspace_id: str) -> None:
         """Read the workspace's stored parts of the snapshot again and publish it (after a
         change the scheduler does not see, such as memory switched on or off)."""
