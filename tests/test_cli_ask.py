@@ -225,6 +225,25 @@ def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
     assert fake_api.requests == []
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX byte paths and arguments")
+def test_bytes_that_are_not_utf8_are_one_line_exit_2(folder, tmp_path, fake_api):
+    """A prompt argument or a folder name holding a byte that is not UTF-8 (0xff) is one line,
+    exit 2, no request — never a traceback."""
+    bad_prompt = yak("ask", "-w", str(folder), "--no-refresh", "bad \udcff byte")
+    bad_folder = tmp_path / "w\udcff"
+    bad_folder.mkdir()
+    bad_path = yak("ask", "-w", str(bad_folder), "--no-refresh", "hi")
+
+    assert (bad_prompt.returncode, bad_prompt.stderr) == (
+        2,
+        "yak: the prompt is not UTF-8 text (invalid byte at offset 4); nothing was sent\n",
+    )
+    assert bad_path.returncode == 2
+    assert bad_path.stderr.startswith("yak: The folder's path is not UTF-8 text (byte 0xff")
+    assert len(bad_path.stderr.splitlines()) == 1
+    assert fake_api.requests == []
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
 def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_api):
     """Ctrl-C mid-reply: exit 130 with one line, and the partial reply is stored marked

@@ -18,6 +18,7 @@ from yak.agent.instructions import (
     read_instruction_files,
 )
 from yak.agent.types import InstructionsLoaded
+from yak.memory.sync import MEMORY_BLOCK_NOTE, synced_text
 
 
 def write(path, content: str) -> None:
@@ -59,6 +60,22 @@ def test_without_git_only_the_workspace_folder_is_read(tmp_path):
     ]
     assert read_instruction_files(tmp_path / "missing") == []
     assert loaded_line([]) == ""
+
+
+def test_the_memory_block_sync_wrote_is_left_out(tmp_path):
+    """A file ``yak memory sync`` wrote into keeps its own lines, but the memory block between
+    the markers is not read as instructions (the memory has its own block, and none while
+    memory is off); a file holding only the block is not read at all."""
+    ws = tmp_path / "ws"
+    synced = synced_text("# Project rules\nRun make lint.\n", "- the API listens on 8080\n")
+    write(ws / "AGENTS.md", synced)
+    write(ws / "CLAUDE.md", synced_text(None, "- the API listens on 8080\n"))
+
+    files = read_instruction_files(ws)
+
+    assert [f.name for f in files] == ["AGENTS.md"]
+    assert files[0].text == f"# Project rules\nRun make lint.\n\n{MEMORY_BLOCK_NOTE}\n"
+    assert "8080" not in instructions_block(files)
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")

@@ -54,6 +54,22 @@ def normalize_path_text(path: str, *, windows: bool | None = None, nfc: bool = T
     return text.rstrip("/") or "/"
 
 
+def _require_utf8(path: str) -> None:
+    """Refuse a path holding bytes that are not UTF-8 (Python decodes them as surrogates).
+
+    Raises:
+        ValueError: with the position of the first such byte.
+    """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        byte = ord(path[exc.start]) - 0xDC00
+        raise ValueError(
+            f"The folder's path is not UTF-8 text (byte 0x{byte:02x} at character "
+            f"{exc.start + 1}); Yak can only open folders whose paths are UTF-8."
+        ) from None
+
+
 def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
     """Return the workspace key for ``path``: ``~`` expanded, absolute, symlinks resolved
     (realpath), NFC, no trailing separator; case and separators folded on Windows.
@@ -69,7 +85,8 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
         path: a path as a user typed it; need not exist.
 
     Raises:
-        ValueError: ``path`` is empty or contains a NUL character.
+        ValueError: ``path`` is empty, contains a NUL character, or names a folder whose path is
+            not UTF-8 (bytes the file system decoded as surrogates): the key is stored as text.
     """
     raw = os.fspath(path)
     if not raw or not raw.strip():
@@ -80,6 +97,7 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
     # realpath alone, not realpath(abspath(...)): abspath collapses "link/.." as text before
     # the link is followed, which names the wrong folder when the link points elsewhere.
     resolved = os.path.realpath(expanded)
+    _require_utf8(resolved)
     key = normalize_path_text(resolved)
     exact = normalize_path_text(resolved, nfc=False)
     if key != exact:

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus
 from yak.events import RefreshStateChanged
-from yak.refresh.state import PAUSED_TEXT
+from yak.refresh.state import PAUSED_TEXT, UNFOLDED_TEXT
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
 from yak.ui.settings.memory_controller import MemoryPageController
@@ -107,9 +107,10 @@ def test_without_a_key_automatic_refreshes_pause_and_a_new_key_resumes_them(
         assert await refresh.check_key() is True
         assert panel.status_label.text() == "pending in 10 s"
         assert not panel.action_button.isVisible()
-        await until(lambda: listed_status(workspace.id) == "", what="the pause to end")
+        await until(lambda: listed_status(workspace.id) == UNFOLDED_TEXT, what="the pause to end")
         await settings.tasks.drain()
-        assert listed_status(workspace.id) == ""  # no longer paused; never attempted
+        # No longer paused; never attempted, and its conversation still waits to be folded in.
+        assert listed_status(workspace.id) == UNFOLDED_TEXT
         fake_api.script(text(lines(3) + "- the build tool is make, not cmake\n"))
         env.timers.advance(10)
         await refresh.queue.wait_idle()

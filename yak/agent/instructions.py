@@ -10,7 +10,8 @@ They are the user's instructions, so they go in their own labelled block, apart 
 block (background notes). Reading is confined like the tools: each file is opened beneath the
 outermost folder looked at, and a symlink whose target is outside it is skipped. Each file is cut
 at :data:`MAX_FILE_CHARS` and the whole block at :data:`MAX_TOTAL_CHARS`, with a visible note
-where text was cut.
+where text was cut. The block ``yak memory sync`` writes into such a file is left out: the memory
+goes in its own block as background notes, and not at all while memory is off.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from yak.agent.confinement import ToolError, WorkspaceRoot
 from yak.memory.injection import neutralize_tags
+from yak.memory.sync import MEMORY_BLOCK_NOTE, without_memory_block
 
 # The files looked for in each folder, in this order.
 INSTRUCTION_NAMES = (
@@ -102,7 +104,8 @@ def _read(root: WorkspaceRoot, rel: str) -> InstructionFile | None:
     except (ToolError, OSError):
         return None
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    if not text.strip():
+    text = without_memory_block(text)
+    if not text.replace(MEMORY_BLOCK_NOTE, "").strip():
         return None
     return InstructionFile(name=rel, text=text[:MAX_FILE_CHARS], chars=len(text))
 

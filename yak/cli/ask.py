@@ -119,6 +119,12 @@ def read_prompt(value: str) -> str:
             raise UsageError("the prompt on stdin is not text in the terminal's encoding") from None
     if not value.strip():
         raise UsageError("the prompt is empty; say what to ask (or pass '-' and pipe it in)")
+    try:  # bytes that are not UTF-8 arrive as surrogates (argv, a C-locale stdin)
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(
+            f"the prompt is not UTF-8 text (invalid byte at offset {exc.start}); nothing was sent"
+        ) from None
     return value
 
 

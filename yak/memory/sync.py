@@ -71,6 +71,21 @@ def synced_text(existing: str | None, document: str) -> str:
     return text[:start] + block + text[end + len(MARK_CLOSE) :]
 
 
+MEMORY_BLOCK_NOTE = "[Yak's memory block is left out here: the memory is sent on its own.]"
+
+
+def without_memory_block(text: str) -> str:
+    """``text`` (LF line endings) with its managed block, markers included, replaced by
+    :data:`MEMORY_BLOCK_NOTE`, so a file written by ``yak memory sync`` does not bring the memory
+    back into the agent's prompt as instructions (nor while memory is off). A file without one
+    well-formed block is returned unchanged.
+    """
+    start, end = text.find(MARK_OPEN), text.find(MARK_CLOSE)
+    if start < 0 or end < start or text.count(MARK_OPEN) != 1 or text.count(MARK_CLOSE) != 1:
+        return text
+    return text[:start] + MEMORY_BLOCK_NOTE + text[end + len(MARK_CLOSE) :]
+
+
 def sync_file(path: str | os.PathLike[str], document: str) -> SyncResult:
     """Write ``document`` into the managed block of the file at ``path`` (see
     :func:`synced_text`), creating the file when missing; nothing is written when it is already
