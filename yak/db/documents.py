@@ -11,6 +11,7 @@ module only stores it. See ``docs/architecture.md``, "The memory document".
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -32,7 +33,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from yak import paths
 from yak.db.engine import Database
 from yak.db.models import (
     ChatSessionRow,
@@ -116,37 +116,46 @@ class SqlDocumentRepository:
         )
         with self.db.session() as s:
             rows = s.connection().execute(stmt).all()  # Core rows: no ORM loading overhead
-        return [
-            MemorySummary(
-                workspace=Workspace(
-                    id=ws_id,
-                    path=path,
-                    created_at=_stored_time(created_at),
-                    last_opened_at=_stored_time(last_opened_at) if last_opened_at else None,
-                    memory_enabled=bool(enabled),
-                    review_mode=review_mode(mode),
-                ),
-                version=int(version),
-                lines=int(n_lines),
-                chars=int(n_chars),
-                updated_at=_stored_time(updated_at) if updated_at else None,
-                flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                orphaned=paths.folder_identity(path) is None,
+        # One pass with local names: at 10,000 rows each attribute look-up and call counts. The
+        # times are stored as naive UTC text (``YYYY-MM-DD HH:MM:SS[.ffffff]``, as
+        # ``yak.db.models.UTCDateTime`` writes them): one ``fromisoformat`` with the offset
+        # appended makes them aware (``replace`` afterwards costs four times more).
+        parse, isdir, mode_of = datetime.fromisoformat, os.path.isdir, review_mode
+        summaries = []
+        append = summaries.append
+        for (
+            ws_id,
+            path,
+            created_at,
+            last_opened_at,
+            enabled,
+            mode,
+            version,
+            n_lines,
+            n_chars,
+            updated_at,
+            flags,
+        ) in rows:
+            workspace = Workspace(
+                id=ws_id,
+                path=path,
+                created_at=parse(created_at + "+00:00"),
+                last_opened_at=parse(last_opened_at + "+00:00") if last_opened_at else None,
+                memory_enabled=bool(enabled),
+                review_mode=mode_of(mode),
             )
-            for (
-                ws_id,
-                path,
-                created_at,
-                last_opened_at,
-                enabled,
-                mode,
-                version,
-                n_lines,
-                n_chars,
-                updated_at,
-                flags,
-            ) in rows
-        ]
+            append(
+                MemorySummary(
+                    workspace=workspace,
+                    version=int(version),
+                    lines=int(n_lines),
+                    chars=int(n_chars),
+                    updated_at=parse(updated_at + "+00:00") if updated_at else None,
+                    flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
+                    orphaned=not isdir(path),
+                )
+            )
+        return summaries
 
     def read(self, workspace_id: str) -> MemoryDocument:
         """The current document; version 0 and empty content when never written.
@@ -639,9 +648,3 @@ def _decode(workspace_id: str, version: int, raw: bytes | None) -> str:
             version=version,
             raw=data,
         ) from None
-
-
-def _stored_time(text: str) -> datetime:
-    """A time column's stored text (naive UTC, ``YYYY-MM-DD HH:MM:SS[.ffffff]``, as
-    ``yak.db.models.UTCDateTime`` writes it) as an aware UTC datetime."""
-    return datetime.fromisoformat(text + "+00:00")  # one call; ``replace`` costs four times more
