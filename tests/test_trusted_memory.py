@@ -451,3 +451,47 @@ def test_the_migration_backfills_the_line_counts_of_stored_revisions(tmp_path):
         db.close()
     assert [tuple(c) for c in counts] == [(2, 0), (2, 1), (0, 2)]
     assert mode == "auto"
+
+
+async def test_blame_after_each_write_matches_the_whole_chain_also_across_processes_and_restores(
+    core, make_core, tmp_path
+):
+    """Blame remembers its last answer and walks only the revisions written since: after hand
+    saves, rewrites, writes by another process (a second core on the same database) and a
+    restore, every answer equals the origins computed over the whole stored history."""
+    other = make_core()
+    workspace = await core.workspaces.open(str(project_folder(tmp_path, "chain")))
+    ws = workspace.id
+    lines = [f"- fact {i}\n" for i in range(12)]
+
+    async def check() -> None:
+        history = await core.memory.history(ws)
+        expected = provenance.blame(list(reversed(history)))
+        assert await core.memory.blame(ws) == expected
+        assert [o.text for o in expected] == (await core.memory.read(ws)).content.splitlines()
+
+    version = (await core.memory.save(ws, "".join(lines), expected_version=0)).version
+    await check()
+    for step in range(8):
+        lines[step] = f"- fact {step}, reworded at step {step}\n"
+        writer = other if step % 3 == 1 else core
+        if step % 2:
+            written = await writer.memory.save(ws, "".join(lines), expected_version=version)
+        else:
+            written = await writer.memory.apply_rewrite(
+                ws,
+                "".join(lines) + f"- refresh {step}\n",
+                base_version=version,
+                model="m",
+                session_ids=(),
+                watermarks={},
+            )
+        version = written.version
+        await check()
+    restored = await other.memory.restore(ws, "2", expected_version=version)
+    await check()
+    written = await core.memory.save(ws, restored.content + "- after\n", expected_version=None)
+    await check()
+    origins = await core.memory.blame(ws)
+    # The restored version 2 reworded line 1 and kept line 2 as version 1 wrote it.
+    assert [o.version for o in origins[:2]] == [2, 1] and origins[-1].version == written.version

@@ -137,6 +137,10 @@ class DocumentRepository(Protocol):
 
     def history(self, workspace_id: str) -> list[Revision]: ...
 
+    def revisions_since(self, workspace_id: str, version: int) -> list[Revision]:
+        """The revisions whose version is ``version`` or newer, **oldest first** (ties by id)."""
+        ...
+
     def get_revision(self, workspace_id: str, revision: str) -> Revision:
         """By id, unique id prefix or version number. Raises ``RevisionNotFound``."""
         ...

@@ -121,7 +121,7 @@ class SqlDocumentRepository:
         # ``yak.db.models.UTCDateTime`` writes them): one ``fromisoformat`` with the offset
         # appended makes them aware (``replace`` afterwards costs four times more).
         parse, isdir, mode_of = datetime.fromisoformat, os.path.isdir, review_mode
-        summaries = []
+        summaries: list[MemorySummary] = []
         append = summaries.append
         for (
             ws_id,
@@ -548,6 +548,20 @@ class SqlDocumentRepository:
                 select(MemoryRevisionRow)
                 .where(MemoryRevisionRow.workspace_id == workspace_id)
                 .order_by(MemoryRevisionRow.version.desc(), MemoryRevisionRow.id.desc())
+            )
+            return [to_revision(r) for r in rows]
+
+    def revisions_since(self, workspace_id: str, version: int) -> list[Revision]:
+        """The revisions whose version is ``version`` or newer, oldest first (ties by id): what
+        an origin computed up to ``version`` still has to take in."""
+        with self.db.session() as s:
+            rows = s.scalars(
+                select(MemoryRevisionRow)
+                .where(
+                    MemoryRevisionRow.workspace_id == workspace_id,
+                    MemoryRevisionRow.version >= version,
+                )
+                .order_by(MemoryRevisionRow.version, MemoryRevisionRow.id)
             )
             return [to_revision(r) for r in rows]
 

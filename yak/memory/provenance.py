@@ -55,19 +55,23 @@ def _by_person(revision: Revision) -> bool:
     )
 
 
-def blame(revisions: Iterable[Revision]) -> list[LineOrigin]:
+def blame(
+    revisions: Iterable[Revision], *, start: tuple[list[str], list[LineOrigin]] | None = None
+) -> list[LineOrigin]:
     """The origin of every line of the newest revision.
 
     Args:
         revisions: the workspace's revisions, **oldest first** (the last one is the current
             document).
+        start: the lines and origins of the revision just before the first one given (an
+            earlier answer, so only the revisions written since are walked); a restore among
+            ``revisions`` then only finds the origins of a revision also given.
 
     Returns:
         One :class:`LineOrigin` per line of the last revision's content (``[]`` when there is
         none or it is empty), with 1-based line numbers.
     """
-    origins: list[LineOrigin] = []
-    lines: list[str] = []
+    lines, origins = start if start is not None else ([], [])
     by_revision: dict[str, tuple[list[str], list[LineOrigin]]] = {}
     for revision in revisions:
         new_lines = revision.content.splitlines()

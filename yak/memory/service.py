@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -55,6 +56,7 @@ log = logging.getLogger(__name__)
 # The versions of this many recently read workspaces are remembered, so the watcher's first
 # step can already report a change to the memory a view shows.
 WATCHED_LIMIT = 16
+_ORIGINS_KEPT = 16  # workspaces whose line origins are remembered between refreshes
 
 
 class MemoryService:
@@ -86,6 +88,11 @@ class MemoryService:
         self._versions: dict[str, int] | None = None  # every document's version, last step
         self._last_data_version: int | None = None
         self._watcher: asyncio.Task[None] | None = None
+        # workspace id -> (version, revision id, lines, origins) of the newest blame answer
+        self._origins: OrderedDict[str, tuple[int, str, list[str], list[LineOrigin]]] = (
+            OrderedDict()
+        )
+        self._origins_lock = threading.Lock()  # blame runs on worker threads
 
     # --- reading ------------------------------------------------------------------------------
     async def read(self, workspace_id: str) -> MemoryDocument:
@@ -116,8 +123,41 @@ class MemoryService:
         """The origin of every line of the current document (``[]`` for an empty one): the
         version, source, time and conversations of the write that introduced it, from the
         revision chain (see :func:`yak.memory.provenance.blame`)."""
-        revisions = await self.history(workspace_id)
-        return await asyncio.to_thread(provenance.blame, list(reversed(revisions)))
+        return await asyncio.to_thread(self._blame, workspace_id)
+
+    def _blame(self, workspace_id: str) -> list[LineOrigin]:
+        """:meth:`blame` on a worker thread, walking only the revisions written since the last
+        answer for the workspace (history is append-only), so a refresh's cost does not grow
+        with the length of the history. The whole chain is walked the first time, when the
+        remembered revision is not there any more, and when a restore was written since."""
+        with self._origins_lock:
+            cached = self._origins.get(workspace_id)
+        if cached is not None:
+            version, revision_id, lines, origins = cached
+            newer = self._documents.revisions_since(workspace_id, version)
+            ids = [r.id for r in newer]
+            if revision_id in ids:
+                since = newer[ids.index(revision_id) + 1 :]
+                if not any(r.source is RevisionSource.RESTORE for r in since):
+                    if since:
+                        origins = provenance.blame(since, start=(lines, origins))
+                        self._remember_origins(workspace_id, since[-1], origins)
+                    return list(origins)
+        revisions = list(reversed(self._documents.history(workspace_id)))
+        origins = provenance.blame(revisions)
+        if revisions:
+            self._remember_origins(workspace_id, revisions[-1], origins)
+        return list(origins)
+
+    def _remember_origins(
+        self, workspace_id: str, revision: Revision, origins: list[LineOrigin]
+    ) -> None:
+        entry = (revision.version, revision.id, [o.text for o in origins], list(origins))
+        with self._origins_lock:
+            self._origins[workspace_id] = entry
+            self._origins.move_to_end(workspace_id)
+            while len(self._origins) > _ORIGINS_KEPT:
+                self._origins.popitem(last=False)
 
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""
