@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from yak.domain import MemorySummary, RefreshOutcome, RefreshStatus, Workspace
 from yak.paths import workspace_id_for
-from yak.ui.settings.memory_list import ORPHANED, MemoryListModel
+from yak.ui.settings.memory_list import ORPHANED, MemoryListModel, workspace_label
 from yak.ui.settings.memory_page import MemoryPage
 
 
@@ -59,7 +59,8 @@ def test_an_orphaned_workspace_is_marked_and_can_be_re_attached(env, page, qtbot
         assert env.stored(moved.id).content == "- remembered fact\n"
         assert [r.content for r in env.history(moved.id)] == ["- remembered fact\n"]
         assert page.model.row_of(gone.id) is None
-        assert cell(page.model, moved.id, 0) == str(new_home.resolve())
+        assert cell(page.model, moved.id, 0) == workspace_label(str(new_home.resolve()))
+        assert cell(page.model, moved.id, 0).startswith(f"{new_home.name} — ")
         assert cell(page.model, moved.id, 3) == ""
         assert page.editor.workspace.id == moved.id
         assert "Re-attached" in page.editor.message_label.text()
@@ -121,7 +122,7 @@ def test_ten_thousand_workspaces_fill_the_table_model_and_filter(qtbot):
     assert page.model.rowCount() == 10_000
     assert page.count_label.text() == "10,000 workspaces"
     assert page.table.findChildren(type(page.reattach_button)) == []
-    assert page.model.index(9_999, 0).data() == "/home/dev/projects/p09999"
+    assert page.model.index(9_999, 0).data() == "p09999 — /home/dev/projects"
     assert page.model.index(0, 3).data() == ORPHANED
 
     page.filter_edit.setText("p0999")
@@ -155,7 +156,9 @@ def test_a_memory_created_by_another_program_appears_in_the_open_list(env, page,
         await page.controller.tasks.drain()
 
         assert page.count_label.text() == "41 workspaces"
-        assert cell(page.model, created.id, 0) == str(env.folder("from-cli").resolve())
+        assert cell(page.model, created.id, 0) == workspace_label(
+            str(env.folder("from-cli").resolve())
+        )
         assert cell(page.model, created.id, 1) == "1"
         assert page.selected_workspace_id() == edited.id
         assert page.editor.workspace.id == edited.id

@@ -7,6 +7,7 @@ offers Re-attach… for it). :func:`summary_from` builds a row for a workspace n
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,6 +25,16 @@ if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison
 
 ORPHANED = "orphaned"
+
+
+def workspace_label(path: str) -> str:
+    """The Workspace cell: the folder's name first, then the folder it is in, so a narrow
+    column still tells workspaces apart (``"proj — /home/ana/src"``; the tooltip has the full
+    path)."""
+    parent, name = os.path.split(path)
+    return f"{name} — {parent}" if name and parent else path
+
+
 # The Status column's colours by the outcome's first word; "paused" and "up" (to date) stay in
 # the normal text colour.
 _STATUS_COLOURS = {"failed": "#b00020", "refused": "#b35c00", "superseded": "#b35c00"}
@@ -87,7 +98,7 @@ class MemoryListModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return summary.workspace.path
+                return workspace_label(summary.workspace.path)
             if column == 1:
                 return str(summary.lines)
             if column == 2:

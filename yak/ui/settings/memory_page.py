@@ -124,8 +124,8 @@ class MemoryPage(SettingsPage):
         return left
 
     def _setup_table(self, parent: QWidget) -> QTableView:
-        """The table showing :attr:`model`: whole rows selected, header clicks sort, the path
-        elided on the left."""
+        """The table showing :attr:`model`: whole rows selected, header clicks sort, each
+        workspace by its folder's name, then its parent folder (elided on the right)."""
         table = QTableView(parent)
         table.setObjectName("memoryList")
         table.setModel(self.model)
@@ -137,7 +137,7 @@ class MemoryPage(SettingsPage):
         table.horizontalHeader().sectionClicked.connect(self._on_header_section_clicked)
         table.setWordWrap(False)
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        table.setTextElideMode(Qt.TextElideMode.ElideLeft)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)  # the folder's name comes first
         table.setShowGrid(False)
         table.setAlternatingRowColors(True)
         vertical = table.verticalHeader()
@@ -146,8 +146,8 @@ class MemoryPage(SettingsPage):
         vertical.setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        # Wide enough for their usual text ("refused: too short" in Status); the path takes
-        # the rest and is elided on the left.
+        # Wide enough for their usual text ("refused: too short" in Status); the workspace
+        # takes the rest, its name first.
         metrics = table.fontMetrics()
         for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused: too short")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
