@@ -14,6 +14,7 @@ import pytest
 from yak import logfile, paths
 from yak.bootstrap import open_core
 from yak.config import Settings, save_settings
+from yak.db.locks import FileRefreshLock
 
 
 def mode(path) -> int:
@@ -47,6 +48,21 @@ async def test_data_folder_database_and_settings_are_private(tmp_path, open_umas
     assert files["settings.json"] == 0o600
     assert files["yak.db-wal"] == 0o600
     assert set(files.values()) == {0o600}, files
+
+
+async def test_lock_files_and_their_folder_are_private(tmp_path, open_umask):
+    """The migration lock beside the database, the refresh locks' folder (0700) and a
+    workspace's refresh lock (0600) are private too."""
+    folder = paths.data_dir(tmp_path / "yak")
+    core = open_core(folder)
+    await core.aclose()
+    lock = FileRefreshLock(folder)
+    assert await lock.acquire("ws_demo", wait_s=1.0)
+    lock.release("ws_demo")
+
+    assert mode(folder / "yak.db.migrate-lock") == 0o600
+    assert mode(folder / "locks") == 0o700
+    assert mode(folder / "locks" / "ws_demo.lock") == 0o600
 
 
 def test_settings_rewrite_stays_private_over_a_leftover_temporary_file(tmp_path, open_umask):

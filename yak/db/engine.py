@@ -35,6 +35,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from yak import paths
 from yak.errors import SchemaTooNew, StoreError
 from yak.paths import create_private_file
 
@@ -410,7 +411,11 @@ def _migrate(db: Database) -> None:
     if db.path is None:  # a private in-memory database: nobody else can see it
         _upgrade(db, script)
         return
-    lock = FileLock(str(db.path) + ".migrate-lock", timeout=MIGRATION_LOCK_TIMEOUT_S)
+    lock = FileLock(
+        str(db.path) + ".migrate-lock",
+        timeout=MIGRATION_LOCK_TIMEOUT_S,
+        mode=paths.PRIVATE_FILE_MODE,
+    )
     try:
         with lock:
             _upgrade(db, script)

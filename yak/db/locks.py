@@ -14,6 +14,8 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from yak import paths
+
 log = logging.getLogger(__name__)
 
 POLL_S = 1.0  # seconds each blocking try holds a worker thread
@@ -37,12 +39,14 @@ class FileRefreshLock:
             return None
         folder = self._folder / LOCK_FOLDER
         try:
-            folder.mkdir(exist_ok=True)
+            paths.make_private_folder(folder)
         except OSError as exc:
             log.warning("no refresh lock for %s (%s); refreshing without it", workspace_id, exc)
             return None
         # Not thread-local: it is acquired in a worker thread and released on the loop's.
-        return FileLock(folder / f"{workspace_id}.lock", thread_local=False)
+        return FileLock(
+            folder / f"{workspace_id}.lock", thread_local=False, mode=paths.PRIVATE_FILE_MODE
+        )
 
     async def acquire(self, workspace_id: str, *, wait_s: float) -> bool:
         """Take the workspace's lock, waiting up to ``wait_s`` seconds.
