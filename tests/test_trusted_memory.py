@@ -315,9 +315,13 @@ async def test_a_rejected_proposals_added_line_stays_out_and_the_conversations_a
     again = await env.refresh()
     assert again.status is RefreshStatus.NEEDS_REVIEW and "you removed" in again.reason
     assert (await env.content()) == doc(8)
-    # Negative beside it: the same reply without that line is applied.
+    # Negative beside it: the same reply without that line is applied, and the proposal that
+    # waited (made on the old version, its conversations now folded) leaves the inbox.
     env.fake.script(text(doc(8) + "- use ruff\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
+    assert await env.core.memory.proposals(env.workspace_id) == []
+    everything = await env.core.memory.proposals(env.workspace_id, pending_only=False)
+    assert {p.id: p.status for p in everything}[again.proposal_id] is ProposalStatus.SUPERSEDED
 
 
 async def test_curl_piped_into_a_shell_waits_in_auto_mode(env: Env):

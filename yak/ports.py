@@ -118,6 +118,10 @@ class DocumentRepository(Protocol):
 
     def pending_counts(self) -> dict[str, int]: ...
 
+    def supersede_proposals(self, workspace_id: str) -> int:
+        """Mark the pending proposals superseded; returns how many."""
+        ...
+
     def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
         """By id or unique prefix. Raises ``UsageError``."""
         ...

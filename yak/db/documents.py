@@ -455,6 +455,21 @@ class SqlDocumentRepository:
             rows = s.scalars(stmt.order_by(MemoryProposalRow.id))
             return [to_proposal(r) for r in rows]
 
+    def supersede_proposals(self, workspace_id: str) -> int:
+        """Mark the workspace's pending proposals ``superseded`` (an applied refresh folded
+        their conversations and changed the version they were made on). Returns how many."""
+        with self.db.session() as s:
+            result = s.execute(
+                update(MemoryProposalRow)
+                .where(
+                    MemoryProposalRow.workspace_id == workspace_id,
+                    MemoryProposalRow.status == str(ProposalStatus.PENDING),
+                )
+                .values(status=str(ProposalStatus.SUPERSEDED), decided_at=now())
+                .execution_options(synchronize_session=False)
+            )
+            return int(getattr(result, "rowcount", 0) or 0)
+
     def pending_counts(self) -> dict[str, int]:
         """How many proposals wait, by workspace id (workspaces with none are left out)."""
         with self.db.session() as s:

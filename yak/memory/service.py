@@ -363,7 +363,8 @@ class MemoryService:
         flags: tuple[str, ...] = (),
     ) -> MemoryDocument:
         """Apply a refresh's rewrite that passed the guards, advancing the session watermarks
-        in the same transaction. The ceiling is checked again here as a last net.
+        in the same transaction. The ceiling is checked again here as a last net. Proposals
+        still waiting become ``superseded``.
 
         Raises:
             ConflictError: the document changed since ``base_version`` (superseded).
@@ -372,7 +373,7 @@ class MemoryService:
         prepared = rules.normalize_newlines(text)
         rules.check_text(prepared)
         rules.check_ceiling(prepared)
-        return await self._write(
+        written = await self._write(
             workspace_id,
             prepared,
             expected_version=base_version,
@@ -382,6 +383,11 @@ class MemoryService:
             session_ids=session_ids,
             watermarks=watermarks,
         )
+        # A proposal still waiting was made on an older version, and this rewrite folded its
+        # conversations too: it can no longer be accepted, so it leaves the inbox.
+        if await asyncio.to_thread(self._documents.supersede_proposals, workspace_id):
+            self._bus.publish(ProposalsChanged(workspace_id, 0))
+        return written
 
     async def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
         """Mark messages as folded without a write (they had nothing to remember)."""
