@@ -47,9 +47,17 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if importlib.util.find_spec("yak") is None:
+    package = importlib.util.find_spec("yak")
+    if package is None or not package.submodule_search_locations:
         print(f"build_bundle: Yak is not installed for {sys.executable}", file=sys.stderr)
         return 1
+    # The folder that holds the installed package: site-packages for a wheel, the source tree
+    # for an editable install, whose import hook PyInstaller's analysis does not follow.
+    installed = os.path.dirname(list(package.submodule_search_locations)[0])
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [installed, os.environ.get("PYTHONPATH")])),
+    )
     started = time.monotonic()
     args.work.mkdir(parents=True, exist_ok=True)
     # Run from the work folder, not the repository: ``python -m`` puts the current folder
@@ -68,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             str(args.work),
         ],
         cwd=args.work,
+        env=env,
         check=False,
     )
     seconds = time.monotonic() - started
