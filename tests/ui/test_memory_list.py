@@ -243,13 +243,17 @@ def test_last_updated_is_re_rendered_while_the_list_is_open(env, qtbot, qloop):
     assert not page.times_timer.isActive()
 
 
-def test_status_and_time_cells_are_not_cut(env, page, qloop):
-    """The Status column is wide enough for "refused_ceiling" and Last updated for
-    "25 minutes ago" when the page opens (the path column takes the rest, elided)."""
+def test_the_workspace_column_is_the_widest_when_the_page_opens(env, page, qloop):
+    """At the width Settings opens with, the Workspace column (the folder's name first) is the
+    widest, so workspaces can be told apart; Status fits "refused" and Last updated "2 hours
+    ago" (a longer status is elided, its tooltip whole)."""
+    page.resize(900, 600)
+    page.show()
     table = page.table
     metrics = table.fontMetrics()
-    assert table.columnWidth(3) > metrics.horizontalAdvance("refused_ceiling")
-    assert table.columnWidth(2) > metrics.horizontalAdvance("25 minutes ago")
+    assert table.columnWidth(0) > max(table.columnWidth(c) for c in (1, 2, 3))
+    assert table.columnWidth(3) > metrics.horizontalAdvance("refused")
+    assert table.columnWidth(2) > metrics.horizontalAdvance("2 hours ago")
 
 
 def test_the_filter_finds_text_inside_the_documents_too(env, page, qtbot, qloop):

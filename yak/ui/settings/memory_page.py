@@ -94,7 +94,7 @@ class MemoryPage(SettingsPage):
         splitter.addWidget(self.editor)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
-        splitter.setSizes([420, 620])
+        splitter.setSizes([480, 560])
         vbox(splitter, margins=0, parent=self)
 
     def _setup_list(self, parent: QWidget) -> QWidget:
@@ -146,10 +146,10 @@ class MemoryPage(SettingsPage):
         vertical.setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        # Wide enough for their usual text ("refused: too short" in Status); the workspace
-        # takes the rest, its name first.
+        # Narrow (a longer status is elided, its tooltip says it all); the workspace takes the
+        # rest, its name first.
         metrics = table.fontMetrics()
-        for column, sample in ((1, "Lines"), (2, "25 minutes ago"), (3, "refused: too short")):
+        for column, sample in ((1, "Lines"), (2, "2 hours ago"), (3, "refused")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
         table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
