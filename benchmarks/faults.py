@@ -482,9 +482,13 @@ def main() -> int:
             "ANTHROPIC_BASE_URL": fake.url,
             "ANTHROPIC_API_KEY": "fault-suite-key",
             "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            # the in-process command lines (bad input, provider faults) keep to the run's own
+            # database, never the user's
+            "YAK_DATA_DIR": str(base / "cli-data"),
         }
-        os.environ.update({k: env[k] for k in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")})
-        os.environ["PYTHON_KEYRING_BACKEND"] = env["PYTHON_KEYRING_BACKEND"]
+        for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "PYTHON_KEYRING_BACKEND"):
+            os.environ[name] = env[name]
+        os.environ["YAK_DATA_DIR"] = env["YAK_DATA_DIR"]
 
         def timed(part: Callable[[], Figures]) -> None:
             since = time.monotonic()

@@ -812,12 +812,30 @@ def test_a_markdown_title_is_kept_unless_it_is_yak_s_export_title(
         assert stored(data_dir, folder) == expected, name
 
 
-def test_json_that_is_not_a_yak_export_is_imported_as_text(
+def test_a_json_file_that_is_not_a_yak_export_is_refused_and_stdin_keeps_it_as_text(
     data_dir, folder, tmp_path, capsysbinary
 ):
+    """Another tool's ``.json`` would replace the memory with raw JSON: it is refused (exit 2,
+    one line naming the file and the way to keep it anyway) and the document is unchanged;
+    the same bytes piped on stdin are imported as text, as asked."""
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
     data = b'{"format": "other/1", "content": "x"}\n'
     (tmp_path / "other.json").write_bytes(data)
-    assert run(capsysbinary, "memory", "import", tmp_path / "other.json", "-w", folder)[0] == 0
+    code, _, err = run(capsysbinary, "memory", "import", tmp_path / "other.json", "-w", folder)
+    assert code == 2
+    assert err.count("\n") == 1 and "other.json is not a Yak JSON export" in err
+    assert "import it from stdin or under a name not ending in .json" in err
+    assert stored(data_dir, folder) == b"v1\n"
+    code, _, err = run(
+        capsysbinary,
+        "memory",
+        "import",
+        "-",
+        "-w",
+        folder,
+        stdin=io.TextIOWrapper(io.BytesIO(data)),
+    )
+    assert code == 0, err
     assert stored(data_dir, folder) == data
 
 

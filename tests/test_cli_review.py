@@ -165,7 +165,7 @@ def test_a_line_deleted_by_hand_or_rejected_stays_out(project):
     project.fake.script(text(hand + gone))
     result = project.run("refresh", "--json")
     payload = as_json(result)
-    assert result.returncode == 3 and "you removed" in payload["reason"]
+    assert result.returncode == 3 and "you deleted or rejected" in payload["reason"]
     assert project.content() == hand.encode()
 
     rejected = project.run("reject", payload["proposal"], "--json")
@@ -182,7 +182,7 @@ def test_a_line_deleted_by_hand_or_rejected_stays_out(project):
     project.say("Use ruff.", "Ok.")
     project.fake.script(text(hand + "- deploy on fridays.\n- use ruff\n"))
     again = project.run("refresh", "--json")
-    assert again.returncode == 3 and "you removed" in as_json(again)["reason"]
+    assert again.returncode == 3 and "you deleted or rejected" in as_json(again)["reason"]
     assert b"fridays" not in project.content().lower()
 
 

@@ -181,7 +181,9 @@ async def test_proposals_pass_the_rewrite_guards_and_errors_are_one_sentence(
         assert message.endswith(
             "Give either text (lines to add) or document (a whole new document), not both."
         )
-        assert (await refused(session, "memory_propose", reason="none")).endswith("not both.")
+        assert (await refused(session, "memory_propose", reason="none")).endswith(
+            "Give the change: text (lines to add) or document (a whole new document)."
+        )
         message = await refused(session, "memory_propose", text="- x", reason="  ")
         assert message.endswith("Say why in reason: the person reviewing the proposal reads it.")
         message = await refused(session, "memory_search", query=" ")

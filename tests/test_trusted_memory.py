@@ -191,7 +191,7 @@ def test_review_reasons_name_each_cause_and_a_harmless_rewrite_has_none():
     back = provenance.review_reasons(
         previous, previous + "- Old Fact.\n", [], {provenance.fold_line("- old fact")}
     )
-    assert back == ['it brings back 1 line you removed: "- Old Fact."']
+    assert back == ['it brings back 1 line you deleted or rejected: "- Old Fact."']
     quarter = provenance.review_reasons(previous, doc(5), [], ())
     assert quarter == ["it removes 3 of 8 lines (more than 25%)"]
     review = provenance.review_reasons(previous, previous + "- x\n", [], (), ReviewMode.REVIEW)
@@ -284,7 +284,7 @@ async def test_a_line_deleted_by_hand_never_comes_back_silently(env: Env):
     env.say("Anything else?", "No.")
     env.fake.script(text(hand + "- FACT 003:  the project keeps this fact.\n"))
     outcome = await env.refresh()
-    assert outcome.status is RefreshStatus.NEEDS_REVIEW and "you removed" in outcome.reason
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW and "you deleted or rejected" in outcome.reason
     assert (await env.content()).encode() == hand.encode()
     assert (
         "<removed-lines>\n- fact 003: the project keeps this fact\n</removed-lines>" in env.sent()
@@ -313,7 +313,7 @@ async def test_a_rejected_proposals_added_line_stays_out_and_the_conversations_a
     env.say("Also use ruff.", "Ok.")
     env.fake.script(text(doc(8) + "- Deploy on Fridays\n- use ruff\n"))
     again = await env.refresh()
-    assert again.status is RefreshStatus.NEEDS_REVIEW and "you removed" in again.reason
+    assert again.status is RefreshStatus.NEEDS_REVIEW and "you deleted or rejected" in again.reason
     assert (await env.content()) == doc(8)
     # Negative beside it: the same reply without that line is applied, and the proposal that
     # waited (made on the old version, its conversations now folded) leaves the inbox.

@@ -178,7 +178,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="text",
         help="text (exact bytes), markdown (under a title), json (with history)",
     )
-    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.add_argument("-f", "--force", action="store_true", help="overwrite an existing file")
     p.set_defaults(func=cmd_export, reads_only=True)
 
     p = cmds.add_parser(

@@ -206,6 +206,12 @@ def unwrap_export(text: str, source_name: str | None = None) -> str:
 
     Returns:
         The document to store, LF line endings.
+
+    Raises:
+        UsageError: a ``.json`` file that is not one of Yak's JSON exports (another tool's
+            JSON, or an export damaged by hand): its raw text would replace the memory with
+            something no one meant as a document. From stdin or under another name, it
+            is kept as text.
     """
     if text.lstrip().startswith("{"):
         try:
@@ -219,6 +225,13 @@ def unwrap_export(text: str, source_name: str | None = None) -> str:
         ):
             return normalize_newlines(payload["content"])
     name = (source_name or "").lower()
+    if name.endswith(".json"):
+        raise UsageError(
+            f"{source_name} is not a Yak JSON export (an object with "
+            f'"format": "{EXPORT_JSON_FORMAT}" and the document as "content"); nothing was '
+            "changed. To keep its raw text as the document, import it from stdin or under a "
+            "name not ending in .json."
+        )
     if name.endswith(_MARKDOWN_SUFFIXES) and text.startswith(EXPORT_TITLE):
         title, newline, rest = text.partition("\n")
         if newline and rest.startswith("\n") and title[len(EXPORT_TITLE) :].strip():

@@ -460,7 +460,11 @@ class MemoryService:
                 ``refused_ceiling``); nothing is stored.
             UnreadableDocument: the stored document is not text.
         """
-        if (text is None) == (document is None):
+        if text is None and document is None:
+            raise UsageError(
+                "Give the change: text (lines to add) or document (a whole new document)."
+            )
+        if text is not None and document is not None:
             raise UsageError(
                 "Give either text (lines to add) or document (a whole new document), not both."
             )
