@@ -284,7 +284,9 @@ async def test_a_line_deleted_by_hand_never_comes_back_silently(env: Env):
     env.say("Anything else?", "No.")
     env.fake.script(text(hand + "- FACT 003:  the project keeps this fact.\n"))
     outcome = await env.refresh()
-    assert outcome.status is RefreshStatus.NEEDS_REVIEW and "you deleted or rejected" in outcome.reason
+    assert (
+        outcome.status is RefreshStatus.NEEDS_REVIEW and "you deleted or rejected" in outcome.reason
+    )
     assert (await env.content()).encode() == hand.encode()
     assert (
         "<removed-lines>\n- fact 003: the project keeps this fact\n</removed-lines>" in env.sent()

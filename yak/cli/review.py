@@ -75,8 +75,8 @@ def register(
         "mode",
         help="print or set the review mode (auto or review)",
         description="auto: rewrites apply, but risky ones wait for review (removing or "
-        "changing your lines, bringing back a line you deleted or rejected, removing over a quarter of "
-        "the lines, risky standing instructions). review: every rewrite waits.",
+        "changing your lines, bringing back a line you deleted or rejected, removing over a "
+        "quarter of the lines, risky standing instructions). review: every rewrite waits.",
     )
     p.add_argument("mode", nargs="?", choices=MODES, help="the mode to set")
     workspace_option(p)

@@ -281,7 +281,9 @@ def review_reasons(
         reasons.append(f"it removes or changes {_count(len(touched))} you wrote: {_quote(touched)}")
     returning = [line for line in inserted if fold_line(line) in tombstones]
     if returning:
-        reasons.append(f"it brings back {_count(len(returning))} you deleted or rejected: {_quote(returning)}")
+        reasons.append(
+            f"it brings back {_count(len(returning))} you deleted or rejected: {_quote(returning)}"
+        )
     before = sum(1 for line in old_lines if line.strip())
     if before and removed > REMOVAL_SHARE * before:
         reasons.append(
