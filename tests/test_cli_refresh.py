@@ -209,3 +209,34 @@ def test_a_missing_folder_is_exit_2_with_one_line(data_dir, tmp_path):
     assert result.returncode == 2
     err = result.stderr.decode()
     assert err.startswith("yak: ") and "no such folder" in err and err.count("\n") == 1
+
+
+def test_a_refresh_waiting_for_another_says_so_then_applies(data_dir, project):
+    """While another process holds the workspace's refresh lock, the command says on stderr
+    that it waits for the other refresh (instead of sitting silent), and once the lock is free
+    it runs and applies (exit 0, the new document stored)."""
+    from filelock import FileLock
+
+    project.fake.script(text(doc(151)))
+    other = FileLock(data_dir / "locks" / f"{project.id}.lock", thread_local=False)
+    other.acquire()
+    try:
+        command = subprocess.Popen(
+            [sys.executable, "-m", "yak", "memory", "refresh", "-w", str(project.folder)],
+            env={**os.environ, "YAK_DATA_DIR": str(data_dir)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert command.stderr is not None
+        first = command.stderr.readline().decode()
+        assert first == (
+            "Another refresh of this workspace is running (a window, a command or another "
+            "machine); waiting for it to finish…\n"
+        )
+        assert command.poll() is None and project.content() == doc(150)
+    finally:
+        other.release()
+    out, err = command.communicate(timeout=120)
+    assert command.returncode == 0, err
+    assert out.decode().startswith("applied:")
+    assert project.content() == doc(151)

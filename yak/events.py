@@ -65,6 +65,14 @@ class RefreshFinished:
 
 
 @dataclass(frozen=True)
+class RefreshWaiting:
+    """A refresh of the workspace waits for another one (another window, a command, or another
+    machine on a shared database) to finish before it starts; ``RefreshFinished`` follows."""
+
+    workspace_id: str
+
+
+@dataclass(frozen=True)
 class MessageAdded:
     """A message was stored in a session."""
 

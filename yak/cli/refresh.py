@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from yak.cli import apply_timeout, output, workspace_path
 from yak.domain import RefreshOutcome, RefreshStatus
+from yak.events import RefreshWaiting
 
 if TYPE_CHECKING:
     from yak.cli import Context
@@ -49,8 +50,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
         if stored:
-            with output.quiet_warnings():
-                outcome = await core.refresh.refresh_now(workspace.id, rebuild=rebuild)
+            waiting = core.bus.subscribe(
+                RefreshWaiting,
+                lambda event: output.note(
+                    "Another refresh of this workspace is running (a window, a command or "
+                    "another machine); waiting for it to finish…"
+                )
+                if event.workspace_id == workspace.id
+                else None,
+            )
+            try:
+                with output.quiet_warnings():
+                    outcome = await core.refresh.refresh_now(workspace.id, rebuild=rebuild)
+            finally:
+                waiting()
         else:
             outcome = RefreshOutcome(
                 status=RefreshStatus.UP_TO_DATE,

@@ -45,7 +45,7 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
-from yak.events import EventBus, RefreshFinished
+from yak.events import EventBus, RefreshFinished, RefreshWaiting
 from yak.memory import prompt, provenance
 from yak.memory.redact import redact
 from yak.memory.service import MemoryService
@@ -142,7 +142,7 @@ class MemoryRefresher:
             asyncio.CancelledError: the refresh was cancelled (nothing was written).
         """
         lock = self._lock
-        if lock is not None and not await lock.acquire(workspace_id, wait_s=LOCK_WAIT_S):
+        if lock is not None and not await self._take(lock, workspace_id):
             outcome = await self._busy(workspace_id, rebuild=rebuild)
         else:
             try:
@@ -160,6 +160,16 @@ class MemoryRefresher:
         if self._bus is not None:
             self._bus.publish(RefreshFinished(workspace_id, outcome))
         return outcome
+
+    async def _take(self, lock: RefreshLock, workspace_id: str) -> bool:
+        """Take the workspace's refresh lock; when another refresh holds it, say so
+        (``RefreshWaiting``) and wait up to ``LOCK_WAIT_S`` seconds. True when held."""
+        if await lock.acquire(workspace_id, wait_s=0):
+            return True
+        log.info("refresh of %s waits for another refresh of it to finish", workspace_id)
+        if self._bus is not None:
+            self._bus.publish(RefreshWaiting(workspace_id))
+        return await lock.acquire(workspace_id, wait_s=LOCK_WAIT_S)
 
     async def _busy(self, workspace_id: str, *, rebuild: bool) -> RefreshOutcome:
         """The outcome when another refresh of the workspace held the lock too long."""
