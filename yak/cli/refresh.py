@@ -52,12 +52,14 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if stored:
             waiting = core.bus.subscribe(
                 RefreshWaiting,
-                lambda event: output.note(
-                    "Another refresh of this workspace is running (a window, a command or "
-                    "another machine); waiting for it to finish…"
-                )
-                if event.workspace_id == workspace.id
-                else None,
+                lambda event: (
+                    output.note(
+                        "Another refresh of this workspace is running (a window, a command or "
+                        "another machine); waiting for it to finish…"
+                    )
+                    if event.workspace_id == workspace.id
+                    else None
+                ),
             )
             try:
                 with output.quiet_warnings():
