@@ -266,5 +266,11 @@ def test_a_document_that_is_not_utf8_is_one_line_and_has_a_way_out(project):
     raw = project.run("show", "--raw")
     assert raw.returncode == 0 and raw.stdout == b"caf\\xe9\n"
     assert json.loads(project.run("show", "--raw", "--json").stdout)["valid_utf8"] is False
+    project.say("Use ruff.", "Ok.")
+    refreshed = project.run("refresh")  # a database problem (exit 1), not the provider's (4)
+    assert refreshed.returncode == 1 and project.fake.message_requests == []
+    line = one_error_line(refreshed)
+    assert line.startswith("yak: failed: The memory document (version 1) is not valid UTF-8")
+    assert line.endswith("; nothing was changed.\n") and "version 0" not in line
     assert project.run("restore", "1").returncode == 0
     assert project.run("show").stdout == b"good\n"

@@ -63,6 +63,11 @@ class QueueState(StrEnum):
     PAUSED = "paused"
 
 
+# The flag of a refresh that failed in the database itself (unreadable, unwritable, a stored
+# document that is not text), not at the provider: the command line exits 1 for it, not 4.
+STORE_ERROR = "store_error"
+
+
 class RefreshStatus(StrEnum):
     """The outcome of one refresh attempt (the ``status`` of ``yak memory refresh --json``)."""
 

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from yak.domain import (
+    STORE_ERROR,
     LineOrigin,
     MemoryDocument,
     MemorySummary,
@@ -505,17 +506,28 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
             f"needs_review: {reason}; the document is unchanged ({size}). See it with "
             f"'yak memory review {outcome.proposal_id}', then accept or reject it."
         )
+    if STORE_ERROR in outcome.flags:  # the document may not even be readable: no size to give
+        return f"{status}: {reason}; nothing was changed."
     return f"{status}: {reason}; the document is unchanged ({size})."
+
+
+def refresh_exit_code(outcome: RefreshOutcome) -> int:
+    """``RefreshStatus.exit_code``, except that a failure of the database itself (flag
+    ``store_error``: unreadable, unwritable, an unreadable document) is exit 1, like every
+    command's database error, not 4 (the provider)."""
+    if STORE_ERROR in outcome.flags:
+        return 1
+    return outcome.status.exit_code
 
 
 def refresh_outcome(
     outcome: RefreshOutcome, *, workspace_path: str, rebuild: bool, as_json: bool
 ) -> int:
-    """Report ``yak memory refresh``; returns its exit code (``RefreshStatus.exit_code``).
+    """Report ``yak memory refresh``; returns its exit code (``refresh_exit_code``).
 
     With ``--json`` one object on stdout; otherwise one line, on stdout when the exit code is
     0, else on stderr."""
-    code = outcome.status.exit_code
+    code = refresh_exit_code(outcome)
     if as_json:
         print_json(
             {

@@ -4,11 +4,12 @@ one workspace (``--timeout`` bounds each model request, retries included).
 Goes through the core's refresh scheduler like the app's Refresh button: the debounce and the
 API-key gate are bypassed, the guarded rewrite runs once (plus its one re-run when a hand edit
 lands meanwhile) and the outcome is reported (``yak.cli.output.refresh_outcome``). Exit codes
-come from ``RefreshStatus.exit_code``: 0 applied / up to date, 3 refused by a guard, 4 provider
-failure, 5 superseded. With ``--json`` stdout carries one object: ``status``, ``reason``,
-``version``, ``lines``, and ``workspace``, ``workspace_id``, ``flags``, ``model``,
-``input_tokens``, ``output_tokens``, ``duration_s``, ``session_ids``, ``attempt_id``,
-``rebuild``. Without it, one line: on stdout when the exit code is 0, else on stderr.
+come from ``output.refresh_exit_code``: 0 applied / up to date, 1 database failure, 3 refused
+by a guard, 4 provider failure, 5 superseded. With ``--json`` stdout carries one object:
+``status``, ``reason``, ``version``, ``lines``, and ``workspace``, ``workspace_id``,
+``flags``, ``model``, ``input_tokens``, ``output_tokens``, ``duration_s``, ``session_ids``,
+``attempt_id``, ``rebuild``. Without it, one line: on stdout when the exit code is 0,
+else on stderr.
 
 The workspace is resolved like a command that reads: a stored workspace is refreshed even when
 its folder is gone (its conversations are stored); a folder Yak has never stored has no

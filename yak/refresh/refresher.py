@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 from yak.config import Settings
 from yak.domain import (
+    STORE_ERROR,
     ChatMessage,
     LineOrigin,
     MemoryDocument,
@@ -199,7 +200,7 @@ class MemoryRefresher:
                 version=0,
                 lines=0,
                 duration_s=time.monotonic() - started,
-                flags=("store_error",),
+                flags=(STORE_ERROR,),
             )
             try:
                 document = await self._memory.read(workspace_id)
