@@ -91,6 +91,23 @@ def no_key_attempt() -> RefreshAttempt:
             "review",
         ),
         (RefreshState("ws_x", proposals=2), "2 changes to review", "review"),
+        # A refresh refused or failed after the proposal is not hidden by it.
+        (
+            RefreshState(
+                "ws_x",
+                last_attempt=attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150"),
+                proposals=1,
+            ),
+            "1 change to review · last refresh refused: kept 12 of 150",
+            "review",
+        ),
+        (
+            RefreshState(
+                "ws_x", last_attempt=attempt(RefreshStatus.FAILED, "rate limited"), proposals=1
+            ),
+            "1 change to review · last refresh failed: rate limited",
+            "review",
+        ),
         # A hand edit after the refusal is the newest word.
         (
             RefreshState(

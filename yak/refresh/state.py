@@ -134,7 +134,13 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
     if state.state == PAUSED:
         return StatusLine("paused", PAUSED_TEXT, "add_key")
     if state.proposals:
-        return StatusLine("review", f"{plural(state.proposals, 'change')} to review", "review")
+        waiting = f"{plural(state.proposals, 'change')} to review"
+        if attempt is not None and not newer_write:
+            status = RefreshStatus(attempt.status)
+            if status in _REFUSED or status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):
+                # a refresh after the proposal went wrong: say so, the review still waits
+                waiting += f" · last refresh {status.value.partition('_')[0]}: {attempt.reason}"
+        return StatusLine("review", waiting, "review")
     if attempt is None or newer_write:
         return _settled(state)
     status = RefreshStatus(attempt.status)
