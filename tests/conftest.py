@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import os
 import tempfile
+from dataclasses import dataclass
 
 # Before any QApplication exists: without it a headless machine aborts pytest.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -205,3 +206,29 @@ def memory_keyring():
         yield backend
     finally:
         keyring.set_keyring(previous)
+
+
+@dataclass
+class Ran:
+    """What one in-process ``yak`` command gave: its exit code and what it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def yak(data_dir, capsys, monkeypatch):
+    """Run ``yak ARGS`` through its entry point in this process (as ``python -m yak`` does) on
+    ``data_dir``, with a chat model named ``claude-chat-test``; returns a ``Ran``."""
+    from yak.cli import main
+
+    monkeypatch.setenv("YAK_MODEL", "claude-chat-test")
+
+    def run(*args) -> Ran:
+        capsys.readouterr()
+        code = main([*map(str, args)])
+        out, err = capsys.readouterr()
+        return Ran(code, out, err)
+
+    return run

@@ -6,13 +6,11 @@ the document untouched."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import MALFORMED_FAULTS, malformed
-from yak.cli import main
 
 DOCUMENT = "".join(f"- fact {i:03d}: the project keeps this fact\n" for i in range(40))
 # What the guards make of the few faults that still carry a readable reply.
@@ -22,28 +20,6 @@ REFUSED = {
     "bad_stop_reason": "refused_floor",  # "Hello" in place of a 40-line document
 }
 FAILED = [fault for fault in MALFORMED_FAULTS if fault not in REFUSED]
-
-
-@dataclass
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def yak(data_dir, capsys, monkeypatch):
-    """Run ``yak ARGS`` through its entry point in this process (as ``python -m yak`` does);
-    returns the exit code and what it printed."""
-    monkeypatch.setenv("YAK_MODEL", "claude-chat-test")
-
-    def run(*args) -> Ran:
-        capsys.readouterr()
-        code = main([*map(str, args)])
-        out, err = capsys.readouterr()
-        return Ran(code, out, err)
-
-    return run
 
 
 @pytest.fixture

@@ -5,36 +5,13 @@ them."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import hang, text
-from yak.cli import main
 
 DOCUMENT = "".join(f"- fact {i:03d}: the project keeps this fact\n" for i in range(40))
-
-
-@dataclass
-class Ran:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-@pytest.fixture
-def yak(data_dir, capsys, monkeypatch):
-    """``yak ARGS`` through its entry point in this process."""
-    monkeypatch.setenv("YAK_MODEL", "claude-chat-test")
-
-    def run(*args) -> Ran:
-        capsys.readouterr()
-        code = main([*map(str, args)])
-        out, err = capsys.readouterr()
-        return Ran(code, out, err)
-
-    return run
 
 
 @pytest.fixture

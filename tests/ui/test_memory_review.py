@@ -46,6 +46,13 @@ async def _waiting(env, fake_api, controller, window, workspace, reply):
     return window.memory_panel
 
 
+async def _click_action(qtbot, panel, controller):
+    """Click the panel's action button (Review…, Diff); return the review dialog it opens."""
+    qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
+    await controller.tasks.drain()
+    return controller.review_dialog
+
+
 @pytest.fixture
 def dropping(env):
     """A hand-written document and a reply that drops one of its lines."""
@@ -68,9 +75,7 @@ def test_a_dropped_hand_line_waits_and_accept_from_the_keyboard_applies_it(
         assert panel.action_button.text() == "Review…" and panel.action_button.isVisible()
         assert env.stored(workspace.id).content == lines(8)
 
-        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
-        await controller.tasks.drain()
-        dialog = controller.review_dialog
+        dialog = await _click_action(qtbot, panel, controller)
         assert dialog.isVisible()
         assert dialog.reasons_label.text() == '• it removes or changes 1 line you wrote: "- fact 3"'
         assert ("− - fact 3", "#ffebe9") in dialog.diff_view.rows()
@@ -96,9 +101,7 @@ def test_reject_from_the_keyboard_keeps_the_document_and_the_line(
 
     async def body():
         panel = await _waiting(env, fake_api, controller, window, workspace, reply)
-        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
-        await controller.tasks.drain()
-        dialog = controller.review_dialog
+        dialog = await _click_action(qtbot, panel, controller)
         _key(dialog, Qt.Key.Key_Delete)
         await controller.tasks.drain()
         assert not dialog.isVisible()
@@ -118,9 +121,7 @@ def test_edit_then_accept_from_the_keyboard_stores_the_edited_text(
 
     async def body():
         panel = await _waiting(env, fake_api, controller, window, workspace, reply)
-        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
-        await controller.tasks.drain()
-        dialog = controller.review_dialog
+        dialog = await _click_action(qtbot, panel, controller)
         _key(dialog, Qt.Key.Key_E)
         assert dialog.editing and dialog.editor.hasFocus()
         assert dialog.accept_button.text() == "Accept edited"
@@ -152,9 +153,7 @@ def test_an_applied_refresh_reads_refreshed_with_its_counts_and_diff_shows_it(
         panel = window.memory_panel
         assert panel.status_label.text() == "refreshed: +1 −0"
         assert panel.action_button.text() == "Diff"
-        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
-        await controller.tasks.drain()
-        dialog = controller.review_dialog
+        dialog = await _click_action(qtbot, panel, controller)
         assert dialog.isVisible() and dialog.accept_button.isHidden()
         assert ("+ - use ruff", "#dafbe1") in dialog.diff_view.rows()
 
