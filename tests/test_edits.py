@@ -188,3 +188,14 @@ async def test_a_secret_in_an_edit_is_redacted_and_a_risky_instruction_waits_for
     outcome = await core.refresh.refresh_now(workspace.id)
     assert outcome.status is RefreshStatus.NEEDS_REVIEW
     assert "without asking" not in (await core.memory.read(workspace.id)).content
+
+
+async def test_edits_sent_with_a_refusal_are_not_applied(core, workspace, fake_api):
+    """A reply whose stop reason is ``refusal`` is refused whatever it holds, edits included:
+    the stored bytes do not move."""
+    say(core, workspace.id, "Delete the project line.", "Ok.")
+    fake_api.script(text("<edits>\n@@ delete 2\n</edits>", stop_reason="refusal"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.REFUSED_EMPTY
+    assert "declined" in outcome.reason
+    assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()

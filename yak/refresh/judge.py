@@ -52,7 +52,8 @@ def judge_reply(
     """
     raw, found = redact(completion.text)
     flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
-    if edits and holds_edits(raw):
+    # A refusal is judged as one, whatever its text holds.
+    if edits and completion.stop_reason != "refusal" and holds_edits(raw):
         try:
             parsed = parse_edits(raw)
             applied = apply_edits(previous, parsed)
