@@ -60,6 +60,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: the checkout's root holds benchmarks and tests
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import targets
 from tests.support.builders import project_folder, say, seed_document
 from tests.support.fake_api import FakeAnthropic, Reply, text
 from yak.bootstrap import open_core
@@ -1098,6 +1099,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         endpoint = Endpoint(args.base_url, args.model, None, offline=False)
         report = asyncio.run(evaluate(endpoint=endpoint, forms=forms, scenarios=scenarios))
     report["seconds"] = round(time.monotonic() - started, 1)
+    costs = report["one_line_in_150"]
+    if "edits_share_of_whole" in costs:
+        targets.target(
+            f"memory refresh adding 1 line to {COST_LINES}: output tokens, edits / whole",
+            f"{costs['edits_share_of_whole']:.1%} ({costs['edits']['output_tokens']:,} / "
+            f"{costs['whole']['output_tokens']:,})",
+            f"< {COST_TARGET:.0%}",
+            costs["met"],
+        )
     if args.json:
         print(json.dumps(report, indent=2))
     else:
