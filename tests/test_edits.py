@@ -68,6 +68,7 @@ def test_an_empty_block_means_nothing_changes():
         ("<edits>\n@@ delete 2\n- x\n</edits>", "a delete takes none"),
         ("<edits>\n@@ insert after 2\n</edits>", "no lines to insert"),
         ("<edits>\n@@ delete 4-2\n</edits>", "runs backwards"),
+        ("<edits>\n@@ replace 3\n3| - Python 3.13.\n</edits>", "carries a line number"),
         (EXAMPLE, "repeats the example"),
     ],
 )
@@ -199,3 +200,18 @@ async def test_edits_sent_with_a_refusal_are_not_applied(core, workspace, fake_a
     assert outcome.status is RefreshStatus.REFUSED_EMPTY
     assert "declined" in outcome.reason
     assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
+
+
+async def test_the_numbered_document_sent_back_gets_the_retry_for_the_whole_document(
+    core, workspace, fake_api
+):
+    """A model that answers with the document as it was shown (its lines numbered) has not
+    written a document: the retry asks for the whole document without numbers, which is
+    applied; no stored line carries a number."""
+    say(core, workspace.id, "Deploys go to GKE now.", "Noted.")
+    whole = DOC.replace("Heroku", "GKE")
+    fake_api.script(text(number_lines(whole)), text(whole))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and "edits_retry" in outcome.flags
+    assert (await core.memory.read(workspace.id)).content == whole
+    assert "line numbers" in fake_api.message_requests[1].body["messages"][-1]["content"]

@@ -40,6 +40,7 @@ _COMMAND = re.compile(
     re.IGNORECASE,
 )
 _LOOSE_COMMAND = re.compile(r"^\s*@@")
+_NUMBERED = re.compile(r"^\d+\|(?: |$)")
 
 
 # The example the prompt shows; a reply that repeats it has not edited anything.
@@ -78,6 +79,13 @@ def number_lines(document: str) -> str:
     )
 
 
+def is_numbered(reply: str) -> bool:
+    """Whether every non-blank line of ``reply`` carries a line number as the request showed
+    them (``12| …``): the numbered document sent back, not a document or edits."""
+    lines = [line for line in reply.splitlines() if line.strip()]
+    return bool(lines) and all(_NUMBERED.match(line.strip()) for line in lines)
+
+
 def holds_edits(reply: str) -> bool:
     """Whether ``reply`` answers in the edit form: a line that is only ``<edits>`` (or an
     empty ``<edits></edits>`` / ``<edits/>``). A reply without one is a whole document."""
@@ -93,7 +101,8 @@ def parse_edits(reply: str) -> list[Edit]:
     Raises:
         EditError: no block, a block that is not closed, text before the first command, a
             command that is not one of the three forms, a range that runs backwards, text
-            after a ``delete``, or an ``insert`` with nothing to insert.
+            after a ``delete``, an ``insert`` with nothing to insert, a new line that carries a
+            line number (``12| …``), or the prompt's example repeated.
     """
     lines = reply.splitlines()
     for index, line in enumerate(lines):
@@ -134,6 +143,11 @@ def parse_edits(reply: str) -> list[Edit]:
             raise EditError(
                 f"'{line.strip()[:60]}' is not an edit; use '@@ replace A-B', "
                 "'@@ insert after N' or '@@ delete A-B'"
+            )
+        if command is None and _NUMBERED.match(line):
+            raise EditError(
+                f"the new line '{line.strip()[:60]}' carries a line number; write new lines "
+                "without numbers"
             )
         if command is None:
             if current is None:

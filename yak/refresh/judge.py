@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from yak.domain import RefreshStatus, count_lines
 from yak.memory import guards
-from yak.memory.edits import EditError, apply_edits, holds_edits, parse_edits
+from yak.memory.edits import EditError, apply_edits, holds_edits, is_numbered, parse_edits
 from yak.memory.redact import redact
 from yak.ports import Completion
 
@@ -66,6 +66,12 @@ def judge_reply(
             kept = guards.Verdict(None, "", count_lines(previous), len(previous))
             return Reply(text=previous, raw=raw, verdict=kept, flags=flags, unchanged=True)
         text = guards.normalize_document(applied)
+    elif edits and is_numbered(raw):
+        why = "the reply is the numbered document sent back, with its line numbers"
+        failed = guards.Verdict(
+            RefreshStatus.FAILED, f"the model's edits do not apply: {why}", 0, 0
+        )
+        return Reply(text="", raw=raw, verdict=failed, flags=flags, edit_error=why)
     else:
         text = guards.normalize_document(guards.clean_reply(raw))
     verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)

@@ -420,7 +420,7 @@ class MemoryRefresher:
         edits = self._form is RewriteForm.EDITS
         reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio, edits=edits)
         flags = _merge(transcript_flags, reply.flags)
-        if edits and reply.raw.strip() and not holds_edits(reply.raw):
+        if edits and reply.edit_error is None and reply.raw.strip() and not holds_edits(reply.raw):
             flags = _merge(flags, ("whole_reply",))
         if reply.edit_error is not None:
             log.info(
