@@ -47,6 +47,7 @@ import asyncio
 import difflib
 import json
 import math
+import os
 import re
 import sys
 import tempfile
@@ -861,6 +862,10 @@ _MISSED = {
 
 def _count_outcome(result: Result, outcome: RefreshOutcome) -> None:
     result.outcomes[str(outcome.status)] += 1
+    if outcome.status is RefreshStatus.FAILED:
+        failure = f"refresh failed: {outcome.reason}"
+        if failure not in result.violations:
+            result.violations.append(failure)
     for flag in outcome.flags:
         if flag.startswith("redacted_reply:"):
             result.outcomes["secret redacted from a reply"] += 1
@@ -931,6 +936,7 @@ async def run_scenario(
     finally:
         await core.aclose()
     figures = judge.result(final)
+    figures.violations = result.violations + figures.violations
     figures.quiet_lines_changed = result.quiet_lines_changed
     figures.outcomes = result.outcomes
     figures.refreshes, figures.seconds = result.refreshes, result.seconds
@@ -1083,6 +1089,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.base_url and not args.model:
         print("memory_eval.py: --base-url needs --model", file=sys.stderr)
+        return 2
+    if args.base_url and not os.environ.get("ANTHROPIC_API_KEY"):
+        print(
+            "memory_eval.py: set ANTHROPIC_API_KEY (any value for a local server that takes "
+            "no key)",
+            file=sys.stderr,
+        )
         return 2
     forms = (
         [RewriteForm.EDITS, RewriteForm.WHOLE] if args.form == "both" else [RewriteForm(args.form)]
