@@ -1012,7 +1012,7 @@ _ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("duplicates", lambda m: str(m["duplicates"])),
     ("lines changed, nothing said", lambda m: str(m["lines_changed_when_nothing_was_said"])),
     ("redaction markers left", lambda m: str(m["redaction_markers_left"])),
-    ("refreshes (model calls)", lambda m: str(m["refreshes"])),
+    ("refreshes calling the model", lambda m: str(m["refreshes"])),
     ("input tokens / refresh", lambda m: f"{m['input_tokens_per_refresh']:,}"),
     ("output tokens / refresh", lambda m: f"{m['output_tokens_per_refresh']:,}"),
     ("seconds / refresh", lambda m: f"{m['seconds_per_refresh']:.2f}"),

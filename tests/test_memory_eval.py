@@ -47,7 +47,7 @@ def test_the_offline_evaluation_prints_every_metric_and_the_guards_catching_each
         assert row(table, "duplicates") == ["0", "0", "0", "0"]
         assert row(table, "lines changed, nothing said") == ["0", "0", "0", "0"]
         assert row(table, "redaction markers left")[-1] == "3"
-        assert row(table, "refreshes (model calls)") == ["14", "15", "13", "42"]
+        assert row(table, "refreshes calling the model") == ["14", "15", "13", "42"]
         assert "  needs_review: 6\n" in table
         assert "  proposal rejected by the user: 6\n" in table
         assert "  refused_floor: 1\n" in table
