@@ -228,13 +228,15 @@ async def coalescing_real_timers(setup: Setup, turns: int) -> tuple[int, float]:
 
 
 def _rewrite_responder(body: dict):
-    """Answer a rewrite with the current document, its last line re-tagged: a rewrite that
+    """Answer a rewrite with one edit re-tagging the document's last line: a rewrite that
     changes one line, which the review rules apply at once (re-tagging every line would remove
     them all, and wait for review)."""
     content = body["messages"][0]["content"]
     current = re.search(r"<current-memory>\n(.*?)\n</current-memory>", content, re.DOTALL)
-    kept = current.group(1).split("\n")[:-1] if current else []
-    reply = "".join(line + "\n" for line in kept) + f"- last fact -{time.monotonic_ns()}\n"
+    shown = current.group(1) if current else ""
+    last = 0 if shown.startswith("(empty:") else len(shown.split("\n"))
+    edit = f"@@ replace {last}" if last else "@@ insert after 0"
+    reply = f"<edits>\n{edit}\n- last fact -{time.monotonic_ns()}\n</edits>\n"
     return fake_api_module.text(reply, chunks=[reply])
 
 

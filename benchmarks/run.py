@@ -17,6 +17,9 @@ Usage, from the repository root (with the development environment active)::
     python -m benchmarks.run --quick    # fewer repeats: a rough look
     python -m benchmarks.bench_refresh  # one benchmark (each takes --repeat)
 
+The memory evaluation runs too, offline, for its target: a refresh adding one line to a long
+document asks for a fraction of the whole document's output tokens.
+
 The summary also gives the machine's load average at the start and the end: the figures are wall
 times on a machine that may be shared.
 """
@@ -42,6 +45,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a rough look)")
     args = parser.parse_args()
     modules = sorted(f"{HERE.name}.{script.stem}" for script in HERE.glob("bench_*.py"))
+    modules.append(f"{HERE.name}.memory_eval")  # its one-line cost target, offline
     failed: list[str] = []
     load_before = _load()
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,6 +53,8 @@ def main() -> int:
         env = dict(os.environ, **{targets.ENV: str(record)})
         for module in modules:
             extra = ["--repeat", "3"] if args.quick else []
+            if module.endswith("memory_eval"):
+                extra = ["--offline"]
             print(f"\n=== {module} ===", flush=True)
             started = time.monotonic()
             result = subprocess.run(

@@ -25,6 +25,7 @@ from yak.db.locks import FileRefreshLock
 from yak.domain import RefreshStatus, RevisionSource
 from yak.events import MemoryChanged, RefreshFinished, TurnCompleted
 from yak.llm.provider import Provider
+from yak.memory.edits import number_lines
 
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq7Xw2Lm9Pk4Rt6Yv1Bn3Hj8Gf5Dc0Sa" * 2
 DB_URL = "postgres://app:Sup3rS3cretPw@db.internal:5432/app"
@@ -161,7 +162,8 @@ async def test_a_good_reply_is_applied_with_the_memory_model_and_watermarks_adva
     assert (await env.content()).encode() == new.encode()
     body = env.fake.message_requests[0].body
     assert body["model"] == "claude-memory-test"
-    assert "We decided to lint with ruff." in env.sent() and doc(10).strip() in env.sent()
+    # The document goes with its lines numbered, for the model's edits.
+    assert "We decided to lint with ruff." in env.sent() and number_lines(doc(10)) in env.sent()
     assert env.unfolded() == []
     revision = (await env.history())[0]
     assert revision.source is RevisionSource.REFRESH and revision.model == "claude-memory-test"

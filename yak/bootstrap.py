@@ -22,6 +22,7 @@ from yak.db.documents import SqlDocumentRepository
 from yak.db.engine import Database, open_database
 from yak.db.locks import FileRefreshLock
 from yak.db.workspaces import SqlWorkspaceRepository
+from yak.domain import RewriteForm
 from yak.events import EventBus
 from yak.llm.credentials import KeyringKeyStore
 from yak.llm.provider import Provider
@@ -48,6 +49,7 @@ def open_core(
     timer_scheduler: Scheduler | None = None,
     poll_interval_s: float = 1.0,
     max_tool_rounds: int | None = None,
+    rewrite_form: RewriteForm = RewriteForm.EDITS,
 ) -> Core:
     """Open the database in ``data_dir`` (migrating it) and build the core around it.
 
@@ -67,6 +69,8 @@ def open_core(
         timer_scheduler: the queue's timers (tests fire them by hand).
         poll_interval_s: seconds between checks for writes by another process.
         max_tool_rounds: the agent's cap on tool rounds per turn (tests lower it).
+        rewrite_form: how the memory model answers a refresh: edits (the default) or the
+            whole document (the memory evaluation compares them).
 
     Raises:
         SchemaTooNew: a newer Yak wrote the database; nothing is changed.
@@ -85,6 +89,7 @@ def open_core(
             timer_scheduler=timer_scheduler,
             poll_interval_s=poll_interval_s,
             max_tool_rounds=max_tool_rounds,
+            rewrite_form=rewrite_form,
         )
     except BaseException:
         database.close()
@@ -103,6 +108,7 @@ def _build(
     timer_scheduler: Scheduler | None,
     poll_interval_s: float,
     max_tool_rounds: int | None,
+    rewrite_form: RewriteForm,
 ) -> Core:
     bus = EventBus()
     settings = SettingsService(data_dir, key_store=key_store, env=env)
@@ -125,6 +131,7 @@ def _build(
         settings=settings.current,
         lock=FileRefreshLock(None if database.path is None else database.path.parent),
         bus=bus,
+        form=rewrite_form,
     )
     queue_options: dict[str, object] = {
         "debounce_s": settings.current().debounce_s if debounce_s is None else debounce_s,

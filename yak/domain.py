@@ -43,6 +43,15 @@ class ReviewMode(StrEnum):
     REVIEW = "review"
 
 
+class RewriteForm(StrEnum):
+    """How the memory model is asked to answer a refresh ("The rewrite form" in
+    docs/architecture.md): ``edits`` against the numbered document (the default; a whole
+    document is still accepted), or the ``whole`` document."""
+
+    EDITS = "edits"
+    WHOLE = "whole"
+
+
 class ProposalStatus(StrEnum):
     """Where a proposal stands: waiting, accepted (applied), rejected, or superseded by a newer
     proposal of the same workspace (its conversations are in the newer one)."""

@@ -214,6 +214,7 @@ _REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.I
 _REQUEST_PHRASES = re.compile(
     r"here is the current memory document|here are the conversations since it was last updated"
     r"|write the complete updated memory document now|you maintain the memory document of"
+    r"|write the edits to the memory document now"
     r"|\(empty: this project has no memory yet\)"
     r"|the user wrote these lines of the document themselves"
     r"|the user removed these lines from the document on purpose",

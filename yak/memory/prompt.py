@@ -1,8 +1,11 @@
 """The rewrite prompt: how the memory model is asked to fold conversations into the document.
 
 Pure: builds the ``system`` text and the ``messages`` list for ``Provider.complete``. The
-conversation is wrapped in tags and framed as material to summarize, never as instructions; the
-model is asked for the full document only, plain text, within the ceiling.
+conversation is wrapped in tags and framed as material to summarize, never as instructions. In
+the edit form (the default) the model sees the document with numbered lines and answers with
+line edits (``yak.memory.edits``); in the whole form it writes the full document, plain text,
+within the ceiling. When edits do not apply, :func:`whole_document_request` asks for the full
+document in a retry ("The rewrite form" in docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -10,18 +13,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from yak.domain import MAX_CHARS, MAX_LINES
+from yak.domain import MAX_CHARS, MAX_LINES, RewriteForm
+from yak.memory.edits import EXAMPLE, number_lines
 from yak.memory.injection import neutralize_tags
 
-SYSTEM_PROMPT = f"""\
+_ROLE = """\
 You maintain the memory document of one software project: a short plain-text brief that is \
 given to an AI coding assistant at the start of every new conversation in this project folder, \
 so it can work without being told the same things again.
+"""
 
-You receive the current document and the conversations held since it was last updated. Write \
-the complete updated document.
+_TASK = {
+    RewriteForm.WHOLE: "You receive the current document and the conversations held since it "
+    "was last updated. Write the complete updated document.",
+    RewriteForm.EDITS: "You receive the current document, each line numbered, and the "
+    "conversations held since it was last updated. Answer with the edits that bring the "
+    "document up to date.",
+}
 
-What the document holds:
+_CONTENT = f"""What the document holds:
 - project structure: what the project is, its main parts and where they live
 - conventions: languages and versions, tools, style, how to build, test and run
 - decisions, with their reason when one was given
@@ -32,7 +42,14 @@ What the document holds:
 Rules:
 - Keep everything in the current document that is still true. Do not drop, shorten or summarize \
 existing facts unless the conversations show they are wrong or obsolete.
-- When a conversation supersedes a fact, replace it in place; never keep two contradicting facts.
+- When a conversation supersedes a fact, replace its line in place, and update every line that \
+depends on it (a new port also changes the URLs and connection strings that use the old one); \
+never keep two contradicting facts.
+- A fact the document already holds, said again in other words, is not new: keep its one line \
+(fold in what the new wording adds); never add a second line for it.
+- Record only what was decided, done or observed. Questions, ideas and what-ifs ("could X \
+help?", "what if we used Y?") are not facts, nor plans, unless the user decided on them.
+- When the user asks to forget something, delete its line.
 - Add only durable facts. Leave out conversation trivia, greetings, timestamps, one-off commands \
 and their output, and anything only true for a moment.
 - Never copy secrets (keys, tokens, passwords); [REDACTED:…] markers are not facts to keep.
@@ -44,9 +61,32 @@ short title line per section, dashes for list items, and a blank line between se
 - Stay within {MAX_LINES} lines and {MAX_CHARS:,} characters. Be concise: one fact per line.
 - Write every line out in full. Never write placeholders such as "rest unchanged", "...", or \
 "(same as before)".
-
-Output only the full document: no introduction, no explanation of the changes, no closing remark.\
 """
+
+_ANSWER = {
+    RewriteForm.WHOLE: "Output only the full document: no introduction, no explanation of the "
+    "changes, no closing remark.",
+    RewriteForm.EDITS: f"""\
+How to answer: one block of edits against the numbered lines, and nothing else. For example:
+{EXAMPLE}
+- "@@ replace A-B" (or "@@ replace A") replaces lines A to B with the lines that follow it.
+- "@@ insert after N" inserts the lines that follow it after line N; "@@ insert after 0" \
+inserts at the top (and is how an empty document gets its first lines).
+- "@@ delete A-B" (or "@@ delete A") deletes lines A to B.
+- Numbers refer to the document as you received it. No two edits may touch the same line. \
+Write new lines without numbers.
+- Lines you do not edit stay exactly as they are: edit only what the conversations change.
+- If nothing durable was said, answer with an empty block: <edits></edits>""",
+}
+
+
+def system_prompt(form: RewriteForm = RewriteForm.EDITS) -> str:
+    """The system prompt of a rewrite call in ``form``: the document's purpose, the rules, and
+    how to answer (edits against numbered lines, or the full document)."""
+    return f"{_ROLE}\n{_TASK[form]}\n\n{_CONTENT}\n{_ANSWER[form]}"
+
+
+SYSTEM_PROMPT = system_prompt(RewriteForm.WHOLE)  # the whole form's, for callers that quote it
 
 _REBUILD_NOTE = (
     "This is a rebuild: some of these conversations may already be reflected in the document. "
@@ -63,6 +103,7 @@ def build_rewrite_request(
     rebuild: bool = False,
     hand_lines: Sequence[str] = (),
     removed_lines: Sequence[str] = (),
+    form: RewriteForm = RewriteForm.EDITS,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The ``(system, messages)`` of a rewrite call.
 
@@ -75,19 +116,20 @@ def build_rewrite_request(
             the instruction to keep them word for word.
         removed_lines: lines the user removed on purpose (tombstones): listed in
             ``<removed-lines>`` with the instruction never to add them back.
+        form: ``edits`` shows the document with numbered lines and asks for edits; ``whole``
+            asks for the full document.
 
     Returns:
         The system prompt and a one-message user turn.
     """
     project = f' for the project folder "{workspace_name}"' if workspace_name else ""
-    document = (
-        _contained(current.rstrip("\n"))
-        if current.strip()
-        else "(empty: this project has no memory yet)"
-    )
+    edits = form is RewriteForm.EDITS
+    shown = number_lines(current) if edits else current.rstrip("\n")
+    document = _contained(shown) if current.strip() else "(empty: this project has no memory yet)"
     transcript = _contained(transcript)
     parts = [
-        f"Here is the current memory document{project}:",
+        f"Here is the current memory document{project}"
+        + (", each line numbered:" if edits else ":"),
         f"<current-memory>\n{document}\n</current-memory>",
         (
             "Here are the conversations since it was last updated, oldest first. They are "
@@ -111,8 +153,14 @@ def build_rewrite_request(
         ]
     if rebuild:
         parts.append(_REBUILD_NOTE)
-    parts.append("Write the complete updated memory document now. Output only the document.")
-    return SYSTEM_PROMPT, [{"role": "user", "content": "\n\n".join(parts)}]
+    if edits:
+        parts.append(EDITS_CLOSING)
+    else:
+        parts.append("Write the complete updated memory document now. Output only the document.")
+    return system_prompt(form), [{"role": "user", "content": "\n\n".join(parts)}]
+
+
+EDITS_CLOSING = "Write the edits to the memory document now. Output only the block of edits."
 
 
 def _contained(text: str) -> str:
@@ -160,3 +208,29 @@ def condense_message(lines: int, chars: int) -> str:
         "what is no longer useful, shorten wording, but keep every fact that still matters. "
         "Write every line out in full (no placeholders). Output only the full document."
     )
+
+
+def whole_document_request(
+    messages: list[dict[str, Any]], *, reply: str, reason: str
+) -> list[dict[str, Any]]:
+    """The messages of the retry after edits that do not apply: the full document instead.
+
+    Args:
+        messages: the messages of the first call.
+        reply: the (redacted) reply whose edits did not apply.
+        reason: why, in one sentence (``EditError``'s message).
+
+    Returns:
+        ``messages`` followed by the reply as the assistant turn and the request for the whole
+        document.
+    """
+    return [
+        *messages,
+        {"role": "assistant", "content": reply or "(empty)"},
+        {
+            "role": "user",
+            "content": f"Those edits cannot be applied: {reason}. Write the complete updated "
+            "memory document instead: every line in full, without line numbers, plain text. "
+            "Output only the document.",
+        },
+    ]

@@ -9,10 +9,13 @@ One :meth:`MemoryRefresher.refresh`:
    that had nothing to say, e.g. tool results); memory turned off for the workspace → also
    ``up_to_date`` without a call, and no watermark moves;
 3. formats the conversation (``transcript``) with secrets redacted from every message, and asks
-   the memory model for the full updated document (``prompt``);
-4. cleans the reply, redacts it (flagged), normalizes it and runs the guards (``guards``); a
-   reply over the ceiling gets ONE condense retry stating its size and the limit, and goes
-   through every guard again;
+   the memory model for edits against the numbered document (or, in the whole form, for the
+   full updated document; ``prompt``);
+4. redacts the reply (flagged), applies its edits (``edits``; a whole document is accepted
+   too, and edits that do not apply get ONE retry asking for the whole document; an empty
+   block of edits is ``up_to_date`` with no revision) or cleans the whole document, normalizes
+   it and runs the guards (``guards``); a result over the ceiling gets ONE condense retry
+   stating its size and the limit, and goes through every guard again;
 5. asks the review rules (``provenance.review_reasons``) whether it must wait: then it is
    stored as a proposal (``needs_review``) and nothing else changes;
 6. otherwise applies it with the version it was based on; if the document changed meanwhile (a
@@ -41,6 +44,7 @@ from yak.domain import (
     MemoryDocument,
     RefreshOutcome,
     RefreshStatus,
+    RewriteForm,
     TokenUsage,
     Workspace,
     line_changes,
@@ -48,6 +52,7 @@ from yak.domain import (
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
 from yak.events import EventBus, RefreshFinished, RefreshWaiting
 from yak.memory import prompt, provenance
+from yak.memory.edits import holds_edits
 from yak.memory.redact import redact
 from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
@@ -106,6 +111,8 @@ class MemoryRefresher:
         settings: returns the current settings (``memory_model``, ``floor_ratio``).
         lock: keeps one refresh of a workspace in flight across processes.
         bus: where ``RefreshFinished`` is published, if given (on the event-loop thread).
+        form: how the model is asked to answer: ``edits`` against the numbered document (the
+            default), or the ``whole`` document (the memory evaluation compares the two).
     """
 
     def __init__(
@@ -118,8 +125,10 @@ class MemoryRefresher:
         settings: Callable[[], Settings],
         lock: RefreshLock | None = None,
         bus: EventBus | None = None,
+        form: RewriteForm = RewriteForm.EDITS,
     ) -> None:
         self._memory = memory
+        self._form = form
         self._workspaces = workspaces
         self._conversations = conversations
         self._model_client = model_client
@@ -258,6 +267,7 @@ class MemoryRefresher:
             rebuild=rebuild,
             hand_lines=[o.text for o in data.origins if o.by_person and o.text.strip()],
             removed_lines=list(data.tombstones.values()),
+            form=self._form,
         )
         model = settings.memory_model
         provider: ModelClient | None = None
@@ -290,6 +300,21 @@ class MemoryRefresher:
             if provider is not None:
                 await _close(provider)
 
+        if reply.unchanged:
+            # An empty block of edits: nothing durable was said. The conversations are folded
+            # and no revision is written.
+            await self._memory.advance_watermarks(transcript.watermarks)
+            outcome = replace(
+                base,
+                reason="the model found nothing new to remember",
+                model=completion.model or model,
+                usage=usage,
+                flags=flags,
+                reply=reply.raw,
+            )
+            return await self._finish(
+                outcome, started, base_version=document.version, rebuild=rebuild
+            )
         added, removed = line_changes(document.content, reply.text) if reply.text else (0, 0)
         outcome = replace(
             base,
@@ -390,7 +415,8 @@ class MemoryRefresher:
         transcript_flags: tuple[str, ...],
         workspace_id: str,
     ) -> tuple[Completion, Reply, TokenUsage, tuple[str, ...]]:
-        """The model call, judged; over the ceiling, the one condense retry, judged again.
+        """The model call, judged; edits that do not apply get the one retry asking for the
+        whole document; over the ceiling, the one condense retry; each reply judged again.
 
         Raises:
             _CallFailed: either call failed (nothing is stored from it).
@@ -402,8 +428,29 @@ class MemoryRefresher:
         except ProviderError as exc:
             raise _CallFailed(exc, TokenUsage()) from exc
         usage = completion.usage
-        reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio)
+        edits = self._form is RewriteForm.EDITS
+        reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio, edits=edits)
         flags = _merge(transcript_flags, reply.flags)
+        if edits and reply.edit_error is None and reply.raw.strip() and not holds_edits(reply.raw):
+            flags = _merge(flags, ("whole_reply",))
+        if reply.edit_error is not None:
+            log.info(
+                "memory rewrite of %s: the edits do not apply (%s); asking for the whole document",
+                workspace_id,
+                reply.edit_error,
+            )
+            retry = prompt.whole_document_request(
+                messages, reply=reply.raw, reason=reply.edit_error
+            )
+            try:
+                completion = await provider.complete(
+                    model=model, system=system, messages=retry, max_tokens=REWRITE_MAX_TOKENS
+                )
+            except ProviderError as exc:  # the first call's tokens were spent all the same
+                raise _CallFailed(exc, usage) from exc
+            usage = _add(usage, completion.usage)
+            reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio)
+            flags = _merge(flags, reply.flags, ("edits_retry",))
         if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
             return completion, reply, usage, flags
         log.info(
