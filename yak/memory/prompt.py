@@ -42,14 +42,7 @@ _CONTENT = f"""What the document holds:
 Rules:
 - Keep everything in the current document that is still true. Do not drop, shorten or summarize \
 existing facts unless the conversations show they are wrong or obsolete.
-- When a conversation supersedes a fact, replace its line in place, and update every line that \
-depends on it (a new port also changes the URLs and connection strings that use the old one); \
-never keep two contradicting facts.
-- A fact the document already holds, said again in other words, is not new: keep its one line \
-(fold in what the new wording adds); never add a second line for it.
-- Record only what was decided, done or observed. Questions, ideas and what-ifs ("could X \
-help?", "what if we used Y?") are not facts, nor plans, unless the user decided on them.
-- When the user asks to forget something, delete its line.
+- When a conversation supersedes a fact, replace it in place; never keep two contradicting facts.
 - Add only durable facts. Leave out conversation trivia, greetings, timestamps, one-off commands \
 and their output, and anything only true for a moment.
 - Never copy secrets (keys, tokens, passwords); [REDACTED:…] markers are not facts to keep.
