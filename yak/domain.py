@@ -33,6 +33,9 @@ class RevisionSource(StrEnum):
     RESTORE = "restore"
     CLEAR = "clear"  # ``yak memory delete`` or Delete… in Settings; restorable
     PROPOSAL = "proposal"  # a reviewed rewrite the person accepted (flag ``edited``: edited)
+    COPY = (
+        "copy"  # the enclosing workspace's document, copied by the person (flag ``copied_from:``)
+    )
 
 
 class ReviewMode(StrEnum):

@@ -69,6 +69,23 @@ class WorkspaceRepository(Protocol):
         """Set how the workspace's rewrites land (``auto`` or ``review``)."""
         ...
 
+    def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
+        """The stored workspaces at exactly these keys with a non-empty document, by key."""
+        ...
+
+    def orphans_named(self, name: str) -> list[MemorySummary]:
+        """Workspaces whose folder is gone, named ``name``, with a non-empty document, most
+        recently updated first."""
+        ...
+
+    def declined_renames(self, folder: str) -> set[str]:
+        """Ids of the orphans declined as the predecessor of the folder keyed ``folder``."""
+        ...
+
+    def decline_rename(self, folder: str, workspace_id: str) -> None:
+        """Remember that orphan ``workspace_id`` is not the folder ``folder``'s predecessor."""
+        ...
+
 
 class DocumentRepository(Protocol):
     """Memory documents, their revisions and the session watermarks.

@@ -78,6 +78,19 @@ class WorkspaceRow(Base):
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class DeclinedRenameRow(Base):
+    """An orphaned workspace a person said is not the predecessor of a folder (its key), so
+    opening that folder no longer offers it ("Scopes" in docs/architecture.md)."""
+
+    __tablename__ = "declined_renames"
+
+    folder: Mapped[str] = mapped_column(Text, primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class MemoryDocumentRow(Base):
     """The current memory document of a workspace; ``version`` increases with every write."""
 

@@ -9,6 +9,8 @@ has the ``(st_dev, st_ino)`` of a stored workspace's folder is that workspace (a
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Sequence
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -19,6 +21,7 @@ from yak.db.engine import Database
 from yak.db.models import (
     ChatMessageRow,
     ChatSessionRow,
+    DeclinedRenameRow,
     MemoryDocumentRow,
     MemoryProposalRow,
     MemoryRevisionRow,
@@ -34,7 +37,7 @@ from yak.db.rows import (
     workspace_key,
     workspace_row,
 )
-from yak.domain import ReviewMode, Workspace
+from yak.domain import MemorySummary, ReviewMode, Workspace, count_lines
 from yak.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -237,3 +240,63 @@ class SqlWorkspaceRepository:
             row = workspace_row(s, workspace_id)
             row.review_mode = str(ReviewMode(mode))
             return to_workspace(row)
+
+    # --- scopes: memories a folder without its own could use ----------------------------------
+    def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
+        """The stored workspaces at exactly these keys whose document is not empty, by key."""
+        with self.db.session() as s:
+            rows = s.execute(
+                select(WorkspaceRow, MemoryDocumentRow)
+                .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
+                .where(WorkspaceRow.path.in_(list(keys)), MemoryDocumentRow.content != "")
+            ).all()
+            return {row.path: _summary(row, document) for row, document in rows}
+
+    def orphans_named(self, name: str) -> list[MemorySummary]:
+        """The workspaces whose folder is gone, whose folder's name is ``name`` and whose
+        document is not empty, most recently updated first."""
+        with self.db.session() as s:
+            rows = s.execute(
+                select(WorkspaceRow, MemoryDocumentRow)
+                .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
+                .where(
+                    WorkspaceRow.path.endswith(os.sep + name, autoescape=True),
+                    MemoryDocumentRow.content != "",
+                )
+                .order_by(MemoryDocumentRow.updated_at.desc())
+            ).all()
+            found = [_summary(row, document) for row, document in rows]
+        return [summary for summary in found if summary.orphaned]
+
+    def declined_renames(self, folder: str) -> set[str]:
+        """The ids of the orphaned workspaces declined as the predecessor of the folder with
+        the key ``folder``."""
+        with self.db.session() as s:
+            return set(
+                s.scalars(
+                    select(DeclinedRenameRow.workspace_id).where(DeclinedRenameRow.folder == folder)
+                )
+            )
+
+    def decline_rename(self, folder: str, workspace_id: str) -> None:
+        """Remember that the workspace ``workspace_id`` is not the predecessor of the folder
+        with the key ``folder``. Raises ``WorkspaceNotFound`` for an unknown id."""
+        with self.db.session() as s:
+            workspace_row(s, workspace_id)
+            s.execute(
+                sqlite_insert(DeclinedRenameRow)
+                .values(folder=folder, workspace_id=workspace_id, created_at=now())
+                .on_conflict_do_nothing()
+            )
+
+
+def _summary(row: WorkspaceRow, document: MemoryDocumentRow) -> MemorySummary:
+    return MemorySummary(
+        workspace=to_workspace(row),
+        version=document.version,
+        lines=count_lines(document.content),
+        chars=len(document.content),
+        updated_at=document.updated_at,
+        flags=tuple(document.flags or ()),
+        orphaned=not os.path.isdir(row.path),
+    )

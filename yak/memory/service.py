@@ -311,6 +311,34 @@ class MemoryService:
             initiator=initiator,
         )
 
+    async def copy_from(
+        self,
+        workspace_id: str,
+        source: Workspace,
+        *,
+        expected_version: int | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """Seed a workspace's document with another workspace's current one (the enclosing
+        folder's, "Copy it here"): a ``copy`` revision flagged ``copied_from:<source path>``.
+        The two documents then go their own ways.
+
+        Raises:
+            UsageError: the source document is empty. UnreadableDocument: its bytes are not
+                UTF-8. ConflictError: the document changed since ``expected_version``.
+        """
+        document = await self.read(source.id)
+        if not document.content:
+            raise UsageError(f"{source.path} has no memory to copy")
+        return await self._write(
+            workspace_id,
+            document.content,
+            expected_version=expected_version,
+            source=RevisionSource.COPY,
+            flags=(f"copied_from:{source.path}",),
+            initiator=initiator,
+        )
+
     async def restore(
         self,
         workspace_id: str,

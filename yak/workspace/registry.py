@@ -10,6 +10,10 @@ Three ways to resolve a path:
 - :meth:`WorkspaceRegistry.for_read` (commands that only read): a stored workspace is found by
   key even when its folder is gone (orphaned); an existing folder never stored reads as an
   unsaved workspace with an empty document, and nothing is created.
+
+A folder without a memory of its own may be offered another one ("Scopes" in
+docs/architecture.md): the enclosing workspace's (:meth:`WorkspaceRegistry.enclosing`), or an
+orphan's that looks like the folder before a rename (:meth:`WorkspaceRegistry.renamed_from`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import os
 from datetime import UTC, datetime
 
 from yak import paths
-from yak.domain import Workspace
+from yak.domain import MemorySummary, Workspace
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ports import WorkspaceRepository
 from yak.text import shown
@@ -137,3 +141,57 @@ class WorkspaceRegistry:
         return await asyncio.to_thread(
             self._repository.set_memory_enabled, workspace_id, enabled=enabled
         )
+
+    async def enclosing(self, path: str) -> MemorySummary | None:
+        """The nearest workspace above ``path`` whose document is not empty, when ``path`` has
+        no memory of its own (not stored, or an empty document); else ``None``. Only stored
+        keys are compared: nothing above ``path`` is read from the disk.
+
+        Raises:
+            UsageError: not a usable path. StoreError.
+        """
+        key = normalize(path)
+        above = paths.enclosing_keys(key)
+        found = await asyncio.to_thread(self._repository.memories_at, [key, *above])
+        if key in found:
+            return None
+        return next((found[parent] for parent in above if parent in found), None)
+
+    async def renamed_from(self, path: str) -> MemorySummary | None:
+        """The orphan that looks like the folder ``path`` before a rename: a workspace whose
+        folder no longer exists, with the same folder name and a non-empty document, not
+        declined for this folder (:meth:`decline_rename`), the most recently updated first.
+        ``None`` when ``path`` has a memory of its own or nothing fits.
+
+        Raises:
+            UsageError: not a usable path. StoreError.
+        """
+        key = normalize(path)
+        name = os.path.basename(key)
+        if not name:
+            return None
+
+        def find() -> MemorySummary | None:
+            if self._repository.memories_at([key]):
+                return None
+            declined = self._repository.declined_renames(key)
+            return next(
+                (
+                    orphan
+                    for orphan in self._repository.orphans_named(name)
+                    if orphan.workspace.id not in declined and orphan.workspace.path != key
+                ),
+                None,
+            )
+
+        return await asyncio.to_thread(find)
+
+    async def decline_rename(self, path: str, workspace_id: str) -> None:
+        """Remember that the orphan ``workspace_id`` is not the folder ``path`` renamed, so
+        :meth:`renamed_from` no longer offers it there.
+
+        Raises:
+            UsageError: not a usable path. WorkspaceNotFound: unknown id. StoreError.
+        """
+        key = normalize(path)
+        await asyncio.to_thread(self._repository.decline_rename, key, workspace_id)
