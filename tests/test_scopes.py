@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from tests.support.builders import git_worktree
 from yak.bootstrap import open_core
 from yak.cli import main
 
@@ -162,3 +163,123 @@ def test_reattach_refuses_a_folder_that_still_exists_or_was_never_stored(proj, t
     assert err.startswith("yak: no workspace was stored for ")
     code, out, _ = run(capsys, "memory", "show", "-w", proj)
     assert out == FIFTY
+
+
+@pytest.fixture
+def worktree(tmp_path, data_dir):
+    """A repository ``app`` (main checkout, a 2-line memory, a ``web`` subfolder) and its linked
+    worktree ``app-feature`` made by ``git worktree add``."""
+    main_checkout, feature = git_worktree(tmp_path)
+    seed(data_dir, main_checkout, "- build: make\n- tests: pytest\n")
+    return main_checkout, feature
+
+
+def test_a_worktree_is_recognized_from_its_git_file(worktree, tmp_path):
+    """``main_checkout`` reads the worktree's ``.git`` file: the worktree (and a folder in it)
+    maps to the main checkout (and the same folder there); the main checkout, a plain folder
+    and a submodule-like ``.git`` file without ``commondir`` map to nothing."""
+    from yak.workspace.git import main_checkout
+
+    main, feature = worktree
+    assert main_checkout(str(feature)) == str(main)
+    assert main_checkout(str(feature / "web")) == str(main / "web")
+    assert main_checkout(str(main)) is None
+    assert main_checkout(str(main / "web")) is None
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert main_checkout(str(plain)) is None
+    (plain / "modules" / "sub").mkdir(parents=True)
+    (plain / "sub").mkdir()
+    (plain / "sub" / ".git").write_text("gitdir: ../modules/sub\n")
+    assert main_checkout(str(plain / "sub")) is None
+
+
+def test_link_makes_a_worktree_share_the_main_checkouts_document(worktree, capsys):
+    """``link -w WORKTREE`` (main checkout found from git's files): ``show`` in the worktree
+    prints the main checkout's bytes, a ``set`` there writes the one shared document (version
+    2 in both), ``show --json`` names ``linked_to``; ``unlink`` gives the worktree its own
+    (empty) document back and leaves the shared one as it is."""
+    main, feature = worktree
+    code, out, err = run(capsys, "memory", "link", "-w", feature)
+    assert (code, err) == (0, "")
+    assert out == f"{feature} now shares the memory of {main} (2 lines, version 1).\n"
+    code, out, _ = run(capsys, "memory", "show", "-w", feature)
+    assert (code, out) == (0, "- build: make\n- tests: pytest\n")
+
+    new = feature / "brief.txt"
+    new.write_text("- build: make\n- tests: pytest -x\n")
+    code, _, err = run(capsys, "memory", "set", "-w", feature, "--file", new)
+    assert (code, err) == (0, "")
+    code, out, _ = run(capsys, "memory", "show", "-w", main, "--json")
+    assert (json.loads(out)["content"], json.loads(out)["version"]) == (new.read_text(), 2)
+    code, out, _ = run(capsys, "memory", "show", "-w", feature, "--json")
+    shown = json.loads(out)
+    assert (shown["version"], shown["linked_to"], shown["enclosing"]) == (2, str(main), None)
+
+    code, out, err = run(capsys, "memory", "unlink", "-w", feature, "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {"workspace": str(feature), "unlinked_from": str(main)}
+    code, out, _ = run(capsys, "memory", "show", "-w", feature)
+    assert out == ""
+    code, out, _ = run(capsys, "memory", "show", "-w", main)
+    assert out == new.read_text()
+
+
+def test_link_refusals_are_one_line_and_exit_2(worktree, tmp_path, data_dir, capsys):
+    """A folder in no worktree without ``--to``, a folder with a memory of its own, and
+    ``unlink`` of a folder that shares nothing: exit 2, one line, nothing changed."""
+    main, feature = worktree
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    code, out, err = run(capsys, "memory", "link", "-w", plain)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"yak: {plain} is not in a git worktree; name the folder whose memory it should "
+        "share with --to\n"
+    )
+    seed(data_dir, feature, "- mine\n")
+    code, out, err = run(capsys, "memory", "link", "-w", feature)
+    assert (code, out) == (2, "")
+    assert "has a memory of its own" in err and err.count("\n") == 1
+    code, out, err = run(capsys, "memory", "unlink", "-w", feature)
+    assert (code, out) == (2, "")
+    assert err == f"yak: {feature} does not share another folder's memory\n"
+    code, out, _ = run(capsys, "memory", "show", "-w", feature)
+    assert out == "- mine\n"
+
+
+def test_link_to_any_folder_with_to(worktree, tmp_path, capsys):
+    """``--to FOLDER`` links a plain folder to any workspace; linking to a folder that itself
+    shares another's memory is refused (exit 2), so links never chain."""
+    main, feature = worktree
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    code, out, _ = run(capsys, "memory", "link", "-w", plain, "--to", main, "--json")
+    assert code == 0
+    assert json.loads(out)["linked_to"] == str(main)
+    code, out, err = run(capsys, "memory", "link", "-w", feature, "--to", plain)
+    assert (code, out) == (2, "")
+    assert "uses another folder's memory itself" in err
+
+
+async def test_a_refresh_in_a_linked_worktree_rewrites_the_shared_document(
+    worktree, core, fake_api
+):
+    """A conversation held in the linked worktree is folded by its refresh into the one shared
+    document (the main checkout's reads the new version, its history has both); the
+    conversation stays the worktree's."""
+    from tests.support.builders import say
+    from tests.support.fake_api import text
+    from yak.domain import RefreshStatus
+
+    main, feature = worktree
+    workspace, target = await core.workspaces.link(str(feature))
+    say(core, workspace.id, "On this branch we lint with ruff.", "Noted.")
+    new = "- build: make\n- tests: pytest\n- lint: ruff\n"
+    fake_api.script(text(new))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and outcome.version == 2
+    assert (await core.memory.read(target.id)).content == new
+    assert [r.version for r in await core.memory.history(target.id)] == [2, 1]
+    assert await core.chat.sessions(target.id) == []
+    assert len(await core.chat.sessions(workspace.id)) == 1

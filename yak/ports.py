@@ -86,6 +86,20 @@ class WorkspaceRepository(Protocol):
         """Remember that orphan ``workspace_id`` is not the folder ``folder``'s predecessor."""
         ...
 
+    def link(self, workspace_id: str, target_id: str) -> None:
+        """Make ``workspace_id`` use ``target_id``'s document (the document repository then
+        reads and writes that one). Raises ``UsageError`` (itself, a chain, a memory of its
+        own)."""
+        ...
+
+    def unlink(self, workspace_id: str) -> Workspace | None:
+        """Stop using another's document; returns the workspace it used, or ``None``."""
+        ...
+
+    def linked_to(self, workspace_id: str) -> Workspace | None:
+        """The workspace whose document ``workspace_id`` uses, or ``None``."""
+        ...
+
 
 class DocumentRepository(Protocol):
     """Memory documents, their revisions and the session watermarks.

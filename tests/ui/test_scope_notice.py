@@ -10,6 +10,7 @@ import pytest
 from memory_support import lines, run, until
 from PySide6.QtCore import Qt
 
+from tests.support.builders import git_worktree
 from yak.domain import RevisionSource
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
@@ -170,5 +171,41 @@ def test_not_this_one_is_remembered(env, ui, qloop, qtbot):
         assert await env.other.core.workspaces.renamed_from(str(new)) is None
         assert env.stored(old.id).content == "- one\n- two\n- three\n"
         assert env.stored(opened.id).content == ""
+
+    run(qloop, body())
+
+
+def test_a_worktree_is_offered_its_main_checkouts_memory(env, ui, qloop, qtbot):
+    """Opening a git worktree (no memory of its own) whose main checkout has a 2-line memory
+    shows "This folder is a git worktree of …/app, whose memory has 2 lines — share it here?";
+    "Share its memory" links them: the panel shows the shared document, a hand save from the
+    worktree lands in the main checkout's document, and the offer is gone."""
+    window, controller = ui
+    main_checkout, feature = git_worktree(env.root)
+    main = env.workspace("app", "- build: make\n- tests: pytest\n")
+    notice = window.scope_notice
+
+    async def body():
+        opened = await controller.open_workspace(str(feature))
+        assert notice.text_label.text() == (
+            f"This folder is a git worktree of {main_checkout}, whose memory has 2 lines — "
+            "share it here?"
+        )
+        assert notice.use_button.text() == "Share its memory"
+        assert notice.second_button.isHidden() and notice.dismiss_button.isVisible()
+        click(qtbot, notice.use_button)
+        await until(
+            lambda: (
+                window.memory_panel.document_view.toPlainText()
+                == "- build: make\n- tests: pytest\n"
+            ),
+            what="the shared document in the panel",
+        )
+        await controller.tasks.drain()
+        await env.core.memory.save(opened.id, "- build: make\n", expected_version=1)
+        assert env.stored(main.id).content == "- build: make\n"
+        assert not notice.isVisible()
+        await controller.open_workspace(str(feature))
+        assert not notice.isVisible()
 
     run(qloop, body())

@@ -280,6 +280,8 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
                 extras = await _review_state(core, workspace, stored)
                 extras["enclosing"] = output.memory_elsewhere(enclosing)
                 extras["renamed_from"] = output.memory_elsewhere(renamed_from)
+                linked = await core.workspaces.linked_to(workspace.id) if stored else None
+                extras["linked_to"] = None if linked is None else linked.path
                 output.document(workspace, document, as_json=True, extras=extras)
             else:
                 output.scope_notes(workspace, enclosing=enclosing, renamed_from=renamed_from)

@@ -6,6 +6,8 @@ docs/architecture.md).
   already has a memory of its own.
 - ``reattach OLD --decline [-w DIR]``: OLD is not DIR's predecessor; ``show`` and the app stop
   offering it there.
+- ``link [-w DIR] [--to FOLDER] [--json]``: DIR (a git worktree, by default of FOLDER's
+  repository) uses FOLDER's memory document from now on; ``unlink`` ends that.
 
 Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
@@ -29,7 +31,7 @@ def register(
     workspace_option: Callable[[argparse.ArgumentParser], None],
     json_option: Callable[[argparse.ArgumentParser], None],
 ) -> None:
-    """Add ``reattach`` to ``yak memory``."""
+    """Add ``reattach``, ``link`` and ``unlink`` to ``yak memory``."""
     p = cmds.add_parser(
         "reattach",
         help="move the memory of a renamed or moved folder to this one",
@@ -47,6 +49,35 @@ def register(
     workspace_option(p)
     json_option(p)
     p.set_defaults(func=cmd_reattach)
+
+    p = cmds.add_parser(
+        "link",
+        help="share another folder's memory (a git worktree and its main checkout)",
+        description="From now on the workspace folder (-w) uses the memory document of FOLDER: "
+        "it reads it, its refreshes and edits write it, and its history is FOLDER's. "
+        "Conversations stay apart. Without --to, FOLDER is the main checkout of the git "
+        "repository whose worktree the workspace is in. The folder must have no memory of its "
+        "own. 'yak memory unlink' ends it.",
+    )
+    p.add_argument(
+        "--to",
+        metavar="FOLDER",
+        default=None,
+        help="the folder whose memory to share (default: the worktree's main checkout)",
+    )
+    workspace_option(p)
+    json_option(p)
+    p.set_defaults(func=cmd_link)
+
+    p = cmds.add_parser(
+        "unlink",
+        help="stop sharing another folder's memory",
+        description="The workspace folder (-w) stops using another folder's memory document; "
+        "its own (empty, or as it was before 'link') is back. The shared document is kept.",
+    )
+    workspace_option(p)
+    json_option(p)
+    p.set_defaults(func=cmd_unlink)
 
 
 def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
@@ -93,6 +124,50 @@ def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
                 f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
                 f"version {document.version}) and its history to {moved.path}."
             )
+        return 0
+
+    return ctx.run(work)
+
+
+def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory link``: exit 0 linked; 2 no main checkout found and no ``--to``, the same
+    folder, a folder with a memory of its own, or a target that shares another's itself."""
+    from yak.cli import output
+
+    async def work(core: Core) -> int:
+        workspace, target = await core.workspaces.link(workspace_path(args), args.to)
+        document = await core.memory.read(workspace.id)
+        if args.json:
+            output.print_json(
+                {
+                    "workspace": workspace.path,
+                    "workspace_id": workspace.id,
+                    "linked_to": target.path,
+                    "version": document.version,
+                    "lines": document.lines,
+                }
+            )
+        else:
+            print(
+                f"{workspace.path} now shares the memory of {target.path} "
+                f"({output.lines(document.lines)}, version {document.version})."
+            )
+        return 0
+
+    return ctx.run(work)
+
+
+def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory unlink``: exit 0 unlinked; 2 the folder shared no other memory."""
+    from yak.cli import output
+
+    async def work(core: Core) -> int:
+        target = await core.workspaces.unlink(workspace_path(args))
+        workspace, _stored = await core.workspaces.for_read(workspace_path(args))
+        if args.json:
+            output.print_json({"workspace": workspace.path, "unlinked_from": target.path})
+        else:
+            print(f"{workspace.path} no longer shares the memory of {target.path}.")
         return 0
 
     return ctx.run(work)

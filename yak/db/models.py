@@ -91,6 +91,19 @@ class DeclinedRenameRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class WorkspaceLinkRow(Base):
+    """A workspace that uses another one's memory document (a git worktree sharing its main
+    checkout's, when the person says so; "Scopes" in docs/architecture.md)."""
+
+    __tablename__ = "workspace_links"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    target_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class MemoryDocumentRow(Base):
     """The current memory document of a workspace; ``version`` increases with every write."""
 

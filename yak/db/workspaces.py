@@ -27,6 +27,7 @@ from yak.db.models import (
     MemoryRevisionRow,
     MemoryTombstoneRow,
     RefreshAttemptRow,
+    WorkspaceLinkRow,
     WorkspaceRow,
 )
 from yak.db.rows import (
@@ -288,6 +289,50 @@ class SqlWorkspaceRepository:
                 .values(folder=folder, workspace_id=workspace_id, created_at=now())
                 .on_conflict_do_nothing()
             )
+
+    # --- links: a workspace using another one's document --------------------------------------
+    def link(self, workspace_id: str, target_id: str) -> None:
+        """Make ``workspace_id`` use the document of ``target_id`` (replacing any link it had).
+
+        Raises:
+            WorkspaceNotFound: an unknown id.
+            UsageError: the two are one workspace, ``target_id`` uses another's document
+                itself, or ``workspace_id`` has a memory of its own (nothing is merged).
+        """
+        with self.db.session() as s:
+            source, target = workspace_row(s, workspace_id), workspace_row(s, target_id)
+            if source.id == target.id:
+                raise UsageError(f"{source.path} cannot share its own memory with itself.")
+            if s.get(WorkspaceLinkRow, target.id) is not None:
+                raise UsageError(
+                    f"{target.path} uses another folder's memory itself; link to that folder."
+                )
+            own = s.get(MemoryDocumentRow, source.id)
+            if own is not None and own.content:
+                raise UsageError(
+                    f"{source.path} has a memory of its own; export it if you need it, delete "
+                    "it (yak memory delete), then link."
+                )
+            s.execute(delete(WorkspaceLinkRow).where(WorkspaceLinkRow.workspace_id == source.id))
+            s.add(WorkspaceLinkRow(workspace_id=source.id, target_id=target.id, created_at=now()))
+            log.info("workspace %s now uses the memory of %s", source.id, target.id)
+
+    def unlink(self, workspace_id: str) -> Workspace | None:
+        """Stop ``workspace_id`` using another's document; returns the workspace it used
+        (``None``: it used none). Its own document, empty or as it was before, is back."""
+        with self.db.session() as s:
+            link = s.get(WorkspaceLinkRow, workspace_id)
+            if link is None:
+                return None
+            target = workspace_row(s, link.target_id)
+            s.delete(link)
+            return to_workspace(target)
+
+    def linked_to(self, workspace_id: str) -> Workspace | None:
+        """The workspace whose document ``workspace_id`` uses, or ``None``."""
+        with self.db.session() as s:
+            link = s.get(WorkspaceLinkRow, workspace_id)
+            return None if link is None else to_workspace(workspace_row(s, link.target_id))
 
 
 def _summary(row: WorkspaceRow, document: MemoryDocumentRow) -> MemorySummary:

@@ -109,8 +109,9 @@ class AppController(QObject):
         notice.copy_enclosing_requested.connect(self._on_notice_copy_enclosing_requested)
         notice.reattach_requested.connect(self._on_notice_reattach_requested)
         notice.rename_declined.connect(self._on_notice_rename_declined)
+        notice.link_requested.connect(self._on_notice_link_requested)
         notice.dismissed.connect(self._on_notice_dismissed)
-        self._dismissed: set[str] = set()  # workspaces whose enclosing offer was put aside
+        self._dismissed: set[str] = set()  # workspaces whose offer was put aside
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
 
@@ -236,6 +237,9 @@ class AppController(QObject):
     def _on_notice_rename_declined(self, workspace_id: str) -> None:
         self.tasks.spawn(self._decline_rename(workspace_id), name="decline-rename")
 
+    def _on_notice_link_requested(self, path: str) -> None:
+        self.tasks.spawn(self._link_worktree(path), name="link-worktree")
+
     def _on_notice_dismissed(self) -> None:
         if self.workspace is not None:
             self._dismissed.add(self.workspace.id)
@@ -275,14 +279,18 @@ class AppController(QObject):
 
     async def _offer_memory_elsewhere(self, workspace: Workspace) -> None:
         """Show the scope notice when the folder has no memory of its own but one is found
-        elsewhere: an orphan it looks like before a rename first, else the enclosing
-        workspace's (unless put aside in this window)."""
+        elsewhere: an orphan it looks like before a rename first, else its git main
+        checkout's, else the enclosing workspace's (these two unless put aside in this
+        window)."""
         notice = self.window.scope_notice
+        registry = self.core.workspaces
         try:
-            renamed = await self.core.workspaces.renamed_from(workspace.path)
-            enclosing = None
+            renamed = await registry.renamed_from(workspace.path)
+            main = enclosing = None
             if renamed is None and workspace.id not in self._dismissed:
-                enclosing = await self.core.workspaces.enclosing(workspace.path)
+                main = await registry.worktree_main(workspace.path)
+                if main is None:
+                    enclosing = await registry.enclosing(workspace.path)
         except YakError as exc:
             log.warning("looking for a memory elsewhere failed: %s", exc)
             return
@@ -290,6 +298,8 @@ class AppController(QObject):
             return  # another folder was opened meanwhile
         if renamed is not None:
             notice.show_renamed(renamed)
+        elif main is not None:
+            notice.show_worktree(main)
         elif enclosing is not None:
             notice.show_enclosing(workspace, enclosing)
         else:
@@ -320,6 +330,19 @@ class AppController(QObject):
             return
         await self.open_workspace(moved.path)
         self.memory_controller.reload()
+
+    async def _link_worktree(self, main_path: str) -> None:
+        """Share its memory: the open worktree uses the main checkout's document from now on;
+        the panel shows it."""
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            await self.core.workspaces.link(workspace.path, main_path)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Share the memory")
+            return
+        await self._load_panel(workspace.id)
 
     async def _decline_rename(self, orphan_id: str) -> None:
         """Not this one: remembered, so this folder is not offered that memory again; the

@@ -1,7 +1,7 @@
 """The bar above the chat that offers a folder a memory found elsewhere ("Scopes" in
 docs/architecture.md): the enclosing workspace's ("Use the parent's memory", "Copy it here",
-Dismiss) or the memory of the folder this one looks like before a rename ("Use it", "Not this
-one").
+Dismiss), the memory of the folder this one looks like before a rename ("Use it", "Not this
+one"), or a git worktree's main checkout's ("Share its memory", Dismiss).
 
 It only shows the offer and emits what the person chose; the app controller acts on it.
 """
@@ -24,6 +24,7 @@ class ScopeNotice(QFrame):
         copy_enclosing_requested(str): the enclosing workspace's id (copy its document here).
         reattach_requested(str): the orphan's id (move its memory here).
         rename_declined(str): the orphan's id (it is not this folder's predecessor).
+        link_requested(str): the main checkout's path (share its document from now on).
         dismissed(): the offer was put aside for now.
     """
 
@@ -31,12 +32,13 @@ class ScopeNotice(QFrame):
     copy_enclosing_requested = Signal(str)
     reattach_requested = Signal(str)
     rename_declined = Signal(str)
+    link_requested = Signal(str)
     dismissed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.offer: MemorySummary | None = None
-        self.kind = ""  # "enclosing" or "renamed" while an offer shows
+        self.kind = ""  # "enclosing", "renamed" or "worktree" while an offer shows
         self._setup_ui()
         self.hide()
 
@@ -73,6 +75,7 @@ class ScopeNotice(QFrame):
             f"Work in {parent.path}: its memory, conversations and refreshes"
         )
         self.second_button.setText("Copy it here")
+        self.second_button.show()
         self.second_button.setToolTip(
             f"Start {workspace.name}'s own memory as a copy of {parent.name}'s"
         )
@@ -90,8 +93,25 @@ class ScopeNotice(QFrame):
         self.use_button.setText("Use it")
         self.use_button.setToolTip("Move that memory, its history and conversations here")
         self.second_button.setText("Not this one")
+        self.second_button.show()
         self.second_button.setToolTip("Do not offer it for this folder again")
         self.dismiss_button.hide()
+        self.show()
+
+    def show_worktree(self, main: MemorySummary) -> None:
+        """Offer the memory of ``main``, the main checkout of the git worktree shown."""
+        self.offer, self.kind = main, "worktree"
+        self.text_label.setText(
+            f"This folder is a git worktree of {main.workspace.path}, whose memory has "
+            f"{plural(main.lines, 'line')} — share it here?"
+        )
+        self.use_button.setText("Share its memory")
+        self.use_button.setToolTip(
+            "This worktree reads and updates that document from now on (yak memory unlink "
+            "ends it); conversations stay here"
+        )
+        self.second_button.hide()
+        self.dismiss_button.show()
         self.show()
 
     def clear(self) -> None:
@@ -106,6 +126,8 @@ class ScopeNotice(QFrame):
         self.clear()
         if kind == "enclosing":
             self.use_enclosing_requested.emit(offer.workspace.path)
+        elif kind == "worktree":
+            self.link_requested.emit(offer.workspace.path)
         else:
             self.reattach_requested.emit(offer.workspace.id)
 

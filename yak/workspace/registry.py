@@ -14,6 +14,8 @@ Three ways to resolve a path:
 A folder without a memory of its own may be offered another one ("Scopes" in
 docs/architecture.md): the enclosing workspace's (:meth:`WorkspaceRegistry.enclosing`), or an
 orphan's that looks like the folder before a rename (:meth:`WorkspaceRegistry.renamed_from`).
+A git worktree can share its main checkout's document when the person says so
+(:meth:`WorkspaceRegistry.link`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from yak.domain import MemorySummary, Workspace
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ports import WorkspaceRepository
 from yak.text import shown
+from yak.workspace import git
 
 
 def folder_error(path: str) -> WorkspaceNotFound:
@@ -152,6 +155,8 @@ class WorkspaceRegistry:
         """
         key = normalize(path)
         above = paths.enclosing_keys(key)
+        if await asyncio.to_thread(self._repository.linked_to, paths.workspace_id_for(key)):
+            return None
         found = await asyncio.to_thread(self._repository.memories_at, [key, *above])
         if key in found:
             return None
@@ -174,6 +179,8 @@ class WorkspaceRegistry:
         def find() -> MemorySummary | None:
             if self._repository.memories_at([key]):
                 return None
+            if self._repository.linked_to(paths.workspace_id_for(key)) is not None:
+                return None
             declined = self._repository.declined_renames(key)
             return next(
                 (
@@ -195,3 +202,73 @@ class WorkspaceRegistry:
         """
         key = normalize(path)
         await asyncio.to_thread(self._repository.decline_rename, key, workspace_id)
+
+    async def link(self, path: str, to: str | None = None) -> tuple[Workspace, Workspace]:
+        """Make the workspace of ``path`` use the memory document of the workspace of ``to``
+        (default: ``path``'s main checkout when ``path`` is in a git worktree): reads, writes,
+        history and proposals then go to that one document; conversations stay apart. Stored
+        until :meth:`unlink`. Linking to a folder that itself uses another's document is
+        refused.
+
+        Returns:
+            ``(workspace, target)``, both registered.
+
+        Raises:
+            UsageError: no ``to`` and ``path`` is no git worktree; the same folder; ``path``
+                has a memory of its own. WorkspaceNotFound: a folder does not exist.
+        """
+        workspace = await self.for_write(path)
+        if to is None:
+            to = await asyncio.to_thread(git.main_checkout, workspace.path)
+            if to is None:
+                raise UsageError(
+                    f"{shown(workspace.path)} is not in a git worktree; name the folder whose "
+                    "memory it should share with --to"
+                )
+        target = await self.for_write(to)
+        await asyncio.to_thread(self._repository.link, workspace.id, target.id)
+        return workspace, target
+
+    async def unlink(self, path: str) -> Workspace:
+        """Stop the workspace of ``path`` using another's document; its own (as it was before
+        the link, usually empty) is back. Returns the workspace it used.
+
+        Raises:
+            UsageError: it used no other workspace's document. WorkspaceNotFound.
+        """
+        workspace, stored = await self.for_read(path)
+        target = None
+        if stored:
+            target = await asyncio.to_thread(self._repository.unlink, workspace.id)
+        if target is None:
+            raise UsageError(f"{shown(workspace.path)} does not share another folder's memory")
+        return target
+
+    async def linked_to(self, workspace_id: str) -> Workspace | None:
+        """The workspace whose document ``workspace_id`` uses, or ``None``."""
+        return await asyncio.to_thread(self._repository.linked_to, workspace_id)
+
+    async def worktree_main(self, path: str) -> MemorySummary | None:
+        """The main checkout's workspace when ``path`` is in a git worktree, has no memory of
+        its own, uses no other document yet, and the main checkout's document is not empty;
+        else ``None`` (what the window offers to share).
+
+        Raises:
+            UsageError: not a usable path. StoreError.
+        """
+        key = normalize(path)
+
+        def find() -> MemorySummary | None:
+            main = git.main_checkout(key)
+            if main is None:
+                return None
+            if self._repository.linked_to(paths.workspace_id_for(key)) is not None:
+                return None
+            try:
+                main_key = paths.normalize_workspace_path(main)
+            except ValueError:
+                return None
+            found = self._repository.memories_at([key, main_key])
+            return None if key in found else found.get(main_key)
+
+        return await asyncio.to_thread(find)

@@ -1,4 +1,5 @@
-"""scopes: orphaned workspaces declined as a folder's predecessor
+"""scopes: orphaned workspaces declined as a folder's predecessor, workspaces sharing another's
+document
 
 Revision ID: 0004
 Revises: 0003
@@ -28,7 +29,27 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("folder", "workspace_id", name=op.f("pk_declined_renames")),
     )
+    op.create_table(
+        "workspace_links",
+        sa.Column("workspace_id", sa.String(length=35), nullable=False),
+        sa.Column("target_id", sa.String(length=35), nullable=False),
+        sa.Column("created_at", sa.DateTime(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["workspace_id"],
+            ["workspaces.id"],
+            name=op.f("fk_workspace_links_workspace_id_workspaces"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["target_id"],
+            ["workspaces.id"],
+            name=op.f("fk_workspace_links_target_id_workspaces"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("workspace_id", name=op.f("pk_workspace_links")),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("workspace_links")
     op.drop_table("declined_renames")
