@@ -189,6 +189,21 @@ class DocumentRepository(Protocol):
         ...
 
 
+class SearchIndex(Protocol):
+    """Which current documents contain a text: the database's full-text index, when it has
+    one ("Search" in docs/architecture.md)."""
+
+    @property
+    def method(self) -> str:
+        """``"fts5"`` (or another index's name) when an index answers, else ``"plain scan"``."""
+        ...
+
+    def documents_containing(self, query: str) -> set[str] | None:
+        """Ids of the workspaces whose document contains ``query`` (case aside), or ``None``
+        when the index cannot answer (none here, or ``query`` too short): scan then."""
+        ...
+
+
 class AttemptRepository(Protocol):
     """Every refresh attempt, applied or not."""
 
@@ -395,6 +410,7 @@ __all__: Sequence[str] = [
     "ModelClient",
     "ModelClientFactory",
     "RefreshLock",
+    "SearchIndex",
     "StreamEvent",
     "SystemPrompt",
     "TextDelta",

@@ -6,8 +6,8 @@ docs/architecture.md).
   when missing; everything outside the block is kept byte for byte; a second run writes nothing
   and says "already in sync".
 - ``search QUERY [--json]``: every line of every workspace's document containing QUERY, case
-  aside (a plain scan of the documents, no index); ``--json``: a list of ``workspace``,
-  ``line``, ``text``.
+  aside (the documents chosen by the database's full-text index; a plain scan, said on stderr,
+  where there is none); ``--json``: a list of ``workspace``, ``line``, ``text``.
 
 Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
@@ -49,8 +49,9 @@ def register(
         "search",
         help="find text in every workspace's document",
         description="Print each line of every workspace's memory document that contains QUERY, "
-        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). A plain scan "
-        "of the documents.",
+        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). The database's "
+        "full-text index (SQLite FTS5) finds the documents; without one, or for a text under "
+        "3 characters, every document is read (a plain scan, said on stderr).",
     )
     p.add_argument("query", metavar="QUERY", help="the text to find")
     json_option(p)
@@ -99,12 +100,15 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory search QUERY``: exit 0 whether or not anything matched (``--json``: ``[]``);
-    2 a blank query."""
+    2 a blank query. A plain scan says so on stderr."""
     from yak.cli import output
     from yak.memory.search import search_documents
 
     async def work(core: Core) -> int:
-        hits = await search_documents(core.memory, args.query)
+        found = await search_documents(core.memory, args.query)
+        if found.why_scan:
+            output.note(f"Searched by plain scan: {found.why_scan}.")
+        hits = found.hits
         if args.json:
             output.print_json(
                 [{"workspace": h.workspace.path, "line": h.line, "text": h.text} for h in hits]

@@ -48,7 +48,7 @@ from yak.events import EventBus, MemoryChanged, ProposalsChanged
 from yak.memory import document as rules
 from yak.memory import guards, provenance
 from yak.memory.redact import redact
-from yak.ports import AttemptRepository, DocumentRepository, WorkspaceRepository
+from yak.ports import AttemptRepository, DocumentRepository, SearchIndex, WorkspaceRepository
 from yak.text import shorten
 
 log = logging.getLogger(__name__)
@@ -68,6 +68,8 @@ class MemoryService:
         attempts: the refresh attempts.
         bus: where ``MemoryChanged`` is published.
         poll_interval_s: seconds between two checks for writes by another process.
+        search_index: the database's full-text index of the documents (``None``: searches
+            scan).
     """
 
     def __init__(
@@ -78,8 +80,10 @@ class MemoryService:
         attempts: AttemptRepository,
         bus: EventBus,
         poll_interval_s: float = 1.0,
+        search_index: SearchIndex | None = None,
     ) -> None:
         self._workspaces = workspaces
+        self._search_index = search_index
         self._documents = documents
         self._attempts = attempts
         self._bus = bus
@@ -227,6 +231,20 @@ class MemoryService:
     async def latest_attempts(self) -> dict[str, RefreshAttempt]:
         """The newest refresh attempt of every workspace that has one (replies not read)."""
         return await asyncio.to_thread(self._attempts.latest)
+
+    @property
+    def search_method(self) -> str:
+        """How :meth:`documents_containing` finds documents: ``"fts5"`` (an index) or
+        ``"plain scan"``."""
+        return "plain scan" if self._search_index is None else self._search_index.method
+
+    async def documents_containing(self, query: str) -> set[str] | None:
+        """Ids of the workspaces whose document contains ``query`` by the database's index,
+        or ``None`` when no index answers (then every document is read; see
+        ``yak.memory.search``)."""
+        if self._search_index is None:
+            return None
+        return await asyncio.to_thread(self._search_index.documents_containing, query)
 
     # --- writing ------------------------------------------------------------------------------
     async def save(

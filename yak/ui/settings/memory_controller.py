@@ -149,11 +149,13 @@ class MemoryPageController(QObject):
             return
         await asyncio.sleep(SEARCH_DELAY_S)
         try:
-            hits = await search_documents(self.memory, text)
+            found = await search_documents(self.memory, text)
         except YakError as exc:  # the filter still matches folders
             log.warning("memory search failed: %s", exc)
             return
-        self.page.show_content_matches(text, frozenset(h.workspace.id for h in hits))
+        self.page.show_content_matches(
+            text, frozenset(h.workspace.id for h in found.hits), plain_scan=bool(found.why_scan)
+        )
 
     def _on_page_reattach_requested(self, workspace_id: str, folder: str) -> None:
         self.tasks.spawn(self._reattach(workspace_id, folder), name="memory-reattach")
