@@ -148,6 +148,9 @@ class Workspace:
     last_opened_at: datetime | None = None
     memory_enabled: bool = True
     review_mode: ReviewMode = ReviewMode.AUTO
+    # The instruction file (absolute path) whose managed block follows every applied revision
+    # ("keep AGENTS.md in sync"), or ``None``.
+    synced_file: str | None = None
 
     @property
     def name(self) -> str:

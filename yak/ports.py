@@ -69,6 +69,10 @@ class WorkspaceRepository(Protocol):
         """Set how the workspace's rewrites land (``auto`` or ``review``)."""
         ...
 
+    def set_synced_file(self, workspace_id: str, path: str | None) -> Workspace:
+        """Keep the file at ``path`` (absolute) in sync after every write, or stop (``None``)."""
+        ...
+
     def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
         """The stored workspaces at exactly these keys with a non-empty document, by key."""
         ...

@@ -74,6 +74,7 @@ class WorkspaceRow(Base):
     st_ino: Mapped[str | None] = mapped_column(String(24))
     memory_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     review_mode: Mapped[str] = mapped_column(String(8), default="auto", server_default="auto")
+    synced_file: Mapped[str | None] = mapped_column(Text)  # kept in sync after every write
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 

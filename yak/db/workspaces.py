@@ -231,6 +231,18 @@ class SqlWorkspaceRepository:
             row.memory_enabled = bool(enabled)
             return to_workspace(row)
 
+    def set_synced_file(self, workspace_id: str, path: str | None) -> Workspace:
+        """Keep ``path`` (absolute) in sync with the workspace's document after every applied
+        revision, or stop (``None``).
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            row = workspace_row(s, workspace_id)
+            row.synced_file = path
+            return to_workspace(row)
+
     def set_review_mode(self, workspace_id: str, mode: ReviewMode) -> Workspace:
         """Set how a workspace's rewrites land: ``auto`` or ``review``.
 

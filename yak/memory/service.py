@@ -44,10 +44,11 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
-from yak.events import EventBus, MemoryChanged, ProposalsChanged
+from yak.events import EventBus, MemoryChanged, ProposalsChanged, SyncedFileFailed
 from yak.memory import document as rules
 from yak.memory import guards, provenance
 from yak.memory.redact import redact
+from yak.memory.sync import SyncResult, sync_file
 from yak.ports import AttemptRepository, DocumentRepository, SearchIndex, WorkspaceRepository
 from yak.text import shorten
 
@@ -711,7 +712,55 @@ class MemoryService:
                     updated_at=document.updated_at,
                 )
             )
+            await self._sync_kept_file(workspace_id, document)
         return document
+
+    # --- keeping an instruction file in sync ---------------------------------------------------
+    async def keep_in_sync(self, workspace_id: str, path: str) -> SyncResult:
+        """Keep the file at ``path`` (``AGENTS.md``, ``CLAUDE.md``…; relative to the current
+        folder) in sync from now on: its managed block is written now and after every applied
+        revision (``yak.memory.sync``). Nothing is stored when the first write fails.
+
+        Returns:
+            What the write now did.
+
+        Raises:
+            UsageError: the file cannot be read or written, is not UTF-8, or its markers are
+                not one block. WorkspaceNotFound: unknown id.
+        """
+        target = os.path.abspath(path)
+        document = await self.read(workspace_id)
+        result = await asyncio.to_thread(sync_file, target, document.content)
+        await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, target)
+        log.info("workspace %s keeps %s in sync", workspace_id, target)
+        return result
+
+    async def stop_keeping_in_sync(self, workspace_id: str) -> str | None:
+        """Stop keeping a file in sync (the file stays as it is); returns its path, or
+        ``None`` when none was kept. Raises ``WorkspaceNotFound`` for an unknown id."""
+        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        if workspace.synced_file is not None:
+            await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, None)
+        return workspace.synced_file
+
+    async def _sync_kept_file(self, workspace_id: str, document: MemoryDocument) -> None:
+        """After an applied revision, write it into the workspace's kept file, if any. A
+        failure is logged and published (``SyncedFileFailed``), never raised: the revision is
+        stored already."""
+        try:
+            workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        except YakError as exc:
+            log.warning("cannot read workspace %s to sync its file: %s", workspace_id, exc)
+            return
+        if workspace.synced_file is None:
+            return
+        try:
+            await asyncio.to_thread(sync_file, workspace.synced_file, document.content)
+        except YakError as exc:
+            log.warning("keeping %s in sync failed: %s", workspace.synced_file, exc)
+            self._bus.publish(
+                SyncedFileFailed(workspace_id, document.version, workspace.synced_file, str(exc))
+            )
 
     # --- export -------------------------------------------------------------------------------
     async def export_bytes(

@@ -25,7 +25,7 @@ from yak.config import Settings
 from yak.core import Core
 from yak.domain import RefreshStatus, Workspace
 from yak.errors import YakError
-from yak.events import MemoryChanged, RefreshStateChanged
+from yak.events import MemoryChanged, RefreshStateChanged, SyncedFileFailed
 from yak.refresh.state import describe_outcome
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
@@ -114,6 +114,7 @@ class AppController(QObject):
         self._dismissed: set[str] = set()  # workspaces whose offer was put aside
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
+        bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
 
     def _setup_chat(self) -> None:
         """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
@@ -258,6 +259,10 @@ class AppController(QObject):
                 f"({_SOURCE_WORDS.get(event.source, event.source)})."
             )
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
+
+    def _on_bridge_synced_file_failed(self, event: SyncedFileFailed) -> None:
+        # After the "Memory updated" line of the same write, so this one stays on screen.
+        self.window.show_status(event.message, timeout_ms=30000)
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
         self.window.memory_panel.show_refresh_state(event.snapshot)
