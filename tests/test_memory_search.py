@@ -57,8 +57,9 @@ def indexed(data_dir, query):
     async def work():
         core = open_core(data_dir)
         try:
-            ids = await core.memory.documents_containing(query)
-            return {(await core.workspaces.get(i)).path for i in ids}
+            found = await core.memory.search_candidates(query)
+            assert found.method == "fts5"
+            return {workspace.path for workspace, _content in found.documents}
         finally:
             await core.aclose()
 

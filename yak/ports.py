@@ -193,18 +193,30 @@ class DocumentRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class SearchCandidates:
+    """The documents that may contain a text, as :class:`SearchIndex` found them.
+
+    Attributes:
+        documents: ``(workspace, current document)`` pairs, most recently updated first (as
+            the memory list orders them); only documents stored as text.
+        method: ``"fts5"`` (or another index's name) when an index chose them, else
+            ``"plain scan"`` (every non-empty document).
+        why_scan: for a plain scan, why no index answered (a sentence); ``""`` otherwise.
+    """
+
+    documents: list[tuple[Workspace, str]]
+    method: str
+    why_scan: str = ""
+
+
 class SearchIndex(Protocol):
-    """Which current documents contain a text: the database's full-text index, when it has
-    one ("Search" in docs/architecture.md)."""
+    """Which current documents may contain a text: the database's full-text index when it has
+    one, else every document ("Search" in docs/architecture.md)."""
 
-    @property
-    def method(self) -> str:
-        """``"fts5"`` (or another index's name) when an index answers, else ``"plain scan"``."""
-        ...
-
-    def documents_containing(self, query: str) -> set[str] | None:
-        """Ids of the workspaces whose document contains ``query`` (case aside), or ``None``
-        when the index cannot answer (none here, or ``query`` too short): scan then."""
+    def candidates(self, query: str) -> SearchCandidates:
+        """The documents that may contain ``query`` (case aside), read in one go; the caller
+        matches the lines."""
         ...
 
 
@@ -414,6 +426,7 @@ __all__: Sequence[str] = [
     "ModelClient",
     "ModelClientFactory",
     "RefreshLock",
+    "SearchCandidates",
     "SearchIndex",
     "StreamEvent",
     "SystemPrompt",

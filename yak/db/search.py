@@ -4,18 +4,23 @@ On SQLite it is the FTS5 table ``memory_search`` (trigram tokenizer: any run of 
 characters matches, case aside), made by the ``memory_search`` migration together with the
 triggers that keep it in step with ``memory_documents`` in the writing transaction itself
 (every revision saved, a re-attach, a delete). The migration makes none where this SQLite has
-no FTS5 or no trigram tokenizer; :meth:`SqlSearchIndex.documents_containing` then answers
-``None`` and the caller scans the documents instead. Another database brings its own index here.
+no FTS5 or no trigram tokenizer; :meth:`SqlSearchIndex.candidates` then hands over every
+document (a plain scan, in plain SQL any database runs). Another database brings its own index
+here.
 """
 
 from __future__ import annotations
 
 import logging
 
-from sqlalchemy import text
+from sqlalchemy import ColumnElement, String, select, text
 from sqlalchemy.exc import DBAPIError
 
 from yak.db.engine import Database
+from yak.db.models import MemoryDocumentRow, WorkspaceRow
+from yak.db.rows import to_workspace
+from yak.domain import Workspace
+from yak.ports import SearchCandidates
 
 log = logging.getLogger(__name__)
 
@@ -24,35 +29,54 @@ MIN_INDEXED_CHARS = 3  # the trigram tokenizer matches nothing shorter
 
 
 class SqlSearchIndex:
-    """Which documents contain a text (implements ``yak.ports.SearchIndex``)."""
+    """The documents that may contain a text (implements ``yak.ports.SearchIndex``)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self._usable: bool | None = None  # checked once, at the first search
 
-    @property
-    def method(self) -> str:
-        """``"fts5"`` when the index answers searches of three characters or more, else
-        ``"plain scan"`` (this SQLite has no FTS5, or another database)."""
-        return "fts5" if self._index_usable() else "plain scan"
-
-    def documents_containing(self, query: str) -> set[str] | None:
-        """The ids of the workspaces whose current document contains ``query`` (case aside,
-        as SQLite folds it), or ``None`` when the index cannot answer: no index here, or
-        ``query`` is shorter than :data:`MIN_INDEXED_CHARS` characters.
+    def candidates(self, query: str) -> SearchCandidates:
+        """The current documents that may contain ``query``, in one query: those the index
+        names when it can answer, else every non-empty document (a plain scan, with the
+        reason). Documents stored as bytes that are not text are left out.
 
         Raises:
             StoreError: the database failed.
         """
-        if len(query) < MIN_INDEXED_CHARS or not self._index_usable():
-            return None
-        phrase = '"' + query.replace('"', '""') + '"'
-        with self.db.session() as s:
-            rows = s.execute(
-                text(f"SELECT workspace_id FROM {INDEX_TABLE} WHERE {INDEX_TABLE} MATCH :phrase"),
-                {"phrase": phrase},
+        if not self._index_usable():
+            why = "this database has no full-text index (FTS5)"
+        elif len(query) < MIN_INDEXED_CHARS:
+            why = f"the text is shorter than the index's {MIN_INDEXED_CHARS} characters"
+        else:
+            phrase = '"' + query.replace('"', '""') + '"'
+            matching = (
+                text(f"SELECT workspace_id FROM {INDEX_TABLE} WHERE {INDEX_TABLE} MATCH :q")
+                .bindparams(q=phrase)
+                .columns(workspace_id=String)
             )
-            return {str(workspace_id) for (workspace_id,) in rows}
+            return SearchCandidates(self._documents(WorkspaceRow.id.in_(matching)), "fts5")
+        every = self._documents(MemoryDocumentRow.content != "")
+        return SearchCandidates(every, "plain scan", why)
+
+    def _documents(self, condition: ColumnElement[bool]) -> list[tuple[Workspace, str]]:
+        """The workspaces meeting ``condition`` with their current document, in the memory
+        list's order; a document stored as bytes that are not text is left out."""
+        stmt = (
+            select(WorkspaceRow, MemoryDocumentRow.content)
+            .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
+            .where(condition, MemoryDocumentRow.content != "")
+            .order_by(
+                MemoryDocumentRow.updated_at.is_(None),
+                MemoryDocumentRow.updated_at.desc(),
+                WorkspaceRow.path,
+            )
+        )
+        with self.db.session() as s:
+            return [
+                (to_workspace(row), content)
+                for row, content in s.execute(stmt)
+                if isinstance(content, str)
+            ]
 
     def _index_usable(self) -> bool:
         if self._usable is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from yak.domain import Workspace
-from yak.errors import UnreadableDocument, UsageError
+from yak.errors import UsageError
 
 if TYPE_CHECKING:
     from yak.memory.service import MemoryService
@@ -62,23 +62,10 @@ async def search_documents(memory: MemoryService, query: str) -> SearchResults:
     """
     if not query.strip():
         raise UsageError("the search text is empty; give a word or phrase to find")
-    candidates = await memory.documents_containing(query)
-    if candidates is not None:
-        method, why = memory.search_method, ""
-    elif memory.search_method == "plain scan":
-        method, why = "plain scan", "this database has no full-text index (FTS5)"
-    else:
-        method, why = "plain scan", "the text is shorter than the index's 3 characters"
-    hits: list[SearchHit] = []
-    for summary in await memory.list_documents():
-        if not summary.chars or (candidates is not None and summary.workspace.id not in candidates):
-            continue
-        try:
-            document = await memory.read(summary.workspace.id)
-        except UnreadableDocument:
-            continue
-        hits.extend(
-            SearchHit(summary.workspace, number, text)
-            for number, text in matching_lines(document.content, query)
-        )
-    return SearchResults(hits, method, why)
+    found = await memory.search_candidates(query)
+    hits = [
+        SearchHit(workspace, number, text)
+        for workspace, content in found.documents
+        for number, text in matching_lines(content, query)
+    ]
+    return SearchResults(hits, found.method, found.why_scan)

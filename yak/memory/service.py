@@ -49,7 +49,13 @@ from yak.memory import document as rules
 from yak.memory import guards, provenance
 from yak.memory.redact import redact
 from yak.memory.sync import SyncResult, sync_file
-from yak.ports import AttemptRepository, DocumentRepository, SearchIndex, WorkspaceRepository
+from yak.ports import (
+    AttemptRepository,
+    DocumentRepository,
+    SearchCandidates,
+    SearchIndex,
+    WorkspaceRepository,
+)
 from yak.text import shorten
 
 log = logging.getLogger(__name__)
@@ -69,8 +75,8 @@ class MemoryService:
         attempts: the refresh attempts.
         bus: where ``MemoryChanged`` is published.
         poll_interval_s: seconds between two checks for writes by another process.
-        search_index: the database's full-text index of the documents (``None``: searches
-            scan).
+        search_index: finds the documents that may contain a text (the database's
+            full-text index, else every document).
     """
 
     def __init__(
@@ -81,7 +87,7 @@ class MemoryService:
         attempts: AttemptRepository,
         bus: EventBus,
         poll_interval_s: float = 1.0,
-        search_index: SearchIndex | None = None,
+        search_index: SearchIndex,
     ) -> None:
         self._workspaces = workspaces
         self._search_index = search_index
@@ -233,19 +239,11 @@ class MemoryService:
         """The newest refresh attempt of every workspace that has one (replies not read)."""
         return await asyncio.to_thread(self._attempts.latest)
 
-    @property
-    def search_method(self) -> str:
-        """How :meth:`documents_containing` finds documents: ``"fts5"`` (an index) or
-        ``"plain scan"``."""
-        return "plain scan" if self._search_index is None else self._search_index.method
-
-    async def documents_containing(self, query: str) -> set[str] | None:
-        """Ids of the workspaces whose document contains ``query`` by the database's index,
-        or ``None`` when no index answers (then every document is read; see
-        ``yak.memory.search``)."""
-        if self._search_index is None:
-            return None
-        return await asyncio.to_thread(self._search_index.documents_containing, query)
+    async def search_candidates(self, query: str) -> SearchCandidates:
+        """The current documents that may contain ``query`` (``yak.memory.search`` matches
+        their lines): the database's index chooses them, or every document is read (a plain
+        scan, which the answer says)."""
+        return await asyncio.to_thread(self._search_index.candidates, query)
 
     # --- writing ------------------------------------------------------------------------------
     async def save(

@@ -14,11 +14,11 @@ branch_labels = None
 depends_on = None
 
 
+# Plain ALTER TABLE, not a batch copy: copying ``workspaces`` would drop the old table, and
+# with foreign keys on that deletes every row that references it.
 def upgrade() -> None:
-    with op.batch_alter_table("workspaces", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("synced_file", sa.Text(), nullable=True))
+    op.add_column("workspaces", sa.Column("synced_file", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("workspaces", schema=None) as batch_op:
-        batch_op.drop_column("synced_file")
+    op.drop_column("workspaces", "synced_file")  # SQLite 3.35 or newer
