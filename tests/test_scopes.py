@@ -283,3 +283,28 @@ async def test_a_refresh_in_a_linked_worktree_rewrites_the_shared_document(
     assert [r.version for r in await core.memory.history(target.id)] == [2, 1]
     assert await core.chat.sessions(target.id) == []
     assert len(await core.chat.sessions(workspace.id)) == 1
+
+
+async def test_a_write_to_the_shared_document_is_noticed_in_the_linked_worktree(
+    worktree, core, data_dir
+):
+    """A window showing the linked worktree hears of a save another process made to the shared
+    document: the watcher's step names the worktree (and its ``MemoryChanged`` the new
+    version), so its panel reloads."""
+    from yak.events import MemoryChanged
+
+    main, feature = worktree
+    workspace, target = await core.workspaces.link(str(feature))
+    await core.memory.read(workspace.id)  # the window shows the worktree's memory
+    await core.memory.check_external_changes()  # the watcher's first step learns versions
+    heard = []
+    core.bus.subscribe(MemoryChanged, heard.append)
+
+    other = open_core(data_dir)
+    try:
+        await other.memory.save(target.id, "- build: make\n", expected_version=1)
+    finally:
+        await other.aclose()
+    changed = await core.memory.check_external_changes()
+    assert workspace.id in changed
+    assert MemoryChanged(workspace.id, 2, "external", None) in heard

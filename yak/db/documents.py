@@ -665,10 +665,16 @@ class SqlDocumentRepository:
         return rows[0]
 
     def versions(self) -> dict[str, int]:
-        """Every stored document's version by workspace id (one light query, no content)."""
+        """Every stored document's version by workspace id (one light query, no content); a
+        workspace that uses another's document has that document's version, so a write to
+        the shared document is noticed under both ids."""
         with self.db.session() as s:
             rows = s.execute(select(MemoryDocumentRow.workspace_id, MemoryDocumentRow.version))
-            return {workspace_id: int(version) for workspace_id, version in rows}
+            found = {workspace_id: int(version) for workspace_id, version in rows}
+            links = s.execute(select(WorkspaceLinkRow.workspace_id, WorkspaceLinkRow.target_id))
+            for workspace_id, target_id in links:
+                found[workspace_id] = found.get(target_id, 0)
+            return found
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: moves when another connection wrote."""
