@@ -125,7 +125,7 @@ def test_bash_sources_the_completion_and_completes_commands_options_and_values(t
     options, choices and folders."""
     (tmp_path / "sub-folder").mkdir()
     assert complete("yak", "mem") == ["memory"]
-    assert complete("yak", "memory", "li") == ["list"]
+    assert complete("yak", "memory", "li") == ["list", "link"]
     assert complete("yak", "memory", "list", "--j") == ["--json"]
     assert complete("yak", "memory", "export", "--format", "") == ["text", "markdown", "json"]
     assert complete("yak", "completion", "") == ["bash", "zsh", "fish"]

@@ -75,6 +75,7 @@ def test_sync_appends_a_block_and_keeps_every_other_byte(folder, capsys):
         "lines": 2,
         "workspace": str(folder),
         "workspace_id": json.loads(out)["workspace_id"],
+        "kept_in_sync": False,
     }
     assert target.read_bytes() == original + b"\r\n\r\n" + BLOCK.replace(b"\n", b"\r\n") + b"\r\n"
     first = target.read_bytes()

@@ -21,6 +21,7 @@ from yak.db.conversations import SqlConversationRepository
 from yak.db.documents import SqlDocumentRepository
 from yak.db.engine import Database, open_database
 from yak.db.locks import FileRefreshLock
+from yak.db.search import SqlSearchIndex
 from yak.db.workspaces import SqlWorkspaceRepository
 from yak.domain import RewriteForm
 from yak.events import EventBus
@@ -121,6 +122,7 @@ def _build(
         attempts=SqlAttemptRepository(database),
         bus=bus,
         poll_interval_s=poll_interval_s,
+        search_index=SqlSearchIndex(database),
     )
     clients = model_client or _provider_factory(settings, key_store)
     refresher = MemoryRefresher(

@@ -33,6 +33,9 @@ class RevisionSource(StrEnum):
     RESTORE = "restore"
     CLEAR = "clear"  # ``yak memory delete`` or Delete… in Settings; restorable
     PROPOSAL = "proposal"  # a reviewed rewrite the person accepted (flag ``edited``: edited)
+    COPY = (
+        "copy"  # the enclosing workspace's document, copied by the person (flag ``copied_from:``)
+    )
 
 
 class ReviewMode(StrEnum):
@@ -159,6 +162,9 @@ class Workspace:
     last_opened_at: datetime | None = None
     memory_enabled: bool = True
     review_mode: ReviewMode = ReviewMode.AUTO
+    # The instruction file (absolute path) whose managed block follows every applied revision
+    # ("keep AGENTS.md in sync"), or ``None``.
+    synced_file: str | None = None
 
     @property
     def name(self) -> str:

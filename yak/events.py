@@ -105,6 +105,26 @@ class ProposalsChanged:
     pending: int
 
 
+@dataclass(frozen=True)
+class SyncedFileFailed:
+    """An applied revision could not be written into the workspace's kept-in-sync instruction
+    file (read-only, not UTF-8, broken markers…); the revision itself is stored. Published
+    only by the memory service."""
+
+    workspace_id: str
+    version: int
+    path: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """One sentence for the user."""
+        return (
+            f"Memory version {self.version} is saved, but {self.path} could not be kept in "
+            f"sync: {self.reason}"
+        )
+
+
 class EventBus:
     """Synchronous publish/subscribe keyed on the event class."""
 

@@ -116,6 +116,20 @@ def workspace_id_for(key: str) -> str:
     return "ws_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
+def enclosing_keys(key: str) -> list[str]:
+    """The folders above a workspace key, nearest first, up to the root (``/p/a/b`` →
+    ``["/p/a", "/p", "/"]``). Pure: nothing is read from the disk, so the keys stay normalized
+    as ``key`` is."""
+    found: list[str] = []
+    current = key
+    while True:
+        parent = os.path.dirname(current)
+        if not parent or parent == current:
+            return found
+        found.append(parent)
+        current = parent
+
+
 def folder_identity(path: str) -> tuple[int, int] | None:
     """``(st_dev, st_ino)`` of an existing directory, or ``None`` when it is not one."""
     try:

@@ -69,6 +69,41 @@ class WorkspaceRepository(Protocol):
         """Set how the workspace's rewrites land (``auto`` or ``review``)."""
         ...
 
+    def set_synced_file(self, workspace_id: str, path: str | None) -> Workspace:
+        """Keep the file at ``path`` (absolute) in sync after every write, or stop (``None``)."""
+        ...
+
+    def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
+        """The stored workspaces at exactly these keys with a non-empty document, by key."""
+        ...
+
+    def orphans_named(self, name: str) -> list[MemorySummary]:
+        """Workspaces whose folder is gone, named ``name``, with a non-empty document, most
+        recently updated first."""
+        ...
+
+    def declined_renames(self, folder: str) -> set[str]:
+        """Ids of the orphans declined as the predecessor of the folder keyed ``folder``."""
+        ...
+
+    def decline_rename(self, folder: str, workspace_id: str) -> None:
+        """Remember that orphan ``workspace_id`` is not the folder ``folder``'s predecessor."""
+        ...
+
+    def link(self, workspace_id: str, target_id: str) -> None:
+        """Make ``workspace_id`` use ``target_id``'s document (the document repository then
+        reads and writes that one). Raises ``UsageError`` (itself, a chain, a memory of its
+        own)."""
+        ...
+
+    def unlink(self, workspace_id: str) -> Workspace | None:
+        """Stop using another's document; returns the workspace it used, or ``None``."""
+        ...
+
+    def linked_to(self, workspace_id: str) -> Workspace | None:
+        """The workspace whose document ``workspace_id`` uses, or ``None``."""
+        ...
+
 
 class DocumentRepository(Protocol):
     """Memory documents, their revisions and the session watermarks.
@@ -155,6 +190,33 @@ class DocumentRepository(Protocol):
 
     def data_version(self) -> int:
         """A number that moves when another connection (another process) wrote."""
+        ...
+
+
+@dataclass(frozen=True)
+class SearchCandidates:
+    """The documents that may contain a text, as :class:`SearchIndex` found them.
+
+    Attributes:
+        documents: ``(workspace, current document)`` pairs, most recently updated first (as
+            the memory list orders them); only documents stored as text.
+        method: ``"fts5"`` (or another index's name) when an index chose them, else
+            ``"plain scan"`` (every non-empty document).
+        why_scan: for a plain scan, why no index answered (a sentence); ``""`` otherwise.
+    """
+
+    documents: list[tuple[Workspace, str]]
+    method: str
+    why_scan: str = ""
+
+
+class SearchIndex(Protocol):
+    """Which current documents may contain a text: the database's full-text index when it has
+    one, else every document ("Search" in docs/architecture.md)."""
+
+    def candidates(self, query: str) -> SearchCandidates:
+        """The documents that may contain ``query`` (case aside), read in one go; the caller
+        matches the lines."""
         ...
 
 
@@ -364,6 +426,8 @@ __all__: Sequence[str] = [
     "ModelClient",
     "ModelClientFactory",
     "RefreshLock",
+    "SearchCandidates",
+    "SearchIndex",
     "StreamEvent",
     "SystemPrompt",
     "TextDelta",

@@ -8,6 +8,8 @@ through the services.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -95,3 +97,30 @@ def add_turns(
     if session_id is None:  # no turns: still an (empty) session
         session_id = core.chat.conversations.create_session(workspace_id, title).id
     return session_id
+
+
+def git(*argv: str, cwd: Path) -> None:
+    """Run the real ``git`` quietly, with an identity and no user or system configuration."""
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_AUTHOR_NAME": "Yak Test",
+        "GIT_AUTHOR_EMAIL": "yak@example.invalid",
+        "GIT_COMMITTER_NAME": "Yak Test",
+        "GIT_COMMITTER_EMAIL": "yak@example.invalid",
+    }
+    subprocess.run(["git", *argv], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def git_worktree(root: Path) -> tuple[Path, Path]:
+    """A real repository ``root/app`` (one commit, a ``web`` subfolder) and its linked worktree
+    ``root/app-feature`` made by ``git worktree add``. Returns (main checkout, worktree)."""
+    main_checkout = root / "app"
+    (main_checkout / "web").mkdir(parents=True)
+    (main_checkout / "web" / "index.html").write_text("<p>hi</p>\n")
+    git("init", "-q", "-b", "main", ".", cwd=main_checkout)
+    git("add", ".", cwd=main_checkout)
+    git("commit", "-q", "-m", "start", cwd=main_checkout)
+    git("worktree", "add", "-q", "-b", "feature", "../app-feature", cwd=main_checkout)
+    return main_checkout, root / "app-feature"

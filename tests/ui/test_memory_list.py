@@ -280,3 +280,29 @@ def test_the_filter_finds_text_inside_the_documents_too(env, page, qtbot, qloop)
         assert page.model.rowCount() == 4
 
     run(qloop, body())
+
+
+def test_the_filter_says_plain_scan_when_the_database_has_no_index(env, page, qtbot, qloop):
+    """In a database without the full-text index (a SQLite without FTS5), the filter still
+    lists the workspaces whose document contains the text, and the count line says
+    "(plain scan)"; the indexed search above says nothing of the kind."""
+    import sqlite3
+
+    api = env.workspace("api", "API service\n- db: PostgreSQL 16\n")
+    env.workspace("docs", "Docs site\n- mkdocs\n")
+    with sqlite3.connect(env.core.data_dir / "yak.db") as conn:
+        for trigger in ("memory_search_insert", "memory_search_update", "memory_search_delete"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        conn.execute("DROP TABLE memory_search")
+
+    async def body():
+        page.controller.reload()
+        await page.controller.tasks.drain()
+        page.filter_edit.setText("postgres")
+        await until(lambda: page.model.rowCount() == 1, what="the document match")
+        assert page.model.summary_at(0).workspace.id == api.id
+        assert page.count_label.text() == "1 of 2 workspaces (plain scan)"
+        page.filter_edit.clear()
+        assert page.count_label.text() == "2 workspaces"
+
+    run(qloop, body())

@@ -174,10 +174,16 @@ class Context:
         import asyncio
 
         async def main() -> int:
+            from yak.cli import output
+            from yak.events import SyncedFileFailed
+
             core = self.core
+            # A revision applied but not written into the kept-in-sync file: one stderr line.
+            unsubscribe = core.bus.subscribe(SyncedFileFailed, lambda e: output.note(e.message))
             try:
                 return await work(core)
             finally:
+                unsubscribe()
                 self._core = None
                 await core.aclose()
 

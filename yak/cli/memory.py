@@ -193,10 +193,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(func=cmd_delete)
 
-    from yak.cli import review, share
+    from yak.cli import review, scopes, share
 
     review.register(cmds, workspace_option, json_option)
     share.register(cmds, workspace_option, json_option)
+    scopes.register(cmds, workspace_option, json_option)
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
@@ -260,7 +261,9 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory show``: the document's bytes exactly as stored, or ``--json``; with
-    ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept."""
+    ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept. A folder
+    without a memory of its own gets a line on stderr (``--json``: ``enclosing``,
+    ``renamed_from``) naming the enclosing workspace's memory or an orphan's it looks like."""
     from yak.cli import output
 
     async def work(core: Core) -> int:
@@ -271,10 +274,17 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         if args.reply is None:
             document = await _read(core, workspace, stored)
+            enclosing = await core.workspaces.enclosing(workspace.path)
+            renamed_from = await core.workspaces.renamed_from(workspace.path)
             if args.json:
                 extras = await _review_state(core, workspace, stored)
+                extras["enclosing"] = output.memory_elsewhere(enclosing)
+                extras["renamed_from"] = output.memory_elsewhere(renamed_from)
+                linked = await core.workspaces.linked_to(workspace.id) if stored else None
+                extras["linked_to"] = None if linked is None else linked.path
                 output.document(workspace, document, as_json=True, extras=extras)
             else:
+                output.scope_notes(workspace, enclosing=enclosing, renamed_from=renamed_from)
                 output.document(workspace, document, as_json=False)
             return 0
         if not stored:

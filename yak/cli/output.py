@@ -157,6 +157,42 @@ def document(
     write_stdout(doc_rules.export_text(shown))
 
 
+def memory_elsewhere(summary: MemorySummary | None) -> dict[str, Any] | None:
+    """``show --json``'s ``enclosing`` or ``renamed_from``: the other workspace's ``path``,
+    ``workspace_id``, ``lines`` and ``version``, or ``None``."""
+    if summary is None:
+        return None
+    return {
+        "path": summary.workspace.path,
+        "workspace_id": summary.workspace.id,
+        "lines": summary.lines,
+        "version": summary.version,
+    }
+
+
+def scope_notes(
+    workspace: Workspace, *, enclosing: MemorySummary | None, renamed_from: MemorySummary | None
+) -> None:
+    """The lines on stderr saying that a folder without a memory of its own could use another
+    one, with the command that does it (plain ``show``; its stdout stays the document)."""
+    import shlex
+
+    here = shlex.quote(workspace.path)
+    if renamed_from is not None:
+        old = renamed_from.workspace.path
+        note(
+            f"{workspace.path} looks like {old}, which no longer exists and has a memory of "
+            f"{lines(renamed_from.lines)}: 'yak memory reattach {shlex.quote(old)} -w {here}' "
+            "moves it here."
+        )
+    if enclosing is not None:
+        note(
+            f"{workspace.path} has no memory of its own; the enclosing workspace "
+            f"{enclosing.workspace.path} has {lines(enclosing.lines)}: "
+            f"'yak memory show -w {shlex.quote(enclosing.workspace.path)}'"
+        )
+
+
 def raw_document(workspace: Workspace, raw: bytes, *, as_json: bool) -> None:
     """``show --raw``: the stored bytes as text with every byte that is not UTF-8 escaped
     (``\\xNN``), or a JSON object with ``raw`` (that text), ``bytes`` and ``valid_utf8``."""

@@ -5,9 +5,11 @@ docs/architecture.md).
   (between ``<!-- yak:memory -->`` and ``<!-- /yak:memory -->``), creating the file or the block
   when missing; everything outside the block is kept byte for byte; a second run writes nothing
   and says "already in sync".
+- ``sync FILE --keep``: the same, and FILE's block is rewritten after every applied revision
+  from now on (stored per workspace); ``sync --stop`` ends it.
 - ``search QUERY [--json]``: every line of every workspace's document containing QUERY, case
-  aside (a plain scan of the documents, no index); ``--json``: a list of ``workspace``,
-  ``line``, ``text``.
+  aside (the documents chosen by the database's full-text index; a plain scan, said on stderr,
+  where there is none); ``--json``: a list of ``workspace``, ``line``, ``text``.
 
 Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
@@ -38,9 +40,22 @@ def register(
         description="Write the workspace's memory document into FILE between the lines "
         "<!-- yak:memory --> and <!-- /yak:memory -->, creating the file or the block when "
         "missing. Everything outside the block is kept byte for byte; running it again with "
-        "the same document changes nothing.",
+        "the same document changes nothing. With --keep, the block is also rewritten after "
+        "every change to the memory (a refresh, an edit, an accepted proposal, a restore, an "
+        "import) until 'sync --stop'.",
     )
-    p.add_argument("file", metavar="FILE", help="the file to write into (UTF-8 text)")
+    p.add_argument("file", metavar="FILE", nargs="?", help="the file to write into (UTF-8 text)")
+    keeping = p.add_mutually_exclusive_group()
+    keeping.add_argument(
+        "--keep",
+        action="store_true",
+        help="also rewrite FILE's block after every change to the memory from now on",
+    )
+    keeping.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop keeping a file in sync (no FILE needed; the file stays as it is)",
+    )
     workspace_option(p)
     json_option(p)
     p.set_defaults(func=cmd_sync, reads_only=True)
@@ -49,8 +64,9 @@ def register(
         "search",
         help="find text in every workspace's document",
         description="Print each line of every workspace's memory document that contains QUERY, "
-        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). A plain scan "
-        "of the documents.",
+        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). The database's "
+        "full-text index (SQLite FTS5) finds the documents; without one, or for a text under "
+        "3 characters, every document is read (a plain scan, said on stderr).",
     )
     p.add_argument("query", metavar="QUERY", help="the text to find")
     json_option(p)
@@ -58,21 +74,34 @@ def register(
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
-    """``yak memory sync FILE``: exit 0 written or already in sync; 2 a file that cannot be
-    read or written, not UTF-8, or whose markers are not one block."""
+    """``yak memory sync FILE [--keep]`` / ``sync --stop``: exit 0 written, already in sync or
+    stopped; 2 no FILE, a file that cannot be read or written, not UTF-8, or whose markers are
+    not one block, or ``--stop`` with no file kept in sync."""
     import asyncio
 
     from yak.cli import output
+    from yak.errors import UsageError
     from yak.memory.sync import sync_file
 
+    if args.stop:
+        return _stop_sync(args, ctx)
+    if args.file is None:
+        raise UsageError("give the FILE to write the memory into (e.g. AGENTS.md)")
+
     async def work(core: Core) -> int:
-        workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        if args.keep:
+            workspace, stored = await core.workspaces.for_write(workspace_path(args)), True
+        else:
+            workspace, stored = await core.workspaces.for_read(workspace_path(args))
         if stored:
             document = await core.memory.read(workspace.id)
             content, version, count = document.content, document.version, document.lines
         else:
             content, version, count = "", 0, 0
-        result = await asyncio.to_thread(sync_file, args.file, content)
+        if args.keep:
+            result = await core.memory.keep_in_sync(workspace.id, args.file)
+        else:
+            result = await asyncio.to_thread(sync_file, args.file, content)
         if args.json:
             output.print_json(
                 {
@@ -83,15 +112,38 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
                     "lines": count,
                     "workspace": workspace.path,
                     "workspace_id": workspace.id,
+                    "kept_in_sync": bool(args.keep),
                 }
             )
-        elif not result.changed:
+            return 0
+        if not result.changed:
             print(f"{args.file} is already in sync with version {version} of the memory.")
         else:
             verb = "Created" if result.created else "Updated"
             print(
                 f"{verb} {args.file} with version {version} of the memory ({output.lines(count)})."
             )
+        if args.keep:
+            print("It is kept in sync after every change from now on ('sync --stop' ends it).")
+        return 0
+
+    return ctx.run(work)
+
+
+def _stop_sync(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory sync --stop``: exit 0 stopped; 2 no file was kept in sync."""
+    from yak.cli import output
+    from yak.errors import UsageError
+
+    async def work(core: Core) -> int:
+        workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        path = await core.memory.stop_keeping_in_sync(workspace.id) if stored else None
+        if path is None:
+            raise UsageError(f"{workspace.path} keeps no file in sync")
+        if args.json:
+            output.print_json({"workspace": workspace.path, "stopped": path})
+        else:
+            print(f"{path} is no longer kept in sync (the file stays as it is).")
         return 0
 
     return ctx.run(work)
@@ -99,12 +151,15 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory search QUERY``: exit 0 whether or not anything matched (``--json``: ``[]``);
-    2 a blank query."""
+    2 a blank query. A plain scan says so on stderr."""
     from yak.cli import output
     from yak.memory.search import search_documents
 
     async def work(core: Core) -> int:
-        hits = await search_documents(core.memory, args.query)
+        found = await search_documents(core.memory, args.query)
+        if found.why_scan:
+            output.note(f"Searched by plain scan: {found.why_scan}.")
+        hits = found.hits
         if args.json:
             output.print_json(
                 [{"workspace": h.workspace.path, "line": h.line, "text": h.text} for h in hits]

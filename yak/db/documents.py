@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +41,7 @@ from yak.db.models import (
     MemoryProposalRow,
     MemoryRevisionRow,
     MemoryTombstoneRow,
+    WorkspaceLinkRow,
     WorkspaceRow,
 )
 from yak.db.rows import (
@@ -157,6 +159,17 @@ class SqlDocumentRepository:
             )
         return summaries
 
+    @staticmethod
+    def _owner(s: Session, workspace_id: str) -> str:
+        """The workspace whose document ``workspace_id`` uses: the one it is linked to (a
+        worktree sharing its main checkout's, "Scopes" in docs/architecture.md), else itself.
+        Every method below reads and writes the owner's document, revisions, tombstones and
+        proposals, and answers under the id it was asked about."""
+        linked = s.scalar(
+            select(WorkspaceLinkRow.target_id).where(WorkspaceLinkRow.workspace_id == workspace_id)
+        )
+        return linked or workspace_id
+
     def read(self, workspace_id: str) -> MemoryDocument:
         """The current document; version 0 and empty content when never written.
 
@@ -164,13 +177,14 @@ class SqlDocumentRepository:
             WorkspaceNotFound: unknown id.
         """
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
             found = s.execute(
                 select(
                     _RAW_CONTENT,
                     MemoryDocumentRow.version,
                     MemoryDocumentRow.flags,
                     MemoryDocumentRow.updated_at,
-                ).where(MemoryDocumentRow.workspace_id == workspace_id)
+                ).where(MemoryDocumentRow.workspace_id == owner)
             ).one_or_none()
             if found is None:
                 workspace_row(s, workspace_id)
@@ -191,9 +205,8 @@ class SqlDocumentRepository:
             WorkspaceNotFound: unknown id.
         """
         with self.db.session() as s:
-            raw = s.scalar(
-                select(_RAW_CONTENT).where(MemoryDocumentRow.workspace_id == workspace_id)
-            )
+            owner = self._owner(s, workspace_id)
+            raw = s.scalar(select(_RAW_CONTENT).where(MemoryDocumentRow.workspace_id == owner))
             if raw is None:
                 workspace_row(s, workspace_id)
             return bytes(raw or b"")
@@ -231,11 +244,12 @@ class SqlDocumentRepository:
             WorkspaceNotFound: unknown id.
         """
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
             if accepts is not None:
-                self._close_proposal(s, workspace_id, accepts, ProposalStatus.ACCEPTED)
+                self._close_proposal(s, owner, accepts, ProposalStatus.ACCEPTED)
             result = self._apply(
                 s,
-                workspace_id,
+                owner,
                 text,
                 expected_version=expected_version,
                 source=RevisionSource(source),
@@ -247,7 +261,7 @@ class SqlDocumentRepository:
             )
             if watermarks:
                 self._advance(s, watermarks)
-            return result
+            return replace(result, workspace_id=workspace_id)
 
     def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
         """Advance session watermarks without a write (the memory was already up to date).
@@ -401,9 +415,10 @@ class SqlDocumentRepository:
     def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The workspace's tombstones, oldest first."""
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
             rows = s.scalars(
                 select(MemoryTombstoneRow)
-                .where(MemoryTombstoneRow.workspace_id == workspace_id)
+                .where(MemoryTombstoneRow.workspace_id == owner)
                 .order_by(MemoryTombstoneRow.created_at, MemoryTombstoneRow.key)
             )
             return [to_tombstone(r) for r in rows]
@@ -418,10 +433,11 @@ class SqlDocumentRepository:
         moment = now()
         with self.db.session() as s:
             workspace_row(s, proposal.workspace_id)
+            owner = self._owner(s, proposal.workspace_id)
             s.execute(
                 update(MemoryProposalRow)
                 .where(
-                    MemoryProposalRow.workspace_id == proposal.workspace_id,
+                    MemoryProposalRow.workspace_id == owner,
                     MemoryProposalRow.status == str(ProposalStatus.PENDING),
                 )
                 .values(status=str(ProposalStatus.SUPERSEDED), decided_at=moment)
@@ -429,7 +445,7 @@ class SqlDocumentRepository:
             )
             row = MemoryProposalRow(
                 id=proposal.id or new_id(),
-                workspace_id=proposal.workspace_id,
+                workspace_id=owner,
                 base_version=proposal.base_version,
                 content=proposal.content,
                 reasons=list(proposal.reasons),
@@ -448,10 +464,11 @@ class SqlDocumentRepository:
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
         """The workspace's proposals, oldest first (only the pending ones by default)."""
-        stmt = select(MemoryProposalRow).where(MemoryProposalRow.workspace_id == workspace_id)
-        if pending_only:
-            stmt = stmt.where(MemoryProposalRow.status == str(ProposalStatus.PENDING))
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
+            stmt = select(MemoryProposalRow).where(MemoryProposalRow.workspace_id == owner)
+            if pending_only:
+                stmt = stmt.where(MemoryProposalRow.status == str(ProposalStatus.PENDING))
             rows = s.scalars(stmt.order_by(MemoryProposalRow.id))
             return [to_proposal(r) for r in rows]
 
@@ -459,10 +476,11 @@ class SqlDocumentRepository:
         """Mark the workspace's pending proposals ``superseded`` (an applied refresh folded
         their conversations and changed the version they were made on). Returns how many."""
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
             result = s.execute(
                 update(MemoryProposalRow)
                 .where(
-                    MemoryProposalRow.workspace_id == workspace_id,
+                    MemoryProposalRow.workspace_id == owner,
                     MemoryProposalRow.status == str(ProposalStatus.PENDING),
                 )
                 .values(status=str(ProposalStatus.SUPERSEDED), decided_at=now())
@@ -487,7 +505,8 @@ class SqlDocumentRepository:
             UsageError: none matches, several do, or the prefix is too short.
         """
         with self.db.session() as s:
-            return to_proposal(self._proposal_row(s, workspace_id, proposal_id))
+            owner = self._owner(s, workspace_id)
+            return to_proposal(self._proposal_row(s, owner, proposal_id))
 
     def reject_proposal(
         self,
@@ -504,10 +523,9 @@ class SqlDocumentRepository:
             UsageError: no such proposal. ConflictError: it is no longer pending.
         """
         with self.db.session() as s:
-            row = self._close_proposal(s, workspace_id, proposal_id, ProposalStatus.REJECTED)
-            self._tombstones(
-                s, workspace_id, WriteEffects(bury=bury), source="rejected", moment=now()
-            )
+            owner = self._owner(s, workspace_id)
+            row = self._close_proposal(s, owner, proposal_id, ProposalStatus.REJECTED)
+            self._tombstones(s, owner, WriteEffects(bury=bury), source="rejected", moment=now())
             if watermarks:
                 self._advance(s, watermarks)
             s.flush()
@@ -559,9 +577,10 @@ class SqlDocumentRepository:
     def history(self, workspace_id: str) -> list[Revision]:
         """Revisions newest first."""
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
             rows = s.scalars(
                 select(MemoryRevisionRow)
-                .where(MemoryRevisionRow.workspace_id == workspace_id)
+                .where(MemoryRevisionRow.workspace_id == owner)
                 .order_by(MemoryRevisionRow.version.desc(), MemoryRevisionRow.id.desc())
             )
             return [to_revision(r) for r in rows]
@@ -570,10 +589,11 @@ class SqlDocumentRepository:
         """The revisions whose version is ``version`` or newer, oldest first (ties by id): what
         an origin computed up to ``version`` still has to take in."""
         with self.db.session() as s:
+            owner = self._owner(s, workspace_id)
             rows = s.scalars(
                 select(MemoryRevisionRow)
                 .where(
-                    MemoryRevisionRow.workspace_id == workspace_id,
+                    MemoryRevisionRow.workspace_id == owner,
                     MemoryRevisionRow.version >= version,
                 )
                 .order_by(MemoryRevisionRow.version, MemoryRevisionRow.id)
@@ -588,7 +608,8 @@ class SqlDocumentRepository:
             RevisionNotFound: none matches, several do, or the prefix is too short.
         """
         with self.db.session() as s:
-            return to_revision(self._revision_row(s, workspace_id, revision))
+            owner = self._owner(s, workspace_id)
+            return to_revision(self._revision_row(s, owner, revision))
 
     @staticmethod
     def _revision_row(s: Session, workspace_id: str, revision_id: str) -> MemoryRevisionRow:
@@ -644,10 +665,16 @@ class SqlDocumentRepository:
         return rows[0]
 
     def versions(self) -> dict[str, int]:
-        """Every stored document's version by workspace id (one light query, no content)."""
+        """Every stored document's version by workspace id (one light query, no content); a
+        workspace that uses another's document has that document's version, so a write to
+        the shared document is noticed under both ids."""
         with self.db.session() as s:
             rows = s.execute(select(MemoryDocumentRow.workspace_id, MemoryDocumentRow.version))
-            return {workspace_id: int(version) for workspace_id, version in rows}
+            found = {workspace_id: int(version) for workspace_id, version in rows}
+            links = s.execute(select(WorkspaceLinkRow.workspace_id, WorkspaceLinkRow.target_id))
+            for workspace_id, target_id in links:
+                found[workspace_id] = found.get(target_id, 0)
+            return found
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version``: moves when another connection wrote."""

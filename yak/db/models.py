@@ -74,8 +74,35 @@ class WorkspaceRow(Base):
     st_ino: Mapped[str | None] = mapped_column(String(24))
     memory_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     review_mode: Mapped[str] = mapped_column(String(8), default="auto", server_default="auto")
+    synced_file: Mapped[str | None] = mapped_column(Text)  # kept in sync after every write
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class DeclinedRenameRow(Base):
+    """An orphaned workspace a person said is not the predecessor of a folder (its key), so
+    opening that folder no longer offers it ("Scopes" in docs/architecture.md)."""
+
+    __tablename__ = "declined_renames"
+
+    folder: Mapped[str] = mapped_column(Text, primary_key=True)
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class WorkspaceLinkRow(Base):
+    """A workspace that uses another one's memory document (a git worktree sharing its main
+    checkout's, when the person says so; "Scopes" in docs/architecture.md)."""
+
+    __tablename__ = "workspace_links"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    target_id: Mapped[str] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class MemoryDocumentRow(Base):

@@ -85,6 +85,7 @@ def to_workspace(row: WorkspaceRow) -> Workspace:
         last_opened_at=row.last_opened_at,
         memory_enabled=bool(row.memory_enabled),
         review_mode=review_mode(row.review_mode),
+        synced_file=row.synced_file,
     )
 
 

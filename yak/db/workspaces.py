@@ -9,6 +9,8 @@ has the ``(st_dev, st_ino)`` of a stored workspace's folder is that workspace (a
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Sequence
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -19,11 +21,13 @@ from yak.db.engine import Database
 from yak.db.models import (
     ChatMessageRow,
     ChatSessionRow,
+    DeclinedRenameRow,
     MemoryDocumentRow,
     MemoryProposalRow,
     MemoryRevisionRow,
     MemoryTombstoneRow,
     RefreshAttemptRow,
+    WorkspaceLinkRow,
     WorkspaceRow,
 )
 from yak.db.rows import (
@@ -34,7 +38,7 @@ from yak.db.rows import (
     workspace_key,
     workspace_row,
 )
-from yak.domain import ReviewMode, Workspace
+from yak.domain import MemorySummary, ReviewMode, Workspace, count_lines
 from yak.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -227,6 +231,18 @@ class SqlWorkspaceRepository:
             row.memory_enabled = bool(enabled)
             return to_workspace(row)
 
+    def set_synced_file(self, workspace_id: str, path: str | None) -> Workspace:
+        """Keep ``path`` (absolute) in sync with the workspace's document after every applied
+        revision, or stop (``None``).
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        with self.db.session() as s:
+            row = workspace_row(s, workspace_id)
+            row.synced_file = path
+            return to_workspace(row)
+
     def set_review_mode(self, workspace_id: str, mode: ReviewMode) -> Workspace:
         """Set how a workspace's rewrites land: ``auto`` or ``review``.
 
@@ -237,3 +253,107 @@ class SqlWorkspaceRepository:
             row = workspace_row(s, workspace_id)
             row.review_mode = str(ReviewMode(mode))
             return to_workspace(row)
+
+    # --- scopes: memories a folder without its own could use ----------------------------------
+    def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
+        """The stored workspaces at exactly these keys whose document is not empty, by key."""
+        with self.db.session() as s:
+            rows = s.execute(
+                select(WorkspaceRow, MemoryDocumentRow)
+                .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
+                .where(WorkspaceRow.path.in_(list(keys)), MemoryDocumentRow.content != "")
+            ).all()
+            return {row.path: _summary(row, document) for row, document in rows}
+
+    def orphans_named(self, name: str) -> list[MemorySummary]:
+        """The workspaces whose folder is gone, whose folder's name is ``name`` and whose
+        document is not empty, most recently updated first."""
+        with self.db.session() as s:
+            rows = s.execute(
+                select(WorkspaceRow, MemoryDocumentRow)
+                .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
+                .where(
+                    WorkspaceRow.path.endswith(os.sep + name, autoescape=True),
+                    MemoryDocumentRow.content != "",
+                )
+                .order_by(MemoryDocumentRow.updated_at.desc())
+            ).all()
+            found = [_summary(row, document) for row, document in rows]
+        return [summary for summary in found if summary.orphaned]
+
+    def declined_renames(self, folder: str) -> set[str]:
+        """The ids of the orphaned workspaces declined as the predecessor of the folder with
+        the key ``folder``."""
+        with self.db.session() as s:
+            return set(
+                s.scalars(
+                    select(DeclinedRenameRow.workspace_id).where(DeclinedRenameRow.folder == folder)
+                )
+            )
+
+    def decline_rename(self, folder: str, workspace_id: str) -> None:
+        """Remember that the workspace ``workspace_id`` is not the predecessor of the folder
+        with the key ``folder``. Raises ``WorkspaceNotFound`` for an unknown id."""
+        with self.db.session() as s:
+            workspace_row(s, workspace_id)
+            s.execute(
+                sqlite_insert(DeclinedRenameRow)
+                .values(folder=folder, workspace_id=workspace_id, created_at=now())
+                .on_conflict_do_nothing()
+            )
+
+    # --- links: a workspace using another one's document --------------------------------------
+    def link(self, workspace_id: str, target_id: str) -> None:
+        """Make ``workspace_id`` use the document of ``target_id`` (replacing any link it had).
+
+        Raises:
+            WorkspaceNotFound: an unknown id.
+            UsageError: the two are one workspace, ``target_id`` uses another's document
+                itself, or ``workspace_id`` has a memory of its own (nothing is merged).
+        """
+        with self.db.session() as s:
+            source, target = workspace_row(s, workspace_id), workspace_row(s, target_id)
+            if source.id == target.id:
+                raise UsageError(f"{source.path} cannot share its own memory with itself.")
+            if s.get(WorkspaceLinkRow, target.id) is not None:
+                raise UsageError(
+                    f"{target.path} uses another folder's memory itself; link to that folder."
+                )
+            own = s.get(MemoryDocumentRow, source.id)
+            if own is not None and own.content:
+                raise UsageError(
+                    f"{source.path} has a memory of its own; export it if you need it, delete "
+                    "it (yak memory delete), then link."
+                )
+            s.execute(delete(WorkspaceLinkRow).where(WorkspaceLinkRow.workspace_id == source.id))
+            s.add(WorkspaceLinkRow(workspace_id=source.id, target_id=target.id, created_at=now()))
+            log.info("workspace %s now uses the memory of %s", source.id, target.id)
+
+    def unlink(self, workspace_id: str) -> Workspace | None:
+        """Stop ``workspace_id`` using another's document; returns the workspace it used
+        (``None``: it used none). Its own document, empty or as it was before, is back."""
+        with self.db.session() as s:
+            link = s.get(WorkspaceLinkRow, workspace_id)
+            if link is None:
+                return None
+            target = workspace_row(s, link.target_id)
+            s.delete(link)
+            return to_workspace(target)
+
+    def linked_to(self, workspace_id: str) -> Workspace | None:
+        """The workspace whose document ``workspace_id`` uses, or ``None``."""
+        with self.db.session() as s:
+            link = s.get(WorkspaceLinkRow, workspace_id)
+            return None if link is None else to_workspace(workspace_row(s, link.target_id))
+
+
+def _summary(row: WorkspaceRow, document: MemoryDocumentRow) -> MemorySummary:
+    return MemorySummary(
+        workspace=to_workspace(row),
+        version=document.version,
+        lines=count_lines(document.content),
+        chars=len(document.content),
+        updated_at=document.updated_at,
+        flags=tuple(document.flags or ()),
+        orphaned=not os.path.isdir(row.path),
+    )

@@ -33,7 +33,7 @@ from yak.domain import (
 
 # A rewrite removing more than this share of the previous non-blank lines waits for review.
 REMOVAL_SHARE = 0.25
-_PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT})
+_PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT, RevisionSource.COPY})
 _END_PUNCTUATION = ".,;:!?…"
 
 

@@ -1,8 +1,9 @@
-"""Finding text in memory documents ("Sharing the memory" in docs/architecture.md).
+"""Finding text in memory documents ("Search" in docs/architecture.md).
 
-A plain scan: every document is read and matched line by line, case-insensitively (Unicode case
-folding), with no index. Fast enough for the documents one person keeps (each is capped by the
-memory ceiling); an index is for when many documents share a database.
+The database's full-text index (SQLite FTS5, see ``yak.db.search``) names the documents that
+contain the text; only those are read and matched line by line, case-insensitively (Unicode case
+folding). Where no index answers (a SQLite without FTS5, a text under three characters) every
+document is read instead: a plain scan, and the results say so.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from yak.domain import Workspace
-from yak.errors import UnreadableDocument, UsageError
+from yak.errors import UsageError
 
 if TYPE_CHECKING:
     from yak.memory.service import MemoryService
@@ -27,6 +28,17 @@ class SearchHit:
     text: str
 
 
+@dataclass(frozen=True)
+class SearchResults:
+    """What :func:`search_documents` found: ``hits`` in order, and how: ``method`` is
+    ``"fts5"`` (the index chose the documents) or ``"plain scan"`` (every document was read),
+    ``why_scan`` says why a scan ran (``""`` for the index)."""
+
+    hits: list[SearchHit]
+    method: str
+    why_scan: str = ""
+
+
 def matching_lines(content: str, query: str) -> list[tuple[int, str]]:
     """The ``(line number from 1, line text)`` pairs of ``content`` that contain ``query``,
     case aside (``str.casefold``); ``[]`` for a blank query."""
@@ -40,7 +52,7 @@ def matching_lines(content: str, query: str) -> list[tuple[int, str]]:
     ]
 
 
-async def search_documents(memory: MemoryService, query: str) -> list[SearchHit]:
+async def search_documents(memory: MemoryService, query: str) -> SearchResults:
     """Every line of every workspace's document that contains ``query`` (case-insensitive),
     workspaces most recently updated first, lines in order. A document whose stored bytes
     cannot be read is skipped.
@@ -50,16 +62,10 @@ async def search_documents(memory: MemoryService, query: str) -> list[SearchHit]
     """
     if not query.strip():
         raise UsageError("the search text is empty; give a word or phrase to find")
-    hits: list[SearchHit] = []
-    for summary in await memory.list_documents():
-        if not summary.chars:
-            continue
-        try:
-            document = await memory.read(summary.workspace.id)
-        except UnreadableDocument:
-            continue
-        hits.extend(
-            SearchHit(summary.workspace, number, text)
-            for number, text in matching_lines(document.content, query)
-        )
-    return hits
+    found = await memory.search_candidates(query)
+    hits = [
+        SearchHit(workspace, number, text)
+        for workspace, content in found.documents
+        for number, text in matching_lines(content, query)
+    ]
+    return SearchResults(hits, found.method, found.why_scan)

@@ -44,11 +44,18 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
-from yak.events import EventBus, MemoryChanged, ProposalsChanged
+from yak.events import EventBus, MemoryChanged, ProposalsChanged, SyncedFileFailed
 from yak.memory import document as rules
 from yak.memory import guards, provenance
 from yak.memory.redact import redact
-from yak.ports import AttemptRepository, DocumentRepository, WorkspaceRepository
+from yak.memory.sync import SyncResult, sync_file
+from yak.ports import (
+    AttemptRepository,
+    DocumentRepository,
+    SearchCandidates,
+    SearchIndex,
+    WorkspaceRepository,
+)
 from yak.text import shorten
 
 log = logging.getLogger(__name__)
@@ -68,6 +75,8 @@ class MemoryService:
         attempts: the refresh attempts.
         bus: where ``MemoryChanged`` is published.
         poll_interval_s: seconds between two checks for writes by another process.
+        search_index: finds the documents that may contain a text (the database's
+            full-text index, else every document).
     """
 
     def __init__(
@@ -78,8 +87,10 @@ class MemoryService:
         attempts: AttemptRepository,
         bus: EventBus,
         poll_interval_s: float = 1.0,
+        search_index: SearchIndex,
     ) -> None:
         self._workspaces = workspaces
+        self._search_index = search_index
         self._documents = documents
         self._attempts = attempts
         self._bus = bus
@@ -228,6 +239,12 @@ class MemoryService:
         """The newest refresh attempt of every workspace that has one (replies not read)."""
         return await asyncio.to_thread(self._attempts.latest)
 
+    async def search_candidates(self, query: str) -> SearchCandidates:
+        """The current documents that may contain ``query`` (``yak.memory.search`` matches
+        their lines): the database's index chooses them, or every document is read (a plain
+        scan, which the answer says)."""
+        return await asyncio.to_thread(self._search_index.candidates, query)
+
     # --- writing ------------------------------------------------------------------------------
     async def save(
         self,
@@ -308,6 +325,34 @@ class MemoryService:
             data,
             source_name=Path(path).name,
             expected_version=expected_version,
+            initiator=initiator,
+        )
+
+    async def copy_from(
+        self,
+        workspace_id: str,
+        source: Workspace,
+        *,
+        expected_version: int | None = None,
+        initiator: object | None = None,
+    ) -> MemoryDocument:
+        """Seed a workspace's document with another workspace's current one (the enclosing
+        folder's, "Copy it here"): a ``copy`` revision flagged ``copied_from:<source path>``.
+        The two documents then go their own ways.
+
+        Raises:
+            UsageError: the source document is empty. UnreadableDocument: its bytes are not
+                UTF-8. ConflictError: the document changed since ``expected_version``.
+        """
+        document = await self.read(source.id)
+        if not document.content:
+            raise UsageError(f"{source.path} has no memory to copy")
+        return await self._write(
+            workspace_id,
+            document.content,
+            expected_version=expected_version,
+            source=RevisionSource.COPY,
+            flags=(f"copied_from:{source.path}",),
             initiator=initiator,
         )
 
@@ -669,7 +714,55 @@ class MemoryService:
                     updated_at=document.updated_at,
                 )
             )
+            await self._sync_kept_file(workspace_id, document)
         return document
+
+    # --- keeping an instruction file in sync ---------------------------------------------------
+    async def keep_in_sync(self, workspace_id: str, path: str) -> SyncResult:
+        """Keep the file at ``path`` (``AGENTS.md``, ``CLAUDE.md``…; relative to the current
+        folder) in sync from now on: its managed block is written now and after every applied
+        revision (``yak.memory.sync``). Nothing is stored when the first write fails.
+
+        Returns:
+            What the write now did.
+
+        Raises:
+            UsageError: the file cannot be read or written, is not UTF-8, or its markers are
+                not one block. WorkspaceNotFound: unknown id.
+        """
+        target = os.path.abspath(path)
+        document = await self.read(workspace_id)
+        result = await asyncio.to_thread(sync_file, target, document.content)
+        await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, target)
+        log.info("workspace %s keeps %s in sync", workspace_id, target)
+        return result
+
+    async def stop_keeping_in_sync(self, workspace_id: str) -> str | None:
+        """Stop keeping a file in sync (the file stays as it is); returns its path, or
+        ``None`` when none was kept. Raises ``WorkspaceNotFound`` for an unknown id."""
+        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        if workspace.synced_file is not None:
+            await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, None)
+        return workspace.synced_file
+
+    async def _sync_kept_file(self, workspace_id: str, document: MemoryDocument) -> None:
+        """After an applied revision, write it into the workspace's kept file, if any. A
+        failure is logged and published (``SyncedFileFailed``), never raised: the revision is
+        stored already."""
+        try:
+            workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        except YakError as exc:
+            log.warning("cannot read workspace %s to sync its file: %s", workspace_id, exc)
+            return
+        if workspace.synced_file is None:
+            return
+        try:
+            await asyncio.to_thread(sync_file, workspace.synced_file, document.content)
+        except YakError as exc:
+            log.warning("keeping %s in sync failed: %s", workspace.synced_file, exc)
+            self._bus.publish(
+                SyncedFileFailed(workspace_id, document.version, workspace.synced_file, str(exc))
+            )
 
     # --- export -------------------------------------------------------------------------------
     async def export_bytes(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from yak.errors import UsageError
 
+DEFAULT_SYNCED_FILE = "AGENTS.md"  # the file Settings keeps in sync, in the workspace folder
 MARK_OPEN = "<!-- yak:memory -->"
 MARK_CLOSE = "<!-- /yak:memory -->"
 

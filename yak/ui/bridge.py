@@ -18,6 +18,7 @@ from yak.events import (
     RefreshFinished,
     RefreshStateChanged,
     SessionsChanged,
+    SyncedFileFailed,
     TurnCompleted,
 )
 
@@ -35,6 +36,7 @@ class EventBridge(QObject):
     message_added = Signal(object)  # MessageAdded
     turn_completed = Signal(object)  # TurnCompleted
     sessions_changed = Signal(object)  # SessionsChanged
+    synced_file_failed = Signal(object)  # SyncedFileFailed
 
     def __init__(self, bus: EventBus, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +47,7 @@ class EventBridge(QObject):
             MessageAdded: self.message_added,
             TurnCompleted: self.turn_completed,
             SessionsChanged: self.sessions_changed,
+            SyncedFileFailed: self.synced_file_failed,
         }
         self._unsubscribers: list[Callable[[], None]] = [
             bus.subscribe(event_type, signal.emit) for event_type, signal in routes.items()

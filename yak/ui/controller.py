@@ -25,7 +25,7 @@ from yak.config import Settings
 from yak.core import Core
 from yak.domain import RefreshStatus, Workspace
 from yak.errors import YakError
-from yak.events import MemoryChanged, RefreshStateChanged
+from yak.events import MemoryChanged, RefreshStateChanged, SyncedFileFailed
 from yak.refresh.state import describe_outcome
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
@@ -50,6 +50,7 @@ _SOURCE_WORDS = {
     "import": "import",
     "restore": "restore",
     "clear": "cleared",
+    "copy": "copied from the enclosing workspace",
     "external": "changed by another program",
 }
 
@@ -103,8 +104,17 @@ class AppController(QObject):
         self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
         self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
         panel.provider_settings_requested.connect(self.open_provider_settings)
+        notice = window.scope_notice
+        notice.use_enclosing_requested.connect(self._on_notice_use_enclosing_requested)
+        notice.copy_enclosing_requested.connect(self._on_notice_copy_enclosing_requested)
+        notice.reattach_requested.connect(self._on_notice_reattach_requested)
+        notice.rename_declined.connect(self._on_notice_rename_declined)
+        notice.link_requested.connect(self._on_notice_link_requested)
+        notice.dismissed.connect(self._on_notice_dismissed)
+        self._dismissed: set[str] = set()  # workspaces whose offer was put aside
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
+        bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
 
     def _setup_chat(self) -> None:
         """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
@@ -153,6 +163,7 @@ class AppController(QObject):
         log.info("opened workspace %s (%s)", workspace.path, workspace.id)
         self.window.set_workspace(workspace)
         await self._load_panel(workspace.id)
+        await self._offer_memory_elsewhere(workspace)
         await self._update_recent()
         return workspace
 
@@ -215,6 +226,25 @@ class AppController(QObject):
         if self.workspace is not None:
             self.open_settings(self.workspace.id, proposal=text)
 
+    def _on_notice_use_enclosing_requested(self, path: str) -> None:
+        self.tasks.spawn(self.open_workspace(path), name="open-enclosing")
+
+    def _on_notice_copy_enclosing_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._copy_enclosing(workspace_id), name="copy-enclosing")
+
+    def _on_notice_reattach_requested(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._reattach_here(workspace_id), name="reattach-here")
+
+    def _on_notice_rename_declined(self, workspace_id: str) -> None:
+        self.tasks.spawn(self._decline_rename(workspace_id), name="decline-rename")
+
+    def _on_notice_link_requested(self, path: str) -> None:
+        self.tasks.spawn(self._link_worktree(path), name="link-worktree")
+
+    def _on_notice_dismissed(self) -> None:
+        if self.workspace is not None:
+            self._dismissed.add(self.workspace.id)
+
     def _on_provider_key_saved(self) -> None:
         self.tasks.spawn(self._key_changed(), name="api-key-changed")
 
@@ -229,6 +259,10 @@ class AppController(QObject):
                 f"({_SOURCE_WORDS.get(event.source, event.source)})."
             )
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
+
+    def _on_bridge_synced_file_failed(self, event: SyncedFileFailed) -> None:
+        # After the "Memory updated" line of the same write, so this one stays on screen.
+        self.window.show_status(event.message, timeout_ms=30000)
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
         self.window.memory_panel.show_refresh_state(event.snapshot)
@@ -247,6 +281,86 @@ class AppController(QObject):
             self.window.set_recent(await self.core.workspaces.recent())
         except YakError as exc:
             log.warning("reading recent workspaces failed: %s", exc)
+
+    async def _offer_memory_elsewhere(self, workspace: Workspace) -> None:
+        """Show the scope notice when the folder has no memory of its own but one is found
+        elsewhere: an orphan it looks like before a rename first, else its git main
+        checkout's, else the enclosing workspace's (these two unless put aside in this
+        window)."""
+        notice = self.window.scope_notice
+        registry = self.core.workspaces
+        try:
+            renamed = await registry.renamed_from(workspace.path)
+            main = enclosing = None
+            if renamed is None and workspace.id not in self._dismissed:
+                main = await registry.worktree_main(workspace.path)
+                if main is None:
+                    enclosing = await registry.enclosing(workspace.path)
+        except YakError as exc:
+            log.warning("looking for a memory elsewhere failed: %s", exc)
+            return
+        if self.workspace is None or self.workspace.id != workspace.id:
+            return  # another folder was opened meanwhile
+        if renamed is not None:
+            notice.show_renamed(renamed)
+        elif main is not None:
+            notice.show_worktree(main)
+        elif enclosing is not None:
+            notice.show_enclosing(workspace, enclosing)
+        else:
+            notice.clear()
+
+    async def _copy_enclosing(self, source_id: str) -> None:
+        """Copy it here: the enclosing workspace's document becomes this one's first
+        version (a ``copy`` revision); the panel reloads on ``MemoryChanged``."""
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            source = await self.core.workspaces.get(source_id)
+            await self.core.memory.copy_from(workspace.id, source, expected_version=None)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Copy the memory")
+
+    async def _reattach_here(self, orphan_id: str) -> None:
+        """Use it: move the orphan's memory, history and conversations to the open folder,
+        then show the folder again (its memory and conversations are the moved ones)."""
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            moved = await self.core.workspaces.reattach(orphan_id, workspace.path)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Use the memory")
+            return
+        await self.open_workspace(moved.path)
+        self.memory_controller.reload()
+
+    async def _link_worktree(self, main_path: str) -> None:
+        """Share its memory: the open worktree uses the main checkout's document from now on;
+        the panel shows it."""
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            await self.core.workspaces.link(workspace.path, main_path)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Share the memory")
+            return
+        await self._load_panel(workspace.id)
+
+    async def _decline_rename(self, orphan_id: str) -> None:
+        """Not this one: remembered, so this folder is not offered that memory again; the
+        enclosing workspace's may be offered instead."""
+        workspace = self.workspace
+        if workspace is None:
+            return
+        try:
+            await self.core.workspaces.decline_rename(workspace.path, orphan_id)
+        except YakError as exc:
+            self.window.show_error(str(exc), title="Not this one")
+            return
+        await self._offer_memory_elsewhere(workspace)
 
     async def _load_panel(self, workspace_id: str) -> None:
         await self._load_document(workspace_id)

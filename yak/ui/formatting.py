@@ -28,6 +28,7 @@ SOURCE_LABELS = {
     "import": "import",
     "restore": "restore",
     "clear": "cleared",
+    "copy": "copy",
 }
 
 
@@ -135,6 +136,7 @@ def source_text(source: str) -> str:
         "import": "an import",
         "restore": "a restore",
         "clear": "a delete",
+        "copy": "a copy of the enclosing workspace's memory",
     }.get(source, source)
 
 
@@ -166,6 +168,8 @@ def origin_text(origin: LineOrigin, titles: Mapping[str, str]) -> str:
         return f"accepted from a refresh proposal, {version}{source} · {day}"
     if origin.source is RevisionSource.RESTORE:
         return f"restored, {version} · {day}"
+    if origin.source is RevisionSource.COPY:
+        return f"copied by you from the enclosing folder, {version} · {day}"
     return f"{origin.source}, {version} · {day}"
 
 

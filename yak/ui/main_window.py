@@ -47,7 +47,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.ui.layout import create_action
+from yak.ui.layout import create_action, vbox
+from yak.ui.scope_notice import ScopeNotice
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QFileDialog, QMessageBox
@@ -123,7 +124,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Ready")
 
     def _setup_central(self) -> None:
-        """The central stack, holding the placeholder until the chat panel is set."""
+        """The central stack, holding the placeholder until the chat panel is set, under the
+        scope notice."""
         self.placeholder = QLabel(NO_WORKSPACE_TEXT, self)
         self.placeholder.setObjectName("chatPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -136,7 +138,13 @@ class MainWindow(QMainWindow):
         self.central_stack.setObjectName("centralStack")
         self.central_stack.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.central_stack.addWidget(self.placeholder)
-        self.setCentralWidget(self.central_stack)
+        # The offer of a memory found elsewhere (the enclosing workspace's, a renamed
+        # folder's) sits above the chat, hidden until there is one.
+        self.scope_notice = ScopeNotice(self)
+        central = QWidget(self)
+        central.setObjectName("central")
+        vbox(self.scope_notice, self.central_stack, margins=0, spacing=0, parent=central)
+        self.setCentralWidget(central)
 
     def _setup_dock(self) -> None:
         """The memory dock on the right, holding a plain label until the panel is built (after
@@ -323,6 +331,7 @@ class MainWindow(QMainWindow):
         if workspace is not None and self._opening is not None:
             self._end_opening()
         self._workspace = workspace
+        self.scope_notice.clear()  # an offer was for the folder shown before
         if workspace is None:
             self.setWindowTitle("Yak")
         else:

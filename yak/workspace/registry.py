@@ -10,6 +10,12 @@ Three ways to resolve a path:
 - :meth:`WorkspaceRegistry.for_read` (commands that only read): a stored workspace is found by
   key even when its folder is gone (orphaned); an existing folder never stored reads as an
   unsaved workspace with an empty document, and nothing is created.
+
+A folder without a memory of its own may be offered another one ("Scopes" in
+docs/architecture.md): the enclosing workspace's (:meth:`WorkspaceRegistry.enclosing`), or an
+orphan's that looks like the folder before a rename (:meth:`WorkspaceRegistry.renamed_from`).
+A git worktree can share its main checkout's document when the person says so
+(:meth:`WorkspaceRegistry.link`).
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ import os
 from datetime import UTC, datetime
 
 from yak import paths
-from yak.domain import Workspace
+from yak.domain import MemorySummary, Workspace
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ports import WorkspaceRepository
 from yak.text import shown
+from yak.workspace import git
 
 
 def folder_error(path: str) -> WorkspaceNotFound:
@@ -137,3 +144,131 @@ class WorkspaceRegistry:
         return await asyncio.to_thread(
             self._repository.set_memory_enabled, workspace_id, enabled=enabled
         )
+
+    async def enclosing(self, path: str) -> MemorySummary | None:
+        """The nearest workspace above ``path`` whose document is not empty, when ``path`` has
+        no memory of its own (not stored, or an empty document); else ``None``. Only stored
+        keys are compared: nothing above ``path`` is read from the disk.
+
+        Raises:
+            UsageError: not a usable path. StoreError.
+        """
+        key = normalize(path)
+        above = paths.enclosing_keys(key)
+        if await asyncio.to_thread(self._repository.linked_to, paths.workspace_id_for(key)):
+            return None
+        found = await asyncio.to_thread(self._repository.memories_at, [key, *above])
+        if key in found:
+            return None
+        return next((found[parent] for parent in above if parent in found), None)
+
+    async def renamed_from(self, path: str) -> MemorySummary | None:
+        """The orphan that looks like the folder ``path`` before a rename: a workspace whose
+        folder no longer exists, with the same folder name and a non-empty document, not
+        declined for this folder (:meth:`decline_rename`), the most recently updated first.
+        ``None`` when ``path`` has a memory of its own or nothing fits.
+
+        Raises:
+            UsageError: not a usable path. StoreError.
+        """
+        key = normalize(path)
+        name = os.path.basename(key)
+        if not name:
+            return None
+
+        def find() -> MemorySummary | None:
+            if self._repository.memories_at([key]):
+                return None
+            if self._repository.linked_to(paths.workspace_id_for(key)) is not None:
+                return None
+            declined = self._repository.declined_renames(key)
+            return next(
+                (
+                    orphan
+                    for orphan in self._repository.orphans_named(name)
+                    if orphan.workspace.id not in declined and orphan.workspace.path != key
+                ),
+                None,
+            )
+
+        return await asyncio.to_thread(find)
+
+    async def decline_rename(self, path: str, workspace_id: str) -> None:
+        """Remember that the orphan ``workspace_id`` is not the folder ``path`` renamed, so
+        :meth:`renamed_from` no longer offers it there.
+
+        Raises:
+            UsageError: not a usable path. WorkspaceNotFound: unknown id. StoreError.
+        """
+        key = normalize(path)
+        await asyncio.to_thread(self._repository.decline_rename, key, workspace_id)
+
+    async def link(self, path: str, to: str | None = None) -> tuple[Workspace, Workspace]:
+        """Make the workspace of ``path`` use the memory document of the workspace of ``to``
+        (default: ``path``'s main checkout when ``path`` is in a git worktree): reads, writes,
+        history and proposals then go to that one document; conversations stay apart. Stored
+        until :meth:`unlink`. Linking to a folder that itself uses another's document is
+        refused.
+
+        Returns:
+            ``(workspace, target)``, both registered.
+
+        Raises:
+            UsageError: no ``to`` and ``path`` is no git worktree; the same folder; ``path``
+                has a memory of its own. WorkspaceNotFound: a folder does not exist.
+        """
+        workspace = await self.for_write(path)
+        if to is None:
+            to = await asyncio.to_thread(git.main_checkout, workspace.path)
+            if to is None:
+                raise UsageError(
+                    f"{shown(workspace.path)} is not in a git worktree; name the folder whose "
+                    "memory it should share with --to"
+                )
+        target = await self.for_write(to)
+        await asyncio.to_thread(self._repository.link, workspace.id, target.id)
+        return workspace, target
+
+    async def unlink(self, path: str) -> Workspace:
+        """Stop the workspace of ``path`` using another's document; its own (as it was before
+        the link, usually empty) is back. Returns the workspace it used.
+
+        Raises:
+            UsageError: it used no other workspace's document. WorkspaceNotFound.
+        """
+        workspace, stored = await self.for_read(path)
+        target = None
+        if stored:
+            target = await asyncio.to_thread(self._repository.unlink, workspace.id)
+        if target is None:
+            raise UsageError(f"{shown(workspace.path)} does not share another folder's memory")
+        return target
+
+    async def linked_to(self, workspace_id: str) -> Workspace | None:
+        """The workspace whose document ``workspace_id`` uses, or ``None``."""
+        return await asyncio.to_thread(self._repository.linked_to, workspace_id)
+
+    async def worktree_main(self, path: str) -> MemorySummary | None:
+        """The main checkout's workspace when ``path`` is in a git worktree, has no memory of
+        its own, uses no other document yet, and the main checkout's document is not empty;
+        else ``None`` (what the window offers to share).
+
+        Raises:
+            UsageError: not a usable path. StoreError.
+        """
+        key = normalize(path)
+
+        def find() -> MemorySummary | None:
+            main = git.main_checkout(key)
+            if main is None:
+                return None
+            if self._repository.linked_to(paths.workspace_id_for(key)) is not None:
+                return None
+            try:
+                main_key = paths.normalize_workspace_path(main)
+            except ValueError:
+                return None
+            found = self._repository.memories_at([key, main_key])
+            return None if key in found else found.get(main_key)
+
+        return await asyncio.to_thread(find)

@@ -29,6 +29,7 @@ from yak.domain import MemoryDocument, QueueState, RefreshStatus, Workspace
 from yak.errors import ConflictError, YakError
 from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
 from yak.memory.search import search_documents
+from yak.memory.sync import DEFAULT_SYNCED_FILE
 from yak.refresh.state import describe_outcome, missing_key
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
@@ -76,6 +77,7 @@ class MemoryPageController(QObject):
         editor.history_requested.connect(self._on_editor_history_requested)
         editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
         editor.review_mode_changed.connect(self._on_editor_review_mode_changed)
+        editor.sync_file_changed.connect(self._on_editor_sync_file_changed)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
@@ -129,6 +131,9 @@ class MemoryPageController(QObject):
     def _on_editor_review_mode_changed(self, workspace_id: str, review: bool) -> None:
         self.tasks.spawn(self._set_review_mode(workspace_id, review), name="memory-review-mode")
 
+    def _on_editor_sync_file_changed(self, workspace_id: str, keep: bool) -> None:
+        self.tasks.spawn(self._set_sync_file(workspace_id, keep), name="memory-sync-file")
+
     def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
         self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
 
@@ -149,11 +154,13 @@ class MemoryPageController(QObject):
             return
         await asyncio.sleep(SEARCH_DELAY_S)
         try:
-            hits = await search_documents(self.memory, text)
+            found = await search_documents(self.memory, text)
         except YakError as exc:  # the filter still matches folders
             log.warning("memory search failed: %s", exc)
             return
-        self.page.show_content_matches(text, frozenset(h.workspace.id for h in hits))
+        self.page.show_content_matches(
+            text, frozenset(h.workspace.id for h in found.hits), plain_scan=bool(found.why_scan)
+        )
 
     def _on_page_reattach_requested(self, workspace_id: str, folder: str) -> None:
         self.tasks.spawn(self._reattach(workspace_id, folder), name="memory-reattach")
@@ -461,6 +468,32 @@ class MemoryPageController(QObject):
             self.page.editor.clear_workspace()
         await self._reload()
         self.show_workspace(workspace.id, note=f"Re-attached to {workspace.path}.")
+
+    async def _set_sync_file(self, workspace_id: str, keep: bool) -> None:
+        """Keep the workspace's ``AGENTS.md`` in sync (written now, then after every applied
+        revision), or stop; a file that cannot be written is said, nothing is kept and the
+        box shows what is stored."""
+        editor = self.page.editor
+        try:
+            workspace = await self.workspaces.get(workspace_id)
+            if keep:
+                path = os.path.join(workspace.path, DEFAULT_SYNCED_FILE)
+                result = await self.memory.keep_in_sync(workspace_id, path)
+                message = f"{result.path} is kept in sync after every change " + (
+                    "(written now)." if result.changed else "(already in sync)."
+                )
+            else:
+                stopped = await self.memory.stop_keeping_in_sync(workspace_id)
+                message = f"{stopped} is no longer kept in sync; the file stays as it is."
+            editor.set_workspace(await self.workspaces.get(workspace_id))
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            try:
+                editor.set_workspace(await self.workspaces.get(workspace_id))
+            except YakError as again:
+                log.warning("cannot read workspace %s again: %s", workspace_id, again)
+            return
+        editor.show_message(message)
 
     async def _set_review_mode(self, workspace_id: str, review: bool) -> None:
         try:

@@ -12,6 +12,7 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
+from yak.memory.sync import DEFAULT_SYNCED_FILE as SYNCED_FILE_NAME
 from yak.refresh.state import ceiling_message, shrink_question
 from yak.text import plural
 from yak.ui import dialogs
@@ -61,6 +63,7 @@ class MemoryEditor(QWidget):
     history_requested = Signal(str)  # workspace id
     memory_enabled_changed = Signal(str, bool)  # workspace id, enabled
     review_mode_changed = Signal(str, bool)  # workspace id, every rewrite waits for review
+    sync_file_changed = Signal(str, bool)  # workspace id, keep AGENTS.md in sync
     save_finished = Signal(bool)  # a requested save succeeded (True) or was refused (False)
     dirty_changed = Signal(bool)  # the editor gained (True) or lost (False) unsaved edits
 
@@ -87,6 +90,9 @@ class MemoryEditor(QWidget):
         )
         self.review_mode_box.setObjectName("reviewModeBox")
         self.review_mode_box.toggled.connect(self._on_review_mode_box_toggled)
+        self.sync_file_box = QCheckBox(self)
+        self.sync_file_box.setObjectName("syncFileBox")
+        self.sync_file_box.toggled.connect(self._on_sync_file_box_toggled)
         self.banner = self._setup_banner()
 
         self.text_edit = QPlainTextEdit(self)
@@ -113,6 +119,7 @@ class MemoryEditor(QWidget):
             self.header_label,
             self.memory_enabled_box,
             self.review_mode_box,
+            self.sync_file_box,
             self.banner,
             (self.text_edit, 1),
             hbox(self.counter_label, STRETCH, self.dirty_label),
@@ -242,6 +249,8 @@ class MemoryEditor(QWidget):
         self.origin_label.clear()
         self.memory_enabled_box.setEnabled(False)
         self.review_mode_box.setEnabled(False)
+        self._show_sync_file(None)
+        self.sync_file_box.setEnabled(False)
         self.message_label.clear()
         self._refresh_controls()
 
@@ -275,6 +284,8 @@ class MemoryEditor(QWidget):
         with blocked_signals(self.review_mode_box):
             self.review_mode_box.setChecked(workspace.review_mode == "review")
         self.review_mode_box.setEnabled(True)
+        self._show_sync_file(workspace)
+        self.sync_file_box.setEnabled(True)
         self.show_message(note)
         self._refresh_controls()
 
@@ -301,6 +312,7 @@ class MemoryEditor(QWidget):
                 self.memory_enabled_box.setChecked(workspace.memory_enabled)
             with blocked_signals(self.review_mode_box):
                 self.review_mode_box.setChecked(workspace.review_mode == "review")
+            self._show_sync_file(workspace)
             self._update_header()
 
     def update_times(self) -> None:
@@ -580,6 +592,28 @@ class MemoryEditor(QWidget):
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:
             self.refresh_requested.emit(self._workspace.id)
+
+    def _show_sync_file(self, workspace: Workspace | None) -> None:
+        """The "keep in sync" box: checked and naming the kept file when there is one (the
+        command line may keep another than ``AGENTS.md``), its full path in the tooltip."""
+        kept = workspace.synced_file if workspace is not None else None
+        name = os.path.basename(kept) if kept else SYNCED_FILE_NAME
+        self.sync_file_box.setText(
+            f"Keep {name} in sync (its memory block is rewritten after every change)"
+        )
+        self.sync_file_box.setToolTip(
+            kept
+            or (
+                f"Writes the memory between <!-- yak:memory --> markers in {SYNCED_FILE_NAME} "
+                "in the workspace folder; the rest of the file is left as it is"
+            )
+        )
+        with blocked_signals(self.sync_file_box):
+            self.sync_file_box.setChecked(kept is not None)
+
+    def _on_sync_file_box_toggled(self, checked: bool) -> None:
+        if self._workspace is not None:
+            self.sync_file_changed.emit(self._workspace.id, checked)
 
     def _on_review_mode_box_toggled(self, checked: bool) -> None:
         if self._workspace is not None:

@@ -75,6 +75,7 @@ class MemoryPage(SettingsPage):
         self._after_save: Callable[[], object] | None = None
         self.question_box: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None  # the open Import/Export/Re-attach dialog
+        self._plain_scan = False  # the last text search read every document (no index)
         self._setup_ui()
         self.times_timer = QTimer(self)
         self.times_timer.setInterval(TIMES_INTERVAL_MS)
@@ -319,10 +320,14 @@ class MemoryPage(SettingsPage):
         self._after_filter()
         self.search_requested.emit(text)
 
-    def show_content_matches(self, text: str, workspace_ids: frozenset[str]) -> None:
+    def show_content_matches(
+        self, text: str, workspace_ids: frozenset[str], *, plain_scan: bool = False
+    ) -> None:
         """Add the workspaces whose document contains ``text`` to the filtered list (ignored
-        when the filter has changed since)."""
+        when the filter has changed since); ``plain_scan``: they were found without the
+        full-text index, which the count line says."""
         if self.model.set_content_matches(text, workspace_ids):
+            self._plain_scan = plain_scan
             self._after_filter()
 
     def _after_filter(self) -> None:
@@ -349,9 +354,9 @@ class MemoryPage(SettingsPage):
     def _update_count(self) -> None:
         shown, total = self.model.rowCount(), self.model.total
         noun = "workspace" if total == 1 else "workspaces"
-        self.count_label.setText(
-            f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
-        )
+        how = " (plain scan)" if self._plain_scan and self.filter_edit.text().strip() else ""
+        counted = f"{total:,} {noun}" if shown == total else f"{shown:,} of {total:,} {noun}"
+        self.count_label.setText(counted + how)
 
     def _selected_summary(self) -> MemorySummary | None:
         workspace_id = self.selected_workspace_id()

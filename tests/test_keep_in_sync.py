@@ -1,0 +1,158 @@
+"""Keeping AGENTS.md in sync, as a user meets it: ``yak memory sync FILE --keep`` stores the file
+for the workspace and every applied revision (hand save, restore, import, refresh, accepted
+proposal) rewrites its managed block, bytes outside it untouched; ``--stop`` ends it; a file
+that cannot be written is one stderr line while the revision is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tests.support.builders import say
+from tests.support.fake_api import text
+from yak.bootstrap import open_core
+from yak.cli import main
+from yak.domain import RefreshStatus, ReviewMode
+
+OUTSIDE = "# Rules\n\nAlways run make lint\n"
+
+
+def run(capsys, *argv):
+    """``yak.cli.main(argv)`` in this process; returns (exit code, stdout, stderr)."""
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def block(document):
+    """The managed block ``yak memory sync`` writes for ``document``."""
+    return f"<!-- yak:memory -->\n{document}<!-- /yak:memory -->\n"
+
+
+@pytest.fixture
+def proj(tmp_path, data_dir):
+    """``proj`` with a one-line memory (version 1) and an ``AGENTS.md`` of the user's own."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "AGENTS.md").write_text(OUTSIDE)
+
+    async def seed():
+        core = open_core(data_dir)
+        try:
+            workspace = await core.workspaces.open(str(folder))
+            await core.memory.save(workspace.id, "- one\n", expected_version=0)
+        finally:
+            await core.aclose()
+
+    asyncio.run(seed())
+    return folder
+
+
+def test_keep_rewrites_the_block_after_every_hand_save_restore_and_import(proj, capsys):
+    """``sync AGENTS.md --keep`` writes the block now and says it is kept; then ``set``,
+    ``restore`` and ``import`` each leave the file as the user's lines plus the new document's
+    block; after ``sync --stop`` a ``set`` leaves the file as it was."""
+    agents = proj / "AGENTS.md"
+    code, out, err = run(capsys, "memory", "sync", agents, "--keep", "-w", proj)
+    assert (code, err) == (0, "")
+    assert out == (
+        f"Updated {agents} with version 1 of the memory (1 line).\n"
+        "It is kept in sync after every change from now on ('sync --stop' ends it).\n"
+    )
+    assert agents.read_text() == OUTSIDE + "\n" + block("- one\n")
+
+    (proj / "new.txt").write_text("- one\n- two\n")
+    assert run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt")[::2] == (0, "")
+    assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- two\n")
+    assert run(capsys, "memory", "restore", "1", "-w", proj)[::2] == (0, "")
+    assert agents.read_text() == OUTSIDE + "\n" + block("- one\n")
+    (proj / "brief.md").write_text("- imported\n")
+    assert run(capsys, "memory", "import", proj / "brief.md", "-w", proj)[::2] == (0, "")
+    assert agents.read_text() == OUTSIDE + "\n" + block("- imported\n")
+
+    code, out, err = run(capsys, "memory", "sync", "--stop", "-w", proj, "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {"workspace": str(proj), "stopped": str(agents)}
+    before = agents.read_bytes()
+    assert run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt")[0] == 0
+    assert agents.read_bytes() == before
+
+
+def test_stop_without_a_kept_file_and_sync_without_a_file_are_usage_errors(proj, capsys):
+    """``sync --stop`` when nothing is kept, and ``sync`` with no FILE: exit 2, one line."""
+    code, out, err = run(capsys, "memory", "sync", "--stop", "-w", proj)
+    assert (code, out, err) == (2, "", f"yak: {proj} keeps no file in sync\n")
+    code, out, err = run(capsys, "memory", "sync", "-w", proj)
+    assert (code, out) == (2, "")
+    assert err == "yak: give the FILE to write the memory into (e.g. AGENTS.md)\n"
+
+
+def test_a_file_that_cannot_be_synced_is_one_line_and_the_revision_is_kept(proj, capsys):
+    """When the kept file's markers were broken by hand, a ``set`` still stores its revision
+    (exit 0, the new bytes in ``show``), says on stderr that the file could not be kept in
+    sync and why, and leaves the file untouched."""
+    agents = proj / "AGENTS.md"
+    assert run(capsys, "memory", "sync", agents, "--keep", "-w", proj)[0] == 0
+    broken = agents.read_text() + "<!-- yak:memory -->\n"
+    agents.write_text(broken)
+    (proj / "new.txt").write_text("- two\n")
+    code, out, err = run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt")
+    assert code == 0
+    assert err == (
+        f"Memory version 2 is saved, but {agents} could not be kept in sync: the file's "
+        "<!-- yak:memory --> … <!-- /yak:memory --> markers are not one block (one of each, "
+        "opening first); fix them by hand and sync again\n"
+    )
+    assert agents.read_text() == broken
+    assert run(capsys, "memory", "show", "-w", proj)[1] == "- two\n"
+
+
+def test_an_immutable_file_for_real(proj, capsys):
+    """A file nobody may write (``chattr +i``, where the machine allows it): the revision is
+    stored and the sentence names the file and the system's reason."""
+    agents = proj / "AGENTS.md"
+    assert run(capsys, "memory", "sync", agents, "--keep", "-w", proj)[0] == 0
+    before = agents.read_bytes()
+    attr = shutil.which("chattr")
+    if attr is None or subprocess.run([attr, "+i", agents], check=False).returncode != 0:
+        pytest.skip("chattr +i is not possible here; the broken-markers test covers the path")
+    try:
+        (proj / "new.txt").write_text("- two\n")
+        code, _, err = run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt")
+        assert code == 0
+        assert err == (
+            f"Memory version 2 is saved, but {agents} could not be kept in sync: cannot write "
+            f"{agents}: Operation not permitted\n"
+        )
+        assert agents.read_bytes() == before
+    finally:
+        subprocess.run([attr, "-i", agents], check=False)
+    assert run(capsys, "memory", "show", "-w", proj)[1] == "- two\n"
+
+
+async def test_a_refresh_and_an_accepted_proposal_rewrite_the_kept_file(proj, core, fake_api):
+    """An applied refresh rewrites the block; in review mode the waiting proposal leaves the
+    file alone and accepting it rewrites the block."""
+    agents = proj / "AGENTS.md"
+    workspace = await core.workspaces.open(str(proj))
+    await core.memory.keep_in_sync(workspace.id, str(agents))
+
+    say(core, workspace.id, "We lint with ruff.", "Noted.")
+    fake_api.script(text("- one\n- lint: ruff\n"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- lint: ruff\n")
+
+    await core.memory.set_review_mode(workspace.id, ReviewMode.REVIEW)
+    say(core, workspace.id, "We test with pytest.", "Noted.")
+    fake_api.script(text("- one\n- lint: ruff\n- tests: pytest\n"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- lint: ruff\n")
+    (proposal,) = await core.memory.proposals(workspace.id)
+    await core.memory.accept(workspace.id, proposal.id)
+    assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- lint: ruff\n- tests: pytest\n")

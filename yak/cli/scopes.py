@@ -1,0 +1,173 @@
+"""``yak memory reattach``: a folder's memory found elsewhere ("Scopes" in
+docs/architecture.md).
+
+- ``reattach OLD [-w DIR] [--json]``: move the memory, history and conversations of the
+  workspace at OLD (a folder that no longer exists: renamed or moved) to DIR; exit 2 when DIR
+  already has a memory of its own.
+- ``reattach OLD --decline [-w DIR]``: OLD is not DIR's predecessor; ``show`` and the app stop
+  offering it there.
+- ``link [-w DIR] [--to FOLDER] [--json]``: DIR (a git worktree, by default of FOLDER's
+  repository) uses FOLDER's memory document from now on; ``unlink`` ends that.
+
+Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from yak.cli import workspace_path
+
+TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from yak.cli import Context
+    from yak.core import Core
+
+
+def register(
+    cmds: argparse._SubParsersAction,
+    workspace_option: Callable[[argparse.ArgumentParser], None],
+    json_option: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    """Add ``reattach``, ``link`` and ``unlink`` to ``yak memory``."""
+    p = cmds.add_parser(
+        "reattach",
+        help="move the memory of a renamed or moved folder to this one",
+        description="Move the memory document, its history and the conversations of the "
+        "workspace at OLD, a folder that no longer exists, to the workspace folder (-w). "
+        "'yak memory show' names such a folder when one looks like this one. With --decline, "
+        "remember that OLD is not this folder's predecessor instead.",
+    )
+    p.add_argument("old", metavar="OLD", help="the folder's previous path (as 'show' names it)")
+    p.add_argument(
+        "--decline",
+        action="store_true",
+        help="OLD is not this folder renamed: stop offering it here",
+    )
+    workspace_option(p)
+    json_option(p)
+    p.set_defaults(func=cmd_reattach)
+
+    p = cmds.add_parser(
+        "link",
+        help="share another folder's memory (a git worktree and its main checkout)",
+        description="From now on the workspace folder (-w) uses the memory document of FOLDER: "
+        "it reads it, its refreshes and edits write it, and its history is FOLDER's. "
+        "Conversations stay apart. Without --to, FOLDER is the main checkout of the git "
+        "repository whose worktree the workspace is in. The folder must have no memory of its "
+        "own. 'yak memory unlink' ends it.",
+    )
+    p.add_argument(
+        "--to",
+        metavar="FOLDER",
+        default=None,
+        help="the folder whose memory to share (default: the worktree's main checkout)",
+    )
+    workspace_option(p)
+    json_option(p)
+    p.set_defaults(func=cmd_link)
+
+    p = cmds.add_parser(
+        "unlink",
+        help="stop sharing another folder's memory",
+        description="The workspace folder (-w) stops using another folder's memory document; "
+        "its own (empty, or as it was before 'link') is back. The shared document is kept.",
+    )
+    workspace_option(p)
+    json_option(p)
+    p.set_defaults(func=cmd_unlink)
+
+
+def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory reattach OLD``: exit 0 moved (or declined); 2 OLD is not a stored
+    workspace, its folder still exists, or the folder here already has a memory."""
+    import os
+
+    from yak.cli import output
+    from yak.errors import UsageError
+
+    async def work(core: Core) -> int:
+        here = await core.workspaces.for_write(workspace_path(args))
+        old = await core.workspaces.find(args.old)
+        if old is None:
+            raise UsageError(f"no workspace was stored for {args.old}")
+        if old.id == here.id:
+            raise UsageError(f"{args.old} is this workspace already")
+        if os.path.isdir(old.path):
+            raise UsageError(
+                f"{old.path} still exists; re-attach only the memory of a folder that is gone "
+                "(Settings › Memory re-attaches any orphan)"
+            )
+        if args.decline:
+            await core.workspaces.decline_rename(here.path, old.id)
+            if args.json:
+                output.print_json({"declined": old.path, "workspace": here.path})
+            else:
+                print(f"{old.path} will no longer be offered to {here.path}.")
+            return 0
+        moved = await core.workspaces.reattach(old.id, here.path)
+        document = await core.memory.read(moved.id)
+        if args.json:
+            output.print_json(
+                {
+                    "workspace": moved.path,
+                    "workspace_id": moved.id,
+                    "from": old.path,
+                    "version": document.version,
+                    "lines": document.lines,
+                }
+            )
+        else:
+            print(
+                f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
+                f"version {document.version}) and its history to {moved.path}."
+            )
+        return 0
+
+    return ctx.run(work)
+
+
+def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory link``: exit 0 linked; 2 no main checkout found and no ``--to``, the same
+    folder, a folder with a memory of its own, or a target that shares another's itself."""
+    from yak.cli import output
+
+    async def work(core: Core) -> int:
+        workspace, target = await core.workspaces.link(workspace_path(args), args.to)
+        document = await core.memory.read(workspace.id)
+        if args.json:
+            output.print_json(
+                {
+                    "workspace": workspace.path,
+                    "workspace_id": workspace.id,
+                    "linked_to": target.path,
+                    "version": document.version,
+                    "lines": document.lines,
+                }
+            )
+        else:
+            print(
+                f"{workspace.path} now shares the memory of {target.path} "
+                f"({output.lines(document.lines)}, version {document.version})."
+            )
+        return 0
+
+    return ctx.run(work)
+
+
+def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory unlink``: exit 0 unlinked; 2 the folder shared no other memory."""
+    from yak.cli import output
+
+    async def work(core: Core) -> int:
+        target = await core.workspaces.unlink(workspace_path(args))
+        workspace, _stored = await core.workspaces.for_read(workspace_path(args))
+        if args.json:
+            output.print_json({"workspace": workspace.path, "unlinked_from": target.path})
+        else:
+            print(f"{workspace.path} no longer shares the memory of {target.path}.")
+        return 0
+
+    return ctx.run(work)
