@@ -8,9 +8,9 @@ from sqlalchemy import and_, func, select
 
 from yak.db.engine import Database
 from yak.db.models import RefreshAttemptRow
-from yak.db.rows import MIN_ID_PREFIX, now, to_attempt, workspace_row
+from yak.db.rows import now, to_attempt, workspace_row
+from yak.db.schema import attempt_prefix, one_attempt
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus
-from yak.errors import UsageError
 from yak.ids import new_id
 
 
@@ -75,13 +75,7 @@ class SqlAttemptRepository:
             UsageError: no attempt of this workspace matches, several do, or the prefix is
                 too short.
         """
-        wanted = (attempt_id or "").strip().upper()
-        if len(wanted) < MIN_ID_PREFIX:
-            raise UsageError(
-                f"Give at least {MIN_ID_PREFIX} characters of a refresh "
-                f"attempt id (see history --refreshes); {attempt_id!r} is too "
-                "short."
-            )
+        wanted = attempt_prefix(attempt_id)
         with self.db.session() as s:
             rows = list(
                 s.scalars(
@@ -93,17 +87,7 @@ class SqlAttemptRepository:
                     .limit(2)
                 )
             )
-            if not rows:
-                raise UsageError(
-                    f"This workspace has no refresh attempt {attempt_id!r} (see "
-                    "history --refreshes for the ids)."
-                )
-            if len(rows) > 1:
-                raise UsageError(
-                    f"{attempt_id!r} matches several refresh attempts; give more "
-                    "characters of the id."
-                )
-            return to_attempt(rows[0])
+            return to_attempt(one_attempt(rows, attempt_id))
 
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of every workspace that has one, without its reply (``reply`` is

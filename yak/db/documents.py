@@ -43,16 +43,15 @@ from yak.db.models import (
     WorkspaceRow,
 )
 from yak.db.rows import (
-    MIN_ID_PREFIX,
     conflict,
     now,
-    review_mode,
     to_document,
     to_proposal,
     to_revision,
     to_tombstone,
     workspace_row,
 )
+from yak.db.schema import MIN_ID_PREFIX, decode_document, review_mode
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -66,7 +65,7 @@ from yak.domain import (
     count_lines,
     line_changes,
 )
-from yak.errors import ConflictError, RevisionNotFound, UnreadableDocument, UsageError
+from yak.errors import ConflictError, RevisionNotFound, UsageError
 from yak.ids import new_id
 
 
@@ -178,7 +177,7 @@ class SqlDocumentRepository:
             raw, version, flags, updated_at = found
             return MemoryDocument(
                 workspace_id=workspace_id,
-                content=_decode(workspace_id, int(version), raw),
+                content=decode_document(workspace_id, int(version), raw),
                 version=int(version),
                 updated_at=updated_at,
                 flags=tuple(flags or ()),
@@ -656,24 +655,3 @@ class SqlDocumentRepository:
 
 # The content column read as bytes: a document that is not UTF-8 is reported, not a decode crash.
 _RAW_CONTENT = cast(MemoryDocumentRow.content, LargeBinary)
-
-
-def _decode(workspace_id: str, version: int, raw: bytes | None) -> str:
-    """The stored bytes as text.
-
-    Raises:
-        UnreadableDocument: they are not UTF-8.
-    """
-    data = bytes(raw or b"")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnreadableDocument(
-            f"The memory document (version {version}) is not valid UTF-8 text (byte "
-            f"{exc.start + 1:,} of {len(data):,}; written by another program?). See its bytes "
-            "with 'yak memory show --raw', then restore a revision ('yak memory history', "
-            "'yak memory restore N') or save a new text ('yak memory set').",
-            workspace_id=workspace_id,
-            version=version,
-            raw=data,
-        ) from None
