@@ -10,24 +10,17 @@ module only stores it. See ``docs/architecture.md``, "The memory document".
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     CursorResult,
     LargeBinary,
-    String,
-    case,
     cast,
     delete,
-    exists,
     func,
     or_,
     select,
-    type_coerce,
     update,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -40,7 +33,6 @@ from yak.db.models import (
     MemoryProposalRow,
     MemoryRevisionRow,
     MemoryTombstoneRow,
-    WorkspaceRow,
 )
 from yak.db.rows import (
     conflict,
@@ -51,7 +43,7 @@ from yak.db.rows import (
     to_tombstone,
     workspace_row,
 )
-from yak.db.schema import MIN_ID_PREFIX, decode_document, review_mode
+from yak.db.schema import MIN_ID_PREFIX, SUMMARIES_SQL, decode_document, summaries_of
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -60,7 +52,6 @@ from yak.domain import (
     Revision,
     RevisionSource,
     Tombstone,
-    Workspace,
     WriteEffects,
     count_lines,
     line_changes,
@@ -79,82 +70,18 @@ class SqlDocumentRepository:
         """Every workspace with a memory (non-empty document or any revision), most recently
         updated first, each with ``orphaned`` set when its folder is gone.
 
-        Plain columns, with line and character counts computed by the database, so the content
-        is never loaded: the Settings list opens fast with thousands of workspaces. The times
-        and flags are read as their stored text and decoded here in one pass (the column types'
-        per-value result processing cost more than the query itself at 10,000 rows)."""
-        content = func.coalesce(MemoryDocumentRow.content, "")
-        newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
-        lines = case(
-            (content == "", 0),
-            (func.substr(content, -1) == "\n", newlines),
-            else_=newlines + 1,
-        )
-        has_revision = exists().where(MemoryRevisionRow.workspace_id == WorkspaceRow.id)
-        stmt = (
-            select(
-                WorkspaceRow.id,
-                WorkspaceRow.path,
-                type_coerce(WorkspaceRow.created_at, String),
-                type_coerce(WorkspaceRow.last_opened_at, String),
-                WorkspaceRow.memory_enabled,
-                WorkspaceRow.review_mode,
-                func.coalesce(MemoryDocumentRow.version, 0),
-                lines,
-                func.length(content),
-                type_coerce(MemoryDocumentRow.updated_at, String),
-                type_coerce(MemoryDocumentRow.flags, String),
-            )
-            .outerjoin(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
-            .where(or_(content != "", has_revision))
-            .order_by(
-                MemoryDocumentRow.updated_at.is_(None),
-                MemoryDocumentRow.updated_at.desc(),
-                WorkspaceRow.path,
-            )
-        )
+        One plain query (:data:`yak.db.schema.SUMMARIES_SQL`: line and character counts
+        computed by the database, no content loaded) decoded in one pass
+        (:func:`yak.db.schema.summaries_of`): the Settings list opens fast with thousands of
+        workspaces."""
         with self.db.session() as s:
-            rows = s.connection().execute(stmt).all()  # Core rows: no ORM loading overhead
-        # One pass with local names: at 10,000 rows each attribute look-up and call counts. The
-        # times are stored as naive UTC text (``YYYY-MM-DD HH:MM:SS[.ffffff]``, as
-        # ``yak.db.models.UTCDateTime`` writes them): one ``fromisoformat`` with the offset
-        # appended makes them aware (``replace`` afterwards costs four times more).
-        parse, isdir, mode_of = datetime.fromisoformat, os.path.isdir, review_mode
-        summaries: list[MemorySummary] = []
-        append = summaries.append
-        for (
-            ws_id,
-            path,
-            created_at,
-            last_opened_at,
-            enabled,
-            mode,
-            version,
-            n_lines,
-            n_chars,
-            updated_at,
-            flags,
-        ) in rows:
-            workspace = Workspace(
-                id=ws_id,
-                path=path,
-                created_at=parse(created_at + "+00:00"),
-                last_opened_at=parse(last_opened_at + "+00:00") if last_opened_at else None,
-                memory_enabled=bool(enabled),
-                review_mode=mode_of(mode),
-            )
-            append(
-                MemorySummary(
-                    workspace=workspace,
-                    version=int(version),
-                    lines=int(n_lines),
-                    chars=int(n_chars),
-                    updated_at=parse(updated_at + "+00:00") if updated_at else None,
-                    flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                    orphaned=not isdir(path),
-                )
-            )
-        return summaries
+            # The driver's own cursor: SQLAlchemy's result rows cost more than the query here.
+            cursor = s.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
+            try:
+                rows = cursor.execute(SUMMARIES_SQL).fetchall()
+            finally:
+                cursor.close()
+        return summaries_of(rows)
 
     def read(self, workspace_id: str) -> MemoryDocument:
         """The current document; version 0 and empty content when never written.

@@ -24,15 +24,18 @@ from yak import paths
 from yak.db.schema import (
     BUSY_TIMEOUT_MS,
     DB_FILE,
+    SUMMARIES_SQL,
     attempt_prefix,
     decode_document,
     head_revision,
     one_attempt,
     review_mode,
+    summaries_of,
     utc_time,
 )
 from yak.domain import (
     MemoryDocument,
+    MemorySummary,
     Proposal,
     ProposalStatus,
     RefreshAttempt,
@@ -224,6 +227,11 @@ class DocumentReader(_FallingBack):
         """
         row = self._row(workspace_id)
         return b"" if row is None else bytes(row[0] or b"")
+
+    def summaries(self) -> list[MemorySummary]:
+        """Every workspace with a memory, most recently updated first (the same query and
+        decoding as the SQLAlchemy repository's)."""
+        return summaries_of(self._reader.rows(SUMMARIES_SQL))
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
         """The workspace's proposals, oldest first (only the pending ones by default)."""
