@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import (
-    CursorResult,
     LargeBinary,
+    bindparam,
     cast,
     delete,
     func,
+    insert,
     or_,
     select,
     update,
@@ -33,6 +34,7 @@ from yak.db.models import (
     MemoryProposalRow,
     MemoryRevisionRow,
     MemoryTombstoneRow,
+    WorkspaceRow,
 )
 from yak.db.rows import (
     conflict,
@@ -186,28 +188,16 @@ class SqlDocumentRepository:
     @staticmethod
     def _advance(s: Session, watermarks: Mapping[str, str]) -> None:
         # ULIDs of one length sort as text in creation order, so a string compare is enough.
-        for session_id, message_id in watermarks.items():
-            s.execute(
-                update(ChatSessionRow)
-                .where(
-                    ChatSessionRow.id == session_id,
-                    or_(
-                        ChatSessionRow.folded_through.is_(None),
-                        ChatSessionRow.folded_through < message_id,
-                    ),
-                )
-                .values(folded_through=message_id)
-            )
+        s.connection().execute(
+            _ADVANCE,
+            [{"session": session, "message": message} for session, message in watermarks.items()],
+        )
 
     @staticmethod
     def _ensure_document(s: Session, workspace_id: str) -> None:
         """Make sure the document row exists. Being a write, it also takes SQLite's write lock
         first thing in the transaction, so what is read next is what the update will see."""
-        s.execute(
-            sqlite_insert(MemoryDocumentRow)
-            .values(workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None)
-            .on_conflict_do_nothing()
-        )
+        s.connection().execute(_ENSURE_DOCUMENT, {"workspace": workspace_id})
 
     def _apply(
         self,
@@ -225,13 +215,13 @@ class SqlDocumentRepository:
     ) -> MemoryDocument:
         if expected_version is not None and int(expected_version) < 0:
             raise UsageError("The expected version must be 0 or more; nothing was saved.")
-        workspace_row(s, workspace_id)
+        # Prebuilt statements on the session's connection: a hand save is a handful of them, and
+        # building ORM statements with their values each time cost more than running them.
+        connection = s.connection()
+        if connection.execute(_WORKSPACE_ID, {"workspace": workspace_id}).first() is None:
+            workspace_row(s, workspace_id)  # raises WorkspaceNotFound with its sentence
         self._ensure_document(s, workspace_id)
-        raw, version = s.execute(
-            select(_RAW_CONTENT, MemoryDocumentRow.version).where(
-                MemoryDocumentRow.workspace_id == workspace_id
-            )
-        ).one()
+        raw, version = connection.execute(_CURRENT, {"workspace": workspace_id}).one()
         expected = version if expected_version is None else int(expected_version)
         if version != expected:
             raise conflict(expected, version)
@@ -246,14 +236,16 @@ class SqlDocumentRepository:
             added, removed = line_changes(base, text)
             change = WriteEffects(added=added, removed=removed)
         moment = now()
-        result: CursorResult[Any] = s.execute(  # type: ignore[assignment]  # an UPDATE's result
-            update(MemoryDocumentRow)
-            .where(
-                MemoryDocumentRow.workspace_id == workspace_id,
-                MemoryDocumentRow.version == expected,
-            )
-            .values(content=text, version=expected + 1, flags=list(flags), updated_at=moment)
-            .execution_options(synchronize_session=False)
+        result = connection.execute(
+            _UPDATE_DOCUMENT,
+            {
+                "workspace": workspace_id,
+                "expected": expected,
+                "content": text,
+                "version": expected + 1,
+                "flags": list(flags),
+                "moment": moment,
+            },
         )
         if result.rowcount != 1:  # another writer won between the read and the update
             stored = s.scalar(
@@ -262,26 +254,26 @@ class SqlDocumentRepository:
                 )
             )
             raise conflict(expected, int(stored or 0))
-        s.add(
-            MemoryRevisionRow(
-                id=new_id(),
-                workspace_id=workspace_id,
-                version=expected + 1,
-                source=str(source),
-                content=text,
-                lines=count_lines(text),
-                chars=len(text),
-                flags=list(flags),
-                model=model,
-                session_ids=list(session_ids),
-                restored_from=restored_from,
-                created_at=moment,
-                added=change.added,
-                removed=change.removed,
-            )
+        connection.execute(
+            _INSERT_REVISION,
+            {
+                "id": new_id(),
+                "workspace_id": workspace_id,
+                "version": expected + 1,
+                "source": str(source),
+                "content": text,
+                "lines": count_lines(text),
+                "chars": len(text),
+                "flags": list(flags),
+                "model": model,
+                "session_ids": list(session_ids),
+                "restored_from": restored_from,
+                "created_at": moment,
+                "added": change.added,
+                "removed": change.removed,
+            },
         )
         self._tombstones(s, workspace_id, change, source=str(source), moment=moment)
-        s.flush()
         return MemoryDocument(
             workspace_id=workspace_id,
             content=text,
@@ -305,23 +297,22 @@ class SqlDocumentRepository:
     ) -> None:
         """Bury and lift tombstones as a write's effects say (lifting wins for a key in both)."""
         lifted = set(change.lift)
-        for key, text in change.bury:
-            if key in lifted:
-                continue
-            s.execute(
-                sqlite_insert(MemoryTombstoneRow)
-                .values(
-                    workspace_id=workspace_id, key=key, text=text, source=source, created_at=moment
-                )
-                .on_conflict_do_nothing()
-            )
+        buried = [
+            {
+                "workspace_id": workspace_id,
+                "key": key,
+                "text": text,
+                "source": source,
+                "created_at": moment,
+            }
+            for key, text in change.bury
+            if key not in lifted
+        ]
+        connection = s.connection()
+        if buried:
+            connection.execute(_BURY, buried)
         if lifted:
-            s.execute(
-                delete(MemoryTombstoneRow).where(
-                    MemoryTombstoneRow.workspace_id == workspace_id,
-                    MemoryTombstoneRow.key.in_(sorted(lifted)),
-                )
-            )
+            connection.execute(_LIFT, {"workspace": workspace_id, "keys": sorted(lifted)})
 
     # --- tombstones and proposals ---------------------------------------------------------------
     def tombstones(self, workspace_id: str) -> list[Tombstone]:
@@ -582,3 +573,49 @@ class SqlDocumentRepository:
 
 # The content column read as bytes: a document that is not UTF-8 is reported, not a decode crash.
 _RAW_CONTENT = cast(MemoryDocumentRow.content, LargeBinary)
+
+
+# The statements of a write, built once (see ``_apply``); parameters by name.
+_TABLES = MemoryDocumentRow.metadata.tables
+_DOCUMENTS = _TABLES[MemoryDocumentRow.__tablename__]
+_WORKSPACES = _TABLES[WorkspaceRow.__tablename__]
+_WORKSPACE_ID = select(_WORKSPACES.c.id).where(_WORKSPACES.c.id == bindparam("workspace"))
+_ENSURE_DOCUMENT = (
+    sqlite_insert(_DOCUMENTS)
+    .values(workspace_id=bindparam("workspace"), content="", version=0, flags=[], updated_at=None)
+    .on_conflict_do_nothing()
+)
+_CURRENT = select(_RAW_CONTENT, MemoryDocumentRow.version).where(
+    MemoryDocumentRow.workspace_id == bindparam("workspace")
+)
+_UPDATE_DOCUMENT = (
+    update(_DOCUMENTS)
+    .where(
+        _DOCUMENTS.c.workspace_id == bindparam("workspace"),
+        _DOCUMENTS.c.version == bindparam("expected"),
+    )
+    .values(
+        content=bindparam("content"),
+        version=bindparam("version"),
+        flags=bindparam("flags"),
+        updated_at=bindparam("moment"),
+    )
+)
+_INSERT_REVISION = insert(_TABLES[MemoryRevisionRow.__tablename__])
+_BURY = sqlite_insert(_TABLES[MemoryTombstoneRow.__tablename__]).on_conflict_do_nothing()
+_LIFT = delete(_TABLES[MemoryTombstoneRow.__tablename__]).where(
+    MemoryTombstoneRow.workspace_id == bindparam("workspace"),
+    MemoryTombstoneRow.key.in_(bindparam("keys", expanding=True)),
+)
+_SESSIONS = _TABLES[ChatSessionRow.__tablename__]
+_ADVANCE = (
+    update(_SESSIONS)
+    .where(
+        _SESSIONS.c.id == bindparam("session"),
+        or_(
+            _SESSIONS.c.folded_through.is_(None),
+            _SESSIONS.c.folded_through < bindparam("message"),
+        ),
+    )
+    .values(folded_through=bindparam("message"))
+)
