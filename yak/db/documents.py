@@ -376,16 +376,10 @@ class SqlDocumentRepository:
         """Mark the workspace's pending proposals ``superseded`` (an applied refresh folded
         their conversations and changed the version they were made on). Returns how many."""
         with self.db.session() as s:
-            result = s.execute(
-                update(MemoryProposalRow)
-                .where(
-                    MemoryProposalRow.workspace_id == workspace_id,
-                    MemoryProposalRow.status == str(ProposalStatus.PENDING),
-                )
-                .values(status=str(ProposalStatus.SUPERSEDED), decided_at=now())
-                .execution_options(synchronize_session=False)
+            result = s.connection().execute(
+                _SUPERSEDE, {"workspace": workspace_id, "moment": now()}
             )
-            return int(getattr(result, "rowcount", 0) or 0)
+            return int(result.rowcount or 0)
 
     def pending_counts(self) -> dict[str, int]:
         """How many proposals wait, by workspace id (workspaces with none are left out)."""
@@ -618,4 +612,13 @@ _ADVANCE = (
         ),
     )
     .values(folded_through=bindparam("message"))
+)
+_PROPOSALS = _TABLES[MemoryProposalRow.__tablename__]
+_SUPERSEDE = (
+    update(_PROPOSALS)
+    .where(
+        _PROPOSALS.c.workspace_id == bindparam("workspace"),
+        _PROPOSALS.c.status == str(ProposalStatus.PENDING),
+    )
+    .values(status=str(ProposalStatus.SUPERSEDED), decided_at=bindparam("moment"))
 )
