@@ -289,18 +289,20 @@ async def test_stop_during_approval_answers_the_open_call(harness, fake_api, fol
 
 
 async def test_provider_failure_is_a_failed_turn_and_retry_does_not_duplicate(harness, fake_api):
-    """A 500: TurnFinished failed with the sentence, the prompt stays stored once, no
-    TurnCompleted; sending the same prompt again reuses it."""
+    """A 500: TurnFinished failed with the sentence, the prompt stays stored once followed by
+    the no-reply mark, no TurnCompleted; sending the same prompt again reuses it (the mark is
+    not sent) and the answer follows the mark."""
     fake_api.script(error(500))
     finished = await harness.turn("Hello?")
     assert finished.status == "failed"
     assert finished.error == "Anthropic had a server error (500); try again shortly."
-    assert [m.text for m in harness.stored()] == ["Hello?"]
+    mark = "[no reply: Anthropic had a server error (500); try again shortly.]"
+    assert [m.text for m in harness.stored()] == ["Hello?", mark]
     assert harness.completed_turns() == []
 
     fake_api.script(text("Hi."))
     assert (await harness.turn("Hello?")).status == "completed"
-    assert [m.text for m in harness.stored()] == ["Hello?", "Hi."]
+    assert [m.text for m in harness.stored()] == ["Hello?", mark, "Hi."]
     assert fake_api.message_requests[-1].unmarked["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "Hello?"}]}
     ]

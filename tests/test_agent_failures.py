@@ -15,6 +15,7 @@ from yak.agent.types import (
     TurnFinished,
     incomplete_cause,
     incomplete_mark,
+    no_reply_reason,
 )
 from yak.events import TurnCompleted
 
@@ -151,14 +152,33 @@ async def test_a_cut_after_a_tool_round_keeps_the_round_and_the_partial_reply(tu
 
 
 @pytest.mark.parametrize("reply", [cut("Nothing", after_deltas=0), error(500)])
-async def test_a_failure_before_any_text_stores_nothing_more(turns, fake_api, reply):
-    """No words arrived (a stream closed at once, an HTTP error): only the prompt is stored,
-    the turn's error is the provider's sentence and ``cut_off`` is unset."""
+async def test_a_failure_before_any_text_stores_the_no_reply_mark(turns, fake_api, reply):
+    """No words arrived (a stream closed at once, an HTTP error): the prompt is stored followed
+    by the no-reply mark carrying the provider's sentence, which is the turn's error and its
+    ``no_reply``; ``cut_off`` is unset. A new question afterwards is sent without the mark."""
     fake_api.script(reply)
     finished = await turns.send("Hello?")
     assert finished.status == "failed" and finished.cut_off is None
     assert finished.error and "cut off" not in finished.error
-    assert turns.stored() == [("user", [{"type": "text", "text": "Hello?"}])]
+    assert finished.no_reply == finished.error
+    assert turns.stored() == [
+        ("user", [{"type": "text", "text": "Hello?"}]),
+        ("assistant", [{"type": "text", "text": f"[no reply: {finished.error}]"}]),
+    ]
+    assert no_reply_reason(turns.stored()[-1][1][0]["text"]) == finished.error
+
+    fake_api.script(text("Here."))
+    await turns.send("Another question")
+    sent = fake_api.message_requests[-1].unmarked["messages"]
+    assert sent == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Hello?"},
+                {"type": "text", "text": "Another question"},
+            ],
+        }
+    ]
 
 
 def test_the_incomplete_mark_reads_back_only_as_written():

@@ -67,17 +67,55 @@ def test_help_and_version_load_no_core_database_or_event_loop(argv):
     assert loaded(imported, HEAVY + CORE) == []
 
 
-def test_reading_a_current_database_loads_no_alembic_or_sdk(core, loop, data_dir, tmp_path):
-    """``yak memory show`` on a database already at this Yak's schema prints the document's
-    bytes without importing Alembic (or Mako, which it brings) or the model SDK; the schema
-    check is one query."""
+def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
+    core, loop, data_dir, tmp_path
+):
+    """``yak memory show`` (plain and ``--json``) on a local database already at this Yak's
+    schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
+    Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
+    rules or the model SDK are imported."""
     folder = tmp_path / "project"
     folder.mkdir()
     loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
+    never = (
+        "sqlalchemy",
+        "alembic",
+        "mako",
+        "anthropic",
+        "PySide6",
+        "mcp",
+        "mcp_types",
+        "yak.chat",
+        "yak.agent.loop",
+        "yak.agent.tools",
+        "yak.refresh",
+        "yak.memory.guards",
+        "yak.memory.redact",
+        "yak.memory.provenance",
+        "yak.db.engine",
+        "yak.db.models",
+        "yak.llm.provider",
+    )
 
     result, imported = run_yak("memory", "show", "-w", str(folder))
-
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"kept notes\n"
-    assert loaded(imported, ("alembic", "mako", "anthropic", "PySide6", "mcp", "mcp_types")) == []
-    assert "sqlalchemy" in imported  # the repositories still need it
+    assert loaded(imported, never) == []
+    assert "yak.db.sqlite_read" in imported
+
+    result, imported = run_yak("memory", "show", "-w", str(folder), "--json")
+    assert result.returncode == 0, result.stderr
+    assert b'"content": "kept notes\\n"' in result.stdout
+    assert loaded(imported, never) == []
+
+
+def test_a_database_to_migrate_is_read_through_sqlalchemy(data_dir, tmp_path):
+    """A data directory without a database (nothing to read fast) still answers ``show``: the
+    usual path creates and migrates it, and an unknown folder reads as empty."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+
+    result, imported = run_yak("memory", "show", "-w", str(folder), "--data-dir", str(data_dir))
+
+    assert (result.returncode, result.stdout) == (0, b""), result.stderr
+    assert "sqlalchemy" in imported and "yak.db.engine" in imported

@@ -268,3 +268,28 @@ def test_a_folder_that_exists_only_under_its_nfd_name_keeps_that_name(tmp_path):
     key = normalize_workspace_path(str(nfd))
     assert key == str(nfd)
     assert folder_identity(key) is not None
+
+
+def test_missing_folders_answers_what_isdir_answers(tmp_path):
+    """``missing_folders`` lists exactly the paths ``os.path.isdir`` says are not folders: a
+    folder, a link to a folder, a file, a gone folder beside existing ones, children of a
+    parent that does not exist or is a file, and the root."""
+    import os
+
+    from yak.paths import missing_folders
+
+    (tmp_path / "here").mkdir()
+    (tmp_path / "also").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "link").symlink_to(tmp_path / "here")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    names = ["here", "also", "a-file", "link", "dangling", "gone", "nope/child", "a-file/child"]
+    candidates = [str(tmp_path / name) for name in names] + ["/"]
+
+    missing = missing_folders(candidates)
+
+    assert missing == {path for path in candidates if not os.path.isdir(path)}
+    assert missing == {str(tmp_path / n) for n in ("a-file", "dangling", "gone")} | {
+        str(tmp_path / "nope/child"),
+        str(tmp_path / "a-file/child"),
+    }

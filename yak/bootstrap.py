@@ -10,30 +10,37 @@ all get their core here; no other module constructs a repository, a model client
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from yak.chat.service import ChatService
-from yak.core import Core
-from yak.db.attempts import SqlAttemptRepository
-from yak.db.conversations import SqlConversationRepository
-from yak.db.documents import SqlDocumentRepository
-from yak.db.engine import Database, open_database
-from yak.db.locks import FileRefreshLock
-from yak.db.search import SqlSearchIndex
-from yak.db.workspaces import SqlWorkspaceRepository
+from yak.core import Core, Services
 from yak.domain import RewriteForm
 from yak.events import EventBus
-from yak.llm.credentials import KeyringKeyStore
-from yak.llm.provider import Provider
 from yak.memory.service import MemoryService
-from yak.ports import Clock, KeyStore, ModelClient, ModelClientFactory
-from yak.refresh.queue import Scheduler
-from yak.refresh.refresher import MemoryRefresher
-from yak.refresh.scheduler import RefreshScheduler
+from yak.ports import (
+    AttemptRepository,
+    Clock,
+    ConversationRepository,
+    DocumentRepository,
+    KeyStore,
+    ModelClient,
+    ModelClientFactory,
+    SearchCandidates,
+    SearchIndex,
+    WorkspaceRepository,
+)
 from yak.settings import SettingsService
 from yak.workspace.registry import WorkspaceRegistry
+
+# The adapters and the conversation and refresh services are imported where they are built:
+# a command that only reads a current local database loads neither SQLAlchemy nor the agent.
+if TYPE_CHECKING:
+    from yak.db.engine import Database
+    from yak.db.sqlite_read import Reader
+    from yak.refresh.queue import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -77,99 +84,244 @@ def open_core(
         SchemaTooNew: a newer Yak wrote the database; nothing is changed.
         StoreError: the database cannot be opened, read or written.
     """
+    options = _Options(
+        clock=clock,
+        model_client=model_client,
+        env=env,
+        debounce_s=debounce_s,
+        timer_scheduler=timer_scheduler,
+        poll_interval_s=poll_interval_s,
+        max_tool_rounds=max_tool_rounds,
+        rewrite_form=rewrite_form,
+    )
+    if key_store is None:
+        from yak.llm.credentials import KeyringKeyStore
+
+        key_store = KeyringKeyStore()
+    reader = _fast_reader(data_dir, env) if read_only_fallback else None
+    if reader is not None:
+        return _build_reading(reader, data_dir, key_store=key_store, options=options)
+    from yak.db.engine import open_database
+
     database = open_database(data_dir, read_only_fallback=read_only_fallback)
     try:
-        return _build(
-            database,
-            data_dir,
-            clock=clock,
-            model_client=model_client,
-            key_store=key_store or KeyringKeyStore(),
-            env=env,
-            debounce_s=debounce_s,
-            timer_scheduler=timer_scheduler,
-            poll_interval_s=poll_interval_s,
-            max_tool_rounds=max_tool_rounds,
-            rewrite_form=rewrite_form,
+        core = _build(
+            _Storage.of(database), data_dir, key_store=key_store, options=options, lazy=False
         )
     except BaseException:
         database.close()
         raise
+    return core
+
+
+class _Options:
+    """``open_core``'s keyword arguments for the services (a plain class: see ``yak.cli``)."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock | None,
+        model_client: ModelClientFactory | None,
+        env: dict[str, str] | None,
+        debounce_s: float | None,
+        timer_scheduler: Scheduler | None,
+        poll_interval_s: float,
+        max_tool_rounds: int | None,
+        rewrite_form: RewriteForm,
+    ) -> None:
+        self.clock = clock
+        self.model_client = model_client
+        self.env = env
+        self.debounce_s = debounce_s
+        self.timer_scheduler = timer_scheduler
+        self.poll_interval_s = poll_interval_s
+        self.max_tool_rounds = max_tool_rounds
+        self.rewrite_form = rewrite_form
+
+
+class _Storage:
+    """The repositories a core is built on, the conversations built on first use, and how to
+    close them all."""
+
+    def __init__(
+        self,
+        *,
+        workspaces: WorkspaceRepository,
+        documents: DocumentRepository,
+        attempts: AttemptRepository,
+        conversations: Callable[[], ConversationRepository],
+        search_index: SearchIndex,
+        lock_folder: Path | None,
+        read_only: Callable[[], bool],
+        close: Callable[[], None],
+    ) -> None:
+        self.workspaces = workspaces
+        self.documents = documents
+        self.attempts = attempts
+        self.conversations = conversations
+        self.search_index = search_index
+        self.lock_folder = lock_folder
+        self.read_only = read_only
+        self.close = close
+
+    @classmethod
+    def of(cls, database: Database) -> _Storage:
+        """The SQLAlchemy repositories on ``database``."""
+        from yak.db.attempts import SqlAttemptRepository
+        from yak.db.conversations import SqlConversationRepository
+        from yak.db.documents import SqlDocumentRepository
+        from yak.db.search import SqlSearchIndex
+        from yak.db.workspaces import SqlWorkspaceRepository
+
+        conversations = SqlConversationRepository(database)
+        return cls(
+            workspaces=SqlWorkspaceRepository(database),
+            documents=SqlDocumentRepository(database),
+            attempts=SqlAttemptRepository(database),
+            conversations=lambda: conversations,
+            search_index=SqlSearchIndex(database),
+            lock_folder=None if database.path is None else database.path.parent,
+            read_only=lambda: database.read_only,
+            close=database.close,
+        )
+
+
+class _LazySearchIndex:
+    """The search index of the database a reading core opens on first use (``SearchIndex``)."""
+
+    def __init__(self, index: Callable[[], SearchIndex]) -> None:
+        self._index = index
+
+    def candidates(self, query: str) -> SearchCandidates:
+        """``SearchIndex.candidates`` of the full database's index."""
+        return self._index().candidates(query)
+
+
+def _fast_reader(data_dir: Path | None, env: dict[str, str] | None) -> Reader | None:
+    """The plain ``sqlite3`` read path (``yak.db.sqlite_read``) for a command that only reads,
+    when the database is the local SQLite file in ``data_dir`` and its schema is current;
+    ``None`` otherwise (an in-memory database, a database named by URL, a schema to migrate),
+    and the SQLAlchemy adapters serve. The one place that chooses it."""
+    if data_dir is None or (os.environ if env is None else env).get("YAK_DATABASE_URL"):
+        return None
+    from yak.db.sqlite_read import open_reader
+
+    return open_reader(data_dir)
+
+
+def _build_reading(
+    reader: Reader, data_dir: Path | None, *, key_store: KeyStore, options: _Options
+) -> Core:
+    """A core whose reads go through ``reader``; anything else (a write, a rarer read, the
+    conversations) opens the SQLAlchemy database on first use, read-only when it cannot be
+    written."""
+    from yak.db.sqlite_read import AttemptReader, DocumentReader, WorkspaceReader
+
+    opened: list[_Storage] = []
+
+    def full() -> _Storage:
+        if not opened:
+            from yak.db.engine import open_database
+
+            opened.append(_Storage.of(open_database(data_dir, read_only_fallback=True)))
+        return opened[0]
+
+    def close() -> None:
+        try:
+            reader.close()
+        finally:
+            if opened:
+                opened[0].close()
+
+    storage = _Storage(
+        workspaces=WorkspaceReader(reader, lambda: full().workspaces),
+        documents=DocumentReader(reader, lambda: full().documents),
+        attempts=AttemptReader(reader, lambda: full().attempts),
+        conversations=lambda: full().conversations(),
+        search_index=_LazySearchIndex(lambda: full().search_index),
+        lock_folder=data_dir,
+        read_only=lambda: bool(opened) and opened[0].read_only(),
+        close=close,
+    )
+    try:
+        return _build(storage, data_dir, key_store=key_store, options=options, lazy=True)
+    except BaseException:
+        close()
+        raise
 
 
 def _build(
-    database: Database,
-    data_dir: Path | None,
-    *,
-    clock: Clock | None,
-    model_client: ModelClientFactory | None,
-    key_store: KeyStore,
-    env: dict[str, str] | None,
-    debounce_s: float | None,
-    timer_scheduler: Scheduler | None,
-    poll_interval_s: float,
-    max_tool_rounds: int | None,
-    rewrite_form: RewriteForm,
+    storage: _Storage, data_dir: Path | None, *, key_store: KeyStore, options: _Options, lazy: bool
 ) -> Core:
     bus = EventBus()
-    settings = SettingsService(data_dir, key_store=key_store, env=env)
-    workspace_repository = SqlWorkspaceRepository(database)
-    documents = SqlDocumentRepository(database)
-    conversations = SqlConversationRepository(database)
+    settings = SettingsService(data_dir, key_store=key_store, env=options.env)
     memory = MemoryService(
-        workspaces=workspace_repository,
-        documents=documents,
-        attempts=SqlAttemptRepository(database),
+        workspaces=storage.workspaces,
+        documents=storage.documents,
+        attempts=storage.attempts,
         bus=bus,
-        poll_interval_s=poll_interval_s,
-        search_index=SqlSearchIndex(database),
+        poll_interval_s=options.poll_interval_s,
+        search_index=storage.search_index,
     )
-    clients = model_client or _provider_factory(settings, key_store)
-    refresher = MemoryRefresher(
+    clients = options.model_client or _provider_factory(settings, key_store)
+
+    def build_services() -> Services:
+        from yak.chat.service import ChatService
+        from yak.db.locks import FileRefreshLock
+        from yak.refresh.refresher import MemoryRefresher
+        from yak.refresh.scheduler import RefreshScheduler
+
+        conversations = storage.conversations()
+        refresher = MemoryRefresher(
+            memory=memory,
+            workspaces=storage.workspaces,
+            conversations=conversations,
+            model_client=clients,
+            settings=settings.current,
+            lock=FileRefreshLock(storage.lock_folder),
+            bus=bus,
+            form=options.rewrite_form,
+        )
+        queue_options: dict[str, object] = {
+            "debounce_s": settings.current().debounce_s
+            if options.debounce_s is None
+            else options.debounce_s,
+            "clock": options.clock or time.monotonic,
+        }
+        if options.timer_scheduler is not None:
+            queue_options["scheduler"] = options.timer_scheduler
+        scheduler = RefreshScheduler(
+            refresher=refresher,
+            memory=memory,
+            conversations=conversations,
+            settings=settings,
+            bus=bus,
+            **queue_options,
+        )
+        chat = ChatService(
+            conversations=conversations,
+            workspaces=storage.workspaces,
+            documents=storage.documents,
+            bus=bus,
+            settings=settings.current,
+            model_client=clients,
+            max_tool_rounds=options.max_tool_rounds,
+        )
+        return Services(refresh=scheduler, chat=chat, refresher=refresher)
+
+    core = Core(
+        workspaces=WorkspaceRegistry(storage.workspaces),
         memory=memory,
-        workspaces=workspace_repository,
-        conversations=conversations,
-        model_client=clients,
-        settings=settings.current,
-        lock=FileRefreshLock(None if database.path is None else database.path.parent),
-        bus=bus,
-        form=rewrite_form,
-    )
-    queue_options: dict[str, object] = {
-        "debounce_s": settings.current().debounce_s if debounce_s is None else debounce_s,
-        "clock": clock or time.monotonic,
-    }
-    if timer_scheduler is not None:
-        queue_options["scheduler"] = timer_scheduler
-    scheduler = RefreshScheduler(
-        refresher=refresher,
-        memory=memory,
-        conversations=conversations,
         settings=settings,
         bus=bus,
-        **queue_options,
-    )
-    chat = ChatService(
-        conversations=conversations,
-        workspaces=workspace_repository,
-        documents=documents,
-        bus=bus,
-        settings=settings.current,
-        model_client=clients,
-        max_tool_rounds=max_tool_rounds,
-    )
-    return Core(
-        workspaces=WorkspaceRegistry(workspace_repository),
-        memory=memory,
-        refresh=scheduler,
-        chat=chat,
-        settings=settings,
-        bus=bus,
-        refresher=refresher,
         data_dir=data_dir,
-        read_only=database.read_only,
-        close_storage=database.close,
+        read_only=storage.read_only(),
+        close_storage=storage.close,
+        build_services=build_services,
     )
+    if not lazy:
+        core.services  # noqa: B018 - a full core subscribes its services to the bus at once
+    return core
 
 
 def _provider_factory(settings: SettingsService, key_store: KeyStore) -> Callable[[], ModelClient]:
@@ -177,6 +329,8 @@ def _provider_factory(settings: SettingsService, key_store: KeyStore) -> Callabl
     store's key."""
 
     def build() -> ModelClient:
+        from yak.llm.provider import Provider
+
         current = settings.current()
         return Provider(
             base_url=current.base_url,

@@ -5,16 +5,29 @@ front end drives. The desktop UI imports this type, never the adapters behind it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from yak.chat.service import ChatService
-from yak.events import EventBus
-from yak.memory.service import MemoryService
-from yak.refresh.refresher import MemoryRefresher
-from yak.refresh.scheduler import RefreshScheduler
-from yak.settings import SettingsService
-from yak.workspace.registry import WorkspaceRegistry
+if TYPE_CHECKING:  # built on first use: a command that only reads never loads them
+    from yak.chat.service import ChatService
+    from yak.events import EventBus
+    from yak.memory.service import MemoryService
+    from yak.refresh.refresher import MemoryRefresher
+    from yak.refresh.scheduler import RefreshScheduler
+    from yak.settings import SettingsService
+    from yak.workspace.registry import WorkspaceRegistry
+
+
+@dataclass(frozen=True)
+class Services:
+    """The services a conversation and the refresh queue need (their modules load the agent,
+    the tools and the refresh machinery), built together."""
+
+    refresh: RefreshScheduler
+    chat: ChatService
+    refresher: MemoryRefresher
 
 
 @dataclass(frozen=True)
@@ -32,30 +45,56 @@ class Core:
         data_dir: the data directory (``None`` for an in-memory database).
         read_only: the database was opened read-only (a command that only reads).
         close_storage: closes the database (``aclose`` and ``close`` call it).
+        build_services: builds ``refresh``, ``chat`` and ``refresher``; the composition root
+            calls it at once for a full core, and leaves it to the first use for a command that
+            only reads.
     """
 
     workspaces: WorkspaceRegistry
     memory: MemoryService
-    refresh: RefreshScheduler
-    chat: ChatService
     settings: SettingsService
     bus: EventBus
-    refresher: MemoryRefresher
     data_dir: Path | None
     read_only: bool
     close_storage: Callable[[], None]
+    build_services: Callable[[], Services] = field(repr=False, compare=False)
+
+    @cached_property
+    def services(self) -> Services:
+        """The refresh scheduler, the chat service and the refresher (built on first use)."""
+        return self.build_services()
+
+    @property
+    def refresh(self) -> RefreshScheduler:
+        """The refresh scheduler (queue, key gate, state)."""
+        return self.services.refresh
+
+    @property
+    def chat(self) -> ChatService:
+        """Sessions and agent turns."""
+        return self.services.chat
+
+    @property
+    def refresher(self) -> MemoryRefresher:
+        """The guarded rewrite itself (forced refreshes go through ``refresh``)."""
+        return self.services.refresher
+
+    def _services_built(self) -> bool:
+        return "services" in self.__dict__
 
     async def aclose(self) -> None:
         """Stop the background work (pending refreshes are dropped: their conversations stay
         unfolded and are picked up next start) and close the database."""
         self.memory.stop_watching()
         try:
-            await self.refresh.aclose()
+            if self._services_built():
+                await self.refresh.aclose()
         finally:
             self.close_storage()
 
     def close(self) -> None:
         """Close the database without a running loop (a command that never started one)."""
         self.memory.stop_watching()
-        self.refresh.queue.cancel()
+        if self._services_built():
+            self.refresh.queue.cancel()
         self.close_storage()

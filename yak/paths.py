@@ -14,6 +14,7 @@ import os
 import posixpath
 import sys
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 import platformdirs
@@ -148,6 +149,38 @@ def folder_identity(path: str) -> tuple[int, int] | None:
 # alone: files the agent writes in a workspace keep the user's usual permissions).
 PRIVATE_FOLDER_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
+
+
+def missing_folders(paths: Iterable[str]) -> set[str]:
+    """The ones of ``paths`` that are not existing folders (``not os.path.isdir``), found with
+    a call per distinct parent folder rather than a ``stat`` per path: a parent that is not a
+    folder makes all its children missing, and an existing parent is listed once. A name the
+    listing does not show (another spelling on a case-insensitive disk) is still asked by
+    ``isdir``, so the answer is ``isdir``'s.
+
+    Args:
+        paths: absolute folder paths (workspace keys).
+    """
+    by_parent: dict[str, list[str]] = {}
+    posix = os.sep == "/"
+    for path in paths:
+        # rfind, not dirname, on POSIX: ten times cheaper, and a key has no trailing separator.
+        parent = (path[: path.rfind("/")] or "/") if posix else os.path.dirname(path)
+        by_parent.setdefault(parent, []).append(path)
+    missing: set[str] = set()
+    for parent, children in by_parent.items():
+        try:
+            with os.scandir(parent) as entries:
+                folders = {entry.name for entry in entries if entry.is_dir()}
+        except OSError:  # no such parent, not a folder, not readable: ask each one
+            if not os.path.isdir(parent):
+                missing.update(children)
+                continue
+            folders = set()
+        for path in children:
+            if os.path.basename(path) not in folders and not os.path.isdir(path):
+                missing.add(path)
+    return missing
 
 
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:

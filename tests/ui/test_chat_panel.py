@@ -393,6 +393,52 @@ def test_a_cut_reply_is_still_marked_after_a_restart_and_retry_there_resends(
         assert [role for role, _ in sent_messages(fake_api)] == ["user", "assistant", "user"]
 
 
+def test_a_question_without_a_reply_is_marked_and_stays_so_after_a_restart(
+    chat, qloop, qtbot, fake_api, data_dir
+):
+    """The provider refuses the key before any word arrives: the question is followed by
+    "— no reply: <the sentence>", the banner offers Retry, and the stored rows are the question
+    and the agent's no-reply mark. A second window on the same database (the app started again)
+    opens the session with the question, the same mark and a banner saying the question got no
+    reply; its Retry sends the question once (the mark is not sent) and the answer appears."""
+    fake_api.script(error(401))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "Why is the build slow?")
+        assert await chat.finished() == "failed"
+
+    run(qloop, body())
+    sentence = chat.panel.error_banner.text()
+    assert "key" in sentence.lower() and chat.panel.error_banner.action_button.isVisible()
+    assert chat.transcript() == f"Why is the build slow?\n\n— no reply: {sentence}"
+    stored = run(qloop, chat.service.messages(chat.controller.session_id))
+    assert [(m.role, list(m.content)) for m in stored] == [
+        ("user", [{"type": "text", "text": "Why is the build slow?"}]),
+        ("assistant", [{"type": "text", "text": f"[no reply: {sentence}]"}]),
+    ]
+
+    with chat_on(qloop, qtbot, data_dir, chat.folder) as again:
+        assert again.transcript() == f"Why is the build slow?\n\n— no reply: {sentence}"
+        assert again.panel.error_banner.isVisible()
+        assert again.panel.error_banner.text() == (
+            f"The last question here got no reply ({sentence.rstrip('.')}); Retry sends it again."
+        )
+        fake_api.script(text("It rebuilds every module."))
+
+        async def retry() -> None:
+            again.panel.error_banner.action_button.click()  # Retry
+            assert await again.finished() == "completed"
+
+        run(qloop, retry())
+        assert again.transcript() == (
+            f"Why is the build slow?\n\n— no reply: {sentence}\n\nIt rebuilds every module."
+        )
+        assert not again.panel.error_banner.isVisible()
+        assert sent_messages(fake_api) == [
+            ("user", [{"type": "text", "text": "Why is the build slow?"}])
+        ]
+
+
 # -- the footer -----------------------------------------------------------------------------------
 
 

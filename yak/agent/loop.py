@@ -66,6 +66,8 @@ from yak.agent.types import (
     ToolCallStarted,
     TurnFinished,
     incomplete_mark,
+    is_no_reply,
+    no_reply_mark,
 )
 from yak.domain import (
     ChatMessage,
@@ -303,6 +305,8 @@ class _Turn:
         if loaded:
             self.emit(InstructionsLoaded(files=loaded))
         last = history[-1] if history else None
+        if last is not None and last.role == "assistant" and is_no_reply(last.content):
+            last = history[-2] if len(history) > 1 else None  # the question that got no reply
         retry = (  # a retry of a prompt that got no reply: do not store it twice
             last is not None
             and last.role == "user"
@@ -559,14 +563,24 @@ class _Turn:
         """A provider error ended the reply. When text of it had arrived (a stream cut off by a
         dropped connection, a stall or an error event), that text is stored, followed by
         :func:`~yak.agent.types.incomplete_mark` of why it stopped, and the turn reports
-        ``cut_off``; otherwise nothing more is stored. Either way the turn is ``failed`` and
-        publishes no ``TurnCompleted``."""
+        ``cut_off``; otherwise :func:`~yak.agent.types.no_reply_mark` of the error is stored and
+        the turn reports ``no_reply``. Either way the turn is ``failed`` and publishes no
+        ``TurnCompleted``."""
         text = "".join(self.streamed)
         self.streamed = []
         self.streaming = False
         if not text.strip():
+            # No word arrived: the question stays unanswered, and a mark saying why is stored
+            # so a reopened session shows it (and offers Retry).
+            await self._store_partial("", no_reply_mark(str(exc)))
             return self._finish(
-                TurnFinished(status="failed", text=self.last_text, usage=self.usage, error=str(exc))
+                TurnFinished(
+                    status="failed",
+                    text="",
+                    usage=self.usage,
+                    error=str(exc),
+                    no_reply=" ".join(str(exc).split()),
+                )
             )
         cause = cut_cause(exc)
         await self._store_partial(text, incomplete_mark(cause))

@@ -29,6 +29,7 @@ import sys
 from datetime import datetime
 from typing import Any
 
+from yak.agent.types import is_no_reply
 from yak.domain import ChatMessage
 from yak.memory.injection import memory_block
 
@@ -201,11 +202,15 @@ def to_api_messages(history: list[ChatMessage]) -> list[dict]:
     Repairs what an interrupted turn (a crash, an older Yak) can leave behind: consecutive
     messages of one role are merged; a tool call without a result gets an "interrupted" result;
     results without their call are dropped; results come first in their message; empty text is
-    left out; the conversation starts with the user.
+    left out; the conversation starts with the user; the mark of a turn that got no reply
+    (``yak.agent.types.no_reply_mark``) is left out, so its question and the next one are one
+    user turn, as if it had never been stored.
     """
     out: list[dict] = []
     pending: list[str] = []  # tool_use ids of the last assistant message still unanswered
     for message in history:
+        if message.role == "assistant" and is_no_reply(message.content) is not None:
+            continue  # a turn that got no reply: nothing the model said
         blocks = [b for b in (clean_block(dict(x)) for x in message.content) if b]
         if message.role == "assistant":
             if pending:

@@ -23,8 +23,8 @@ unconfined. The setting (``command_sandbox`` in ``settings.json``, ``YAK_COMMAND
 ``auto`` (default), ``landlock``, ``bubblewrap``, or ``none`` (unconfined: the command can write
 anywhere the user can; the result says so).
 
-:func:`make_undumpable` (``PR_SET_DUMPABLE`` 0) keeps other processes of the same user out of
-Yak's ``/proc/<pid>/environ`` and memory; the front ends call it at start.
+``yak.agent.undumpable.make_undumpable`` (``PR_SET_DUMPABLE`` 0) keeps other processes of the
+same user out of Yak's ``/proc/<pid>/environ`` and memory; the front ends call it at start.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from yak.agent.undumpable import libc as _libc
+
 LANDLOCK = "landlock"
 BUBBLEWRAP = "bubblewrap"
 NONE = "none"
@@ -56,7 +58,7 @@ UNCONFINED_WARNING = (
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
-_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP = 4, 38, 24
+_PR_SET_NO_NEW_PRIVS, _PR_CAPBSET_DROP = 38, 24
 _PEEKING_CAPABILITIES = (19, 21, 38)  # CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON
 _SCOPE_SIGNAL = 2
 
@@ -77,24 +79,6 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-
-
-def make_undumpable() -> bool:
-    """Make this process non-dumpable (Linux ``prctl(PR_SET_DUMPABLE, 0)``): a process of the same
-    user can no longer read its ``/proc/<pid>/environ`` or memory, nor ptrace it. Returns whether
-    it took effect (``False`` elsewhere)."""
-    libc = _libc()
-    return bool(libc is not None and libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
 
 
 @functools.cache

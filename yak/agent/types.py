@@ -11,9 +11,10 @@ it and :func:`incomplete_cause` reads it back.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from yak.domain import TokenUsage
 
@@ -91,7 +92,8 @@ class TurnFinished:
 
     ``cut_off`` is set on a failed turn whose reply had started to arrive: why it stopped, as a
     short clause ("the connection closed"). What arrived was stored, followed by
-    :func:`incomplete_mark` of that clause.
+    :func:`incomplete_mark` of that clause. ``no_reply`` is set on a failed turn that got no
+    word at all: the error sentence, stored as :func:`no_reply_mark`.
     """
 
     status: str
@@ -100,6 +102,7 @@ class TurnFinished:
     error: str | None = None
     cut_off: str | None = None
     stop_reason: str | None = None  # the last reply's (``max_tokens``: cut at the token budget)
+    no_reply: str | None = None  # failed before any word: the reason in the no-reply mark
 
 
 AgentEvent = (
@@ -131,3 +134,32 @@ def incomplete_cause(text: str) -> str | None:
     ``None``."""
     match = _INCOMPLETE_RE.fullmatch(text)
     return match["cause"] if match else None
+
+
+# The assistant message stored when a turn fails before any word arrives: "[no reply: <the error
+# sentence>]", so a reopened session shows the question was not answered and why, and Retry is
+# offered. It says nothing the model said: requests leave it out (``to_api_messages``).
+_NO_REPLY_HEAD = "[no reply: "
+_NO_REPLY_RE = re.compile(r"\[no reply: (?P<reason>[^\n]*)\]")
+
+
+def no_reply_mark(reason: str) -> str:
+    """The text stored for a turn that got no reply; ``reason`` is the error sentence (one
+    line: whitespace runs become one space)."""
+    return f"{_NO_REPLY_HEAD}{' '.join(reason.split())}]"
+
+
+def no_reply_reason(text: str) -> str | None:
+    """The reason in a stored text block that is exactly a :func:`no_reply_mark`, else
+    ``None``."""
+    match = _NO_REPLY_RE.fullmatch(text)
+    return match["reason"] if match else None
+
+
+def is_no_reply(content: Sequence[Mapping[str, Any]]) -> str | None:
+    """The reason when a stored message's ``content`` is only a :func:`no_reply_mark`, else
+    ``None``."""
+    if len(content) != 1 or content[0].get("type") != "text":
+        return None
+    text = content[0].get("text")
+    return no_reply_reason(text) if isinstance(text, str) else None

@@ -276,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     first = _first_word(argv)
     if first not in ("-h", "--help"):
-        from yak.agent.sandbox import make_undumpable
+        from yak.agent.undumpable import make_undumpable
 
         make_undumpable()  # no process of the same user reads our environment or memory
     if first == "--json":

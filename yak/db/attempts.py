@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, insert, select
 
 from yak.db.engine import Database
 from yak.db.models import RefreshAttemptRow
-from yak.db.rows import MIN_ID_PREFIX, now, to_attempt, workspace_row
+from yak.db.rows import now, to_attempt, workspace_row
+from yak.db.schema import attempt_prefix, one_attempt
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus
-from yak.errors import UsageError
 from yak.ids import new_id
 
 
@@ -29,31 +29,34 @@ class SqlAttemptRepository:
         Raises:
             WorkspaceNotFound: unknown workspace.
         """
-        row = RefreshAttemptRow(
-            id=outcome.attempt_id or new_id(),
-            workspace_id=outcome.workspace_id,
-            status=str(outcome.status),
-            reason=outcome.reason or "",
-            base_version=base_version,
-            result_version=outcome.version if outcome.status is RefreshStatus.APPLIED else None,
-            model=outcome.model,
-            reply=outcome.reply,
-            input_tokens=outcome.usage.input_tokens,
-            output_tokens=outcome.usage.output_tokens,
-            duration_s=float(outcome.duration_s),
-            session_ids=list(outcome.session_ids),
-            flags=list(outcome.flags),
-            rebuild=bool(rebuild),
-            created_at=now(),
-            added=int(outcome.added),
-            removed=int(outcome.removed),
-            proposal_id=outcome.proposal_id,
-        )
+        values = {
+            "id": outcome.attempt_id or new_id(),
+            "workspace_id": outcome.workspace_id,
+            "status": str(outcome.status),
+            "reason": outcome.reason or "",
+            "base_version": base_version,
+            "result_version": (
+                outcome.version if outcome.status is RefreshStatus.APPLIED else None
+            ),
+            "model": outcome.model,
+            "reply": outcome.reply,
+            "input_tokens": outcome.usage.input_tokens,
+            "output_tokens": outcome.usage.output_tokens,
+            "duration_s": float(outcome.duration_s),
+            "session_ids": list(outcome.session_ids),
+            "flags": list(outcome.flags),
+            "rebuild": bool(rebuild),
+            "created_at": now(),
+            "added": int(outcome.added),
+            "removed": int(outcome.removed),
+            "proposal_id": outcome.proposal_id,
+        }
         with self.db.session() as s:
             workspace_row(s, outcome.workspace_id)
-            s.add(row)
-            s.flush()
-            return to_attempt(row)
+            # A prebuilt Core insert: building an ORM row and flushing it cost more than the
+            # insert itself, once per refresh.
+            s.connection().execute(_INSERT, values)
+        return to_attempt(RefreshAttemptRow(**values))
 
     def list(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts newest first; at most ``limit`` of them (``None``: all)."""
@@ -75,13 +78,7 @@ class SqlAttemptRepository:
             UsageError: no attempt of this workspace matches, several do, or the prefix is
                 too short.
         """
-        wanted = (attempt_id or "").strip().upper()
-        if len(wanted) < MIN_ID_PREFIX:
-            raise UsageError(
-                f"Give at least {MIN_ID_PREFIX} characters of a refresh "
-                f"attempt id (see history --refreshes); {attempt_id!r} is too "
-                "short."
-            )
+        wanted = attempt_prefix(attempt_id)
         with self.db.session() as s:
             rows = list(
                 s.scalars(
@@ -93,17 +90,7 @@ class SqlAttemptRepository:
                     .limit(2)
                 )
             )
-            if not rows:
-                raise UsageError(
-                    f"This workspace has no refresh attempt {attempt_id!r} (see "
-                    "history --refreshes for the ids)."
-                )
-            if len(rows) > 1:
-                raise UsageError(
-                    f"{attempt_id!r} matches several refresh attempts; give more "
-                    "characters of the id."
-                )
-            return to_attempt(rows[0])
+            return to_attempt(one_attempt(rows, attempt_id))
 
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of every workspace that has one, without its reply (``reply`` is
@@ -139,3 +126,6 @@ class SqlAttemptRepository:
                 row.workspace_id: to_attempt(cast(RefreshAttemptRow, row))
                 for row in s.execute(stmt)
             }
+
+
+_INSERT = insert(RefreshAttemptRow.metadata.tables[RefreshAttemptRow.__tablename__])

@@ -10,25 +10,19 @@ module only stores it. See ``docs/architecture.md``, "The memory document".
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    CursorResult,
     LargeBinary,
-    String,
-    case,
+    bindparam,
     cast,
     delete,
-    exists,
     func,
+    insert,
     or_,
     select,
-    type_coerce,
     update,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -45,16 +39,15 @@ from yak.db.models import (
     WorkspaceRow,
 )
 from yak.db.rows import (
-    MIN_ID_PREFIX,
     conflict,
     now,
-    review_mode,
     to_document,
     to_proposal,
     to_revision,
     to_tombstone,
     workspace_row,
 )
+from yak.db.schema import MIN_ID_PREFIX, SUMMARIES_SQL, decode_document, summaries_of
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -63,12 +56,11 @@ from yak.domain import (
     Revision,
     RevisionSource,
     Tombstone,
-    Workspace,
     WriteEffects,
     count_lines,
     line_changes,
 )
-from yak.errors import ConflictError, RevisionNotFound, UnreadableDocument, UsageError
+from yak.errors import ConflictError, RevisionNotFound, UsageError
 from yak.ids import new_id
 
 
@@ -82,82 +74,18 @@ class SqlDocumentRepository:
         """Every workspace with a memory (non-empty document or any revision), most recently
         updated first, each with ``orphaned`` set when its folder is gone.
 
-        Plain columns, with line and character counts computed by the database, so the content
-        is never loaded: the Settings list opens fast with thousands of workspaces. The times
-        and flags are read as their stored text and decoded here in one pass (the column types'
-        per-value result processing cost more than the query itself at 10,000 rows)."""
-        content = func.coalesce(MemoryDocumentRow.content, "")
-        newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
-        lines = case(
-            (content == "", 0),
-            (func.substr(content, -1) == "\n", newlines),
-            else_=newlines + 1,
-        )
-        has_revision = exists().where(MemoryRevisionRow.workspace_id == WorkspaceRow.id)
-        stmt = (
-            select(
-                WorkspaceRow.id,
-                WorkspaceRow.path,
-                type_coerce(WorkspaceRow.created_at, String),
-                type_coerce(WorkspaceRow.last_opened_at, String),
-                WorkspaceRow.memory_enabled,
-                WorkspaceRow.review_mode,
-                func.coalesce(MemoryDocumentRow.version, 0),
-                lines,
-                func.length(content),
-                type_coerce(MemoryDocumentRow.updated_at, String),
-                type_coerce(MemoryDocumentRow.flags, String),
-            )
-            .outerjoin(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
-            .where(or_(content != "", has_revision))
-            .order_by(
-                MemoryDocumentRow.updated_at.is_(None),
-                MemoryDocumentRow.updated_at.desc(),
-                WorkspaceRow.path,
-            )
-        )
+        One plain query (:data:`yak.db.schema.SUMMARIES_SQL`: line and character counts
+        computed by the database, no content loaded) decoded in one pass
+        (:func:`yak.db.schema.summaries_of`): the Settings list opens fast with thousands of
+        workspaces."""
         with self.db.session() as s:
-            rows = s.connection().execute(stmt).all()  # Core rows: no ORM loading overhead
-        # One pass with local names: at 10,000 rows each attribute look-up and call counts. The
-        # times are stored as naive UTC text (``YYYY-MM-DD HH:MM:SS[.ffffff]``, as
-        # ``yak.db.models.UTCDateTime`` writes them): one ``fromisoformat`` with the offset
-        # appended makes them aware (``replace`` afterwards costs four times more).
-        parse, isdir, mode_of = datetime.fromisoformat, os.path.isdir, review_mode
-        summaries: list[MemorySummary] = []
-        append = summaries.append
-        for (
-            ws_id,
-            path,
-            created_at,
-            last_opened_at,
-            enabled,
-            mode,
-            version,
-            n_lines,
-            n_chars,
-            updated_at,
-            flags,
-        ) in rows:
-            workspace = Workspace(
-                id=ws_id,
-                path=path,
-                created_at=parse(created_at + "+00:00"),
-                last_opened_at=parse(last_opened_at + "+00:00") if last_opened_at else None,
-                memory_enabled=bool(enabled),
-                review_mode=mode_of(mode),
-            )
-            append(
-                MemorySummary(
-                    workspace=workspace,
-                    version=int(version),
-                    lines=int(n_lines),
-                    chars=int(n_chars),
-                    updated_at=parse(updated_at + "+00:00") if updated_at else None,
-                    flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                    orphaned=not isdir(path),
-                )
-            )
-        return summaries
+            # The driver's own cursor: SQLAlchemy's result rows cost more than the query here.
+            cursor = s.connection().connection.driver_connection.cursor()  # type: ignore[union-attr]
+            try:
+                rows = cursor.execute(SUMMARIES_SQL).fetchall()
+            finally:
+                cursor.close()
+        return summaries_of(rows)
 
     @staticmethod
     def _owner(s: Session, workspace_id: str) -> str:
@@ -192,7 +120,7 @@ class SqlDocumentRepository:
             raw, version, flags, updated_at = found
             return MemoryDocument(
                 workspace_id=workspace_id,
-                content=_decode(workspace_id, int(version), raw),
+                content=decode_document(workspace_id, int(version), raw),
                 version=int(version),
                 updated_at=updated_at,
                 flags=tuple(flags or ()),
@@ -274,28 +202,16 @@ class SqlDocumentRepository:
     @staticmethod
     def _advance(s: Session, watermarks: Mapping[str, str]) -> None:
         # ULIDs of one length sort as text in creation order, so a string compare is enough.
-        for session_id, message_id in watermarks.items():
-            s.execute(
-                update(ChatSessionRow)
-                .where(
-                    ChatSessionRow.id == session_id,
-                    or_(
-                        ChatSessionRow.folded_through.is_(None),
-                        ChatSessionRow.folded_through < message_id,
-                    ),
-                )
-                .values(folded_through=message_id)
-            )
+        s.connection().execute(
+            _ADVANCE,
+            [{"session": session, "message": message} for session, message in watermarks.items()],
+        )
 
     @staticmethod
     def _ensure_document(s: Session, workspace_id: str) -> None:
         """Make sure the document row exists. Being a write, it also takes SQLite's write lock
         first thing in the transaction, so what is read next is what the update will see."""
-        s.execute(
-            sqlite_insert(MemoryDocumentRow)
-            .values(workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None)
-            .on_conflict_do_nothing()
-        )
+        s.connection().execute(_ENSURE_DOCUMENT, {"workspace": workspace_id})
 
     def _apply(
         self,
@@ -313,13 +229,13 @@ class SqlDocumentRepository:
     ) -> MemoryDocument:
         if expected_version is not None and int(expected_version) < 0:
             raise UsageError("The expected version must be 0 or more; nothing was saved.")
-        workspace_row(s, workspace_id)
+        # Prebuilt statements on the session's connection: a hand save is a handful of them, and
+        # building ORM statements with their values each time cost more than running them.
+        connection = s.connection()
+        if connection.execute(_WORKSPACE_ID, {"workspace": workspace_id}).first() is None:
+            workspace_row(s, workspace_id)  # raises WorkspaceNotFound with its sentence
         self._ensure_document(s, workspace_id)
-        raw, version = s.execute(
-            select(_RAW_CONTENT, MemoryDocumentRow.version).where(
-                MemoryDocumentRow.workspace_id == workspace_id
-            )
-        ).one()
+        raw, version = connection.execute(_CURRENT, {"workspace": workspace_id}).one()
         expected = version if expected_version is None else int(expected_version)
         if version != expected:
             raise conflict(expected, version)
@@ -334,14 +250,16 @@ class SqlDocumentRepository:
             added, removed = line_changes(base, text)
             change = WriteEffects(added=added, removed=removed)
         moment = now()
-        result: CursorResult[Any] = s.execute(  # type: ignore[assignment]  # an UPDATE's result
-            update(MemoryDocumentRow)
-            .where(
-                MemoryDocumentRow.workspace_id == workspace_id,
-                MemoryDocumentRow.version == expected,
-            )
-            .values(content=text, version=expected + 1, flags=list(flags), updated_at=moment)
-            .execution_options(synchronize_session=False)
+        result = connection.execute(
+            _UPDATE_DOCUMENT,
+            {
+                "workspace": workspace_id,
+                "expected": expected,
+                "content": text,
+                "version": expected + 1,
+                "flags": list(flags),
+                "moment": moment,
+            },
         )
         if result.rowcount != 1:  # another writer won between the read and the update
             stored = s.scalar(
@@ -350,26 +268,26 @@ class SqlDocumentRepository:
                 )
             )
             raise conflict(expected, int(stored or 0))
-        s.add(
-            MemoryRevisionRow(
-                id=new_id(),
-                workspace_id=workspace_id,
-                version=expected + 1,
-                source=str(source),
-                content=text,
-                lines=count_lines(text),
-                chars=len(text),
-                flags=list(flags),
-                model=model,
-                session_ids=list(session_ids),
-                restored_from=restored_from,
-                created_at=moment,
-                added=change.added,
-                removed=change.removed,
-            )
+        connection.execute(
+            _INSERT_REVISION,
+            {
+                "id": new_id(),
+                "workspace_id": workspace_id,
+                "version": expected + 1,
+                "source": str(source),
+                "content": text,
+                "lines": count_lines(text),
+                "chars": len(text),
+                "flags": list(flags),
+                "model": model,
+                "session_ids": list(session_ids),
+                "restored_from": restored_from,
+                "created_at": moment,
+                "added": change.added,
+                "removed": change.removed,
+            },
         )
         self._tombstones(s, workspace_id, change, source=str(source), moment=moment)
-        s.flush()
         return MemoryDocument(
             workspace_id=workspace_id,
             content=text,
@@ -393,23 +311,22 @@ class SqlDocumentRepository:
     ) -> None:
         """Bury and lift tombstones as a write's effects say (lifting wins for a key in both)."""
         lifted = set(change.lift)
-        for key, text in change.bury:
-            if key in lifted:
-                continue
-            s.execute(
-                sqlite_insert(MemoryTombstoneRow)
-                .values(
-                    workspace_id=workspace_id, key=key, text=text, source=source, created_at=moment
-                )
-                .on_conflict_do_nothing()
-            )
+        buried = [
+            {
+                "workspace_id": workspace_id,
+                "key": key,
+                "text": text,
+                "source": source,
+                "created_at": moment,
+            }
+            for key, text in change.bury
+            if key not in lifted
+        ]
+        connection = s.connection()
+        if buried:
+            connection.execute(_BURY, buried)
         if lifted:
-            s.execute(
-                delete(MemoryTombstoneRow).where(
-                    MemoryTombstoneRow.workspace_id == workspace_id,
-                    MemoryTombstoneRow.key.in_(sorted(lifted)),
-                )
-            )
+            connection.execute(_LIFT, {"workspace": workspace_id, "keys": sorted(lifted)})
 
     # --- tombstones and proposals ---------------------------------------------------------------
     def tombstones(self, workspace_id: str) -> list[Tombstone]:
@@ -476,17 +393,10 @@ class SqlDocumentRepository:
         """Mark the workspace's pending proposals ``superseded`` (an applied refresh folded
         their conversations and changed the version they were made on). Returns how many."""
         with self.db.session() as s:
-            owner = self._owner(s, workspace_id)
-            result = s.execute(
-                update(MemoryProposalRow)
-                .where(
-                    MemoryProposalRow.workspace_id == owner,
-                    MemoryProposalRow.status == str(ProposalStatus.PENDING),
-                )
-                .values(status=str(ProposalStatus.SUPERSEDED), decided_at=now())
-                .execution_options(synchronize_session=False)
+            result = s.connection().execute(
+                _SUPERSEDE, {"workspace": self._owner(s, workspace_id), "moment": now()}
             )
-            return int(getattr(result, "rowcount", 0) or 0)
+            return int(result.rowcount or 0)
 
     def pending_counts(self) -> dict[str, int]:
         """How many proposals wait, by workspace id (workspaces with none are left out)."""
@@ -685,22 +595,56 @@ class SqlDocumentRepository:
 _RAW_CONTENT = cast(MemoryDocumentRow.content, LargeBinary)
 
 
-def _decode(workspace_id: str, version: int, raw: bytes | None) -> str:
-    """The stored bytes as text.
-
-    Raises:
-        UnreadableDocument: they are not UTF-8.
-    """
-    data = bytes(raw or b"")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UnreadableDocument(
-            f"The memory document (version {version}) is not valid UTF-8 text (byte "
-            f"{exc.start + 1:,} of {len(data):,}; written by another program?). See its bytes "
-            "with 'yak memory show --raw', then restore a revision ('yak memory history', "
-            "'yak memory restore N') or save a new text ('yak memory set').",
-            workspace_id=workspace_id,
-            version=version,
-            raw=data,
-        ) from None
+# The statements of a write, built once (see ``_apply``); parameters by name.
+_TABLES = MemoryDocumentRow.metadata.tables
+_DOCUMENTS = _TABLES[MemoryDocumentRow.__tablename__]
+_WORKSPACES = _TABLES[WorkspaceRow.__tablename__]
+_WORKSPACE_ID = select(_WORKSPACES.c.id).where(_WORKSPACES.c.id == bindparam("workspace"))
+_ENSURE_DOCUMENT = (
+    sqlite_insert(_DOCUMENTS)
+    .values(workspace_id=bindparam("workspace"), content="", version=0, flags=[], updated_at=None)
+    .on_conflict_do_nothing()
+)
+_CURRENT = select(_RAW_CONTENT, MemoryDocumentRow.version).where(
+    MemoryDocumentRow.workspace_id == bindparam("workspace")
+)
+_UPDATE_DOCUMENT = (
+    update(_DOCUMENTS)
+    .where(
+        _DOCUMENTS.c.workspace_id == bindparam("workspace"),
+        _DOCUMENTS.c.version == bindparam("expected"),
+    )
+    .values(
+        content=bindparam("content"),
+        version=bindparam("version"),
+        flags=bindparam("flags"),
+        updated_at=bindparam("moment"),
+    )
+)
+_INSERT_REVISION = insert(_TABLES[MemoryRevisionRow.__tablename__])
+_BURY = sqlite_insert(_TABLES[MemoryTombstoneRow.__tablename__]).on_conflict_do_nothing()
+_LIFT = delete(_TABLES[MemoryTombstoneRow.__tablename__]).where(
+    MemoryTombstoneRow.workspace_id == bindparam("workspace"),
+    MemoryTombstoneRow.key.in_(bindparam("keys", expanding=True)),
+)
+_SESSIONS = _TABLES[ChatSessionRow.__tablename__]
+_ADVANCE = (
+    update(_SESSIONS)
+    .where(
+        _SESSIONS.c.id == bindparam("session"),
+        or_(
+            _SESSIONS.c.folded_through.is_(None),
+            _SESSIONS.c.folded_through < bindparam("message"),
+        ),
+    )
+    .values(folded_through=bindparam("message"))
+)
+_PROPOSALS = _TABLES[MemoryProposalRow.__tablename__]
+_SUPERSEDE = (
+    update(_PROPOSALS)
+    .where(
+        _PROPOSALS.c.workspace_id == bindparam("workspace"),
+        _PROPOSALS.c.status == str(ProposalStatus.PENDING),
+    )
+    .values(status=str(ProposalStatus.SUPERSEDED), decided_at=bindparam("moment"))
+)

@@ -19,9 +19,7 @@ read-only.
 
 from __future__ import annotations
 
-import functools
 import logging
-import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +34,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yak import paths
+from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import SchemaTooNew, StoreError
 from yak.paths import create_private_file
 
@@ -44,9 +43,6 @@ if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema th
     from alembic.script import ScriptDirectory
 
 log = logging.getLogger(__name__)
-
-DB_FILE = "yak.db"
-BUSY_TIMEOUT_MS = 5000
 
 
 # How a database that cannot be opened for writing is opened to read, in order: read-only
@@ -290,41 +286,6 @@ def _open_read_only(path: Path) -> Database:
         return db
     assert failure is not None
     raise failure
-
-
-# A line of a migration file naming its revision or its parents, e.g. ``revision = "0002"``,
-# ``revision: str = "0002"`` or ``down_revision = ("0003a", "0003b")`` (a merge).
-_REVISION_LINE = re.compile(r"^(revision|down_revision)\b[^=\n]*=(.*)$", re.MULTILINE)
-_QUOTED = re.compile(r"""["']([^"'\s]+)["']""")
-
-
-@functools.cache
-def head_revision() -> str | None:
-    """The newest migration's revision id, read as text from the ``revision`` and
-    ``down_revision`` lines of ``yak/db/migrations/versions/*.py`` (neither the files nor
-    Alembic are imported): the one revision no other file names as its parent.
-
-    Returns ``None`` when that is not clear (a file without one ``revision`` line, or several
-    heads); the caller then asks Alembic, so a surprise costs time, never correctness.
-    """
-    versions = resources.files("yak.db") / "migrations" / "versions"
-    revisions: set[str] = set()
-    parents: set[str] = set()
-    for entry in versions.iterdir():
-        if not entry.name.endswith(".py"):
-            continue
-        names: dict[str, list[str]] = {"revision": [], "down_revision": []}
-        for kind, value in _REVISION_LINE.findall(entry.read_text(encoding="utf-8")):
-            names[kind].append(value)
-        if len(names["revision"]) != 1 or len(names["down_revision"]) != 1:
-            return None
-        ids = _QUOTED.findall(names["revision"][0])
-        if len(ids) != 1:
-            return None
-        revisions.add(ids[0])
-        parents.update(_QUOTED.findall(names["down_revision"][0]))
-    heads = revisions - parents
-    return heads.pop() if len(heads) == 1 else None
 
 
 def stored_revisions(db: Database) -> set[str] | None:

@@ -16,13 +16,13 @@ from yak.db.models import (
     RefreshAttemptRow,
     WorkspaceRow,
 )
+from yak.db.schema import review_mode
 from yak.domain import (
     MemoryDocument,
     Proposal,
     ProposalStatus,
     RefreshAttempt,
     RefreshStatus,
-    ReviewMode,
     Revision,
     RevisionSource,
     TokenUsage,
@@ -30,8 +30,6 @@ from yak.domain import (
     Workspace,
 )
 from yak.errors import ConflictError, WorkspaceNotFound
-
-MIN_ID_PREFIX = 6  # characters of a revision or attempt id a user must give
 
 
 def now() -> datetime:
@@ -87,17 +85,6 @@ def to_workspace(row: WorkspaceRow) -> Workspace:
         review_mode=review_mode(row.review_mode),
         synced_file=row.synced_file,
     )
-
-
-_REVIEW_MODES = {mode.value: mode for mode in ReviewMode}
-
-
-def review_mode(value: str | None) -> ReviewMode:
-    """A stored review mode; anything unknown reads as ``auto``.
-
-    A dictionary lookup: the memory list decodes one per workspace, and calling the enum
-    class costs several times more."""
-    return _REVIEW_MODES.get(value or "auto", ReviewMode.AUTO)
 
 
 def to_document(workspace_id: str, row: MemoryDocumentRow | None) -> MemoryDocument:

@@ -46,8 +46,6 @@ from yak.domain import (
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
 from yak.events import EventBus, MemoryChanged, ProposalsChanged, SyncedFileFailed
 from yak.memory import document as rules
-from yak.memory import guards, provenance
-from yak.memory.redact import redact
 from yak.memory.sync import SyncResult, sync_file
 from yak.ports import (
     AttemptRepository,
@@ -141,6 +139,8 @@ class MemoryService:
         answer for the workspace (history is append-only), so a refresh's cost does not grow
         with the length of the history. The whole chain is walked the first time, when the
         remembered revision is not there any more, and when a restore was written since."""
+        from yak.memory import provenance  # loaded on first use: reading needs no rules
+
         with self._origins_lock:
             cached = self._origins.get(workspace_id)
         if cached is not None:
@@ -525,6 +525,9 @@ class MemoryService:
                 raise UsageError("The text to add is empty; nothing was proposed.")
             kept = current.content.rstrip("\n")
             given = f"{kept}\n{added}\n" if kept else added + "\n"
+        from yak.memory import guards, provenance
+        from yak.memory.redact import redact
+
         redacted, findings = await asyncio.to_thread(redact, given)
         why, reason_findings = await asyncio.to_thread(redact, why)
         findings = _merge(findings, reason_findings)
@@ -617,6 +620,8 @@ class MemoryService:
         Raises:
             UsageError: no such proposal. ConflictError: it is no longer pending.
         """
+        from yak.memory import provenance
+
         proposal = await self.get_proposal(workspace_id, proposal_id)
         base = await self.version_text(workspace_id, proposal.base_version)
         bury = tuple(
@@ -679,6 +684,8 @@ class MemoryService:
 
         def effects(base: str) -> WriteEffects:
             # The tombstones a write buries and lifts: an edited proposal is the person's text.
+            from yak.memory import provenance
+
             return provenance.write_effects(base, text, RevisionSource.HAND if edited else source)
 
         def write() -> tuple[int, MemoryDocument]:

@@ -319,3 +319,20 @@ class IncompleteNote(NoteLabel):
         # colour half transparent.
         self.setForegroundRole(QPalette.ColorRole.WindowText)
         self.setStyleSheet(f"color: {INCOMPLETE_COLOR};")
+
+
+class NoReplyNote(NoteLabel):
+    """The line after a question that got no reply at all: "— no reply: <why>", in the
+    incomplete colour.
+
+    Args:
+        reason: the error sentence (``TurnFinished.no_reply``, or read back from the stored
+            mark, ``yak.agent.types.no_reply_mark``).
+    """
+
+    def __init__(self, reason: str, parent: QWidget | None = None) -> None:
+        super().__init__(f"— no reply: {reason}", parent)
+        self.setObjectName("no_reply_note")
+        self.reason = reason
+        self.setForegroundRole(QPalette.ColorRole.WindowText)
+        self.setStyleSheet(f"color: {INCOMPLETE_COLOR};")

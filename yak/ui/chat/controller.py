@@ -16,7 +16,8 @@ From Enter until the model's first words, and again after each tool call while t
 asked once more, the transcript's last row reads "thinking… N s". A reply the provider cut off
 stays shown, marked incomplete, and the banner says so with Retry, which sends the question
 again; a session whose stored last reply carries the agent's incomplete mark opens the same way,
-so Retry also works after a restart.
+so Retry also works after a restart. A question that got no reply at all is followed by
+"— no reply: <why>" and the banner offers Retry, live and after a restart alike.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from yak.agent.types import (
     ToolCallStarted,
     TurnFinished,
     incomplete_cause,
+    is_no_reply,
 )
 from yak.chat.service import ChatService
 from yak.domain import ChatMessage, TokenUsage, Workspace
@@ -68,20 +70,34 @@ def cut_off_sentence(cause: str, *, reopened: bool = False) -> str:
     )
 
 
+def no_reply_sentence(reason: str, *, reopened: bool = False) -> str:
+    """The banner over a question that got no reply (``TurnFinished.no_reply``); ``reopened``:
+    the session was opened with it stored (after a restart)."""
+    if reopened:
+        return f"The last question here got no reply ({reason.rstrip('.')}); Retry sends it again."
+    return reason
+
+
 def cut_off_question(messages: list[ChatMessage]) -> tuple[str, str] | None:
-    """``(cause, question)`` when the session ends with a reply carrying the agent's incomplete
-    mark: why it was cut off and the prompt it answered (the last user message with text), the
-    one Retry sends again; ``None`` otherwise."""
+    """``(banner, question)`` when the session ends with a reply carrying the agent's incomplete
+    mark, or with its mark of a question that got no reply: the sentence saying so and the
+    prompt it answered (the last user message with text), the one Retry sends again; ``None``
+    otherwise."""
     if not messages or messages[-1].role != "assistant" or not messages[-1].content:
         return None
     last = messages[-1].content[-1]
     text = last.get("text") if last.get("type") == "text" else None
     cause = incomplete_cause(text) if isinstance(text, str) else None
-    if cause is None:
+    reason = is_no_reply(messages[-1].content)
+    if reason is not None:
+        banner = no_reply_sentence(reason, reopened=True)
+    elif cause is not None:
+        banner = cut_off_sentence(cause, reopened=True)
+    else:
         return None
     for message in reversed(messages[:-1]):
         if message.role == "user" and message.text.strip():
-            return cause, message.text
+            return banner, message.text
     return None
 
 
@@ -339,6 +355,8 @@ class ChatController(QObject):
         messages = await self.service.messages(self.session_id)
         self.panel.transcript.show_messages(messages)
         last = messages[-1] if messages else None
+        if last is not None and last.role == "assistant" and is_no_reply(last.content):
+            last = messages[-2] if len(messages) > 1 else None  # the question that got none
         if (
             last is None
             or last.role != "user"
@@ -368,6 +386,8 @@ class ChatController(QObject):
             self.panel.show_error(cut_off_sentence(result.cut_off))
         else:
             transcript.end_turn()
+            if result.no_reply is not None:
+                transcript.mark_no_reply(result.no_reply)
             self.panel.show_error(result.error or "The reply failed.")
             self.refresh_key_notice()
 
@@ -475,8 +495,8 @@ class ChatController(QObject):
         self._show_usage(None, total)
         cut = cut_off_question(messages)
         if cut is not None:
-            cause, self._last_prompt = cut
-            self.panel.show_error(cut_off_sentence(cause, reopened=True))
+            banner, self._last_prompt = cut
+            self.panel.show_error(banner)
 
     async def _create_session(self) -> None:
         workspace = self.workspace

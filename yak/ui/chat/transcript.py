@@ -19,7 +19,9 @@ While the model has been asked and has not answered yet, the last row is "thinki
 (:meth:`TranscriptView.show_thinking`); the first text or tool call replaces it. A reply that was
 cut off keeps its text, styled as incomplete, followed by a note saying why
 (:meth:`TranscriptView.mark_incomplete`; a stored conversation shows the same from the mark the
-agent stored, ``yak.agent.types.incomplete_mark``).
+agent stored, ``yak.agent.types.incomplete_mark``). A question that got no reply at all is
+followed by "— no reply: <why>" (:meth:`TranscriptView.mark_no_reply`, also read back from the
+stored ``yak.agent.types.no_reply_mark``).
 """
 
 from __future__ import annotations
@@ -33,9 +35,16 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from yak.agent.types import incomplete_cause
+from yak.agent.types import incomplete_cause, no_reply_reason
 from yak.domain import ChatMessage
-from yak.ui.chat.blocks import IncompleteNote, MessageBlock, NoteLabel, ThinkingRow, ToolCallBlock
+from yak.ui.chat.blocks import (
+    IncompleteNote,
+    MessageBlock,
+    NoReplyNote,
+    NoteLabel,
+    ThinkingRow,
+    ToolCallBlock,
+)
 from yak.ui.chat.render import (
     STOPPED_MARK,
     result_summary,
@@ -192,8 +201,11 @@ class TranscriptView(QScrollArea):
                 kind = block.get("type")
                 if kind == "text" and block.get("text"):
                     cause = incomplete_cause(block["text"]) if message.role == "assistant" else None
+                    reason = no_reply_reason(block["text"]) if message.role == "assistant" else None
                     if message.role == "assistant" and block["text"] == STOPPED_MARK:
                         self.add_note("Stopped.")
+                    elif reason is not None:
+                        self.mark_no_reply(reason)
                     elif cause is not None:
                         self.mark_incomplete(cause)
                     elif message.role == "user":
@@ -346,6 +358,18 @@ class TranscriptView(QScrollArea):
                 break
             item.set_incomplete()
         note = IncompleteNote(cause)
+        self._add(note)
+        return note
+
+    def mark_no_reply(self, reason: str) -> NoReplyNote:
+        """The question just shown got no reply: append the note saying why.
+
+        Args:
+            reason: the error sentence.
+        """
+        self.close_stream()
+        self.hide_thinking()
+        note = NoReplyNote(reason)
         self._add(note)
         return note
 

@@ -1,0 +1,198 @@
+"""What both ways of reading the database share without SQLAlchemy: the file's name, the busy
+timeout, the newest migration's revision read from the migration files as text, and the
+decoding of stored values (naive-UTC time text, review modes).
+
+``yak.db.engine`` (SQLAlchemy and Alembic) and ``yak.db.sqlite_read`` (plain ``sqlite3``, the
+fast path of commands that only read) both import from here.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from importlib import resources
+from typing import Any, TypeVar
+
+from yak import paths
+from yak.domain import MemorySummary, ReviewMode, Workspace
+from yak.errors import UnreadableDocument, UsageError
+
+_Row = TypeVar("_Row")
+
+DB_FILE = "yak.db"
+BUSY_TIMEOUT_MS = 5000
+MIN_ID_PREFIX = 6  # characters of a revision or attempt id a user must give
+
+# A line of a migration file naming its revision or its parents, e.g. ``revision = "0002"``,
+# ``revision: str = "0002"`` or ``down_revision = ("0003a", "0003b")`` (a merge).
+_REVISION_LINE = re.compile(r"^(revision|down_revision)\b[^=\n]*=(.*)$", re.MULTILINE)
+_QUOTED = re.compile(r"""["']([^"'\s]+)["']""")
+
+
+@functools.cache
+def head_revision() -> str | None:
+    """The newest migration's revision id, read as text from the ``revision`` and
+    ``down_revision`` lines of ``yak/db/migrations/versions/*.py`` (neither the files nor
+    Alembic are imported): the one revision no other file names as its parent.
+
+    Returns ``None`` when that is not clear (a file without one ``revision`` line, or several
+    heads); the caller then asks Alembic, so a surprise costs time, never correctness.
+    """
+    versions = resources.files("yak.db") / "migrations" / "versions"
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for entry in versions.iterdir():
+        if not entry.name.endswith(".py"):
+            continue
+        names: dict[str, list[str]] = {"revision": [], "down_revision": []}
+        for kind, value in _REVISION_LINE.findall(entry.read_text(encoding="utf-8")):
+            names[kind].append(value)
+        if len(names["revision"]) != 1 or len(names["down_revision"]) != 1:
+            return None
+        ids = _QUOTED.findall(names["revision"][0])
+        if len(ids) != 1:
+            return None
+        revisions.add(ids[0])
+        parents.update(_QUOTED.findall(names["down_revision"][0]))
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+_REVIEW_MODES = {mode.value: mode for mode in ReviewMode}
+
+
+def review_mode(value: str | None) -> ReviewMode:
+    """A stored review mode; anything unknown reads as ``auto``.
+
+    A dictionary lookup: the memory list decodes one per workspace, and calling the enum
+    class costs several times more."""
+    return _REVIEW_MODES.get(value or "auto", ReviewMode.AUTO)
+
+
+def utc_time(text: str | None) -> datetime | None:
+    """A stored time (naive UTC text, ``YYYY-MM-DD HH:MM:SS[.ffffff]``, as
+    ``yak.db.models.UTCDateTime`` writes it) as an aware UTC ``datetime``; ``None`` for
+    ``None`` or ``""``. One ``fromisoformat`` with the offset appended (``replace`` afterwards
+    costs four times more)."""
+    return datetime.fromisoformat(text + "+00:00") if text else None
+
+
+def decode_document(workspace_id: str, version: int, raw: bytes | None) -> str:
+    """A stored document's bytes as text.
+
+    Raises:
+        UnreadableDocument: they are not UTF-8.
+    """
+    data = bytes(raw or b"")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableDocument(
+            f"The memory document (version {version}) is not valid UTF-8 text (byte "
+            f"{exc.start + 1:,} of {len(data):,}; written by another program?). See its bytes "
+            "with 'yak memory show --raw', then restore a revision ('yak memory history', "
+            "'yak memory restore N') or save a new text ('yak memory set').",
+            workspace_id=workspace_id,
+            version=version,
+            raw=data,
+        ) from None
+
+
+def attempt_prefix(attempt_id: str) -> str:
+    """The refresh attempt id (or prefix) a user gave, as stored ids are spelled.
+
+    Raises:
+        UsageError: it is shorter than ``MIN_ID_PREFIX`` characters.
+    """
+    wanted = (attempt_id or "").strip().upper()
+    if len(wanted) < MIN_ID_PREFIX:
+        raise UsageError(
+            f"Give at least {MIN_ID_PREFIX} characters of a refresh "
+            f"attempt id (see history --refreshes); {attempt_id!r} is too "
+            "short."
+        )
+    return wanted
+
+
+def one_attempt(matches: Sequence[_Row], attempt_id: str) -> _Row:
+    """The one attempt row whose id starts with what the user gave (``matches``: at most two).
+
+    Raises:
+        UsageError: none matches, or several do.
+    """
+    if not matches:
+        raise UsageError(
+            f"This workspace has no refresh attempt {attempt_id!r} (see "
+            "history --refreshes for the ids)."
+        )
+    if len(matches) > 1:
+        raise UsageError(
+            f"{attempt_id!r} matches several refresh attempts; give more characters of the id."
+        )
+    return matches[0]
+
+
+# Every workspace with a memory (a non-empty document or any revision), most recently updated
+# first: plain columns, the line and character counts computed by the database so no content is
+# loaded, the times and flags as their stored text (decoded by :func:`summaries_of`).
+SUMMARIES_SQL = """
+SELECT w.id, w.path, w.created_at, w.last_opened_at, w.memory_enabled, w.review_mode,
+       coalesce(d.version, 0),
+       CASE WHEN coalesce(d.content, '') = '' THEN 0
+            ELSE length(d.content) - length(replace(d.content, char(10), ''))
+                 + (substr(d.content, -1) != char(10)) END,
+       length(coalesce(d.content, '')),
+       d.updated_at, d.flags
+FROM workspaces AS w LEFT OUTER JOIN memory_documents AS d ON d.workspace_id = w.id
+WHERE coalesce(d.content, '') != ''
+   OR EXISTS (SELECT 1 FROM memory_revisions AS r WHERE r.workspace_id = w.id)
+ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
+"""
+
+
+def summaries_of(rows: Sequence[tuple[Any, ...]]) -> list[MemorySummary]:
+    """The memory list from the rows of :data:`SUMMARIES_SQL`, each marked ``orphaned`` when its
+    folder is gone (:func:`yak.paths.missing_folders`: a call per parent folder, not a ``stat``
+    per workspace).
+
+    One pass with local names: at 10,000 rows each attribute look-up and call counts."""
+    parse, mode_of = datetime.fromisoformat, review_mode
+    missing = paths.missing_folders(row[1] for row in rows)
+    summaries: list[MemorySummary] = []
+    append = summaries.append
+    for (
+        ws_id,
+        path,
+        created_at,
+        last_opened_at,
+        enabled,
+        mode,
+        version,
+        n_lines,
+        n_chars,
+        updated_at,
+        flags,
+    ) in rows:
+        workspace = Workspace(
+            id=ws_id,
+            path=path,
+            created_at=parse(created_at + "+00:00"),
+            last_opened_at=parse(last_opened_at + "+00:00") if last_opened_at else None,
+            memory_enabled=bool(enabled),
+            review_mode=mode_of(mode),
+        )
+        append(
+            MemorySummary(
+                workspace=workspace,
+                version=int(version),
+                lines=int(n_lines),
+                chars=int(n_chars),
+                updated_at=parse(updated_at + "+00:00") if updated_at else None,
+                flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
+                orphaned=path in missing,
+            )
+        )
+    return summaries
