@@ -10,6 +10,7 @@ all get their core here; no other module constructs a repository, a model client
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,12 +22,13 @@ from yak.db.conversations import SqlConversationRepository
 from yak.db.documents import SqlDocumentRepository
 from yak.db.engine import Database, open_database
 from yak.db.locks import FileRefreshLock
+from yak.db.postgres import AdvisoryRefreshLock
 from yak.db.workspaces import SqlWorkspaceRepository
 from yak.events import EventBus
 from yak.llm.credentials import KeyringKeyStore
 from yak.llm.provider import Provider
 from yak.memory.service import MemoryService
-from yak.ports import Clock, KeyStore, ModelClient, ModelClientFactory
+from yak.ports import Clock, KeyStore, ModelClient, ModelClientFactory, RefreshLock
 from yak.refresh.queue import Scheduler
 from yak.refresh.refresher import MemoryRefresher
 from yak.refresh.scheduler import RefreshScheduler
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 def open_core(
     data_dir: Path | None,
     *,
+    database_url: str | None = None,
     clock: Clock | None = None,
     model_client: ModelClientFactory | None = None,
     key_store: KeyStore | None = None,
@@ -49,13 +52,17 @@ def open_core(
     poll_interval_s: float = 1.0,
     max_tool_rounds: int | None = None,
 ) -> Core:
-    """Open the database in ``data_dir`` (migrating it) and build the core around it.
+    """Open the database in ``data_dir`` (migrating it), or the team database on a PostgreSQL
+    server, and build the core around it.
 
     Synchronous (it migrates the database): the desktop app calls it on a worker thread.
 
     Args:
         data_dir: the data directory holding ``yak.db`` and ``settings.json``; ``None`` for a
             private in-memory database (tests and benchmarks).
+        database_url: a PostgreSQL URL for the team database (``--database-url``); default
+            ``YAK_DATABASE_URL`` from ``env``; ``""`` means the SQLite file in ``data_dir``.
+            ``settings.json`` stays in ``data_dir`` either way.
         clock: monotonic seconds for the refresh queue (tests drive it by hand).
         model_client: builds the model client per use; default a ``Provider`` for the
             settings' base URL with the key store's key.
@@ -72,7 +79,11 @@ def open_core(
         SchemaTooNew: a newer Yak wrote the database; nothing is changed.
         StoreError: the database cannot be opened, read or written.
     """
-    database = open_database(data_dir, read_only_fallback=read_only_fallback)
+    if database_url is None:
+        database_url = (os.environ if env is None else env).get("YAK_DATABASE_URL", "")
+    database = open_database(
+        data_dir, read_only_fallback=read_only_fallback, url=database_url.strip() or None
+    )
     try:
         return _build(
             database,
@@ -107,6 +118,11 @@ def _build(
     bus = EventBus()
     settings = SettingsService(data_dir, key_store=key_store, env=env)
     workspace_repository = SqlWorkspaceRepository(database)
+    lock: RefreshLock = (
+        AdvisoryRefreshLock(database.engine)
+        if database.shared
+        else FileRefreshLock(None if database.path is None else database.path.parent)
+    )
     documents = SqlDocumentRepository(database)
     conversations = SqlConversationRepository(database)
     memory = MemoryService(
@@ -123,7 +139,7 @@ def _build(
         conversations=conversations,
         model_client=clients,
         settings=settings.current,
-        lock=FileRefreshLock(None if database.path is None else database.path.parent),
+        lock=lock,
         bus=bus,
     )
     queue_options: dict[str, object] = {

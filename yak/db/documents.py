@@ -18,19 +18,14 @@ from typing import Any
 
 from sqlalchemy import (
     CursorResult,
-    LargeBinary,
-    String,
     case,
-    cast,
     delete,
     exists,
     func,
     or_,
     select,
-    type_coerce,
     update,
 )
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from yak.db.engine import Database
@@ -42,6 +37,7 @@ from yak.db.models import (
     MemoryTombstoneRow,
     WorkspaceRow,
 )
+from yak.db.portable import as_text, insert_ignore, utf8_bytes
 from yak.db.rows import (
     MIN_ID_PREFIX,
     conflict,
@@ -88,23 +84,24 @@ class SqlDocumentRepository:
         newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
         lines = case(
             (content == "", 0),
-            (func.substr(content, -1) == "\n", newlines),
+            (func.substr(content, func.length(content), 1) == "\n", newlines),
             else_=newlines + 1,
         )
+        dialect = self.db.engine.dialect.name
         has_revision = exists().where(MemoryRevisionRow.workspace_id == WorkspaceRow.id)
         stmt = (
             select(
                 WorkspaceRow.id,
                 WorkspaceRow.path,
-                type_coerce(WorkspaceRow.created_at, String),
-                type_coerce(WorkspaceRow.last_opened_at, String),
+                as_text(WorkspaceRow.created_at, dialect),
+                as_text(WorkspaceRow.last_opened_at, dialect),
                 WorkspaceRow.memory_enabled,
                 WorkspaceRow.review_mode,
                 func.coalesce(MemoryDocumentRow.version, 0),
                 lines,
                 func.length(content),
-                type_coerce(MemoryDocumentRow.updated_at, String),
-                type_coerce(MemoryDocumentRow.flags, String),
+                as_text(MemoryDocumentRow.updated_at, dialect),
+                as_text(MemoryDocumentRow.flags, dialect),
             )
             .outerjoin(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
             .where(or_(content != "", has_revision))
@@ -277,11 +274,21 @@ class SqlDocumentRepository:
     def _ensure_document(s: Session, workspace_id: str) -> None:
         """Make sure the document row exists. Being a write, it also takes SQLite's write lock
         first thing in the transaction, so what is read next is what the update will see."""
-        s.execute(
-            sqlite_insert(MemoryDocumentRow)
-            .values(workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None)
-            .on_conflict_do_nothing()
+        insert_ignore(
+            s,
+            MemoryDocumentRow,
+            workspace_id=workspace_id,
+            content="",
+            version=0,
+            flags=[],
+            updated_at=None,
         )
+        if s.get_bind().dialect.name == "postgresql":  # the row's lock, where SQLite's is global
+            s.execute(
+                select(MemoryDocumentRow.version)
+                .where(MemoryDocumentRow.workspace_id == workspace_id)
+                .with_for_update()
+            )
 
     def _apply(
         self,
@@ -382,12 +389,14 @@ class SqlDocumentRepository:
         for key, text in change.bury:
             if key in lifted:
                 continue
-            s.execute(
-                sqlite_insert(MemoryTombstoneRow)
-                .values(
-                    workspace_id=workspace_id, key=key, text=text, source=source, created_at=moment
-                )
-                .on_conflict_do_nothing()
+            insert_ignore(
+                s,
+                MemoryTombstoneRow,
+                workspace_id=workspace_id,
+                key=key,
+                text=text,
+                source=source,
+                created_at=moment,
             )
         if lifted:
             s.execute(
@@ -655,7 +664,7 @@ class SqlDocumentRepository:
 
 
 # The content column read as bytes: a document that is not UTF-8 is reported, not a decode crash.
-_RAW_CONTENT = cast(MemoryDocumentRow.content, LargeBinary)
+_RAW_CONTENT = utf8_bytes(MemoryDocumentRow.content)
 
 
 def _decode(workspace_id: str, version: int, raw: bytes | None) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from yak import paths
@@ -26,6 +25,7 @@ from yak.db.models import (
     RefreshAttemptRow,
     WorkspaceRow,
 )
+from yak.db.portable import insert_ignore
 from yak.db.rows import (
     existing_folder,
     identity_columns,
@@ -66,25 +66,25 @@ class SqlWorkspaceRepository:
         with self.db.session() as s:
             row = s.get(WorkspaceRow, workspace_id) or self._alias(s, workspace_id, identity)
             if row is None:
-                s.execute(
-                    sqlite_insert(WorkspaceRow)
-                    .values(
-                        id=workspace_id,
-                        path=key,
-                        st_dev=st_dev,
-                        st_ino=st_ino,
-                        memory_enabled=True,
-                        created_at=moment,
-                        last_opened_at=moment if mark_opened else None,
-                    )
-                    .on_conflict_do_nothing()
+                insert_ignore(
+                    s,
+                    WorkspaceRow,
+                    id=workspace_id,
+                    path=key,
+                    st_dev=st_dev,
+                    st_ino=st_ino,
+                    memory_enabled=True,
+                    created_at=moment,
+                    last_opened_at=moment if mark_opened else None,
                 )
-                s.execute(
-                    sqlite_insert(MemoryDocumentRow)
-                    .values(
-                        workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None
-                    )
-                    .on_conflict_do_nothing()
+                insert_ignore(
+                    s,
+                    MemoryDocumentRow,
+                    workspace_id=workspace_id,
+                    content="",
+                    version=0,
+                    flags=[],
+                    updated_at=None,
                 )
                 row = s.get(WorkspaceRow, workspace_id)
                 assert row is not None
