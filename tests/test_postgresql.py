@@ -320,3 +320,94 @@ async def test_a_lock_held_elsewhere_keeps_the_refresh_waiting_and_a_dead_holder
     assert (await a.memory.read(workspace.id)).content == MEMORY
     fake_api.script(text(MEMORY + "- lint with ruff\n"))
     assert (await a.refresh.refresh_now(workspace.id)).status is RefreshStatus.APPLIED
+
+
+# --- shared identity: two clones of one repository ------------------------------------------
+
+
+def git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def two_clones(tmp_path):
+    """One repository cloned by Alice and Bob at different paths, each clone's ``origin``
+    spelled their way (Alice's https URL carries a token); returns their ``backend`` folders."""
+    origin = tmp_path / "origin.git"
+    git("init", "-q", "--bare", str(origin), cwd=tmp_path)
+    clones = []
+    for path, url in (
+        ("alice/src/app", "https://alice:ghp_S3cretTok3n@GitHub.com/acme/app.git"),
+        ("bob/code/app-clone", "git@github.com:acme/app"),
+    ):
+        target = tmp_path / path
+        target.parent.mkdir(parents=True)
+        git("clone", "-q", str(origin), str(target), cwd=tmp_path)
+        git("remote", "set-url", "origin", url, cwd=target)
+        (target / "backend").mkdir()
+        clones.append(target / "backend")
+    return clones
+
+
+def test_two_machines_with_clones_at_different_paths_share_one_document(
+    team_url, machines, two_clones
+):
+    """Alice saves the memory of ``backend`` in her clone; Bob, on another machine with his
+    clone elsewhere, reads the same document and saves version 2; Alice's save still based on
+    version 1 is refused with exit 5 and changes nothing. The repository's root is another
+    workspace. On a machine's own SQLite file the two clones stay two workspaces."""
+    alice_dir, bob_dir = two_clones
+    alice, bob = machines
+
+    def run(machine, *args, stdin=b"", url=team_url):
+        return yak(*args, data_dir=machine, database_url=url, stdin=stdin)
+
+    saved = run(alice, "memory", "set", "-w", alice_dir, "--json", stdin=b"- API in Go\n")
+    assert saved.returncode == 0, saved.stderr
+    shown = json.loads(run(bob, "memory", "show", "-w", bob_dir, "--json").stdout)
+    assert (shown["version"], shown["content"]) == (1, "- API in Go\n")
+    assert shown["workspace"] == str(bob_dir)  # his folder, not Alice's
+    updated = run(
+        bob, "memory", "set", "-w", bob_dir, "--expect-version", "1", stdin=b"- Go 1.23\n"
+    )
+    assert updated.returncode == 0, updated.stderr
+    stale = run(alice, "memory", "set", "-w", alice_dir, "--expect-version", "1", stdin=b"- x\n")
+    assert stale.returncode == 5
+    assert stale.stderr.decode().count("\n") == 1 and "version" in stale.stderr.decode()
+    final = json.loads(run(alice, "memory", "show", "-w", alice_dir, "--json").stdout)
+    assert (final["version"], final["content"]) == (2, "- Go 1.23\n")
+    assert final["workspace_id"] == shown["workspace_id"]
+    root = json.loads(run(bob, "memory", "show", "-w", bob_dir.parent, "--json").stdout)
+    assert (root["version"], root["content"]) == (0, "")
+    # Without the team database each machine keys by path: two workspaces.
+    run(alice, "memory", "set", "-w", alice_dir, stdin=b"- local\n", url=None)
+    local = json.loads(run(bob, "memory", "show", "-w", bob_dir, "--json", url=None).stdout)
+    assert (local["version"], local["content"]) == (0, "")
+
+
+def test_a_remote_url_with_credentials_never_reaches_the_database(team_url, machines, two_clones):
+    """After Alice (whose remote URL holds a token) opens and writes her clone's workspace,
+    no row of any table holds the token or her user name; the workspace's stored identity is
+    the normalized remote plus the folder inside the repository."""
+    import psycopg
+
+    alice_dir, _bob_dir = two_clones
+    saved = yak(
+        "memory", "set", "-w", alice_dir, data_dir=machines[0], database_url=team_url,
+        stdin=b"- note\n",
+    )  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    libpq = make_url(team_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(libpq, autocommit=True) as conn:
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            ).fetchall()
+        ]
+        dump = "".join(
+            repr(conn.execute(f'SELECT * FROM "{table}"').fetchall()) for table in tables
+        )
+        keys = conn.execute("SELECT shared_key FROM workspaces").fetchall()
+    assert "S3cretTok3n" not in dump and "alice:" not in dump
+    assert keys == [("git:github.com/acme/app//backend",)]

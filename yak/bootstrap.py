@@ -117,7 +117,7 @@ def _build(
 ) -> Core:
     bus = EventBus()
     settings = SettingsService(data_dir, key_store=key_store, env=env)
-    workspace_repository = SqlWorkspaceRepository(database)
+    workspace_repository = SqlWorkspaceRepository(database, shared_identity=database.shared)
     lock: RefreshLock = (
         AdvisoryRefreshLock(database.engine)
         if database.shared

@@ -102,6 +102,7 @@ class SqlDocumentRepository:
                 func.length(content),
                 as_text(MemoryDocumentRow.updated_at, dialect),
                 as_text(MemoryDocumentRow.flags, dialect),
+                WorkspaceRow.shared_key,
             )
             .outerjoin(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
             .where(or_(content != "", has_revision))
@@ -132,6 +133,7 @@ class SqlDocumentRepository:
             n_chars,
             updated_at,
             flags,
+            shared_key,
         ) in rows:
             workspace = Workspace(
                 id=ws_id,
@@ -149,7 +151,8 @@ class SqlDocumentRepository:
                     chars=int(n_chars),
                     updated_at=parse(updated_at + "+00:00") if updated_at else None,
                     flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                    orphaned=not isdir(path),
+                    # a shared workspace's folder is on other machines too: never orphaned
+                    orphaned=shared_key is None and not isdir(path),
                 )
             )
         return summaries
