@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import LargeBinary, String, cast, type_coerce
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
@@ -17,8 +16,13 @@ from sqlalchemy.sql.roles import ExpressionElementRole
 
 def insert_ignore(s: Session, model: type[Any], **values: Any) -> None:
     """``INSERT … ON CONFLICT DO NOTHING`` of one row of ``model``."""
-    insert = postgresql_insert if s.get_bind().dialect.name == "postgresql" else sqlite_insert
-    s.execute(insert(model).values(**values).on_conflict_do_nothing())
+    if s.get_bind().dialect.name == "postgresql":
+        # imported here: PostgreSQL's dialect costs every SQLite command's start-up otherwise
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        s.execute(postgresql_insert(model).values(**values).on_conflict_do_nothing())
+    else:
+        s.execute(sqlite_insert(model).values(**values).on_conflict_do_nothing())
 
 
 class utf8_bytes(GenericFunction[bytes]):  # noqa: N801 - an SQL function's name
