@@ -80,14 +80,16 @@ class SqlDocumentRepository:
         is never loaded: the Settings list opens fast with thousands of workspaces. The times
         and flags are read as their stored text and decoded here in one pass (the column types'
         per-value result processing cost more than the query itself at 10,000 rows)."""
+        dialect = self.db.engine.dialect.name
         content = func.coalesce(MemoryDocumentRow.content, "")
         newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
+        # The last character: SQLite counts a negative start from the end, PostgreSQL does not.
+        last = func.right(content, 1) if dialect == "postgresql" else func.substr(content, -1)
         lines = case(
             (content == "", 0),
-            (func.substr(content, func.length(content), 1) == "\n", newlines),
+            (last == "\n", newlines),
             else_=newlines + 1,
         )
-        dialect = self.db.engine.dialect.name
         has_revision = exists().where(MemoryRevisionRow.workspace_id == WorkspaceRow.id)
         stmt = (
             select(
