@@ -21,6 +21,7 @@ os.environ.setdefault("QT_API", "pyside6")
 os.environ.pop("ANTHROPIC_API_KEY", None)
 os.environ.pop("ANTHROPIC_BASE_URL", None)
 os.environ.pop("YAK_DATA_DIR", None)
+os.environ.pop("YAK_DATABASE_URL", None)  # PostgreSQL only where a test asks (``database``)
 os.environ.pop("YAK_MODEL", None)
 os.environ.pop("YAK_MEMORY_MODEL", None)
 os.environ.pop("YAK_DEBOUNCE_SECONDS", None)
@@ -86,9 +87,60 @@ def _private_default_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("YAK_DATA_DIR", str(tmp_path / "yakdata-default"))
 
 
+# --- the database: SQLite, and PostgreSQL where a server is configured ------------------------
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests marked ``databases`` (and not ``sqlite_only``) that use the database run once per
+    database: ``sqlite`` always, ``postgresql`` when ``YAK_TEST_DATABASE_URL`` names a server
+    (select that half with ``-k postgresql``). Without a server, ``tests/test_postgresql.py``
+    reports the PostgreSQL tests as skipped, once, with the reason."""
+    from tests.support.postgres import server_url
+
+    if (
+        "database" in metafunc.fixturenames
+        and metafunc.definition.get_closest_marker("databases")
+        and not metafunc.definition.get_closest_marker("sqlite_only")
+        and server_url()
+    ):
+        metafunc.parametrize("database", ["sqlite", "postgresql"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_databases():
+    """The fresh-database maker for ``YAK_TEST_DATABASE_URL``'s server (see
+    ``tests/support/postgres.py``); skips when no server is configured."""
+    from tests.support.postgres import ENV, Databases, server_url
+
+    url = server_url()
+    if url is None:
+        pytest.skip(f"no PostgreSQL server: set {ENV} (see README, Development)")
+    databases = Databases(url)
+    yield databases
+    databases.close()
+
+
 @pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    """A private Yak data directory, also exported as ``YAK_DATA_DIR`` for subprocesses."""
+def database(request, monkeypatch):
+    """Which database the test's cores and ``yak`` subprocesses use: ``None`` for the SQLite
+    file in ``data_dir``, else the URL of a fresh PostgreSQL database, exported as
+    ``YAK_DATABASE_URL`` for the test and its subprocesses and dropped afterwards."""
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        monkeypatch.delenv("YAK_DATABASE_URL", raising=False)
+        yield None
+        return
+    databases = request.getfixturevalue("postgres_databases")
+    url = databases.create()
+    monkeypatch.setenv("YAK_DATABASE_URL", url)
+    try:
+        yield url
+    finally:
+        databases.drop(url)
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch, database):
+    """A private Yak data directory, also exported as ``YAK_DATA_DIR`` for subprocesses (with
+    ``database`` set, the database itself is on the PostgreSQL server)."""
     folder = tmp_path / "yakdata"
     folder.mkdir()
     monkeypatch.setenv("YAK_DATA_DIR", str(folder))
@@ -96,13 +148,13 @@ def data_dir(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def db(data_dir):
-    """A migrated file-backed database in ``data_dir``."""
+def db(data_dir, database):
+    """A migrated database: the file in ``data_dir``, or the PostgreSQL test database."""
     from yak.db import open_database
 
-    database = open_database(data_dir)
-    yield database
-    database.close()
+    opened = open_database(data_dir, url=database)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture
@@ -145,7 +197,8 @@ def model_clients():
 @pytest.fixture
 def make_core(data_dir, loop, fake_api, timers, model_clients):
     """``make_core(**options)`` opens a core on ``data_dir`` with ``open_core(data_dir,
-    **options)``; by default with the ``timers`` clock and scheduler and the ``model_clients``
+    **options)`` (``folder=`` another data directory: another machine on the same team
+    database); by default with the ``timers`` clock and scheduler and the ``model_clients``
     (``model_client=None`` asks for the core's own). Each core has its own database connections,
     like another process sharing the database. Every core is closed after the test, on ``loop``.
     """
@@ -153,11 +206,11 @@ def make_core(data_dir, loop, fake_api, timers, model_clients):
 
     opened = []
 
-    def make(**options):
+    def make(*, folder=data_dir, **options):
         options.setdefault("clock", timers.clock)
         options.setdefault("timer_scheduler", timers.schedule)
         options.setdefault("model_client", model_clients)
-        core = open_core(data_dir, **options)
+        core = open_core(folder, **options)
         opened.append(core)
         return core
 

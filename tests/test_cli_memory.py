@@ -24,6 +24,9 @@ from yak.bootstrap import open_core
 from yak.cli import main
 from yak.domain import RefreshOutcome, RefreshStatus, TokenUsage
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 def yak(data_dir, *args, stdin=b"", cwd=None):
     """Run ``python -m yak ARGS`` with ``YAK_DATA_DIR`` set; stdin is a pipe, not a terminal."""
@@ -347,6 +350,7 @@ def test_a_bad_workspace_is_the_same_line_in_every_command(
         assert (code, out, err) == (2, b"", line), argv
 
 
+@pytest.mark.sqlite_only  # writes into the SQLite file
 def test_a_database_from_a_newer_yak_is_one_line_exit_1(data_dir, folder, capsysbinary):
     run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"x\n")))
     with sqlite3.connect(data_dir / "yak.db") as conn:

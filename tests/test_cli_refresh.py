@@ -20,6 +20,9 @@ import pytest
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import error, text
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 def doc(lines: int, *, prefix: str = "fact") -> str:
     return "".join(f"- {prefix} {i:03d}: the project keeps this fact\n" for i in range(lines))

@@ -17,6 +17,9 @@ from tests.support.fake_api import text
 from tests.test_cli_refresh import as_json, doc
 from tests.test_trusted_memory import write_raw_content
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 def yak(data_dir, *args, input_bytes: str | None = None):
     env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
@@ -252,6 +255,7 @@ def test_memory_off_sends_nothing_and_on_again_folds_the_conversations(project):
     assert project.unfolded() == 0
 
 
+@pytest.mark.sqlite_only  # PostgreSQL's text column cannot hold bytes that are not UTF-8
 def test_a_document_that_is_not_utf8_is_one_line_and_has_a_way_out(project):
     """Item 7 through the CLI: show exits 1 with one sentence (no SQLite error), show --raw
     prints the bytes escaped, restore puts a readable revision back."""

@@ -13,6 +13,9 @@ import pytest
 from yak.bootstrap import open_core
 from yak.cli import main
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 BLOCK = b"<!-- yak:memory -->\n- tests: pytest\n- lint: ruff\n<!-- /yak:memory -->"
 DOCUMENT = "- tests: pytest\n- lint: ruff\n"
 

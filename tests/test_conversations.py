@@ -12,6 +12,9 @@ from tests.support import project_folder
 from yak.domain import TokenUsage
 from yak.errors import UsageError, WorkspaceNotFound
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 def text(t: str) -> list[dict]:
     return [{"type": "text", "text": t}]
@@ -196,6 +199,7 @@ async def test_the_prompt_snapshot_is_taken_once_and_notes_only_move_forward(sto
         store.repo.take_prompt_snapshot("01NOSUCHSESSION00000000000", "x", 1)
 
 
+@pytest.mark.sqlite_only  # builds an old SQLite file
 def test_a_database_from_before_prompt_caching_keeps_its_conversations(data_dir, loop):
     """A database at the first schema upgrades on open: its messages read back with no cache
     tokens, and its sessions have no prompt snapshot yet (their next turn takes one)."""

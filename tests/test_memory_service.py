@@ -17,6 +17,9 @@ from yak.domain import QueueState, RefreshStatus
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
 from yak.events import MemoryChanged
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 @pytest.fixture
 def folder(tmp_path):

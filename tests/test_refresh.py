@@ -27,6 +27,9 @@ from yak.events import MemoryChanged, RefreshFinished, TurnCompleted
 from yak.llm.provider import Provider
 from yak.memory.edits import number_lines
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 ANTHROPIC_KEY = "sk-ant-api03-" + "Zq7Xw2Lm9Pk4Rt6Yv1Bn3Hj8Gf5Dc0Sa" * 2
 DB_URL = "postgres://app:Sup3rS3cretPw@db.internal:5432/app"
 MEMORY_MODEL = "claude-memory-test"
@@ -414,6 +417,7 @@ async def test_a_refusal_stop_reason_is_refused_and_the_document_kept(env, reply
 # --- one refresh at a time across processes ----------------------------------------------------
 
 
+@pytest.mark.sqlite_only  # the lock file (PostgreSQL's lock: tests/test_postgresql.py)
 async def test_two_refreshers_on_two_connections_make_one_model_call(env, make_core, data_dir):
     """Like two `yak memory refresh` processes on one workspace (two cores on one database):
     the second waits for the first's lock, re-reads, finds everything folded and is up to date
@@ -449,6 +453,7 @@ async def test_two_refreshers_on_two_connections_make_one_model_call(env, make_c
     assert len(env.fake.message_requests) == 2
 
 
+@pytest.mark.sqlite_only  # the lock file (PostgreSQL's lock: tests/test_postgresql.py)
 async def test_a_refresh_cancelled_while_waiting_for_the_lock_never_keeps_it(
     env, data_dir, monkeypatch
 ):

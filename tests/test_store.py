@@ -30,6 +30,9 @@ from yak.errors import (
 )
 from yak.ids import new_id
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 @pytest.fixture
 def ws(core, loop, tmp_path):
@@ -625,6 +628,7 @@ async def test_reattach_refuses_a_folder_with_its_own_memory_or_a_missing_folder
 
 
 # --- a database from a newer Yak ------------------------------------------------------------
+@pytest.mark.sqlite_only
 async def test_a_database_from_a_newer_yak_is_refused_and_left_untouched(data_dir, tmp_path):
     """A database whose schema is newer than this Yak: ``open_core`` refuses it (exit code 1)
     and the file is not changed by a byte."""

@@ -30,6 +30,9 @@ from yak.errors import ConflictError, UnreadableDocument
 from yak.events import MemoryChanged, RefreshFinished
 from yak.memory import prompt, provenance
 
+# Run against SQLite, and against PostgreSQL when a test server is configured.
+pytestmark = pytest.mark.databases
+
 
 @pytest.fixture
 def env(core, loop, tmp_path, fake_api, model_clients, timers):
@@ -405,6 +408,7 @@ async def test_a_new_proposal_supersedes_the_one_waiting(env: Env):
         await env.core.memory.accept(env.workspace_id, first.proposal_id)
 
 
+@pytest.mark.sqlite_only  # PostgreSQL's text column cannot hold bytes that are not UTF-8
 async def test_a_document_that_is_not_utf8_gives_one_sentence_and_a_way_out(env: Env):
     """Item 7: bytes written into the database by another tool: reading says so in a sentence
     (no SQLite error), the raw bytes can be read, and a restore replaces them."""

@@ -54,6 +54,7 @@ NO_DISPLAY_MESSAGE = (
 def run(
     *,
     data_dir_override: str | None = None,
+    database_url: str | None = None,
     workspace: str | None = None,
     choose_folder: bool = False,
 ) -> int:
@@ -62,6 +63,8 @@ def run(
     Args:
         data_dir_override: the data directory (``--data-dir``); default ``$YAK_DATA_DIR`` or the
             platform's.
+        database_url: the team database's PostgreSQL URL (``--database-url``); default
+            ``$YAK_DATABASE_URL``, else the SQLite file in the data directory.
         workspace: a folder to open at start; an error opening it is shown in the window.
         choose_folder: show the Open Folder dialog once the app is ready (the desktop entry's
             "Open Folder in Yak" action).
@@ -116,6 +119,7 @@ def run(
                 app,
                 window,
                 data_dir_override=data_dir_override,
+                database_url=database_url,
                 workspace=workspace,
                 choose_folder=choose_folder,
             )
@@ -228,6 +232,7 @@ async def _main(
     *,
     data_dir_override: str | None,
     workspace: str | None,
+    database_url: str | None = None,
     choose_folder: bool = False,
 ) -> int:
     """The app's lifetime, once ``window`` is shown. Returns the exit status."""
@@ -245,7 +250,7 @@ async def _main(
         try:
             folder = paths.data_dir(data_dir_override)
             window.set_support_paths(data_dir=str(folder))
-            core = await asyncio.to_thread(_open_core, folder)
+            core = await asyncio.to_thread(_open_core, folder, database_url)
         except (YakError, OSError) as exc:
             message = (
                 str(exc)
@@ -285,7 +290,7 @@ async def _warm_up(core: Core) -> None:
     freeze_long_lived()
 
 
-def _open_core(folder: Path) -> Core:
+def _open_core(folder: Path, database_url: str | None = None) -> Core:
     """Import the core and open it on the migrated database (on a worker thread: the imports
     and the migration take a while).
 
@@ -295,7 +300,7 @@ def _open_core(folder: Path) -> Core:
     """
     from yak.bootstrap import open_core
 
-    return open_core(folder)
+    return open_core(folder, database_url=database_url)
 
 
 class _RunningApp:

@@ -28,6 +28,7 @@ from yak.ports import (
     KeyStore,
     ModelClient,
     ModelClientFactory,
+    RefreshLock,
     SearchCandidates,
     SearchIndex,
     WorkspaceRepository,
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 def open_core(
     data_dir: Path | None,
     *,
+    database_url: str | None = None,
     clock: Clock | None = None,
     model_client: ModelClientFactory | None = None,
     key_store: KeyStore | None = None,
@@ -59,13 +61,17 @@ def open_core(
     max_tool_rounds: int | None = None,
     rewrite_form: RewriteForm = RewriteForm.EDITS,
 ) -> Core:
-    """Open the database in ``data_dir`` (migrating it) and build the core around it.
+    """Open the database in ``data_dir`` (migrating it), or the team database on a PostgreSQL
+    server, and build the core around it.
 
     Synchronous (it migrates the database): the desktop app calls it on a worker thread.
 
     Args:
         data_dir: the data directory holding ``yak.db`` and ``settings.json``; ``None`` for a
             private in-memory database (tests and benchmarks).
+        database_url: a PostgreSQL URL for the team database (``--database-url``); default
+            ``YAK_DATABASE_URL`` from ``env``; ``""`` means the SQLite file in ``data_dir``.
+            ``settings.json`` stays in ``data_dir`` either way.
         clock: monotonic seconds for the refresh queue (tests drive it by hand).
         model_client: builds the model client per use; default a ``Provider`` for the
             settings' base URL with the key store's key.
@@ -98,12 +104,15 @@ def open_core(
         from yak.llm.credentials import KeyringKeyStore
 
         key_store = KeyringKeyStore()
-    reader = _fast_reader(data_dir, env) if read_only_fallback else None
+    if database_url is None:
+        database_url = (os.environ if env is None else env).get("YAK_DATABASE_URL", "")
+    url = database_url.strip() or None
+    reader = _fast_reader(data_dir) if read_only_fallback and url is None else None
     if reader is not None:
         return _build_reading(reader, data_dir, key_store=key_store, options=options)
     from yak.db.engine import open_database
 
-    database = open_database(data_dir, read_only_fallback=read_only_fallback)
+    database = open_database(data_dir, read_only_fallback=read_only_fallback, url=url)
     try:
         core = _build(
             _Storage.of(database), data_dir, key_store=key_store, options=options, lazy=False
@@ -151,7 +160,7 @@ class _Storage:
         attempts: AttemptRepository,
         conversations: Callable[[], ConversationRepository],
         search_index: SearchIndex,
-        lock_folder: Path | None,
+        lock: Callable[[], RefreshLock],
         read_only: Callable[[], bool],
         close: Callable[[], None],
     ) -> None:
@@ -160,27 +169,37 @@ class _Storage:
         self.attempts = attempts
         self.conversations = conversations
         self.search_index = search_index
-        self.lock_folder = lock_folder
+        self.lock = lock
         self.read_only = read_only
         self.close = close
 
     @classmethod
     def of(cls, database: Database) -> _Storage:
-        """The SQLAlchemy repositories on ``database``."""
+        """The SQLAlchemy repositories on ``database``; the refresh lock is the server's on a
+        team database (one refresh per workspace across machines), else a lock file."""
         from yak.db.attempts import SqlAttemptRepository
         from yak.db.conversations import SqlConversationRepository
         from yak.db.documents import SqlDocumentRepository
         from yak.db.search import SqlSearchIndex
         from yak.db.workspaces import SqlWorkspaceRepository
 
+        def lock() -> RefreshLock:
+            if database.shared:
+                from yak.db.postgres import AdvisoryRefreshLock
+
+                return AdvisoryRefreshLock(database.engine)
+            from yak.db.locks import FileRefreshLock
+
+            return FileRefreshLock(None if database.path is None else database.path.parent)
+
         conversations = SqlConversationRepository(database)
         return cls(
-            workspaces=SqlWorkspaceRepository(database),
+            workspaces=SqlWorkspaceRepository(database, shared_identity=database.shared),
             documents=SqlDocumentRepository(database),
             attempts=SqlAttemptRepository(database),
             conversations=lambda: conversations,
             search_index=SqlSearchIndex(database),
-            lock_folder=None if database.path is None else database.path.parent,
+            lock=lock,
             read_only=lambda: database.read_only,
             close=database.close,
         )
@@ -197,12 +216,13 @@ class _LazySearchIndex:
         return self._index().candidates(query)
 
 
-def _fast_reader(data_dir: Path | None, env: dict[str, str] | None) -> Reader | None:
+def _fast_reader(data_dir: Path | None) -> Reader | None:
     """The plain ``sqlite3`` read path (``yak.db.sqlite_read``) for a command that only reads,
     when the database is the local SQLite file in ``data_dir`` and its schema is current;
-    ``None`` otherwise (an in-memory database, a database named by URL, a schema to migrate),
-    and the SQLAlchemy adapters serve. The one place that chooses it."""
-    if data_dir is None or (os.environ if env is None else env).get("YAK_DATABASE_URL"):
+    ``None`` otherwise (an in-memory database, a schema to migrate), and the SQLAlchemy
+    adapters serve. The one place that chooses it; ``open_core`` never asks for a team database
+    (a URL)."""
+    if data_dir is None:
         return None
     from yak.db.sqlite_read import open_reader
 
@@ -239,7 +259,7 @@ def _build_reading(
         attempts=AttemptReader(reader, lambda: full().attempts),
         conversations=lambda: full().conversations(),
         search_index=_LazySearchIndex(lambda: full().search_index),
-        lock_folder=data_dir,
+        lock=lambda: full().lock(),
         read_only=lambda: bool(opened) and opened[0].read_only(),
         close=close,
     )
@@ -267,7 +287,6 @@ def _build(
 
     def build_services() -> Services:
         from yak.chat.service import ChatService
-        from yak.db.locks import FileRefreshLock
         from yak.refresh.refresher import MemoryRefresher
         from yak.refresh.scheduler import RefreshScheduler
 
@@ -278,7 +297,7 @@ def _build(
             conversations=conversations,
             model_client=clients,
             settings=settings.current,
-            lock=FileRefreshLock(storage.lock_folder),
+            lock=storage.lock(),
             bus=bus,
             form=options.rewrite_form,
         )

@@ -369,9 +369,9 @@ def test_a_folder_given_at_start_is_named_from_the_first_frame_then_its_memory_s
     frame = FirstFrame()
     open_core_now = yak_app._open_core
 
-    def gated_open_core(path):
+    def gated_open_core(path, database_url=None):
         frame.core_may_open.wait(LIMIT_S)
-        core = open_core_now(path)
+        core = open_core_now(path, database_url)
         frame.core_opened.set()
         return core
 

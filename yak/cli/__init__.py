@@ -146,8 +146,10 @@ class Context:
         json: bool = False,
         reads_only: bool = False,
         env: dict[str, str] | None = None,
+        database_url: str | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self.database_url = database_url
         self.json = json
         self.reads_only = reads_only
         self.env = env
@@ -163,7 +165,12 @@ class Context:
         if self._core is None:
             from yak.bootstrap import open_core
 
-            self._core = open_core(self.data_dir, read_only_fallback=self.reads_only, env=self.env)
+            self._core = open_core(
+                self.data_dir,
+                database_url=self.database_url,
+                read_only_fallback=self.reads_only,
+                env=self.env,
+            )
         return self._core
 
     def run(self, work: Callable[[Core], Awaitable[int]]) -> int:
@@ -215,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES + " Run 'yak COMMAND --help' for a command's options.",
     )
     parser.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP)
+    parser.add_argument("--database-url", metavar="URL", help=DATABASE_URL_HELP)
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser, prog="yak")
     from yak.cli import ask, completion, desktop, mcp, memory
@@ -230,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 DATA_DIR_HELP = (
     "where Yak keeps its database (default: $YAK_DATA_DIR or the platform data directory)"
+)
+DATABASE_URL_HELP = (
+    "a team database on a PostgreSQL server, postgresql://user:password@host:port/database, "
+    "instead of the file in the data directory (default: $YAK_DATABASE_URL)"
 )
 
 
@@ -247,6 +259,10 @@ def _apply_conventions(parser: argparse.ArgumentParser) -> None:
         if opens_database and "--data-dir" not in sub._option_string_actions:
             sub.add_argument(
                 "--data-dir", metavar="DIR", default=argparse.SUPPRESS, help=DATA_DIR_HELP
+            )
+        if opens_database and "--database-url" not in sub._option_string_actions:
+            sub.add_argument(
+                "--database-url", metavar="URL", default=argparse.SUPPRESS, help=DATABASE_URL_HELP
             )
         if not sub.description:
             summary = _help_of(parser, path)
@@ -344,6 +360,7 @@ def _run_command(args: argparse.Namespace) -> int:
             data_dir=data_dir(args.data_dir),
             json=getattr(args, "json", False),
             reads_only=bool(getattr(args, "reads_only", False)),
+            database_url=getattr(args, "database_url", None),
         )
     except OSError as exc:
         where = exc.filename or args.data_dir or os.environ.get("YAK_DATA_DIR") or ""
@@ -399,12 +416,13 @@ def _configure_logging() -> None:
 
 
 def _first_word(argv: list[str]) -> str | None:
-    """The first argument that is not ``--data-dir DIR`` / ``--data-dir=DIR``."""
+    """The first argument that is not ``--data-dir DIR`` / ``--data-dir=DIR`` (nor
+    ``--database-url``)."""
     words = iter(argv)
     for word in words:
-        if word == "--data-dir":
+        if word in ("--data-dir", "--database-url"):
             next(words, None)
-        elif not word.startswith("--data-dir="):
+        elif not word.startswith(("--data-dir=", "--database-url=")):
             return word
     return None
 
@@ -424,6 +442,7 @@ def _misplaced_json(argv: list[str]) -> str:
 def _run_app(argv: list[str]) -> int:
     parser = _Parser(prog="yak", description="Open the Yak desktop app.")
     parser.add_argument("--data-dir", metavar="DIR")
+    parser.add_argument("--database-url", metavar="URL")
     parser.add_argument(
         "workspace", nargs="?", metavar="WORKSPACE", help="a project folder to open"
     )
@@ -433,6 +452,7 @@ def _run_app(argv: list[str]) -> int:
 
     return run(
         data_dir_override=args.data_dir,
+        database_url=args.database_url,
         workspace=args.workspace,
         choose_folder=args.choose_folder,
     )

@@ -15,6 +15,11 @@ from yak.cli.completion import options, positionals, subcommands, walk
 
 ENVIRONMENT = (
     ("YAK_DATA_DIR", "where the database lives (also --data-dir)"),
+    (
+        "YAK_DATABASE_URL",
+        "a team database on a PostgreSQL server, postgresql://user:password@host:port/database "
+        "(also --database-url)",
+    ),
     ("ANTHROPIC_API_KEY", "the Anthropic API key (else the system keyring)"),
     ("ANTHROPIC_BASE_URL", "an Anthropic-compatible server"),
     ("YAK_MODEL", "the chat model"),

@@ -15,6 +15,10 @@ still be read by commands that only read: ``open_database(..., read_only_fallbac
 it with SQLite's ``mode=ro`` and, when even that fails because WAL's shared-memory file cannot be
 created next to it, ``immutable=1``. Commands that write get one sentence saying the database is
 read-only.
+
+With a database URL (``open_database(..., url=...)``) the same schema lives on a PostgreSQL
+server instead (``yak.db.postgres``): migrations run under a server-side lock, and the
+sentences name the server, never the password.
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yak import paths
+from yak.db import postgres
 from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import SchemaTooNew, StoreError
 from yak.paths import create_private_file
@@ -102,12 +107,22 @@ def _cannot_write(exc: BaseException) -> bool:
     return "cannot be opened" in message or "read-only" in message
 
 
-def translate(exc: Exception, path: Path | None = None) -> StoreError:
-    """Turn a SQLAlchemy/sqlite3 error into a ``StoreError`` with a sentence a user can act on."""
-    where = f" ({path})" if path else ""
+def translate(
+    exc: Exception, path: Path | None = None, *, server: postgres.DatabaseUrl | None = None
+) -> StoreError:
+    """Turn a SQLAlchemy/sqlite3/psycopg error into a ``StoreError`` with a sentence a user can
+    act on; ``server`` is the PostgreSQL database's URL (its password is scrubbed from the
+    driver's message, and a failure to connect gets its own sentence)."""
+    where = f" ({path})" if path else f" ({server.shown})" if server else ""
     # The driver's own message only: str() of a SQLAlchemy error carries the SQL and its
     # parameters, which may hold a user's document and must not reach a user-facing sentence.
     detail = str(getattr(exc, "orig", None) or exc.__class__.__name__)
+    if server is not None:
+        detail = postgres.scrub_options(server.scrub(postgres.first_line(detail)))
+        sentence = postgres.connection_sentence(detail, server)
+        if sentence is not None:
+            log.info("cannot use the database server (%s): %s", exc.__class__.__name__, detail)
+            return StoreError(server.scrub(sentence))
     message = detail.lower()
     if "locked" in message or "busy" in message:
         return StoreError(f"The Yak database{where} is busy in another program; try again.")
@@ -145,11 +160,36 @@ class Database:
     ("… is read-only; …").
     """
 
-    def __init__(self, engine: Engine, path: Path | None, *, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        path: Path | None,
+        *,
+        read_only: bool = False,
+        server: postgres.DatabaseUrl | None = None,
+    ) -> None:
         self.engine = engine
         self.path = path
+        self.server = server
         self.read_only = read_only
         self._factory = sessionmaker(engine, expire_on_commit=False)
+
+    @property
+    def shared(self) -> bool:
+        """Whether this is a team database on a PostgreSQL server (several machines use it)."""
+        return self.server is not None
+
+    @property
+    def where(self) -> str:
+        """The database as sentences name it: the SQLite file's path, the server's URL without
+        its password, or ``in memory``."""
+        if self.server is not None:
+            return self.server.shown
+        return str(self.path) if self.path is not None else "in memory"
+
+    def translate(self, exc: Exception) -> StoreError:
+        """A driver error of this database as a ``StoreError`` (see :func:`translate`)."""
+        return translate(exc, self.path, server=self.server)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
@@ -158,12 +198,15 @@ class Database:
             with self._factory() as s, s.begin():
                 yield s
         except (DBAPIError, SQLAlchemyError) as exc:
-            raise translate(exc, self.path) from exc
+            raise self.translate(exc) from exc
 
     def data_version(self) -> int:
-        """``PRAGMA data_version`` on a fresh connection: moves when another connection
-        commits."""
+        """A number that moves when another connection commits a write: ``PRAGMA
+        data_version`` on SQLite, the transaction-id horizon on PostgreSQL (a hint: it may also
+        move for writes elsewhere on the server)."""
         with self.engine.connect() as conn:
+            if self.server is not None:
+                return postgres.commit_position(conn)
             return int(conn.execute(text("PRAGMA data_version")).scalar_one())
 
     def close(self) -> None:
@@ -172,13 +215,20 @@ class Database:
 
 
 def open_database(
-    data_dir: Path | None, *, migrate: bool = True, read_only_fallback: bool = False
+    data_dir: Path | None,
+    *,
+    migrate: bool = True,
+    read_only_fallback: bool = False,
+    url: str | None = None,
 ) -> Database:
-    """Open (creating if needed) and migrate the database in ``data_dir``.
+    """Open (creating if needed) and migrate the database in ``data_dir``, or on the
+    PostgreSQL server ``url`` names.
 
     Args:
         data_dir: the folder holding ``yak.db``; ``None`` for a private in-memory database
-            (tests and benchmarks only).
+            (tests and benchmarks only). Ignored with ``url``.
+        url: a PostgreSQL URL (``postgresql://user:password@host:port/database``): the team
+            database; the database must exist, Yak creates its tables.
         migrate: apply pending Alembic migrations.
         read_only_fallback: when the database exists but cannot be opened for writing (a
             read-only or immutable file or folder), open it read-only instead, without
@@ -191,6 +241,8 @@ def open_database(
         StoreError: the file cannot be opened, read or written; it is read-only (and
             ``read_only_fallback`` is false, or its schema is older than this Yak's).
     """
+    if url:
+        return _open_server(postgres.parse_url(url), migrate=migrate)
     path = None if data_dir is None else Path(data_dir) / DB_FILE
     try:
         return _open_read_write(path, migrate=migrate)
@@ -248,6 +300,30 @@ def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
     return db
 
 
+def _open_server(server: postgres.DatabaseUrl, *, migrate: bool) -> Database:
+    """Connect to the team database and migrate it.
+
+    Raises:
+        SchemaTooNew: a newer Yak migrated it.
+        StoreError: the URL is wrong, the server cannot be reached or refuses the credentials.
+    """
+    engine = create_engine(server.url, pool_pre_ping=True, pool_size=4, max_overflow=8)
+    db = Database(engine, None, server=server)
+    try:
+        if migrate:
+            _migrate(db)
+        else:
+            with engine.connect():
+                pass
+    except SchemaTooNew:
+        db.close()
+        raise
+    except (DBAPIError, SQLAlchemyError) as exc:
+        db.close()
+        raise db.translate(exc) from exc
+    return db
+
+
 def _open_read_only(path: Path) -> Database:
     """Open an existing database read-only, trying each of ``READ_ONLY_MODES``; never migrates.
 
@@ -298,8 +374,9 @@ def stored_revisions(db: Database) -> set[str] | None:
     with db.engine.connect() as conn:
         try:
             rows = conn.exec_driver_sql("SELECT version_num FROM alembic_version").all()
-        except OperationalError as exc:
-            if "no such table" in str(exc.orig).lower():
+        except (OperationalError, ProgrammingError) as exc:
+            message = str(exc.orig).lower()
+            if "no such table" in message or "does not exist" in message:
                 return None
             raise
     return {str(row[0]) for row in rows}
@@ -335,7 +412,7 @@ def _check_schema(db: Database) -> None:
     unknown = [rev for rev in current if rev not in known]
     if unknown:
         raise SchemaTooNew(
-            f"The Yak database ({db.path}) was written by a newer version of Yak "
+            f"The Yak database ({db.where}) was written by a newer version of Yak "
             f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
         )
     if not current:
@@ -369,6 +446,9 @@ def _migrate(db: Database) -> None:
     script = ScriptDirectory.from_config(_alembic_config())
     if _schema_is_current(db, script):
         return
+    if db.server is not None:  # the server's own lock, held by the upgrade's transaction
+        _upgrade(db, script)
+        return
     if db.path is None:  # a private in-memory database: nobody else can see it
         _upgrade(db, script)
         return
@@ -382,35 +462,45 @@ def _migrate(db: Database) -> None:
             _upgrade(db, script)
     except Timeout:
         raise StoreError(
-            f"The Yak database ({db.path}) is being upgraded by another Yak "
+            f"The Yak database ({db.where}) is being upgraded by another Yak "
             "program that has not finished; try again in a minute."
         ) from None
 
 
 def _schema_is_current(db: Database, script: ScriptDirectory) -> bool:
     """Whether the database is at the newest migration; refuses one from a newer Yak."""
+    with db.engine.connect() as conn:
+        return _schema_is_current_on(conn, db, script)
+
+
+def _schema_is_current_on(conn: Connection, db: Database, script: ScriptDirectory) -> bool:
     from alembic.runtime.migration import MigrationContext
 
     known = {rev.revision for rev in script.walk_revisions()}
-    with db.engine.connect() as conn:
-        current = MigrationContext.configure(conn).get_current_heads()
+    current = MigrationContext.configure(conn).get_current_heads()
     unknown = [rev for rev in current if rev not in known]
     if unknown:
         raise SchemaTooNew(
-            f"The Yak database ({db.path}) was written by a newer version of Yak "
+            f"The Yak database ({db.where}) was written by a newer version of Yak "
             f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
         )
     return set(current) == set(script.get_heads())
 
 
 def _upgrade(db: Database, script: ScriptDirectory) -> None:
-    """Apply pending migrations (the caller holds the migration lock)."""
-    if _schema_is_current(db, script):  # another process finished while we waited
+    """Apply pending migrations (the caller holds the migration lock; on PostgreSQL the
+    upgrade's own transaction takes the server's, and PostgreSQL's DDL is transactional, so a
+    failed upgrade leaves nothing half done)."""
+    if db.server is None and _schema_is_current(db, script):  # finished while we waited
         return
     from alembic import command
     from alembic.runtime.migration import MigrationContext
 
     with db.engine.begin() as conn:
+        if db.server is not None:
+            postgres.migration_lock(conn)
+            if _schema_is_current_on(conn, db, script):
+                return
         current = MigrationContext.configure(conn).get_current_heads()
-        log.info("migrating database %s from %s", db.path, current or "empty")
+        log.info("migrating database %s from %s", db.where, current or "empty")
         command.upgrade(_alembic_config(conn), "head")

@@ -67,6 +67,7 @@ class WorkspaceRow(Base):
     docs/architecture.md)."""
 
     __tablename__ = "workspaces"
+    __table_args__ = (Index("ix_workspaces_shared_key", "shared_key", unique=True),)
 
     id: Mapped[str] = mapped_column(String(35), primary_key=True)  # ws_ + 32 hex
     path: Mapped[str] = mapped_column(Text, unique=True)
@@ -77,6 +78,10 @@ class WorkspaceRow(Base):
     synced_file: Mapped[str | None] = mapped_column(Text)  # kept in sync after every write
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # On a team database, a folder in a git repository with a remote is keyed by this
+    # (``yak.identity.shared_key``) and ``path`` is where the machine that opened it last has
+    # it (not unique there). NULL: keyed by ``path``.
+    shared_key: Mapped[str | None] = mapped_column(Text)
 
 
 class DeclinedRenameRow(Base):

@@ -2,8 +2,11 @@
 
 A workspace's key is ``normalize_workspace_path`` of its folder; its id is derived from the key.
 Two spellings of one folder on a case-insensitive disk are one workspace: a new key whose folder
-has the ``(st_dev, st_ino)`` of a stored workspace's folder is that workspace (an alias). See
-``docs/architecture.md``, "The workspace key".
+has the ``(st_dev, st_ino)`` of a stored workspace's folder is that workspace (an alias). On a
+team database (``shared_identity``) a folder in a git repository with a remote is keyed by the
+remote and the path inside the repository instead (``yak.identity.shared_key``), so clones at
+different paths on different machines are one workspace; its ``path`` is then this machine's
+folder. See ``docs/architecture.md``, "The workspace key".
 """
 
 from __future__ import annotations
@@ -11,12 +14,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from yak import paths
+from yak import identity, paths
 from yak.db.engine import Database
 from yak.db.models import (
     ChatMessageRow,
@@ -30,6 +33,7 @@ from yak.db.models import (
     WorkspaceLinkRow,
     WorkspaceRow,
 )
+from yak.db.portable import insert_ignore
 from yak.db.rows import (
     existing_folder,
     identity_columns,
@@ -47,8 +51,28 @@ log = logging.getLogger(__name__)
 class SqlWorkspaceRepository:
     """Workspaces in the database (implements ``yak.ports.WorkspaceRepository``)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, shared_identity: bool = False) -> None:
+        """Args:
+        db: the open database.
+        shared_identity: key a folder in a git repository with a remote by that remote and
+            its path inside the repository (a team database, where machines' paths differ).
+        """
         self.db = db
+        self.shared_identity = shared_identity
+        # A shared workspace's folder on this machine (the stored path is the last opener's).
+        self._here: dict[str, str] = {}
+
+    def _identify(self, key: str) -> tuple[str, str | None]:
+        """The workspace id for the folder ``key`` and its shared identity (``None``: keyed
+        by path)."""
+        shared = identity.shared_key(key) if self.shared_identity else None
+        return paths.workspace_id_for(shared or key), shared
+
+    def _workspace(self, row: WorkspaceRow) -> Workspace:
+        """The row as a workspace, with this machine's folder for a shared one it has opened."""
+        workspace = to_workspace(row)
+        here = self._here.get(workspace.id)
+        return workspace if here is None else replace(workspace, path=here)
 
     def open(self, path: str, *, mark_opened: bool = True) -> Workspace:
         """Register (or find) the workspace for an existing folder.
@@ -63,53 +87,61 @@ class SqlWorkspaceRepository:
         Raises:
             WorkspaceNotFound: ``path`` does not exist or is not a directory.
         """
-        key, identity = existing_folder(path)
-        st_dev, st_ino = identity_columns(identity)
-        workspace_id = paths.workspace_id_for(key)
+        key, folder = existing_folder(path)
+        st_dev, st_ino = identity_columns(folder)
+        workspace_id, shared = self._identify(key)
         moment = now()
         with self.db.session() as s:
-            row = s.get(WorkspaceRow, workspace_id) or self._alias(s, workspace_id, identity)
+            row = s.get(WorkspaceRow, workspace_id)
+            if row is None and shared is None:
+                row = self._alias(s, workspace_id, folder)
             if row is None:
-                s.execute(
-                    sqlite_insert(WorkspaceRow)
-                    .values(
-                        id=workspace_id,
-                        path=key,
-                        st_dev=st_dev,
-                        st_ino=st_ino,
-                        memory_enabled=True,
-                        created_at=moment,
-                        last_opened_at=moment if mark_opened else None,
-                    )
-                    .on_conflict_do_nothing()
+                insert_ignore(
+                    s,
+                    WorkspaceRow,
+                    id=workspace_id,
+                    path=key,
+                    st_dev=st_dev,
+                    st_ino=st_ino,
+                    memory_enabled=True,
+                    created_at=moment,
+                    last_opened_at=moment if mark_opened else None,
+                    shared_key=shared,
                 )
-                s.execute(
-                    sqlite_insert(MemoryDocumentRow)
-                    .values(
-                        workspace_id=workspace_id, content="", version=0, flags=[], updated_at=None
-                    )
-                    .on_conflict_do_nothing()
+                insert_ignore(
+                    s,
+                    MemoryDocumentRow,
+                    workspace_id=workspace_id,
+                    content="",
+                    version=0,
+                    flags=[],
+                    updated_at=None,
                 )
                 row = s.get(WorkspaceRow, workspace_id)
                 assert row is not None
             row.st_dev, row.st_ino = st_dev, st_ino
+            if shared is not None:
+                row.path = key
+                self._here[row.id] = key
             if mark_opened:
                 row.last_opened_at = moment
             s.flush()
-            return to_workspace(row)
+            return self._workspace(row)
 
     def find(self, path: str) -> Workspace | None:
         """The stored workspace for ``path`` (key or folder identity), or ``None``; never
         creates. Works for an orphaned workspace whose folder is gone."""
         key = workspace_key(path)
-        workspace_id = paths.workspace_id_for(key)
+        workspace_id, shared = self._identify(key)
         with self.db.session() as s:
             row = s.get(WorkspaceRow, workspace_id)
-            if row is None:
-                identity = paths.folder_identity(key)
-                if identity is not None:
-                    row = self._alias(s, workspace_id, identity)
-            return None if row is None else to_workspace(row)
+            if row is None and shared is None:
+                folder = paths.folder_identity(key)
+                if folder is not None:
+                    row = self._alias(s, workspace_id, folder)
+            if row is not None and shared is not None:
+                self._here[row.id] = key
+            return None if row is None else self._workspace(row)
 
     @staticmethod
     def _alias(s: Session, workspace_id: str, identity: tuple[int, int]) -> WorkspaceRow | None:
@@ -131,7 +163,7 @@ class SqlWorkspaceRepository:
     def get(self, workspace_id: str) -> Workspace:
         """Raises ``WorkspaceNotFound`` for an unknown id."""
         with self.db.session() as s:
-            return to_workspace(workspace_row(s, workspace_id))
+            return self._workspace(workspace_row(s, workspace_id))
 
     def recent(self, limit: int = 10) -> list[Workspace]:
         """Most recently opened first, at most ``limit``."""
@@ -142,7 +174,7 @@ class SqlWorkspaceRepository:
                 .order_by(WorkspaceRow.last_opened_at.desc())
                 .limit(limit)
             )
-            return [to_workspace(r) for r in rows]
+            return [self._workspace(r) for r in rows]
 
     def reattach(self, workspace_id: str, new_path: str) -> Workspace:
         """Move a workspace's memory, sessions and history to another existing folder. The id
@@ -156,15 +188,17 @@ class SqlWorkspaceRepository:
             WorkspaceNotFound: the folder does not exist.
             UsageError: that folder already has a workspace with a non-empty memory.
         """
-        key, identity = existing_folder(new_path)
-        st_dev, st_ino = identity_columns(identity)
-        target_id = paths.workspace_id_for(key)
+        key, folder = existing_folder(new_path)
+        st_dev, st_ino = identity_columns(folder)
+        target_id, shared = self._identify(key)
         with self.db.session() as s:
             source = workspace_row(s, workspace_id)
-            target = s.get(WorkspaceRow, target_id) or self._alias(s, target_id, identity)
+            target = s.get(WorkspaceRow, target_id)
+            if target is None and shared is None:
+                target = self._alias(s, target_id, folder)
             if target is not None and target.id == source.id:
                 source.st_dev, source.st_ino = st_dev, st_ino
-                return to_workspace(source)
+                return self._workspace(source)
             if target is not None:
                 target_doc = s.get(MemoryDocumentRow, target.id)
                 if target_doc is not None and target_doc.content:
@@ -186,6 +220,7 @@ class SqlWorkspaceRepository:
                         review_mode=source.review_mode,
                         created_at=source.created_at,
                         last_opened_at=source.last_opened_at,
+                        shared_key=shared,
                     )
                 )
             s.flush()
@@ -217,8 +252,11 @@ class SqlWorkspaceRepository:
             moved = s.get(WorkspaceRow, target_id)
             assert moved is not None
             moved.st_dev, moved.st_ino = st_dev, st_ino
+            if shared is not None:
+                moved.path = key
+                self._here[moved.id] = key
             log.info("re-attached workspace %s to %s (%s)", workspace_id, key, target_id)
-            return to_workspace(moved)
+            return self._workspace(moved)
 
     def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
         """Turn memory (injection and refresh) on or off for a workspace.
@@ -229,7 +267,7 @@ class SqlWorkspaceRepository:
         with self.db.session() as s:
             row = workspace_row(s, workspace_id)
             row.memory_enabled = bool(enabled)
-            return to_workspace(row)
+            return self._workspace(row)
 
     def set_synced_file(self, workspace_id: str, path: str | None) -> Workspace:
         """Keep ``path`` (absolute) in sync with the workspace's document after every applied
@@ -241,7 +279,7 @@ class SqlWorkspaceRepository:
         with self.db.session() as s:
             row = workspace_row(s, workspace_id)
             row.synced_file = path
-            return to_workspace(row)
+            return self._workspace(row)
 
     def set_review_mode(self, workspace_id: str, mode: ReviewMode) -> Workspace:
         """Set how a workspace's rewrites land: ``auto`` or ``review``.
@@ -252,7 +290,7 @@ class SqlWorkspaceRepository:
         with self.db.session() as s:
             row = workspace_row(s, workspace_id)
             row.review_mode = str(ReviewMode(mode))
-            return to_workspace(row)
+            return self._workspace(row)
 
     # --- scopes: memories a folder without its own could use ----------------------------------
     def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
@@ -296,10 +334,8 @@ class SqlWorkspaceRepository:
         with the key ``folder``. Raises ``WorkspaceNotFound`` for an unknown id."""
         with self.db.session() as s:
             workspace_row(s, workspace_id)
-            s.execute(
-                sqlite_insert(DeclinedRenameRow)
-                .values(folder=folder, workspace_id=workspace_id, created_at=now())
-                .on_conflict_do_nothing()
+            insert_ignore(
+                s, DeclinedRenameRow, folder=folder, workspace_id=workspace_id, created_at=now()
             )
 
     # --- links: a workspace using another one's document --------------------------------------

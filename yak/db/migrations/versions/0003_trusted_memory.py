@@ -90,9 +90,15 @@ def _backfill_revision_changes() -> None:
     """Every stored revision gets its added/removed lines against the one before it (one pass
     per workspace, oldest first; a revision whose text cannot be read keeps 0 and 0)."""
     bind = op.get_bind()
+    # As bytes: SQLite may hold text that is not UTF-8; PostgreSQL's text always is.
+    raw = (
+        "convert_to(content, 'UTF8')"
+        if bind.dialect.name == "postgresql"
+        else "CAST(content AS BLOB)"
+    )
     rows = bind.execute(
         sa.text(
-            "SELECT id, workspace_id, CAST(content AS BLOB) FROM memory_revisions "
+            f"SELECT id, workspace_id, {raw} FROM memory_revisions "
             "ORDER BY workspace_id, version, id"
         )
     ).all()
