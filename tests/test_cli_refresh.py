@@ -214,6 +214,7 @@ def test_a_missing_folder_is_exit_2_with_one_line(data_dir, tmp_path):
     assert err.startswith("yak: ") and "no such folder" in err and err.count("\n") == 1
 
 
+@pytest.mark.sqlite_only  # holds the lock file; a team database's lock is the server's
 def test_a_refresh_waiting_for_another_says_so_then_applies(data_dir, project):
     """While another process holds the workspace's refresh lock, the command says on stderr
     that it waits for the other refresh (instead of sitting silent), and once the lock is free

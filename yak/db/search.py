@@ -5,8 +5,8 @@ characters matches, case aside), made by the ``memory_search`` migration togethe
 triggers that keep it in step with ``memory_documents`` in the writing transaction itself
 (every revision saved, a re-attach, a delete). The migration makes none where this SQLite has
 no FTS5 or no trigram tokenizer; :meth:`SqlSearchIndex.candidates` then hands over every
-document (a plain scan, in plain SQL any database runs). Another database brings its own index
-here.
+document (a plain scan, in plain SQL any database runs). On PostgreSQL (a team database) the
+server matches the text itself (``ILIKE``), so only the documents holding it are read.
 """
 
 from __future__ import annotations
@@ -43,6 +43,14 @@ class SqlSearchIndex:
         Raises:
             StoreError: the database failed.
         """
+        if self.db.engine.dialect.name == "postgresql":
+            # The team database matches on the server: only the documents holding the text
+            # come back (case aside, as the trigram index matches on SQLite).
+            pattern = (
+                "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            )
+            found = self._documents(MemoryDocumentRow.content.ilike(pattern, escape="\\"))
+            return SearchCandidates(found, "postgresql")
         if not self._index_usable():
             why = "this database has no full-text index (FTS5)"
         elif len(query) < MIN_INDEXED_CHARS:
