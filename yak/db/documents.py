@@ -10,11 +10,8 @@ module only stores it. See ``docs/architecture.md``, "The memory document".
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -55,7 +52,6 @@ from yak.db.schema import (
     MIN_ID_PREFIX,
     SUMMARIES_SQL,
     decode_document,
-    review_mode,
     summaries_of,
 )
 from yak.domain import (
@@ -66,7 +62,6 @@ from yak.domain import (
     Revision,
     RevisionSource,
     Tombstone,
-    Workspace,
     WriteEffects,
     count_lines,
     line_changes,
@@ -104,10 +99,9 @@ class SqlDocumentRepository:
         """``summaries`` on a team database (PostgreSQL), where a shared workspace is never
         orphaned (its folder is on other machines too).
 
-        Plain columns, with line and character counts computed by the database, so the content
-        is never loaded: the Settings list opens fast with thousands of workspaces. The times
-        and flags are read as their stored text and decoded here in one pass (the column types'
-        per-value result processing cost more than the query itself at 10,000 rows)."""
+        The columns of :data:`yak.db.schema.SUMMARIES_SQL`, spelled for the dialect (the last
+        character is read differently), the times and flags as text, decoded by
+        :func:`yak.db.schema.summaries_of`."""
         dialect = self.db.engine.dialect.name
         content = func.coalesce(MemoryDocumentRow.content, "")
         newlines = func.length(content) - func.length(func.replace(content, "\n", ""))
@@ -144,48 +138,7 @@ class SqlDocumentRepository:
         )
         with self.db.session() as s:
             rows = s.connection().execute(stmt).all()  # Core rows: no ORM loading overhead
-        # One pass with local names: at 10,000 rows each attribute look-up and call counts. The
-        # times are stored as naive UTC text (``YYYY-MM-DD HH:MM:SS[.ffffff]``, as
-        # ``yak.db.models.UTCDateTime`` writes them): one ``fromisoformat`` with the offset
-        # appended makes them aware (``replace`` afterwards costs four times more).
-        parse, isdir, mode_of = datetime.fromisoformat, os.path.isdir, review_mode
-        summaries: list[MemorySummary] = []
-        append = summaries.append
-        for (
-            ws_id,
-            path,
-            created_at,
-            last_opened_at,
-            enabled,
-            mode,
-            version,
-            n_lines,
-            n_chars,
-            updated_at,
-            flags,
-            shared_key,
-        ) in rows:
-            workspace = Workspace(
-                id=ws_id,
-                path=path,
-                created_at=parse(created_at + "+00:00"),
-                last_opened_at=parse(last_opened_at + "+00:00") if last_opened_at else None,
-                memory_enabled=bool(enabled),
-                review_mode=mode_of(mode),
-            )
-            append(
-                MemorySummary(
-                    workspace=workspace,
-                    version=int(version),
-                    lines=int(n_lines),
-                    chars=int(n_chars),
-                    updated_at=parse(updated_at + "+00:00") if updated_at else None,
-                    flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                    # a shared workspace's folder is on other machines too: never orphaned
-                    orphaned=shared_key is None and not isdir(path),
-                )
-            )
-        return summaries
+        return summaries_of(rows)
 
     @staticmethod
     def _owner(s: Session, workspace_id: str) -> str:

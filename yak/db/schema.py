@@ -145,7 +145,7 @@ SELECT w.id, w.path, w.created_at, w.last_opened_at, w.memory_enabled, w.review_
             ELSE length(d.content) - length(replace(d.content, char(10), ''))
                  + (substr(d.content, -1) != char(10)) END,
        length(coalesce(d.content, '')),
-       d.updated_at, d.flags
+       d.updated_at, d.flags, w.shared_key
 FROM workspaces AS w LEFT OUTER JOIN memory_documents AS d ON d.workspace_id = w.id
 WHERE coalesce(d.content, '') != ''
    OR EXISTS (SELECT 1 FROM memory_revisions AS r WHERE r.workspace_id = w.id)
@@ -154,9 +154,10 @@ ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
 
 
 def summaries_of(rows: Sequence[tuple[Any, ...]]) -> list[MemorySummary]:
-    """The memory list from the rows of :data:`SUMMARIES_SQL`, each marked ``orphaned`` when its
-    folder is gone (:func:`yak.paths.missing_folders`: a call per parent folder, not a ``stat``
-    per workspace).
+    """The memory list from the rows of :data:`SUMMARIES_SQL` (or the same columns from a team
+    database), each marked ``orphaned`` when its folder is gone (:func:`yak.paths.missing_folders`:
+    a call per parent folder, not a ``stat`` per workspace) and it has no shared key (a shared
+    workspace's folder is on other machines too).
 
     One pass with local names: at 10,000 rows each attribute look-up and call counts."""
     parse, mode_of = datetime.fromisoformat, review_mode
@@ -175,6 +176,7 @@ def summaries_of(rows: Sequence[tuple[Any, ...]]) -> list[MemorySummary]:
         n_chars,
         updated_at,
         flags,
+        shared_key,
     ) in rows:
         workspace = Workspace(
             id=ws_id,
@@ -192,7 +194,7 @@ def summaries_of(rows: Sequence[tuple[Any, ...]]) -> list[MemorySummary]:
                 chars=int(n_chars),
                 updated_at=parse(updated_at + "+00:00") if updated_at else None,
                 flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                orphaned=path in missing,
+                orphaned=shared_key is None and path in missing,
             )
         )
     return summaries
