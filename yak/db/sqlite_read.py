@@ -129,7 +129,7 @@ class _FallingBack:
 
 
 def _workspace(row: tuple[Any, ...]) -> Workspace:
-    ws_id, path, created_at, last_opened_at, enabled, mode = row
+    ws_id, path, created_at, last_opened_at, enabled, mode, synced_file = row
     created = utc_time(created_at)
     assert created is not None  # the column is never empty
     return Workspace(
@@ -139,11 +139,13 @@ def _workspace(row: tuple[Any, ...]) -> Workspace:
         last_opened_at=utc_time(last_opened_at),
         memory_enabled=bool(enabled),
         review_mode=review_mode(mode),
+        synced_file=synced_file,
     )
 
 
 _WORKSPACE = (
-    "SELECT id, path, created_at, last_opened_at, memory_enabled, review_mode FROM workspaces"
+    "SELECT id, path, created_at, last_opened_at, memory_enabled, review_mode, synced_file "
+    "FROM workspaces"
 )
 
 
@@ -226,15 +228,15 @@ class WorkspaceReader(_FallingBack):
 
 _WITH_DOCUMENT = (
     "SELECT w.id, w.path, w.created_at, w.last_opened_at, w.memory_enabled, w.review_mode, "
-    "d.version, d.content, d.updated_at, d.flags "
+    "w.synced_file, d.version, d.content, d.updated_at, d.flags "
     "FROM workspaces w JOIN memory_documents d ON d.workspace_id = w.id"
 )
 
 
 def _summary(row: tuple[Any, ...]) -> MemorySummary:
-    version, content, updated_at, flags = row[6:]
+    version, content, updated_at, flags = row[7:]
     return MemorySummary(
-        workspace=_workspace(row[:6]),
+        workspace=_workspace(row[:7]),
         version=int(version),
         lines=count_lines(content),
         chars=len(content),
