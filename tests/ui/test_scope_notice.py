@@ -91,6 +91,7 @@ def test_copy_it_here_gives_the_subfolder_its_own_document(env, ui, qloop, qtbot
         # Opened again, the subfolder has its own memory: nothing is offered.
         await controller.open_workspace(str(backend))
         assert not window.scope_notice.isVisible()
+        await controller.tasks.drain()
 
     run(qloop, body())
 
@@ -110,6 +111,7 @@ def test_dismiss_hides_the_offer_for_this_window(env, ui, qloop, qtbot):
         await controller.open_workspace(str(backend))
         assert not window.scope_notice.isVisible()
         assert env.stored(opened.id).content == ""
+        await controller.tasks.drain()
 
     run(qloop, body())
 

@@ -114,5 +114,6 @@ def test_the_window_says_when_a_kept_file_could_not_be_synced(env, ui, qloop):
             )
         )
         assert env.stored(workspace.id).content == "- two\n"
+        await controller.tasks.drain()  # the panel's reload of version 2 ends within the test
 
     run(qloop, body())
