@@ -1,6 +1,8 @@
 """Provider: the Anthropic Messages API through ``anthropic.AsyncAnthropic``, streaming.
 
-The SDK is imported lazily (it costs seconds) on the first call. Its own settings apply:
+The SDK is imported lazily (it costs seconds) on the first call; a client built with
+``light_while_loading`` (the chat's) sends its requests through the light adapter
+(``yak/llm/light.py``) while another thread is still importing it. Its own settings apply:
 ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; a key may instead come from the OS keyring.
 Every SDK/transport exception leaves this module as a ``yak.errors.ProviderError`` subclass with
 a sentence a user can act on. A stream that ends before ``message_stop`` raises
@@ -245,9 +247,10 @@ class Provider:
             ``True`` when the client was built, ``False`` when no API key was available.
         """
         if self._light_while_loading and sdk_importing() and not sdk_ready():
-            # Another thread is importing the SDK: requests go the light way meanwhile.
+            # Another thread is importing the SDK: requests go the light way meanwhile, and
+            # the light client is built here, off the event loop.
             try:
-                self._key()
+                self._light_client()
             except MissingApiKey:
                 return False
             return True
@@ -292,11 +295,15 @@ _sdk_importers_lock = threading.Lock()
 
 def import_sdk() -> Any:
     """Import the ``anthropic`` package (seconds, the first time) and return it; while this
-    runs, :func:`sdk_importing` is true for every thread."""
+    runs, :func:`sdk_importing` is true for every thread. The light adapter and the TLS context
+    come first (the SDK loads the same HTTP library and its client needs the same context, so
+    this adds nothing to the whole), so a turn started meanwhile finds them ready."""
     global _sdk_importers
     with _sdk_importers_lock:
         _sdk_importers += 1
     try:
+        importlib.import_module("yak.llm.light")
+        tls_context()
         module = importlib.import_module("anthropic")
     finally:
         with _sdk_importers_lock:
