@@ -295,15 +295,19 @@ _sdk_importers_lock = threading.Lock()
 
 def import_sdk() -> Any:
     """Import the ``anthropic`` package (seconds, the first time) and return it; while this
-    runs, :func:`sdk_importing` is true for every thread. The light adapter and the TLS context
-    come first (the SDK loads the same HTTP library and its client needs the same context, so
-    this adds nothing to the whole), so a turn started meanwhile finds them ready."""
+    runs, :func:`sdk_importing` is true for every thread. The light adapter, the TLS context
+    and the transport's event-loop backend come first (the SDK needs the same ones, so this
+    adds nothing to the whole), so a turn started meanwhile finds them ready."""
     global _sdk_importers
     with _sdk_importers_lock:
         _sdk_importers += 1
     try:
         importlib.import_module("yak.llm.light")
         tls_context()
+        # The transport's asyncio backend, which anyio would import on the first connection
+        # (tens of milliseconds of a first request's time while this import runs).
+        with contextlib.suppress(ImportError):
+            importlib.import_module("anyio._backends._asyncio")
         module = importlib.import_module("anthropic")
     finally:
         with _sdk_importers_lock:
