@@ -284,6 +284,10 @@ def _build(
         search_index=storage.search_index,
     )
     clients = options.model_client or _provider_factory(settings, key_store)
+    # A turn started while the SDK still imports goes over plain HTTP; refreshes wait for it.
+    chat_clients = options.model_client or _provider_factory(
+        settings, key_store, light_while_loading=True
+    )
 
     def build_services() -> Services:
         from yak.chat.service import ChatService
@@ -323,7 +327,7 @@ def _build(
             documents=storage.documents,
             bus=bus,
             settings=settings.current,
-            model_client=clients,
+            model_client=chat_clients,
             max_tool_rounds=options.max_tool_rounds,
         )
         return Services(refresh=scheduler, chat=chat, refresher=refresher)
@@ -343,9 +347,11 @@ def _build(
     return core
 
 
-def _provider_factory(settings: SettingsService, key_store: KeyStore) -> Callable[[], ModelClient]:
+def _provider_factory(
+    settings: SettingsService, key_store: KeyStore, *, light_while_loading: bool = False
+) -> Callable[[], ModelClient]:
     """A ``Provider`` per use, for the base URL and time limit in effect then and the key
-    store's key."""
+    store's key; ``light_while_loading`` as ``Provider`` takes it (the chat's turns)."""
 
     def build() -> ModelClient:
         from yak.llm.provider import Provider
@@ -355,6 +361,7 @@ def _provider_factory(settings: SettingsService, key_store: KeyStore) -> Callabl
             base_url=current.base_url,
             api_key=key_store.api_key(),
             timeout_s=current.request_timeout_s,
+            light_while_loading=light_while_loading,
         )
 
     return build

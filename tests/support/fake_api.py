@@ -81,9 +81,9 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
 - With an empty queue and no responder, the fake answers 400 ``invalid_request_error``
   "fake: no scripted reply left" (400 is not retried, so a test fails fast and visibly).
 - ``requests``: a list of :class:`RecordedRequest` (``method``, ``path``, ``headers`` with
-  lower-case names, ``body`` the parsed JSON or ``None``, ``unmarked`` the body without its
-  ``cache_control`` markers, ``usage`` the usage dict the fake reported or ``None``), in arrival
-  order, including retries.
+  lower-case names, ``body`` the parsed JSON or ``None``, ``raw`` its bytes, ``unmarked`` the
+  body without its ``cache_control`` markers, ``usage`` the usage dict the fake reported or
+  ``None``), in arrival order, including retries.
   ``message_requests`` filters ``POST /v1/messages``.
 - ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued,
   ``drop_pending()`` drops them.
@@ -153,6 +153,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     usage: dict[str, int] | None = None  # the usage the fake reported for it
+    raw: bytes = b""  # the body's bytes as they arrived
 
     @property
     def unmarked(self) -> Any:
@@ -620,6 +621,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         recorded = self._record(body)
+        recorded.raw = raw
         if self.path.split("?")[0] != "/v1/messages" or not isinstance(body, dict):
             self._error(404, "not_found_error", f"fake: no route {self.path}")
             return

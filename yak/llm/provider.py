@@ -1,6 +1,8 @@
 """Provider: the Anthropic Messages API through ``anthropic.AsyncAnthropic``, streaming.
 
-The SDK is imported lazily (it costs seconds) on the first call. Its own settings apply:
+The SDK is imported lazily (it costs seconds) on the first call; a client built with
+``light_while_loading`` (the chat's) sends its requests through the light adapter
+(``yak/llm/light.py``) while another thread is still importing it. Its own settings apply:
 ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; a key may instead come from the OS keyring.
 Every SDK/transport exception leaves this module as a ``yak.errors.ProviderError`` subclass with
 a sentence a user can act on. A stream that ends before ``message_stop`` raises
@@ -21,6 +23,8 @@ import importlib
 import json
 import logging
 import os
+import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +49,8 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 if TYPE_CHECKING:
     import ssl
 
+    from yak.llm.light import LightClient
+
 # The value types of the model-client port live with the port (the core uses them too).
 __all__ = ["Completion", "Provider", "StreamEvent", "TextDelta", "ToolUseStarted"]
 
@@ -58,6 +64,10 @@ class Provider:
         timeout_s: per-request timeout in seconds (connect, and each wait for the next bytes
             of a stream).
         max_retries: the SDK's retries on 408/409/429/5xx and refused connections.
+        light_while_loading: while another thread is still importing the SDK, send requests
+            through the light adapter (``yak/llm/light.py``: the same request over plain HTTP,
+            without retries) instead of waiting for the import; the chat's turns use this, so
+            the first message after launch leaves at once.
     """
 
     def __init__(
@@ -67,12 +77,15 @@ class Provider:
         base_url: str | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 2,
+        light_while_loading: bool = False,
     ) -> None:
         self._api_key = api_key
         self._base_url = base_url or None
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        self._light_while_loading = light_while_loading
         self._client: Any = None
+        self._light: LightClient | None = None
 
     @property
     def base_url(self) -> str:
@@ -81,19 +94,23 @@ class Provider:
             "/"
         )
 
+    def _key(self) -> str:
+        key = (self._api_key or "").strip() or credentials.api_key()
+        if not key:
+            raise MissingApiKey()
+        return key
+
     def _sdk_client(self) -> Any:
         if self._client is None:
-            key = (self._api_key or "").strip() or credentials.api_key()
-            if not key:
-                raise MissingApiKey()
-            import anthropic  # lazy: importing the SDK costs seconds
+            key = self._key()
+            anthropic = import_sdk()  # lazy: importing the SDK costs seconds
 
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
                 base_url=self._base_url,
                 timeout=self.timeout_s,
                 max_retries=self.max_retries,
-                http_client=anthropic.DefaultAsyncHttpxClient(verify=_tls_context()),
+                http_client=anthropic.DefaultAsyncHttpxClient(verify=tls_context()),
             )
         return self._client
 
@@ -128,12 +145,19 @@ class Provider:
             MissingApiKey, AuthenticationFailed, RateLimited, Overloaded, ProviderUnavailable,
             IncompleteResponse, ProviderError. ``asyncio.CancelledError`` propagates (Stop).
         """
+        if self._light_while_loading and not sdk_ready():
+            return await self._light_client().stream(
+                model=model,
+                system=system,
+                messages=messages,
+                tools=tools,
+                max_tokens=max_tokens,
+                on_event=on_event,
+            )
         client = self._sdk_client()
-        request: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
-        if system:
-            request["system"] = system
-        if tools:
-            request["tools"] = tools
+        request = request_params(
+            model=model, system=system, messages=messages, tools=tools, max_tokens=max_tokens
+        )
         started = False  # response headers arrived: a later transport error cuts the reply
         snapshot = None
         completed = False
@@ -146,21 +170,9 @@ class Provider:
                     async with asyncio.timeout(self.timeout_s):
                         stream = await stack.enter_async_context(client.messages.stream(**request))
                 except TimeoutError:
-                    raise ProviderUnavailable(
-                        f"The model did not start answering within {self.timeout_s:g} s "
-                        "(retries included); try again, or allow more time (--timeout, or the "
-                        "request time limit in Settings > Provider).",
-                        reason="timeout",
-                    ) from None
+                    raise start_timeout_error(self.timeout_s) from None
                 started = True
-                kind_of_body = _content_type(stream)
-                if kind_of_body not in ("", "text/event-stream"):
-                    raise ProviderError(
-                        f"The server at {self.base_url} answered with {kind_of_body[:40]} "
-                        "instead of the model's reply; check the base URL in Settings > "
-                        "Provider (or ANTHROPIC_BASE_URL).",
-                        reason="bad_response",
-                    )
+                check_content_type(_content_type(stream), base_url=self.base_url)
                 events = stream.__aiter__()
                 while True:
                     try:
@@ -172,7 +184,7 @@ class Provider:
                     except Exception as exc:
                         if is_provider_exception(exc):
                             raise
-                        raise _malformed(exc) from exc
+                        raise malformed_error(exc) from exc
                     kind = event.type
                     if kind == "text":
                         if on_event is not None and event.text:
@@ -195,16 +207,12 @@ class Provider:
                 raise  # a programming error (e.g. in on_event) crashes loudly
             raise self._translate(exc, started=started) from exc
         if not completed or snapshot is None:
-            raise IncompleteResponse(
-                "The reply from the model stopped before it was complete (the connection "
-                "closed early); nothing from it was kept. Try again.",
-                reason="incomplete",
-            )
+            raise incomplete_error()
         try:
             completion = _completion(snapshot, model)
         except Exception as exc:  # a shape the SDK let through but no reply has
-            raise _malformed(exc) from exc
-        _check_reply(completion, tool_json)
+            raise malformed_error(exc) from exc
+        check_reply(completion, tool_json)
         return completion
 
     async def complete(
@@ -238,18 +246,38 @@ class Provider:
         Returns:
             ``True`` when the client was built, ``False`` when no API key was available.
         """
-        importlib.import_module("anthropic")
+        if self._light_while_loading and sdk_importing() and not sdk_ready():
+            # Another thread is importing the SDK: requests go the light way meanwhile, and
+            # the light client is built here, off the event loop.
+            try:
+                self._light_client()
+            except MissingApiKey:
+                return False
+            return True
+        import_sdk()
         try:
             self._sdk_client()
         except MissingApiKey:
             return False
         return True
 
+    def _light_client(self) -> LightClient:
+        if self._light is None:
+            from yak.llm.light import LightClient
+
+            self._light = LightClient(
+                api_key=self._key(), base_url=self.base_url, timeout_s=self.timeout_s
+            )
+        return self._light
+
     async def aclose(self) -> None:
         """Close the HTTP connections (a later call opens new ones)."""
         client, self._client = self._client, None
+        light, self._light = self._light, None
         if client is not None:
             await client.close()
+        if light is not None:
+            await light.aclose()
 
     # --- error translation ------------------------------------------------------------------
     def _translate(self, exc: Exception, *, started: bool) -> ProviderError:
@@ -260,8 +288,66 @@ class Provider:
         return error
 
 
+_sdk_imported = threading.Event()
+_sdk_importers = 0  # threads inside import_sdk() now
+_sdk_importers_lock = threading.Lock()
+
+
+def import_sdk() -> Any:
+    """Import the ``anthropic`` package (seconds, the first time) and return it; while this
+    runs, :func:`sdk_importing` is true for every thread. The light adapter, the TLS context
+    and the transport's event-loop backend come first (the SDK needs the same ones, so this
+    adds nothing to the whole), so a turn started meanwhile finds them ready."""
+    global _sdk_importers
+    with _sdk_importers_lock:
+        _sdk_importers += 1
+    try:
+        importlib.import_module("yak.llm.light")
+        tls_context()
+        # The transport's asyncio backend, which anyio would import on the first connection
+        # (tens of milliseconds of a first request's time while this import runs).
+        with contextlib.suppress(ImportError):
+            importlib.import_module("anyio._backends._asyncio")
+        module = importlib.import_module("anthropic")
+    finally:
+        with _sdk_importers_lock:
+            _sdk_importers -= 1
+    _sdk_imported.set()
+    return module
+
+
+def sdk_importing() -> bool:
+    """Whether some thread is importing the SDK through :func:`import_sdk` right now."""
+    return _sdk_importers > 0
+
+
+def sdk_ready() -> bool:
+    """Whether the SDK is imported, so a request through it does not wait for the import."""
+    return _sdk_imported.is_set() or ("anthropic" in sys.modules and not sdk_importing())
+
+
+def request_params(
+    *,
+    model: str,
+    system: SystemPrompt,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    max_tokens: int,
+) -> dict[str, Any]:
+    """The Messages API parameters of one request, as both adapters send them: ``system`` and
+    ``tools`` left out when empty, everything else exactly as given (``cache_control``
+    breakpoints included)."""
+    # The SDK's order (its body lists the parameters so), which the light adapter's bytes keep.
+    request: dict[str, Any] = {"max_tokens": max_tokens, "messages": messages, "model": model}
+    if system:
+        request["system"] = system
+    if tools:
+        request["tools"] = tools
+    return request
+
+
 @functools.cache
-def _tls_context() -> ssl.SSLContext:
+def tls_context() -> ssl.SSLContext:
     """One TLS context, as the SDK's transport builds by default, shared by every client: building
     one loads the certificate authorities (tens of milliseconds), and a client is built for each
     refresh and each first turn after a close."""
@@ -308,45 +394,127 @@ def translate_error(
     """
     import anthropic
 
-    timeouts, transport = _transport_errors()
     if isinstance(exc, anthropic.APIStatusError):
-        return _status_error(exc)
-    if isinstance(exc, (anthropic.APITimeoutError, *timeouts)):
-        after = f" after {timeout_s:g} s" if timeout_s else ""
-        if started:
-            return ProviderUnavailable(
-                f"The model stopped sending{after} before its reply was complete; nothing from "
-                "it was kept. Try again.",
-                reason="timeout",
-            )
-        return ProviderUnavailable(
-            f"The request to {base_url} timed out{after}; check your connection and try again.",
-            reason="timeout",
-        )
-    if isinstance(exc, (anthropic.APIConnectionError, *transport)):
-        if started:
-            return IncompleteResponse(
-                "The connection to the model dropped before the reply was complete; nothing "
-                "from it was kept. Try again.",
-                reason="incomplete",
-            )
-        return ProviderUnavailable(
-            f"Could not reach {base_url}; check your network connection (or "
-            "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).",
-            reason="unreachable",
-        )
+        return status_error(int(getattr(exc, "status_code", 0) or 0), getattr(exc, "body", None))
+    if isinstance(exc, anthropic.APITimeoutError):
+        return timeout_error(started=started, base_url=base_url, timeout_s=timeout_s)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return connection_error(started=started, base_url=base_url)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ProviderError(
             "The model's reply could not be understood; try again.", reason="bad_response"
         )
+    transported = translate_transport_error(
+        exc, started=started, base_url=base_url, timeout_s=timeout_s
+    )
+    if transported is not None:
+        return transported
     return ProviderError(
         f"The model request failed: {type(exc).__name__}.", reason="provider_error"
     )
 
 
-def _status_error(exc: Any) -> ProviderError:
-    status = int(getattr(exc, "status_code", 0) or 0)
-    error_type, detail = _error_body(exc)
+def translate_transport_error(
+    exc: BaseException,
+    *,
+    started: bool,
+    base_url: str,
+    timeout_s: float | None,
+) -> ProviderError | None:
+    """The error for an exception of the HTTP transport (``httpx2``), which both the SDK and
+    the light adapter (``yak/llm/light.py``) ride on; ``None`` for any other exception.
+
+    Args:
+        exc: the exception.
+        started: the response had begun (headers received), so the error cut a reply.
+        base_url: where the request went.
+        timeout_s: the configured time limit in seconds.
+    """
+    timeouts, transport = _transport_errors()
+    if isinstance(exc, timeouts):
+        return timeout_error(started=started, base_url=base_url, timeout_s=timeout_s)
+    if isinstance(exc, transport):
+        return connection_error(started=started, base_url=base_url)
+    return None
+
+
+def timeout_error(*, started: bool, base_url: str, timeout_s: float | None) -> ProviderError:
+    """A request that timed out: before the reply started, or in a pause inside it."""
+    after = f" after {timeout_s:g} s" if timeout_s else ""
+    if started:
+        return ProviderUnavailable(
+            f"The model stopped sending{after} before its reply was complete; nothing from "
+            "it was kept. Try again.",
+            reason="timeout",
+        )
+    return ProviderUnavailable(
+        f"The request to {base_url} timed out{after}; check your connection and try again.",
+        reason="timeout",
+    )
+
+
+def connection_error(*, started: bool, base_url: str) -> ProviderError:
+    """A connection that failed: refused before the reply, or dropped inside it."""
+    if started:
+        return IncompleteResponse(
+            "The connection to the model dropped before the reply was complete; nothing "
+            "from it was kept. Try again.",
+            reason="incomplete",
+        )
+    return ProviderUnavailable(
+        f"Could not reach {base_url}; check your network connection (or "
+        "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).",
+        reason="unreachable",
+    )
+
+
+def start_timeout_error(timeout_s: float) -> ProviderUnavailable:
+    """The model did not start answering within the request time limit (``timeout_s``)."""
+    return ProviderUnavailable(
+        f"The model did not start answering within {timeout_s:g} s "
+        "(retries included); try again, or allow more time (--timeout, or the "
+        "request time limit in Settings > Provider).",
+        reason="timeout",
+    )
+
+
+def incomplete_error() -> IncompleteResponse:
+    """A stream that ended before ``message_stop``."""
+    return IncompleteResponse(
+        "The reply from the model stopped before it was complete (the connection "
+        "closed early); nothing from it was kept. Try again.",
+        reason="incomplete",
+    )
+
+
+def check_content_type(kind: str, *, base_url: str) -> None:
+    """Refuse a response that is not an event stream (a web page at a wrong base URL).
+
+    Args:
+        kind: the response's media type, lower case, ``""`` when unknown (then accepted).
+        base_url: where the request went.
+
+    Raises:
+        ProviderError: ``reason="bad_response"``.
+    """
+    if kind not in ("", "text/event-stream"):
+        raise ProviderError(
+            f"The server at {base_url} answered with {kind[:40]} "
+            "instead of the model's reply; check the base URL in Settings > "
+            "Provider (or ANTHROPIC_BASE_URL).",
+            reason="bad_response",
+        )
+
+
+def status_error(status: int, body: object) -> ProviderError:
+    """The error for an HTTP error status, or an ``event: error`` inside a stream (status 200).
+
+    Args:
+        status: the response's HTTP status.
+        body: the error body as parsed JSON (``{"type": "error", "error": {"type", "message"}}``),
+            or its text when it was not JSON, or ``None``.
+    """
+    error_type, detail = _error_body(body)
     if status in (401, 403) or error_type in ("authentication_error", "permission_error"):
         code = status if status in (401, 403) else 401
         return AuthenticationFailed(
@@ -385,8 +553,7 @@ def _status_error(exc: Any) -> ProviderError:
     )
 
 
-def _error_body(exc: Any) -> tuple[str | None, str]:
-    body = getattr(exc, "body", None)
+def _error_body(body: object) -> tuple[str | None, str]:
     if isinstance(body, dict):
         error = body.get("error")
         inner = error if isinstance(error, dict) else body
@@ -408,7 +575,7 @@ def _content_type(stream: Any) -> str:
     return str(value).split(";")[0].strip().lower()
 
 
-def _malformed(exc: BaseException) -> ProviderError:
+def malformed_error(exc: BaseException) -> ProviderError:
     """The error for a reply the SDK could not read (data that is not JSON, a missing part)."""
     log.info("malformed reply from the model: %s: %s", type(exc).__name__, exc)
     return ProviderError(
@@ -418,7 +585,7 @@ def _malformed(exc: BaseException) -> ProviderError:
     )
 
 
-def _check_reply(completion: Completion, tool_json: dict[int, list[str]]) -> None:
+def check_reply(completion: Completion, tool_json: dict[int, list[str]]) -> None:
     """Refuse a reply no well-formed answer has: no content at all (unless the token budget
     ran out), or a tool call whose input is not one JSON object.
 
@@ -469,14 +636,17 @@ def _completion(message: Any, requested_model: str) -> Completion:
         content=tuple(blocks),
         stop_reason=message.stop_reason,
         model=getattr(message, "model", None) or requested_model,
-        usage=_usage(getattr(message, "usage", None)),
+        usage=usage_of(getattr(message, "usage", None)),
     )
 
 
-def _usage(usage: Any) -> TokenUsage:
-    """The SDK's ``Usage`` as Yak's; a field the API left out (or sent as null) counts 0."""
+def usage_of(usage: Any) -> TokenUsage:
+    """The SDK's ``Usage`` (or the API's usage object, parsed) as Yak's; a field the API left
+    out (or sent as null) counts 0."""
 
     def count(name: str) -> int:
+        if isinstance(usage, dict):
+            return int(usage.get(name) or 0)
         return int(getattr(usage, name, 0) or 0)
 
     return TokenUsage(
