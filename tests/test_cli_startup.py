@@ -73,7 +73,9 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     """``yak memory show`` (plain and ``--json``) on a local database already at this Yak's
     schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
     Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
-    rules or the model SDK are imported."""
+    rules or the model SDK are imported, nor what only other paths need: ``difflib`` (diffs),
+    the kept-in-sync file writer, and ``importlib.resources``' readers and ``zipfile`` (the
+    newest migration is found beside the module)."""
     folder = tmp_path / "project"
     folder.mkdir()
     loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
@@ -95,6 +97,11 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.db.engine",
         "yak.db.models",
         "yak.llm.provider",
+        "yak.memory.sync",
+        "difflib",
+        "importlib.readers",
+        "importlib.resources.readers",
+        "zipfile",
     )
 
     result, imported = run_yak("memory", "show", "-w", str(folder))
