@@ -74,8 +74,9 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
     Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
     rules or the model SDK are imported, nor what only other paths need: ``difflib`` (diffs),
-    the kept-in-sync file writer, and ``importlib.resources``' readers and ``zipfile`` (the
-    newest migration is found beside the module)."""
+    the kept-in-sync file writer, the ports (the services name them as types only), and
+    ``importlib.resources``' readers and ``zipfile`` (the newest migration is found beside the
+    module)."""
     folder = tmp_path / "project"
     folder.mkdir()
     loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
@@ -98,6 +99,7 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.db.models",
         "yak.llm.provider",
         "yak.memory.sync",
+        "yak.ports",
         "difflib",
         "importlib.readers",
         "importlib.resources.readers",

@@ -47,17 +47,17 @@ from yak.domain import (
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
 from yak.events import EventBus, MemoryChanged, ProposalsChanged, SyncedFileFailed
 from yak.memory import document as rules
-from yak.ports import (
-    AttemptRepository,
-    DocumentRepository,
-    SearchCandidates,
-    SearchIndex,
-    WorkspaceRepository,
-)
 from yak.text import shorten
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: a reading command loads neither module
     from yak.memory.sync import SyncResult
+    from yak.ports import (
+        AttemptRepository,
+        DocumentRepository,
+        SearchCandidates,
+        SearchIndex,
+        WorkspaceRepository,
+    )
 
 log = logging.getLogger(__name__)
 
