@@ -6,6 +6,7 @@ current does not load Alembic or the model SDK. Each case runs the real ``python
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -73,7 +74,10 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     """``yak memory show`` (plain and ``--json``) on a local database already at this Yak's
     schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
     Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
-    rules or the model SDK are imported."""
+    rules or the model SDK are imported, nor what only other paths need: ``difflib`` (diffs),
+    the kept-in-sync file writer, the ports (the services name them as types only), and
+    ``importlib.resources``' readers and ``zipfile`` (the newest migration is found beside the
+    module)."""
     folder = tmp_path / "project"
     folder.mkdir()
     loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
@@ -95,6 +99,12 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.db.engine",
         "yak.db.models",
         "yak.llm.provider",
+        "yak.memory.sync",
+        "yak.ports",
+        "difflib",
+        "importlib.readers",
+        "importlib.resources.readers",
+        "zipfile",
     )
 
     result, imported = run_yak("memory", "show", "-w", str(folder))
@@ -119,3 +129,28 @@ def test_a_database_to_migrate_is_read_through_sqlalchemy(data_dir, tmp_path):
 
     assert (result.returncode, result.stdout) == (0, b""), result.stderr
     assert "sqlalchemy" in imported and "yak.db.engine" in imported
+
+
+def test_the_collector_runs_during_a_commands_work_and_after_it(data_dir, tmp_path, capsys):
+    """``main`` keeps the garbage collector off only while a command starts: the command's
+    work (a long ``yak ask`` or ``yak mcp``) runs with it on, and it is on again after the
+    command, whether it printed the document (exit 0) or refused its arguments (exit 2)."""
+    from yak.cli import Context, main
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    assert gc.isenabled()
+
+    async def work(_core) -> int:
+        return 0 if gc.isenabled() else 9
+
+    gc.disable()  # as ``main`` leaves it for the command
+    try:
+        assert Context(data_dir=data_dir).run(work) == 0
+    finally:
+        gc.enable()
+    assert main(["memory", "show", "-w", str(folder), "--data-dir", str(data_dir)]) == 0
+    assert gc.isenabled()
+    assert main(["memory", "show", "--no-such-option"]) == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+    assert gc.isenabled()

@@ -20,27 +20,28 @@ from yak.core import Core, Services
 from yak.domain import RewriteForm
 from yak.events import EventBus
 from yak.memory.service import MemoryService
-from yak.ports import (
-    AttemptRepository,
-    Clock,
-    ConversationRepository,
-    DocumentRepository,
-    KeyStore,
-    ModelClient,
-    ModelClientFactory,
-    RefreshLock,
-    SearchCandidates,
-    SearchIndex,
-    WorkspaceRepository,
-)
 from yak.settings import SettingsService
 from yak.workspace.registry import WorkspaceRegistry
 
 # The adapters and the conversation and refresh services are imported where they are built:
 # a command that only reads a current local database loads neither SQLAlchemy nor the agent.
+# The ports name types only (their dataclasses and Protocols cost a reading command's start).
 if TYPE_CHECKING:
     from yak.db.engine import Database
     from yak.db.sqlite_read import Reader
+    from yak.ports import (
+        AttemptRepository,
+        Clock,
+        ConversationRepository,
+        DocumentRepository,
+        KeyStore,
+        ModelClient,
+        ModelClientFactory,
+        RefreshLock,
+        SearchCandidates,
+        SearchIndex,
+        WorkspaceRepository,
+    )
     from yak.refresh.queue import Scheduler
 
 log = logging.getLogger(__name__)

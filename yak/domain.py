@@ -6,7 +6,6 @@ timezone-aware UTC ``datetime`` objects.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -127,6 +126,8 @@ def line_opcodes(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int,
         tail += 1
     ops: list[tuple[str, int, int, int, int]] = [("equal", 0, head, 0, head)] if head else []
     if head < n - tail or head < m - tail:
+        import difflib  # only a diff needs it, not every command that imports the domain
+
         middle = difflib.SequenceMatcher(
             None, old[head : n - tail], new[head : m - tail], autojunk=False
         )

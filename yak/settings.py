@@ -12,9 +12,12 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from yak.config import Settings, clamp, load_settings, save_settings
-from yak.ports import KeyStore
+
+if TYPE_CHECKING:  # a type only: the ports' dataclasses cost a reading command's start
+    from yak.ports import KeyStore
 
 log = logging.getLogger(__name__)
 

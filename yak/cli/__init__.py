@@ -179,12 +179,17 @@ class Context:
 
         Ctrl-C cancels the work (``KeyboardInterrupt`` is raised once it has stopped)."""
         import asyncio
+        import gc
 
         async def main() -> int:
             from yak.cli import output
             from yak.events import SyncedFileFailed
 
             core = self.core
+            # Paused by ``main`` while the command started: what start-up built lives until
+            # exit, so it is frozen out of later collections (as the app does, yak/ui/heap.py).
+            gc.freeze()
+            gc.enable()
             # A revision applied but not written into the kept-in-sync file: one stderr line.
             unsubscribe = core.bus.subscribe(SyncedFileFailed, lambda e: output.note(e.message))
             try:
@@ -316,6 +321,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             from yak.cli import output
 
             return output.error(str(exc), 2, as_json=False)
+    import gc
+
+    # Starting a command creates tens of thousands of objects (modules, classes, the parser,
+    # the core) that live until it exits: the collector would walk them again and again for
+    # nothing. It is off until the core is open (``Context.run``), before any long work.
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return _command(argv)
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _command(argv: list[str]) -> int:
+    """Parse and run a command (``yak memory …``, ``yak ask``…); returns the exit status."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

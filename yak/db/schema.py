@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from importlib import resources
+from pathlib import Path
 from typing import Any, TypeVar
 
 from yak import paths
@@ -41,7 +41,9 @@ def head_revision() -> str | None:
     Returns ``None`` when that is not clear (a file without one ``revision`` line, or several
     heads); the caller then asks Alembic, so a surprise costs time, never correctness.
     """
-    versions = resources.files("yak.db") / "migrations" / "versions"
+    # The folder beside this module, as Alembic finds it (``importlib.resources`` would load
+    # its readers and ``zipfile`` on every run of a reading command).
+    versions = Path(__file__).parent / "migrations" / "versions"
     revisions: set[str] = set()
     parents: set[str] = set()
     for entry in versions.iterdir():

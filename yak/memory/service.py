@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from yak.aio import spawn
 from yak.domain import (
@@ -46,15 +47,17 @@ from yak.domain import (
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
 from yak.events import EventBus, MemoryChanged, ProposalsChanged, SyncedFileFailed
 from yak.memory import document as rules
-from yak.memory.sync import SyncResult, sync_file
-from yak.ports import (
-    AttemptRepository,
-    DocumentRepository,
-    SearchCandidates,
-    SearchIndex,
-    WorkspaceRepository,
-)
 from yak.text import shorten
+
+if TYPE_CHECKING:  # types only: a reading command loads neither module
+    from yak.memory.sync import SyncResult
+    from yak.ports import (
+        AttemptRepository,
+        DocumentRepository,
+        SearchCandidates,
+        SearchIndex,
+        WorkspaceRepository,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -737,6 +740,8 @@ class MemoryService:
             UsageError: the file cannot be read or written, is not UTF-8, or its markers are
                 not one block. WorkspaceNotFound: unknown id.
         """
+        from yak.memory.sync import sync_file
+
         target = os.path.abspath(path)
         document = await self.read(workspace_id)
         result = await asyncio.to_thread(sync_file, target, document.content)
@@ -763,6 +768,8 @@ class MemoryService:
             return
         if workspace.synced_file is None:
             return
+        from yak.memory.sync import sync_file  # loaded only for a workspace that keeps a file
+
         try:
             await asyncio.to_thread(sync_file, workspace.synced_file, document.content)
         except YakError as exc:

@@ -24,13 +24,16 @@ import asyncio
 import errno
 import os
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from yak import paths
 from yak.domain import MemorySummary, Workspace
 from yak.errors import UsageError, WorkspaceNotFound
-from yak.ports import WorkspaceRepository
 from yak.text import shown
 from yak.workspace import git
+
+if TYPE_CHECKING:  # a type only: the ports' dataclasses cost a reading command's start
+    from yak.ports import WorkspaceRepository
 
 
 def folder_error(path: str) -> WorkspaceNotFound:
