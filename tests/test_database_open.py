@@ -92,3 +92,26 @@ def test_a_database_of_the_first_schema_is_still_migrated_to_the_newest(tmp_path
         assert paths == ["/old/project"]
     finally:
         db.close()
+
+
+def test_a_database_url_yak_cannot_read_is_one_line_exit_1_and_never_shows_its_password(
+    data_dir, yak, caplog
+):
+    """A team database URL without its scheme, in libpq's key=value form, or with an unclosed
+    IPv6 bracket: one sentence, exit 1 (also with ``--json``), no traceback, and the password
+    is in neither the output nor the log records (nothing is connected to)."""
+    password = "S3cret-Pw-77"
+    for bad, sentence in [
+        (f"bob:{password}@db.example.com/yak", "is not a PostgreSQL URL"),
+        (f"postgresql//bob:{password}@db.example.com/yak", "is not a PostgreSQL URL"),
+        (f"host=127.0.0.1 password={password} dbname=yak", "is not a PostgreSQL URL"),
+        (f"postgresql://bob:{password}@[::1/yak", "cannot be read"),
+    ]:
+        ran = yak("memory", "list", "--database-url", bad)
+        assert ran.returncode == 1 and ran.stdout == ""
+        assert ran.stderr.count("\n") == 1 and ran.stderr.startswith("yak: The database URL ")
+        assert sentence in ran.stderr and "Traceback" not in ran.stderr
+        ran = yak("memory", "list", "--json", "--database-url", bad)
+        assert ran.returncode == 1 and sentence in ran.stdout
+        assert password not in ran.stdout + ran.stderr
+    assert not any(password in record.getMessage() for record in caplog.records)

@@ -93,3 +93,30 @@ def test_the_text_helpers():
     assert shown("a\nb\x07\x7f\u2028") == "a\\nb\\x07\\x7f\\u2028"
     assert shown("p" * 300, 11) == "ppppp…ppppp"
     assert escape_controls("plain café ✓") == "plain café ✓"
+
+
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(tmp_path):
+    """``yak memory show > /dev/full`` (a full disk) is one line and exit 1; with standard
+    output closed (``>&-``) the command says so and does nothing (exit 2)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "YAK_DATA_DIR": str(tmp_path / "data")}
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    command = [sys.executable, "-m", "yak", "memory", "list", "--json"]
+    with open("/dev/full", "w") as full:
+        ran = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, env=env, check=False)
+    assert ran.returncode == 1
+    assert ran.stderr.decode() == "yak: cannot write the output: No space left on device\n"
+    ran = subprocess.run(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert ran.returncode == 2
+    assert ran.stderr.decode() == "yak: standard output is closed; nothing was done\n"

@@ -143,3 +143,26 @@ def test_a_database_from_before_the_index_gets_it_with_its_documents(api, data_d
         old.close()
     code, out, err = run(capsys, "memory", "search", "postgresql")
     assert (code, out, err) == (0, f"{api}:2: - db: PostgreSQL 16\n", "")
+
+
+def test_a_document_that_is_not_text_is_left_out_and_a_query_that_is_not_utf8_is_refused(
+    api, tmp_path, data_dir, capsys
+):
+    """One document whose stored bytes are not UTF-8 (written by another program) does not
+    fail the search of the others: its lines are left out, the rest are found (exit 0). A
+    query holding bytes that are not UTF-8 (from the command line) is one line, exit 2."""
+    web = tmp_path / "web"
+    web.mkdir()
+    path = save(data_dir, web, "web app\n- db: PostgreSQL 15\n")
+    with sqlite3.connect(data_dir / "yak.db") as connection:
+        connection.execute(
+            "UPDATE memory_documents SET content = CAST(? AS TEXT) WHERE workspace_id = "
+            "(SELECT id FROM workspaces WHERE path = ?)",
+            (b"- db: PostgreSQL caf\xe9\n", path),
+        )
+    code, out, err = run(capsys, "memory", "search", "postgresql")
+    assert (code, err) == (0, "")
+    assert out == f"{api}:2: - db: PostgreSQL 16\n"
+    code, out, err = run(capsys, "memory", "search", "ab\udcff")
+    assert (code, out) == (2, "")
+    assert err == "yak: the search text is not UTF-8 text (invalid byte at offset 2)\n"

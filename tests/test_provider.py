@@ -273,3 +273,17 @@ def test_programming_errors_in_the_callback_are_not_disguised(fake_api):
 
     with pytest.raises(KeyError):
         asyncio.run(go())
+
+
+def test_a_credential_in_the_base_url_is_never_in_the_message():
+    """A base URL carrying a user name and password (``http://user:pw@host``): the
+    "could not reach" sentence names the host without them, so they reach neither the screen
+    nor the failure note stored with the conversation."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://user:BasePw-9@127.0.0.1:{port}"
+    with pytest.raises(ProviderUnavailable) as info:
+        run_stream(Provider(api_key="k", base_url=url, max_retries=0, timeout_s=5))
+    assert str(info.value).startswith(f"Could not reach http://127.0.0.1:{port}; check")
+    assert "BasePw-9" not in str(info.value) and "user" not in str(info.value)

@@ -329,10 +329,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     was_on = gc.isenabled()
     gc.disable()
     try:
+        if sys.stdout is None:  # started with stdout closed (``yak … >&-``)
+            print("yak: standard output is closed; nothing was done", file=sys.stderr)
+            return 2
         return _command(argv)
+    except OSError as exc:  # writing the output failed: a full disk, a closed pipe
+        return _output_failed(exc)
     finally:
         if was_on:
             gc.enable()
+
+
+def _output_failed(exc: OSError) -> int:
+    """One line for output that could not be written (exit 1; a reader that closed the pipe
+    early, as ``head`` does, is not an error: exit 0, silent). Standard output is pointed at
+    the null device so the interpreter's own flush at exit does not fail again."""
+    import contextlib
+    import errno
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if exc.errno == errno.EPIPE:
+        return 0
+    print(f"yak: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+    return 1
 
 
 def _command(argv: list[str]) -> int:

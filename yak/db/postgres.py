@@ -67,7 +67,20 @@ def parse_url(raw: str) -> DatabaseUrl:
             password.
     """
     raw = raw.strip()
-    parts = urlsplit(raw)
+    try:
+        parts = urlsplit(raw)
+    except ValueError:  # e.g. an unclosed IPv6 bracket; the text may hold a password
+        raise StoreError(
+            "The database URL cannot be read; write it as "
+            "postgresql://user:password@host:port/database."
+        ) from None
+    if parts.scheme.lower() not in SCHEMES:
+        # Not a URL Yak can read, so not one it can scrub: nothing of it is shown (a password
+        # may be anywhere in "user:pw@host" or "host=… password=…").
+        raise StoreError(
+            "The database URL is not a PostgreSQL URL (it must start with postgresql://); "
+            "write it as postgresql://user:password@host:port/database."
+        )
     userinfo, _, hostinfo = parts.netloc.rpartition("@")
     user, _, password = userinfo.partition(":")
     secrets = {password, unquote(password)}
@@ -77,11 +90,6 @@ def parse_url(raw: str) -> DatabaseUrl:
     shown = f"{parts.scheme}://{user + '@' if user else ''}{hostinfo}{parts.path}"
     for secret in found:
         shown = shown.replace(secret, "***")
-    if parts.scheme.lower() not in SCHEMES:
-        raise StoreError(
-            f"The database URL {shown} is not a PostgreSQL URL; write it as "
-            "postgresql://user:password@host:port/database."
-        )
     try:
         url = make_url(raw).set(drivername="postgresql+psycopg")
     except (ArgumentError, ValueError):

@@ -18,6 +18,7 @@ from sqlalchemy.exc import DBAPIError
 
 from yak.db.engine import Database
 from yak.db.models import MemoryDocumentRow, WorkspaceRow
+from yak.db.portable import utf8_bytes
 from yak.db.rows import to_workspace
 from yak.domain import Workspace
 from yak.ports import SearchCandidates
@@ -70,7 +71,9 @@ class SqlSearchIndex:
         """The workspaces meeting ``condition`` with their current document, in the memory
         list's order; a document stored as bytes that are not text is left out."""
         stmt = (
-            select(WorkspaceRow, MemoryDocumentRow.content)
+            # as bytes: one document stored as bytes that are not UTF-8 (written by another
+            # program) must not fail the search of every other one
+            select(WorkspaceRow, utf8_bytes(MemoryDocumentRow.content))
             .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
             .where(condition, MemoryDocumentRow.content != "")
             .order_by(
@@ -79,12 +82,14 @@ class SqlSearchIndex:
                 WorkspaceRow.path,
             )
         )
+        found: list[tuple[Workspace, str]] = []
         with self.db.session() as s:
-            return [
-                (to_workspace(row), content)
-                for row, content in s.execute(stmt)
-                if isinstance(content, str)
-            ]
+            for row, raw in s.execute(stmt):
+                try:
+                    found.append((to_workspace(row), bytes(raw).decode("utf-8")))
+                except UnicodeDecodeError:
+                    log.warning("search leaves out the memory of %s: not UTF-8 text", row.path)
+        return found
 
     def _index_usable(self) -> bool:
         if self._usable is None:

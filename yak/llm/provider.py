@@ -236,7 +236,7 @@ class Provider:
             messages=[{"role": "user", "content": "Reply with: ok"}],
             max_tokens=5,
         )
-        return f"Connected to {self.base_url}: model {reply.model} answered."
+        return f"Connected to {shown_url(self.base_url)}: model {reply.model} answered."
 
     def warm_up(self) -> bool:
         """Import the SDK (2–4 s) and build the client, so the first request does not wait for
@@ -438,6 +438,18 @@ def translate_transport_error(
     return None
 
 
+def shown_url(url: str) -> str:
+    """``url`` as a message may show it: a user name and password (``http://user:pw@host``)
+    left out, so a credential in ``ANTHROPIC_BASE_URL`` never reaches the screen, a log or a
+    stored failure note."""
+    scheme, found, rest = url.partition("://")
+    if not found:
+        return url
+    authority, slash, path = rest.partition("/")
+    host = authority.rpartition("@")[2]
+    return f"{scheme}://{host}{slash}{path}"
+
+
 def timeout_error(*, started: bool, base_url: str, timeout_s: float | None) -> ProviderError:
     """A request that timed out: before the reply started, or in a pause inside it."""
     after = f" after {timeout_s:g} s" if timeout_s else ""
@@ -448,7 +460,8 @@ def timeout_error(*, started: bool, base_url: str, timeout_s: float | None) -> P
             reason="timeout",
         )
     return ProviderUnavailable(
-        f"The request to {base_url} timed out{after}; check your connection and try again.",
+        f"The request to {shown_url(base_url)} timed out{after}; check your connection and "
+        "try again.",
         reason="timeout",
     )
 
@@ -462,7 +475,7 @@ def connection_error(*, started: bool, base_url: str) -> ProviderError:
             reason="incomplete",
         )
     return ProviderUnavailable(
-        f"Could not reach {base_url}; check your network connection (or "
+        f"Could not reach {shown_url(base_url)}; check your network connection (or "
         "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).",
         reason="unreachable",
     )
@@ -499,7 +512,7 @@ def check_content_type(kind: str, *, base_url: str) -> None:
     """
     if kind not in ("", "text/event-stream"):
         raise ProviderError(
-            f"The server at {base_url} answered with {kind[:40]} "
+            f"The server at {shown_url(base_url)} answered with {kind[:40]} "
             "instead of the model's reply; check the base URL in Settings > "
             "Provider (or ANTHROPIC_BASE_URL).",
             reason="bad_response",

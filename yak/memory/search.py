@@ -58,10 +58,17 @@ async def search_documents(memory: MemoryService, query: str) -> SearchResults:
     cannot be read is skipped.
 
     Raises:
-        UsageError: a blank query. StoreError: the database failed.
+        UsageError: a blank query, or one that is not UTF-8 text (bytes that are not UTF-8
+            arrive from a command line as surrogates). StoreError: the database failed.
     """
     if not query.strip():
         raise UsageError("the search text is empty; give a word or phrase to find")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(
+            f"the search text is not UTF-8 text (invalid byte at offset {exc.start})"
+        ) from None
     found = await memory.search_candidates(query)
     hits = [
         SearchHit(workspace, number, text)
