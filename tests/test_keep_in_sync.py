@@ -156,3 +156,14 @@ async def test_a_refresh_and_an_accepted_proposal_rewrite_the_kept_file(proj, co
     (proposal,) = await core.memory.proposals(workspace.id)
     await core.memory.accept(workspace.id, proposal.id)
     assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- lint: ruff\n- tests: pytest\n")
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_before_anything_is_written(proj, capsys):
+    """``sync`` of a file whose name holds bytes that are not UTF-8 (from the command line):
+    one line, exit 2, no file created and nothing kept."""
+    code, out, err = run(capsys, "memory", "sync", "ag\udcff.md", "--keep", "-w", proj)
+    assert (code, out) == (2, "")
+    assert err == (
+        "yak: the file name is not UTF-8 text (invalid byte at offset 2); nothing was written\n"
+    )
+    assert not any(p.name.startswith("ag") for p in proj.iterdir())

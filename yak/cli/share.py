@@ -87,6 +87,13 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         return _stop_sync(args, ctx)
     if args.file is None:
         raise UsageError("give the FILE to write the memory into (e.g. AGENTS.md)")
+    try:  # bytes that are not UTF-8 arrive as surrogates; such a name cannot be stored
+        args.file.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(
+            f"the file name is not UTF-8 text (invalid byte at offset {exc.start}); "
+            "nothing was written"
+        ) from None
 
     async def work(core: Core) -> int:
         if args.keep:
