@@ -87,11 +87,13 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
         "last_refresh",
         "proposals",
         "mode",
+        "memory_enabled",
         "enclosing",
         "renamed_from",
         "linked_to",
     }
     assert (shown["last_refresh"], shown["proposals"], shown["mode"]) == (None, 0, "auto")
+    assert shown["memory_enabled"] is True
     assert (shown["enclosing"], shown["renamed_from"]) == (None, None)
 
     link = tmp_path / "link"

@@ -246,6 +246,11 @@ def test_memory_off_sends_nothing_and_on_again_folds_the_conversations(project):
     project.set_by_hand(doc(4))
     project.say("Use ruff.", "Ok.")
     assert as_json(project.run("disable", "--json"))["memory_enabled"] is False
+    assert as_json(project.run("show", "--json"))["memory_enabled"] is False
+    shown = project.run("show")  # the document on stdout, the switch on stderr
+    assert shown.stdout == doc(4).encode() and shown.stderr.decode().startswith(
+        f"Memory is off for {project.folder}: conversations do not get it"
+    )
     off = as_json(project.run("refresh", "--json"))
     assert off["status"] == "up_to_date" and project.fake.message_requests == []
     assert project.unfolded() == 2

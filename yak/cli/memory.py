@@ -227,11 +227,16 @@ async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocumen
 
 
 async def _review_state(core: Core, workspace: Workspace, stored: bool) -> dict[str, object]:
-    """``show --json``'s ``last_refresh``, ``proposals`` and ``mode``."""
+    """``show --json``'s ``last_refresh``, ``proposals``, ``mode`` and ``memory_enabled``."""
     from yak.memory.document import iso_utc
 
     if not stored:
-        return {"last_refresh": None, "proposals": 0, "mode": str(workspace.review_mode)}
+        return {
+            "last_refresh": None,
+            "proposals": 0,
+            "mode": str(workspace.review_mode),
+            "memory_enabled": workspace.memory_enabled,
+        }
     attempt = await core.memory.last_attempt(workspace.id)
     pending = await core.memory.proposals(workspace.id)
     return {
@@ -244,6 +249,7 @@ async def _review_state(core: Core, workspace: Workspace, stored: bool) -> dict[
         },
         "proposals": len(pending),
         "mode": str(workspace.review_mode),
+        "memory_enabled": workspace.memory_enabled,
     }
 
 
@@ -285,6 +291,11 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
                 output.document(workspace, document, as_json=True, extras=extras)
             else:
                 output.scope_notes(workspace, enclosing=enclosing, renamed_from=renamed_from)
+                if not workspace.memory_enabled:
+                    output.note(
+                        f"Memory is off for {workspace.path}: conversations do not get it and "
+                        "no refresh runs ('yak memory enable' turns it back on)."
+                    )
                 output.document(workspace, document, as_json=False)
             return 0
         if not stored:
