@@ -859,3 +859,26 @@ def test_edit_that_empties_the_file_is_refused_and_the_document_kept(
     code, _, err = run(capsysbinary, "memory", "edit", "-w", folder)
     assert code == 2 and "The input is empty; nothing was saved" in err, err
     assert stored(data_dir, folder) == b"v1\n"
+
+
+def test_an_input_larger_than_any_document_is_refused_without_reading_it_all(
+    data_dir, folder, tmp_path, capsysbinary
+):
+    """A file or stdin of more than 1 MiB (a runaway pipe, ``/dev/zero``) is refused after
+    reading just past that: one line, exit 3 (over the ceiling), the document unchanged."""
+    run(capsysbinary, "memory", "set", "-w", folder, stdin=io.TextIOWrapper(io.BytesIO(b"v1\n")))
+    huge = tmp_path / "huge.txt"
+    huge.write_bytes(b"- line\n" * 200_000)
+    code, _, err = run(capsysbinary, "memory", "import", huge, "-w", folder)
+    assert code == 3 and err.count("\n") == 1
+    assert f"{huge} is over 1,024 KiB, far more than a memory document holds" in err
+    code, _, err = run(
+        capsysbinary,
+        "memory",
+        "set",
+        "-w",
+        folder,
+        stdin=io.TextIOWrapper(io.BytesIO(b"x" * (2 << 20))),
+    )
+    assert code == 3 and "The input on stdin" in err and err.count("\n") == 1
+    assert stored(data_dir, folder) == b"v1\n"

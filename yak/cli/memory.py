@@ -214,7 +214,9 @@ def _read_stdin(what: str) -> bytes:
 
     if sys.stdin.isatty():
         output.note(f"Reading {what} from the terminal; end it with Ctrl-D.")
-    return sys.stdin.buffer.read()
+    from yak.memory.document import read_capped
+
+    return read_capped(sys.stdin.buffer, f"The input on stdin ({what})")
 
 
 async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocument:

@@ -136,7 +136,8 @@ def translate(
         return StoreError(
             f"The Yak database{where} cannot be opened; check the folder exists and is writable."
         )
-    log.error("database error (%s): %s", exc.__class__.__name__, detail)
+    # the StoreError carries the same detail to the user; the log file keeps it too
+    log.info("database error (%s): %s", exc.__class__.__name__, detail)
     return StoreError(f"The Yak database{where} failed: {detail}")
 
 

@@ -11,7 +11,7 @@ import json
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 from yak.domain import (
     MAX_CHARS,
@@ -189,6 +189,27 @@ def check_not_empty(text: str) -> None:
     """
     if not text.strip():
         raise UsageError(EMPTY_INPUT_MESSAGE)
+
+
+MAX_INPUT_BYTES = 1 << 20  # 1 MiB: far more than MAX_CHARS characters take in any encoding
+
+
+def read_capped(stream: BinaryIO, what: str) -> bytes:
+    """At most ``MAX_INPUT_BYTES`` bytes of ``stream`` (a file, stdin), so a huge input (a
+    runaway pipe, ``/dev/zero``) is refused before it fills the memory of the process.
+
+    Raises:
+        CeilingExceeded: there is more than that; nothing is read past it.
+    """
+    data = stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise CeilingExceeded(
+            f"{what} is over {MAX_INPUT_BYTES // 1024:,} KiB, far more than a memory document "
+            f"holds ({MAX_CHARS:,} characters); nothing was changed.",
+            lines=0,
+            chars=len(data),
+        )
+    return data
 
 
 def unwrap_export(text: str, source_name: str | None = None) -> str:

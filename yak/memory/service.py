@@ -773,7 +773,8 @@ class MemoryService:
         try:
             await asyncio.to_thread(sync_file, workspace.synced_file, document.content)
         except YakError as exc:
-            log.warning("keeping %s in sync failed: %s", workspace.synced_file, exc)
+            # said to the user through SyncedFileFailed (a stderr line, the status bar)
+            log.info("keeping %s in sync failed: %s", workspace.synced_file, exc)
             self._bus.publish(
                 SyncedFileFailed(workspace_id, document.version, workspace.synced_file, str(exc))
             )
@@ -895,13 +896,15 @@ def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def read_input_file(path: Path) -> bytes:
-    """The bytes of a file the user named.
+    """The bytes of a file the user named (at most ``MAX_INPUT_BYTES``).
 
     Raises:
         UsageError: missing, a folder, or unreadable (one line naming it).
+        CeilingExceeded: larger than any memory document can be.
     """
     try:
-        return path.read_bytes()
+        with path.open("rb") as handle:
+            return rules.read_capped(handle, str(path))
     except FileNotFoundError:
         raise UsageError(f"no such file: {path}") from None
     except IsADirectoryError:
