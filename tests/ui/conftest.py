@@ -81,3 +81,21 @@ def chat(qloop, qtbot, data_dir, fake_api, tmp_path, background_errors):
     """A shown chat panel with its controller on a workspace folder, talking to ``fake_api``
     through the core's chat service (see ``chat_support.Chat``)."""
     yield from make_chat(qloop, qtbot, data_dir, tmp_path)
+
+
+@pytest.fixture
+def ui(env, qtbot, qloop):
+    """The main window with its controller on the core, shown; the controller is closed
+    afterwards, as the app does on quit."""
+    from memory_support import run
+
+    from yak.ui.controller import AppController
+    from yak.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    controller = AppController(window=window, core=env.core, bridge=env.bridge)
+    window.show()
+    yield window, controller
+    run(qloop, controller.aclose())
+    window.close_guard = None

@@ -19,17 +19,12 @@ from yak.ui.main_window import MainWindow
 
 
 @pytest.fixture
-def ui(env, qtbot, qloop):
-    """The main window with its controller on the core, shown; its panel counts down on the
-    queue's clock."""
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, core=env.core, bridge=env.bridge)
+def ui(ui, env):
+    """The shown main window and its controller (``conftest.ui``); its panel counts down on
+    the queue's clock."""
+    window, _controller = ui
     window.memory_panel.clock = env.timers.clock
-    window.show()
-    yield window, controller
-    run(qloop, controller.aclose())  # as the app does on quit
-    window.close_guard = None
+    return ui
 
 
 def test_opening_a_folder_shows_its_memory_in_the_panel(env, ui, qloop):

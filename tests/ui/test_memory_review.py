@@ -14,20 +14,6 @@ from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus, RevisionSource
-from yak.ui.controller import AppController
-from yak.ui.main_window import MainWindow
-
-
-@pytest.fixture
-def ui(env, qtbot, qloop):
-    """The main window with its controller on the core, shown."""
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, core=env.core, bridge=env.bridge)
-    window.show()
-    yield window, controller
-    run(qloop, controller.aclose())
-    window.close_guard = None
 
 
 def _key(dialog, key, modifier=Qt.KeyboardModifier.ControlModifier) -> None:

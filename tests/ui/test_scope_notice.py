@@ -6,26 +6,11 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
 from memory_support import lines, run, until
 from PySide6.QtCore import Qt
 
 from tests.support.builders import git_worktree
 from yak.domain import RevisionSource
-from yak.ui.controller import AppController
-from yak.ui.main_window import MainWindow
-
-
-@pytest.fixture
-def ui(env, qtbot, qloop):
-    """The main window with its controller on the core, shown."""
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, core=env.core, bridge=env.bridge)
-    window.show()
-    yield window, controller
-    run(qloop, controller.aclose())
-    window.close_guard = None
 
 
 def click(qtbot, button):

@@ -3,12 +3,8 @@ cannot be written, on a real database: the file's bytes, the stored setting, the
 
 from __future__ import annotations
 
-import pytest
 from memory_support import run, show, until
 from PySide6.QtCore import Qt
-
-from yak.ui.controller import AppController
-from yak.ui.main_window import MainWindow
 
 OUTSIDE = "# Rules\n\nAlways run make lint\n"
 BOX_TEXT = "Keep AGENTS.md in sync (its memory block is rewritten after every change)"
@@ -76,18 +72,6 @@ def test_a_file_that_cannot_be_written_is_said_and_nothing_is_kept(env, page, qt
         assert agents.read_text() == broken
 
     run(qloop, body())
-
-
-@pytest.fixture
-def ui(env, qtbot, qloop):
-    """The main window with its controller on the core, shown."""
-    window = MainWindow()
-    qtbot.addWidget(window)
-    controller = AppController(window=window, core=env.core, bridge=env.bridge)
-    window.show()
-    yield window, controller
-    run(qloop, controller.aclose())
-    window.close_guard = None
 
 
 def test_the_window_says_when_a_kept_file_could_not_be_synced(env, ui, qloop):
