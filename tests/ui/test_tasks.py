@@ -60,3 +60,22 @@ def test_settled_raises_what_the_task_raised(caplog):
 
     asyncio.run(body())
     assert any("background task load failed" in r.getMessage() for r in caplog.records)
+
+
+def test_a_closed_group_cancels_what_is_spawned_after_before_it_runs():
+    """Quitting closes the groups: an event arriving while the core closes must not start a
+    reload that would outlive the loop."""
+
+    async def body() -> None:
+        group = TaskGroup()
+        gate = asyncio.Event()
+        shown: list[str] = []
+        running = group.spawn(_load(gate, shown, "before"), name="reload")
+        group.close()
+        late = group.spawn(_load(gate, shown, "after"), name="reload")
+        gate.set()
+        await group.drain()
+        assert running.cancelled() and late.cancelled()
+        assert shown == []
+
+    asyncio.run(body())

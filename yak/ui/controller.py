@@ -189,7 +189,7 @@ class AppController(QObject):
             self.settings_dialog.hide()
         groups = (self.tasks, self.memory_controller.tasks, self.provider_page.tasks)
         for group in groups:
-            group.cancel_all()
+            group.close()
         for group in groups:
             await group.drain()
 

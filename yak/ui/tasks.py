@@ -25,10 +25,14 @@ class TaskGroup:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._latest: dict[str, asyncio.Task[Any]] = {}  # name -> the task replace() started
+        self._closed = False
 
     def spawn(self, coro: Coroutine[Any, Any, Any], *, name: str) -> asyncio.Task[Any]:
-        """Run ``coro`` in the background (through :func:`yak.aio.spawn`)."""
+        """Run ``coro`` in the background (through :func:`yak.aio.spawn`); once the group is
+        :meth:`closed <close>`, the task is cancelled before its first step."""
         task = spawn(coro, name=name)
+        if self._closed:
+            task.cancel()
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
@@ -63,6 +67,12 @@ class TaskGroup:
         """Cancel every running task of the group (no waiting)."""
         for task in list(self._tasks):
             task.cancel()
+
+    def close(self) -> None:
+        """Cancel every running task and every one spawned from now on (quitting: an event
+        that arrives while the core closes must not start work that outlives the loop)."""
+        self._closed = True
+        self.cancel_all()
 
     def __len__(self) -> int:
         return len(self._tasks)
