@@ -176,6 +176,22 @@ def test_placeholder_reply_is_refused_with_the_line_in_the_reason():
     assert check_rewrite(previous, doc(19) + "- lint with ruff\n").ok
 
 
+def test_a_placeholder_like_line_the_document_already_had_is_kept():
+    """A lone "..." typed between two lists was accepted before; a rewrite that keeps it is
+    applied, and one that adds another such line is refused, naming that one."""
+    previous = "## Build\n- make\n...\n## Test\n- pytest\n"
+    assert check_rewrite(previous, previous + "- lint with ruff\n").ok
+    verdict = check_rewrite(previous, previous + "- rest unchanged\n")
+    assert verdict.status is RefreshStatus.REFUSED_PLACEHOLDER
+    assert "line 6" in verdict.reason and "rest unchanged" in verdict.reason
+
+
+def test_a_reply_echoing_the_request_names_the_phrase_it_echoes():
+    verdict = check_rewrite(doc(10), doc(10) + "Here is the CURRENT memory document:\n")
+    assert verdict.status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    assert '("here is the current memory document")' in verdict.reason
+
+
 def test_ceiling_refuses_over_200_lines_and_passes_200():
     """201 lines is refused with both numbers in the reason; 200 lines is applied."""
     verdict = check_rewrite(doc(180), doc(201))

@@ -210,15 +210,17 @@ REQUEST_TAGS = (
     "workspace-memory",
 )
 _REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.IGNORECASE)
-# Sentences only the request says.
-_REQUEST_PHRASES = re.compile(
-    r"here is the current memory document|here are the conversations since it was last updated"
-    r"|write the complete updated memory document now|you maintain the memory document of"
-    r"|write the edits to the memory document now"
-    r"|\(empty: this project has no memory yet\)"
-    r"|the user wrote these lines of the document themselves"
-    r"|the user removed these lines from the document on purpose",
-    re.IGNORECASE,
+# Sentences only the request says (matched case-insensitively, as plain text: one pass of
+# ``in`` over the lowered reply is a fraction of what an alternation regex costs on 40 KB).
+_REQUEST_PHRASES = (
+    "here is the current memory document",
+    "here are the conversations since it was last updated",
+    "write the complete updated memory document now",
+    "you maintain the memory document of",
+    "write the edits to the memory document now",
+    "(empty: this project has no memory yet)",
+    "the user wrote these lines of the document themselves",
+    "the user removed these lines from the document on purpose",
 )
 # A transcript's lines: "user: …", "assistant: …", "--- conversation 2: "Title" ---",
 # "[tool: read_file a.py]".
@@ -247,9 +249,11 @@ def find_not_document(text: str) -> str | None:
     tag = _REQUEST_TAG.search(text)
     if tag:
         return f"the reply echoes the request ({tag.group(0)}) instead of being the document"
-    phrase = _REQUEST_PHRASES.search(text)
-    if phrase:
-        return f'the reply echoes the request ("{phrase.group(0)}") instead of being the document'
+    lowered = text.lower()
+    found = [(lowered.find(p), p) for p in _REQUEST_PHRASES if p in lowered]
+    if found:
+        phrase = min(found)[1]
+        return f'the reply echoes the request ("{phrase}") instead of being the document'
     lines = [line for line in text.split("\n") if line.strip()]
     roles = sum(1 for line in lines if _ROLE_LINE.match(line))
     tools = sum(1 for line in lines if _TOOL_LINE.match(line))
@@ -322,21 +326,27 @@ _BRACKETED_WORDS = re.compile(
 )
 
 
-def find_placeholder(text: str) -> tuple[int, str] | None:
+def find_placeholder(text: str, *, known: str = "") -> tuple[int, str] | None:
     """Find the first line that stands for content instead of containing it.
 
     Placeholders are lines such as ``rest unchanged``, ``… omitted …``, ``(unchanged)``, a lone
     ``...`` or ``…``, ``[previous content]``, ``same as before``. A line that merely uses such a
     word inside a real sentence ("the public API stays unchanged after the refactor") is not one.
 
+    A line that is also in ``known`` (the document the rewrite replaces) is not looked at: it
+    was accepted before, perhaps typed by hand (a lone ``...`` between two lists), and keeping it
+    is not standing in for anything. It also makes the check proportional to what changed.
+
     Args:
         text: a cleaned, normalized document.
+        known: the document ``text`` replaces ("" when none).
 
     Returns:
         ``(line_number, line)`` with a 1-based line number, or ``None``.
     """
+    kept = set(known.split("\n")) if known else set()
     for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        if not line.strip() or line in kept:
             continue
         if _is_placeholder(line):
             return number, line.strip()
@@ -397,10 +407,11 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
     """Decide whether ``new`` may replace ``previous`` as the memory document.
 
     Checks, in this order: empty; not a document (:func:`find_not_document`); placeholder
-    lines; the ceiling (over ``MAX_LINES`` lines or ``MAX_CHARS`` characters); the floor
-    (``previous`` has at least ``FLOOR_MIN_CHARS`` characters and ``new`` fewer, or ``new``
-    keeps under ``floor_ratio`` of ``previous``'s non-blank lines or characters). There is no
-    floor when ``previous`` is empty. Nothing is truncated here or anywhere.
+    lines that ``previous`` did not have (:func:`find_placeholder`); the ceiling (over
+    ``MAX_LINES`` lines or ``MAX_CHARS`` characters); the floor (``previous`` has at least
+    ``FLOOR_MIN_CHARS`` characters and ``new`` fewer, or ``new`` keeps under ``floor_ratio`` of
+    ``previous``'s non-blank lines or characters). There is no floor when ``previous`` is
+    empty. Nothing is truncated here or anywhere.
 
     Args:
         previous: the stored document the rewrite was based on.
@@ -417,7 +428,7 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
     not_document = find_not_document(new)
     if not_document is not None:
         return Verdict(RefreshStatus.REFUSED_NOT_DOCUMENT, not_document, lines, chars)
-    placeholder = find_placeholder(new)
+    placeholder = find_placeholder(new, known=previous)
     if placeholder is not None:
         number, text = placeholder
         shown = text if len(text) <= 60 else text[:57] + "..."
