@@ -146,9 +146,7 @@ class SqlDocumentRepository:
         worktree sharing its main checkout's, "Scopes" in docs/architecture.md), else itself.
         Every method below reads and writes the owner's document, revisions, tombstones and
         proposals, and answers under the id it was asked about."""
-        linked = s.scalar(
-            select(WorkspaceLinkRow.target_id).where(WorkspaceLinkRow.workspace_id == workspace_id)
-        )
+        linked = s.connection().execute(_LINK_TARGET, {"workspace": workspace_id}).scalar()
         return linked or workspace_id
 
     def read(self, workspace_id: str) -> MemoryDocument:
@@ -665,7 +663,8 @@ class SqlDocumentRepository:
 _RAW_CONTENT = utf8_bytes(MemoryDocumentRow.content)
 
 
-# The statements of a write, built once (see ``_apply``); parameters by name.
+# The statements of a write and of the owner lookup every method starts with, built once (see
+# ``_apply``); parameters by name.
 _TABLES = MemoryDocumentRow.metadata.tables
 _DOCUMENTS = _TABLES[MemoryDocumentRow.__tablename__]
 _WORKSPACES = _TABLES[WorkspaceRow.__tablename__]
@@ -696,6 +695,9 @@ _TOMBSTONES = _TABLES[MemoryTombstoneRow.__tablename__]
 _LIFT = delete(_TABLES[MemoryTombstoneRow.__tablename__]).where(
     MemoryTombstoneRow.workspace_id == bindparam("workspace"),
     MemoryTombstoneRow.key.in_(bindparam("keys", expanding=True)),
+)
+_LINK_TARGET = select(WorkspaceLinkRow.target_id).where(
+    WorkspaceLinkRow.workspace_id == bindparam("workspace")
 )
 _SESSIONS = _TABLES[ChatSessionRow.__tablename__]
 _ADVANCE = (

@@ -4,7 +4,9 @@ repositories share. ORM objects never leave ``yak.db``."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from yak import paths
@@ -71,11 +73,17 @@ def workspace_row(s: Session, workspace_id: str) -> WorkspaceRow:
     """The stored workspace row. Raises ``WorkspaceNotFound`` for an unknown id."""
     row = s.get(WorkspaceRow, workspace_id)
     if row is None:
-        raise WorkspaceNotFound(f"No workspace has the id {workspace_id}.")
+        raise no_workspace(workspace_id)
     return row
 
 
-def to_workspace(row: WorkspaceRow) -> Workspace:
+def no_workspace(workspace_id: str) -> WorkspaceNotFound:
+    """The error for an unknown workspace id, with its sentence."""
+    return WorkspaceNotFound(f"No workspace has the id {workspace_id}.")
+
+
+def to_workspace(row: WorkspaceRow | Row[Any]) -> Workspace:
+    """The domain workspace from an ORM row or a Core row of the workspace table's columns."""
     return Workspace(
         id=row.id,
         path=row.path,

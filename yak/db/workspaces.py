@@ -15,8 +15,9 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from yak import identity, paths
@@ -37,6 +38,7 @@ from yak.db.portable import insert_ignore
 from yak.db.rows import (
     existing_folder,
     identity_columns,
+    no_workspace,
     now,
     to_workspace,
     workspace_key,
@@ -68,7 +70,7 @@ class SqlWorkspaceRepository:
         shared = identity.shared_key(key) if self.shared_identity else None
         return paths.workspace_id_for(shared or key), shared
 
-    def _workspace(self, row: WorkspaceRow) -> Workspace:
+    def _workspace(self, row: WorkspaceRow | Row[Any]) -> Workspace:
         """The row as a workspace, with this machine's folder for a shared one it has opened."""
         workspace = to_workspace(row)
         here = self._here.get(workspace.id)
@@ -163,7 +165,12 @@ class SqlWorkspaceRepository:
     def get(self, workspace_id: str) -> Workspace:
         """Raises ``WorkspaceNotFound`` for an unknown id."""
         with self.db.session() as s:
-            return self._workspace(workspace_row(s, workspace_id))
+            # A Core row (its columns by name, as ``to_workspace`` reads them): a refresh reads
+            # the workspace twice, and loading an ORM object costs more than the query.
+            row = s.connection().execute(_BY_ID, {"workspace": workspace_id}).first()
+            if row is None:
+                raise no_workspace(workspace_id)
+            return self._workspace(row)
 
     def recent(self, limit: int = 10) -> list[Workspace]:
         """Most recently opened first, at most ``limit``."""
@@ -393,3 +400,8 @@ def _summary(row: WorkspaceRow, document: MemoryDocumentRow) -> MemorySummary:
         flags=tuple(document.flags or ()),
         orphaned=not os.path.isdir(row.path),
     )
+
+
+_BY_ID = select(*WorkspaceRow.__table__.columns).where(
+    WorkspaceRow.__table__.c.id == bindparam("workspace")
+)

@@ -173,6 +173,17 @@ class MemoryService:
             while len(self._origins) > _ORIGINS_KEPT:
                 self._origins.popitem(last=False)
 
+    async def origins_and_tombstones(
+        self, workspace_id: str
+    ) -> tuple[list[LineOrigin], list[Tombstone]]:
+        """:meth:`blame` and :meth:`tombstones` read together, in one worker-thread hop (a
+        refresh needs both)."""
+
+        def read() -> tuple[list[LineOrigin], list[Tombstone]]:
+            return self._blame(workspace_id), self._documents.tombstones(workspace_id)
+
+        return await asyncio.to_thread(read)
+
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""
         return await asyncio.to_thread(self._documents.tombstones, workspace_id)
@@ -430,11 +441,10 @@ class MemoryService:
             model=model,
             session_ids=session_ids,
             watermarks=watermarks,
+            # A proposal still waiting was made on an older version, and this rewrite folded
+            # its conversations too: it can no longer be accepted, so it leaves the inbox.
+            supersede=True,
         )
-        # A proposal still waiting was made on an older version, and this rewrite folded its
-        # conversations too: it can no longer be accepted, so it leaves the inbox.
-        if await asyncio.to_thread(self._documents.supersede_proposals, workspace_id):
-            self._bus.publish(ProposalsChanged(workspace_id, 0))
         return written
 
     async def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
@@ -682,7 +692,12 @@ class MemoryService:
         watermarks: Mapping[str, str] | None = None,
         accepts: str | None = None,
         edited: bool = False,
+        supersede: bool = False,
     ) -> MemoryDocument:
+        """Write on a worker thread (one hop: the write, then with ``supersede`` the pending
+        proposals superseded, and the kept file's path read when the version moved), publish
+        ``MemoryChanged`` (and ``ProposalsChanged`` when some were superseded), then sync the
+        kept file."""
         known = self._watched.get(workspace_id) if expected_version is None else expected_version
 
         def effects(base: str) -> WriteEffects:
@@ -691,7 +706,7 @@ class MemoryService:
 
             return provenance.write_effects(base, text, RevisionSource.HAND if edited else source)
 
-        def write() -> tuple[int, MemoryDocument]:
+        def write() -> tuple[int, MemoryDocument, int, str | None]:
             # The version the write starts from, read first when nothing here knows it: writing
             # the text already stored changes no version and must publish nothing.
             before = known if known is not None else self._documents.read(workspace_id).version
@@ -708,9 +723,13 @@ class MemoryService:
                 effects=effects,
                 accepts=accepts,
             )
-            return before, document
+            superseded = self._documents.supersede_proposals(workspace_id) if supersede else 0
+            kept = self._kept_file(workspace_id) if document.version != before else None
+            return before, document, superseded, kept
 
-        before, document = await asyncio.to_thread(write)
+        before, document, superseded, kept = await asyncio.to_thread(write)
+        if superseded:
+            self._bus.publish(ProposalsChanged(workspace_id, 0))
         if document.version != before:
             self._remember(workspace_id, document.version)
             if self._versions is not None:
@@ -724,7 +743,8 @@ class MemoryService:
                     updated_at=document.updated_at,
                 )
             )
-            await self._sync_kept_file(workspace_id, document)
+            if kept is not None:
+                await self._sync_kept_file(workspace_id, document, kept)
         return document
 
     # --- keeping an instruction file in sync ---------------------------------------------------
@@ -757,27 +777,27 @@ class MemoryService:
             await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, None)
         return workspace.synced_file
 
-    async def _sync_kept_file(self, workspace_id: str, document: MemoryDocument) -> None:
-        """After an applied revision, write it into the workspace's kept file, if any. A
-        failure is logged and published (``SyncedFileFailed``), never raised: the revision is
-        stored already."""
+    def _kept_file(self, workspace_id: str) -> str | None:
+        """The file the workspace keeps in sync, or ``None`` (also when the workspace cannot be
+        read: the revision is stored already, and this is logged)."""
         try:
-            workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+            return self._workspaces.get(workspace_id).synced_file
         except YakError as exc:
             log.warning("cannot read workspace %s to sync its file: %s", workspace_id, exc)
-            return
-        if workspace.synced_file is None:
-            return
+            return None
+
+    async def _sync_kept_file(self, workspace_id: str, document: MemoryDocument, path: str) -> None:
+        """After an applied revision, write it into the workspace's kept file at ``path``. A
+        failure is logged and published (``SyncedFileFailed``), never raised: the revision is
+        stored already."""
         from yak.memory.sync import sync_file  # loaded only for a workspace that keeps a file
 
         try:
-            await asyncio.to_thread(sync_file, workspace.synced_file, document.content)
+            await asyncio.to_thread(sync_file, path, document.content)
         except YakError as exc:
             # said to the user through SyncedFileFailed (a stderr line, the status bar)
-            log.info("keeping %s in sync failed: %s", workspace.synced_file, exc)
-            self._bus.publish(
-                SyncedFileFailed(workspace_id, document.version, workspace.synced_file, str(exc))
-            )
+            log.info("keeping %s in sync failed: %s", path, exc)
+            self._bus.publish(SyncedFileFailed(workspace_id, document.version, path, str(exc)))
 
     # --- export -------------------------------------------------------------------------------
     async def export_bytes(
