@@ -8,7 +8,6 @@ names a workspace.
 
 from __future__ import annotations
 
-import hashlib
 import ntpath
 import os
 import posixpath
@@ -16,8 +15,6 @@ import sys
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
-
-import platformdirs
 
 APP_NAME = "yak"
 APP_AUTHOR = "Yak"
@@ -114,6 +111,8 @@ def normalize_workspace_path(path: str | os.PathLike[str]) -> str:
 
 def workspace_id_for(key: str) -> str:
     """Derive the workspace id from a normalized key: ``"ws_" + sha256(key utf-8)[:32]``."""
+    import hashlib  # not at import: the window is painted before any id is needed
+
     return "ws_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
@@ -191,11 +190,11 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     Raises:
         OSError: the folder cannot be created (``FileExistsError``: a file has its name).
     """
-    chosen = (
-        override
-        or os.environ.get("YAK_DATA_DIR")
-        or platformdirs.user_data_dir(APP_NAME, APP_AUTHOR)
-    )
+    chosen = override or os.environ.get("YAK_DATA_DIR")
+    if not chosen:
+        import platformdirs  # not at import: the window is painted before it is needed
+
+        chosen = platformdirs.user_data_dir(APP_NAME, APP_AUTHOR)
     folder = Path(os.path.expanduser(os.fspath(chosen))).resolve()
     make_private_folder(folder)
     return folder
@@ -203,6 +202,8 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
 
 def log_dir() -> Path:
     """The platform's user log directory for Yak (created readable by the user only)."""
+    import platformdirs
+
     folder = Path(platformdirs.user_log_dir(APP_NAME, APP_AUTHOR))
     make_private_folder(folder)
     return folder

@@ -8,12 +8,16 @@ It only shows the offer and emits what the person chose; the app controller acts
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QWidget
 
-from yak.domain import MemorySummary, Workspace
 from yak.text import plural
 from yak.ui.layout import create_button, create_label, hbox
+
+if TYPE_CHECKING:  # the window is painted before the domain is imported (start-up time)
+    from yak.domain import MemorySummary, Workspace
 
 
 class ScopeNotice(QFrame):
