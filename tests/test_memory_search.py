@@ -12,6 +12,7 @@ import sqlite3
 
 import pytest
 
+from tests.support import drop_search_index
 from yak.bootstrap import open_core
 from yak.cli import main
 from yak.db.engine import open_database
@@ -102,20 +103,11 @@ def test_a_text_under_three_characters_is_a_labelled_plain_scan(api, capsys):
     assert err == ("Searched by plain scan: the text is shorter than the index's 3 characters.\n")
 
 
-def drop_index(data_dir):
-    """Make the database what a SQLite without FTS5 migrates to: no index table, no
-    triggers."""
-    with sqlite3.connect(data_dir / "yak.db") as conn:
-        for trigger in ("memory_search_insert", "memory_search_update", "memory_search_delete"):
-            conn.execute(f"DROP TRIGGER {trigger}")
-        conn.execute("DROP TABLE memory_search")
-
-
 def test_without_an_index_search_is_a_plain_scan_that_says_so(api, data_dir, tmp_path, capsys):
     """In a database without the index, writes still work and search finds the same lines,
     with one stderr line saying it was a plain scan for want of FTS5 (``--json`` keeps its
     list on stdout)."""
-    drop_index(data_dir)
+    drop_search_index(data_dir / "yak.db")
     web = tmp_path / "web"
     web.mkdir()
     save(data_dir, web, "Web app\n- uses postgres via the api\n")
@@ -124,6 +116,43 @@ def test_without_an_index_search_is_a_plain_scan_that_says_so(api, data_dir, tmp
     assert out == f"{web}:2: - uses postgres via the api\n{api}:2: - db: PostgreSQL 16\n"
     code, out, err = run(capsys, "memory", "search", "kubernetes", "--json")
     assert (code, out, err) == (0, "[]\n", NO_INDEX)
+
+
+def test_on_a_database_nobody_may_write_search_still_finds_the_newest_text(
+    api, data_dir, tmp_path, monkeypatch, capsys
+):
+    """The index catches up when a search runs; where the database cannot be written, the
+    documents it holds an older version of are read as well: the new text is found and the
+    replaced text is not."""
+    from tests.test_cli_readonly_db import cannot_write
+
+    save(data_dir, api, "API service\n- db: MariaDB\n")
+    cannot_write(monkeypatch, tmp_path, refused_modes=())
+    assert run(capsys, "memory", "search", "mariadb") == (0, f"{api}:2: - db: MariaDB\n", "")
+    assert run(capsys, "memory", "search", "postgres")[1] == (
+        "No memory document contains 'postgres'.\n"
+    )
+
+
+def test_the_index_round_trips_through_the_schema_before_on_demand_search(api, data_dir, capsys):
+    """Downgraded to the schema whose triggers kept the index (0007), a save is indexed by
+    them; upgraded again, search finds it through the index."""
+    from alembic import command
+
+    from yak.db.engine import _alembic_config
+
+    old = open_database(data_dir, migrate=False)
+    try:
+        with old.engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0007")
+            conn.exec_driver_sql(
+                "UPDATE memory_documents SET content = 'API service\n- db: SQLite\n'"
+            )
+    finally:
+        old.close()
+    assert indexed(data_dir, "sqlite") == {str(api)}
+    assert indexed(data_dir, "postgres") == set()
+    assert run(capsys, "memory", "search", "sqlite")[1] == f"{api}:2: - db: SQLite\n"
 
 
 def test_a_database_from_before_the_index_gets_it_with_its_documents(api, data_dir, capsys):

@@ -7,13 +7,20 @@ Nothing here builds a repository, a refresher or a service: those come from
 ``yak.bootstrap.open_core`` (see ``docs/architecture.md``, "Tests").
 """
 
-from tests.support.builders import add_turns, project_folder, say, workspace_with_document
+from tests.support.builders import (
+    add_turns,
+    drop_search_index,
+    project_folder,
+    say,
+    workspace_with_document,
+)
 from tests.support.clients import ModelClients
 from tests.support.clock import ManualTimers
 from tests.support.events import record
 from tests.support.waiting import until
 
 __all__ = [
+    "drop_search_index",
     "ManualTimers",
     "ModelClients",
     "add_turns",

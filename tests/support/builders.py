@@ -124,3 +124,13 @@ def git_worktree(root: Path) -> tuple[Path, Path]:
     git("commit", "-q", "-m", "start", cwd=main_checkout)
     git("worktree", "add", "-q", "-b", "feature", "../app-feature", cwd=main_checkout)
     return main_checkout, root / "app-feature"
+
+
+def drop_search_index(database: Path) -> None:
+    """Make the SQLite file at ``database`` what a SQLite without FTS5 migrates to: no
+    full-text index tables (searches are then plain scans)."""
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:
+        conn.execute("DROP TABLE memory_search")
+        conn.execute("DROP TABLE memory_search_indexed")

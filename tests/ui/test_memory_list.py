@@ -286,14 +286,11 @@ def test_the_filter_says_plain_scan_when_the_database_has_no_index(env, page, qt
     """In a database without the full-text index (a SQLite without FTS5), the filter still
     lists the workspaces whose document contains the text, and the count line says
     "(plain scan)"; the indexed search above says nothing of the kind."""
-    import sqlite3
+    from tests.support import drop_search_index
 
     api = env.workspace("api", "API service\n- db: PostgreSQL 16\n")
     env.workspace("docs", "Docs site\n- mkdocs\n")
-    with sqlite3.connect(env.core.data_dir / "yak.db") as conn:
-        for trigger in ("memory_search_insert", "memory_search_update", "memory_search_delete"):
-            conn.execute(f"DROP TRIGGER {trigger}")
-        conn.execute("DROP TABLE memory_search")
+    drop_search_index(env.core.data_dir / "yak.db")
 
     async def body():
         page.controller.reload()
