@@ -882,3 +882,16 @@ def test_an_input_larger_than_any_document_is_refused_without_reading_it_all(
     )
     assert code == 3 and "The input on stdin" in err and err.count("\n") == 1
     assert stored(data_dir, folder) == b"v1\n"
+
+
+def test_show_of_a_folder_without_memory_says_so_on_stderr_only(data_dir, folder):
+    """stdout stays the document (nothing, for piping); stderr says there is none yet and how
+    one is made; ``--json`` says it with ``"content": ""`` and no note."""
+    shown = yak(data_dir, "memory", "show", "-w", folder)
+    assert (shown.returncode, shown.stdout) == (0, b"")
+    assert shown.stderr.decode() == (
+        f"{folder} has no memory yet: it is written after a conversation here, or with "
+        "'yak memory set'.\n"
+    )
+    as_json = yak(data_dir, "memory", "show", "-w", folder, "--json")
+    assert json.loads(as_json.stdout)["content"] == "" and as_json.stderr == b""

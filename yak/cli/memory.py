@@ -269,7 +269,8 @@ def cmd_list(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory show``: the document's bytes exactly as stored, or ``--json``; with
-    ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept. A folder
+    ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept. An empty
+    document prints nothing on stdout and says so on stderr. A folder
     without a memory of its own gets a line on stderr (``--json``: ``enclosing``,
     ``renamed_from``) naming the enclosing workspace's memory or an orphan's it looks like."""
     from yak.cli import output
@@ -297,6 +298,11 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
                     output.note(
                         f"Memory is off for {workspace.path}: conversations do not get it and "
                         "no refresh runs ('yak memory enable' turns it back on)."
+                    )
+                elif not document.content and enclosing is None and renamed_from is None:
+                    output.note(
+                        f"{workspace.path} has no memory yet: it is written after a "
+                        "conversation here, or with 'yak memory set'."
                     )
                 output.document(workspace, document, as_json=False)
             return 0
