@@ -90,3 +90,18 @@ def test_the_log_folder_and_every_log_file_are_private(tmp_path, monkeypatch, op
         assert "after the rollover" in log_file.read_text(encoding="utf-8")
     finally:
         logfile.close_log(handler)
+
+
+def test_a_log_an_older_yak_left_readable_by_others_is_made_private(tmp_path, monkeypatch):
+    """yak.log at 0644 from before (its lines kept) is 0600 once Yak opens it again."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    log_file = paths.log_dir() / logfile.LOG_FILE
+    log_file.write_text("an old line\n", encoding="utf-8")
+    log_file.chmod(0o644)
+    handler = logfile.open_log()
+    try:
+        logging.getLogger("yak.test").info("a new line")
+        assert mode(log_file) == 0o600
+        assert log_file.read_text(encoding="utf-8").startswith("an old line\n")
+    finally:
+        logfile.close_log(handler)

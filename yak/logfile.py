@@ -10,7 +10,9 @@ time of ``yak --help`` and of the window).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 from io import TextIOWrapper
 from typing import cast
@@ -35,7 +37,8 @@ def open_log(*, console_level: int = logging.WARNING) -> logging.Handler | None:
 
     class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         """A rotating log whose every file (the first and each after a rollover) is created
-        readable by the user only (``yak.paths.PRIVATE_FILE_MODE``)."""
+        readable by the user only (``yak.paths.PRIVATE_FILE_MODE``); a log an older Yak left
+        readable by others is made private when opened."""
 
         def _open(self) -> TextIOWrapper:  # logging's override point
             stream = open(  # noqa: SIM115 - the handler owns and closes the stream
@@ -45,6 +48,9 @@ def open_log(*, console_level: int = logging.WARNING) -> logging.Handler | None:
                 errors=self.errors,
                 opener=paths.private_opener,
             )
+            with contextlib.suppress(OSError):  # not ours to change: it stays as it is
+                if os.fstat(stream.fileno()).st_mode & 0o077:
+                    os.fchmod(stream.fileno(), paths.PRIVATE_FILE_MODE)
             return cast(TextIOWrapper, stream)
 
     try:
