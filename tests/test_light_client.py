@@ -273,3 +273,22 @@ def test_the_light_path_does_not_import_the_sdk(fake_api):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Light. False"
+
+
+def test_the_sdk_import_shortens_the_thread_switch_interval_and_restores_it(monkeypatch):
+    """While the SDK is imported the loop's thread gets the interpreter back within 0.5 ms, not
+    5 ms; afterwards the interval is what it was."""
+    from yak.llm import provider
+
+    seen = []
+    real = provider.importlib.import_module
+
+    def recording(name, *args):
+        seen.append(sys.getswitchinterval())
+        return real(name, *args)
+
+    before = sys.getswitchinterval()
+    monkeypatch.setattr(provider.importlib, "import_module", recording)
+    provider.import_sdk()
+    assert seen and all(v == provider.IMPORT_SWITCH_INTERVAL_S for v in seen)
+    assert sys.getswitchinterval() == before

@@ -291,16 +291,26 @@ class Provider:
 _sdk_imported = threading.Event()
 _sdk_importers = 0  # threads inside import_sdk() now
 _sdk_importers_lock = threading.Lock()
+_switch_interval_before = 0.005  # the interpreter's thread switch interval before the import
+IMPORT_SWITCH_INTERVAL_S = 0.0005  # seconds, while the SDK is being imported
 
 
 def import_sdk() -> Any:
     """Import the ``anthropic`` package (seconds, the first time) and return it; while this
     runs, :func:`sdk_importing` is true for every thread. The light adapter, the TLS context
     and the transport's event-loop backend come first (the SDK needs the same ones, so this
-    adds nothing to the whole), so a turn started meanwhile finds them ready."""
-    global _sdk_importers
+    adds nothing to the whole), so a turn started meanwhile finds them ready. Meanwhile the
+    interpreter switches threads every ``IMPORT_SWITCH_INTERVAL_S`` seconds, not 5 ms, so the
+    event loop's thread is not kept waiting behind the import (restored after)."""
+    global _sdk_importers, _switch_interval_before
     with _sdk_importers_lock:
         _sdk_importers += 1
+        if _sdk_importers == 1:
+            # While the import holds the interpreter lock, the event loop's thread gets it back
+            # within this interval rather than the default 5 ms, each time it wakes (a key
+            # press, a socket ready): a first turn sent meanwhile is not slowed tenfold.
+            _switch_interval_before = sys.getswitchinterval()
+            sys.setswitchinterval(min(_switch_interval_before, IMPORT_SWITCH_INTERVAL_S))
     try:
         importlib.import_module("yak.llm.light")
         tls_context()
@@ -312,6 +322,8 @@ def import_sdk() -> Any:
     finally:
         with _sdk_importers_lock:
             _sdk_importers -= 1
+            if _sdk_importers == 0:
+                sys.setswitchinterval(_switch_interval_before)
     _sdk_imported.set()
     return module
 
