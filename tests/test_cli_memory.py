@@ -91,6 +91,7 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
         "enclosing",
         "renamed_from",
         "linked_to",
+        "worktree_main",
     }
     assert (shown["last_refresh"], shown["proposals"], shown["mode"]) == (None, 0, "auto")
     assert shown["memory_enabled"] is True

@@ -209,7 +209,10 @@ def test_link_makes_a_worktree_share_the_main_checkouts_document(worktree, capsy
     new = feature / "brief.txt"
     new.write_text("- build: make\n- tests: pytest -x\n")
     code, _, err = run(capsys, "memory", "set", "-w", feature, "--file", new)
-    assert (code, err) == (0, "")
+    assert (code, err) == (
+        0,
+        f"{feature} shares the memory of {main}: this changes that shared document.\n",
+    )
     code, out, _ = run(capsys, "memory", "show", "-w", main, "--json")
     assert (json.loads(out)["content"], json.loads(out)["version"]) == (new.read_text(), 2)
     code, out, _ = run(capsys, "memory", "show", "-w", feature, "--json")
@@ -223,6 +226,29 @@ def test_link_makes_a_worktree_share_the_main_checkouts_document(worktree, capsy
     assert out == ""
     code, out, _ = run(capsys, "memory", "show", "-w", main)
     assert out == new.read_text()
+
+
+def test_show_in_a_worktree_names_the_main_checkouts_memory_and_how_to_share_it(worktree, capsys):
+    """Before linking, ``show`` in the worktree keeps stdout empty and says on stderr that the
+    main checkout has a memory and which command shares it; ``--json`` has ``worktree_main``.
+    Once linked, a per-folder setting says it is the worktree's alone."""
+    main, feature = worktree
+    code, out, err = run(capsys, "memory", "show", "-w", feature)
+    assert (code, out) == (0, "")
+    assert err == (
+        f"{feature} is a git worktree of {main}, which has a memory of 2 lines: "
+        f"'yak memory link -w {feature}' shares it here.\n"
+    )
+    code, out, _ = run(capsys, "memory", "show", "-w", feature, "--json")
+    assert json.loads(out)["worktree_main"]["path"] == str(main)
+    assert run(capsys, "memory", "link", "-w", feature)[0] == 0
+    code, out, err = run(capsys, "memory", "mode", "review", "-w", feature)
+    assert (code, err) == (
+        0,
+        f"{feature} shares the memory of {main}: this setting is for {feature} only.\n",
+    )
+    code, out, _ = run(capsys, "memory", "show", "-w", main, "--json")
+    assert (json.loads(out)["mode"], json.loads(out)["worktree_main"]) == ("auto", None)
 
 
 def test_link_refusals_are_one_line_and_exit_2(worktree, tmp_path, data_dir, capsys):

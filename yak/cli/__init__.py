@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
     from yak.core import Core
+    from yak.domain import Workspace
 
 # The words that start a command-line command; anything else opens the desktop app.
 COMMANDS = frozenset({"memory", "ask", "mcp", "install-desktop", "completion"})
@@ -214,6 +215,25 @@ def workspace_path(args: argparse.Namespace) -> str:
     ``for_read``), so a bad ``-w`` gives the same error everywhere."""
     chosen = getattr(args, "workspace", None)
     return chosen if chosen is not None else os.getcwd()
+
+
+async def writable_workspace(
+    core: Core, args: argparse.Namespace, *, folder_setting: bool = False
+) -> Workspace:
+    """The workspace a writing command acts on (``for_write`` of :func:`workspace_path`). When
+    it shares another folder's memory (a linked git worktree), a line on stderr says so first:
+    a document write changes that shared document; a ``folder_setting`` (review mode, memory
+    on or off) is this folder's alone."""
+    workspace = await core.workspaces.for_write(workspace_path(args))
+    linked = await core.workspaces.linked_to(workspace.id)
+    if linked is not None:
+        said = (
+            f"this setting is for {workspace.path} only"
+            if folder_setting
+            else "this changes that shared document"
+        )
+        print(f"{workspace.path} shares the memory of {linked.path}: {said}.", file=sys.stderr)
+    return workspace
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,7 +25,7 @@ import contextlib
 import os
 import sys
 
-from yak.cli import add_timeout_option, workspace_path
+from yak.cli import add_timeout_option, workspace_path, writable_workspace
 from yak.errors import UsageError, YakError
 
 TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
@@ -272,7 +272,8 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
     ``--reply ATTEMPT_ID`` the reply that refresh attempt kept, exactly as kept. An empty
     document prints nothing on stdout and says so on stderr. A folder
     without a memory of its own gets a line on stderr (``--json``: ``enclosing``,
-    ``renamed_from``) naming the enclosing workspace's memory or an orphan's it looks like."""
+    ``renamed_from``, ``worktree_main``) naming the enclosing workspace's memory, an orphan's
+    it looks like, or its git main checkout's."""
     from yak.cli import output
 
     async def work(core: Core) -> int:
@@ -285,21 +286,25 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
             document = await _read(core, workspace, stored)
             enclosing = await core.workspaces.enclosing(workspace.path)
             renamed_from = await core.workspaces.renamed_from(workspace.path)
+            main = await core.workspaces.worktree_main(workspace.path)
             if args.json:
                 extras = await _review_state(core, workspace, stored)
                 extras["enclosing"] = output.memory_elsewhere(enclosing)
                 extras["renamed_from"] = output.memory_elsewhere(renamed_from)
+                extras["worktree_main"] = output.memory_elsewhere(main)
                 linked = await core.workspaces.linked_to(workspace.id) if stored else None
                 extras["linked_to"] = None if linked is None else linked.path
                 output.document(workspace, document, as_json=True, extras=extras)
             else:
-                output.scope_notes(workspace, enclosing=enclosing, renamed_from=renamed_from)
+                output.scope_notes(
+                    workspace, enclosing=enclosing, renamed_from=renamed_from, worktree_main=main
+                )
                 if not workspace.memory_enabled:
                     output.note(
                         f"Memory is off for {workspace.path}: conversations do not get it and "
                         "no refresh runs ('yak memory enable' turns it back on)."
                     )
-                elif not document.content and enclosing is None and renamed_from is None:
+                elif not document.content and not (enclosing or renamed_from or main):
                     output.note(
                         f"{workspace.path} has no memory yet: it is written after a "
                         "conversation here, or with 'yak memory set'."
@@ -328,7 +333,7 @@ def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
         raise UsageError("--expect-version must be 0 or more")
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         if args.file is not None and args.file != "-":
             from yak.memory.service import read_input_file
 
@@ -411,7 +416,7 @@ def cmd_edit(args: argparse.Namespace, ctx: Context) -> int:
     editor = _editor_command()
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         document = await core.memory.read(workspace.id)
         handle, name = tempfile.mkstemp(prefix=f"yak-memory-{workspace.name}-", suffix=".txt")
         with os.fdopen(handle, "wb") as out:
@@ -487,7 +492,7 @@ def cmd_restore(args: argparse.Namespace, ctx: Context) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         before = await core.memory.current_version(workspace.id)
         revision = await core.memory.get_revision(workspace.id, args.revision)
         document = await core.memory.restore(workspace.id, revision.id, expected_version=before)
@@ -527,7 +532,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         if args.file == "-":
             data, name = _read_stdin("the file to import"), "stdin"
         else:
@@ -549,7 +554,7 @@ def cmd_delete(args: argparse.Namespace, ctx: Context) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         document = await core.memory.read(workspace.id)
         if not document.content:
             output.already_empty(workspace)

@@ -171,13 +171,22 @@ def memory_elsewhere(summary: MemorySummary | None) -> dict[str, Any] | None:
 
 
 def scope_notes(
-    workspace: Workspace, *, enclosing: MemorySummary | None, renamed_from: MemorySummary | None
+    workspace: Workspace,
+    *,
+    enclosing: MemorySummary | None,
+    renamed_from: MemorySummary | None,
+    worktree_main: MemorySummary | None = None,
 ) -> None:
     """The lines on stderr saying that a folder without a memory of its own could use another
     one, with the command that does it (plain ``show``; its stdout stays the document)."""
     import shlex
 
     here = shlex.quote(workspace.path)
+    if worktree_main is not None:
+        note(
+            f"{workspace.path} is a git worktree of {worktree_main.workspace.path}, which has a "
+            f"memory of {lines(worktree_main.lines)}: 'yak memory link -w {here}' shares it here."
+        )
     if renamed_from is not None:
         old = renamed_from.workspace.path
         note(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-from yak.cli import workspace_path
+from yak.cli import workspace_path, writable_workspace
 
 TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
     from yak.memory import document as doc_rules
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         content = None
         if args.file is not None:
             from yak.memory.service import read_input_file
@@ -161,7 +161,7 @@ def cmd_reject(args: argparse.Namespace, ctx: Context) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args)
         found = await core.memory.reject(workspace.id, args.id)
         document = await core.memory.read(workspace.id)
         if args.json:
@@ -178,7 +178,7 @@ def cmd_mode(args: argparse.Namespace, ctx: Context) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args, folder_setting=args.mode is not None)
         changed = False
         if args.mode is not None and args.mode != str(workspace.review_mode):
             workspace = await core.memory.set_review_mode(workspace.id, args.mode)
@@ -193,7 +193,7 @@ def _switch(args: argparse.Namespace, ctx: Context, *, enabled: bool) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
-        workspace = await core.workspaces.for_write(workspace_path(args))
+        workspace = await writable_workspace(core, args, folder_setting=True)
         workspace = await core.workspaces.set_memory_enabled(workspace.id, enabled=enabled)
         output.memory_switch(workspace, as_json=args.json)
         return 0
