@@ -5,7 +5,12 @@ the app's warm-up is still importing it would wait for that. This adapter sends 
 request through ``httpx2`` (the SDK's own HTTP library, a fraction of the import) and reads the
 reply with ``httpx2``'s server-sent-events parser, giving the same ``Completion`` and
 ``StreamEvent``s, and the same ``ProviderError`` sentences (``yak/llm/provider.py`` holds the
-translations both use). It does not retry. ``Provider`` chooses it (see
+translations both use). It retries as the SDK does, for the same ``max_retries``: a refused or
+timed-out connection, a 408, 409, 429 or 5xx (or what the ``x-should-retry`` header says) is
+sent again after the SDK's wait (``retry-after-ms`` / ``retry-after`` when the API gives one,
+else its jittered exponential backoff), numbered by ``x-stainless-retry-count`` as the SDK
+numbers it, until the reply starts; a reply cut afterwards is not sent again. The time limit
+covers the retries and their waits, as on the SDK path. ``Provider`` chooses it (see
 ``docs/architecture.md``, "The agent").
 """
 
@@ -13,9 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
 import json
 import logging
-from collections.abc import Callable
+import random
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from yak.errors import ProviderError, YakError
@@ -39,6 +47,11 @@ ANTHROPIC_VERSION = "2026-10-21"
 """The Messages API version the installed SDK sends (its ``anthropic-version`` header; a test
 compares the two adapters' headers, so an SDK update that changes it is noticed)."""
 
+DEFAULT_MAX_RETRIES = 2
+INITIAL_RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
+"""The SDK's retry constants (``anthropic._constants``; a test compares them)."""
+
 
 def request_body(params: dict[str, Any]) -> bytes:
     """The JSON bytes of a streaming request, as the SDK encodes them: its key order (the
@@ -54,16 +67,26 @@ class LightClient:
     Args:
         api_key: the API key (sent as the SDK sends it, a bearer token).
         base_url: where requests go, without a trailing slash (``/v1/messages`` is appended).
-        timeout_s: the request time limit in seconds: for the reply to start, and the longest
-            pause inside it.
+        timeout_s: the request time limit in seconds: for the reply to start (retries and
+            their waits included), and the longest pause inside it.
+        max_retries: how many times a failed request is sent again, as the SDK's
+            ``max_retries`` (the same failures, the same waits).
     """
 
-    def __init__(self, *, api_key: str, base_url: str, timeout_s: float) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str,
+        timeout_s: float,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+    ) -> None:
         import httpx2
 
         self._api_key = api_key
         self.base_url = base_url
         self.timeout_s = timeout_s
+        self.max_retries = max_retries
         self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_s), verify=tls_context())
 
     async def stream(
@@ -85,32 +108,19 @@ class LightClient:
         params = request_params(
             model=model, system=system, messages=messages, tools=tools, max_tokens=max_tokens
         )
-        headers = {
-            "authorization": f"Bearer {self._api_key}",  # how the SDK sends an API key
-            "anthropic-version": ANTHROPIC_VERSION,
-            "content-type": "application/json",
-        }
         started = False
         reply = _Reply()
         try:
             async with contextlib.AsyncExitStack() as stack:
                 try:
+                    # One bound for the request and its retries until the reply starts, as on
+                    # the SDK path; after that, timeout_s is the longest pause between reads.
                     async with asyncio.timeout(self.timeout_s):
-                        source = await stack.enter_async_context(
-                            self._http.sse(
-                                f"{self.base_url}/v1/messages",
-                                method="POST",
-                                content=request_body(params),
-                                headers=headers,
-                            )
-                        )
-                        response = source.response
-                        if response.status_code >= 400:
-                            await response.aread()
-                            raise status_error(response.status_code, _parsed(response.text))
+                        source = await self._open(stack, request_body(params))
                 except TimeoutError:
                     raise start_timeout_error(self.timeout_s) from None
                 started = True
+                response = source.response
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 check_content_type(kind, base_url=self.base_url)
                 async for sse in source:
@@ -135,9 +145,111 @@ class LightClient:
             raise error from exc
         return reply.completion(model)
 
+    async def _open(self, stack: contextlib.AsyncExitStack, body: bytes) -> Any:
+        """Send the request, again after each failure the SDK retries, until a reply starts;
+        the open event source is left on ``stack``.
+
+        Raises:
+            ProviderError: an HTTP error status not retried, or the last one.
+            httpx2.TransportError: the connection failed, and no retry is left.
+        """
+        import httpx2
+
+        for retries_taken in range(self.max_retries + 1):
+            remaining = self.max_retries - retries_taken
+            headers = {
+                "authorization": f"Bearer {self._api_key}",  # how the SDK sends an API key
+                "anthropic-version": ANTHROPIC_VERSION,
+                "content-type": "application/json",
+                "x-stainless-retry-count": str(retries_taken),  # the SDK numbers each attempt
+            }
+            wait_headers: Mapping[str, str] | None = None
+            async with contextlib.AsyncExitStack() as attempt:
+                try:
+                    source = await attempt.enter_async_context(
+                        self._http.sse(
+                            f"{self.base_url}/v1/messages",
+                            method="POST",
+                            content=body,
+                            headers=headers,
+                        )
+                    )
+                except httpx2.TransportError as exc:
+                    if remaining <= 0:
+                        raise
+                    failure = type(exc).__name__
+                else:
+                    response = source.response
+                    if response.status_code < 400:
+                        await stack.enter_async_context(attempt.pop_all())
+                        return source
+                    if remaining <= 0 or not should_retry(response.status_code, response.headers):
+                        await response.aread()
+                        raise status_error(response.status_code, _parsed(response.text))
+                    failure = str(response.status_code)
+                    wait_headers = response.headers
+            # The failed response is closed; a Stop (cancellation) ends this wait at once.
+            delay = retry_delay(retries_taken, wait_headers)
+            log.info("model request failed (%s); sending it again in %.2f s", failure, delay)
+            await asyncio.sleep(delay)
+        raise RuntimeError("unreachable: the last attempt returns or raises")
+
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self._http.aclose()
+
+
+def should_retry(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether the SDK sends a request again after this error status (its ``_should_retry``):
+    what the ``x-should-retry`` header says, else 408, 409, 429 and 5xx."""
+    verdict = headers.get("x-should-retry")
+    if verdict == "true":
+        return True
+    if verdict == "false":
+        return False
+    return status in (408, 409, 429) or status >= 500
+
+
+def retry_delay(retries_taken: int, headers: Mapping[str, str] | None) -> float:
+    """Seconds to wait before the next attempt, as the SDK computes them
+    (``_calculate_retry_timeout``): the ``retry-after-ms`` or ``retry-after`` header (seconds or
+    an HTTP date) when positive, else 0.5 s doubled per attempt taken, at most 8 s, less up to a
+    quarter of random jitter.
+
+    Args:
+        retries_taken: the attempts before this wait, less one (0 after the first request).
+        headers: the failed response's headers; ``None`` when no response came (a connection
+            error).
+    """
+    retry_after = _retry_after(headers)
+    if retry_after is not None and retry_after > 0:
+        return min(retry_after, 4_294_967.0)  # the SDK's cap (the longest sleep a platform takes)
+    sleep_seconds = min(INITIAL_RETRY_DELAY * pow(2.0, min(retries_taken, 1000)), MAX_RETRY_DELAY)
+    return max(sleep_seconds * (1 - 0.25 * random.random()), 0.0)
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """The wait the API asks for, in seconds, as the SDK reads it; ``None`` when it asks none."""
+    if headers is None:
+        return None
+    milliseconds = _number(headers.get("retry-after-ms"))
+    if milliseconds is not None:
+        return milliseconds / 1000
+    retry_header = headers.get("retry-after")
+    seconds = _number(retry_header)
+    if seconds is not None or retry_header is None:
+        return seconds
+    retry_date = email.utils.parsedate_tz(retry_header)
+    if retry_date is None:
+        return None
+    return float(email.utils.mktime_tz(retry_date) - time.time())
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 class _Reply:
@@ -251,4 +363,11 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-__all__ = ["ANTHROPIC_VERSION", "LightClient", "ProviderError", "request_body"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "LightClient",
+    "ProviderError",
+    "request_body",
+    "retry_delay",
+    "should_retry",
+]

@@ -66,8 +66,8 @@ class Provider:
         max_retries: the SDK's retries on 408/409/429/5xx and refused connections.
         light_while_loading: while another thread is still importing the SDK, send requests
             through the light adapter (``yak/llm/light.py``: the same request over plain HTTP,
-            without retries) instead of waiting for the import; the chat's turns use this, so
-            the first message after launch leaves at once.
+            retried as the SDK retries it) instead of waiting for the import; the chat's turns
+            use this, so the first message after launch leaves at once.
     """
 
     def __init__(
@@ -266,7 +266,10 @@ class Provider:
             from yak.llm.light import LightClient
 
             self._light = LightClient(
-                api_key=self._key(), base_url=self.base_url, timeout_s=self.timeout_s
+                api_key=self._key(),
+                base_url=self.base_url,
+                timeout_s=self.timeout_s,
+                max_retries=self.max_retries,
             )
         return self._light
 
