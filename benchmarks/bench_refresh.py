@@ -136,7 +136,7 @@ def instrument(core: Core) -> Breakdown:
         (refresher, "_close", "close"),
         (core.refresher, "_transcript", "read+format"),
         (core.refresher._workspaces, "get", "read workspace"),
-        (core.memory, "read", "read document"),
+        (core.memory._documents, "read", "read document"),
         (core.memory, "apply_rewrite", "write"),
         (core.memory, "record_attempt", "record attempt"),
     ]

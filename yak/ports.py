@@ -13,7 +13,7 @@ Repositories are synchronous (a database call on a worker thread); services call
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -242,6 +242,10 @@ class ConversationRepository(Protocol):
     def create_session(self, workspace_id: str, title: str) -> ChatSession: ...
 
     def sessions(self, workspace_id: str) -> list[ChatSession]: ...
+
+    def session_titles(self, session_ids: Collection[str]) -> dict[str, str]:
+        """``{session id: title}`` for those of ``session_ids`` that exist."""
+        ...
 
     def get_session(self, session_id: str) -> ChatSession: ...
 

@@ -8,7 +8,7 @@ from sqlalchemy import and_, func, insert, select
 
 from yak.db.engine import Database
 from yak.db.models import RefreshAttemptRow
-from yak.db.rows import now, to_attempt, workspace_row
+from yak.db.rows import now, require_workspace, to_attempt
 from yak.db.schema import attempt_prefix, one_attempt
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus
 from yak.ids import new_id
@@ -52,7 +52,7 @@ class SqlAttemptRepository:
             "proposal_id": outcome.proposal_id,
         }
         with self.db.session() as s:
-            workspace_row(s, outcome.workspace_id)
+            require_workspace(s, outcome.workspace_id)
             # A prebuilt Core insert: building an ORM row and flushing it cost more than the
             # insert itself, once per refresh.
             s.connection().execute(_INSERT, values)

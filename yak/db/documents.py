@@ -157,14 +157,7 @@ class SqlDocumentRepository:
         """
         with self.db.session() as s:
             owner = self._owner(s, workspace_id)
-            found = s.execute(
-                select(
-                    _RAW_CONTENT,
-                    MemoryDocumentRow.version,
-                    MemoryDocumentRow.flags,
-                    MemoryDocumentRow.updated_at,
-                ).where(MemoryDocumentRow.workspace_id == owner)
-            ).one_or_none()
+            found = s.connection().execute(_READ, {"workspace": owner}).one_or_none()
             if found is None:
                 workspace_row(s, workspace_id)
                 return to_document(workspace_id, None)
@@ -400,11 +393,8 @@ class SqlDocumentRepository:
     def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The workspace's tombstones, oldest first."""
         with self.db.session() as s:
-            owner = self._owner(s, workspace_id)
-            rows = s.scalars(
-                select(MemoryTombstoneRow)
-                .where(MemoryTombstoneRow.workspace_id == owner)
-                .order_by(MemoryTombstoneRow.created_at, MemoryTombstoneRow.key)
+            rows = s.connection().execute(
+                _TOMBSTONES_OF, {"workspace": self._owner(s, workspace_id)}
             )
             return [to_tombstone(r) for r in rows]
 
@@ -568,13 +558,8 @@ class SqlDocumentRepository:
         an origin computed up to ``version`` still has to take in."""
         with self.db.session() as s:
             owner = self._owner(s, workspace_id)
-            rows = s.scalars(
-                select(MemoryRevisionRow)
-                .where(
-                    MemoryRevisionRow.workspace_id == owner,
-                    MemoryRevisionRow.version >= version,
-                )
-                .order_by(MemoryRevisionRow.version, MemoryRevisionRow.id)
+            rows = s.connection().execute(
+                _REVISIONS_SINCE, {"workspace": owner, "version": version}
             )
             return [to_revision(r) for r in rows]
 
@@ -692,9 +677,26 @@ _UPDATE_DOCUMENT = (
 )
 _INSERT_REVISION = insert(_TABLES[MemoryRevisionRow.__tablename__])
 _TOMBSTONES = _TABLES[MemoryTombstoneRow.__tablename__]
+_TOMBSTONES_OF = (
+    select(*_TOMBSTONES.c)
+    .where(_TOMBSTONES.c.workspace_id == bindparam("workspace"))
+    .order_by(_TOMBSTONES.c.created_at, _TOMBSTONES.c.key)
+)
 _LIFT = delete(_TABLES[MemoryTombstoneRow.__tablename__]).where(
     MemoryTombstoneRow.workspace_id == bindparam("workspace"),
     MemoryTombstoneRow.key.in_(bindparam("keys", expanding=True)),
+)
+_READ = select(
+    _RAW_CONTENT, _DOCUMENTS.c.version, _DOCUMENTS.c.flags, _DOCUMENTS.c.updated_at
+).where(_DOCUMENTS.c.workspace_id == bindparam("workspace"))
+_REVISIONS = _TABLES[MemoryRevisionRow.__tablename__]
+_REVISIONS_SINCE = (
+    select(*_REVISIONS.c)
+    .where(
+        _REVISIONS.c.workspace_id == bindparam("workspace"),
+        _REVISIONS.c.version >= bindparam("version"),
+    )
+    .order_by(_REVISIONS.c.version, _REVISIONS.c.id)
 )
 _LINK_TARGET = select(WorkspaceLinkRow.target_id).where(
     WorkspaceLinkRow.workspace_id == bindparam("workspace")

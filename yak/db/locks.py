@@ -64,6 +64,11 @@ class FileRefreshLock:
         lock = self._lock(workspace_id)
         if lock is None:
             return True
+        if _try_acquire(lock, timeout_s=0):  # one non-blocking call: no worker thread needed
+            self._held[workspace_id] = lock
+            return True
+        if wait_s <= 0:
+            return False
         deadline = time.monotonic() + wait_s
         while True:
             attempt = asyncio.ensure_future(asyncio.to_thread(_try_acquire, lock))
@@ -90,9 +95,10 @@ class FileRefreshLock:
             lock.release()
 
 
-def _try_acquire(lock: FileLock) -> bool:
+def _try_acquire(lock: FileLock, timeout_s: float = POLL_S) -> bool:
+    """Take ``lock``, waiting up to ``timeout_s`` seconds (0: one try that never blocks)."""
     try:
-        lock.acquire(timeout=POLL_S)
+        lock.acquire(timeout=timeout_s)
     except Timeout:
         return False
     return True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.orm import Session
 
 from yak import paths
@@ -77,6 +77,16 @@ def workspace_row(s: Session, workspace_id: str) -> WorkspaceRow:
     return row
 
 
+def require_workspace(s: Session, workspace_id: str) -> None:
+    """Raise ``WorkspaceNotFound`` unless the workspace is stored (a Core query: no ORM row is
+    loaded when only its existence matters)."""
+    if s.connection().execute(_WORKSPACE_EXISTS, {"workspace": workspace_id}).first() is None:
+        raise no_workspace(workspace_id)
+
+
+_WORKSPACE_EXISTS = select(WorkspaceRow.id).where(WorkspaceRow.id == bindparam("workspace"))
+
+
 def no_workspace(workspace_id: str) -> WorkspaceNotFound:
     """The error for an unknown workspace id, with its sentence."""
     return WorkspaceNotFound(f"No workspace has the id {workspace_id}.")
@@ -107,7 +117,7 @@ def to_document(workspace_id: str, row: MemoryDocumentRow | None) -> MemoryDocum
     )
 
 
-def to_revision(row: MemoryRevisionRow) -> Revision:
+def to_revision(row: MemoryRevisionRow | Row[Any]) -> Revision:
     return Revision(
         id=row.id,
         workspace_id=row.workspace_id,
@@ -166,7 +176,7 @@ def to_proposal(row: MemoryProposalRow) -> Proposal:
     )
 
 
-def to_tombstone(row: MemoryTombstoneRow) -> Tombstone:
+def to_tombstone(row: MemoryTombstoneRow | Row[Any]) -> Tombstone:
     return Tombstone(key=row.key, text=row.text, source=row.source, created_at=row.created_at)
 
 

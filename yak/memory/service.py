@@ -21,10 +21,10 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from yak.aio import spawn
 from yak.domain import (
@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # types only: a reading command loads neither module
         WorkspaceRepository,
     )
 
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 # The versions of this many recently read workspaces are remembered, so the watcher's first
@@ -117,6 +118,22 @@ class MemoryService:
         document = await asyncio.to_thread(self._documents.read, workspace_id)
         self._remember(workspace_id, document.version)
         return document
+
+    async def read_with(self, workspace_id: str, then: Callable[[], T]) -> tuple[MemoryDocument, T]:
+        """:meth:`read`, then ``then()`` on the same worker thread (one hop instead of two): a
+        refresh reads the document first, then its conversations, so that a refresh elsewhere
+        that folds them in between moves the version it writes against.
+
+        Raises:
+            WorkspaceNotFound: unknown id; what ``then`` raises.
+        """
+
+        def read() -> tuple[MemoryDocument, T]:
+            return self._documents.read(workspace_id), then()
+
+        document, also = await asyncio.to_thread(read)
+        self._remember(workspace_id, document.version)
+        return document, also
 
     async def current_version(self, workspace_id: str) -> int:
         """The stored version, also when the document cannot be read as text (a restore or a

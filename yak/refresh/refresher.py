@@ -486,15 +486,14 @@ class MemoryRefresher:
         return completion, reply, usage, flags
 
     async def _load(self, workspace_id: str, rebuild: bool) -> _Input:
-        """Read everything an attempt needs, in three worker-thread hops (each costs a few
-        tenths of a millisecond on a busy machine): the document; the workspace and the
+        """Read everything an attempt needs, in two worker-thread hops (each costs a few tenths
+        of a millisecond on a busy machine): the document, then the workspace and the
         transcript, read and formatted; the line origins and tombstones when there is
         something to fold."""
         # The document first: a refresh elsewhere that folds these messages after this read
         # then moves the version, and this attempt's write is refused as superseded.
-        document = await self._memory.read(workspace_id)
-        workspace, messages, transcript = await asyncio.to_thread(
-            self._workspace_and_transcript, workspace_id, rebuild
+        document, (workspace, messages, transcript) = await self._memory.read_with(
+            workspace_id, lambda: self._workspace_and_transcript(workspace_id, rebuild)
         )
         if transcript.empty or not workspace.memory_enabled:
             return _Input(workspace, document, messages, transcript, [], {})
@@ -514,9 +513,7 @@ class MemoryRefresher:
             messages = self._conversations.recent_messages(workspace_id)
         else:
             messages = self._conversations.unfolded_messages(workspace_id)
-        titles = (
-            {s.id: s.title for s in self._conversations.sessions(workspace_id)} if messages else {}
-        )
+        titles = self._conversations.session_titles({m.session_id for m in messages})
         transcript = format_transcript(messages, session_titles=titles, redactor=redact)
         return messages, transcript
 
