@@ -554,9 +554,9 @@ def test_the_sdk_import_shortens_the_thread_switch_interval_and_restores_it(monk
     seen = []
     real = provider.importlib.import_module
 
-    def recording(name, *args):
+    def recording(name, *args, **kwargs):
         seen.append(sys.getswitchinterval())
-        return real(name, *args)
+        return real(name, *args, **kwargs)
 
     before = sys.getswitchinterval()
     monkeypatch.setattr(provider.importlib, "import_module", recording)
@@ -590,3 +590,44 @@ def test_the_chat_client_retries_the_light_way_with_its_max_retries(fake_api):
     assert out.stdout.strip() == "overloaded False"
     assert len(fake_api.message_requests) == 2
     assert fake_api.pending == 1
+
+
+def test_a_held_sdk_import_waits_between_modules_and_other_imports_go_on():
+    """A first message's client holds the SDK import: the importing thread stops before its
+    next module (a few at most arrive while held), an unrelated module imports in another
+    thread meanwhile, and once let go the SDK finishes with its real loaders and the import
+    hook gone. In a fresh interpreter, where the SDK is not imported yet."""
+    program = textwrap.dedent(
+        """
+        import sys, threading, time
+        from yak.llm import provider
+        provider.IMPORT_HOLD_S = 30.0  # a stuck hold would time the test out
+        started = threading.Event()
+        real = provider.importlib.import_module
+        def first_then(name, *args, **kwargs):
+            started.set()
+            return real(name, *args, **kwargs)
+        provider.importlib.import_module = first_then
+        worker = threading.Thread(target=provider.import_sdk)
+        provider.hold_sdk_import()
+        worker.start()
+        started.wait(10)
+        time.sleep(0.3)
+        before = len(sys.modules)
+        time.sleep(0.5)
+        held_meanwhile = len(sys.modules) - before
+        import xml.dom.minidom  # another thread's import is not held
+        provider.let_sdk_import_go()
+        worker.join(60)
+        import anthropic
+        print(held_meanwhile, provider.sdk_ready(), type(anthropic.__loader__).__name__,
+              any(type(f).__name__ == "_HoldingFinder" for f in sys.meta_path))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=25, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    held, ready, loader, hook = out.stdout.split()
+    assert int(held) <= 1  # xml.dom.minidom is counted after, not during
+    assert (ready, loader, hook) == ("True", "SourceFileLoader", "False")

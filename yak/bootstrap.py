@@ -348,6 +348,19 @@ def _build(
     return core
 
 
+def prepare_model_transport() -> None:
+    """Get a first model request's transport ready without the SDK (imports and the TLS
+    context, ``yak.llm.provider.prepare_transport``). Blocking: the app calls it on a worker
+    thread once its window is painted. Never raises: a failure here is met again, and
+    reported, by the first request."""
+    try:
+        from yak.llm.provider import prepare_transport
+
+        prepare_transport()
+    except Exception:  # the first request reports whatever this was
+        log.info("preparing the model transport failed", exc_info=True)
+
+
 def _provider_factory(
     settings: SettingsService, key_store: KeyStore, *, light_while_loading: bool = False
 ) -> Callable[[], ModelClient]:

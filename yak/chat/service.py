@@ -160,9 +160,11 @@ class ChatService:
         self._running.add(session_id)
         provider: ModelClient | None = None
         try:
+            # The client first: on a first message while the SDK still loads, building it
+            # holds that import back until the reply begins (yak.llm.provider.hold_sdk_import).
+            provider = await ready_model_client(self._provider_factory)
             await self._title_from_first_prompt(workspace, session_id, prompt)
             settings = self.settings()
-            provider = await ready_model_client(self._provider_factory)
             agent = Agent(
                 conversations=self.conversations,
                 workspaces=self._workspaces,

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import importlib
 import json
 import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +86,7 @@ class Provider:
         self._light_while_loading = light_while_loading
         self._client: Any = None
         self._light: LightClient | None = None
+        self._holding_import = False  # this client holds the SDK import (see hold_sdk_import)
 
     @property
     def base_url(self) -> str:
@@ -146,14 +147,23 @@ class Provider:
             IncompleteResponse, ProviderError. ``asyncio.CancelledError`` propagates (Stop).
         """
         if self._light_while_loading and not sdk_ready():
-            return await self._light_client().stream(
-                model=model,
-                system=system,
-                messages=messages,
-                tools=tools,
-                max_tokens=max_tokens,
-                on_event=on_event,
-            )
+
+            def first_event(event: StreamEvent) -> None:
+                self._let_import_go()  # the reply has begun: the import may share the CPU
+                if on_event is not None:
+                    on_event(event)
+
+            try:
+                return await self._light_client().stream(
+                    model=model,
+                    system=system,
+                    messages=messages,
+                    tools=tools,
+                    max_tokens=max_tokens,
+                    on_event=first_event,
+                )
+            finally:
+                self._let_import_go()
         client = self._sdk_client()
         request = request_params(
             model=model, system=system, messages=messages, tools=tools, max_tokens=max_tokens
@@ -248,11 +258,15 @@ class Provider:
         """
         if self._light_while_loading and sdk_importing() and not sdk_ready():
             # Another thread is importing the SDK: requests go the light way meanwhile, and
-            # the light client is built here, off the event loop.
+            # the light client is built here, off the event loop. The import waits between two
+            # modules until this client's first reply begins (at most IMPORT_HOLD_S).
             try:
                 self._light_client()
             except MissingApiKey:
                 return False
+            if not self._holding_import:
+                self._holding_import = True
+                hold_sdk_import()
             return True
         import_sdk()
         try:
@@ -260,6 +274,11 @@ class Provider:
         except MissingApiKey:
             return False
         return True
+
+    def _let_import_go(self) -> None:
+        if self._holding_import:
+            self._holding_import = False
+            let_sdk_import_go()
 
     def _light_client(self) -> LightClient:
         if self._light is None:
@@ -275,6 +294,7 @@ class Provider:
 
     async def aclose(self) -> None:
         """Close the HTTP connections (a later call opens new ones)."""
+        self._let_import_go()
         client, self._client = self._client, None
         light, self._light = self._light, None
         if client is not None:
@@ -305,7 +325,7 @@ def import_sdk() -> Any:
     adds nothing to the whole), so a turn started meanwhile finds them ready. Meanwhile the
     interpreter switches threads every ``IMPORT_SWITCH_INTERVAL_S`` seconds, not 5 ms, so the
     event loop's thread is not kept waiting behind the import (restored after)."""
-    global _sdk_importers, _switch_interval_before
+    global _sdk_importers, _switch_interval_before, _importer_thread
     with _sdk_importers_lock:
         _sdk_importers += 1
         if _sdk_importers == 1:
@@ -314,21 +334,114 @@ def import_sdk() -> Any:
             # press, a socket ready): a first turn sent meanwhile is not slowed tenfold.
             _switch_interval_before = sys.getswitchinterval()
             sys.setswitchinterval(min(_switch_interval_before, IMPORT_SWITCH_INTERVAL_S))
+            sys.meta_path.insert(0, _holding_finder)
     try:
-        importlib.import_module("yak.llm.light")
-        tls_context()
-        # The transport's asyncio backend, which anyio would import on the first connection
-        # (tens of milliseconds of a first request's time while this import runs).
-        with contextlib.suppress(ImportError):
-            importlib.import_module("anyio._backends._asyncio")
+        prepare_transport()
+        with _sdk_importers_lock:
+            if _importer_thread is None:
+                _importer_thread = threading.get_ident()  # from here on it may be held
         module = importlib.import_module("anthropic")
     finally:
         with _sdk_importers_lock:
             _sdk_importers -= 1
             if _sdk_importers == 0:
                 sys.setswitchinterval(_switch_interval_before)
+                _importer_thread = None
+                with contextlib.suppress(ValueError):
+                    sys.meta_path.remove(_holding_finder)
     _sdk_imported.set()
     return module
+
+
+class _HeldLoader:
+    """A module's own loader, made to wait before running the module's code while a chat
+    request is held ahead of the SDK import (see :func:`hold_sdk_import`). It waits with only
+    that module's import lock held, never the interpreter's global one, so other threads
+    import other modules meanwhile; then it puts the real loader back and delegates."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def create_module(self, spec: Any) -> Any:
+        create = getattr(self.loader, "create_module", None)
+        return None if create is None else create(spec)
+
+    def exec_module(self, module: Any) -> None:
+        with _sdk_importers_lock:
+            deadline = _import_held_until
+        remaining = deadline - time.monotonic()
+        if remaining > 0:
+            _import_may_go.wait(remaining)
+        module.__loader__ = module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)
+
+
+class _HoldingFinder:
+    """First on ``sys.meta_path`` while the SDK is imported: in the importing thread only, it
+    finds a module's spec with the finders after it and hands the module's loader to
+    :class:`_HeldLoader`; everywhere else it finds nothing (the next finder answers)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if threading.get_ident() != _importer_thread:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is None:
+                continue
+            if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                spec.loader = _HeldLoader(spec.loader)
+            return spec
+        return None
+
+
+_import_may_go = threading.Event()
+_import_may_go.set()
+_import_held_until = 0.0  # time.monotonic() after which a held import goes on anyway
+_import_holds = 0  # clients holding the import now
+_importer_thread: int | None = None  # the thread importing the SDK, while it does
+_holding_finder = _HoldingFinder()
+IMPORT_HOLD_S = 1.0  # seconds a chat request may keep the SDK import waiting, at most
+
+
+def hold_sdk_import() -> None:
+    """Make the thread importing the SDK wait before its next module until
+    :func:`let_sdk_import_go` (or ``IMPORT_HOLD_S`` seconds): a chat request sent meanwhile
+    then has the interpreter to itself instead of sharing it with an import whose C parts hold
+    it for a hundred milliseconds and more at a time (a first message on launch)."""
+    global _import_holds, _import_held_until
+    with _sdk_importers_lock:
+        _import_holds += 1
+        _import_held_until = time.monotonic() + IMPORT_HOLD_S
+        _import_may_go.clear()
+
+
+def let_sdk_import_go() -> None:
+    """Undo one :func:`hold_sdk_import`; the import goes on once none is left."""
+    global _import_holds
+    with _sdk_importers_lock:
+        _import_holds = max(0, _import_holds - 1)
+        if _import_holds == 0:
+            _import_may_go.set()
+
+
+def prepare_transport() -> None:
+    """Import what a first request needs without the SDK and build the TLS context: the light
+    adapter and its HTTP library, the transport's asyncio backend and what anyio imports on a
+    first connection (about 0.15 s of work, done once). The app runs it on a worker thread as
+    soon as its window is painted, so a message sent the moment the chat can be used does not
+    wait for it; :func:`import_sdk` runs it first (a held import never stops inside these: the
+    light adapter needs them whole). Blocking."""
+    importlib.import_module("yak.llm.light")
+    with contextlib.suppress(ImportError):
+        importlib.import_module("anyio._backends._asyncio")
+        importlib.import_module("anyio.lowlevel")
+    tls_context()
 
 
 def sdk_importing() -> bool:
@@ -361,17 +474,25 @@ def request_params(
     return request
 
 
-@functools.cache
 def tls_context() -> ssl.SSLContext:
     """One TLS context, as the SDK's transport builds by default, shared by every client: building
     one loads the certificate authorities (tens of milliseconds), and a client is built for each
-    refresh and each first turn after a close."""
-    try:
-        import httpx2 as httpx  # anthropic 2.x
-    except ImportError:
-        httpx = importlib.import_module("httpx")
-    context: ssl.SSLContext = httpx.create_ssl_context()
-    return context
+    refresh and each first turn after a close. Built once: a thread that asks while another
+    builds it waits for that one (two at once took twice as long each, a first message's
+    client among them)."""
+    with _tls_lock:
+        global _tls
+        if _tls is None:
+            try:
+                import httpx2 as httpx  # anthropic 2.x
+            except ImportError:
+                httpx = importlib.import_module("httpx")
+            _tls = httpx.create_ssl_context()
+        return _tls
+
+
+_tls: ssl.SSLContext | None = None
+_tls_lock = threading.Lock()
 
 
 def _transport_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
