@@ -226,6 +226,9 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
         "proposed by an agent over MCP: deployment notes, key [REDACTED"
     )
     assert "sk-ant-api03" not in json.dumps(waiting)
+    assert waiting[0]["flags"] == ["agent", "redacted:anthropic_key"]
+    listed = yak(data_dir, "memory", "review", "-w", folder).stdout.decode()
+    assert "  - secrets replaced by [REDACTED:…] markers: anthropic_key\n" in listed
     assert content.endswith("\n- deploys run on Fridays\n")
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == b""
     assert (await core.workspaces.for_read(str(folder)))[1] is True  # registered

@@ -353,6 +353,11 @@ def blame(
         print(f"  {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
 
 
+def redacted_kinds(flags: Sequence[str]) -> list[str]:
+    """The kinds of secret a ``redacted:<kind>`` flag names (``["anthropic_key"]``)."""
+    return [flag.removeprefix("redacted:") for flag in flags if flag.startswith("redacted:")]
+
+
 def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, Any]:
     """A proposal as ``review --json`` lists it; with ``base`` (``review ID``) also its
     ``content`` and ``diff`` (a unified line diff against the base version)."""
@@ -367,6 +372,7 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
         "removed": proposal.removed,
         "created_at": doc_rules.iso_utc(proposal.created_at),
         "sessions": list(proposal.session_ids),
+        "flags": list(proposal.flags),
     }
     if base is not None:
         item["content"] = proposal.content
@@ -394,6 +400,9 @@ def proposals(workspace: Workspace, found: Sequence[Proposal], *, as_json: bool)
         )
         for reason in p.reasons:
             print(f"  - {reason}")
+        hidden = redacted_kinds(p.flags)
+        if hidden:
+            print(f"  - secrets replaced by [REDACTED:…] markers: {', '.join(hidden)}")
     print("See one with 'yak memory review ID'; then 'yak memory accept ID' or 'reject ID'.")
 
 
