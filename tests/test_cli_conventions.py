@@ -66,6 +66,15 @@ def test_a_word_that_is_neither_a_command_nor_a_folder_is_an_error_not_a_window(
     assert loaded(imported, ("PySide6",)) == []
 
 
+def test_help_never_splits_a_path_at_a_hyphen():
+    """At 80 columns the install line of ``completion --help`` keeps its path whole, so it can
+    be copied."""
+    shown = yak("completion", "--help", env={**os.environ, "COLUMNS": "80"})
+    assert shown.returncode == 0
+    assert "~/.local/share/bash-completion/completions/yak" in shown.stdout
+    assert all(len(line) <= 78 or " " not in line.strip() for line in shown.stdout.splitlines())
+
+
 def test_data_dir_is_accepted_after_the_subcommand(tmp_path):
     """``yak memory set … --data-dir DIR`` and ``yak memory list --json --data-dir DIR`` use DIR,
     like ``yak --data-dir DIR memory …``."""

@@ -118,6 +118,26 @@ class _HelpFormatter(argparse.HelpFormatter):
             width = _terminal_columns() - 2  # as argparse does with shutil's size
         super().__init__(prog, indent_increment, max_help_position, width)
 
+    # argparse's own wrapping, except that a path or an option is never split at a hyphen or
+    # inside a word ("~/.local/share/bash-" then "completion/…" could not be copied).
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        text = " ".join(text.split())
+        return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        return textwrap.fill(
+            " ".join(text.split()),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports one line (exit 2) instead of usage spam, and formats help
