@@ -896,3 +896,17 @@ def test_show_of_a_folder_without_memory_says_so_on_stderr_only(data_dir, folder
     )
     as_json = yak(data_dir, "memory", "show", "-w", folder, "--json")
     assert json.loads(as_json.stdout)["content"] == "" and as_json.stderr == b""
+
+
+def test_list_tells_apart_two_folders_whose_names_differ_only_in_accents(data_dir, tmp_path):
+    """``café`` as one letter and as ``e`` plus an accent are two folders and two workspaces;
+    the table says which is which instead of printing the same path twice."""
+    composed, decomposed = tmp_path / "caf\u00e9", tmp_path / "cafe\u0301"
+    for folder, text in ((composed, b"- composed\n"), (decomposed, b"- decomposed\n")):
+        folder.mkdir()
+        assert yak(data_dir, "memory", "set", "-w", folder, stdin=text).returncode == 0
+    listed = yak(data_dir, "memory", "list").stdout.decode()
+    assert f"{composed}  (composed accents)" in listed
+    assert f"{decomposed}  (decomposed accents)" in listed
+    shown = yak(data_dir, "memory", "show", "-w", decomposed)
+    assert shown.stdout == b"- decomposed\n"

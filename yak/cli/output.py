@@ -127,16 +127,37 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
     if not summaries:
         print("No workspace has a memory document yet.")
         return
+    lookalikes = _lookalike_paths([s.workspace.path for s in summaries])
     rows = [
         [
             f"{s.lines}",
             f"{s.version}",
             local_time(s.updated_at),
-            s.workspace.path + ("  (orphaned: folder missing)" if s.orphaned else ""),
+            s.workspace.path
+            + lookalikes.get(s.workspace.path, "")
+            + ("  (orphaned: folder missing)" if s.orphaned else ""),
         ]
         for s in summaries
     ]
     print(table(["LINES", "VERSION", "UPDATED", "WORKSPACE"], rows, right=frozenset({0, 1})))
+
+
+def _lookalike_paths(paths: Sequence[str]) -> dict[str, str]:
+    """A note for each path that prints like another one: two folders whose names differ only
+    in Unicode composition (``café`` typed as one letter or as ``e`` and an accent) are two
+    folders here, and two workspaces, but look the same in a table."""
+    import unicodedata
+
+    by_look: dict[str, list[str]] = {}
+    for path in paths:
+        by_look.setdefault(unicodedata.normalize("NFC", path), []).append(path)
+    notes = {}
+    for group in by_look.values():
+        if len(set(group)) > 1:
+            for path in group:
+                composed = unicodedata.is_normalized("NFC", path)
+                notes[path] = "  (composed accents)" if composed else "  (decomposed accents)"
+    return notes
 
 
 # --- yak memory show ----------------------------------------------------------------------------
