@@ -10,21 +10,14 @@ import sys
 
 import pytest
 
+from tests.support.cli import run_cli as run
 from yak.bootstrap import open_core
-from yak.cli import main
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
 
 BLOCK = b"<!-- yak:memory -->\n- tests: pytest\n- lint: ruff\n<!-- /yak:memory -->"
 DOCUMENT = "- tests: pytest\n- lint: ruff\n"
-
-
-def run(capsys, *argv):
-    """``yak.cli.main(argv)`` in this process; returns (exit code, stdout, stderr)."""
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

@@ -9,17 +9,10 @@ import os
 
 import pytest
 
-from yak.cli import main
+from tests.support.cli import run_cli as run
 from yak.text import escape_controls, middle, shown
 
 LONG = "x" * 5000
-
-
-def run(capsys, *argv):
-    capsys.readouterr()
-    code = main([*map(str, argv)])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def clean_line(err: str) -> str:

@@ -13,19 +13,12 @@ import subprocess
 import pytest
 
 from tests.support.builders import say
+from tests.support.cli import run_cli as run
 from tests.support.fake_api import text
 from yak.bootstrap import open_core
-from yak.cli import main
 from yak.domain import RefreshStatus, ReviewMode
 
 OUTSIDE = "# Rules\n\nAlways run make lint\n"
-
-
-def run(capsys, *argv):
-    """``yak.cli.main(argv)`` in this process; returns (exit code, stdout, stderr)."""
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def block(document):

@@ -13,33 +13,12 @@ import sqlite3
 import pytest
 
 from tests.support import drop_search_index
+from tests.support.cli import run_cli as run
+from tests.support.cli import seed_memory as save
 from yak.bootstrap import open_core
-from yak.cli import main
 from yak.db.engine import open_database
 
 NO_INDEX = "Searched by plain scan: this database has no full-text index (FTS5).\n"
-
-
-def run(capsys, *argv):
-    """``yak.cli.main(argv)`` in this process; returns (exit code, stdout, stderr)."""
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def save(data_dir, folder, text):
-    """Register ``folder`` and save ``text`` as its memory; returns the workspace's path."""
-
-    async def work():
-        core = open_core(data_dir)
-        try:
-            workspace = await core.workspaces.open(str(folder))
-            await core.memory.save(workspace.id, text, expected_version=None)
-            return workspace.path
-        finally:
-            await core.aclose()
-
-    return asyncio.run(work())
 
 
 @pytest.fixture
@@ -182,7 +161,7 @@ def test_a_document_that_is_not_text_is_left_out_and_a_query_that_is_not_utf8_is
     query holding bytes that are not UTF-8 (from the command line) is one line, exit 2."""
     web = tmp_path / "web"
     web.mkdir()
-    path = save(data_dir, web, "web app\n- db: PostgreSQL 15\n")
+    path = save(data_dir, web, "web app\n- db: PostgreSQL 15\n").path
     with sqlite3.connect(data_dir / "yak.db") as connection:
         connection.execute(
             "UPDATE memory_documents SET content = CAST(? AS TEXT) WHERE workspace_id = "

@@ -4,39 +4,17 @@ Exit codes, stdout JSON and the stored bytes (``yak.cli.main`` in process)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 
 import pytest
 
 from tests.support.builders import git_worktree
+from tests.support.cli import run_cli as run
+from tests.support.cli import seed_memory as seed
 from yak.bootstrap import open_core
-from yak.cli import main
 
 FIFTY = "".join(f"- fact {n}\n" for n in range(1, 51))
-
-
-def run(capsys, *argv):
-    """``yak.cli.main(argv)`` in this process; returns (exit code, stdout, stderr)."""
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def seed(data_dir, folder, text):
-    """Register ``folder`` and save ``text`` as its memory (as another session would)."""
-
-    async def work():
-        core = open_core(data_dir)
-        try:
-            workspace = await core.workspaces.open(str(folder))
-            await core.memory.save(workspace.id, text, expected_version=None)
-            return workspace
-        finally:
-            await core.aclose()
-
-    return asyncio.run(work())
 
 
 @pytest.fixture
