@@ -160,3 +160,37 @@ def test_a_file_name_that_is_not_utf8_is_refused_before_anything_is_written(proj
         "yak: the file name is not UTF-8 text (invalid byte at offset 2); nothing was written\n"
     )
     assert not any(p.name.startswith("ag") for p in proj.iterdir())
+
+
+def test_a_device_or_a_pipe_is_refused_and_left_as_it_is(proj, capsys):
+    """``sync`` onto a character device or a FIFO is one line, exit 2: the device stays a
+    device (it was once replaced by a plain file) and a pipe does not block the command."""
+    import os
+    import stat
+
+    fifo = proj / "pipe"
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, "memory", "sync", fifo, "-w", proj)
+    assert (code, out) == (2, "")
+    assert err == f"yak: {fifo} is not a regular file; Yak keeps only text files in sync\n"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    code, _, err = run(capsys, "memory", "sync", "/dev/null", "--keep", "-w", proj)
+    assert (code, err) == (
+        2,
+        "yak: /dev/null is not a regular file; Yak keeps only text files in sync\n",
+    )
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert run(capsys, "memory", "sync", "--stop", "-w", proj)[0] == 2  # nothing was kept
+
+
+def test_keep_on_a_database_nobody_may_write_writes_no_file(proj, tmp_path, monkeypatch, capsys):
+    """``sync --keep`` stores the setting before it writes the file: on a read-only database
+    it fails with exit 1 and the file is not created."""
+    from tests.test_cli_readonly_db import cannot_write
+
+    cannot_write(monkeypatch, tmp_path, refused_modes=())
+    claude = proj / "CLAUDE.md"
+    code, _, err = run(capsys, "memory", "sync", claude, "--keep", "-w", proj)
+    assert code == 1 and "read-only" in err
+    assert not claude.exists()
+    assert (proj / "AGENTS.md").read_text() == OUTSIDE

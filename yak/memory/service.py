@@ -781,8 +781,14 @@ class MemoryService:
 
         target = os.path.abspath(path)
         document = await self.read(workspace_id)
-        result = await asyncio.to_thread(sync_file, target, document.content)
+        previous = (await asyncio.to_thread(self._workspaces.get, workspace_id)).synced_file
+        # Stored first: a database that cannot be written refuses before the file is touched.
         await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, target)
+        try:
+            result = await asyncio.to_thread(sync_file, target, document.content)
+        except YakError:
+            await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, previous)
+            raise
         log.info("workspace %s keeps %s in sync", workspace_id, target)
         return result
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,14 +95,24 @@ def sync_file(path: str | os.PathLike[str], document: str) -> SyncResult:
     atomically and keeps its permission bits.
 
     Raises:
-        UsageError: a folder, a missing parent folder, not UTF-8, unreadable or unwritable, or
-            markers that are not one block. Nothing is written then.
+        UsageError: a folder, a device or pipe (anything but a regular file), a missing parent
+            folder, not UTF-8, unreadable or unwritable, or markers that are not one block.
+            Nothing is written then.
     """
     target = Path(os.path.realpath(os.fspath(path)))
     if target.is_dir():
         raise UsageError(f"{path} is a folder; give a file name")
     if not target.parent.is_dir():
         raise UsageError(f"cannot write {path}: its folder does not exist")
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        # A device or a pipe would be replaced by a plain file (or block on reading).
+        raise UsageError(f"{path} is not a regular file; Yak keeps only text files in sync")
     try:
         data: bytes | None = target.read_bytes()
     except FileNotFoundError:
