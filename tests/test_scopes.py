@@ -312,3 +312,44 @@ async def test_a_write_to_the_shared_document_is_noticed_in_the_linked_worktree(
     changed = await core.memory.check_external_changes()
     assert workspace.id in changed
     assert MemoryChanged(workspace.id, 2, "external", None) in heard
+
+
+def test_reattach_onto_a_folder_whose_memory_was_deleted_is_refused(renamed, tmp_path, capsys):
+    """A folder whose memory was emptied still has its history: re-attaching there would
+    repeat version numbers (two version 1s, the number going back), so it is exit 2, one
+    line, and neither history changes."""
+    old, new = renamed
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "brief.txt").write_text("- its own\n")
+    assert run(capsys, "memory", "set", "-w", taken, "--file", taken / "brief.txt")[0] == 0
+    assert run(capsys, "memory", "delete", "-w", taken, "--yes")[0] == 0
+    code, out, err = run(capsys, "memory", "reattach", old, "-w", taken)
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"yak: {taken} has a memory history of its own (version 2); nothing was moved."
+    )
+    code, out, _ = run(capsys, "memory", "history", "-w", taken, "--json")
+    assert [r["version"] for r in json.loads(out)] == [2, 1]
+
+
+def test_a_linked_worktree_takes_no_reattach_and_a_shared_folder_links_nowhere(
+    worktree, renamed, tmp_path, capsys
+):
+    """Re-attaching onto a worktree that uses its main checkout's memory is refused (the moved
+    memory would hide behind the link); so is linking the main checkout elsewhere while the
+    worktree uses its memory (the worktree would go on using a document nobody shows)."""
+    main, feature = worktree
+    old, _ = renamed
+    assert run(capsys, "memory", "link", "-w", feature)[0] == 0
+    code, _, err = run(capsys, "memory", "reattach", old, "-w", feature)
+    assert (code, err) == (
+        2,
+        f"yak: {feature} uses the memory of {main}; unlink it first (yak memory unlink), "
+        "then re-attach. Nothing was moved.\n",
+    )
+    other = tmp_path / "other"
+    other.mkdir()
+    code, _, err = run(capsys, "memory", "link", "-w", main, "--to", other)
+    assert code == 2
+    assert err.startswith(f"yak: {main} shares its memory with {feature}; unlink those first")

@@ -302,19 +302,41 @@ async def test_a_version_number_names_the_revision_that_produced_it(core, ws, ot
     assert (await core.memory.read(other.id)).content == "y\n"
 
 
-async def test_a_version_two_merged_histories_share_is_refused(core, ws, tmp_path):
-    """After a re-attach merges two histories a version number can name two revisions: the
-    id is asked for and nothing is written."""
+async def test_a_reattach_onto_a_memory_emptied_since_is_refused(core, ws, tmp_path):
+    """A folder whose memory was written and then emptied keeps its history; re-attaching
+    another memory onto it would give two revisions one version number (and the version would
+    go back), so it is refused and neither history changes."""
     moved = await core.workspaces.open(str(project_folder(tmp_path, "moved")))
     await core.memory.save(moved.id, "cleared later\n", expected_version=0)
     await core.memory.clear(moved.id, expected_version=1)
     await core.memory.save(ws.id, "the memory\n", expected_version=0)
     shutil.rmtree(ws.path)
-    merged = await core.workspaces.reattach(ws.id, str(tmp_path / "moved"))
-    before = await snapshot(core, merged.id)
+    before = await snapshot(core, ws.id), await snapshot(core, moved.id)
+    with pytest.raises(UsageError, match="has a memory history of its own .version 2."):
+        await core.workspaces.reattach(ws.id, str(tmp_path / "moved"))
+    assert (await snapshot(core, ws.id), await snapshot(core, moved.id)) == before
+
+
+@pytest.mark.sqlite_only
+async def test_a_version_two_revisions_share_is_refused(core, ws, data_dir):
+    """A database an earlier Yak wrote can hold two revisions of one version (it merged two
+    histories on a re-attach): restoring by that number asks for the id, and nothing is
+    written."""
+    await core.memory.save(ws.id, "one\n", expected_version=0)
+    await core.memory.save(ws.id, "two\n", expected_version=1)
+    with sqlite3.connect(data_dir / "yak.db") as conn:
+        conn.execute(
+            "INSERT INTO memory_revisions (id, workspace_id, version, source, content, lines, "
+            "chars, flags, model, session_ids, restored_from, created_at, added, removed) "
+            "SELECT ?, workspace_id, version, source, 'other one' || char(10), lines, chars, "
+            "flags, model, session_ids, restored_from, created_at, added, removed "
+            "FROM memory_revisions WHERE workspace_id = ? AND version = 1",
+            (new_id(), ws.id),
+        )
+    before = await snapshot(core, ws.id)
     with pytest.raises(RevisionNotFound, match="Several revisions produced version 1"):
-        await core.memory.restore(merged.id, "1")
-    assert await snapshot(core, merged.id) == before
+        await core.memory.restore(ws.id, "1")
+    assert await snapshot(core, ws.id) == before
 
 
 async def test_an_ambiguous_prefix_is_refused(core, ws, monkeypatch):
@@ -620,7 +642,7 @@ async def test_reattach_refuses_a_folder_with_its_own_memory_or_a_missing_folder
     await core.memory.save(ws.id, "mine\n", expected_version=0)
     await core.memory.save(other.id, "theirs\n", expected_version=0)
     before = await snapshot(core, ws.id), await snapshot(core, other.id)
-    with pytest.raises(UsageError, match="already has its own memory"):
+    with pytest.raises(UsageError, match="has a memory history of its own"):
         await core.workspaces.reattach(ws.id, other.path)
     with pytest.raises(WorkspaceNotFound, match="no such folder: .*nowhere"):
         await core.workspaces.reattach(ws.id, str(tmp_path / "nowhere"))

@@ -84,7 +84,7 @@ def test_re_attach_to_a_folder_with_its_own_memory_says_why_and_changes_nothing(
         qtbot.mouseClick(page.reattach_button, Qt.MouseButton.LeftButton)
         page.file_dialog.selectFile(str(env.folder("taken")))
         page.file_dialog.accept()
-        text = await answer("OK", containing="already has its own memory")
+        text = await answer("OK", containing="has a memory history of its own")
         assert "taken" in text
         await page.controller.tasks.drain()
         assert env.stored(taken.id).content == "- its own memory\n"

@@ -187,13 +187,15 @@ class SqlWorkspaceRepository:
         """Move a workspace's memory, sessions and history to another existing folder. The id
         changes with the key.
 
-        When the target folder already has a workspace with an empty document (one only
-        opened, or cleared), the two merge: its sessions and history stay and this workspace's
-        are added; the document becomes this workspace's.
+        When the target folder already has a workspace whose memory was never written (one only
+        opened), the two merge: its sessions stay and this workspace's are added; the document
+        and its history become this workspace's.
 
         Raises:
             WorkspaceNotFound: the folder does not exist.
-            UsageError: that folder already has a workspace with a non-empty memory.
+            UsageError: that folder's workspace has a memory history of its own (even one
+                emptied since: two histories would repeat version numbers), or uses another
+                folder's memory.
         """
         key, folder = existing_folder(new_path)
         st_dev, st_ino = identity_columns(folder)
@@ -207,11 +209,20 @@ class SqlWorkspaceRepository:
                 source.st_dev, source.st_ino = st_dev, st_ino
                 return self._workspace(source)
             if target is not None:
-                target_doc = s.get(MemoryDocumentRow, target.id)
-                if target_doc is not None and target_doc.content:
+                linked = s.get(WorkspaceLinkRow, target.id)
+                if linked is not None:
+                    owner_path = workspace_row(s, linked.target_id).path
                     raise UsageError(
-                        f"{target.path} already has its own memory document; "
-                        "delete it there first, then re-attach."
+                        f"{target.path} uses the memory of {owner_path}; unlink it first "
+                        "(yak memory unlink), then re-attach. Nothing was moved."
+                    )
+                target_doc = s.get(MemoryDocumentRow, target.id)
+                if target_doc is not None and (target_doc.content or target_doc.version):
+                    # Two histories would be mixed: versions repeated, numbering going back.
+                    raise UsageError(
+                        f"{target.path} has a memory history of its own (version "
+                        f"{target_doc.version}); nothing was moved. To bring the text here, "
+                        "export it (yak memory export -w OLD_FOLDER -o FILE) and import FILE."
                     )
                 if target_doc is not None:
                     s.delete(target_doc)
@@ -352,7 +363,8 @@ class SqlWorkspaceRepository:
         Raises:
             WorkspaceNotFound: an unknown id.
             UsageError: the two are one workspace, ``target_id`` uses another's document
-                itself, or ``workspace_id`` has a memory of its own (nothing is merged).
+                itself, other workspaces use ``workspace_id``'s, or ``workspace_id`` has a
+                memory of its own (nothing is merged).
         """
         with self.db.session() as s:
             source, target = workspace_row(s, workspace_id), workspace_row(s, target_id)
@@ -361,6 +373,19 @@ class SqlWorkspaceRepository:
             if s.get(WorkspaceLinkRow, target.id) is not None:
                 raise UsageError(
                     f"{target.path} uses another folder's memory itself; link to that folder."
+                )
+            users = s.scalars(
+                select(WorkspaceRow.path)
+                .join(WorkspaceLinkRow, WorkspaceLinkRow.workspace_id == WorkspaceRow.id)
+                .where(WorkspaceLinkRow.target_id == source.id)
+                .order_by(WorkspaceRow.path)
+            ).all()
+            if users:
+                # Its users would go on reading its own document, which it then no longer shows.
+                raise UsageError(
+                    f"{source.path} shares its memory with {', '.join(users)}; unlink "
+                    "those first (yak memory unlink -w FOLDER), or link them to the other "
+                    "folder instead."
                 )
             own = s.get(MemoryDocumentRow, source.id)
             if own is not None and own.content:
