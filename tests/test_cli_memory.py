@@ -910,3 +910,25 @@ def test_list_tells_apart_two_folders_whose_names_differ_only_in_accents(data_di
     assert f"{decomposed}  (decomposed accents)" in listed
     shown = yak(data_dir, "memory", "show", "-w", decomposed)
     assert shown.stdout == b"- decomposed\n"
+
+
+def test_export_to_a_json_file_writes_what_import_reads_back(data_dir, folder, tmp_path):
+    """``-o notes.json`` without ``--format`` writes the JSON export (``import`` takes it back
+    as an export), ``-o notes.md`` the markdown one; ``--format`` still decides when given."""
+    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- one\n").returncode == 0
+    as_json = tmp_path / "notes.json"
+    assert yak(data_dir, "memory", "export", "-w", folder, "-o", as_json).returncode == 0
+    assert json.loads(as_json.read_text())["content"] == "- one\n"
+    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- two\n").returncode == 0
+    imported = yak(data_dir, "memory", "import", as_json, "-w", folder)
+    assert imported.returncode == 0, imported.stderr
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"- one\n"
+    as_md = tmp_path / "notes.md"
+    assert yak(data_dir, "memory", "export", "-w", folder, "-o", as_md).returncode == 0
+    assert as_md.read_text().startswith("# ")
+    plain = tmp_path / "plain.json"
+    assert (
+        yak(data_dir, "memory", "export", "-w", folder, "-o", plain, "--format", "text").returncode
+        == 0
+    )
+    assert plain.read_bytes() == b"- one\n"

@@ -212,7 +212,7 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
             session,
             "memory_propose",
             text="Deploy key: sk-ant-api03-" + "a1B2c3D4e5" * 9 + "\n- deploys run on Fridays",
-            reason="deployment notes, key sk-ant-api03-" + "Z9y8X7w6V5" * 9,
+            reason="deployment notes, key sk-ant-api03-" + "Z9y8X7w6V5" * 9 + "\x1b]0;PWN\x07",
         )
         assert (await call(session, "memory_read"))["version"] == 0
 
@@ -227,6 +227,7 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
     )
     assert "sk-ant-api03" not in json.dumps(waiting)
     assert waiting[0]["flags"] == ["agent", "redacted:anthropic_key"]
+    assert not any(ord(ch) < 32 for ch in waiting[0]["reasons"][0])  # no terminal escapes
     listed = yak(data_dir, "memory", "review", "-w", folder).stdout.decode()
     assert "  - secrets replaced by [REDACTED:…] markers: anthropic_key\n" in listed
     assert content.endswith("\n- deploys run on Fridays\n")

@@ -175,8 +175,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--format",
         choices=EXPORT_FORMATS,
-        default="text",
-        help="text (exact bytes), markdown (under a title), json (with history)",
+        default=None,
+        help="text (exact bytes), markdown (under a title), json (with history); default: "
+        "json for an output file named *.json, markdown for *.md, else text",
     )
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing file")
     p.set_defaults(func=cmd_export, reads_only=True)
@@ -508,9 +509,11 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
 
     from yak.cli import output
 
+    fmt = args.format or _format_for(args.output)
+
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
-        data = await core.memory.export_bytes(workspace, args.format, stored=stored)
+        data = await core.memory.export_bytes(workspace, fmt, stored=stored)
         if args.output == "-":
             output.write_stdout(data)
             return 0
@@ -518,10 +521,17 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         from yak.memory.service import write_output_file
 
         write_output_file(target, data, force=args.force)
-        output.exported(workspace, args.format, len(data), str(target))
+        output.exported(workspace, fmt, len(data), str(target))
         return 0
 
     return ctx.run(work)
+
+
+def _format_for(output: str) -> str:
+    """The export format an output file's name asks for: ``json`` for ``*.json`` (what
+    ``import`` reads back as an export), ``markdown`` for ``*.md``, else ``text``."""
+    suffix = os.path.splitext(output)[1].lower() if output != "-" else ""
+    return {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:

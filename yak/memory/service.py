@@ -543,7 +543,11 @@ class MemoryService:
             raise UsageError(
                 "Give either text (lines to add) or document (a whole new document), not both."
             )
-        why = " ".join(reason.split())
+        # Control characters (a terminal's escape sequences) become spaces: the reason is
+        # printed as it is by `yak memory review`.
+        why = " ".join(
+            "".join(" " if ord(ch) < 32 or 127 <= ord(ch) < 160 else ch for ch in reason).split()
+        )
         if not why:
             raise UsageError("Say why in reason: the person reviewing the proposal reads it.")
         current = await self.read(workspace_id)
