@@ -932,3 +932,16 @@ def test_export_to_a_json_file_writes_what_import_reads_back(data_dir, folder, t
         == 0
     )
     assert plain.read_bytes() == b"- one\n"
+
+
+def test_list_says_which_memories_are_off_and_export_needs_a_file_name(data_dir, folder):
+    """A workspace whose memory is switched off is listed with "(memory off)" (``--json``:
+    ``memory_enabled``); ``export -o ''`` is one line, exit 2, instead of "." being taken."""
+    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- one\n").returncode == 0
+    assert yak(data_dir, "memory", "disable", "-w", folder).returncode == 0
+    assert f"{folder}  (memory off)" in yak(data_dir, "memory", "list").stdout.decode()
+    listed = json.loads(yak(data_dir, "memory", "list", "--json").stdout)
+    assert [d["memory_enabled"] for d in listed] == [False]
+    refused = yak(data_dir, "memory", "export", "-w", folder, "-o", "")
+    assert refused.returncode == 2
+    assert one_error_line(refused) == "yak: give a file name after -o (or - for standard output)"

@@ -181,6 +181,11 @@ def test_link_makes_a_worktree_share_the_main_checkouts_document(worktree, capsy
     code, out, err = run(capsys, "memory", "link", "-w", feature)
     assert (code, err) == (0, "")
     assert out == f"{feature} now shares the memory of {main} (2 lines, version 1).\n"
+    code, out, _ = run(capsys, "memory", "link", "-w", feature)
+    assert (code, out) == (
+        0,
+        f"{feature} already shares the memory of {main} (2 lines, version 1).\n",
+    )
     code, out, _ = run(capsys, "memory", "show", "-w", feature)
     assert (code, out) == (0, "- build: make\n- tests: pytest\n")
 

@@ -509,6 +509,8 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
 
     from yak.cli import output
 
+    if not args.output:
+        raise UsageError("give a file name after -o (or - for standard output)")
     fmt = args.format or _format_for(args.output)
 
     async def work(core: Core) -> int:

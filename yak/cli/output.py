@@ -119,6 +119,7 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
                     "flags": list(s.flags),
                     "updated_at": doc_rules.iso_utc(s.updated_at),
                     "orphaned": s.orphaned,
+                    "memory_enabled": s.workspace.memory_enabled,
                 }
                 for s in summaries
             ]
@@ -135,6 +136,7 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
             local_time(s.updated_at),
             s.workspace.path
             + lookalikes.get(s.workspace.path, "")
+            + ("  (memory off)" if not s.workspace.memory_enabled else "")
             + ("  (orphaned: folder missing)" if s.orphaned else ""),
         ]
         for s in summaries

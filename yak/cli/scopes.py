@@ -135,8 +135,11 @@ def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
     from yak.cli import output
 
     async def work(core: Core) -> int:
+        known = await core.workspaces.find(workspace_path(args))
+        before = None if known is None else await core.workspaces.linked_to(known.id)
         workspace, target = await core.workspaces.link(workspace_path(args), args.to)
         document = await core.memory.read(workspace.id)
+        verb = "already shares" if before is not None and before.id == target.id else "now shares"
         if args.json:
             output.print_json(
                 {
@@ -149,7 +152,7 @@ def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
             )
         else:
             print(
-                f"{workspace.path} now shares the memory of {target.path} "
+                f"{workspace.path} {verb} the memory of {target.path} "
                 f"({output.lines(document.lines)}, version {document.version})."
             )
         return 0
