@@ -285,9 +285,11 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         if args.reply is None:
             document = await _read(core, workspace, stored)
-            enclosing = await core.workspaces.enclosing(workspace.path)
-            renamed_from = await core.workspaces.renamed_from(workspace.path)
-            main = await core.workspaces.worktree_main(workspace.path)
+            enclosing = renamed_from = main = None
+            if not document.content:  # each is None for a folder with a memory (or a link)
+                enclosing = await core.workspaces.enclosing(workspace.path)
+                renamed_from = await core.workspaces.renamed_from(workspace.path)
+                main = await core.workspaces.worktree_main(workspace.path)
             if args.json:
                 extras = await _review_state(core, workspace, stored)
                 extras["enclosing"] = output.memory_elsewhere(enclosing)
