@@ -65,12 +65,8 @@ class SqlSearchIndex:
         else:
             self._catch_up()
             phrase = '"' + query.replace('"', '""') + '"'
-            matching = (
-                text(_MATCHING.format(index=INDEX_TABLE, indexed=INDEXED_TABLE))
-                .bindparams(q=phrase)
-                .columns(workspace_id=String)
-            )
-            stale = text(_STALE.format(indexed=INDEXED_TABLE)).columns(workspace_id=String)
+            matching = text(_MATCHING).bindparams(q=phrase).columns(workspace_id=String)
+            stale = text(_STALE).columns(workspace_id=String)
             found = self._documents(or_(WorkspaceRow.id.in_(matching), WorkspaceRow.id.in_(stale)))
             return SearchCandidates(found, "fts5")
         every = self._documents(MemoryDocumentRow.content != "")
@@ -128,8 +124,8 @@ class SqlSearchIndex:
                 # The first statement writes, so SQLite's write lock is taken before the stale
                 # entries are read: two searches at once do not index the same document twice.
                 for statement in _DROP_ORPHANS:
-                    conn.execute(text(statement.format(index=INDEX_TABLE, indexed=INDEXED_TABLE)))
-                stale = conn.execute(text(_STALE_ENTRIES.format(indexed=INDEXED_TABLE))).all()
+                    conn.execute(text(statement))
+                stale = conn.execute(text(_STALE_ENTRIES)).all()
                 for workspace_id, entry in stale:
                     if entry is not None:
                         conn.execute(
@@ -163,23 +159,20 @@ class SqlSearchIndex:
 # The workspaces whose current document the index names as holding the phrase :q (an entry
 # holding an older version is ignored: that document is a candidate through _STALE instead).
 _MATCHING = (
-    "SELECT i.workspace_id FROM {indexed} AS i "
+    f"SELECT i.workspace_id FROM {INDEXED_TABLE} AS i "
     "JOIN memory_documents AS d ON d.workspace_id = i.workspace_id AND d.version = i.version "
-    "WHERE i.entry IN (SELECT rowid FROM {index} WHERE {index} MATCH :q)"
+    f"WHERE i.entry IN (SELECT rowid FROM {INDEX_TABLE} WHERE {INDEX_TABLE} MATCH :q)"
 )
-# The workspaces whose document the index does not hold as it is now.
-_STALE = (
-    "SELECT d.workspace_id FROM memory_documents AS d "
-    "LEFT JOIN {indexed} AS i ON i.workspace_id = d.workspace_id "
-    "WHERE i.workspace_id IS NULL OR i.version != d.version"
+# The documents the index does not hold as they are now: the workspace and its old entry, if any.
+_STALE_FROM = (
+    f"FROM memory_documents AS d LEFT JOIN {INDEXED_TABLE} AS i "
+    "ON i.workspace_id = d.workspace_id WHERE i.workspace_id IS NULL OR i.version != d.version"
 )
-_STALE_ENTRIES = (
-    "SELECT d.workspace_id, i.entry FROM memory_documents AS d "
-    "LEFT JOIN {indexed} AS i ON i.workspace_id = d.workspace_id "
-    "WHERE i.workspace_id IS NULL OR i.version != d.version"
-)
+_STALE = f"SELECT d.workspace_id {_STALE_FROM}"
+_STALE_ENTRIES = f"SELECT d.workspace_id, i.entry {_STALE_FROM}"
 _DROP_ORPHANS = (
-    "DELETE FROM {index} WHERE rowid IN (SELECT entry FROM {indexed} WHERE workspace_id NOT IN "
-    "(SELECT workspace_id FROM memory_documents))",
-    "DELETE FROM {indexed} WHERE workspace_id NOT IN (SELECT workspace_id FROM memory_documents)",
+    f"DELETE FROM {INDEX_TABLE} WHERE rowid IN (SELECT entry FROM {INDEXED_TABLE} "
+    "WHERE workspace_id NOT IN (SELECT workspace_id FROM memory_documents))",
+    f"DELETE FROM {INDEXED_TABLE} WHERE workspace_id NOT IN "
+    "(SELECT workspace_id FROM memory_documents)",
 )
