@@ -75,7 +75,7 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
     Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
     rules or the model SDK are imported, nor what only other paths need: ``difflib`` (diffs),
-    the kept-in-sync file writer, the ports (the services name them as types only), and
+    the kept-in-sync file writer, the event classes (only writes publish them), the ports (the services name them as types only), and
     ``importlib.resources``' readers and ``zipfile`` (the newest migration is found beside the
     module)."""
     folder = tmp_path / "project"
@@ -100,6 +100,7 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.db.models",
         "yak.llm.provider",
         "yak.memory.sync",
+        "yak.events",
         "yak.ports",
         "difflib",
         "importlib.readers",

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from yak.bus import EventBus
 from yak.core import Core, Services
 from yak.domain import RewriteForm
-from yak.events import EventBus
 from yak.memory.service import MemoryService
 from yak.settings import SettingsService
 from yak.workspace.registry import WorkspaceRegistry

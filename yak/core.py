@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # built on first use: a command that only reads never loads them
+    from yak.bus import EventBus
     from yak.chat.service import ChatService
-    from yak.events import EventBus
     from yak.memory.service import MemoryService
     from yak.refresh.refresher import MemoryRefresher
     from yak.refresh.scheduler import RefreshScheduler

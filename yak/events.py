@@ -1,4 +1,4 @@
-"""Plain Python events published by the services, and the bus that carries them.
+"""Plain Python events published by the services (the bus that carries them is ``yak.bus``).
 
 The Qt-free core publishes these; ``yak.ui.bridge`` subscribes and re-emits them as Qt signals.
 Subscribers run synchronously in the publisher's thread, so services publish from the asyncio
@@ -7,16 +7,11 @@ loop thread (never from a worker thread).
 
 from __future__ import annotations
 
-import logging
-from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from yak.domain import QueueState, RefreshState
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -123,23 +118,3 @@ class SyncedFileFailed:
             f"Memory version {self.version} is saved, but {self.path} could not be kept in "
             f"sync: {self.reason}"
         )
-
-
-class EventBus:
-    """Synchronous publish/subscribe keyed on the event class."""
-
-    def __init__(self) -> None:
-        self._subscribers: dict[type, list[Callable[[Any], None]]] = defaultdict(list)
-
-    def subscribe(self, event_type: type, callback: Callable[[Any], None]) -> Callable[[], None]:
-        """Call ``callback(event)`` for every published ``event_type``; returns an unsubscribe."""
-        self._subscribers[event_type].append(callback)
-        return lambda: self._subscribers[event_type].remove(callback)
-
-    def publish(self, event: Any) -> None:
-        """Deliver ``event`` to its subscribers; a failing subscriber is logged, not raised."""
-        for callback in list(self._subscribers.get(type(event), ())):
-            try:
-                callback(event)
-            except Exception:  # a broken subscriber must not break the publisher
-                log.exception("event subscriber failed for %r", event)

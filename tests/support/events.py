@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from yak.events import EventBus
+from yak.bus import EventBus
 
 
 def record(bus: EventBus, *event_types: type) -> list[Any]:

@@ -69,6 +69,7 @@ from yak.agent.types import (
     is_no_reply,
     no_reply_mark,
 )
+from yak.bus import EventBus
 from yak.domain import (
     ChatMessage,
     ChatSession,
@@ -78,7 +79,7 @@ from yak.domain import (
     Workspace,
 )
 from yak.errors import ProviderError, UsageError
-from yak.events import EventBus, MessageAdded, TurnCompleted
+from yak.events import MessageAdded, TurnCompleted
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 from yak.text import head_and_tail
 

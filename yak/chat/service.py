@@ -18,11 +18,12 @@ from yak.agent import sandbox
 from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, SessionApprovals
 from yak.agent.tools import WorkspaceTools
 from yak.agent.types import AgentEvent, Approver, TurnFinished
+from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
 from yak.domain import ChatMessage, ChatSession, Workspace
 from yak.errors import UsageError
-from yak.events import EventBus, SessionsChanged
+from yak.events import SessionsChanged
 from yak.ports import (
     ConversationRepository,
     DocumentRepository,

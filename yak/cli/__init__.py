@@ -104,6 +104,19 @@ def _terminal_columns() -> int:
     return columns if columns > 0 else 80
 
 
+_widths: dict[str | None, int] = {}
+
+
+def _width() -> int:
+    """The help's width, as argparse takes it from ``shutil``'s terminal size (less 2). The
+    terminal is asked once per ``$COLUMNS`` value, since argparse builds a formatter for every
+    argument it adds."""
+    columns = os.environ.get("COLUMNS")
+    if columns not in _widths:
+        _widths[columns] = _terminal_columns() - 2
+    return _widths[columns]
+
+
 class _HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, told the width so that it does not import ``shutil`` for it."""
 
@@ -115,7 +128,7 @@ class _HelpFormatter(argparse.HelpFormatter):
         width: int | None = None,
     ) -> None:
         if width is None:
-            width = _terminal_columns() - 2  # as argparse does with shutil's size
+            width = _width()
         super().__init__(prog, indent_increment, max_help_position, width)
 
     # argparse's own wrapping, except that a path or an option is never split at a hyphen or
@@ -203,24 +216,31 @@ class Context:
         import gc
 
         async def main() -> int:
-            from yak.cli import output
-            from yak.events import SyncedFileFailed
-
             core = self.core
             # Paused by ``main`` while the command started: what start-up built lives until
             # exit, so it is frozen out of later collections (as the app does, yak/ui/heap.py).
             gc.freeze()
             gc.enable()
-            # A revision applied but not written into the kept-in-sync file: one stderr line.
-            unsubscribe = core.bus.subscribe(SyncedFileFailed, lambda e: output.note(e.message))
+            unsubscribe = None if self.reads_only else self._say_failed_syncs(core)
             try:
                 return await work(core)
             finally:
-                unsubscribe()
+                if unsubscribe is not None:
+                    unsubscribe()
                 self._core = None
                 await core.aclose()
 
         return asyncio.run(main())
+
+    @staticmethod
+    def _say_failed_syncs(core: Core) -> Callable[[], None]:
+        """A revision applied but not written into the kept-in-sync file: one stderr line.
+        Returns the unsubscribe. (A command that only reads writes no revision, and skips this
+        and the import of every event class.)"""
+        from yak.cli import output
+        from yak.events import SyncedFileFailed
+
+        return core.bus.subscribe(SyncedFileFailed, lambda e: output.note(e.message))
 
     def close(self) -> None:
         """Close a core that :meth:`run` did not (opened but never run)."""
@@ -258,6 +278,7 @@ async def writable_workspace(
 
 def build_parser() -> argparse.ArgumentParser:
     """The full ``yak`` parser with every subcommand registered."""
+    _cache_argparse_translations()
     parser = _Parser(
         prog="yak",
         usage="%(prog)s [--data-dir DIR] [WORKSPACE]\n       %(prog)s [--data-dir DIR] COMMAND ...",
@@ -281,6 +302,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _cache_argparse_translations() -> None:
+    """Have argparse look up each of its own messages once per process. It translates its
+    headings ("options", "show this help message and exit"…) again for every parser, and each
+    lookup searches the locale folders for a catalogue: about half the time of building
+    ``yak``'s 30 parsers, paid by every command. (Its ``_`` is ``gettext.gettext``, whose
+    answer for a message changes only with the locale environment, read at start.)"""
+    import functools
+
+    translate = argparse._  # type: ignore[attr-defined]
+    if not isinstance(translate, functools._lru_cache_wrapper):
+        argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
+
+
 DATA_DIR_HELP = (
     "where Yak keeps its database (default: $YAK_DATA_DIR or the platform data directory)"
 )
@@ -295,9 +329,10 @@ def _apply_conventions(parser: argparse.ArgumentParser) -> None:
     subcommand too (``yak memory list --data-dir DIR``; the later one wins) by every command
     that opens the database, and a description (its one-line help, as a sentence, when it has
     none)."""
-    from yak.cli.completion import walk
+    from yak.cli.completion import subcommands, walk
 
-    for path, sub in walk(parser):
+    parsers = dict(walk(parser))
+    for path, sub in parsers.items():
         if not path:
             continue
         opens_database = sub.get_default("needs_core") is not False
@@ -310,17 +345,9 @@ def _apply_conventions(parser: argparse.ArgumentParser) -> None:
                 "--database-url", metavar="URL", default=argparse.SUPPRESS, help=DATABASE_URL_HELP
             )
         if not sub.description:
-            summary = _help_of(parser, path)
+            summary = dict(subcommands(parsers[path[:-1]])).get(path[-1], "")
             if summary:
                 sub.description = summary[0].upper() + summary[1:].rstrip(".") + "."
-
-
-def _help_of(parser: argparse.ArgumentParser, path: tuple[str, ...]) -> str:
-    """The one-line help the command at ``path`` was registered with ("" when none)."""
-    from yak.cli.completion import subcommands, walk
-
-    parents = dict(walk(parser))
-    return dict(subcommands(parents[path[:-1]])).get(path[-1], "")
 
 
 def _version() -> str:

@@ -45,11 +45,11 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
-from yak.events import EventBus, MemoryChanged, ProposalsChanged, SyncedFileFailed
 from yak.memory import document as rules
 from yak.text import shorten
 
-if TYPE_CHECKING:  # types only: a reading command loads neither module
+if TYPE_CHECKING:  # types only: a reading command loads none of these modules
+    from yak.bus import EventBus
     from yak.memory.sync import SyncResult
     from yak.ports import (
         AttemptRepository,
@@ -500,6 +500,8 @@ class MemoryService:
             flags=flags,
         )
         stored = await asyncio.to_thread(self._documents.add_proposal, proposal)
+        from yak.events import ProposalsChanged  # see _write on these imports
+
         self._bus.publish(ProposalsChanged(workspace_id, 1))
         return stored
 
@@ -675,6 +677,8 @@ class MemoryService:
 
     async def _inbox_changed(self, workspace_id: str) -> None:
         pending = await self.proposals(workspace_id)
+        from yak.events import ProposalsChanged  # see _write on these imports
+
         self._bus.publish(ProposalsChanged(workspace_id, len(pending)))
 
     async def version_text(self, workspace_id: str, version: int) -> str:
@@ -749,6 +753,10 @@ class MemoryService:
             return before, document, superseded, kept
 
         before, document, superseded, kept = await asyncio.to_thread(write)
+        # The event classes are imported where a write publishes them, so that a command that
+        # only reads (``yak memory show``) does not define them all (see yak/bus.py).
+        from yak.events import MemoryChanged, ProposalsChanged
+
         if superseded:
             self._bus.publish(ProposalsChanged(workspace_id, 0))
         if document.version != before:
@@ -824,6 +832,8 @@ class MemoryService:
         except YakError as exc:
             # said to the user through SyncedFileFailed (a stderr line, the status bar)
             log.info("keeping %s in sync failed: %s", path, exc)
+            from yak.events import SyncedFileFailed  # see _write on these imports
+
             self._bus.publish(SyncedFileFailed(workspace_id, document.version, path, str(exc)))
 
     # --- export -------------------------------------------------------------------------------
@@ -921,6 +931,8 @@ class MemoryService:
             if workspace_id in self._watched:
                 self._watched[workspace_id] = version
             changed.append(workspace_id)
+            from yak.events import MemoryChanged  # see _write on these imports
+
             self._bus.publish(MemoryChanged(workspace_id, version, "external", None))
         return changed
 

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import (
     STORE_ERROR,
@@ -50,7 +51,7 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
-from yak.events import EventBus, RefreshFinished, RefreshWaiting
+from yak.events import RefreshFinished, RefreshWaiting
 from yak.memory import prompt, provenance
 from yak.memory.edits import holds_edits
 from yak.memory.redact import redact

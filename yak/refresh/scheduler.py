@@ -31,10 +31,10 @@ from dataclasses import replace
 from typing import Any
 
 from yak.aio import spawn
+from yak.bus import EventBus
 from yak.domain import QueueState, RefreshOutcome, RefreshState, RefreshStatus
 from yak.errors import YakError
 from yak.events import (
-    EventBus,
     MemoryChanged,
     ProposalsChanged,
     RefreshStateChanged,

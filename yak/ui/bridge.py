@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
+from yak.bus import EventBus
 from yak.events import (
-    EventBus,
     MemoryChanged,
     MessageAdded,
     RefreshFinished,
