@@ -103,14 +103,27 @@ def test_every_command_and_subcommand_has_a_description():
 
 
 def test_the_cli_writes_the_shared_rotating_log(tmp_path):
-    """A command logs to the same ``yak.log`` as the desktop app (the command, never its
-    arguments)."""
+    """A command that writes logs to the same ``yak.log`` as the desktop app (the command,
+    never its arguments); one that only reads and goes well writes no line there."""
     env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
-    result = yak("--data-dir", str(tmp_path / "data"), "memory", "list", env=env)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("secret-looking argument\n", encoding="utf-8")
+    data = ("--data-dir", str(tmp_path / "data"))
+
+    result = yak(*data, "memory", "list", env=env)
+    assert result.returncode == 0, result.stderr
+    assert list((tmp_path / "state").rglob("yak.log")) == []
+
+    result = yak(*data, "memory", "set", "-w", str(folder), "--file", str(notes), env=env)
     assert result.returncode == 0, result.stderr
     logs = list((tmp_path / "state").rglob("yak.log"))
     assert len(logs) == 1
-    assert "yak memory list" in logs[0].read_text(encoding="utf-8")
+    logged = logs[0].read_text(encoding="utf-8")
+    assert "yak memory set" in logged
+    assert "yak memory list" not in logged
+    assert str(notes) not in logged
 
 
 def complete(*words: str) -> list[str]:

@@ -75,9 +75,10 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
     Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
     rules or the model SDK are imported, nor what only other paths need: ``difflib`` (diffs),
-    the kept-in-sync file writer, the event classes (only writes publish them), the ports (the services name them as types only), and
-    ``importlib.resources``' readers and ``zipfile`` (the newest migration is found beside the
-    module)."""
+    the kept-in-sync file writer, the event classes (only writes publish them), the log
+    file's handlers and folder lookup (a read that goes well writes no log line), the ports
+    (the services name them as types only), and ``importlib.resources``' readers and
+    ``zipfile`` (the newest migration is found beside the module)."""
     folder = tmp_path / "project"
     folder.mkdir()
     loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
@@ -101,6 +102,8 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.llm.provider",
         "yak.memory.sync",
         "yak.events",
+        "logging.handlers",
+        "platformdirs",
         "yak.ports",
         "difflib",
         "importlib.readers",

@@ -105,3 +105,32 @@ def test_a_log_an_older_yak_left_readable_by_others_is_made_private(tmp_path, mo
         assert log_file.read_text(encoding="utf-8").startswith("an old line\n")
     finally:
         logfile.close_log(handler)
+
+
+def test_a_deferred_log_is_written_only_when_a_warning_comes(tmp_path, monkeypatch):
+    """A command that only reads holds its lines: without a warning no log file is created;
+    the first warning writes the held lines before it, in order, and later lines follow."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    log = logging.getLogger("yak.test")
+    handler = logfile.open_log(deferred=True)
+    try:
+        log.info("a read that went well")
+    finally:
+        logfile.close_log(handler)
+    assert list((tmp_path / "state").rglob("*.log")) == []
+
+    handler = logfile.open_log(deferred=True)
+    try:
+        log.info("yak memory show")
+        log.warning("the database is read-only; opened for reading")
+        log.info("after the warning")
+    finally:
+        logfile.close_log(handler)
+    lines = (paths.log_dir() / logfile.LOG_FILE).read_text(encoding="utf-8").splitlines()
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        "yak memory show",
+        "the database is read-only; opened for reading",
+        "after the warning",
+    ]
+    assert [line.split()[2] for line in lines] == ["INFO", "WARNING", "INFO"]
+    assert mode(paths.log_dir() / logfile.LOG_FILE) == 0o600

@@ -6,6 +6,11 @@
 by the user only. Nothing
 secret is logged. ``logging.handlers`` is imported when a log is opened, not before (start-up
 time of ``yak --help`` and of the window).
+
+A command that only reads (``yak memory show``, ``list``…) asks for a *deferred* log: its records
+are held, and the file is opened (and they are written) only when a warning or an error comes.
+A read that goes well leaves no line, and costs neither ``logging.handlers`` nor the log
+folder's lookup: a fifth of ``yak memory show``'s time (``benchmarks/bench_cli.py``).
 """
 
 from __future__ import annotations
@@ -23,14 +28,36 @@ LOG_BACKUPS = 3
 QUIET_LOGGERS = ("httpx", "httpcore", "alembic")
 
 
-def open_log(*, console_level: int = logging.WARNING) -> logging.Handler | None:
+def open_log(
+    *, console_level: int = logging.WARNING, deferred: bool = False
+) -> logging.Handler | None:
     """Log INFO and up to the shared rotating file; handlers already on the console keep
     showing ``console_level`` and up only.
+
+    Args:
+        console_level: the least level the console handlers keep showing.
+        deferred: hold the records, and open the file only when one at WARNING or above comes
+            (then the held ones are written before it); closed without one, nothing is
+            written. For a command that only reads.
 
     Returns:
         The file handler (remove and close it when done), or ``None`` when the log cannot be
         written (one line on stderr says why; the program carries on).
     """
+    root = logging.getLogger()
+    if deferred:
+        held = _DeferredLog()
+        _attach(root, held, console_level)
+        return held
+    handler = _file_handler()
+    if handler is not None:
+        _attach(root, handler, console_level)
+    return handler
+
+
+def _file_handler() -> logging.Handler | None:
+    """The rotating file handler, formatted, at INFO; ``None`` (and one line on stderr) when
+    the file cannot be opened."""
     import logging.handlers
 
     from yak import paths
@@ -65,7 +92,11 @@ def open_log(*, console_level: int = logging.WARNING) -> logging.Handler | None:
         return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.setLevel(logging.INFO)
-    root = logging.getLogger()
+    return handler
+
+
+def _attach(root: logging.Logger, handler: logging.Handler, console_level: int) -> None:
+    """Add ``handler`` to the root logger, let INFO through, and keep the console quieter."""
     root.addHandler(handler)
     if root.level > logging.INFO or root.level == logging.NOTSET:
         root.setLevel(logging.INFO)
@@ -74,7 +105,41 @@ def open_log(*, console_level: int = logging.WARNING) -> logging.Handler | None:
             other.setLevel(max(other.level, console_level))
     for noisy in QUIET_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return handler
+
+
+class _DeferredLog(logging.Handler):
+    """Holds INFO records; the first at WARNING or above opens the file handler, which then
+    writes the held records and every later one (a deferred :func:`open_log`)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._held: list[logging.LogRecord] = []
+        self._file: logging.Handler | None = None
+        self._failed = False
+
+    def emit(self, record: logging.LogRecord) -> None:  # logging's override point
+        if self._file is None:
+            if record.levelno < logging.WARNING or self._failed:
+                if not self._failed:
+                    self._held.append(record)
+                return
+            self._file = _file_handler()
+            self._failed = self._file is None
+            held, self._held = self._held, []
+            if self._file is None:
+                return
+            for earlier in held:
+                self._file.handle(earlier)
+        self._file.handle(record)
+
+    def close(self) -> None:
+        """Close the file when it was opened; records still held are dropped."""
+        try:
+            if self._file is not None:
+                self._file.close()
+            self._held = []
+        finally:
+            super().close()
 
 
 def close_log(handler: logging.Handler | None) -> None:

@@ -438,8 +438,13 @@ def _command(argv: list[str]) -> int:
     from yak.cli import output
     from yak.logfile import close_log, open_log
 
-    # Every command logs, but printing a completion script (run at each shell start) stays light.
-    log_handler = open_log() if getattr(args, "writes_log", True) else None
+    # Every command logs, but printing a completion script (run at each shell start) stays light,
+    # and a command that only reads writes its lines only when a warning or an error comes.
+    log_handler = (
+        open_log(deferred=bool(getattr(args, "reads_only", False)))
+        if getattr(args, "writes_log", True)
+        else None
+    )
     try:
         return _run_command(args)
     finally:
