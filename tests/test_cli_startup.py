@@ -78,7 +78,8 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     the kept-in-sync file writer, the event classes (only writes publish them), the log
     file's handlers and folder lookup (a read that goes well writes no log line), the ports
     (the services name them as types only), and ``importlib.resources``' readers and
-    ``zipfile`` (the newest migration is found beside the module)."""
+    ``zipfile`` (the newest migration is found beside the module). Nor ``asyncio``: a command
+    that only reads runs its core in place, without an event loop or a worker thread."""
     folder = tmp_path / "project"
     folder.mkdir()
     loop.run_until_complete(workspace_with_document(core, folder, "kept notes\n"))
@@ -104,6 +105,8 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.events",
         "logging.handlers",
         "platformdirs",
+        "asyncio",
+        "concurrent.futures",
         "yak.ports",
         "difflib",
         "importlib.readers",

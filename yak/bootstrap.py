@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from yak.aio import Offload, to_thread
+from yak.aio import in_place as in_place_offload
 from yak.bus import EventBus
 from yak.core import Core, Services
 from yak.domain import RewriteForm
@@ -61,6 +63,7 @@ def open_core(
     poll_interval_s: float = 1.0,
     max_tool_rounds: int | None = None,
     rewrite_form: RewriteForm = RewriteForm.EDITS,
+    in_place: bool = False,
 ) -> Core:
     """Open the database in ``data_dir`` (migrating it), or the team database on a PostgreSQL
     server, and build the core around it.
@@ -86,6 +89,9 @@ def open_core(
         max_tool_rounds: the agent's cap on tool rounds per turn (tests lower it).
         rewrite_form: how the memory model answers a refresh: edits (the default) or the
             whole document (the memory evaluation compares them).
+        in_place: the services make their repository, file and key store calls in place
+            (``yak.aio.in_place``) instead of on worker threads: for a command that only reads
+            and drives the core with ``yak.aio.run_in_place``, without an event loop.
 
     Raises:
         SchemaTooNew: a newer Yak wrote the database; nothing is changed.
@@ -100,6 +106,7 @@ def open_core(
         poll_interval_s=poll_interval_s,
         max_tool_rounds=max_tool_rounds,
         rewrite_form=rewrite_form,
+        offload=in_place_offload if in_place else to_thread,
     )
     if key_store is None:
         from yak.llm.credentials import KeyringKeyStore
@@ -115,8 +122,9 @@ def open_core(
 
     database = open_database(data_dir, read_only_fallback=read_only_fallback, url=url)
     try:
+        # A core run in place has no loop for the refresh queue: its services wait for a use.
         core = _build(
-            _Storage.of(database), data_dir, key_store=key_store, options=options, lazy=False
+            _Storage.of(database), data_dir, key_store=key_store, options=options, lazy=in_place
         )
     except BaseException:
         database.close()
@@ -138,6 +146,7 @@ class _Options:
         poll_interval_s: float,
         max_tool_rounds: int | None,
         rewrite_form: RewriteForm,
+        offload: Offload,
     ) -> None:
         self.clock = clock
         self.model_client = model_client
@@ -147,6 +156,7 @@ class _Options:
         self.poll_interval_s = poll_interval_s
         self.max_tool_rounds = max_tool_rounds
         self.rewrite_form = rewrite_form
+        self.offload = offload
 
 
 class _Storage:
@@ -275,7 +285,8 @@ def _build(
     storage: _Storage, data_dir: Path | None, *, key_store: KeyStore, options: _Options, lazy: bool
 ) -> Core:
     bus = EventBus()
-    settings = SettingsService(data_dir, key_store=key_store, env=options.env)
+    offload = options.offload
+    settings = SettingsService(data_dir, key_store=key_store, env=options.env, offload=offload)
     memory = MemoryService(
         workspaces=storage.workspaces,
         documents=storage.documents,
@@ -283,6 +294,7 @@ def _build(
         bus=bus,
         poll_interval_s=options.poll_interval_s,
         search_index=storage.search_index,
+        offload=offload,
     )
     clients = options.model_client or _provider_factory(settings, key_store)
     # A turn started while the SDK still imports goes over plain HTTP; refreshes wait for it.
@@ -334,7 +346,7 @@ def _build(
         return Services(refresh=scheduler, chat=chat, refresher=refresher)
 
     core = Core(
-        workspaces=WorkspaceRegistry(storage.workspaces),
+        workspaces=WorkspaceRegistry(storage.workspaces, offload=offload),
         memory=memory,
         settings=settings,
         bus=bus,

@@ -7,13 +7,13 @@ keyring can block) and cached, so a window never waits on it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from yak.aio import Offload, to_thread
 from yak.config import Settings, clamp, load_settings, save_settings
 
 if TYPE_CHECKING:  # a type only: the ports' dataclasses cost a reading command's start
@@ -30,12 +30,20 @@ class SettingsService:
             in-memory core for tests and benchmarks).
         key_store: the key store (environment, then the OS keyring).
         env: the environment to read overrides from (default ``os.environ``).
+        offload: runs each key store call (``yak.aio``): on a worker thread, or in place for a
+            command that only reads.
     """
 
     def __init__(
-        self, data_dir: Path | None, *, key_store: KeyStore, env: Mapping[str, str] | None = None
+        self,
+        data_dir: Path | None,
+        *,
+        key_store: KeyStore,
+        env: Mapping[str, str] | None = None,
+        offload: Offload = to_thread,
     ) -> None:
         self.data_dir = data_dir
+        self._offload = offload
         self._key_store = key_store
         self._env = env
         self._settings: Settings | None = None
@@ -99,7 +107,7 @@ class SettingsService:
     async def check_key(self) -> bool:
         """Whether a key is available now, read on a worker thread; the answer is cached in
         :attr:`key_available` and reported to :meth:`on_key_checked` listeners."""
-        available = await asyncio.to_thread(self.api_key_now) is not None
+        available = await self._offload(self.api_key_now) is not None
         self._key_available = available
         for callback in list(self._key_listeners):
             callback(available)
@@ -112,7 +120,7 @@ class SettingsService:
     async def key_source(self) -> str | None:
         """``"environment"``, ``"session"``, ``"keyring"`` or ``None``, read on a worker
         thread."""
-        return await asyncio.to_thread(self._key_store.key_source)
+        return await self._offload(self._key_store.key_source)
 
     async def set_api_key(self, key: str) -> None:
         """Store the key in the OS keyring, then check again.
@@ -120,7 +128,7 @@ class SettingsService:
         Raises:
             UsageError: a blank key or one with spaces. YakError: no usable keyring.
         """
-        await asyncio.to_thread(self._key_store.set_api_key, key)
+        await self._offload(self._key_store.set_api_key, key)
         await self.check_key()
 
     async def use_session_key(self, key: str | None) -> None:
@@ -139,5 +147,5 @@ class SettingsService:
         Raises:
             YakError: the keyring refused.
         """
-        await asyncio.to_thread(self._key_store.delete_api_key)
+        await self._offload(self._key_store.delete_api_key)
         await self.check_key()

@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = cmds.add_parser("list", help="every workspace with a memory document")
     json_option(p)
-    p.set_defaults(func=cmd_list, reads_only=True)
+    p.set_defaults(func=cmd_list, reads_only=True, in_place=True)
 
     p = cmds.add_parser(
         "show",
@@ -93,7 +93,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "'history --refreshes', or a unique prefix of at least 6 characters)",
     )
     json_option(p)
-    p.set_defaults(func=cmd_show, reads_only=True)
+    p.set_defaults(func=cmd_show, reads_only=True, in_place=True)
 
     p = cmds.add_parser("set", help="replace the document with a file or stdin (UTF-8)")
     workspace_option(p)
@@ -144,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="list refresh attempts (refused and failed ones too) instead of revisions",
     )
     json_option(p)
-    p.set_defaults(func=cmd_history, reads_only=True)
+    p.set_defaults(func=cmd_history, reads_only=True, in_place=True)
 
     p = cmds.add_parser(
         "restore",
@@ -180,7 +180,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "json for an output file named *.json, markdown for *.md, else text",
     )
     p.add_argument("-f", "--force", action="store_true", help="overwrite an existing file")
-    p.set_defaults(func=cmd_export, reads_only=True)
+    p.set_defaults(func=cmd_export, reads_only=True, in_place=True)
 
     p = cmds.add_parser(
         "import", help="replace the document with a text file (UTF-8/16/32, any line endings)"

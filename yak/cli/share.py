@@ -77,8 +77,6 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory sync FILE [--keep]`` / ``sync --stop``: exit 0 written, already in sync or
     stopped; 2 no FILE, a file that cannot be read or written, not UTF-8, or whose markers are
     not one block, or ``--stop`` with no file kept in sync."""
-    import asyncio
-
     from yak.cli import output
     from yak.errors import UsageError
     from yak.memory.sync import sync_file
@@ -108,7 +106,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         if args.keep:
             result = await core.memory.keep_in_sync(workspace.id, args.file)
         else:
-            result = await asyncio.to_thread(sync_file, args.file, content)
+            result = sync_file(args.file, content)  # a command that reads runs in place
         if args.json:
             output.print_json(
                 {

@@ -16,7 +16,6 @@ and publishes ``MemoryChanged(source="external")`` for each that changed.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
@@ -26,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from yak.aio import spawn
+from yak.aio import Offload, spawn, to_thread
 from yak.domain import (
     FLOOR_RATIO,
     LineOrigin,
@@ -49,6 +48,8 @@ from yak.memory import document as rules
 from yak.text import shorten
 
 if TYPE_CHECKING:  # types only: a reading command loads none of these modules
+    import asyncio
+
     from yak.bus import EventBus
     from yak.memory.sync import SyncResult
     from yak.ports import (
@@ -79,6 +80,8 @@ class MemoryService:
         poll_interval_s: seconds between two checks for writes by another process.
         search_index: finds the documents that may contain a text (the database's
             full-text index, else every document).
+        offload: runs each repository or file call (``yak.aio``): on a worker thread, or in
+            place for a command that only reads.
     """
 
     def __init__(
@@ -90,7 +93,9 @@ class MemoryService:
         bus: EventBus,
         poll_interval_s: float = 1.0,
         search_index: SearchIndex,
+        offload: Offload = to_thread,
     ) -> None:
+        self._offload = offload
         self._workspaces = workspaces
         self._search_index = search_index
         self._documents = documents
@@ -115,7 +120,7 @@ class MemoryService:
         Raises:
             WorkspaceNotFound: unknown id.
         """
-        document = await asyncio.to_thread(self._documents.read, workspace_id)
+        document = await self._offload(self._documents.read, workspace_id)
         self._remember(workspace_id, document.version)
         return document
 
@@ -131,7 +136,7 @@ class MemoryService:
         def read() -> tuple[MemoryDocument, T]:
             return self._documents.read(workspace_id), then()
 
-        document, also = await asyncio.to_thread(read)
+        document, also = await self._offload(read)
         self._remember(workspace_id, document.version)
         return document, also
 
@@ -146,13 +151,13 @@ class MemoryService:
     async def read_raw(self, workspace_id: str) -> bytes:
         """The stored document's bytes exactly, also when they are not UTF-8 (the way out of
         ``UnreadableDocument``: show them, then restore a revision or save a new text)."""
-        return await asyncio.to_thread(self._documents.read_raw, workspace_id)
+        return await self._offload(self._documents.read_raw, workspace_id)
 
     async def blame(self, workspace_id: str) -> list[LineOrigin]:
         """The origin of every line of the current document (``[]`` for an empty one): the
         version, source, time and conversations of the write that introduced it, from the
         revision chain (see :func:`yak.memory.provenance.blame`)."""
-        return await asyncio.to_thread(self._blame, workspace_id)
+        return await self._offload(self._blame, workspace_id)
 
     def _blame(self, workspace_id: str) -> list[LineOrigin]:
         """:meth:`blame` on a worker thread, walking only the revisions written since the last
@@ -199,34 +204,34 @@ class MemoryService:
         def read() -> tuple[list[LineOrigin], list[Tombstone]]:
             return self._blame(workspace_id), self._documents.tombstones(workspace_id)
 
-        return await asyncio.to_thread(read)
+        return await self._offload(read)
 
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""
-        return await asyncio.to_thread(self._documents.tombstones, workspace_id)
+        return await self._offload(self._documents.tombstones, workspace_id)
 
     async def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
         """The workspace's proposals, oldest first (only those waiting, by default)."""
-        return await asyncio.to_thread(
+        return await self._offload(
             self._documents.proposals, workspace_id, pending_only=pending_only
         )
 
     async def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
         """A proposal by id or unique prefix (6 or more characters). Raises ``UsageError``."""
-        return await asyncio.to_thread(self._documents.get_proposal, workspace_id, proposal_id)
+        return await self._offload(self._documents.get_proposal, workspace_id, proposal_id)
 
     async def pending_counts(self) -> dict[str, int]:
         """How many proposals wait, by workspace id (only workspaces with some)."""
-        return await asyncio.to_thread(self._documents.pending_counts)
+        return await self._offload(self._documents.pending_counts)
 
     async def memory_enabled(self, workspace_id: str) -> bool:
         """Whether the workspace's memory is on. Raises ``WorkspaceNotFound``."""
-        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        workspace = await self._offload(self._workspaces.get, workspace_id)
         return workspace.memory_enabled
 
     async def review_mode(self, workspace_id: str) -> ReviewMode:
         """The workspace's review mode. Raises ``WorkspaceNotFound``."""
-        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        workspace = await self._offload(self._workspaces.get, workspace_id)
         return workspace.review_mode
 
     async def set_review_mode(self, workspace_id: str, mode: ReviewMode | str) -> Workspace:
@@ -239,27 +244,27 @@ class MemoryService:
             chosen = ReviewMode(mode)
         except ValueError:
             raise UsageError(f"Unknown review mode {mode!r}; use auto or review.") from None
-        return await asyncio.to_thread(self._workspaces.set_review_mode, workspace_id, chosen)
+        return await self._offload(self._workspaces.set_review_mode, workspace_id, chosen)
 
     async def list_documents(self) -> list[MemorySummary]:
         """Every workspace with a memory, most recently updated first, orphans marked."""
-        return await asyncio.to_thread(self._documents.summaries)
+        return await self._offload(self._documents.summaries)
 
     async def history(self, workspace_id: str) -> list[Revision]:
         """Revisions, newest first."""
-        return await asyncio.to_thread(self._documents.history, workspace_id)
+        return await self._offload(self._documents.history, workspace_id)
 
     async def get_revision(self, workspace_id: str, revision: str) -> Revision:
         """A revision by id, unique id prefix or version number. Raises ``RevisionNotFound``."""
-        return await asyncio.to_thread(self._documents.get_revision, workspace_id, revision)
+        return await self._offload(self._documents.get_revision, workspace_id, revision)
 
     async def attempts(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts, newest first (at most ``limit``; ``None``: all)."""
-        return await asyncio.to_thread(self._attempts.list, workspace_id, limit)
+        return await self._offload(self._attempts.list, workspace_id, limit)
 
     async def get_attempt(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
         """One refresh attempt by id or unique prefix. Raises ``UsageError``."""
-        return await asyncio.to_thread(self._attempts.get, workspace_id, attempt_id)
+        return await self._offload(self._attempts.get, workspace_id, attempt_id)
 
     async def last_attempt(self, workspace_id: str) -> RefreshAttempt | None:
         """The newest refresh attempt of the workspace, or ``None``."""
@@ -268,13 +273,13 @@ class MemoryService:
 
     async def latest_attempts(self) -> dict[str, RefreshAttempt]:
         """The newest refresh attempt of every workspace that has one (replies not read)."""
-        return await asyncio.to_thread(self._attempts.latest)
+        return await self._offload(self._attempts.latest)
 
     async def search_candidates(self, query: str) -> SearchCandidates:
         """The current documents that may contain ``query`` (``yak.memory.search`` matches
         their lines): the database's index chooses them, or every document is read (a plain
         scan, which the answer says)."""
-        return await asyncio.to_thread(self._search_index.candidates, query)
+        return await self._offload(self._search_index.candidates, query)
 
     # --- writing ------------------------------------------------------------------------------
     async def save(
@@ -350,7 +355,7 @@ class MemoryService:
         initiator: object | None = None,
     ) -> MemoryDocument:
         """:meth:`import_bytes` of a file. Raises ``UsageError`` when it cannot be read."""
-        data = await asyncio.to_thread(read_input_file, Path(path))
+        data = await self._offload(read_input_file, Path(path))
         return await self.import_bytes(
             workspace_id,
             data,
@@ -466,7 +471,7 @@ class MemoryService:
 
     async def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
         """Mark messages as folded without a write (they had nothing to remember)."""
-        await asyncio.to_thread(self._documents.advance_watermarks, watermarks)
+        await self._offload(self._documents.advance_watermarks, watermarks)
 
     async def propose(
         self,
@@ -499,7 +504,7 @@ class MemoryService:
             watermarks=dict(watermarks),
             flags=flags,
         )
-        stored = await asyncio.to_thread(self._documents.add_proposal, proposal)
+        stored = await self._offload(self._documents.add_proposal, proposal)
         from yak.events import ProposalsChanged  # see _write on these imports
 
         self._bus.publish(ProposalsChanged(workspace_id, 1))
@@ -564,8 +569,8 @@ class MemoryService:
         from yak.memory import guards, provenance
         from yak.memory.redact import redact
 
-        redacted, findings = await asyncio.to_thread(redact, given)
-        why, reason_findings = await asyncio.to_thread(redact, why)
+        redacted, findings = await self._offload(redact, given)
+        why, reason_findings = await self._offload(redact, why)
         findings = _merge(findings, reason_findings)
         new = guards.normalize_document(redacted)
         verdict = guards.check_rewrite(current.content, new, floor_ratio=floor_ratio)
@@ -665,7 +670,7 @@ class MemoryService:
             for line in provenance.added_lines(base, proposal.content)
             if (key := provenance.fold_line(line))
         )
-        rejected = await asyncio.to_thread(
+        rejected = await self._offload(
             self._documents.reject_proposal,
             workspace_id,
             proposal.id,
@@ -698,7 +703,7 @@ class MemoryService:
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False
     ) -> RefreshAttempt:
         """Store a refresh attempt (every one, applied or not)."""
-        return await asyncio.to_thread(
+        return await self._offload(
             self._attempts.record, outcome, base_version=base_version, rebuild=rebuild
         )
 
@@ -752,7 +757,7 @@ class MemoryService:
             kept = self._kept_file(workspace_id) if document.version != before else None
             return before, document, superseded, kept
 
-        before, document, superseded, kept = await asyncio.to_thread(write)
+        before, document, superseded, kept = await self._offload(write)
         # The event classes are imported where a write publishes them, so that a command that
         # only reads (``yak memory show``) does not define them all (see yak/bus.py).
         from yak.events import MemoryChanged, ProposalsChanged
@@ -793,13 +798,13 @@ class MemoryService:
 
         target = os.path.abspath(path)
         document = await self.read(workspace_id)
-        previous = (await asyncio.to_thread(self._workspaces.get, workspace_id)).synced_file
+        previous = (await self._offload(self._workspaces.get, workspace_id)).synced_file
         # Stored first: a database that cannot be written refuses before the file is touched.
-        await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, target)
+        await self._offload(self._workspaces.set_synced_file, workspace_id, target)
         try:
-            result = await asyncio.to_thread(sync_file, target, document.content)
+            result = await self._offload(sync_file, target, document.content)
         except YakError:
-            await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, previous)
+            await self._offload(self._workspaces.set_synced_file, workspace_id, previous)
             raise
         log.info("workspace %s keeps %s in sync", workspace_id, target)
         return result
@@ -807,9 +812,9 @@ class MemoryService:
     async def stop_keeping_in_sync(self, workspace_id: str) -> str | None:
         """Stop keeping a file in sync (the file stays as it is); returns its path, or
         ``None`` when none was kept. Raises ``WorkspaceNotFound`` for an unknown id."""
-        workspace = await asyncio.to_thread(self._workspaces.get, workspace_id)
+        workspace = await self._offload(self._workspaces.get, workspace_id)
         if workspace.synced_file is not None:
-            await asyncio.to_thread(self._workspaces.set_synced_file, workspace_id, None)
+            await self._offload(self._workspaces.set_synced_file, workspace_id, None)
         return workspace.synced_file
 
     def _kept_file(self, workspace_id: str) -> str | None:
@@ -828,7 +833,7 @@ class MemoryService:
         from yak.memory.sync import sync_file  # loaded only for a workspace that keeps a file
 
         try:
-            await asyncio.to_thread(sync_file, path, document.content)
+            await self._offload(sync_file, path, document.content)
         except YakError as exc:
             # said to the user through SyncedFileFailed (a stderr line, the status bar)
             log.info("keeping %s in sync failed: %s", path, exc)
@@ -854,7 +859,7 @@ class MemoryService:
                 f"Unknown export format {fmt!r}; use one of: {', '.join(rules.EXPORT_FORMATS)}."
             )
         if stored:
-            document = await asyncio.to_thread(self._documents.read, workspace.id)
+            document = await self._offload(self._documents.read, workspace.id)
             history = await self.history(workspace.id) if fmt == "json" else []
         else:
             document = MemoryDocument(
@@ -884,7 +889,7 @@ class MemoryService:
                 cannot be written; the format is unknown.
         """
         data = await self.export_bytes(workspace, fmt, stored=stored)
-        await asyncio.to_thread(write_output_file, Path(path), data, force=force)
+        await self._offload(write_output_file, Path(path), data, force=force)
         return len(data)
 
     # --- writes by other processes ------------------------------------------------------------
@@ -900,6 +905,8 @@ class MemoryService:
             self._watcher = None
 
     async def _watch(self) -> None:
+        import asyncio
+
         while True:
             await asyncio.sleep(self._poll_interval_s)
             try:
@@ -915,11 +922,11 @@ class MemoryService:
         only the workspaces a view has read); writes through this service update the known
         versions first, so they are not reported twice.
         """
-        data_version = await asyncio.to_thread(self._documents.data_version)
+        data_version = await self._offload(self._documents.data_version)
         if data_version == self._last_data_version:
             return []
         self._last_data_version = data_version
-        versions = await asyncio.to_thread(self._documents.versions)
+        versions = await self._offload(self._documents.versions)
         first_step = self._versions is None
         known_versions = self._versions or {}
         self._versions = dict(versions)

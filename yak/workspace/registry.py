@@ -20,13 +20,13 @@ A git worktree can share its main checkout's document when the person says so
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from yak import paths
+from yak.aio import Offload, to_thread
 from yak.domain import MemorySummary, Workspace
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.text import shown
@@ -70,10 +70,13 @@ class WorkspaceRegistry:
 
     Args:
         repository: the stored workspaces.
+        offload: runs each repository call (``yak.aio``): on a worker thread, or in place for
+            a command that only reads.
     """
 
-    def __init__(self, repository: WorkspaceRepository) -> None:
+    def __init__(self, repository: WorkspaceRepository, *, offload: Offload = to_thread) -> None:
         self._repository = repository
+        self._offload = offload
 
     async def open(self, path: str | os.PathLike[str]) -> Workspace:
         """Register (or find) the workspace of an existing folder and mark it opened.
@@ -86,7 +89,7 @@ class WorkspaceRegistry:
             raise UsageError("Choose a folder to open.")
         if paths.folder_identity(normalize(text)) is None:
             raise folder_error(text)
-        return await asyncio.to_thread(self._repository.open, text, mark_opened=True)
+        return await self._offload(self._repository.open, text, mark_opened=True)
 
     async def for_write(self, path: str) -> Workspace:
         """The workspace of ``path`` for a command that writes: the folder must exist; it is
@@ -97,10 +100,10 @@ class WorkspaceRegistry:
         """
         if paths.folder_identity(normalize(path)) is None:
             raise folder_error(path)
-        found = await asyncio.to_thread(self._repository.find, path)
+        found = await self._offload(self._repository.find, path)
         if found is not None:
             return found
-        return await asyncio.to_thread(self._repository.open, path, mark_opened=False)
+        return await self._offload(self._repository.open, path, mark_opened=False)
 
     async def for_read(self, path: str) -> tuple[Workspace, bool]:
         """The workspace of ``path`` for a command that only reads, and whether it is stored.
@@ -108,7 +111,7 @@ class WorkspaceRegistry:
         Raises:
             WorkspaceNotFound: not stored and no such folder.
         """
-        found = await asyncio.to_thread(self._repository.find, path)
+        found = await self._offload(self._repository.find, path)
         if found is not None:
             return found, True
         key = normalize(path)
@@ -119,15 +122,15 @@ class WorkspaceRegistry:
 
     async def find(self, path: str) -> Workspace | None:
         """The stored workspace of ``path``, or ``None``; never creates one."""
-        return await asyncio.to_thread(self._repository.find, path)
+        return await self._offload(self._repository.find, path)
 
     async def get(self, workspace_id: str) -> Workspace:
         """The stored workspace. Raises ``WorkspaceNotFound`` for an unknown id."""
-        return await asyncio.to_thread(self._repository.get, workspace_id)
+        return await self._offload(self._repository.get, workspace_id)
 
     async def recent(self, limit: int = 10) -> list[Workspace]:
         """Recently opened workspaces, most recent first (at most ``limit``)."""
-        return await asyncio.to_thread(self._repository.recent, limit)
+        return await self._offload(self._repository.recent, limit)
 
     async def reattach(self, workspace_id: str, new_path: str) -> Workspace:
         """Move an orphaned workspace's memory and history to another existing folder.
@@ -140,11 +143,11 @@ class WorkspaceRegistry:
         """
         if paths.folder_identity(normalize(new_path)) is None:
             raise folder_error(new_path)
-        return await asyncio.to_thread(self._repository.reattach, workspace_id, new_path)
+        return await self._offload(self._repository.reattach, workspace_id, new_path)
 
     async def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
         """Turn memory (injection into chats and refreshes) on or off for a workspace."""
-        return await asyncio.to_thread(
+        return await self._offload(
             self._repository.set_memory_enabled, workspace_id, enabled=enabled
         )
 
@@ -158,9 +161,9 @@ class WorkspaceRegistry:
         """
         key = normalize(path)
         above = paths.enclosing_keys(key)
-        if await asyncio.to_thread(self._repository.linked_to, paths.workspace_id_for(key)):
+        if await self._offload(self._repository.linked_to, paths.workspace_id_for(key)):
             return None
-        found = await asyncio.to_thread(self._repository.memories_at, [key, *above])
+        found = await self._offload(self._repository.memories_at, [key, *above])
         if key in found:
             return None
         return next((found[parent] for parent in above if parent in found), None)
@@ -194,7 +197,7 @@ class WorkspaceRegistry:
                 None,
             )
 
-        return await asyncio.to_thread(find)
+        return await self._offload(find)
 
     async def decline_rename(self, path: str, workspace_id: str) -> None:
         """Remember that the orphan ``workspace_id`` is not the folder ``path`` renamed, so
@@ -204,7 +207,7 @@ class WorkspaceRegistry:
             UsageError: not a usable path. WorkspaceNotFound: unknown id. StoreError.
         """
         key = normalize(path)
-        await asyncio.to_thread(self._repository.decline_rename, key, workspace_id)
+        await self._offload(self._repository.decline_rename, key, workspace_id)
 
     async def link(self, path: str, to: str | None = None) -> tuple[Workspace, Workspace]:
         """Make the workspace of ``path`` use the memory document of the workspace of ``to``
@@ -222,14 +225,14 @@ class WorkspaceRegistry:
         """
         workspace = await self.for_write(path)
         if to is None:
-            to = await asyncio.to_thread(git.main_checkout, workspace.path)
+            to = await self._offload(git.main_checkout, workspace.path)
             if to is None:
                 raise UsageError(
                     f"{shown(workspace.path)} is not in a git worktree; name the folder whose "
                     "memory it should share with --to"
                 )
         target = await self.for_write(to)
-        await asyncio.to_thread(self._repository.link, workspace.id, target.id)
+        await self._offload(self._repository.link, workspace.id, target.id)
         return workspace, target
 
     async def unlink(self, path: str) -> Workspace:
@@ -242,14 +245,14 @@ class WorkspaceRegistry:
         workspace, stored = await self.for_read(path)
         target = None
         if stored:
-            target = await asyncio.to_thread(self._repository.unlink, workspace.id)
+            target = await self._offload(self._repository.unlink, workspace.id)
         if target is None:
             raise UsageError(f"{shown(workspace.path)} does not share another folder's memory")
         return target
 
     async def linked_to(self, workspace_id: str) -> Workspace | None:
         """The workspace whose document ``workspace_id`` uses, or ``None``."""
-        return await asyncio.to_thread(self._repository.linked_to, workspace_id)
+        return await self._offload(self._repository.linked_to, workspace_id)
 
     async def worktree_main(self, path: str) -> MemorySummary | None:
         """The main checkout's workspace when ``path`` is in a git worktree, has no memory of
@@ -274,4 +277,4 @@ class WorkspaceRegistry:
             found = self._repository.memories_at([key, main_key])
             return None if key in found else found.get(main_key)
 
-        return await asyncio.to_thread(find)
+        return await self._offload(find)
