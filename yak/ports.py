@@ -363,7 +363,10 @@ class ModelClient(Protocol):
 
 
 ModelClientFactory = Callable[[], ModelClient]
-"""Builds a model client for the current settings (base URL, key); called per use."""
+"""Builds a model client for the current settings (base URL, key); called per use. A factory
+may also have a ``built_from()`` method returning a hashable value that changes whenever the
+client it builds would (base URL, key, time limit; blocking, like the factory): the refresher
+then keeps its client while that value stays the same (``yak.refresh.client``)."""
 
 
 def build_ready_client(factory: ModelClientFactory) -> tuple[ModelClient, bool]:

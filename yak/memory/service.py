@@ -190,16 +190,15 @@ class MemoryService:
             while len(self._origins) > _ORIGINS_KEPT:
                 self._origins.popitem(last=False)
 
-    async def origins_and_tombstones(
-        self, workspace_id: str
-    ) -> tuple[list[LineOrigin], list[Tombstone]]:
-        """:meth:`blame` and :meth:`tombstones` read together, in one worker-thread hop (a
-        refresh needs both)."""
+    def origins_and_tombstones(self, workspace_id: str) -> tuple[list[LineOrigin], list[Tombstone]]:
+        """:meth:`blame` and :meth:`tombstones` read together, on the calling thread (a refresh
+        needs both): blocking, so call it on a worker thread, e.g. in :meth:`read_with`'s
+        ``then``, which puts the refresh's reads in one hop.
 
-        def read() -> tuple[list[LineOrigin], list[Tombstone]]:
-            return self._blame(workspace_id), self._documents.tombstones(workspace_id)
-
-        return await asyncio.to_thread(read)
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        return self._blame(workspace_id), self._documents.tombstones(workspace_id)
 
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""
