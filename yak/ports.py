@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from yak.domain import TokenUsage
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from yak.domain import (
@@ -141,6 +143,12 @@ class DocumentRepository(Protocol):
 
     def read_raw(self, workspace_id: str) -> bytes:
         """The stored document's bytes exactly, readable or not."""
+        ...
+
+    def together(self, work: Callable[[], T]) -> T:
+        """``work()`` (reads through any repository of this database, on this thread) in one
+        transaction: one session and one commit instead of one per call. Returns what ``work``
+        returns; raises what it raises."""
         ...
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]: ...

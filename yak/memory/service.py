@@ -120,9 +120,10 @@ class MemoryService:
         return document
 
     async def read_with(self, workspace_id: str, then: Callable[[], T]) -> tuple[MemoryDocument, T]:
-        """:meth:`read`, then ``then()`` on the same worker thread (one hop instead of two): a
-        refresh reads the document first, then its conversations, so that a refresh elsewhere
-        that folds them in between moves the version it writes against.
+        """:meth:`read`, then ``then()`` on the same worker thread (one hop instead of two) and in
+        the same transaction (``DocumentRepository.together``; ``then`` only reads): a refresh
+        reads the document first, then its conversations, so that a refresh elsewhere that folds
+        them in between moves the version it writes against.
 
         Raises:
             WorkspaceNotFound: unknown id; what ``then`` raises.
@@ -131,7 +132,7 @@ class MemoryService:
         def read() -> tuple[MemoryDocument, T]:
             return self._documents.read(workspace_id), then()
 
-        document, also = await asyncio.to_thread(read)
+        document, also = await asyncio.to_thread(self._documents.together, read)
         self._remember(workspace_id, document.version)
         return document, also
 
