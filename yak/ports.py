@@ -146,9 +146,10 @@ class DocumentRepository(Protocol):
         ...
 
     def together(self, work: Callable[[], T]) -> T:
-        """``work()`` (reads through any repository of this database, on this thread) in one
-        transaction: one session and one commit instead of one per call. Returns what ``work``
-        returns; raises what it raises."""
+        """``work()`` (calls to any repository of this database, on this thread) in one
+        transaction: one session and one commit instead of one per call; an error leaving
+        ``work`` rolls back all of it (so ``work`` must not carry on past a ``StoreError``).
+        Returns what ``work`` returns; raises what it raises."""
         ...
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]: ...

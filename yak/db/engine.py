@@ -220,8 +220,9 @@ class Database:
     def together(self, work: Callable[[], T]) -> T:
         """``work()`` with every :meth:`session` it opens on this thread in one transaction
         (one session and one commit instead of one per repository call); a ``together`` inside
-        joins it. For reads: after an error inside (caught there or not) the whole transaction
-        rolls back. Raises what ``work`` raises (``StoreError`` for the database)."""
+        joins it. An error leaving ``work`` rolls all of it back; ``work`` must not carry
+        on past a database error it caught (the transaction may be unusable). Raises what
+        ``work`` raises (``StoreError`` for the database)."""
         if getattr(self._together, "session", None) is not None:
             return work()
         with self.session() as s:

@@ -719,8 +719,9 @@ class MemoryService:
         edited: bool = False,
         supersede: bool = False,
     ) -> MemoryDocument:
-        """Write on a worker thread (one hop: the write, then with ``supersede`` the pending
-        proposals superseded, and the kept file's path read when the version moved), publish
+        """Write on a worker thread (one hop: the write and, with ``supersede``, the pending
+        proposals superseded in the same transaction, then the kept file's path read when the
+        version moved), publish
         ``MemoryChanged`` (and ``ProposalsChanged`` when some were superseded), then sync the
         kept file."""
         known = self._watched.get(workspace_id) if expected_version is None else expected_version
@@ -731,10 +732,8 @@ class MemoryService:
 
             return provenance.write_effects(base, text, RevisionSource.HAND if edited else source)
 
-        def write() -> tuple[int, MemoryDocument, int, str | None]:
-            # The version the write starts from, read first when nothing here knows it: writing
-            # the text already stored changes no version and must publish nothing.
-            before = known if known is not None else self._documents.read(workspace_id).version
+        def store() -> tuple[MemoryDocument, int]:
+            # The write and the proposals it supersedes: one transaction.
             document = self._documents.write(
                 workspace_id,
                 text,
@@ -749,6 +748,13 @@ class MemoryService:
                 accepts=accepts,
             )
             superseded = self._documents.supersede_proposals(workspace_id) if supersede else 0
+            return document, superseded
+
+        def write() -> tuple[int, MemoryDocument, int, str | None]:
+            # The version the write starts from, read first when nothing here knows it: writing
+            # the text already stored changes no version and must publish nothing.
+            before = known if known is not None else self._documents.read(workspace_id).version
+            document, superseded = self._documents.together(store)
             kept = self._kept_file(workspace_id) if document.version != before else None
             return before, document, superseded, kept
 
