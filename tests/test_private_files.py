@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import shutil
 import stat
 
 import pytest
@@ -63,6 +64,30 @@ async def test_lock_files_and_their_folder_are_private(tmp_path, open_umask):
     assert mode(folder / "yak.db.migrate-lock") == 0o600
     assert mode(folder / "locks") == 0o700
     assert mode(folder / "locks" / "ws_demo.lock") == 0o600
+
+
+async def test_a_refresh_lock_taken_again_after_its_folder_was_removed_is_private_and_held(
+    tmp_path, open_umask
+):
+    """The lock released last is taken again (each process keeps it); when its folder was
+    removed meanwhile, the folder is made again, private, and the lock still keeps another
+    holder out."""
+    folder = paths.data_dir(tmp_path / "yak")
+    lock, other = FileRefreshLock(folder), FileRefreshLock(folder)
+    assert await lock.acquire("ws_demo", wait_s=0)
+    lock.release("ws_demo")
+    assert await lock.acquire("ws_demo", wait_s=0)
+    assert not await other.acquire("ws_demo", wait_s=0)
+    lock.release("ws_demo")
+    shutil.rmtree(folder / "locks")
+
+    assert await lock.acquire("ws_demo", wait_s=0)
+    assert mode(folder / "locks") == 0o700
+    assert mode(folder / "locks" / "ws_demo.lock") == 0o600
+    assert not await other.acquire("ws_demo", wait_s=0)
+    lock.release("ws_demo")
+    assert await other.acquire("ws_demo", wait_s=0)
+    other.release("ws_demo")
 
 
 def test_settings_rewrite_stays_private_over_a_leftover_temporary_file(tmp_path, open_umask):

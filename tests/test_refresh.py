@@ -758,6 +758,78 @@ async def test_the_provider_is_closed_after_each_attempt_and_stays_usable(env, m
     assert len(closed) == 2
 
 
+class ClosingProvider(Provider):
+    """A Provider that counts the times its connections are closed."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.closes = 0
+
+    async def aclose(self) -> None:
+        self.closes += 1
+        await super().aclose()
+
+
+@pytest.mark.filterwarnings("error::ResourceWarning")
+async def test_the_model_client_is_kept_between_refreshes_and_closed_with_the_core(
+    env, make_core, model_clients
+):
+    """Refreshes with the same settings use one client (one connection pool, no new TLS
+    handshake per refresh); a changed time limit or base URL gets a new one and the old one is
+    closed; a failed call closes its client and the next refresh starts afresh; closing the
+    core closes the client it kept."""
+    model_clients.provider_class = ClosingProvider
+    core = make_core()
+    env.say("We use ruff.", "Ok.")
+    env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
+    first = await core.refresh.refresh_now(env.workspace_id)
+    env.say("Pin 3.12.", "Ok.")
+    second = await core.refresh.refresh_now(env.workspace_id)
+    assert (first.status, second.status) == (RefreshStatus.APPLIED, RefreshStatus.APPLIED)
+    assert len(model_clients.built) == 1 and model_clients.built[0].closes == 0
+
+    model_clients.timeout_s = 9.0  # what the client is built from changed
+    env.say("Use uv.", "Ok.")
+    env.fake.script(text("- lint with ruff\n- pin 3.12\n- use uv\n"))
+    assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.APPLIED
+    kept, replaced = model_clients.built[1], model_clients.built[0]
+    assert len(model_clients.built) == 2 and replaced.closes == 1 and kept.closes == 0
+
+    env.say("Use mypy.", "Ok.")
+    env.fake.script(cut("- lint with ruff\n", after_deltas=1))
+    assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.FAILED
+    assert kept.closes == 1  # a failed call may leave a broken connection: not reused
+    env.fake.script(text("- lint with ruff\n- pin 3.12\n- use uv\n- use mypy\n"))
+    assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.APPLIED
+    assert len(model_clients.built) == 3 and model_clients.built[2].closes == 0
+
+    await core.aclose()
+    assert [client.closes for client in model_clients.built] == [1, 1, 1]
+
+
+async def test_a_key_changed_in_settings_is_used_by_the_next_refresh(
+    env, make_core, monkeypatch, memory_keyring
+):
+    """With the core's own model client: the next refresh after a key change in Settings sends
+    the new key (the kept client is replaced); the same key keeps the client."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    core = make_core(model_client=None)
+    await core.settings.use_session_key("sk-first")
+    env.say("We use ruff.", "Ok.")
+    env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
+    assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.APPLIED
+    env.say("Pin 3.12.", "Ok.")
+    assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.APPLIED
+
+    await core.settings.set_api_key("sk-second")  # the keyring; the session key goes first
+    await core.settings.use_session_key(None)
+    env.say("Use uv.", "Ok.")
+    env.fake.script(text("- lint with ruff\n- pin 3.12\n- use uv\n"))
+    assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.APPLIED
+    keys = [r.headers["authorization"] for r in env.fake.message_requests]
+    assert keys == ["Bearer sk-first", "Bearer sk-first", "Bearer sk-second"]
+
+
 async def test_memory_turned_off_sends_nothing_and_folds_nothing_until_turned_on(env):
     """With memory off for the workspace no conversation goes to the model and no watermark
     moves; turned back on, the same conversation is folded."""

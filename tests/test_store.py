@@ -25,6 +25,7 @@ from yak.errors import (
     ConflictError,
     RevisionNotFound,
     SchemaTooNew,
+    StoreError,
     UsageError,
     WorkspaceNotFound,
 )
@@ -699,3 +700,33 @@ async def test_the_memory_list_row_agrees_with_the_document_and_workspace_read_a
     assert summary.updated_at == document.updated_at
     assert summary.updated_at is not None and summary.updated_at.utcoffset() is not None
     assert summary.workspace == workspace
+
+
+def test_repository_calls_together_are_one_transaction_and_an_error_rolls_them_back(tmp_path):
+    """``Database.together``: the repository calls inside share one transaction (a refresh's
+    reads before the model call); a database error inside is a ``StoreError`` and undoes what
+    was done inside; the database stays usable."""
+    from sqlalchemy import text
+
+    from yak.db.engine import open_database
+    from yak.db.workspaces import SqlWorkspaceRepository
+
+    (tmp_path / "data").mkdir()
+    db = open_database(tmp_path / "data")
+    try:
+        workspaces = SqlWorkspaceRepository(db)
+        folder = project_folder(tmp_path, "proj")
+
+        def open_then_fail() -> None:
+            workspaces.open(str(folder))
+            with db.session() as s:
+                s.execute(text("SELECT * FROM no_such_table"))
+
+        with pytest.raises(StoreError):
+            db.together(open_then_fail)
+        assert workspaces.find(str(folder)) is None  # rolled back with the failure
+
+        opened = db.together(lambda: db.together(lambda: workspaces.open(str(folder))))
+        assert workspaces.get(opened.id) == opened
+    finally:
+        db.close()

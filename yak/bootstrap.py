@@ -375,19 +375,43 @@ def prepare_model_transport() -> None:
 
 def _provider_factory(
     settings: SettingsService, key_store: KeyStore, *, light_while_loading: bool = False
-) -> Callable[[], ModelClient]:
+) -> _ProviderFactory:
     """A ``Provider`` per use, for the base URL and time limit in effect then and the key
     store's key; ``light_while_loading`` as ``Provider`` takes it (the chat's turns)."""
+    return _ProviderFactory(settings, key_store, light_while_loading=light_while_loading)
 
-    def build() -> ModelClient:
+
+class _ProviderFactory:
+    """Builds a ``Provider`` for the current settings and key (``ModelClientFactory``), and
+    says what it builds it from (``built_from``), so the refresher keeps its client until that
+    changes (``yak.refresh.client.KeptModelClient``)."""
+
+    def __init__(
+        self, settings: SettingsService, key_store: KeyStore, *, light_while_loading: bool
+    ) -> None:
+        self._settings = settings
+        self._key_store = key_store
+        self._light_while_loading = light_while_loading
+
+    def __call__(self) -> ModelClient:
         from yak.llm.provider import Provider
 
-        current = settings.current()
+        current = self._settings.current()
         return Provider(
             base_url=current.base_url,
-            api_key=key_store.api_key(),
+            api_key=self._key_store.api_key(),
             timeout_s=current.request_timeout_s,
-            light_while_loading=light_while_loading,
+            light_while_loading=self._light_while_loading,
         )
 
-    return build
+    def built_from(self) -> tuple[str | None, str | None, float, str | None]:
+        """(base URL setting, API key, time limit in seconds, ``ANTHROPIC_BASE_URL``): what a
+        client built now would use; equal values build an equivalent client. Blocking (the key
+        store may ask the OS keyring): call it on a worker thread."""
+        current = self._settings.current()
+        return (
+            current.base_url,
+            self._key_store.api_key(),
+            current.request_timeout_s,
+            os.environ.get("ANTHROPIC_BASE_URL"),
+        )

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from yak.domain import TokenUsage
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from yak.domain import (
@@ -141,6 +143,13 @@ class DocumentRepository(Protocol):
 
     def read_raw(self, workspace_id: str) -> bytes:
         """The stored document's bytes exactly, readable or not."""
+        ...
+
+    def together(self, work: Callable[[], T]) -> T:
+        """``work()`` (calls to any repository of this database, on this thread) in one
+        transaction: one session and one commit instead of one per call; an error leaving
+        ``work`` rolls back all of it (so ``work`` must not carry on past a ``StoreError``).
+        Returns what ``work`` returns; raises what it raises."""
         ...
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]: ...
@@ -363,7 +372,10 @@ class ModelClient(Protocol):
 
 
 ModelClientFactory = Callable[[], ModelClient]
-"""Builds a model client for the current settings (base URL, key); called per use."""
+"""Builds a model client for the current settings (base URL, key); called per use. A factory
+may also have a ``built_from()`` method returning a hashable value that changes whenever the
+client it builds would (base URL, key, time limit; blocking, like the factory): the refresher
+then keeps its client while that value stays the same (``yak.refresh.client``)."""
 
 
 def build_ready_client(factory: ModelClientFactory) -> tuple[ModelClient, bool]:

@@ -4,6 +4,9 @@ retries and with a short timeout, so a scripted error or hang is seen at once.""
 
 from __future__ import annotations
 
+import os
+
+from yak.llm import credentials
 from yak.llm.provider import Provider
 
 
@@ -39,6 +42,19 @@ class ModelClients:
         )
         self.built.append(client)
         return client
+
+    def built_from(self) -> tuple[object, ...]:
+        """What a client built now would use (the refresher keeps its client while this stays
+        the same, as it does with the app's factory): the attributes above, the base URL the
+        SDK reads from the environment, and the key the client would use."""
+        return (
+            self.base_url,
+            self.timeout_s,
+            self.max_retries,
+            self.provider_class,
+            os.environ.get("ANTHROPIC_BASE_URL"),
+            credentials.api_key(),
+        )
 
     async def aclose(self) -> None:
         """Close every client built (the core closes each after use; this is a safety net)."""

@@ -130,11 +130,7 @@ class SqlConversationRepository:
         if not session_ids:
             return {}
         with self.db.session() as s:
-            rows = s.connection().execute(
-                select(ChatSessionRow.id, ChatSessionRow.title).where(
-                    ChatSessionRow.id.in_(list(session_ids))
-                )
-            )
+            rows = s.connection().execute(_TITLES, {"ids": list(session_ids)})
             return {session_id: title for session_id, title in rows}
 
     def get_session(self, session_id: str) -> ChatSession:
@@ -306,6 +302,10 @@ class SqlConversationRepository:
 
 # A refresh's input, as a prebuilt Core query (loading ORM rows cost more than the query).
 _MESSAGES = ChatMessageRow.__table__
+# Built once: building the statement cost more than running it (a refresh names its sessions).
+_TITLES = select(ChatSessionRow.id, ChatSessionRow.title).where(
+    ChatSessionRow.id.in_(bindparam("ids", expanding=True))
+)
 _UNFOLDED = (
     select(*_MESSAGES.c)
     .join(ChatSessionRow, ChatSessionRow.id == _MESSAGES.c.session_id)

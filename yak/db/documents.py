@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     bindparam,
@@ -69,12 +69,18 @@ from yak.domain import (
 from yak.errors import ConflictError, RevisionNotFound, UsageError
 from yak.ids import new_id
 
+T = TypeVar("T")
+
 
 class SqlDocumentRepository:
     """Documents and revisions in the database (implements ``yak.ports.DocumentRepository``)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+
+    def together(self, work: Callable[[], T]) -> T:
+        """``work()`` in one transaction of this database (``Database.together``)."""
+        return self.db.together(work)
 
     def summaries(self) -> list[MemorySummary]:
         """Every workspace with a memory (non-empty document or any revision), most recently

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, text
@@ -42,6 +43,8 @@ from yak.db import postgres
 from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import SchemaTooNew, StoreError
 from yak.paths import create_private_file
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema that is not current
     from alembic.config import Config
@@ -178,6 +181,7 @@ class Database:
         self.server = server
         self.read_only = read_only
         self._factory = sessionmaker(engine, expire_on_commit=False)
+        self._together = threading.local()  # .session: the transaction of together(), if any
 
     @property
     def shared(self) -> bool:
@@ -198,12 +202,35 @@ class Database:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction; commits on success, rolls back and raises ``StoreError`` on failure."""
+        """One transaction; commits on success, rolls back and raises ``StoreError`` on failure.
+        Inside :meth:`together` on the same thread: that transaction."""
+        outer = getattr(self._together, "session", None)
+        if outer is not None:
+            try:
+                yield outer
+            except (DBAPIError, SQLAlchemyError) as exc:
+                raise self.translate(exc) from exc
+            return
         try:
             with self._factory() as s, s.begin():
                 yield s
         except (DBAPIError, SQLAlchemyError) as exc:
             raise self.translate(exc) from exc
+
+    def together(self, work: Callable[[], T]) -> T:
+        """``work()`` with every :meth:`session` it opens on this thread in one transaction
+        (one session and one commit instead of one per repository call); a ``together`` inside
+        joins it. An error leaving ``work`` rolls all of it back; ``work`` must not carry
+        on past a database error it caught (the transaction may be unusable). Raises what
+        ``work`` raises (``StoreError`` for the database)."""
+        if getattr(self._together, "session", None) is not None:
+            return work()
+        with self.session() as s:
+            self._together.session = s
+            try:
+                return work()
+            finally:
+                self._together.session = None
 
     def data_version(self) -> int:
         """A number that moves when another connection commits a write: ``PRAGMA

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -33,11 +34,17 @@ class FileRefreshLock:
     def __init__(self, folder: Path | None) -> None:
         self._folder = folder
         self._held: dict[str, FileLock] = {}
+        self._idle: dict[str, FileLock] = {}  # released, reused by the next acquire
 
     def _lock(self, workspace_id: str) -> FileLock | None:
         if self._folder is None:
             return None
         folder = self._folder / LOCK_FOLDER
+        # The lock this process released last, if its folder is still there (else it is made
+        # again, private): building a FileLock and its folder cost more than taking it.
+        idle = self._idle.pop(workspace_id, None)
+        if idle is not None and os.path.isdir(folder):
+            return idle
         try:
             paths.make_private_folder(folder)
         except OSError as exc:
@@ -93,6 +100,7 @@ class FileRefreshLock:
         lock = self._held.pop(workspace_id, None)
         if lock is not None:
             lock.release()
+            self._idle[workspace_id] = lock
 
 
 def _try_acquire(lock: FileLock, timeout_s: float = POLL_S) -> bool:

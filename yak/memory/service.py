@@ -125,9 +125,10 @@ class MemoryService:
         return document
 
     async def read_with(self, workspace_id: str, then: Callable[[], T]) -> tuple[MemoryDocument, T]:
-        """:meth:`read`, then ``then()`` on the same worker thread (one hop instead of two): a
-        refresh reads the document first, then its conversations, so that a refresh elsewhere
-        that folds them in between moves the version it writes against.
+        """:meth:`read`, then ``then()`` on the same worker thread (one hop instead of two) and in
+        the same transaction (``DocumentRepository.together``; ``then`` only reads): a refresh
+        reads the document first, then its conversations, so that a refresh elsewhere that folds
+        them in between moves the version it writes against.
 
         Raises:
             WorkspaceNotFound: unknown id; what ``then`` raises.
@@ -136,7 +137,7 @@ class MemoryService:
         def read() -> tuple[MemoryDocument, T]:
             return self._documents.read(workspace_id), then()
 
-        document, also = await self._offload(read)
+        document, also = await self._offload(self._documents.together, read)
         self._remember(workspace_id, document.version)
         return document, also
 
@@ -195,16 +196,15 @@ class MemoryService:
             while len(self._origins) > _ORIGINS_KEPT:
                 self._origins.popitem(last=False)
 
-    async def origins_and_tombstones(
-        self, workspace_id: str
-    ) -> tuple[list[LineOrigin], list[Tombstone]]:
-        """:meth:`blame` and :meth:`tombstones` read together, in one worker-thread hop (a
-        refresh needs both)."""
+    def origins_and_tombstones(self, workspace_id: str) -> tuple[list[LineOrigin], list[Tombstone]]:
+        """:meth:`blame` and :meth:`tombstones` read together, on the calling thread (a refresh
+        needs both): blocking, so call it on a worker thread, e.g. in :meth:`read_with`'s
+        ``then``, which puts the refresh's reads in one hop.
 
-        def read() -> tuple[list[LineOrigin], list[Tombstone]]:
-            return self._blame(workspace_id), self._documents.tombstones(workspace_id)
-
-        return await self._offload(read)
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+        return self._blame(workspace_id), self._documents.tombstones(workspace_id)
 
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""
@@ -724,8 +724,9 @@ class MemoryService:
         edited: bool = False,
         supersede: bool = False,
     ) -> MemoryDocument:
-        """Write on a worker thread (one hop: the write, then with ``supersede`` the pending
-        proposals superseded, and the kept file's path read when the version moved), publish
+        """Write on a worker thread (one hop: the write and, with ``supersede``, the pending
+        proposals superseded in the same transaction, then the kept file's path read when the
+        version moved), publish
         ``MemoryChanged`` (and ``ProposalsChanged`` when some were superseded), then sync the
         kept file."""
         known = self._watched.get(workspace_id) if expected_version is None else expected_version
@@ -736,10 +737,8 @@ class MemoryService:
 
             return provenance.write_effects(base, text, RevisionSource.HAND if edited else source)
 
-        def write() -> tuple[int, MemoryDocument, int, str | None]:
-            # The version the write starts from, read first when nothing here knows it: writing
-            # the text already stored changes no version and must publish nothing.
-            before = known if known is not None else self._documents.read(workspace_id).version
+        def store() -> tuple[MemoryDocument, int]:
+            # The write and the proposals it supersedes: one transaction.
             document = self._documents.write(
                 workspace_id,
                 text,
@@ -754,6 +753,13 @@ class MemoryService:
                 accepts=accepts,
             )
             superseded = self._documents.supersede_proposals(workspace_id) if supersede else 0
+            return document, superseded
+
+        def write() -> tuple[int, MemoryDocument, int, str | None]:
+            # The version the write starts from, read first when nothing here knows it: writing
+            # the text already stored changes no version and must publish nothing.
+            before = known if known is not None else self._documents.read(workspace_id).version
+            document, superseded = self._documents.together(store)
             kept = self._kept_file(workspace_id) if document.version != before else None
             return before, document, superseded, kept
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 
 from yak.bus import EventBus
@@ -47,6 +47,7 @@ from yak.domain import (
     RefreshStatus,
     RewriteForm,
     TokenUsage,
+    Tombstone,
     Workspace,
     line_changes,
 )
@@ -64,8 +65,8 @@ from yak.ports import (
     ModelClientFactory,
     RefreshLock,
     WorkspaceRepository,
-    ready_model_client,
 )
+from yak.refresh.client import KeptModelClient
 from yak.refresh.judge import REWRITE_MAX_TOKENS, Reply, judge_reply
 from yak.text import plural
 
@@ -86,6 +87,19 @@ class _Input:
     transcript: Transcript
     origins: list[LineOrigin]  # of the document's lines
     tombstones: dict[str, str]  # folded key -> the line as the person had it
+    client_from: Hashable  # what the model client would be built from now (KeptModelClient)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What :meth:`MemoryRefresher._load` reads after the document, on the same worker thread."""
+
+    workspace: Workspace
+    messages: list[ChatMessage]
+    transcript: Transcript
+    origins: list[LineOrigin]
+    tombstones: list[Tombstone]
+    client_from: Hashable
 
 
 class _CallFailed(Exception):
@@ -105,10 +119,14 @@ class MemoryRefresher:
             ``MemoryChanged`` for an applied rewrite).
         workspaces: the stored workspaces (is memory on for this one?).
         conversations: the conversations (unfolded messages, session titles).
-        model_client: returns the model client to call, once per attempt; its connections
-            are closed after the attempt (``aclose``; a later call reopens them), so a fresh
-            client per call leaks nothing and a shared one stays usable. Do not share one with a
-            stream running at the same time.
+        model_client: builds the model client to call. With a ``built_from()`` method (what
+            the client is built from: base URL, key, time limit; see
+            ``yak.refresh.client.KeptModelClient``) the client is kept between refreshes
+            while that is unchanged, and closed when it changes, after a failed or cancelled
+            call, and by :meth:`aclose`. Without one it is called once per attempt and the
+            client's connections are closed after the attempt (``aclose``; a later call
+            reopens them), so a fresh client per call leaks nothing and a shared one stays
+            usable. Do not share one with a stream running at the same time.
         settings: returns the current settings (``memory_model``, ``floor_ratio``).
         lock: keeps one refresh of a workspace in flight across processes.
         bus: where ``RefreshFinished`` is published, if given (on the event-loop thread).
@@ -132,7 +150,7 @@ class MemoryRefresher:
         self._form = form
         self._workspaces = workspaces
         self._conversations = conversations
-        self._model_client = model_client
+        self._clients = KeptModelClient(model_client)
         self._settings = settings
         self._lock = lock
         self._bus = bus
@@ -171,6 +189,11 @@ class MemoryRefresher:
         if self._bus is not None:
             self._bus.publish(RefreshFinished(workspace_id, outcome))
         return outcome
+
+    async def aclose(self) -> None:
+        """Close the kept model client's connections (one in use closes when its attempt
+        ends); a refresh after this closes its client after the attempt."""
+        await self._clients.aclose()
 
     async def _take(self, lock: RefreshLock, workspace_id: str) -> bool:
         """Take the workspace's refresh lock; when another refresh holds it, say so
@@ -272,8 +295,9 @@ class MemoryRefresher:
         )
         model = settings.memory_model
         provider: ModelClient | None = None
+        answered = False
         try:
-            provider = await ready_model_client(self._model_client)
+            provider = await self._clients.take(data.client_from)
             completion, reply, usage, flags = await self._ask(
                 provider,
                 model=model,
@@ -284,6 +308,7 @@ class MemoryRefresher:
                 transcript_flags=transcript.flags,
                 workspace_id=workspace_id,
             )
+            answered = True
         except _CallFailed as failed:
             exc = failed.error
             outcome = replace(
@@ -299,7 +324,7 @@ class MemoryRefresher:
             )
         finally:
             if provider is not None:
-                await _close(provider)
+                await self._clients.give_back(provider, healthy=answered)
 
         if reply.unchanged:
             # An empty block of edits: nothing durable was said. The conversations are folded
@@ -487,27 +512,42 @@ class MemoryRefresher:
         return completion, reply, usage, flags
 
     async def _load(self, workspace_id: str, rebuild: bool) -> _Input:
-        """Read everything an attempt needs, in two worker-thread hops (each costs a few tenths
+        """Read everything an attempt needs in one worker-thread hop (each costs a few tenths
         of a millisecond on a busy machine): the document, then the workspace and the
-        transcript, read and formatted; the line origins and tombstones when there is
-        something to fold."""
+        transcript, read and formatted, and when there is something to fold the line origins,
+        the tombstones and what the model client would be built from."""
         # The document first: a refresh elsewhere that folds these messages after this read
         # then moves the version, and this attempt's write is refused as superseded.
-        document, (workspace, messages, transcript) = await self._memory.read_with(
-            workspace_id, lambda: self._workspace_and_transcript(workspace_id, rebuild)
+        document, read = await self._memory.read_with(
+            workspace_id, lambda: self._read(workspace_id, rebuild)
         )
-        if transcript.empty or not workspace.memory_enabled:
-            return _Input(workspace, document, messages, transcript, [], {})
-        origins, buried = await self._memory.origins_and_tombstones(workspace_id)
-        if [o.text for o in origins] != document.content.splitlines():
+        origins = read.origins
+        if origins and [o.text for o in origins] != document.content.splitlines():
             origins = []  # the history does not end at this document (a write meanwhile)
-        tombstones = {t.key: t.text for t in buried}
-        return _Input(workspace, document, messages, transcript, origins, tombstones)
+        tombstones = {t.key: t.text for t in read.tombstones}
+        return _Input(
+            read.workspace,
+            document,
+            read.messages,
+            read.transcript,
+            origins,
+            tombstones,
+            read.client_from,
+        )
 
-    def _workspace_and_transcript(
-        self, workspace_id: str, rebuild: bool
-    ) -> tuple[Workspace, list[ChatMessage], Transcript]:
-        return self._workspaces.get(workspace_id), *self._transcript(workspace_id, rebuild)
+    def _read(self, workspace_id: str, rebuild: bool) -> _Read:
+        """:meth:`_load`'s reads after the document (blocking: on its worker thread)."""
+        workspace = self._workspaces.get(workspace_id)
+        messages, transcript = self._transcript(workspace_id, rebuild)
+        if transcript.empty or not workspace.memory_enabled:
+            return _Read(workspace, messages, transcript, [], [], None)
+        origins, tombstones = self._memory.origins_and_tombstones(workspace_id)
+        try:
+            client_from = self._clients.built_from()
+        except Exception:  # the factory meets it again and says what it is (a keyring error)
+            log.info("could not read what the model client is built from", exc_info=True)
+            client_from = None
+        return _Read(workspace, messages, transcript, origins, tombstones, client_from)
 
     def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
         if rebuild:
@@ -534,15 +574,6 @@ class MemoryRefresher:
             "memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status, outcome.reason
         )
         return replace(outcome, attempt_id=attempt.id)
-
-
-async def _close(provider: ModelClient) -> None:
-    """Close the provider's connections after an attempt (``Provider.aclose`` lets a later call
-    open new ones, so a provider shared with a caller stays usable)."""
-    try:
-        await provider.aclose()
-    except Exception:  # closing must never turn an outcome into a crash
-        log.warning("closing the memory model's connection failed", exc_info=True)
 
 
 def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:

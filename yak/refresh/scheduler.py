@@ -343,11 +343,14 @@ class RefreshScheduler:
 
     async def aclose(self) -> None:
         """Drop pending refreshes and stop the running ones (their watermarks did not move, so
-        the work resumes on the next start)."""
+        the work resumes on the next start), then close the refresher's model client."""
         unsubscribers, self._unsubscribers = self._unsubscribers, []
         for unsubscribe in unsubscribers:
             unsubscribe()
         for task in list(self._reloads):
             task.cancel()
         self.queue.cancel()
-        await self.queue.aclose()
+        try:
+            await self.queue.aclose()
+        finally:
+            await self._refresher.aclose()
