@@ -27,15 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-    QDragEnterEvent,
-    QDropEvent,
-    QIcon,
-    QKeySequence,
-    QShowEvent,
-)
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -51,6 +43,9 @@ from yak.ui.layout import create_action, vbox
 from yak.ui.scope_notice import ScopeNotice
 
 if TYPE_CHECKING:
+    # Types only: PySide builds a class's enums when the class is first taken from its module
+    # (``QIcon``'s several hundred theme icons, for one), which the first paint does not need.
+    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QShowEvent
     from PySide6.QtWidgets import QFileDialog, QMessageBox
 
     from yak.domain import Workspace
