@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yak.text import head_and_tail, one_line, plural, shorten
+from yak.text import controls_to_spaces, head_and_tail, one_line, plural, shorten
 
 
 def test_shorten_keeps_short_text_and_ends_a_cut_with_an_ellipsis():
@@ -43,3 +43,11 @@ def test_plural_counts_with_thousands_separators():
     assert plural(2, "line") == "2 lines"
     assert plural(1024, "line") == "1,024 lines"
     assert plural(3, "entry", "entries") == "3 entries"
+
+
+def test_controls_to_spaces_leaves_one_line_that_cannot_drive_a_terminal():
+    """Escape sequences, line breaks, C1 controls and bidi overrides become single spaces;
+    ordinary text, accents included, stays as it is."""
+    given = "Keep\x1b[31m red\x1b[0m\r\nlines\x85and \u202eoverride\u202c — café\t!"
+    assert controls_to_spaces(given) == "Keep [31m red [0m lines and override — café !"
+    assert controls_to_spaces("\x00\n\t ") == ""

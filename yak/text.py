@@ -57,6 +57,13 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
     return f"{count:,} {word}"
 
 
+def controls_to_spaces(text: str) -> str:
+    """``text`` with every control character (those :func:`escape_controls` escapes) made a
+    space and every run of blanks one space, trimmed: one line of plain text, such as an
+    agent's reason that is later printed as it is."""
+    return " ".join(_CONTROLS.sub(" ", text).split())
+
+
 def escape_controls(text: str) -> str:
     """``text`` with every control character written as an escape (``\\n``, ``\\t``,
     ``\\x1b``, ``\\u202e``...), so it stays on one line and cannot drive a terminal."""

@@ -45,7 +45,7 @@ from yak.domain import (
 )
 from yak.errors import ConflictError, RefusedError, UnreadableDocument, UsageError, YakError
 from yak.memory import document as rules
-from yak.text import shorten
+from yak.text import controls_to_spaces, shorten
 
 if TYPE_CHECKING:  # types only: a reading command loads none of these modules
     import asyncio
@@ -552,9 +552,7 @@ class MemoryService:
             )
         # Control characters (a terminal's escape sequences) become spaces: the reason is
         # printed as it is by `yak memory review`.
-        why = " ".join(
-            "".join(" " if ord(ch) < 32 or 127 <= ord(ch) < 160 else ch for ch in reason).split()
-        )
+        why = controls_to_spaces(reason)
         if not why:
             raise UsageError("Say why in reason: the person reviewing the proposal reads it.")
         current = await self.read(workspace_id)
