@@ -736,28 +736,6 @@ async def test_provider_error_during_the_condense_retry_fails_with_nothing_chang
     assert await env.snapshot() == before
 
 
-async def test_the_provider_is_closed_after_each_attempt_and_stays_usable(env, make_core):
-    """A factory that hands out one shared provider: each attempt closes its connections, and
-    the next attempt with the same provider still works."""
-    shared = Provider(max_retries=0, timeout_s=10)
-    closed = []
-    original = shared.aclose
-
-    async def counting_close():
-        closed.append(True)
-        await original()
-
-    shared.aclose = counting_close
-    core = make_core(model_client=lambda: shared)
-    env.say("We use ruff.", "Ok.")
-    env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
-    first = await core.refresh.refresh_now(env.workspace_id)
-    env.say("Pin 3.12.", "Ok.")
-    second = await core.refresh.refresh_now(env.workspace_id)
-    assert (first.status, second.status) == (RefreshStatus.APPLIED, RefreshStatus.APPLIED)
-    assert len(closed) == 2
-
-
 class ClosingProvider(Provider):
     """A Provider that counts the times its connections are closed."""
 
@@ -770,6 +748,25 @@ class ClosingProvider(Provider):
         await super().aclose()
 
 
+async def two_applied_refreshes(env, core) -> None:
+    """Two conversations, each folded by its own refresh; both are applied."""
+    env.say("We use ruff.", "Ok.")
+    env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
+    first = await core.refresh.refresh_now(env.workspace_id)
+    env.say("Pin 3.12.", "Ok.")
+    second = await core.refresh.refresh_now(env.workspace_id)
+    assert (first.status, second.status) == (RefreshStatus.APPLIED, RefreshStatus.APPLIED)
+
+
+async def test_the_provider_is_closed_after_each_attempt_and_stays_usable(env, make_core):
+    """A factory that hands out one shared provider: each attempt closes its connections, and
+    the next attempt with the same provider still works."""
+    shared = ClosingProvider(max_retries=0, timeout_s=10)
+    core = make_core(model_client=lambda: shared)
+    await two_applied_refreshes(env, core)
+    assert shared.closes == 2
+
+
 @pytest.mark.filterwarnings("error::ResourceWarning")
 async def test_the_model_client_is_kept_between_refreshes_and_closed_with_the_core(
     env, make_core, model_clients
@@ -780,12 +777,7 @@ async def test_the_model_client_is_kept_between_refreshes_and_closed_with_the_co
     core closes the client it kept."""
     model_clients.provider_class = ClosingProvider
     core = make_core()
-    env.say("We use ruff.", "Ok.")
-    env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
-    first = await core.refresh.refresh_now(env.workspace_id)
-    env.say("Pin 3.12.", "Ok.")
-    second = await core.refresh.refresh_now(env.workspace_id)
-    assert (first.status, second.status) == (RefreshStatus.APPLIED, RefreshStatus.APPLIED)
+    await two_applied_refreshes(env, core)
     assert len(model_clients.built) == 1 and model_clients.built[0].closes == 0
 
     model_clients.timeout_s = 9.0  # what the client is built from changed
