@@ -151,3 +151,54 @@ def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbo
     assert block.scrolls_sideways() and bar.isVisible() and bar.maximum() > 0
     # The bar sits under the text: the block is tall enough for both.
     assert block.viewport().height() >= block.document().size().height() - 1
+
+
+def test_the_memory_dock_comes_back_where_the_user_left_it(ini, qtbot):
+    """Moved to the left, then closed: the next start shows it on the left, closed; opened
+    again from View › Memory Panel it is there, beside the chat."""
+    first = start(ini, qtbot)
+    assert first.dockWidgetArea(first.memory_dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    first.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, first.memory_dock)
+    settle()
+    first.memory_dock.close()
+    quit_window(first)
+
+    again = start(ini, qtbot)
+    assert again.dockWidgetArea(again.memory_dock) == Qt.DockWidgetArea.LeftDockWidgetArea
+    assert not again.memory_dock.isVisible()
+    again.memory_dock.toggleViewAction().trigger()
+    settle()
+    assert again.memory_dock.isVisible()
+    assert again.memory_dock.geometry().right() < again.centralWidget().x()
+    assert_sane(again)
+
+
+def test_a_saved_state_without_the_dock_docks_it_on_the_right(ini, tmp_path, qtbot):
+    """A state saved by a window that had no memory dock (an older layout): the dock is put on
+    the right, as on a first run."""
+    from PySide6.QtWidgets import QMainWindow
+
+    other = QMainWindow()
+    qtbot.addWidget(other)
+    store = QSettings(ini, QSettings.Format.IniFormat)
+    store.setValue("main_window/state", other.saveState())
+    store.sync()
+
+    window = start(ini, qtbot)
+    assert window.dockWidgetArea(window.memory_dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    assert window.memory_dock.isVisible()
+    assert_sane(window)
+
+
+def test_a_dock_above_the_chat_never_counts_as_crowding_it(ini, qtbot):
+    """Docked at the top, the panel spans the chat's columns: however wide, it leaves the chat
+    its width, so it is not resized (only a dock beside the chat can crowd it)."""
+    window = start(ini, qtbot)
+    window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, window.memory_dock)
+    settle()
+    assert window.memory_dock.width() > MAX_DOCK_SHARE * window.width()
+    assert not window.memory_dock_crowds_chat()
+    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, window.memory_dock)
+    window.resizeDocks([window.memory_dock], [window.width() - 150], Qt.Orientation.Horizontal)
+    settle()
+    assert window.memory_dock_crowds_chat()  # the positive beside the negative

@@ -11,9 +11,10 @@ its name and path, and "loading…" for the chat and the memory) while the core 
 window; the chat and memory panels take its place once the workspace is set, and the
 no-workspace placeholder comes back only if it cannot be opened (:meth:`cancel_opening`).
 
-Geometry is remembered through ``QSettings`` (geometry only; Yak's own settings live in its data
-directory); a restored layout whose memory dock crowds out the chat is put back to the first-run
-split.
+The window's geometry and state (where the memory dock is, its width, whether it is closed) are
+remembered through ``QSettings`` (Yak's own settings live in its data directory); a restored
+layout whose memory dock crowds out the chat is put back to the first-run split. What runs
+before the first paint uses no ``Qt`` enum ("The first window" in docs/architecture.md).
 
 The window never awaits: it emits intents (``open_folder_requested``, ``settings_requested``)
 and the app controller drives it (``set_workspace``, ``set_recent``, ``show_error``).
@@ -26,7 +27,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -39,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.ui.layout import create_action, vbox
+from yak.ui.layout import create_action, set_qt_enum, set_shortcut, vbox
 from yak.ui.scope_notice import ScopeNotice
 
 if TYPE_CHECKING:
@@ -52,7 +53,9 @@ if TYPE_CHECKING:
     from yak.ui.memory_panel import MemoryPanel
 
 # The memory panel, the dialogs and the domain types are imported when first used, after the
-# window's first paint: start-up time is measured to that paint (benchmarks/bench_ui.py).
+# window's first paint: start-up time is measured to that paint (benchmarks/bench_ui.py). So is
+# PySide's ``Qt`` namespace, which costs some 30 ms to build (yak.ui.layout.set_qt_enum): the
+# methods that run after the paint import it.
 
 SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
@@ -123,7 +126,7 @@ class MainWindow(QMainWindow):
         scope notice."""
         self.placeholder = QLabel(NO_WORKSPACE_TEXT, self)
         self.placeholder.setObjectName("chatPlaceholder")
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        set_qt_enum(self.placeholder, "alignment", "AlignCenter")
         self.placeholder.setWordWrap(True)
         self.placeholder.setMargin(24)
         # The central widget never changes (the chat panel goes into this stack): replacing it
@@ -136,20 +139,21 @@ class MainWindow(QMainWindow):
         # The offer of a memory found elsewhere (the enclosing workspace's, a renamed
         # folder's) sits above the chat, hidden until there is one.
         self.scope_notice = ScopeNotice(self)
-        central = QWidget(self)
-        central.setObjectName("central")
-        vbox(self.scope_notice, self.central_stack, margins=0, spacing=0, parent=central)
-        self.setCentralWidget(central)
+        self.central = QWidget(self)
+        self.central.setObjectName("central")
+        vbox(self.scope_notice, self.central_stack, margins=0, spacing=0, parent=self.central)
+        self.setCentralWidget(self.central)
 
     def _setup_dock(self) -> None:
-        """The memory dock on the right, holding a plain label until the panel is built (after
-        the first paint) and while a workspace opens."""
+        """The memory dock, holding a plain label until the panel is built (after the first
+        paint) and while a workspace opens. It is placed by the saved window state, or on the
+        right (:meth:`_place_memory_dock`)."""
         self._memory_panel: MemoryPanel | None = None
         self.memory_dock = QDockWidget("Memory", self)
         self.memory_dock.setObjectName("memoryDock")
         self.dock_placeholder = QLabel(self.memory_dock)
         self.dock_placeholder.setObjectName("memoryLoading")
-        self.dock_placeholder.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        set_qt_enum(self.dock_placeholder, "alignment", "AlignTop|AlignLeft")
         self.dock_placeholder.setWordWrap(True)
         self.dock_placeholder.setMargin(6)
         self.memory_dock.setWidget(self.dock_placeholder)
@@ -157,7 +161,6 @@ class MainWindow(QMainWindow):
             QDockWidget.DockWidgetFeature.DockWidgetMovable
             | QDockWidget.DockWidgetFeature.DockWidgetClosable
         )
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
     def _setup_menus(self) -> None:
         """File, Edit, View and Help."""
@@ -195,7 +198,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         toggle = self.memory_dock.toggleViewAction()
         toggle.setText("&Memory Panel")
-        toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
+        set_shortcut(toggle, "Ctrl+Shift+M")
         view_menu.addAction(toggle)
 
         help_menu = self.menuBar().addMenu("&Help")
@@ -282,12 +285,12 @@ class MainWindow(QMainWindow):
         self._opening = path
         name = _folder_name(path)
         self.setWindowTitle(_title(name, path))
-        self.placeholder.setTextFormat(Qt.TextFormat.RichText)
+        set_qt_enum(self.placeholder, "textFormat", "RichText")  # before the first paint
         self.placeholder.setText(
             f"<p><b>{_html(name)}</b><br>{_html(path)}</p><p>{LOADING_CHAT_TEXT}</p>"
         )
         self.central_stack.setCurrentWidget(self.placeholder)
-        self.dock_placeholder.setTextFormat(Qt.TextFormat.RichText)
+        set_qt_enum(self.dock_placeholder, "textFormat", "RichText")
         self.dock_placeholder.setText(
             f"<p><b>Memory — {_html(name)}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
         )
@@ -310,7 +313,7 @@ class MainWindow(QMainWindow):
     def _end_opening(self) -> None:
         """Put the chat and memory panels (when set) back in place of the "loading…" labels."""
         self._opening = None
-        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+        set_qt_enum(self.placeholder, "textFormat", "PlainText")
         self.placeholder.setText(NO_WORKSPACE_TEXT)
         self.dock_placeholder.clear()
         self.dock_placeholder.setToolTip("")
@@ -427,6 +430,7 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         """Help › Keyboard Shortcuts: the keys that work in the window, as a small table."""
+        from PySide6.QtCore import Qt
         from PySide6.QtWidgets import QMessageBox
 
         from yak.ui import dialogs
@@ -489,14 +493,27 @@ class MainWindow(QMainWindow):
         self.choose_folder()
 
     def _restore_geometry(self) -> None:
-        if self._geometry_store is None:
-            return
-        geometry = self._geometry_store.value("main_window/geometry")
-        state = self._geometry_store.value("main_window/state")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self._geometry_restored = self.restoreState(state)
+        if self._geometry_store is not None:
+            geometry = self._geometry_store.value("main_window/geometry")
+            state = self._geometry_store.value("main_window/state")
+            if isinstance(geometry, QByteArray):
+                self.restoreGeometry(geometry)
+            if isinstance(state, QByteArray):
+                self._geometry_restored = self.restoreState(state)
+        self._place_memory_dock()
+
+    def _place_memory_dock(self) -> None:
+        """Dock the memory panel on the right unless the restored window state placed it.
+
+        A saved state puts the dock back where the user left it (side, width, floating or
+        closed) without its area ever being named in Python, which keeps ``PySide6.QtCore.Qt``
+        out of the first paint (see :func:`yak.ui.layout.set_qt_enum`); only a first run, or a
+        state saved without the dock, docks it here."""
+        layout = self.layout()  # QMainWindow's own: it holds every docked or floating dock
+        if layout is None or layout.indexOf(self.memory_dock) < 0:
+            from PySide6.QtCore import Qt
+
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
     def _save_geometry(self) -> None:
         if self._geometry_store is None:
@@ -518,16 +535,19 @@ class MainWindow(QMainWindow):
             self._size_memory_dock()
 
     def memory_dock_crowds_chat(self) -> bool:
-        """Whether the docked, shown memory panel takes over 45% of the window's width or
-        leaves the chat under 420 pixels."""
+        """Whether the memory panel, shown and docked beside the chat (left or right), takes
+        over 45% of the window's width or leaves the chat under 420 pixels.
+
+        "Beside" is read from the geometry (no column in common with the central area), not
+        from ``dockWidgetArea``: this runs before the first paint of a restored window, which
+        uses no ``Qt`` enum (see :meth:`_place_memory_dock`)."""
         dock = self.memory_dock
-        if (
-            dock.isHidden()
-            or dock.isFloating()
-            or self.dockWidgetArea(dock)
-            not in (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
-        ):
+        if dock.isHidden() or dock.isFloating():
             return False
+        central = self.central.geometry()
+        beside = dock.geometry()
+        if beside.right() >= central.left() and beside.left() <= central.right():
+            return False  # above or below the chat
         return (
             dock.width() > MAX_DOCK_SHARE * self.width()
             or self.central_stack.width() < MIN_CHAT_WIDTH
@@ -538,6 +558,8 @@ class MainWindow(QMainWindow):
         pixels, but never over ``MAX_DOCK_SHARE`` of the window (a small screen)."""
         total = self.width()
         width = min(max(MIN_DOCK_WIDTH, int(total * DOCK_SHARE)), int(total * MAX_DOCK_SHARE))
+        from PySide6.QtCore import Qt
+
         self.resizeDocks([self.memory_dock], [width], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QCloseEvent) -> None:
