@@ -283,3 +283,33 @@ def test_a_document_that_is_not_utf8_is_one_line_and_has_a_way_out(project):
     assert line.endswith("; nothing was changed.\n") and "version 0" not in line
     assert project.run("restore", "1").returncode == 0
     assert project.run("show").stdout == b"good\n"
+
+
+def test_refresh_and_accept_json_name_a_kept_file_they_could_not_write(project):
+    """A kept AGENTS.md whose markers were broken by hand: the applied refresh and the
+    accepted proposal are stored, and their ``--json`` says which file was not written and
+    why (``kept_file_error``), beside the stderr line."""
+    agents = project.folder / "AGENTS.md"
+    assert project.run("sync", agents, "--keep").returncode == 0
+    broken = agents.read_text() + "<!-- yak:memory -->\n"
+    agents.write_text(broken)
+    project.set_by_hand(doc(8))
+    project.say("Use ruff.", "Ok.")
+    project.fake.script(text(doc(8) + "- use ruff\n"))
+    result = project.run("refresh", "--json")
+    payload = as_json(result)
+    assert result.returncode == 0 and payload["status"] == "applied"
+    assert payload["kept_file_error"]["path"] == str(agents)
+    assert "markers are not one block" in payload["kept_file_error"]["reason"]
+    assert "could not be kept in sync" in result.stderr.decode()
+
+    assert project.run("mode", "review").returncode == 0
+    project.say("Use mypy.", "Ok.")
+    project.fake.script(text(doc(8) + "- use ruff\n- use mypy\n"))
+    proposal = as_json(project.run("refresh", "--json"))["proposal"]
+    accepted = project.run("accept", proposal, "--json")
+    decided = as_json(accepted)
+    assert accepted.returncode == 0 and decided["status"] == "accepted"
+    assert decided["kept_file_error"]["path"] == str(agents)
+    assert project.content() == (doc(8) + "- use ruff\n- use mypy\n").encode()
+    assert agents.read_text() == broken

@@ -194,3 +194,30 @@ def test_keep_on_a_database_nobody_may_write_writes_no_file(proj, tmp_path, monk
     assert code == 1 and "read-only" in err
     assert not claude.exists()
     assert (proj / "AGENTS.md").read_text() == OUTSIDE
+
+
+def test_set_json_names_the_kept_file_it_could_not_write(proj, capsys):
+    """``set --json`` carries the failure as ``kept_file_error`` (path and reason) beside the
+    stderr line; once the file can be written again it is ``null``."""
+    agents = proj / "AGENTS.md"
+    assert run(capsys, "memory", "sync", agents, "--keep", "-w", proj)[0] == 0
+    good = agents.read_text()
+    agents.write_text(good + "<!-- yak:memory -->\n")
+    (proj / "new.txt").write_text("- two\n")
+    code, out, err = run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["version"] == 2 and payload["changed"] is True
+    assert payload["kept_file_error"] == {
+        "path": str(agents),
+        "reason": "the file's <!-- yak:memory --> … <!-- /yak:memory --> markers are not one "
+        "block (one of each, opening first); fix them by hand and sync again",
+    }
+    assert f"{agents} could not be kept in sync" in err
+
+    agents.write_text(good)
+    (proj / "new.txt").write_text("- three\n")
+    code, out, err = run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt", "--json")
+    assert code == 0 and err == ""
+    assert json.loads(out)["kept_file_error"] is None
+    assert agents.read_text() == OUTSIDE + "\n" + block("- three\n")

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from yak.core import Core
     from yak.domain import Workspace
+    from yak.events import SyncedFileFailed
 
 # The words that start a command-line command; anything else opens the desktop app.
 COMMANDS = frozenset({"memory", "ask", "mcp", "install-desktop", "completion"})
@@ -192,6 +193,7 @@ class Context:
         self.in_place = in_place and reads_only
         self.env = env
         self._core: Core | None = None
+        self.failed_syncs: list[SyncedFileFailed] = []  # said on stderr as they came
 
     @property
     def core(self) -> Core:
@@ -245,15 +247,25 @@ class Context:
 
         return asyncio.run(main())
 
-    @staticmethod
-    def _say_failed_syncs(core: Core) -> Callable[[], None]:
-        """A revision applied but not written into the kept-in-sync file: one stderr line.
+    def _say_failed_syncs(self, core: Core) -> Callable[[], None]:
+        """A revision applied but not written into the kept-in-sync file: one stderr line, and
+        kept in :attr:`failed_syncs` for the command's ``--json`` (:meth:`failed_sync`).
         Returns the unsubscribe. (A command that only reads writes no revision, and skips this
         and the import of every event class.)"""
         from yak.cli import output
         from yak.events import SyncedFileFailed
 
-        return core.bus.subscribe(SyncedFileFailed, lambda e: output.note(e.message))
+        def said(event: SyncedFileFailed) -> None:
+            self.failed_syncs.append(event)
+            output.note(event.message)
+
+        return core.bus.subscribe(SyncedFileFailed, said)
+
+    def failed_sync(self, workspace_id: str) -> SyncedFileFailed | None:
+        """The latest failure, during this command, to write ``workspace_id``'s document into
+        the file it keeps in sync (``yak memory sync --keep``), or ``None``."""
+        found = [event for event in self.failed_syncs if event.workspace_id == workspace_id]
+        return found[-1] if found else None
 
     def close(self) -> None:
         """Close a core that :meth:`run` did not (opened but never run)."""

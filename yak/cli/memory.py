@@ -351,7 +351,13 @@ def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
         document = await core.memory.save(
             workspace.id, text, expected_version=before, require_text=True
         )
-        output.saved(workspace, document, changed=document.version != before, as_json=args.json)
+        output.saved(
+            workspace,
+            document,
+            changed=document.version != before,
+            as_json=args.json,
+            failed_sync=ctx.failed_sync(workspace.id),
+        )
         return 0
 
     return ctx.run(work)

@@ -40,6 +40,7 @@ MESSAGE_CHARS = 400  # the longest error line (a longer sentence is shortened in
 
 if TYPE_CHECKING:
     from yak.agent.types import AgentEvent
+    from yak.events import SyncedFileFailed
 
 
 # --- primitives ---------------------------------------------------------------------------------
@@ -265,8 +266,23 @@ def no_reply_message(attempt: RefreshAttempt) -> str:
 
 
 # --- yak memory set / edit / import / restore / delete / export ---------------------------------
-def saved(workspace: Workspace, document: MemoryDocument, *, changed: bool, as_json: bool) -> None:
-    """The result of ``set`` (and ``edit``): the ``set --json`` object, or one line."""
+def kept_file_error(failure: SyncedFileFailed | None) -> dict[str, str] | None:
+    """The ``kept_file_error`` of a writing command's ``--json``: ``null``, or the file kept in
+    sync that the new version could not be written into, and why (``path``, ``reason``; the
+    version itself is stored)."""
+    return None if failure is None else {"path": failure.path, "reason": failure.reason}
+
+
+def saved(
+    workspace: Workspace,
+    document: MemoryDocument,
+    *,
+    changed: bool,
+    as_json: bool,
+    failed_sync: SyncedFileFailed | None = None,
+) -> None:
+    """The result of ``set`` (and ``edit``): the ``set --json`` object, or one line (a failed
+    sync of the kept file has had its own stderr line)."""
     if as_json:
         print_json(
             {
@@ -276,6 +292,7 @@ def saved(workspace: Workspace, document: MemoryDocument, *, changed: bool, as_j
                 "changed": changed,
                 "workspace": workspace.path,
                 "workspace_id": workspace.id,
+                "kept_file_error": kept_file_error(failed_sync),
             }
         )
     elif changed:
@@ -454,7 +471,11 @@ def decided(workspace: Workspace, verb: str, found: Proposal, document: MemoryDo
 
 
 def decided_json(
-    workspace: Workspace, status: str, found: Proposal, document: MemoryDocument
+    workspace: Workspace,
+    status: str,
+    found: Proposal,
+    document: MemoryDocument,
+    failed_sync: SyncedFileFailed | None = None,
 ) -> None:
     print_json(
         {
@@ -464,6 +485,7 @@ def decided_json(
             "lines": document.lines,
             "workspace": workspace.path,
             "workspace_id": workspace.id,
+            "kept_file_error": kept_file_error(failed_sync),
         }
     )
 
@@ -598,7 +620,12 @@ def refresh_exit_code(outcome: RefreshOutcome) -> int:
 
 
 def refresh_outcome(
-    outcome: RefreshOutcome, *, workspace_path: str, rebuild: bool, as_json: bool
+    outcome: RefreshOutcome,
+    *,
+    workspace_path: str,
+    rebuild: bool,
+    as_json: bool,
+    failed_sync: SyncedFileFailed | None = None,
 ) -> int:
     """Report ``yak memory refresh``; returns its exit code (``refresh_exit_code``).
 
@@ -618,6 +645,7 @@ def refresh_outcome(
                 "workspace": workspace_path,
                 "workspace_id": outcome.workspace_id,
                 "flags": list(outcome.flags),
+                "kept_file_error": kept_file_error(failed_sync),
                 "model": outcome.model,
                 "input_tokens": outcome.usage.input_tokens,
                 "output_tokens": outcome.usage.output_tokens,

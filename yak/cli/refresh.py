@@ -76,7 +76,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 lines=0,
             )
         return output.refresh_outcome(
-            outcome, workspace_path=workspace.path, rebuild=rebuild, as_json=args.json
+            outcome,
+            workspace_path=workspace.path,
+            rebuild=rebuild,
+            as_json=args.json,
+            failed_sync=ctx.failed_sync(workspace.id),
         )
 
     return ctx.run(work)

@@ -148,7 +148,9 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
         found = await core.memory.get_proposal(workspace.id, args.id)
         document = await core.memory.accept(workspace.id, found.id, content=content)
         if args.json:
-            output.decided_json(workspace, "accepted", found, document)
+            output.decided_json(
+                workspace, "accepted", found, document, ctx.failed_sync(workspace.id)
+            )
         else:
             output.decided(workspace, "Accepted", found, document)
         return 0
