@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.support.builders import workspace_with_document
+from tests.support.builders import say, workspace_with_document
 
 # Never needed to print help or the version.
 HEAVY = (
@@ -124,6 +124,26 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     assert result.returncode == 0, result.stderr
     assert b'"content": "kept notes\\n"' in result.stdout
     assert loaded(imported, never) == []
+
+
+def test_a_refresh_without_a_key_fails_at_once_without_loading_the_sdk(
+    core, loop, tmp_path, monkeypatch
+):
+    """``yak memory refresh`` with a conversation to fold in and no API key anywhere: exit 4
+    and the sentence saying how to add one, before the model SDK (seconds to import) loads;
+    the document is unchanged."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    workspace = loop.run_until_complete(workspace_with_document(core, folder, "- notes\n"))
+    say(core, workspace.id, "We lint with ruff.", "Noted.")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the test's core had a fake key
+
+    result, imported = run_yak("memory", "refresh", "-w", str(folder))
+
+    assert result.returncode == 4, result.stderr
+    assert result.stderr.decode().startswith("yak: failed: No Anthropic API key is set.")
+    assert loaded(imported, ("anthropic",)) == []
+    assert run_yak("memory", "show", "-w", str(folder))[0].stdout == b"- notes\n"
 
 
 def test_a_database_to_migrate_is_read_through_sqlalchemy(data_dir, tmp_path):

@@ -13,7 +13,7 @@ class Client:
         self.built_from = built_from
         self.closes = 0
 
-    def warm_up(self) -> bool:
+    def warm_up(self, *, without_key: bool = True) -> bool:
         return True
 
     async def aclose(self) -> None:

@@ -360,10 +360,11 @@ class ModelClient(Protocol):
 
     async def aclose(self) -> None: ...
 
-    def warm_up(self) -> bool:
+    def warm_up(self, *, without_key: bool = True) -> bool:
         """Pay the client's one-time costs now (the SDK import, seconds; building the client),
         so the first request leaves at once. Synchronous and slow: call it on a worker thread.
-        Without an API key only the SDK is loaded.
+        Without an API key only the SDK is loaded, or nothing at all when ``without_key`` is
+        false (a request is about to fail on the missing key: no point in waiting seconds).
 
         Returns:
             ``True`` when the client was built, ``False`` when no key was available.
@@ -378,13 +379,16 @@ client it builds would (base URL, key, time limit; blocking, like the factory): 
 then keeps its client while that value stays the same (``yak.refresh.client``)."""
 
 
-def build_ready_client(factory: ModelClientFactory) -> tuple[ModelClient, bool]:
+def build_ready_client(
+    factory: ModelClientFactory, *, without_key: bool = True
+) -> tuple[ModelClient, bool]:
     """A model client from ``factory`` with its one-time costs paid: the factory reads the key
-    (an OS keyring can block) and ``warm_up()`` imports the SDK (seconds, the first time).
-    Blocking: call it on a worker thread. Returns the client and whether it could be built
-    (``False``: no API key yet; the first request will say so)."""
+    (an OS keyring can block) and ``warm_up()`` imports the SDK (seconds, the first time; with
+    no key, only when ``without_key``). Blocking: call it on a worker thread. Returns the
+    client and whether it could be built (``False``: no API key yet; the first request will
+    say so)."""
     client = factory()
-    return client, client.warm_up()
+    return client, client.warm_up(without_key=without_key)
 
 
 async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
@@ -393,7 +397,9 @@ async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
     already, this waits for it off the loop instead of importing again."""
     import asyncio
 
-    client, _built = await asyncio.to_thread(build_ready_client, factory)
+    # For a request about to be sent: without a key it fails at once (MissingApiKey), not after
+    # the SDK's import.
+    client, _built = await asyncio.to_thread(build_ready_client, factory, without_key=False)
     return client
 
 

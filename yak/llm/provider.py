@@ -248,14 +248,19 @@ class Provider:
         )
         return f"Connected to {shown_url(self.base_url)}: model {reply.model} answered."
 
-    def warm_up(self) -> bool:
+    def warm_up(self, *, without_key: bool = True) -> bool:
         """Import the SDK (2–4 s) and build the client, so the first request does not wait for
         them. Synchronous: call it on a worker thread (``ChatService.warm_up`` does). Without a
-        key only the SDK is imported; that is not an error.
+        key only the SDK is imported (not an error), or nothing when ``without_key`` is false.
 
         Returns:
             ``True`` when the client was built, ``False`` when no API key was available.
         """
+        if not without_key:
+            try:
+                self._key()
+            except MissingApiKey:
+                return False
         if self._light_while_loading and sdk_importing() and not sdk_ready():
             # Another thread is importing the SDK: requests go the light way meanwhile, and
             # the light client is built here, off the event loop. The import waits between two
