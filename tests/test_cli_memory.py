@@ -110,6 +110,10 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
     assert refused.returncode == 2
     assert "already exists; use --force" in one_error_line(refused)
     assert out.read_bytes() == b"do not lose me\n"
+    for force in ([], ["--force"]):  # a folder: --force would not help, so it is not offered
+        into_folder = yak(data_dir, "memory", "export", "-w", folder, "-o", tmp_path, *force)
+        assert into_folder.returncode == 2
+        assert one_error_line(into_folder) == f"yak: {tmp_path} is a folder; give a file name"
     forced = yak(
         data_dir,
         "--data-dir",

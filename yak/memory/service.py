@@ -995,6 +995,8 @@ def write_output_file(path: Path, data: bytes, *, force: bool) -> None:
         with open(path, "wb" if force else "xb") as out:
             out.write(data)
     except FileExistsError:
+        if path.is_dir():  # ("xb" says only that the name is taken)
+            raise UsageError(f"{path} is a folder; give a file name") from None
         raise UsageError(f"{path} already exists; use --force to overwrite it") from None
     except IsADirectoryError:
         raise UsageError(f"{path} is a folder; give a file name") from None

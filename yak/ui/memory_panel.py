@@ -31,7 +31,7 @@ NO_WORKSPACE_TEXT = (
     "(Ctrl+O) to see its memory here."
 )
 EMPTY_DOCUMENT_TEXT = (
-    "No memory yet. It is written after your conversations here, or by hand with Edit…."
+    "No memory yet. It is written after your conversations here, or by hand with the Edit… button."
 )
 # Alarm colours for what went wrong; "paused" and "no_key" (no API key yet) are advice, in the
 # normal text colour.
