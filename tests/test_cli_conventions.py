@@ -66,6 +66,17 @@ def test_a_word_that_is_neither_a_command_nor_a_folder_is_an_error_not_a_window(
     assert loaded(imported, ("PySide6",)) == []
 
 
+def test_a_file_given_for_the_app_says_it_is_a_file(tmp_path):
+    """``yak notes.txt`` (a file, where the app takes a folder) exits 2 saying so, as
+    ``-w FILE`` does, and opens no window."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x\n")
+    result, imported = run_yak(str(notes))
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == f"yak: {notes} is a file, not a folder"
+    assert loaded(imported, ("PySide6",)) == []
+
+
 def test_help_never_splits_a_path_at_a_hyphen():
     """At 80 columns the install line of ``completion --help`` keeps its path whole, so it can
     be copied."""

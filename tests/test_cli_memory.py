@@ -902,6 +902,21 @@ def test_show_of_a_folder_without_memory_says_so_on_stderr_only(data_dir, folder
     assert json.loads(as_json.stdout)["content"] == "" and as_json.stderr == b""
 
 
+def test_show_after_delete_says_the_memory_is_empty_and_how_to_get_it_back(data_dir, folder):
+    """A deleted memory is not "no memory yet": ``show`` says since which version it is empty
+    and how to bring an earlier one back, and ``restore`` does."""
+    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- kept\n").returncode == 0
+    assert yak(data_dir, "memory", "delete", "-w", folder, "--yes").returncode == 0
+    shown = yak(data_dir, "memory", "show", "-w", folder)
+    assert (shown.returncode, shown.stdout) == (0, b"")
+    assert shown.stderr.decode() == (
+        f"The memory of {folder} is empty since version 2: 'yak memory history' lists the "
+        "versions before, 'yak memory restore VERSION' brings one back.\n"
+    )
+    assert yak(data_dir, "memory", "restore", "1", "-w", folder).returncode == 0
+    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"- kept\n"
+
+
 def test_list_tells_apart_two_folders_whose_names_differ_only_in_accents(data_dir, tmp_path):
     """``café`` as one letter and as ``e`` plus an accent are two folders and two workspaces;
     the table says which is which instead of printing the same path twice."""

@@ -404,6 +404,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         from yak.cli import output
 
+        if os.path.exists(os.path.expanduser(first)):  # as -w FILE says it
+            return output.error(f"{first} is a file, not a folder", 2, as_json=False)
         return output.error(not_a_command(first), 2, as_json=False)
     if first not in {*COMMANDS, "-h", "--help", "--version"}:
         _configure_logging()

@@ -307,6 +307,12 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
                         f"Memory is off for {workspace.path}: conversations do not get it and "
                         "no refresh runs ('yak memory enable' turns it back on)."
                     )
+                elif not document.content and document.version:  # deleted (or emptied)
+                    output.note(
+                        f"The memory of {workspace.path} is empty since version "
+                        f"{document.version}: 'yak memory history' lists the versions before, "
+                        "'yak memory restore VERSION' brings one back."
+                    )
                 elif not document.content and not (enclosing or renamed_from or main):
                     output.note(
                         f"{workspace.path} has no memory yet: it is written after a "
