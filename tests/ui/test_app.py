@@ -463,10 +463,10 @@ def test_the_warm_up_runs_while_the_window_keeps_working(app_env, data_dir, tmp_
     events: list[str] = []
     warm_up_now = Provider.warm_up
 
-    def held_warm_up(self: Provider) -> bool:
+    def held_warm_up(self: Provider, *, without_key: bool = True) -> bool:
         started.set()
         events.append("released" if release.wait(LIMIT_S / 3) else "timed out")
-        return warm_up_now(self)
+        return warm_up_now(self, without_key=without_key)
 
     monkeypatch.setattr(Provider, "warm_up", held_warm_up)
     results: list[bool] = []
