@@ -1,6 +1,7 @@
 """Desktop UI benchmarks. Prints a table; asserts nothing about time.
 
-1. Start to first window: a child process runs ``yak WORKSPACE`` (the real composition root) and
+1. Start to first window: a child process runs ``yak WORKSPACE`` (the real composition root;
+   ``tests/support/first_paint.py``, shared with the test of what that frame needs) and
    reports the first paint of its main window that shows the workspace (its name in the title
    and in a visible label, and no open-a-folder hint: a placeholder does not count); the same
    for a bare PySide6 window (its first paint); both measured from just before the child is
@@ -49,6 +50,7 @@ os.environ.setdefault("QT_API", "pyside6")
 ROOT = Path(__file__).resolve().parent.parent
 
 from benchmarks import targets  # noqa: E402 (after the Qt platform is chosen)
+from tests.support import first_paint  # noqa: E402 (Yak's child: shared with its test)
 
 # Both children report the first paint of their main window (an event filter), then exit.
 _PAINT_PROBE = """
@@ -75,54 +77,9 @@ _CHILD_BARE = _PAINT_PROBE + textwrap.dedent("""
     app.exec()
 """)
 
-# Yak's child reports the first paint, in its main window, that shows the workspace.
-_CHILD_YAK = textwrap.dedent("""
-    import os, sys, time
-    from PySide6.QtCore import QEvent, QObject, QTimer
-    from PySide6.QtWidgets import QApplication, QLabel, QWidget
-    from yak.ui import main_window
-
-    NAME = os.path.basename(sys.argv[1].rstrip("/"))
-
-    def shows_workspace(window):
-        labels = [w.text() for w in window.findChildren(QLabel) if w.isVisible()]
-        return (
-            NAME in window.windowTitle()
-            and any(NAME in text for text in labels)
-            and not any("Open a project folder" in t or "No folder is open" in t for t in labels)
-        )
-
-    # On the window itself (a filter on the whole app would slow every event down); if its first
-    # paint shows no workspace yet, every later paint in the app is looked at.
-    class _WorkspacePainted(QObject):
-        def eventFilter(self, obj, event):
-            if event.type() == QEvent.Type.Paint and isinstance(obj, QWidget):
-                window = obj.window()
-                if isinstance(window, main_window.MainWindow):
-                    if shows_workspace(window):
-                        print("FIRST_WINDOW", time.time(), flush=True)
-                        if not os.environ.get("BENCH_SAVE_LAYOUT"):
-                            os._exit(0)
-                        # Once the layout has settled, save it as a quit does, then exit.
-                        QApplication.instance().removeEventFilter(self)
-                        window.removeEventFilter(self)
-                        QTimer.singleShot(1000, lambda: (window._save_geometry(), os._exit(0)))
-                        return False
-                    QApplication.instance().installEventFilter(self)
-            return False
-
-    probe = _WorkspacePainted()
-    original = main_window.MainWindow.showEvent
-    def show_event(self, event):
-        self.installEventFilter(probe)
-        original(self, event)
-    main_window.MainWindow.showEvent = show_event
-    from yak.cli import main
-    sys.exit(main(sys.argv[1:]))
-""")
-
 
 def _first_window_s(code: str, args: list[str], env: dict[str, str]) -> float:
+    """Seconds from just before spawning ``code`` (the bare window) to its first paint."""
     started = time.time()
     result = subprocess.run(
         [sys.executable, "-c", code, *args],
@@ -143,25 +100,18 @@ FIRST_WINDOW_LAUNCHES = 15  # the fewest launches of each window the ratio is ta
 
 
 def start_to_first_window(repeat: int, data_dir: Path, workspace: Path) -> tuple[float, float]:
-    env = dict(
-        os.environ,
-        YAK_DATA_DIR=str(data_dir),
-        XDG_STATE_HOME=str(data_dir / "state"),
-        XDG_CONFIG_HOME=str(data_dir / "config"),
-        PYTHONPYCACHEPREFIX=str(data_dir / "pycache"),
-    )
-    env.pop("ANTHROPIC_API_KEY", None)
+    env = first_paint.child_env(data_dir, PYTHONPYCACHEPREFIX=str(data_dir / "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     # Unmeasured: fill the file cache and the bytecode cache, migrate the database, save the
     # window's layout. Twice for Yak: the window's first size is wider than the offscreen
     # screen (800 pixels), so the second start narrows the memory dock to fit it, and saves that.
     _first_window_s(_CHILD_BARE, [], env)
     for _ in range(2):
-        _first_window_s(_CHILD_YAK, [str(workspace)], dict(env, BENCH_SAVE_LAYOUT="1"))
+        first_paint.first_frame(workspace, env, save_layout=True, cwd=ROOT)
     bare, yak = [], []
     for _ in range(repeat):
         bare.append(_first_window_s(_CHILD_BARE, [], env))
-        yak.append(_first_window_s(_CHILD_YAK, [str(workspace)], env))
+        yak.append(first_paint.first_frame(workspace, env, cwd=ROOT)["since_spawn_s"])
     return statistics.median(bare), statistics.median(yak)
 
 
