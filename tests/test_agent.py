@@ -428,3 +428,11 @@ def test_session_block_without_memory_is_the_environment():
     assert block.endswith("- Date (when this conversation started): 2025-03-14")
     assert "You are Yak" in STATIC_INSTRUCTIONS and "/p/demo" not in STATIC_INSTRUCTIONS
     assert "2025" not in STATIC_INSTRUCTIONS
+
+
+def test_token_usages_add_up_field_by_field_cache_reads_and_writes_too():
+    """A turn's calls and a session's turns are summed with ``+``: no field is dropped."""
+    one = TokenUsage(10, 2, cache_creation_input_tokens=300, cache_read_input_tokens=40)
+    two = TokenUsage(1, 20, cache_creation_input_tokens=3, cache_read_input_tokens=400)
+    assert one + two == TokenUsage(11, 22, 303, 440)
+    assert sum((one, two), TokenUsage()) == one + two
