@@ -59,7 +59,6 @@ from yak.agent.types import (
     Approver,
     InstructionsLoaded,
     MessageStored,
-    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
@@ -371,9 +370,9 @@ class _Turn:
         self.streaming = True
 
         def forward(event: llm.StreamEvent) -> None:
-            if isinstance(event, llm.TextDelta):
+            if isinstance(event, llm.TextDelta):  # the agent's TextDelta too
                 self.streamed.append(event.text)
-                self.emit(TextDelta(event.text))
+                self.emit(event)
 
         try:
             completion = await self.agent.provider.stream(
