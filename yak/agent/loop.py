@@ -2,24 +2,25 @@
 ``docs/architecture.md``, "The agent").
 
 A turn stores the user's prompt, then repeats: stream a reply through the model client, store
-it, run the tool calls it asks for (asking the ``Approver`` for mutating ones), store the
-results as a user message of ``tool_result`` blocks, until the model answers without tools or
-the cap on tool rounds is reached. Events go to ``on_event`` as they happen; stored messages are
-also published as ``MessageAdded`` and a turn that ends normally (``completed`` or
-``tool_limit``) publishes ``TurnCompleted`` — the memory refresh queue listens. A failed or
-stopped turn does not.
+it, run the tool calls it asks for (asking the driver's ``Approver`` for mutating ones,
+``yak.agent.approvals``), store the results as a user message of ``tool_result`` blocks, until
+the model answers without tools or the cap on tool rounds is reached. Events go to the driver's
+``on_event`` as they happen; stored messages are also published as ``MessageAdded`` and a turn
+that ends normally (``completed`` or ``tool_limit``) publishes ``TurnCompleted`` — the memory
+refresh queue listens. A failed or stopped turn does not.
 
-The system prompt is two blocks (``yak.agent.messages``): the static working rules, the same
-for every session, then the session block: the workspace's instruction files (``AGENTS.md`` and
-the like, ``yak.agent.instructions``; their names go to ``on_event`` as ``InstructionsLoaded``),
-the workspace memory block (when memory is enabled for
-the workspace and the document is non-empty; ``yak.memory.injection``) and environment facts
-(workspace path, platform, date). The session block is taken when the session's first turn
-starts, stored with the session and sent byte-identical on every later request, so the prompt
-cache holds across turns and restarts; a memory refresh reaches the next session. A hand edit of
-the memory made since (hand, import, restore, clear) is stored as a note at the head of the next
-user turn, once per document version. Requests carry four cache breakpoints: the last tool, both
-system blocks and the last message.
+The system prompt is two blocks (``yak.agent.messages``, read from the stores by
+``yak.agent.session_prompt``): the static working rules, the same for every session, then the
+session block: the workspace's instruction files (``AGENTS.md`` and the like,
+``yak.agent.instructions``; their names go to ``on_event`` as ``InstructionsLoaded``), the
+workspace memory block (when memory is enabled for the workspace and the document is non-empty;
+``yak.memory.injection``) and environment facts (workspace path, platform, date). The session
+block is taken when the session's first turn starts, stored with the session and sent
+byte-identical on every later request, so the prompt cache holds across turns and restarts; a
+memory refresh reaches the next session. A hand edit of the memory made since (hand, import,
+restore, clear) is stored as a note at the head of the next user turn, once per document
+version. Requests carry four cache breakpoints: the last tool, both system blocks and the last
+message.
 
 Stop is a cancellation of the task running :meth:`Agent.run_turn`. What was said is kept: the
 partial reply is stored with a trailing ``[stopped]`` text block (a tool call whose input was
@@ -72,8 +73,6 @@ from yak.errors import ProviderError, UsageError
 from yak.events import MessageAdded, TurnCompleted
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 from yak.text import head_and_tail, tool_target
-
-__all__ = ["DENIED_NOTE", "DENIED_SUMMARY", "Agent", "SessionApprovals", "TurnDriver"]
 
 log = logging.getLogger(__name__)
 
