@@ -12,10 +12,12 @@ import pytest
 
 from tests.support import project_folder, record
 from tests.support.fake_api import error, text, tool_use
+from yak.agent.approvals import SessionApprovals, ask
 from yak.agent.loop import STOPPED_MARK
 from yak.agent.messages import STATIC_INSTRUCTIONS, session_block, to_api_messages
 from yak.agent.types import (
     ApprovalDecision,
+    ApprovalRequest,
     MessageStored,
     TextDelta,
     ToolCallFinished,
@@ -428,3 +430,28 @@ def test_session_block_without_memory_is_the_environment():
     assert block.endswith("- Date (when this conversation started): 2025-03-14")
     assert "You are Yak" in STATIC_INSTRUCTIONS and "/p/demo" not in STATIC_INSTRUCTIONS
     assert "2025" not in STATIC_INSTRUCTIONS
+
+
+def test_token_usages_add_up_field_by_field_cache_reads_and_writes_too():
+    """A turn's calls and a session's turns are summed with ``+``: no field is dropped."""
+    one = TokenUsage(10, 2, cache_creation_input_tokens=300, cache_read_input_tokens=40)
+    two = TokenUsage(1, 20, cache_creation_input_tokens=3, cache_read_input_tokens=400)
+    assert one + two == TokenUsage(11, 22, 303, 440)
+    assert sum((one, two), TokenUsage()) == one + two
+
+
+def test_an_approver_that_raises_denies_and_allow_session_is_remembered():
+    """A broken approval dialog must not run the tool; "for this session" is kept per session."""
+    approvals = SessionApprovals()
+    request = ApprovalRequest("s1", "t1", "run_command", "make", "$ make")
+
+    async def broken(_request):
+        raise RuntimeError("the dialog failed")
+
+    async def for_session(_request):
+        return ApprovalDecision.ALLOW_SESSION
+
+    assert asyncio.run(ask(broken, request, approvals)) is False
+    assert not approvals.allowed("s1", "run_command")
+    assert asyncio.run(ask(for_session, request, approvals)) is True
+    assert approvals.allowed("s1", "run_command") and not approvals.allowed("s2", "run_command")

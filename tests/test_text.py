@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yak.text import controls_to_spaces, head_and_tail, one_line, plural, shorten
+from yak.text import controls_to_spaces, head_and_tail, one_line, plural, shorten, tool_target
 
 
 def test_shorten_keeps_short_text_and_ends_a_cut_with_an_ellipsis():
@@ -51,3 +51,13 @@ def test_controls_to_spaces_leaves_one_line_that_cannot_drive_a_terminal():
     given = "Keep\x1b[31m red\x1b[0m\r\nlines\x85and \u202eoverride\u202c — café\t!"
     assert controls_to_spaces(given) == "Keep [31m red [0m lines and override — café !"
     assert controls_to_spaces("\x00\n\t ") == ""
+
+
+def test_tool_target_is_the_command_the_pattern_or_the_path_on_one_line():
+    """One line per tool call, the same in the live chat, a reloaded one and the memory input."""
+    assert tool_target({"path": "src/a.py", "content": "x"}) == "src/a.py"
+    assert tool_target({"command": "ls -la\n  rm x", "timeout_s": 5}) == "ls -la rm x"
+    assert tool_target({"pattern": "*.py"}) == "*.py"
+    assert tool_target({"pattern": "TODO", "path": "src"}) == "TODO in src"
+    assert tool_target({"pattern": "x" * 200}, 80) == "x" * 79 + "…"
+    assert tool_target({}) == tool_target({"other": 1}) == tool_target("not a dict") == ""

@@ -5,9 +5,23 @@ the memory input and the command line."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 ELLIPSIS = "…"
 SHOWN_CHARS = 160  # the longest user value (a path, a name) a one-line message shows
+TARGET_CHARS = 120  # the longest tool-call target (a path, a pattern, a command line)
+# Keys under which a tool call's input carries what it acts on, the first one present wins.
+_TARGET_KEYS = (
+    "command",
+    "pattern",
+    "path",
+    "file_path",
+    "directory",
+    "dir",
+    "query",
+    "glob",
+    "url",
+)
 # C0 and C1 controls, DEL, and the invisible characters that reorder or break a line.
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -94,3 +108,28 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     characters escaped (:func:`escape_controls`), then shortened in the middle to ``limit``
     characters (:func:`middle`)."""
     return middle(escape_controls(str(value)), limit)
+
+
+def tool_target(tool_input: object, limit: int = TARGET_CHARS) -> str:
+    """What a tool call acts on, on one line of at most ``limit`` characters: its command, its
+    pattern (``TODO in src`` when it names a folder too) or its path. The chat shows it while
+    the call runs and in a reloaded transcript, and the memory input writes it as
+    ``[tool: read_file src/app.py]``.
+
+    Args:
+        tool_input: the ``input`` of a ``tool_use`` block (a dict when the model sent one).
+        limit: the most characters (see :func:`one_line`).
+
+    Returns:
+        ``""`` when the input names nothing of the kind (or is not a dict).
+    """
+    if not isinstance(tool_input, Mapping):
+        return ""
+    for key in _TARGET_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            where = tool_input.get("path") if key == "pattern" else None
+            if isinstance(where, str) and where.strip():
+                value = f"{value} in {where}"
+            return one_line(value, limit)
+    return ""

@@ -15,7 +15,7 @@ from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.blocks import IncompleteNote, MessageBlock, ToolCallBlock
 from yak.ui.chat.input import ChatInput
 from yak.ui.chat.panel import token_count, usage_text
-from yak.ui.chat.render import render_markdown, result_summary, settled_length, tool_target
+from yak.ui.chat.render import render_markdown, result_summary, settled_length
 from yak.ui.chat.transcript import SEGMENT_CHARS, TranscriptView
 
 
@@ -269,18 +269,6 @@ def test_a_long_tool_line_is_shortened_not_widening_the_transcript(qtbot):
     assert block.label.text().endswith("…")
     assert block.label.toolTip() == block.summary_text()
     assert summary in view.plain_text()  # the full line is still what the transcript says
-
-
-def test_tool_target_prefers_the_path_pattern_or_command():
-    assert tool_target({"path": "src/a.py", "content": "x"}) == "src/a.py"
-    assert tool_target({"command": "ls -la\nrm x"}) == "ls -la"
-    assert tool_target({"pattern": "*.py"}) == "*.py"
-    assert tool_target({"pattern": "TODO", "path": "src"}) == "TODO in src"
-    assert tool_target({}) == ""
-    assert tool_target({"other": 1}) == '{"other":1}'
-
-
-# -- streaming ------------------------------------------------------------------------------------
 
 
 def test_streamed_text_is_buffered_and_rendered_by_the_timer_not_per_delta(qtbot):

@@ -2,24 +2,25 @@
 ``docs/architecture.md``, "The agent").
 
 A turn stores the user's prompt, then repeats: stream a reply through the model client, store
-it, run the tool calls it asks for (asking the ``Approver`` for mutating ones), store the
-results as a user message of ``tool_result`` blocks, until the model answers without tools or
-the cap on tool rounds is reached. Events go to ``on_event`` as they happen; stored messages are
-also published as ``MessageAdded`` and a turn that ends normally (``completed`` or
-``tool_limit``) publishes ``TurnCompleted`` — the memory refresh queue listens. A failed or
-stopped turn does not.
+it, run the tool calls it asks for (asking the driver's ``Approver`` for mutating ones,
+``yak.agent.approvals``), store the results as a user message of ``tool_result`` blocks, until
+the model answers without tools or the cap on tool rounds is reached. Events go to the driver's
+``on_event`` as they happen; stored messages are also published as ``MessageAdded`` and a turn
+that ends normally (``completed`` or ``tool_limit``) publishes ``TurnCompleted`` — the memory
+refresh queue listens. A failed or stopped turn does not.
 
-The system prompt is two blocks (``yak.agent.messages``): the static working rules, the same
-for every session, then the session block: the workspace's instruction files (``AGENTS.md`` and
-the like, ``yak.agent.instructions``; their names go to ``on_event`` as ``InstructionsLoaded``),
-the workspace memory block (when memory is enabled for
-the workspace and the document is non-empty; ``yak.memory.injection``) and environment facts
-(workspace path, platform, date). The session block is taken when the session's first turn
-starts, stored with the session and sent byte-identical on every later request, so the prompt
-cache holds across turns and restarts; a memory refresh reaches the next session. A hand edit of
-the memory made since (hand, import, restore, clear) is stored as a note at the head of the next
-user turn, once per document version. Requests carry four cache breakpoints: the last tool, both
-system blocks and the last message.
+The system prompt is two blocks (``yak.agent.messages``, read from the stores by
+``yak.agent.session_prompt``): the static working rules, the same for every session, then the
+session block: the workspace's instruction files (``AGENTS.md`` and the like,
+``yak.agent.instructions``; their names go to ``on_event`` as ``InstructionsLoaded``), the
+workspace memory block (when memory is enabled for the workspace and the document is non-empty;
+``yak.memory.injection``) and environment facts (workspace path, platform, date). The session
+block is taken when the session's first turn starts, stored with the session and sent
+byte-identical on every later request, so the prompt cache holds across turns and restarts; a
+memory refresh reaches the next session. A hand edit of the memory made since (hand, import,
+restore, clear) is stored as a note at the head of the next user turn, once per document
+version. Requests carry four cache breakpoints: the last tool, both system blocks and the last
+message.
 
 Stop is a cancellation of the task running :meth:`Agent.run_turn`. What was said is kept: the
 partial reply is stored with a trailing ``[stopped]`` text block (a tool call whose input was
@@ -39,29 +40,26 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from yak import ports as llm
-from yak.agent.instructions import instructions_block, read_instruction_files
+from yak.agent.approvals import DENIED_NOTE, DENIED_SUMMARY, SessionApprovals, ask
 from yak.agent.messages import (
     cached_tools,
     clean_block,
-    memory_edit_note,
-    session_block,
-    system_blocks,
     to_api_messages,
     tool_result,
     with_cache_breakpoint,
 )
+from yak.agent.session_prompt import turn_prompt
 from yak.agent.tools import ToolResult, WorkspaceTools
 from yak.agent.types import (
     AgentEvent,
-    ApprovalDecision,
     ApprovalRequest,
     Approver,
     InstructionsLoaded,
     MessageStored,
-    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
@@ -70,18 +68,11 @@ from yak.agent.types import (
     no_reply_mark,
 )
 from yak.bus import EventBus
-from yak.domain import (
-    ChatMessage,
-    ChatSession,
-    MemoryDocument,
-    RevisionSource,
-    TokenUsage,
-    Workspace,
-)
+from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import MessageAdded, TurnCompleted
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
-from yak.text import head_and_tail
+from yak.text import head_and_tail, tool_target
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +81,6 @@ MAX_REPLY_TOKENS = 8192
 DISPLAY_OUTPUT_CHARS = 4000  # tool output shown in the transcript (the model sees more)
 STOPPED_MARK = "[stopped]"
 STOPPED_RESULT = "Not run: the user pressed Stop."
-DENIED_NOTE = (
-    "Denied by the user: this call was not run. Do not retry it; continue without "
-    "it or ask the user."
-)
-DENIED_SUMMARY = "denied by user"
 # Why a reply stopped early, by ``ProviderError.reason``: the clause in its incomplete mark.
 _CUT_CAUSES = {
     "incomplete": "the connection closed",
@@ -111,29 +97,25 @@ def cut_cause(exc: ProviderError) -> str:
     return _CUT_CAUSES.get(exc.reason, "the provider reported an error")
 
 
-class SessionApprovals:
-    """Tools the user allowed "for this session" (``ApprovalDecision.ALLOW_SESSION``), per
-    session. Lives as long as the chat service: approvals do not survive a restart."""
+@dataclass(frozen=True)
+class TurnDriver:
+    """Who drives a turn (the chat panel, ``yak ask``) and how it answers.
 
-    def __init__(self) -> None:
-        self._allowed: dict[str, set[str]] = {}
+    Attributes:
+        approver: answers approval requests for write_file, edit_file and run_command.
+        on_event: receives ``InstructionsLoaded``, ``TextDelta``, ``ToolCallStarted``,
+            ``ToolCallFinished``, ``MessageStored`` and finally ``TurnFinished``, on the loop
+            thread.
+        denied_note: what the model is told when a call is denied (``yak ask`` says how to
+            allow it); ``None``: :data:`DENIED_NOTE`.
+        denied_summary: the one-line outcome of a denied call (``ToolCallFinished`` and the
+            stored result); ``None``: :data:`DENIED_SUMMARY`.
+    """
 
-    def allowed(self, session_id: str, tool: str) -> bool:
-        """Whether ``tool`` was allowed for the rest of ``session_id``."""
-        return tool in self._allowed.get(session_id, ())
-
-    def allow(self, session_id: str, tool: str) -> None:
-        """Remember ALLOW_SESSION for ``tool`` in ``session_id``."""
-        self._allowed.setdefault(session_id, set()).add(tool)
-
-    def forget(self, session_id: str) -> None:
-        """Drop a session's approvals (it was deleted)."""
-        self._allowed.pop(session_id, None)
-
-
-def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    """A turn's usage so far plus one call's: every field, the cache reads and writes too."""
-    return a + b
+    approver: Approver
+    on_event: Callable[[AgentEvent], None] | None = None
+    denied_note: str | None = None
+    denied_summary: str | None = None
 
 
 class Agent:
@@ -182,15 +164,7 @@ class Agent:
         self.today = today
 
     async def run_turn(
-        self,
-        workspace: Workspace,
-        session_id: str,
-        prompt: str,
-        *,
-        approver: Approver,
-        on_event: Callable[[AgentEvent], None] | None = None,
-        denied_note: str | None = None,
-        denied_summary: str | None = None,
+        self, workspace: Workspace, session_id: str, prompt: str, driver: TurnDriver
     ) -> TurnFinished:
         """Run one turn: the prompt, the replies and tool calls, until the model is done.
 
@@ -198,13 +172,7 @@ class Agent:
             workspace: the conversation's workspace; tools and memory are bound to it.
             session_id: a session of that workspace.
             prompt: the user's message (not blank).
-            approver: answers approval requests for write_file, edit_file, run_command.
-            on_event: receives ``TextDelta``, ``ToolCallStarted``, ``ToolCallFinished``,
-                ``MessageStored`` and finally ``TurnFinished``, on the loop thread.
-            denied_note: what the model is told when a call is denied (``yak ask`` says how to
-                allow it); default :data:`DENIED_NOTE`.
-            denied_summary: the one-line outcome of a denied call (``ToolCallFinished`` and the
-                stored result); default :data:`DENIED_SUMMARY`.
+            driver: where the turn's events go and who approves its mutating calls.
 
         Returns:
             ``TurnFinished`` with status ``completed``, ``tool_limit`` (``error`` says why it
@@ -219,19 +187,10 @@ class Agent:
         """
         if not prompt.strip():
             raise UsageError("The message is empty; type something to send.")
-        emit = on_event or (lambda _event: None)
         session = await asyncio.to_thread(self.conversations.get_session, session_id)
         if session.workspace_id != workspace.id:
             raise UsageError("That conversation belongs to another workspace.")
-        turn = _Turn(
-            self,
-            workspace,
-            session_id,
-            emit,
-            approver,
-            (denied_note or DENIED_NOTE, denied_summary or DENIED_SUMMARY),
-        )
-        return await turn.run(prompt)
+        return await _Turn(self, workspace, session_id, driver).run(prompt)
 
     async def store(
         self,
@@ -269,16 +228,15 @@ class _Turn:
         agent: Agent,
         workspace: Workspace,
         session_id: str,
-        emit: Callable[[AgentEvent], None],
-        approver: Approver,
-        denial: tuple[str, str],
+        driver: TurnDriver,
     ) -> None:
         self.agent = agent
         self.workspace = workspace
         self.session_id = session_id
-        self.emit = emit
-        self.approver = approver
-        self.denied_note, self.denied_summary = denial  # told the model, shown the user
+        self.emit = driver.on_event or (lambda _event: None)
+        self.approver = driver.approver
+        self.denied_note = driver.denied_note or DENIED_NOTE  # told the model
+        self.denied_summary = driver.denied_summary or DENIED_SUMMARY  # shown the user
         self.tools = agent.tools_factory(workspace.path)
         self.usage = TokenUsage()
         self.last_text = ""
@@ -302,9 +260,17 @@ class _Turn:
         conversation as API messages and the system blocks."""
         agent = self.agent
         history = await asyncio.to_thread(agent.conversations.messages, self.session_id)
-        system, note, loaded = await asyncio.to_thread(self._system_prompt)
-        if loaded:
-            self.emit(InstructionsLoaded(files=loaded))
+        start = await asyncio.to_thread(
+            turn_prompt,
+            agent.conversations,
+            agent.workspaces,
+            agent.documents,
+            workspace_id=self.workspace.id,
+            session_id=self.session_id,
+            today=agent.today,
+        )
+        if start.loaded:
+            self.emit(InstructionsLoaded(files=start.loaded))
         last = history[-1] if history else None
         if last is not None and last.role == "assistant" and is_no_reply(last.content):
             last = history[-2] if len(history) > 1 else None  # the question that got no reply
@@ -313,8 +279,8 @@ class _Turn:
             and last.role == "user"
             and list(last.content) == [{"type": "text", "text": prompt}]
         )
-        if note is not None:  # before the prompt (after it on a retry): one user turn
-            history.append(await self._store_note(note))
+        if start.note is not None:  # before the prompt (after it on a retry): one user turn
+            history.append(await self._store_note(start.note))
         if not retry:
             stored = await agent.store(
                 self.session_id,
@@ -324,52 +290,7 @@ class _Turn:
                 self.emit,
             )
             history.append(stored)
-        return to_api_messages(history), system
-
-    def _system_prompt(self) -> tuple[list[dict], dict | None, tuple[str, ...]]:
-        """The system blocks, with the session block taken now when the session has none yet,
-        the note of a hand edit of the memory made since it was taken (``None``: nothing
-        to tell), and the names of the instruction files read into a session block taken now
-        (``()`` on later turns). Runs on a worker thread."""
-        agent = self.agent
-        workspace = agent.workspaces.get(self.workspace.id)
-        document = agent.documents.read(workspace.id)
-        session = agent.conversations.get_session(self.session_id)
-        loaded: tuple[str, ...] = ()
-        if session.prompt_snapshot is None:
-            files = read_instruction_files(workspace.path)
-            loaded = tuple(f.name for f in files)
-            block = session_block(
-                workspace_path=workspace.path,
-                memory=document.content if workspace.memory_enabled else "",
-                memory_enabled=workspace.memory_enabled,
-                instructions=instructions_block(files),
-                today=agent.today() if agent.today else None,
-            )
-            session = agent.conversations.take_prompt_snapshot(
-                self.session_id, block, document.version
-            )
-        assert session.prompt_snapshot is not None
-        note = self._memory_note(session, workspace, document)
-        return system_blocks(session.prompt_snapshot), note, loaded
-
-    def _memory_note(
-        self, session: ChatSession, workspace: Workspace, document: MemoryDocument
-    ) -> dict | None:
-        """A :data:`~yak.agent.messages.MEMORY_NOTE` block with the current document when a
-        person changed it (hand, import, restore, clear) after the session block was taken and
-        after the last note; refreshes alone are never noted (they reach the next session)."""
-        if not workspace.memory_enabled:
-            return None
-        seen = max(session.snapshot_memory_version or 0, session.noted_memory_version or 0)
-        if document.version <= seen:
-            return None
-        for revision in self.agent.documents.history(workspace.id):  # newest first
-            if revision.version <= seen:
-                break
-            if revision.source is not RevisionSource.REFRESH:
-                return memory_edit_note(document.content, document.version)
-        return None
+        return to_api_messages(history), start.system
 
     async def _store_note(self, note: dict) -> ChatMessage:
         """Store a memory note as a user message and remember its version as told."""
@@ -392,7 +313,7 @@ class _Turn:
                 completion = await self._stream(messages, system, definitions)
             except ProviderError as exc:
                 return await self._fail(exc)
-            self.usage = _add(self.usage, completion.usage)
+            self.usage += completion.usage
             content = [b for b in (clean_block(dict(x)) for x in completion.content) if b]
             calls = [b for b in content if b["type"] == "tool_use"]
             if content:
@@ -448,9 +369,9 @@ class _Turn:
         self.streaming = True
 
         def forward(event: llm.StreamEvent) -> None:
-            if isinstance(event, llm.TextDelta):
+            if isinstance(event, llm.TextDelta):  # the agent's TextDelta too
                 self.streamed.append(event.text)
-                self.emit(TextDelta(event.text))
+                self.emit(event)
 
         try:
             completion = await self.agent.provider.stream(
@@ -471,7 +392,7 @@ class _Turn:
 
     async def _run_tool(self, call: dict) -> ToolResult:
         name, args, call_id = call["name"], call["input"], call["id"]
-        target = self.tools.target(name, args)
+        target = tool_target(args)
         self.emit(ToolCallStarted(tool_use_id=call_id, tool=name, target=target))
         result = await self._approved(call, target)
         if result is None:
@@ -502,17 +423,7 @@ class _Turn:
             target=target,
             detail=self.tools.approval_detail(name, call["input"]),
         )
-        try:
-            decision = await self.approver(request)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # an approver that breaks must not run the tool
-            log.exception("the approver failed for %s; treating it as a denial", name)
-            decision = ApprovalDecision.DENY
-        if decision == ApprovalDecision.ALLOW_SESSION:
-            self.agent.approvals.allow(self.session_id, name)
-            return None
-        if decision == ApprovalDecision.ALLOW_ONCE:
+        if await ask(self.approver, request, self.agent.approvals):
             return None
         return ToolResult(
             ok=False, output=self.denied_note, summary=self.denied_summary, target=target

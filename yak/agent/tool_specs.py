@@ -48,118 +48,111 @@ class ToolSpec:
         }
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
+def _tool(
+    name: str,
+    description: str,
+    properties: dict[str, Any],
+    required: list[str],
+    *,
+    asks: bool = False,
+) -> ToolSpec:
+    """A tool whose input is an object of ``properties`` and nothing else; ``asks``: it
+    mutates, so the user approves each call first."""
+    schema = {
         "type": "object",
         "properties": properties,
         "required": required,
         "additionalProperties": False,
     }
+    return ToolSpec(name, description, schema, requires_approval=asks)
 
 
+def _folder(description: str) -> dict[str, Any]:
+    """A ``path`` property that names a folder (or a file) and says its default."""
+    return {**_PATH, "description": description}
+
+
+_STRING: dict[str, Any] = {"type": "string"}
 _PATH: dict[str, Any] = {"type": "string", "description": "A path relative to the workspace root."}
 
 SPECS: dict[str, ToolSpec] = {
     spec.name: spec
     for spec in (
-        ToolSpec(
+        _tool(
             "read_file",
             "Read a text file in the workspace. Returns at most "
             f"{MAX_READ_LINES} lines per call; use offset/limit for more.",
-            _schema(
-                {
-                    "path": _PATH,
-                    "offset": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "First line to return (1-based).",
-                    },
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "description": "How many lines to return.",
-                    },
+            {
+                "path": _PATH,
+                "offset": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "First line to return (1-based).",
                 },
-                ["path"],
-            ),
-            requires_approval=False,
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "How many lines to return.",
+                },
+            },
+            ["path"],
         ),
-        ToolSpec(
+        _tool(
             "list_directory",
             "List a directory of the workspace (folders end with '/').",
-            _schema(
-                {
-                    "path": {
-                        **_PATH,
-                        "description": "A folder relative to the workspace root; default the root.",
-                    }
-                },
-                [],
-            ),
-            requires_approval=False,
+            {"path": _folder("A folder relative to the workspace root; default the root.")},
+            [],
         ),
-        ToolSpec(
+        _tool(
             "glob",
             "Find files by glob pattern (e.g. 'src/**/*.py'), relative to the "
             "workspace root or to 'path'.",
-            _schema(
-                {
-                    "pattern": {"type": "string"},
-                    "path": {**_PATH, "description": "Folder to search from; default the root."},
-                },
-                ["pattern"],
-            ),
-            requires_approval=False,
+            {"pattern": _STRING, "path": _folder("Folder to search from; default the root.")},
+            ["pattern"],
         ),
-        ToolSpec(
+        _tool(
             "grep",
             "Search file contents with a regular expression (Python syntax). Returns "
             "'path:line: text' lines.",
-            _schema(
-                {
-                    "pattern": {"type": "string"},
-                    "path": {**_PATH, "description": "File or folder to search; default the root."},
-                    "include": {
-                        "type": "string",
-                        "description": "Only files whose name matches this glob, e.g. '*.py'.",
-                    },
-                    "ignore_case": {"type": "boolean"},
+            {
+                "pattern": _STRING,
+                "path": _folder("File or folder to search; default the root."),
+                "include": {
+                    "type": "string",
+                    "description": "Only files whose name matches this glob, e.g. '*.py'.",
                 },
-                ["pattern"],
-            ),
-            requires_approval=False,
+                "ignore_case": {"type": "boolean"},
+            },
+            ["pattern"],
         ),
-        ToolSpec(
+        _tool(
             "write_file",
             "Create or overwrite a text file in the workspace with 'content' "
             "(folders are created). Asks the user first.",
-            _schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-            requires_approval=True,
+            {"path": _PATH, "content": _STRING},
+            ["path", "content"],
+            asks=True,
         ),
-        ToolSpec(
+        _tool(
             "edit_file",
             "Replace one exact occurrence of 'old_string' with 'new_string' in a "
             "file. 'old_string' must match exactly once (include surrounding lines to make it "
             "unique). Asks the user first.",
-            _schema(
-                {"path": _PATH, "old_string": {"type": "string"}, "new_string": {"type": "string"}},
-                ["path", "old_string", "new_string"],
-            ),
-            requires_approval=True,
+            {"path": _PATH, "old_string": _STRING, "new_string": _STRING},
+            ["path", "old_string", "new_string"],
+            asks=True,
         ),
-        ToolSpec(
+        _tool(
             "run_command",
             "Run a shell command in the workspace root and return its exit "
             f"code and output (capped at {COMMAND_OUTPUT_CHARS} characters). Default timeout "
             f"{COMMAND_TIMEOUT_S:g} s. Asks the user first.",
-            _schema(
-                {
-                    "command": {"type": "string"},
-                    "timeout_s": {"type": "number", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT_S},
-                },
-                ["command"],
-            ),
-            requires_approval=True,
+            {
+                "command": _STRING,
+                "timeout_s": {"type": "number", "minimum": 1, "maximum": MAX_COMMAND_TIMEOUT_S},
+            },
+            ["command"],
+            asks=True,
         ),
     )
 }

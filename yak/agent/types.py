@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from yak.domain import TokenUsage
+from yak.ports import TextDelta as TextDelta  # streamed assistant text, passed on as it is
 
 
 class ApprovalDecision(StrEnum):
@@ -42,13 +43,6 @@ class ApprovalRequest:
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[ApprovalDecision]]
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    """Assistant text as it streams."""
-
-    text: str
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ import logging
 from collections.abc import Callable
 
 from yak.agent import sandbox
-from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, SessionApprovals
+from yak.agent.approvals import SessionApprovals
+from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, TurnDriver
 from yak.agent.tools import WorkspaceTools
 from yak.agent.types import AgentEvent, Approver, TurnFinished
 from yak.bus import EventBus
@@ -179,15 +180,8 @@ class ChatService:
                     WorkspaceTools, sandbox=sandbox.choose(settings.command_sandbox)
                 ),
             )
-            return await agent.run_turn(
-                workspace,
-                session_id,
-                prompt,
-                approver=approver,
-                on_event=on_event,
-                denied_note=denied_note,
-                denied_summary=denied_summary,
-            )
+            driver = TurnDriver(approver, on_event, denied_note, denied_summary)
+            return await agent.run_turn(workspace, session_id, prompt, driver)
         finally:
             self._running.discard(session_id)
             if provider is not None:

@@ -25,7 +25,10 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from yak import __version__
+from yak.domain import count_lines
 from yak.errors import UsageError, YakError
+from yak.memory.document import iso_utc
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -50,10 +53,6 @@ def build_server(core: Core, folder: str) -> MCPServer:
         folder: the launch folder, resolved by the workspace registry on every call (so the
             first proposal's registration is seen by the next read).
     """
-    from yak import __version__
-    from yak.domain import count_lines
-    from yak.memory.document import iso_utc
-
     server = MCPServer(name="yak", version=__version__, instructions=INSTRUCTIONS)
 
     async def guarded(work: Awaitable[dict[str, Any]]) -> dict[str, Any]:

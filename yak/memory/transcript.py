@@ -25,24 +25,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from yak.domain import ChatMessage
-from yak.text import head_and_tail, plural, shorten
+from yak.text import head_and_tail, plural, tool_target
 
 MESSAGE_LIMIT = 4_000  # characters per message before head-and-tail cutting
 BUDGET = 48_000  # characters for the whole transcript
 TOOL_TARGET_LIMIT = 80  # characters of a tool call's target
-_TARGET_KEYS = (
-    "path",
-    "file_path",
-    "pattern",
-    "command",
-    "cmd",
-    "query",
-    "glob",
-    "directory",
-    "dir",
-    "url",
-    "name",
-)
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
 
@@ -79,20 +66,11 @@ class Transcript:
 def tool_call_line(block: Mapping[str, object]) -> str:
     """One short line for a ``tool_use`` block: ``[tool: read_file src/app.py]``.
 
-    The target is the first of the input's ``path``, ``pattern``, ``command``, … keys, on one
-    line, at most ``TOOL_TARGET_LIMIT`` characters (longer targets end with ``…``).
+    The target is :func:`yak.text.tool_target` of the input, at most ``TOOL_TARGET_LIMIT``
+    characters (longer targets end with ``…``).
     """
     name = str(block.get("name") or "tool")
-    raw_input = block.get("input")
-    target = ""
-    if isinstance(raw_input, Mapping):
-        for key in _TARGET_KEYS:
-            value = raw_input.get(key)
-            if isinstance(value, str) and value.strip():
-                target = " ".join(value.split())
-                break
-    if len(target) > TOOL_TARGET_LIMIT:
-        target = shorten(target, TOOL_TARGET_LIMIT)
+    target = tool_target(block.get("input"), TOOL_TARGET_LIMIT)
     return f"[tool: {name} {target}]" if target else f"[tool: {name}]"
 
 

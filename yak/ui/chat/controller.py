@@ -489,10 +489,7 @@ class ChatController(QObject):
         if session_id != self.session_id or self.turn_running:
             return  # another selection or a turn owns the transcript now
         self.panel.transcript.show_messages(messages)
-        total = TokenUsage()
-        for message in messages:
-            total = total + message.usage
-        self._show_usage(None, total)
+        self._show_usage(None, sum((m.usage for m in messages), TokenUsage()))
         cut = cut_off_question(messages)
         if cut is not None:
             banner, self._last_prompt = cut

@@ -6,12 +6,11 @@ cannot inject markup, images or styles into the window; it refuses unsafe link s
 (``javascript:``); and it is a pure function of the text, tested without a display.
 
 Everything here is pure (no Qt): :func:`settled_length` finds where a streaming reply can be cut
-for good, and :func:`tool_target` / :func:`result_summary` make a stored tool call's compact line.
+for good, and :func:`result_summary` makes a stored tool result's compact outcome (the call's
+target is :func:`yak.text.tool_target`, as the agent shows it while the call runs).
 """
 
 from __future__ import annotations
-
-import json
 
 from markdown_it import MarkdownIt
 
@@ -24,8 +23,6 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "striketh
 
 # The agent ends a reply cut short by Stop with a text block holding just this.
 STOPPED_MARK = "[stopped]"
-# Keys under which the agent's tools carry what they act on, most specific first.
-_TARGET_KEYS = ("path", "file_path", "directory", "dir", "query")
 
 
 def render_markdown(text: str) -> str:
@@ -77,34 +74,6 @@ def settled_length(text: str) -> int:
         if following.strip() and not following.startswith((" ", "\t")):
             best = position
     return best
-
-
-def tool_target(tool_input: object) -> str:
-    """What a stored tool call acted on, for its compact line: the command, the pattern (and
-    where it searched), or the path — as the agent shows it while the call runs.
-
-    Args:
-        tool_input: the ``input`` of a ``tool_use`` block (normally a dict).
-
-    Returns:
-        One line; the compact JSON of the input when no known key is present.
-    """
-    if not isinstance(tool_input, dict):
-        return shorten(json.dumps(tool_input, ensure_ascii=False))
-    if not tool_input:
-        return ""
-    command = tool_input.get("command")
-    if isinstance(command, str) and command.strip():
-        return _first_line(command, _TARGET_DISPLAY_CHARS)
-    pattern = tool_input.get("pattern")
-    path = tool_input.get("path")
-    if isinstance(pattern, str) and pattern:
-        return f"{pattern} in {path}" if isinstance(path, str) and path else pattern
-    for key in _TARGET_KEYS:
-        value = tool_input.get(key)
-        if isinstance(value, str) and value.strip():
-            return _first_line(value, _TARGET_DISPLAY_CHARS)
-    return shorten(json.dumps(tool_input, ensure_ascii=False, separators=(",", ":")))
 
 
 def tool_result_text(block: dict) -> str:

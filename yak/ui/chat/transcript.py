@@ -37,6 +37,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from yak.agent.types import incomplete_cause, no_reply_reason
 from yak.domain import ChatMessage
+from yak.text import tool_target
 from yak.ui.chat.blocks import (
     IncompleteNote,
     MessageBlock,
@@ -50,7 +51,6 @@ from yak.ui.chat.render import (
     result_summary,
     settled_length,
     tool_result_text,
-    tool_target,
 )
 
 log = logging.getLogger(__name__)

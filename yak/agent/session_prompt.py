@@ -1,0 +1,89 @@
+"""The system prompt of a turn, read from the stores: the session block taken once per
+session, and the note of a hand edit of the memory made since ("The agent" in
+docs/architecture.md; the blocks themselves are built by ``yak.agent.messages``).
+
+Blocking reads and writes of the repositories: run it on a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from yak.agent.instructions import instructions_block, read_instruction_files
+from yak.agent.messages import memory_edit_note, session_block, system_blocks
+from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
+from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
+
+
+@dataclass(frozen=True)
+class TurnPrompt:
+    """What a turn starts from.
+
+    Attributes:
+        system: the system blocks (static instructions, then the session block).
+        note: a :data:`~yak.agent.messages.MEMORY_NOTE` block to store before the prompt, or
+            ``None`` when there is nothing to tell.
+        loaded: the names of the instruction files read into a session block taken now
+            (``()`` on later turns).
+    """
+
+    system: list[dict[str, Any]]
+    note: dict[str, Any] | None
+    loaded: tuple[str, ...]
+
+
+def turn_prompt(
+    conversations: ConversationRepository,
+    workspaces: WorkspaceRepository,
+    documents: DocumentRepository,
+    *,
+    workspace_id: str,
+    session_id: str,
+    today: Callable[[], datetime] | None = None,
+) -> TurnPrompt:
+    """The system blocks of a turn, with the session block taken (and stored with the session)
+    now when the session has none yet, and the note of a hand edit of the memory made since it
+    was taken."""
+    workspace = workspaces.get(workspace_id)
+    document = documents.read(workspace.id)
+    session = conversations.get_session(session_id)
+    loaded: tuple[str, ...] = ()
+    if session.prompt_snapshot is None:
+        files = read_instruction_files(workspace.path)
+        loaded = tuple(f.name for f in files)
+        block = session_block(
+            workspace_path=workspace.path,
+            memory=document.content if workspace.memory_enabled else "",
+            memory_enabled=workspace.memory_enabled,
+            instructions=instructions_block(files),
+            today=today() if today else None,
+        )
+        session = conversations.take_prompt_snapshot(session_id, block, document.version)
+    assert session.prompt_snapshot is not None
+    note = memory_note(documents, session, workspace, document)
+    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded)
+
+
+def memory_note(
+    documents: DocumentRepository,
+    session: ChatSession,
+    workspace: Workspace,
+    document: MemoryDocument,
+) -> dict[str, Any] | None:
+    """A :data:`~yak.agent.messages.MEMORY_NOTE` block with the current document when a person
+    changed it (hand, import, restore, clear) after the session block was taken and after the
+    last note; refreshes alone are never noted (they reach the next session)."""
+    if not workspace.memory_enabled:
+        return None
+    seen = max(session.snapshot_memory_version or 0, session.noted_memory_version or 0)
+    if document.version <= seen:
+        return None
+    for revision in documents.history(workspace.id):  # newest first
+        if revision.version <= seen:
+            break
+        if revision.source is not RevisionSource.REFRESH:
+            return memory_edit_note(document.content, document.version)
+    return None
