@@ -13,6 +13,7 @@ there.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import ssl
 import threading
@@ -40,6 +41,11 @@ class Sdk:
     tls: ssl.SSLContext
 
 
+# What the SDK's first request would import lazily (its transport's asyncio backend, the trace
+# propagation): imported with the SDK, off the event loop, so that request leaves as fast as a
+# later one. A name a future release no longer has is passed over.
+FIRST_REQUEST_MODULES = ("anyio._backends._asyncio", "opentelemetry.propagate")
+
 _lock = threading.Lock()
 _loaded: Sdk | None = None
 
@@ -61,6 +67,9 @@ def _import() -> Sdk:
         import httpx2 as http  # the SDK's transport (anthropic 2.x)
     except ImportError:  # older SDKs ride on httpx, installed in its place (so found by name)
         http = importlib.import_module("httpx")
+    for name in FIRST_REQUEST_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     return Sdk(
         anthropic=anthropic,
         timeouts=(http.TimeoutException,),
