@@ -246,9 +246,6 @@ async def _main(
     previous_handlers = _install_quit_signals(quit_requested)
     from yak import paths
 
-    # Beside the core's opening: what a first message needs without the SDK, so one sent the
-    # moment the chat can be used leaves at once (the SDK itself loads after, see _warm_up).
-    preparing = asyncio.ensure_future(asyncio.to_thread(_prepare_model_transport))
     try:
         try:
             folder = paths.data_dir(data_dir_override)
@@ -280,16 +277,9 @@ async def _main(
             window.hide()
         return 0
     finally:
-        await asyncio.wait([preparing], timeout=5)  # a fraction of a second at most
         for signum, handler in previous_handlers.items():
             signal.signal(signum, handler)
         app.aboutToQuit.disconnect(quit_requested.set)
-
-
-def _prepare_model_transport() -> None:
-    from yak.bootstrap import prepare_model_transport
-
-    prepare_model_transport()
 
 
 async def _warm_up(core: Core) -> None:

@@ -296,11 +296,7 @@ def _build(
         search_index=storage.search_index,
         offload=offload,
     )
-    clients = options.model_client or _provider_factory(settings, key_store)
-    # A turn started while the SDK still imports goes over plain HTTP; refreshes wait for it.
-    chat_clients = options.model_client or _provider_factory(
-        settings, key_store, light_while_loading=True
-    )
+    clients = options.model_client or _ProviderFactory(settings, key_store)
 
     def build_services() -> Services:
         from yak.chat.service import ChatService
@@ -340,7 +336,7 @@ def _build(
             documents=storage.documents,
             bus=bus,
             settings=settings.current,
-            model_client=chat_clients,
+            model_client=clients,
             max_tool_rounds=options.max_tool_rounds,
         )
         return Services(refresh=scheduler, chat=chat, refresher=refresher)
@@ -360,38 +356,14 @@ def _build(
     return core
 
 
-def prepare_model_transport() -> None:
-    """Get a first model request's transport ready without the SDK (imports and the TLS
-    context, ``yak.llm.provider.prepare_transport``). Blocking: the app calls it on a worker
-    thread once its window is painted. Never raises: a failure here is met again, and
-    reported, by the first request."""
-    try:
-        from yak.llm.provider import prepare_transport
-
-        prepare_transport()
-    except Exception:  # the first request reports whatever this was
-        log.info("preparing the model transport failed", exc_info=True)
-
-
-def _provider_factory(
-    settings: SettingsService, key_store: KeyStore, *, light_while_loading: bool = False
-) -> _ProviderFactory:
-    """A ``Provider`` per use, for the base URL and time limit in effect then and the key
-    store's key; ``light_while_loading`` as ``Provider`` takes it (the chat's turns)."""
-    return _ProviderFactory(settings, key_store, light_while_loading=light_while_loading)
-
-
 class _ProviderFactory:
     """Builds a ``Provider`` for the current settings and key (``ModelClientFactory``), and
     says what it builds it from (``built_from``), so the refresher keeps its client until that
     changes (``yak.refresh.client.KeptModelClient``)."""
 
-    def __init__(
-        self, settings: SettingsService, key_store: KeyStore, *, light_while_loading: bool
-    ) -> None:
+    def __init__(self, settings: SettingsService, key_store: KeyStore) -> None:
         self._settings = settings
         self._key_store = key_store
-        self._light_while_loading = light_while_loading
 
     def __call__(self) -> ModelClient:
         from yak.llm.provider import Provider
@@ -401,7 +373,6 @@ class _ProviderFactory:
             base_url=current.base_url,
             api_key=self._key_store.api_key(),
             timeout_s=current.request_timeout_s,
-            light_while_loading=self._light_while_loading,
         )
 
     def built_from(self) -> tuple[str | None, str | None, float, str | None]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Callable
 
 from yak.agent import sandbox
@@ -23,7 +24,7 @@ from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
 from yak.domain import ChatMessage, ChatSession, Workspace
-from yak.errors import UsageError
+from yak.errors import UsageError, YakError
 from yak.events import SessionsChanged
 from yak.ports import (
     ConversationRepository,
@@ -162,8 +163,8 @@ class ChatService:
         self._running.add(session_id)
         provider: ModelClient | None = None
         try:
-            # The client first: on a first message while the SDK still loads, building it
-            # holds that import back until the reply begins (yak.llm.provider.hold_sdk_import).
+            # The client first: on a first message while the warm-up still imports the SDK, this
+            # waits (off the loop) for that import, and the request leaves once it is done.
             provider = await ready_model_client(self._provider_factory)
             await self._title_from_first_prompt(workspace, session_id, prompt)
             settings = self.settings()
@@ -221,9 +222,9 @@ class ChatService:
     async def warm_up(self) -> bool:
         """Get the model client ready before the first message: build one and let it pay its
         one-time costs (the SDK import takes seconds) on a worker thread, then close it. The
-        app calls this in the background once the window is up and the core is open; turns
-        and connection tests need not wait for it (a turn started meanwhile still works, only
-        not as quickly).
+        app calls this in the background once the window is up and the core is open; a turn
+        or connection test started meanwhile waits for the same import (``yak.llm.sdk.load``)
+        and its request leaves the moment it is done.
 
         Without an API key only the SDK is loaded, and that is no failure: the answer is
         ``False``, logged, and nothing is shown.
@@ -232,12 +233,7 @@ class ChatService:
             ``True`` when a client was built, ``False`` when not (no key, or a ``YakError``
             building it, which the first message will report).
         """
-        import time
-
-        from yak.errors import YakError
-
         started = time.monotonic()
-
         try:
             provider, built = await asyncio.to_thread(build_ready_client, self._provider_factory)
         except YakError as exc:
