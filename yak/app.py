@@ -16,29 +16,41 @@ streaming reply.
 Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
 coroutine then drops pending refreshes (nothing waits on the model: the watermarks did not move,
 so the work resumes on the next start), stops its tasks and closes the core.
+
+What is kept for start-up time is here, in :func:`run` and :func:`_main`: the window is painted
+before the core is imported (``yak.bootstrap`` and the controllers around it: seconds of imports
+and the migration, on a worker thread) and before the log file is opened; the heap is frozen
+once the workspace shows (``yak.ui.heap``). No other import is deferred.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
 import sys
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import PySide6  # noqa: F401 - before qasync, which then drives this binding and no other
+import qasync
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from yak import __version__, paths
 from yak.errors import YakError
+from yak.logfile import close_log, open_log
+from yak.ui import dialogs
 from yak.ui.heap import collections_paused, freeze_long_lived
+from yak.ui.main_window import MainWindow
 
 if TYPE_CHECKING:
-    import asyncio
-
     from yak.core import Core
-    from yak.ui.main_window import MainWindow
-
-# asyncio, qasync, logging.handlers and importlib.resources are imported inside the functions
-# that use them: ``run`` shows the window before any of them is loaded (start-up time).
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +89,6 @@ def run(
     if not display_available():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return 2
-    os.environ.setdefault("QT_API", "pyside6")
-    from PySide6.QtCore import QCoreApplication, QEvent, QSettings
-    from PySide6.QtWidgets import QApplication
-
-    from yak.ui.main_window import MainWindow
-
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
     assert isinstance(app, QApplication)
     # Before any window: a window takes its application id (Wayland app id, X11
@@ -90,27 +96,20 @@ def run(
     set_application_identity(app)
     quit_on_last = app.quitOnLastWindowClosed()
     app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
-    # The window first (start-up time is measured to it); asyncio, qasync, logging, the icon
-    # and everything behind the database come after it is painted.
+    # The window first (start-up time is measured to it); the log, the icon and the core come
+    # after it is painted.
     geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME, "window")
     window = MainWindow(geometry_store=geometry)
     if workspace:
         window.show_opening(folder_to_show(workspace))
     window.show()
     app.processEvents()
-    from yak.logfile import close_log, open_log
-
     handler = open_log()
     log.info("window shown")
     if isinstance(handler, logging.FileHandler):
         window.set_support_paths(log_file=handler.baseFilename)
     _configure_application(app)
     window.setWindowIcon(app.windowIcon())
-
-    import asyncio
-
-    import qasync
-
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -182,21 +181,14 @@ def dispose_loop_timers(loop: Any) -> None:
     and the next one to fire crashes the process. Deleting it here unregisters them; the calls
     that worker threads posted before the loop closed are delivered first.
     """
-    import shiboken6
-    from PySide6.QtCore import QCoreApplication
-
     QCoreApplication.sendPostedEvents()
     timer = getattr(loop, "_timer", None)
     if timer is not None and shiboken6.isValid(timer):
         shiboken6.delete(timer)
 
 
-def app_icon() -> Any:
+def app_icon() -> QIcon:
     """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
-    from importlib import resources
-
-    from PySide6.QtGui import QIcon
-
     icon = QIcon()
     folder = resources.files("yak.resources")
     for name in ("yak.svg", "yak.png"):
@@ -211,15 +203,12 @@ def set_application_identity(app: Any) -> None:
     """Name the application for the desktop: its name, organization, version and desktop file
     name (the app id ``yak.paths.APP_ID``, which the desktop matches to the installed entry
     and icon). Call it before the first window is created."""
-    from yak import __version__
-    from yak.paths import APP_ID
-
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
     app.setOrganizationDomain(ORGANIZATION_DOMAIN)
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName(APP_ID)
+    app.setDesktopFileName(paths.APP_ID)
 
 
 def _configure_application(app: Any) -> None:
@@ -236,16 +225,12 @@ async def _main(
     choose_folder: bool = False,
 ) -> int:
     """The app's lifetime, once ``window`` is shown. Returns the exit status."""
-    import asyncio
-
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
     window.closed.connect(quit_requested.set)
     if not window.isVisible():  # closed before the loop started
         quit_requested.set()
     previous_handlers = _install_quit_signals(quit_requested)
-    from yak import paths
-
     # Beside the core's opening: what a first message needs without the SDK, so one sent the
     # moment the chat can be used leaves at once (the SDK itself loads after, see _warm_up).
     preparing = asyncio.ensure_future(asyncio.to_thread(_prepare_model_transport))
@@ -317,6 +302,7 @@ class _RunningApp:
     """The window's controllers around the core, started and stopped together."""
 
     def __init__(self, window: MainWindow, core: Core) -> None:
+        # The controllers import the core's services: loaded once the core is open.
         from yak.ui.bridge import EventBridge
         from yak.ui.controller import AppController
 
@@ -333,8 +319,6 @@ class _RunningApp:
     async def shutdown(self) -> None:
         """Quit without waiting on the model: drop pending refreshes, store a stopped reply,
         cancel what runs, close the database."""
-        import asyncio
-
         self.core.refresh.queue.cancel()
         await self.controller.aclose(QUIT_GRACE_S)
         self.bridge.close()
@@ -346,12 +330,6 @@ class _RunningApp:
 
 async def _show_fatal(window: Any, message: str, quit_requested: asyncio.Event) -> None:
     """Show ``message`` in a critical box over the window and wait until it is dismissed."""
-    import asyncio
-
-    from PySide6.QtWidgets import QMessageBox
-
-    from yak.ui import dialogs
-
     closed = asyncio.Event()
     window.fatal_box = dialogs.inform(
         window,
@@ -376,8 +354,6 @@ def _install_quit_signals(quit_requested: asyncio.Event) -> dict[int, Any]:
     Returns:
         The previous handlers by signal number, to restore (empty when none was installed).
     """
-    import asyncio
-
     if sys.platform == "win32":
         return {}
     loop = asyncio.get_running_loop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication, QTextEdit
+from PySide6.QtWidgets import QApplication, QLabel, QTextEdit
 
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import (
@@ -202,3 +202,27 @@ def test_a_dock_above_the_chat_never_counts_as_crowding_it(ini, qtbot):
     window.resizeDocks([window.memory_dock], [window.width() - 150], Qt.Orientation.Horizontal)
     settle()
     assert window.memory_dock_crowds_chat()  # the positive beside the negative
+
+
+def test_a_returning_user_first_sees_the_folder_loading_beside_the_memory_dock(
+    ini, tmp_path, qtbot
+):
+    """``yak DIR`` after an earlier session: the window, as first shown, names the folder and
+    says its memory is loading, in the memory dock beside the chat (where the user left it),
+    never the open-a-folder hint."""
+    quit_window(start(ini, qtbot))
+    folder = str(tmp_path / "proj")
+
+    window = MainWindow(geometry_store=QSettings(ini, QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show_opening(folder)
+    window.show()
+    qtbot.waitExposed(window)
+
+    labels = [label.text() for label in window.findChildren(QLabel) if label.isVisible()]
+    assert window.windowTitle() == f"proj — {folder} — Yak"
+    assert any("Loading the memory…" in text for text in labels)
+    assert not any("Open a project folder" in text for text in labels)
+    dock = window.memory_dock
+    assert dock.isVisible()
+    assert dock.geometry().left() > window.centralWidget().geometry().right()

@@ -13,8 +13,7 @@ no-workspace placeholder comes back only if it cannot be opened (:meth:`cancel_o
 
 The window's geometry and state (where the memory dock is, its width, whether it is closed) are
 remembered through ``QSettings`` (Yak's own settings live in its data directory); a restored
-layout whose memory dock crowds out the chat is put back to the first-run split. What runs
-before the first paint uses no ``Qt`` enum ("The first window" in docs/architecture.md).
+layout whose memory dock crowds out the chat is put back to the first-run split.
 
 The window never awaits: it emits intents (``open_folder_requested``, ``settings_requested``)
 and the app controller drives it (``set_workspace``, ``set_recent``, ``show_error``).
@@ -24,38 +23,39 @@ from __future__ import annotations
 
 import functools
 import os
+import platform
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
+    QFileDialog,
     QLabel,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QSizePolicy,
     QStackedWidget,
     QWidget,
 )
 
-from yak.ui.layout import create_action, set_qt_enum, set_shortcut, vbox
+from yak import __version__
+from yak.domain import Workspace
+from yak.ui import dialogs
+from yak.ui.layout import create_action, vbox
+from yak.ui.memory_panel import MemoryPanel
 from yak.ui.scope_notice import ScopeNotice
-
-if TYPE_CHECKING:
-    # Types only: PySide builds a class's enums when the class is first taken from its module
-    # (``QIcon``'s several hundred theme icons, for one), which the first paint does not need.
-    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QShowEvent
-    from PySide6.QtWidgets import QFileDialog, QMessageBox
-
-    from yak.domain import Workspace
-    from yak.ui.memory_panel import MemoryPanel
-
-# The memory panel, the dialogs and the domain types are imported when first used, after the
-# window's first paint: start-up time is measured to that paint (benchmarks/bench_ui.py). So is
-# PySide's ``Qt`` namespace, which costs some 30 ms to build (yak.ui.layout.set_qt_enum): the
-# methods that run after the paint import it.
 
 SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
@@ -126,7 +126,7 @@ class MainWindow(QMainWindow):
         scope notice."""
         self.placeholder = QLabel(NO_WORKSPACE_TEXT, self)
         self.placeholder.setObjectName("chatPlaceholder")
-        set_qt_enum(self.placeholder, "alignment", "AlignCenter")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.placeholder.setMargin(24)
         # The central widget never changes (the chat panel goes into this stack): replacing it
@@ -153,7 +153,7 @@ class MainWindow(QMainWindow):
         self.memory_dock.setObjectName("memoryDock")
         self.dock_placeholder = QLabel(self.memory_dock)
         self.dock_placeholder.setObjectName("memoryLoading")
-        set_qt_enum(self.dock_placeholder, "alignment", "AlignTop|AlignLeft")
+        self.dock_placeholder.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.dock_placeholder.setWordWrap(True)
         self.dock_placeholder.setMargin(6)
         self.memory_dock.setWidget(self.dock_placeholder)
@@ -198,7 +198,7 @@ class MainWindow(QMainWindow):
         view_menu = self.menuBar().addMenu("&View")
         toggle = self.memory_dock.toggleViewAction()
         toggle.setText("&Memory Panel")
-        set_shortcut(toggle, "Ctrl+Shift+M")
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
         view_menu.addAction(toggle)
 
         help_menu = self.menuBar().addMenu("&Help")
@@ -250,8 +250,6 @@ class MainWindow(QMainWindow):
         """The memory panel in the dock (built on first use, after the first paint; while a
         workspace opens it waits behind the dock's "loading…" label)."""
         if self._memory_panel is None:
-            from yak.ui.memory_panel import MemoryPanel
-
             self._memory_panel = MemoryPanel(self.memory_dock)
             self._memory_panel.show_workspace(self._workspace)
             if self._opening is None:
@@ -285,12 +283,12 @@ class MainWindow(QMainWindow):
         self._opening = path
         name = _folder_name(path)
         self.setWindowTitle(_title(name, path))
-        set_qt_enum(self.placeholder, "textFormat", "RichText")  # before the first paint
+        self.placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.placeholder.setText(
             f"<p><b>{_html(name)}</b><br>{_html(path)}</p><p>{LOADING_CHAT_TEXT}</p>"
         )
         self.central_stack.setCurrentWidget(self.placeholder)
-        set_qt_enum(self.dock_placeholder, "textFormat", "RichText")
+        self.dock_placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.dock_placeholder.setText(
             f"<p><b>Memory — {_html(name)}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
         )
@@ -313,7 +311,7 @@ class MainWindow(QMainWindow):
     def _end_opening(self) -> None:
         """Put the chat and memory panels (when set) back in place of the "loading…" labels."""
         self._opening = None
-        set_qt_enum(self.placeholder, "textFormat", "PlainText")
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
         self.placeholder.setText(NO_WORKSPACE_TEXT)
         self.dock_placeholder.clear()
         self.dock_placeholder.setToolTip("")
@@ -376,8 +374,6 @@ class MainWindow(QMainWindow):
         """Tell the user what went wrong: a message box (non-blocking) and the status bar. The
         core's sentences are shared with the command line, which starts them in lower case
         after ``yak:``; here they start with a capital."""
-        from yak.ui import dialogs
-
         text = text[:1].upper() + text[1:]
         self.statusBar().showMessage(text, 15000)
         self.error_box = dialogs.inform(self, title=title, text=text)
@@ -397,15 +393,6 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """Help › About Yak: the version, the licence, and where the data and the log are."""
-        import platform
-
-        from PySide6 import __version__ as pyside_version
-        from PySide6.QtCore import qVersion
-        from PySide6.QtWidgets import QMessageBox
-
-        from yak import __version__
-        from yak.ui import dialogs
-
         details = "\n".join(
             [
                 (
@@ -430,11 +417,6 @@ class MainWindow(QMainWindow):
 
     def show_shortcuts(self) -> None:
         """Help › Keyboard Shortcuts: the keys that work in the window, as a small table."""
-        from PySide6.QtCore import Qt
-        from PySide6.QtWidgets import QMessageBox
-
-        from yak.ui import dialogs
-
         rows = "".join(
             f"<tr><td style='padding-right: 18px'><b>{_html(keys)}</b></td>"
             f"<td>{_html(what)}</td></tr>"
@@ -478,8 +460,6 @@ class MainWindow(QMainWindow):
 
     def choose_folder(self) -> None:
         """Open the folder dialog (Ctrl+O); the choice arrives as ``open_folder_requested``."""
-        from yak.ui import dialogs
-
         start = self._workspace.path if self._workspace else os.path.expanduser("~")
         self.folder_dialog = dialogs.choose_directory(
             self,
@@ -503,16 +483,11 @@ class MainWindow(QMainWindow):
         self._place_memory_dock()
 
     def _place_memory_dock(self) -> None:
-        """Dock the memory panel on the right unless the restored window state placed it.
-
-        A saved state puts the dock back where the user left it (side, width, floating or
-        closed) without its area ever being named in Python, which keeps ``PySide6.QtCore.Qt``
-        out of the first paint (see :func:`yak.ui.layout.set_qt_enum`); only a first run, or a
-        state saved without the dock, docks it here."""
+        """Dock the memory panel on the right unless the restored window state placed it where
+        the user left it (side, width, floating or closed): a first run, or a state saved
+        without the dock."""
         layout = self.layout()  # QMainWindow's own: it holds every docked or floating dock
         if layout is None or layout.indexOf(self.memory_dock) < 0:
-            from PySide6.QtCore import Qt
-
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
     def _save_geometry(self) -> None:
@@ -536,11 +511,8 @@ class MainWindow(QMainWindow):
 
     def memory_dock_crowds_chat(self) -> bool:
         """Whether the memory panel, shown and docked beside the chat (left or right), takes
-        over 45% of the window's width or leaves the chat under 420 pixels.
-
-        "Beside" is read from the geometry (no column in common with the central area), not
-        from ``dockWidgetArea``: this runs before the first paint of a restored window, which
-        uses no ``Qt`` enum (see :meth:`_place_memory_dock`)."""
+        over 45% of the window's width or leaves the chat under 420 pixels ("beside": no
+        column in common with the central area)."""
         dock = self.memory_dock
         if dock.isHidden() or dock.isFloating():
             return False
@@ -558,8 +530,6 @@ class MainWindow(QMainWindow):
         pixels, but never over ``MAX_DOCK_SHARE`` of the window (a small screen)."""
         total = self.width()
         width = min(max(MIN_DOCK_WIDTH, int(total * DOCK_SHARE)), int(total * MAX_DOCK_SHARE))
-        from PySide6.QtCore import Qt
-
         self.resizeDocks([self.memory_dock], [width], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QCloseEvent) -> None:
