@@ -21,13 +21,11 @@ and the app controller drives it (``set_workspace``, ``set_recent``, ``show_erro
 
 from __future__ import annotations
 
-import functools
+import html
 import os
-import platform
 from collections.abc import Callable
 
-from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal, qVersion
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -38,7 +36,6 @@ from PySide6.QtGui import (
     QShowEvent,
 )
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -50,12 +47,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak import __version__
 from yak.domain import Workspace
 from yak.ui import dialogs
 from yak.ui.layout import create_action, vbox
 from yak.ui.memory_panel import MemoryPanel
 from yak.ui.scope_notice import ScopeNotice
+from yak.ui.window_menus import about_box, add_edit_menu, shortcuts_box
 
 SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
@@ -66,7 +63,6 @@ MIN_CHAT_WIDTH = 420
 # chat's column (beside its conversations list) stays wider than the memory panel.
 DOCK_SHARE = 0.3
 MIN_DOCK_WIDTH = 300
-LICENCE = "Apache-2.0"
 NO_WORKSPACE_TEXT = (
     "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
     "The chat with the agent appears here."
@@ -193,7 +189,7 @@ class MainWindow(QMainWindow):
         )
         file_menu.addAction(self.quit_action)
 
-        self._setup_edit_menu()
+        self.edit_menu, self.edit_actions = add_edit_menu(self)
 
         view_menu = self.menuBar().addMenu("&View")
         toggle = self.memory_dock.toggleViewAction()
@@ -211,38 +207,6 @@ class MainWindow(QMainWindow):
             "&About Yak", self, role=QAction.MenuRole.AboutRole, triggered=self.show_about
         )
         help_menu.addAction(self.about_action)
-
-    def _setup_edit_menu(self) -> None:
-        """Undo, Redo, Cut, Copy, Paste and Select All, acting on the focused text field (the
-        prompt, the memory editor, a settings field, a message's text); an action the focused
-        widget cannot do is disabled when the menu opens."""
-        self.edit_menu = self.menuBar().addMenu("&Edit")
-        self.edit_actions: dict[str, QAction] = {}
-        for entry in EDIT_ACTIONS:
-            if entry is None:
-                self.edit_menu.addSeparator()
-                continue
-            method, text, key = entry
-            action = create_action(
-                text, self, shortcut=key, triggered=functools.partial(self.edit_focused, method)
-            )
-            self.edit_actions[method] = action
-            self.edit_menu.addAction(action)
-        self.edit_menu.aboutToShow.connect(self._update_edit_actions)
-
-    def edit_focused(self, method: str) -> bool:
-        """Do an Edit menu command (``"undo"``, ``"copy"``, ``"selectAll"``…) on the focused
-        widget; returns whether it could."""
-        widget = QApplication.focusWidget()
-        if widget is None or not _can_edit(widget, method):
-            return False
-        getattr(widget, method)()
-        return True
-
-    def _update_edit_actions(self) -> None:
-        widget = QApplication.focusWidget()
-        for method, action in self.edit_actions.items():
-            action.setEnabled(widget is not None and _can_edit(widget, method))
 
     # --- driven by the controller ------------------------------------------------------------
     @property
@@ -283,14 +247,15 @@ class MainWindow(QMainWindow):
         self._opening = path
         name = _folder_name(path)
         self.setWindowTitle(_title(name, path))
+        name_html, path_html = html.escape(name, quote=False), html.escape(path, quote=False)
         self.placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.placeholder.setText(
-            f"<p><b>{_html(name)}</b><br>{_html(path)}</p><p>{LOADING_CHAT_TEXT}</p>"
+            f"<p><b>{name_html}</b><br>{path_html}</p><p>{LOADING_CHAT_TEXT}</p>"
         )
         self.central_stack.setCurrentWidget(self.placeholder)
         self.dock_placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.dock_placeholder.setText(
-            f"<p><b>Memory — {_html(name)}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
+            f"<p><b>Memory — {name_html}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
         )
         self.dock_placeholder.setToolTip(path)
         self.memory_dock.setWidget(self.dock_placeholder)
@@ -393,43 +358,11 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """Help › About Yak: the version, the licence, and where the data and the log are."""
-        details = "\n".join(
-            [
-                (
-                    "A desktop app for working with an AI agent inside a project folder, with one "
-                    "memory document per workspace."
-                ),
-                "",
-                f"Licence: {LICENCE}",
-                f"Data directory: {self._data_dir or 'not opened yet'}",
-                f"Log file: {self._log_file or 'not written'}",
-                f"Python {platform.python_version()}, Qt {qVersion()}, PySide6 {pyside_version}",
-            ]
-        )
-        self.about_box = dialogs.inform(
-            self,
-            title="About Yak",
-            text=f"Yak {__version__}",
-            informative=details,
-            selectable=True,
-            icon=QMessageBox.Icon.Information,
-        )
+        self.about_box = about_box(self, data_dir=self._data_dir, log_file=self._log_file)
 
     def show_shortcuts(self) -> None:
         """Help › Keyboard Shortcuts: the keys that work in the window, as a small table."""
-        rows = "".join(
-            f"<tr><td style='padding-right: 18px'><b>{_html(keys)}</b></td>"
-            f"<td>{_html(what)}</td></tr>"
-            for keys, what in self.shortcuts()
-        )
-        self.shortcuts_box = dialogs.inform(
-            self,
-            title="Keyboard Shortcuts",
-            text=f"<table>{rows}</table>",
-            icon=QMessageBox.Icon.NoIcon,
-            selectable=True,
-        )
-        self.shortcuts_box.setTextFormat(Qt.TextFormat.RichText)
+        self.shortcuts_box = shortcuts_box(self, self.shortcuts())
 
     def shortcuts(self) -> list[tuple[str, str]]:
         """The keyboard shortcuts as ``(keys, what they do)``, in this platform's notation."""
@@ -555,40 +488,13 @@ class MainWindow(QMainWindow):
         self.open_folder_requested.emit(folder)
 
 
-# The Edit menu: (the text widgets' method, the label, the key), None for a separator.
-EDIT_ACTIONS: tuple[tuple[str, str, QKeySequence.StandardKey] | None, ...] = (
-    ("undo", "&Undo", QKeySequence.StandardKey.Undo),
-    ("redo", "&Redo", QKeySequence.StandardKey.Redo),
-    None,
-    ("cut", "Cu&t", QKeySequence.StandardKey.Cut),
-    ("copy", "&Copy", QKeySequence.StandardKey.Copy),
-    ("paste", "&Paste", QKeySequence.StandardKey.Paste),
-    None,
-    ("selectAll", "Select &All", QKeySequence.StandardKey.SelectAll),
-)
-_CHANGES_TEXT = frozenset({"undo", "redo", "cut", "paste"})
-
-
-def _can_edit(widget: QWidget, method: str) -> bool:
-    """Whether ``widget`` has the Edit command ``method`` and may do it now (a read-only
-    field copies and selects, but does not change)."""
-    if not callable(getattr(widget, method, None)):
-        return False
-    read_only = getattr(widget, "isReadOnly", None)
-    return not (method in _CHANGES_TEXT and callable(read_only) and read_only())
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _title(name: str, path: str) -> str:
     return f"{name} — {path} — Yak"
 
 
 def _folder_name(path: str) -> str:
-    """The last component of ``path``, as ``Workspace.name`` gives it (the domain types are not
-    imported before the first paint)."""
+    """The last component of ``path``, as ``Workspace.name`` gives it (no ``Workspace`` exists
+    while the folder opens)."""
     stripped = path.rstrip("/\\")
     return stripped.replace("\\", "/").rsplit("/", 1)[-1] or path
 
