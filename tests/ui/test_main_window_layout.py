@@ -15,6 +15,7 @@ from yak.ui.main_window import (
     MIN_DOCK_WIDTH,
     MainWindow,
 )
+from yak.ui.memory_panel import MemoryPanel
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def start(ini: str, qtbot) -> MainWindow:
     qtbot.addWidget(window)
     window.show()
     settle()
-    window.memory_panel  # noqa: B018 - built on first use, as the controller does
+    window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     window.set_chat_panel(QTextEdit())
     settle()
     return window
@@ -132,7 +133,7 @@ def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbo
     window.resize(1000, 650)
     window.show()
     settle()
-    window.memory_panel  # noqa: B018 - built on first use, as the controller does
+    window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     chat = ChatPanel()
     window.set_chat_panel(chat)
     settle()

@@ -4,7 +4,9 @@ File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctr
 Redo, Cut, Copy, Paste, Select All on the focused text; View ›
 Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
-placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`.
+placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`; the memory dock
+holds a label until the memory panel is set (:meth:`MainWindow.set_memory_panel`). The app's
+controller builds both panels.
 
 A folder given on the command line is shown from the first paint (:meth:`MainWindow.show_opening`:
 its name and path, and "loading…" for the chat and the memory) while the core opens behind the
@@ -24,6 +26,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -47,12 +50,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.domain import Workspace
 from yak.ui import dialogs
 from yak.ui.layout import create_action, vbox
-from yak.ui.memory_panel import MemoryPanel
 from yak.ui.scope_notice import ScopeNotice
 from yak.ui.window_menus import about_box, add_edit_menu, shortcuts_box
+
+if TYPE_CHECKING:
+    from yak.domain import Workspace
+    from yak.ui.memory_panel import MemoryPanel
 
 SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
@@ -141,9 +146,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.central)
 
     def _setup_dock(self) -> None:
-        """The memory dock, holding a plain label until the panel is built (after the first
-        paint) and while a workspace opens. It is placed by the saved window state, or on the
-        right (:meth:`_place_memory_dock`)."""
+        """The memory dock, holding a plain label until the panel is set
+        (:meth:`set_memory_panel`) and while a workspace opens. It is placed by the saved
+        window state, or on the right (:meth:`_place_memory_dock`)."""
         self._memory_panel: MemoryPanel | None = None
         self.memory_dock = QDockWidget("Memory", self)
         self.memory_dock.setObjectName("memoryDock")
@@ -211,16 +216,25 @@ class MainWindow(QMainWindow):
     # --- driven by the controller ------------------------------------------------------------
     @property
     def memory_panel(self) -> MemoryPanel:
-        """The memory panel in the dock (built on first use, after the first paint; while a
-        workspace opens it waits behind the dock's "loading…" label)."""
+        """The memory panel in the dock (while a workspace opens it waits behind the dock's
+        "loading…" label).
+
+        Raises:
+            RuntimeError: none was set with :meth:`set_memory_panel`.
+        """
         if self._memory_panel is None:
-            self._memory_panel = MemoryPanel(self.memory_dock)
-            self._memory_panel.show_workspace(self._workspace)
-            if self._opening is None:
-                self.memory_dock.setWidget(self._memory_panel)
-            else:
-                self._memory_panel.hide()
+            raise RuntimeError("the window has no memory panel yet")
         return self._memory_panel
+
+    def set_memory_panel(self, panel: MemoryPanel) -> None:
+        """Put ``panel`` in the memory dock, showing the workspace shown now (behind the
+        "loading…" label while a folder opens)."""
+        self._memory_panel = panel
+        panel.show_workspace(self._workspace)
+        if self._opening is None:
+            self.memory_dock.setWidget(panel)
+        else:
+            panel.hide()
 
     @property
     def workspace(self) -> Workspace | None:
@@ -298,8 +312,8 @@ class MainWindow(QMainWindow):
         else:
             self.setWindowTitle(_title(workspace.name, workspace.path))
             self.statusBar().showMessage(f"Opened {workspace.path}", 5000)
-        if self._memory_panel is not None or workspace is not None:
-            self.memory_panel.show_workspace(workspace)
+        if self._memory_panel is not None:
+            self._memory_panel.show_workspace(workspace)
         self.workspace_changed.emit(workspace)
 
     def set_chat_panel(self, widget: QWidget) -> None:
