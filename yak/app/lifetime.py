@@ -1,50 +1,38 @@
-"""The desktop app's lifetime: the window on a qasync loop, driven by the core.
+"""The desktop app's lifetime, once its window is painted: the window on a qasync loop, driven
+by the core.
 
-The app's lifetime is one coroutine (:func:`_main`) on a qasync event loop. It shows the window
-first (a folder given on the command line already named in it, "loading…" for its chat and
-memory), then gets the core from the composition root (``yak.bootstrap.open_core``) on a worker
-thread (imports and migrations included), puts the event bridge and the controllers around it,
-opens the folder, and starts the background work: the watcher for writes by other processes,
-the refresh of every workspace with conversations not yet folded into memory (so a quit or a
-crash loses nothing; while no API key is available those automatic refreshes are paused, not
-attempted), and the model client's warm-up (``ChatService.warm_up``: the SDK, which takes
-seconds to import, is loaded on a worker thread then, so the first message does not wait for
-it). Once the workspace shows, and again once the warm-up is done, the objects alive then are
-exempted from garbage collection (``yak.ui.heap``), so a full collection never stalls a
-streaming reply.
+The lifetime is one coroutine (:func:`_main`) on a qasync event loop. It gets the core from the
+composition root (``yak.bootstrap.open_core``) on a worker thread (imports and migrations
+included), puts the event bridge and the controllers around it, opens the folder, and starts the
+background work: the watcher for writes by other processes, the refresh of every workspace with
+conversations not yet folded into memory (so a quit or a crash loses nothing; while no API key
+is available those automatic refreshes are paused, not attempted), and the model client's
+warm-up (``ChatService.warm_up``: the SDK, which takes seconds to import, is loaded on a worker
+thread then, so the first message does not wait for it). Once the workspace shows, and again
+once the warm-up is done, the objects alive then are exempted from garbage collection
+(``yak.ui.heap``), so a full collection never stalls a streaming reply.
 
 Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
 coroutine then drops pending refreshes (nothing waits on the model: the watermarks did not move,
 so the work resumes on the next start), stops its tasks and closes the core.
-
-What is kept for start-up time is here, in :func:`run` and :func:`_main`: the window is painted
-before the core is imported (``yak.bootstrap`` and the controllers around it: seconds of imports
-and the migration, on a worker thread) and before the log file is opened; the heap is frozen
-once the workspace shows (``yak.ui.heap``). No other import is deferred.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import signal
 import sys
-from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import PySide6  # noqa: F401 - before qasync, which then drives this binding and no other
 import qasync
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QEvent, QSettings
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from yak import __version__, paths
+from yak import paths
 from yak.errors import YakError
-from yak.logfile import close_log, open_log
 from yak.ui import dialogs
 from yak.ui.heap import collections_paused, freeze_long_lived
 from yak.ui.main_window import MainWindow
@@ -54,62 +42,21 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-APP_NAME = "Yak"
-ORGANIZATION_DOMAIN = "yak.github.io"  # reversed, it prefixes the app id (yak.paths.APP_ID)
 QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
-NO_DISPLAY_MESSAGE = (
-    "yak: no display found; the desktop app needs a graphical session. The "
-    "command line works without one: yak memory …, yak ask …"
-)
 
 
-def run(
+def run_event_loop(
+    app: QApplication,
+    window: MainWindow,
     *,
-    data_dir_override: str | None = None,
-    database_url: str | None = None,
-    workspace: str | None = None,
-    choose_folder: bool = False,
+    data_dir_override: str | None,
+    database_url: str | None,
+    workspace: str | None,
+    choose_folder: bool,
 ) -> int:
-    """Open the desktop app; returns the process exit status.
-
-    Args:
-        data_dir_override: the data directory (``--data-dir``); default ``$YAK_DATA_DIR`` or the
-            platform's.
-        database_url: the team database's PostgreSQL URL (``--database-url``); default
-            ``$YAK_DATABASE_URL``, else the SQLite file in the data directory.
-        workspace: a folder to open at start; an error opening it is shown in the window.
-        choose_folder: show the Open Folder dialog once the app is ready (the desktop entry's
-            "Open Folder in Yak" action).
-
-    Returns:
-        0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
-        after the user read the message; 2 when there is no display to open a window on (one
-        line on stderr says so).
+    """Run the app's lifetime on a qasync loop around the shown ``window`` until it quits, then
+    delete the window and the loop; returns the exit status (arguments as ``yak.app.run``).
     """
-    if not display_available():
-        print(NO_DISPLAY_MESSAGE, file=sys.stderr)
-        return 2
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
-    assert isinstance(app, QApplication)
-    # Before any window: a window takes its application id (Wayland app id, X11
-    # _GTK_APPLICATION_ID and WM_CLASS) from these when it is created.
-    set_application_identity(app)
-    quit_on_last = app.quitOnLastWindowClosed()
-    app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
-    # The window first (start-up time is measured to it); the log, the icon and the core come
-    # after it is painted.
-    geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME, "window")
-    window = MainWindow(geometry_store=geometry)
-    if workspace:
-        window.show_opening(folder_to_show(workspace))
-    window.show()
-    app.processEvents()
-    handler = open_log()
-    log.info("window shown")
-    if isinstance(handler, logging.FileHandler):
-        window.set_support_paths(log_file=handler.baseFilename)
-    _configure_application(app)
-    window.setWindowIcon(app.windowIcon())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -132,44 +79,12 @@ def run(
         window.deleteLater()
         # Delete the window and its controllers now, while their loop still exists.
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-        app.setQuitOnLastWindowClosed(quit_on_last)
         try:
             loop.close()
         except RuntimeError as exc:
             log.info("closing the event loop: %s", exc)
         dispose_loop_timers(loop)
         asyncio.set_event_loop(None)
-        close_log(handler)
-
-
-def folder_to_show(path: str) -> str:
-    """The folder ``path`` as the window shows it while it opens: ``~`` expanded, absolute,
-    symlinks resolved (text and one ``realpath``: nothing is imported and nothing is checked;
-    the workspace registry validates the folder when the core opens, and says what is wrong).
-    """
-    try:
-        return os.path.realpath(os.path.expanduser(path))
-    except (OSError, ValueError):  # e.g. a NUL character: shown as given, refused later
-        return path
-
-
-def display_available(
-    environ: Mapping[str, str] | None = None, platform: str | None = None
-) -> bool:
-    """Whether a window can be shown: on Linux (and the BSDs), an X11 or Wayland display, or an
-    explicit ``QT_QPA_PLATFORM`` (offscreen, vnc…); elsewhere always.
-
-    Without this check Qt aborts the process (status 134) with a message about xcb plugins.
-
-    Args:
-        environ: the environment to look at (default ``os.environ``).
-        platform: ``sys.platform`` to assume (default the running one).
-    """
-    environ = os.environ if environ is None else environ
-    platform = sys.platform if platform is None else platform
-    if platform in ("win32", "darwin", "cygwin"):
-        return True
-    return any(environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
 
 
 def dispose_loop_timers(loop: Any) -> None:
@@ -185,34 +100,6 @@ def dispose_loop_timers(loop: Any) -> None:
     timer = getattr(loop, "_timer", None)
     if timer is not None and shiboken6.isValid(timer):
         shiboken6.delete(timer)
-
-
-def app_icon() -> QIcon:
-    """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
-    icon = QIcon()
-    folder = resources.files("yak.resources")
-    for name in ("yak.svg", "yak.png"):
-        entry = folder / name
-        if entry.is_file():
-            with resources.as_file(entry) as path:
-                icon.addFile(str(path))
-    return icon
-
-
-def set_application_identity(app: Any) -> None:
-    """Name the application for the desktop: its name, organization, version and desktop file
-    name (the app id ``yak.paths.APP_ID``, which the desktop matches to the installed entry
-    and icon). Call it before the first window is created."""
-    app.setApplicationName(APP_NAME)
-    app.setOrganizationName(APP_NAME)
-    app.setOrganizationDomain(ORGANIZATION_DOMAIN)
-    app.setApplicationDisplayName(APP_NAME)
-    app.setApplicationVersion(__version__)
-    app.setDesktopFileName(paths.APP_ID)
-
-
-def _configure_application(app: Any) -> None:
-    app.setWindowIcon(app_icon())
 
 
 async def _main(
