@@ -2,11 +2,11 @@
 
 :func:`run` shows the window first (a folder given on the command line already named in it,
 "loading…" for its chat and memory), then opens the log file and hands the painted window to
-:mod:`yak.app.lifetime`, which runs the event loop and the core behind it. That hand-over is the
-one import deferred for start-up time: the event loop, the core and its services (seconds of
-imports and the database migration) load once the window is on screen. What else buys start-up
-time lives in :mod:`yak.app.lifetime` (the core opened on a worker thread, the heap frozen once
-the workspace shows).
+:mod:`yak.app.lifetime`, which gives it its icon and runs the event loop and the core behind
+it. That hand-over is the one import deferred for start-up time: the event loop, the core and
+its services (seconds of imports and the database migration) load once the window is on
+screen. What else buys start-up time lives in :mod:`yak.app.lifetime` (the core opened on a
+worker thread, the heap frozen once the workspace shows).
 """
 
 from __future__ import annotations
@@ -15,17 +15,13 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from importlib import resources
 
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from yak import __version__, paths
 from yak.logfile import close_log, open_log
 from yak.ui.main_window import MainWindow
-
-log = logging.getLogger(__name__)
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +66,8 @@ def run(
     set_application_identity(app)
     quit_on_last = app.quitOnLastWindowClosed()
     app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when the app ends
-    # The window first (start-up time is measured to it); the log, the icon and the core come
-    # after it is painted.
+    # The window first (start-up time is measured to it); the log, the icon, the event loop
+    # and the core come after it is painted.
     geometry = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, APP_NAME, "window")
     window = MainWindow(geometry_store=geometry)
     if workspace:
@@ -82,8 +78,6 @@ def run(
     log.info("window shown")
     if isinstance(handler, logging.FileHandler):
         window.set_support_paths(log_file=handler.baseFilename)
-    app.setWindowIcon(app_icon())
-    window.setWindowIcon(app.windowIcon())
     # The one import that waits for the first paint: the event loop, and the core behind it.
     from yak.app import lifetime
 
@@ -129,18 +123,6 @@ def display_available(
     if platform in ("win32", "darwin", "cygwin"):
         return True
     return any(environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
-
-
-def app_icon() -> QIcon:
-    """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
-    icon = QIcon()
-    folder = resources.files("yak.resources")
-    for name in ("yak.svg", "yak.png"):
-        entry = folder / name
-        if entry.is_file():
-            with resources.as_file(entry) as path:
-                icon.addFile(str(path))
-    return icon
 
 
 def set_application_identity(app: QApplication) -> None:

@@ -23,12 +23,14 @@ import asyncio
 import logging
 import signal
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import qasync
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from yak import paths
@@ -57,6 +59,8 @@ def run_event_loop(
     """Run the app's lifetime on a qasync loop around the shown ``window`` until it quits, then
     delete the window and the loop; returns the exit status (arguments as ``yak.app.run``).
     """
+    app.setWindowIcon(app_icon())
+    window.setWindowIcon(app.windowIcon())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
@@ -100,6 +104,18 @@ def dispose_loop_timers(loop: Any) -> None:
     timer = getattr(loop, "_timer", None)
     if timer is not None and shiboken6.isValid(timer):
         shiboken6.delete(timer)
+
+
+def app_icon() -> QIcon:
+    """The app icon from the ``yak.resources`` package (SVG, with the PNG as a fallback)."""
+    icon = QIcon()
+    folder = resources.files("yak.resources")
+    for name in ("yak.svg", "yak.png"):
+        entry = folder / name
+        if entry.is_file():
+            with resources.as_file(entry) as path:
+                icon.addFile(str(path))
+    return icon
 
 
 async def _main(

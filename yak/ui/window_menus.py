@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import html
-import platform
+import sys
 from collections.abc import Sequence
 
 from PySide6 import __version__ as pyside_version
@@ -95,7 +95,7 @@ def about_box(parent: QWidget, *, data_dir: str | None, log_file: str | None) ->
             f"Licence: {LICENCE}",
             f"Data directory: {data_dir or 'not opened yet'}",
             f"Log file: {log_file or 'not written'}",
-            f"Python {platform.python_version()}, Qt {qVersion()}, PySide6 {pyside_version}",
+            f"Python {sys.version.split()[0]}, Qt {qVersion()}, PySide6 {pyside_version}",
         ]
     )
     return dialogs.inform(
