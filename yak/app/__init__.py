@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
@@ -31,6 +32,16 @@ NO_DISPLAY_MESSAGE = (
     "yak: no display found; the desktop app needs a graphical session. The "
     "command line works without one: yak memory …, yak ask …"
 )
+
+
+@dataclass(frozen=True)
+class StartOptions:
+    """What the app opens with: :func:`run`'s arguments, as the lifetime receives them."""
+
+    data_dir_override: str | None = None
+    database_url: str | None = None
+    workspace: str | None = None
+    choose_folder: bool = False
 
 
 def run(
@@ -85,10 +96,12 @@ def run(
         return lifetime.run_event_loop(
             app,
             window,
-            data_dir_override=data_dir_override,
-            database_url=database_url,
-            workspace=workspace,
-            choose_folder=choose_folder,
+            StartOptions(
+                data_dir_override=data_dir_override,
+                database_url=database_url,
+                workspace=workspace,
+                choose_folder=choose_folder,
+            ),
         )
     finally:
         app.setQuitOnLastWindowClosed(quit_on_last)

@@ -34,6 +34,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from yak import paths
+from yak.app import StartOptions
 from yak.errors import YakError
 from yak.ui import dialogs
 from yak.ui.heap import collections_paused, freeze_long_lived
@@ -47,33 +48,15 @@ log = logging.getLogger(__name__)
 QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
 
 
-def run_event_loop(
-    app: QApplication,
-    window: MainWindow,
-    *,
-    data_dir_override: str | None,
-    database_url: str | None,
-    workspace: str | None,
-    choose_folder: bool,
-) -> int:
+def run_event_loop(app: QApplication, window: MainWindow, options: StartOptions) -> int:
     """Run the app's lifetime on a qasync loop around the shown ``window`` until it quits, then
-    delete the window and the loop; returns the exit status (arguments as ``yak.app.run``).
-    """
+    delete the window and the loop; returns the exit status (as ``yak.app.run``)."""
     app.setWindowIcon(app_icon())
     window.setWindowIcon(app.windowIcon())
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     try:
-        return loop.run_until_complete(
-            _main(
-                app,
-                window,
-                data_dir_override=data_dir_override,
-                database_url=database_url,
-                workspace=workspace,
-                choose_folder=choose_folder,
-            )
-        )
+        return loop.run_until_complete(_main(app, window, options))
     except RuntimeError as exc:  # the Qt loop was ended under the coroutine (session end)
         log.info("the event loop ended before the app's coroutine: %s", exc)
         return 0
@@ -118,15 +101,7 @@ def app_icon() -> QIcon:
     return icon
 
 
-async def _main(
-    app: Any,
-    window: Any,
-    *,
-    data_dir_override: str | None,
-    workspace: str | None,
-    database_url: str | None = None,
-    choose_folder: bool = False,
-) -> int:
+async def _main(app: Any, window: Any, options: StartOptions) -> int:
     """The app's lifetime, once ``window`` is shown. Returns the exit status."""
     quit_requested = asyncio.Event()
     app.aboutToQuit.connect(quit_requested.set)
@@ -139,9 +114,9 @@ async def _main(
     preparing = asyncio.ensure_future(asyncio.to_thread(_prepare_model_transport))
     try:
         try:
-            folder = paths.data_dir(data_dir_override)
+            folder = paths.data_dir(options.data_dir_override)
             window.set_support_paths(data_dir=str(folder))
-            core = await asyncio.to_thread(_open_core, folder, database_url)
+            core = await asyncio.to_thread(_open_core, folder, options.database_url)
         except (YakError, OSError) as exc:
             message = (
                 str(exc)
@@ -157,10 +132,10 @@ async def _main(
         # thread, so it overlaps the loading rather than following it.
         running.controller.tasks.spawn(_warm_up(core), name="warm-up-model-client")
         try:
-            await running.controller.start(workspace)
+            await running.controller.start(options.workspace)
             freeze_long_lived()  # what start-up built lives until quit (see yak.ui.heap)
             running.start_background()
-            if choose_folder:
+            if options.choose_folder:
                 window.choose_folder()
             await quit_requested.wait()
         finally:
