@@ -16,7 +16,7 @@ import pytest
 from chat_support import make_chat
 from memory_support import Env, make_env
 
-from yak.app import dispose_loop_timers
+from yak.app.lifetime import dispose_loop_timers
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QWidget
 
 from tests.support import say, workspace_with_document
 from yak import app as yak_app
+from yak.app import lifetime
 from yak.bootstrap import open_core
 from yak.chat.service import ChatService
 from yak.core import Core
@@ -367,7 +368,7 @@ def test_a_folder_given_at_start_is_named_from_the_first_frame_then_its_memory_s
     folder.mkdir()
     with_core(data_dir, lambda core: workspace_with_document(core, folder, "- first frame\n"))
     frame = FirstFrame()
-    open_core_now = yak_app._open_core
+    open_core_now = lifetime._open_core
 
     def gated_open_core(path, database_url=None):
         frame.core_may_open.wait(LIMIT_S)
@@ -375,7 +376,7 @@ def test_a_folder_given_at_start_is_named_from_the_first_frame_then_its_memory_s
         frame.core_opened.set()
         return core
 
-    monkeypatch.setattr(yak_app, "_open_core", gated_open_core)
+    monkeypatch.setattr(lifetime, "_open_core", gated_open_core)
     qapp.installEventFilter(frame)
     seen: dict[str, Any] = {}
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSpacerItem, QWidget
 
 from yak.ui.layout import (
@@ -14,8 +13,6 @@ from yak.ui.layout import (
     create_button,
     create_label,
     hbox,
-    set_qt_enum,
-    set_shortcut,
     vbox,
 )
 
@@ -69,29 +66,6 @@ def test_blocked_signals_silences_the_widget_then_restores_its_state(qtbot):
     assert edit.signalsBlocked()  # it was blocked before: it stays blocked
 
 
-def test_a_qt_enum_property_is_set_by_its_keys(qtbot):
-    label = QLabel("x")
-    qtbot.addWidget(label)
-    set_qt_enum(label, "alignment", "AlignTop|AlignLeft")
-    set_qt_enum(label, "textFormat", "RichText")
-    assert label.alignment() == Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
-    assert label.textFormat() == Qt.TextFormat.RichText
-    set_qt_enum(label, "alignment", "AlignCenter")
-    assert label.alignment() == Qt.AlignmentFlag.AlignCenter
-
-
-def test_a_wrong_key_or_property_is_an_error_and_changes_nothing(qtbot):
-    label = QLabel("x")
-    qtbot.addWidget(label)
-    set_qt_enum(label, "textFormat", "PlainText")
-    with pytest.raises(ValueError, match=r"QLabel\.textFormat cannot be set to 'Richest'"):
-        set_qt_enum(label, "textFormat", "Richest")
-    with pytest.raises(ValueError, match=r"QLabel\.colour cannot be set"):
-        set_qt_enum(label, "colour", "red")
-    assert label.textFormat() == Qt.TextFormat.PlainText
-    assert "colour" not in [bytes(name).decode() for name in label.dynamicPropertyNames()]
-
-
 def test_shortcuts_from_a_standard_key_a_string_or_a_sequence(qtbot):
     parent = QWidget()
     qtbot.addWidget(parent)
@@ -100,9 +74,12 @@ def test_shortcuts_from_a_standard_key_a_string_or_a_sequence(qtbot):
         "Open", parent, shortcut=QKeySequence.StandardKey.Open, triggered=lambda: None
     )
     quit_action = create_action("Quit", parent, shortcut="Ctrl+Q", triggered=lambda: None)
-    toggle = QAction("Toggle", parent)
-    set_shortcut(toggle, QKeySequence("Ctrl+Shift+M"))
-    toggle.triggered.connect(lambda: triggered.append(True))
+    toggle = create_action(
+        "Toggle",
+        parent,
+        shortcut=QKeySequence("Ctrl+Shift+M"),
+        triggered=lambda: triggered.append(True),
+    )
 
     primary = QKeySequence.keyBindings(QKeySequence.StandardKey.Open)[0]
     assert opened.shortcuts() == [primary]

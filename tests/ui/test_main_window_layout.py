@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication, QTextEdit
+from PySide6.QtWidgets import QApplication, QLabel, QTextEdit
 
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import (
@@ -15,6 +15,7 @@ from yak.ui.main_window import (
     MIN_DOCK_WIDTH,
     MainWindow,
 )
+from yak.ui.memory_panel import MemoryPanel
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def start(ini: str, qtbot) -> MainWindow:
     qtbot.addWidget(window)
     window.show()
     settle()
-    window.memory_panel  # noqa: B018 - built on first use, as the controller does
+    window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     window.set_chat_panel(QTextEdit())
     settle()
     return window
@@ -132,7 +133,7 @@ def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbo
     window.resize(1000, 650)
     window.show()
     settle()
-    window.memory_panel  # noqa: B018 - built on first use, as the controller does
+    window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     chat = ChatPanel()
     window.set_chat_panel(chat)
     settle()
@@ -202,3 +203,27 @@ def test_a_dock_above_the_chat_never_counts_as_crowding_it(ini, qtbot):
     window.resizeDocks([window.memory_dock], [window.width() - 150], Qt.Orientation.Horizontal)
     settle()
     assert window.memory_dock_crowds_chat()  # the positive beside the negative
+
+
+def test_a_returning_user_first_sees_the_folder_loading_beside_the_memory_dock(
+    ini, tmp_path, qtbot
+):
+    """``yak DIR`` after an earlier session: the window, as first shown, names the folder and
+    says its memory is loading, in the memory dock beside the chat (where the user left it),
+    never the open-a-folder hint."""
+    quit_window(start(ini, qtbot))
+    folder = str(tmp_path / "proj")
+
+    window = MainWindow(geometry_store=QSettings(ini, QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show_opening(folder)
+    window.show()
+    qtbot.waitExposed(window)
+
+    labels = [label.text() for label in window.findChildren(QLabel) if label.isVisible()]
+    assert window.windowTitle() == f"proj — {folder} — Yak"
+    assert any("Loading the memory…" in text for text in labels)
+    assert not any("Open a project folder" in text for text in labels)
+    dock = window.memory_dock
+    assert dock.isVisible()
+    assert dock.geometry().left() > window.centralWidget().geometry().right()

@@ -148,12 +148,12 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
 
         editor = page.editor
         assert editor.banner_shown
-        assert editor.banner_label.text() == (
+        assert editor.banner.label.text() == (
             "The memory changed to version 2 by another program (such as the yak command) "
             "while you were editing. Keep mine saves your text as version 3; Take theirs "
             "discards your edits."
         )
-        assert editor.diff_view.rows() == [
+        assert editor.banner.diff_view.rows() == [
             ("@@ -1,2 +1,2 @@", GREY),
             ("  - base fact", None),
             ("− - their fact", RED_BG),
@@ -162,7 +162,7 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         assert editor.text == "- base fact\n- my new fact\n"  # mine is still there
         assert env.stored(workspace.id).content == "- base fact\n- their fact\n"  # theirs too
 
-        qtbot.mouseClick(editor.keep_mine_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(editor.banner.keep_mine_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
         stored = env.stored(workspace.id)
         assert stored.content == "- base fact\n- my new fact\n"
@@ -189,7 +189,7 @@ def test_take_theirs_shows_the_stored_text_and_writes_nothing(env, page, qtbot, 
         await page.controller.tasks.drain()
         assert page.editor.banner_shown
 
-        qtbot.mouseClick(page.editor.take_theirs_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(page.editor.banner.take_theirs_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
         assert page.editor.text == "- their fact\n"
         assert not page.editor.is_dirty()
@@ -238,14 +238,14 @@ def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, q
         await page.controller.tasks.drain()
 
         assert editor.banner_shown
-        assert editor.banner_label.text() == (
+        assert editor.banner.label.text() == (
             "The memory changed (version 3) while you were editing; nothing was saved. Keep "
             "mine saves your text as version 4; Take theirs discards your edits."
         )
-        assert "Reload" not in editor.banner_label.text()
+        assert "Reload" not in editor.banner.label.text()
         assert editor.message_label.text() == ""  # not the stale "Saved as version 2."
         assert "version 3 (your edits are based on version 2)" in editor.header_label.text()
-        assert editor.diff_view.rows() == [
+        assert editor.banner.diff_view.rows() == [
             ("@@ -1 +1 @@", GREY),
             ("− - their fact", RED_BG),
             ("+ - my edit", GREEN_BG),
@@ -254,7 +254,7 @@ def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, q
         assert (stored.content, stored.version) == ("- their fact\n", 3)
         assert editor.text == "- my edit\n"
 
-        qtbot.mouseClick(editor.keep_mine_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(editor.banner.keep_mine_button, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()
         stored = env.stored(workspace.id)
         assert (stored.content, stored.version) == ("- my edit\n", 4)
@@ -280,7 +280,7 @@ def test_take_theirs_after_a_stale_save_shows_their_version_in_the_header(env, p
         await page.controller.tasks.drain()
         assert "version 2 (your edits are based on version 1)" in editor.header_label.text()
 
-        qtbot.mouseClick(editor.take_theirs_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(editor.banner.take_theirs_button, Qt.MouseButton.LeftButton)
         assert not editor.banner_shown
         assert editor.text == "- their fact\n"
         assert editor.message_label.text() == (
@@ -428,8 +428,8 @@ def test_memory_off_for_a_workspace_is_stored_and_listed(env, page, qtbot, qloop
 
     async def body():
         await show(page, workspace.id)
-        assert page.editor.memory_enabled_box.isChecked()
-        page.editor.memory_enabled_box.click()
+        assert page.editor.options.memory_enabled_box.isChecked()
+        page.editor.options.memory_enabled_box.click()
         await page.controller.tasks.drain()
         assert env.get(workspace.id).memory_enabled is False
         assert env.get(other.id).memory_enabled is True
@@ -521,7 +521,7 @@ def test_the_review_box_sets_the_workspace_review_mode(env, page, qtbot, qloop):
 
     async def body():
         await show(page, workspace.id)
-        box = page.editor.review_mode_box
+        box = page.editor.options.review_mode_box
         assert box.isEnabled() and not box.isChecked()
         qtbot.mouseClick(box, Qt.MouseButton.LeftButton)
         await page.controller.tasks.drain()

@@ -6,7 +6,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from yak.app import app_icon
+from yak.app.lifetime import app_icon
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ def test_ticking_the_box_writes_agents_md_and_keeps_it_in_sync(env, page, qtbot,
     workspace = env.workspace("proj", "- one\n")
     agents = env.folder("proj") / "AGENTS.md"
     agents.write_text(OUTSIDE)
-    box = page.editor.sync_file_box
+    box = page.editor.options.sync_file_box
 
     async def body():
         await show(page, workspace.id)
@@ -57,7 +57,7 @@ def test_a_file_that_cannot_be_written_is_said_and_nothing_is_kept(env, page, qt
     agents = env.folder("proj") / "AGENTS.md"
     broken = "<!-- /yak:memory -->\n<!-- yak:memory -->\n"
     agents.write_text(broken)
-    box = page.editor.sync_file_box
+    box = page.editor.options.sync_file_box
 
     async def body():
         await show(page, workspace.id)

@@ -31,6 +31,7 @@ from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import MainWindow
+from yak.ui.memory_panel import MemoryPanel
 from yak.ui.review_dialog import ReviewDialog
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
@@ -89,7 +90,8 @@ class AppController(QObject):
         self.memory_controller = MemoryPageController(self.memory_page, core, bridge, self)
         self._setup_chat()
 
-        panel = window.memory_panel
+        panel = MemoryPanel(window.memory_dock)
+        window.set_memory_panel(panel)
         window.open_folder_requested.connect(self._on_window_open_folder_requested)
         window.settings_requested.connect(self._on_window_settings_requested)
         window.close_guard = self._close_guard

@@ -57,6 +57,34 @@ def ask(
     return box
 
 
+def confirm(
+    parent: QWidget,
+    *,
+    title: str,
+    text: str,
+    action: str,
+    on_answer: Callable[[bool], None],
+    informative: str = "",
+    icon: QMessageBox.Icon = QMessageBox.Icon.Warning,
+) -> QMessageBox:
+    """Ask before something that drops or overwrites data: ``action`` (its button's label) or
+    Cancel, the default, which Esc also answers; ``on_answer(True)`` when ``action`` was chosen.
+    """
+    return ask(
+        parent,
+        title=title,
+        text=text,
+        informative=informative,
+        choices=[
+            (action, QMessageBox.ButtonRole.DestructiveRole),
+            ("Cancel", QMessageBox.ButtonRole.RejectRole),
+        ],
+        default="Cancel",
+        icon=icon,
+        on_answer=lambda label: on_answer(label == action),
+    )
+
+
 def inform(
     parent: QWidget,
     *,
@@ -94,9 +122,7 @@ def choose_directory(
     parent: QWidget, *, title: str, start: str, on_chosen: Callable[[str], None]
 ) -> QFileDialog:
     """Ask for an existing folder (the platform's native dialog where there is one)."""
-    dialog = QFileDialog(parent, title, start)
-    dialog.setObjectName("yakFolderDialog")
-    dialog.setFileMode(QFileDialog.FileMode.Directory)
+    dialog = _file_dialog(parent, title, start, "yakFolderDialog", QFileDialog.FileMode.Directory)
     dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
     _open(dialog, lambda: on_chosen(dialog.selectedFiles()[0]))
     return dialog
@@ -111,9 +137,9 @@ def choose_open_file(
     on_chosen: Callable[[str], None],
 ) -> QFileDialog:
     """Ask for an existing file to read."""
-    dialog = QFileDialog(parent, title, start)
-    dialog.setObjectName("yakOpenFileDialog")
-    dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+    dialog = _file_dialog(
+        parent, title, start, "yakOpenFileDialog", QFileDialog.FileMode.ExistingFile
+    )
     dialog.setNameFilters(list(name_filters))
     _open(dialog, lambda: on_chosen(dialog.selectedFiles()[0]))
     return dialog
@@ -136,10 +162,8 @@ def choose_save_file(
         on_chosen: called with the path and the chosen filter (one of ``name_filters``').
     """
     folder, name = os.path.split(start)
-    dialog = QFileDialog(parent, title, folder)
-    dialog.setObjectName("yakSaveFileDialog")
+    dialog = _file_dialog(parent, title, folder, "yakSaveFileDialog", QFileDialog.FileMode.AnyFile)
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-    dialog.setFileMode(QFileDialog.FileMode.AnyFile)
     if name:
         dialog.selectFile(name)
     filters = [f for f, _ in name_filters]
@@ -149,6 +173,15 @@ def choose_save_file(
     dialog.setDefaultSuffix(suffixes[filters[0]])
     dialog.filterSelected.connect(lambda f: dialog.setDefaultSuffix(suffixes.get(f, "")))
     _open(dialog, lambda: on_chosen(dialog.selectedFiles()[0], dialog.selectedNameFilter()))
+    return dialog
+
+
+def _file_dialog(
+    parent: QWidget, title: str, start: str, object_name: str, mode: QFileDialog.FileMode
+) -> QFileDialog:
+    dialog = QFileDialog(parent, title, start)
+    dialog.setObjectName(object_name)
+    dialog.setFileMode(mode)
     return dialog
 
 

@@ -5,18 +5,15 @@ item is a widget, a layout, :data:`STRETCH` (a stretch of factor 1), or ``(item,
 ``(widget, stretch, alignment)``. :func:`create_label`, :func:`create_button` and
 :func:`create_action` make the usual labels, push buttons and actions in one call, and ``with
 blocked_signals(widget):`` silences a widget while the code fills it.
-
-Nothing here touches ``PySide6.QtCore.Qt`` (see :func:`set_qt_enum`): these helpers build the
-main window before its first paint.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
-from PySide6.QtCore import QObject, SignalInstance
+from PySide6.QtCore import QObject, Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -39,16 +36,13 @@ class _Stretch:
 STRETCH = _Stretch()
 """A layout item: a stretch of factor 1 (``addStretch(1)``)."""
 
-if TYPE_CHECKING:
-    from PySide6.QtCore import Qt
-
-    LayoutItem = (
-        QWidget
-        | QLayout
-        | _Stretch
-        | tuple[QWidget | QLayout, int]
-        | tuple[QWidget, int, Qt.AlignmentFlag]
-    )
+LayoutItem = (
+    QWidget
+    | QLayout
+    | _Stretch
+    | tuple[QWidget | QLayout, int]
+    | tuple[QWidget, int, Qt.AlignmentFlag]
+)
 Margins = int | tuple[int, int, int, int]
 
 _Box = TypeVar("_Box", bound=QBoxLayout)
@@ -139,9 +133,9 @@ def create_label(
     if word_wrap:
         widget.setWordWrap(True)
     if plain_text:
-        set_qt_enum(widget, "textFormat", "PlainText")
+        widget.setTextFormat(Qt.TextFormat.PlainText)
     if selectable:
-        set_qt_enum(widget, "textInteractionFlags", "TextSelectableByMouse")
+        widget.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return widget
 
 
@@ -161,8 +155,7 @@ def create_button(
         auto_default: whether Enter in a dialog presses it (``None`` keeps Qt's default,
             which is on in a dialog and off elsewhere).
     """
-    widget = QPushButton(parent)  # (text, parent) would resolve its overloads through QIcon's enums
-    widget.setText(text)
+    widget = QPushButton(text, parent)
     if tooltip:
         widget.setToolTip(tooltip)
     if auto_default is not None:
@@ -189,39 +182,11 @@ def create_action(
     """
     action = QAction(text, parent)
     if shortcut is not None:
-        set_shortcut(action, shortcut)
+        action.setShortcut(shortcut)
     if role is not None:
         action.setMenuRole(role)
     action.triggered.connect(triggered)
     return action
-
-
-def set_shortcut(action: QAction, shortcut: QKeySequence | QKeySequence.StandardKey | str) -> None:
-    """Give ``action`` the key sequence ``shortcut`` (a standard key: its platform's primary
-    binding), as ``action.setShortcut(shortcut)`` does but through ``setShortcuts``: PySide
-    resolves ``setShortcut``'s overloads by building the whole ``Qt`` namespace (see
-    :func:`set_qt_enum`)."""
-    if not isinstance(shortcut, QKeySequence):  # (copying one resolves overloads through Qt too)
-        shortcut = QKeySequence(shortcut)
-    action.setShortcuts([shortcut])
-
-
-def set_qt_enum(obj: QObject, name: str, keys: str) -> None:
-    """Set the property ``name`` of ``obj``, whose type is an enum or flags of the ``Qt``
-    namespace, by its keys: ``set_qt_enum(label, "alignment", "AlignTop|AlignLeft")`` does what
-    ``label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)`` does.
-
-    It goes through Qt's property system, so Python never touches ``PySide6.QtCore.Qt``: PySide
-    builds all of that namespace's enums (about 90, 25–40 ms on a small machine) the first time
-    code uses it, and the window's first paint needs none of them (start-up time, measured in
-    ``benchmarks/bench_ui.py``). Code that runs after that paint uses the enums as usual.
-
-    Raises:
-        ValueError: ``obj`` has no property ``name``, or it has no such keys.
-    """
-    meta = obj.metaObject()
-    if meta.indexOfProperty(name) < 0 or not obj.setProperty(name, keys):
-        raise ValueError(f"{meta.className()}.{name} cannot be set to {keys!r}")
 
 
 @contextmanager

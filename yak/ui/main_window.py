@@ -4,7 +4,9 @@ File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctr
 Redo, Cut, Copy, Paste, Select All on the focused text; View ›
 Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
-placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`.
+placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`; the memory dock
+holds a label until the memory panel is set (:meth:`MainWindow.set_memory_panel`). The app's
+controller builds both panels.
 
 A folder given on the command line is shown from the first paint (:meth:`MainWindow.show_opening`:
 its name and path, and "loading…" for the chat and the memory) while the core opens behind the
@@ -13,8 +15,7 @@ no-workspace placeholder comes back only if it cannot be opened (:meth:`cancel_o
 
 The window's geometry and state (where the memory dock is, its width, whether it is closed) are
 remembered through ``QSettings`` (Yak's own settings live in its data directory); a restored
-layout whose memory dock crowds out the chat is put back to the first-run split. What runs
-before the first paint uses no ``Qt`` enum ("The first window" in docs/architecture.md).
+layout whose memory dock crowds out the chat is put back to the first-run split.
 
 The window never awaits: it emits intents (``open_folder_requested``, ``settings_requested``)
 and the app controller drives it (``set_workspace``, ``set_recent``, ``show_error``).
@@ -22,40 +23,41 @@ and the app controller drives it (``set_workspace``, ``set_recent``, ``show_erro
 
 from __future__ import annotations
 
-import functools
+import html
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
-    QApplication,
     QDockWidget,
+    QFileDialog,
     QLabel,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QSizePolicy,
     QStackedWidget,
     QWidget,
 )
 
-from yak.ui.layout import create_action, set_qt_enum, set_shortcut, vbox
+from yak.ui import dialogs
+from yak.ui.layout import create_action, vbox
 from yak.ui.scope_notice import ScopeNotice
+from yak.ui.window_menus import about_box, add_edit_menu, shortcuts_box
 
 if TYPE_CHECKING:
-    # Types only: PySide builds a class's enums when the class is first taken from its module
-    # (``QIcon``'s several hundred theme icons, for one), which the first paint does not need.
-    from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QShowEvent
-    from PySide6.QtWidgets import QFileDialog, QMessageBox
-
     from yak.domain import Workspace
     from yak.ui.memory_panel import MemoryPanel
-
-# The memory panel, the dialogs and the domain types are imported when first used, after the
-# window's first paint: start-up time is measured to that paint (benchmarks/bench_ui.py). So is
-# PySide's ``Qt`` namespace, which costs some 30 ms to build (yak.ui.layout.set_qt_enum): the
-# methods that run after the paint import it.
 
 SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
@@ -66,7 +68,6 @@ MIN_CHAT_WIDTH = 420
 # chat's column (beside its conversations list) stays wider than the memory panel.
 DOCK_SHARE = 0.3
 MIN_DOCK_WIDTH = 300
-LICENCE = "Apache-2.0"
 NO_WORKSPACE_TEXT = (
     "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
     "The chat with the agent appears here."
@@ -126,7 +127,7 @@ class MainWindow(QMainWindow):
         scope notice."""
         self.placeholder = QLabel(NO_WORKSPACE_TEXT, self)
         self.placeholder.setObjectName("chatPlaceholder")
-        set_qt_enum(self.placeholder, "alignment", "AlignCenter")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.placeholder.setMargin(24)
         # The central widget never changes (the chat panel goes into this stack): replacing it
@@ -145,15 +146,15 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.central)
 
     def _setup_dock(self) -> None:
-        """The memory dock, holding a plain label until the panel is built (after the first
-        paint) and while a workspace opens. It is placed by the saved window state, or on the
-        right (:meth:`_place_memory_dock`)."""
+        """The memory dock, holding a plain label until the panel is set
+        (:meth:`set_memory_panel`) and while a workspace opens. It is placed by the saved
+        window state, or on the right (:meth:`_place_memory_dock`)."""
         self._memory_panel: MemoryPanel | None = None
         self.memory_dock = QDockWidget("Memory", self)
         self.memory_dock.setObjectName("memoryDock")
         self.dock_placeholder = QLabel(self.memory_dock)
         self.dock_placeholder.setObjectName("memoryLoading")
-        set_qt_enum(self.dock_placeholder, "alignment", "AlignTop|AlignLeft")
+        self.dock_placeholder.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.dock_placeholder.setWordWrap(True)
         self.dock_placeholder.setMargin(6)
         self.memory_dock.setWidget(self.dock_placeholder)
@@ -193,12 +194,12 @@ class MainWindow(QMainWindow):
         )
         file_menu.addAction(self.quit_action)
 
-        self._setup_edit_menu()
+        self.edit_menu, self.edit_actions = add_edit_menu(self)
 
         view_menu = self.menuBar().addMenu("&View")
         toggle = self.memory_dock.toggleViewAction()
         toggle.setText("&Memory Panel")
-        set_shortcut(toggle, "Ctrl+Shift+M")
+        toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
         view_menu.addAction(toggle)
 
         help_menu = self.menuBar().addMenu("&Help")
@@ -212,53 +213,28 @@ class MainWindow(QMainWindow):
         )
         help_menu.addAction(self.about_action)
 
-    def _setup_edit_menu(self) -> None:
-        """Undo, Redo, Cut, Copy, Paste and Select All, acting on the focused text field (the
-        prompt, the memory editor, a settings field, a message's text); an action the focused
-        widget cannot do is disabled when the menu opens."""
-        self.edit_menu = self.menuBar().addMenu("&Edit")
-        self.edit_actions: dict[str, QAction] = {}
-        for entry in EDIT_ACTIONS:
-            if entry is None:
-                self.edit_menu.addSeparator()
-                continue
-            method, text, key = entry
-            action = create_action(
-                text, self, shortcut=key, triggered=functools.partial(self.edit_focused, method)
-            )
-            self.edit_actions[method] = action
-            self.edit_menu.addAction(action)
-        self.edit_menu.aboutToShow.connect(self._update_edit_actions)
-
-    def edit_focused(self, method: str) -> bool:
-        """Do an Edit menu command (``"undo"``, ``"copy"``, ``"selectAll"``…) on the focused
-        widget; returns whether it could."""
-        widget = QApplication.focusWidget()
-        if widget is None or not _can_edit(widget, method):
-            return False
-        getattr(widget, method)()
-        return True
-
-    def _update_edit_actions(self) -> None:
-        widget = QApplication.focusWidget()
-        for method, action in self.edit_actions.items():
-            action.setEnabled(widget is not None and _can_edit(widget, method))
-
     # --- driven by the controller ------------------------------------------------------------
     @property
     def memory_panel(self) -> MemoryPanel:
-        """The memory panel in the dock (built on first use, after the first paint; while a
-        workspace opens it waits behind the dock's "loading…" label)."""
-        if self._memory_panel is None:
-            from yak.ui.memory_panel import MemoryPanel
+        """The memory panel in the dock (while a workspace opens it waits behind the dock's
+        "loading…" label).
 
-            self._memory_panel = MemoryPanel(self.memory_dock)
-            self._memory_panel.show_workspace(self._workspace)
-            if self._opening is None:
-                self.memory_dock.setWidget(self._memory_panel)
-            else:
-                self._memory_panel.hide()
+        Raises:
+            RuntimeError: none was set with :meth:`set_memory_panel`.
+        """
+        if self._memory_panel is None:
+            raise RuntimeError("the window has no memory panel yet")
         return self._memory_panel
+
+    def set_memory_panel(self, panel: MemoryPanel) -> None:
+        """Put ``panel`` in the memory dock, showing the workspace shown now (behind the
+        "loading…" label while a folder opens)."""
+        self._memory_panel = panel
+        panel.show_workspace(self._workspace)
+        if self._opening is None:
+            self.memory_dock.setWidget(panel)
+        else:
+            panel.hide()
 
     @property
     def workspace(self) -> Workspace | None:
@@ -285,14 +261,15 @@ class MainWindow(QMainWindow):
         self._opening = path
         name = _folder_name(path)
         self.setWindowTitle(_title(name, path))
-        set_qt_enum(self.placeholder, "textFormat", "RichText")  # before the first paint
+        name_html, path_html = html.escape(name, quote=False), html.escape(path, quote=False)
+        self.placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.placeholder.setText(
-            f"<p><b>{_html(name)}</b><br>{_html(path)}</p><p>{LOADING_CHAT_TEXT}</p>"
+            f"<p><b>{name_html}</b><br>{path_html}</p><p>{LOADING_CHAT_TEXT}</p>"
         )
         self.central_stack.setCurrentWidget(self.placeholder)
-        set_qt_enum(self.dock_placeholder, "textFormat", "RichText")
+        self.dock_placeholder.setTextFormat(Qt.TextFormat.RichText)
         self.dock_placeholder.setText(
-            f"<p><b>Memory — {_html(name)}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
+            f"<p><b>Memory — {name_html}</b></p><p>{LOADING_MEMORY_TEXT}</p>"
         )
         self.dock_placeholder.setToolTip(path)
         self.memory_dock.setWidget(self.dock_placeholder)
@@ -313,7 +290,7 @@ class MainWindow(QMainWindow):
     def _end_opening(self) -> None:
         """Put the chat and memory panels (when set) back in place of the "loading…" labels."""
         self._opening = None
-        set_qt_enum(self.placeholder, "textFormat", "PlainText")
+        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
         self.placeholder.setText(NO_WORKSPACE_TEXT)
         self.dock_placeholder.clear()
         self.dock_placeholder.setToolTip("")
@@ -335,8 +312,8 @@ class MainWindow(QMainWindow):
         else:
             self.setWindowTitle(_title(workspace.name, workspace.path))
             self.statusBar().showMessage(f"Opened {workspace.path}", 5000)
-        if self._memory_panel is not None or workspace is not None:
-            self.memory_panel.show_workspace(workspace)
+        if self._memory_panel is not None:
+            self._memory_panel.show_workspace(workspace)
         self.workspace_changed.emit(workspace)
 
     def set_chat_panel(self, widget: QWidget) -> None:
@@ -376,8 +353,6 @@ class MainWindow(QMainWindow):
         """Tell the user what went wrong: a message box (non-blocking) and the status bar. The
         core's sentences are shared with the command line, which starts them in lower case
         after ``yak:``; here they start with a capital."""
-        from yak.ui import dialogs
-
         text = text[:1].upper() + text[1:]
         self.statusBar().showMessage(text, 15000)
         self.error_box = dialogs.inform(self, title=title, text=text)
@@ -397,57 +372,11 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         """Help › About Yak: the version, the licence, and where the data and the log are."""
-        import platform
-
-        from PySide6 import __version__ as pyside_version
-        from PySide6.QtCore import qVersion
-        from PySide6.QtWidgets import QMessageBox
-
-        from yak import __version__
-        from yak.ui import dialogs
-
-        details = "\n".join(
-            [
-                (
-                    "A desktop app for working with an AI agent inside a project folder, with one "
-                    "memory document per workspace."
-                ),
-                "",
-                f"Licence: {LICENCE}",
-                f"Data directory: {self._data_dir or 'not opened yet'}",
-                f"Log file: {self._log_file or 'not written'}",
-                f"Python {platform.python_version()}, Qt {qVersion()}, PySide6 {pyside_version}",
-            ]
-        )
-        self.about_box = dialogs.inform(
-            self,
-            title="About Yak",
-            text=f"Yak {__version__}",
-            informative=details,
-            selectable=True,
-            icon=QMessageBox.Icon.Information,
-        )
+        self.about_box = about_box(self, data_dir=self._data_dir, log_file=self._log_file)
 
     def show_shortcuts(self) -> None:
         """Help › Keyboard Shortcuts: the keys that work in the window, as a small table."""
-        from PySide6.QtCore import Qt
-        from PySide6.QtWidgets import QMessageBox
-
-        from yak.ui import dialogs
-
-        rows = "".join(
-            f"<tr><td style='padding-right: 18px'><b>{_html(keys)}</b></td>"
-            f"<td>{_html(what)}</td></tr>"
-            for keys, what in self.shortcuts()
-        )
-        self.shortcuts_box = dialogs.inform(
-            self,
-            title="Keyboard Shortcuts",
-            text=f"<table>{rows}</table>",
-            icon=QMessageBox.Icon.NoIcon,
-            selectable=True,
-        )
-        self.shortcuts_box.setTextFormat(Qt.TextFormat.RichText)
+        self.shortcuts_box = shortcuts_box(self, self.shortcuts())
 
     def shortcuts(self) -> list[tuple[str, str]]:
         """The keyboard shortcuts as ``(keys, what they do)``, in this platform's notation."""
@@ -478,8 +407,6 @@ class MainWindow(QMainWindow):
 
     def choose_folder(self) -> None:
         """Open the folder dialog (Ctrl+O); the choice arrives as ``open_folder_requested``."""
-        from yak.ui import dialogs
-
         start = self._workspace.path if self._workspace else os.path.expanduser("~")
         self.folder_dialog = dialogs.choose_directory(
             self,
@@ -503,16 +430,11 @@ class MainWindow(QMainWindow):
         self._place_memory_dock()
 
     def _place_memory_dock(self) -> None:
-        """Dock the memory panel on the right unless the restored window state placed it.
-
-        A saved state puts the dock back where the user left it (side, width, floating or
-        closed) without its area ever being named in Python, which keeps ``PySide6.QtCore.Qt``
-        out of the first paint (see :func:`yak.ui.layout.set_qt_enum`); only a first run, or a
-        state saved without the dock, docks it here."""
+        """Dock the memory panel on the right unless the restored window state placed it where
+        the user left it (side, width, floating or closed): a first run, or a state saved
+        without the dock."""
         layout = self.layout()  # QMainWindow's own: it holds every docked or floating dock
         if layout is None or layout.indexOf(self.memory_dock) < 0:
-            from PySide6.QtCore import Qt
-
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.memory_dock)
 
     def _save_geometry(self) -> None:
@@ -536,11 +458,8 @@ class MainWindow(QMainWindow):
 
     def memory_dock_crowds_chat(self) -> bool:
         """Whether the memory panel, shown and docked beside the chat (left or right), takes
-        over 45% of the window's width or leaves the chat under 420 pixels.
-
-        "Beside" is read from the geometry (no column in common with the central area), not
-        from ``dockWidgetArea``: this runs before the first paint of a restored window, which
-        uses no ``Qt`` enum (see :meth:`_place_memory_dock`)."""
+        over 45% of the window's width or leaves the chat under 420 pixels ("beside": no
+        column in common with the central area)."""
         dock = self.memory_dock
         if dock.isHidden() or dock.isFloating():
             return False
@@ -558,8 +477,6 @@ class MainWindow(QMainWindow):
         pixels, but never over ``MAX_DOCK_SHARE`` of the window (a small screen)."""
         total = self.width()
         width = min(max(MIN_DOCK_WIDTH, int(total * DOCK_SHARE)), int(total * MAX_DOCK_SHARE))
-        from PySide6.QtCore import Qt
-
         self.resizeDocks([self.memory_dock], [width], Qt.Orientation.Horizontal)
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -585,40 +502,13 @@ class MainWindow(QMainWindow):
         self.open_folder_requested.emit(folder)
 
 
-# The Edit menu: (the text widgets' method, the label, the key), None for a separator.
-EDIT_ACTIONS: tuple[tuple[str, str, QKeySequence.StandardKey] | None, ...] = (
-    ("undo", "&Undo", QKeySequence.StandardKey.Undo),
-    ("redo", "&Redo", QKeySequence.StandardKey.Redo),
-    None,
-    ("cut", "Cu&t", QKeySequence.StandardKey.Cut),
-    ("copy", "&Copy", QKeySequence.StandardKey.Copy),
-    ("paste", "&Paste", QKeySequence.StandardKey.Paste),
-    None,
-    ("selectAll", "Select &All", QKeySequence.StandardKey.SelectAll),
-)
-_CHANGES_TEXT = frozenset({"undo", "redo", "cut", "paste"})
-
-
-def _can_edit(widget: QWidget, method: str) -> bool:
-    """Whether ``widget`` has the Edit command ``method`` and may do it now (a read-only
-    field copies and selects, but does not change)."""
-    if not callable(getattr(widget, method, None)):
-        return False
-    read_only = getattr(widget, "isReadOnly", None)
-    return not (method in _CHANGES_TEXT and callable(read_only) and read_only())
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _title(name: str, path: str) -> str:
     return f"{name} — {path} — Yak"
 
 
 def _folder_name(path: str) -> str:
-    """The last component of ``path``, as ``Workspace.name`` gives it (the domain types are not
-    imported before the first paint)."""
+    """The last component of ``path``, as ``Workspace.name`` gives it (no ``Workspace`` exists
+    while the folder opens)."""
     stripped = path.rstrip("/\\")
     return stripped.replace("\\", "/").rsplit("/", 1)[-1] or path
 

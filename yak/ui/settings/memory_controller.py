@@ -250,14 +250,24 @@ class MemoryPageController(QObject):
             return
         self.page.set_statuses(last, self.refresh.paused_workspaces(), unfolded)
 
+    async def _read(self, workspace_id: str) -> tuple[Workspace, MemoryDocument] | None:
+        """The workspace and its stored document; ``None`` after showing why they cannot be
+        read under the editor."""
+        try:
+            return (
+                await self.workspaces.get(workspace_id),
+                await self.memory.read(workspace_id),
+            )
+        except YakError as exc:
+            self.page.editor.show_message(str(exc), error=True)
+            return None
+
     async def _load(self, workspace_id: str) -> None:
         editor = self.page.editor
-        try:
-            workspace = await self.workspaces.get(workspace_id)
-            document = await self.memory.read(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
+        read = await self._read(workspace_id)
+        if read is None:
             return
+        workspace, document = read
         proposal, note = self._pending.pop(workspace_id, (None, ""))
         if proposal is not None and not note:
             note = (
@@ -344,13 +354,10 @@ class MemoryPageController(QObject):
             )
 
     async def _open_history(self, workspace_id: str) -> None:
-        editor = self.page.editor
-        try:
-            workspace = await self.workspaces.get(workspace_id)
-            document = await self.memory.read(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
+        read = await self._read(workspace_id)
+        if read is None:
             return
+        workspace, document = read
         if self.history_dialog is not None:
             self.history_dialog.close()
         dialog = HistoryDialog(workspace, [], [], document.content, parent=self.page)

@@ -12,14 +12,12 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 
 from __future__ import annotations
 
-import os
+import difflib
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QFrame,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -28,14 +26,11 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
-from yak.memory.sync import DEFAULT_SYNCED_FILE as SYNCED_FILE_NAME
 from yak.refresh.state import ceiling_message, shrink_question
 from yak.text import plural
 from yak.ui import dialogs
-from yak.ui.diff_view import DiffView
 from yak.ui.formatting import (
     counter_text,
-    diff_rows,
     html_escape,
     origin_at,
     origin_text,
@@ -51,6 +46,7 @@ from yak.ui.layout import (
     hbox,
     vbox,
 )
+from yak.ui.settings.editor_parts import ChangedBanner, MemoryOptions
 
 _RED = "#b00020"
 
@@ -83,17 +79,13 @@ class MemoryEditor(QWidget):
         self.header_label = create_label(
             self, object_name="editorHeader", word_wrap=True, selectable=True
         )
-        self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
-        self.memory_enabled_box.toggled.connect(self._on_memory_enabled_box_toggled)
-        self.review_mode_box = QCheckBox(
-            "Review every rewrite before it applies (otherwise only risky ones wait)", self
-        )
-        self.review_mode_box.setObjectName("reviewModeBox")
-        self.review_mode_box.toggled.connect(self._on_review_mode_box_toggled)
-        self.sync_file_box = QCheckBox(self)
-        self.sync_file_box.setObjectName("syncFileBox")
-        self.sync_file_box.toggled.connect(self._on_sync_file_box_toggled)
-        self.banner = self._setup_banner()
+        self.options = MemoryOptions(self)
+        self.options.memory_enabled_changed.connect(self.memory_enabled_changed)
+        self.options.review_mode_changed.connect(self.review_mode_changed)
+        self.options.sync_file_changed.connect(self.sync_file_changed)
+        self.banner = ChangedBanner(self)
+        self.banner.keep_mine_clicked.connect(self._on_banner_keep_mine_clicked)
+        self.banner.take_theirs_clicked.connect(self._on_banner_take_theirs_clicked)
 
         self.text_edit = QPlainTextEdit(self)
         self.text_edit.setObjectName("memoryEditorText")
@@ -117,9 +109,7 @@ class MemoryEditor(QWidget):
         buttons = self._setup_buttons()
         vbox(
             self.header_label,
-            self.memory_enabled_box,
-            self.review_mode_box,
-            self.sync_file_box,
+            self.options,
             self.banner,
             (self.text_edit, 1),
             hbox(self.counter_label, STRETCH, self.dirty_label),
@@ -173,40 +163,6 @@ class MemoryEditor(QWidget):
             margins=0,
         )
 
-    def _setup_banner(self) -> QFrame:
-        """The changed-underneath / conflict banner: a sentence, the diff, Keep mine and Take
-        theirs (hidden until needed)."""
-        banner = QFrame(self)
-        banner.setObjectName("memoryBanner")
-        banner.setFrameShape(QFrame.Shape.StyledPanel)
-        banner.setStyleSheet(
-            "#memoryBanner { background: #fff4ce; border: 1px solid #c9a400; border-radius: 4px; }"
-        )
-        self.banner_label = create_label(banner, object_name="bannerText", word_wrap=True)
-        self.banner_label.setStyleSheet("color: #3d3000;")
-        self.diff_view = DiffView(banner)
-        self.diff_view.setObjectName("bannerDiff")
-        self.diff_view.setMaximumHeight(160)
-        self.keep_mine_button = create_button(
-            "Keep mine",
-            banner,
-            tooltip="Save your text as a new version on top of the stored one",
-            clicked=self._on_keep_mine_button_clicked,
-        )
-        self.take_theirs_button = create_button(
-            "Take theirs",
-            banner,
-            tooltip="Discard your edits and show the stored version",
-            clicked=self._on_take_theirs_button_clicked,
-        )
-        vbox(
-            self.banner_label,
-            self.diff_view,
-            hbox(STRETCH, self.keep_mine_button, self.take_theirs_button),
-            parent=banner,
-        )
-        return banner
-
     # --- state ---------------------------------------------------------------------------------
     @property
     def workspace(self) -> Workspace | None:
@@ -247,10 +203,7 @@ class MemoryEditor(QWidget):
         self.header_label.setText("No workspace selected.")
         self._origins, self._titles = [], {}
         self.origin_label.clear()
-        self.memory_enabled_box.setEnabled(False)
-        self.review_mode_box.setEnabled(False)
-        self._show_sync_file(None)
-        self.sync_file_box.setEnabled(False)
+        self.options.show_workspace(None)
         self.message_label.clear()
         self._refresh_controls()
 
@@ -278,14 +231,7 @@ class MemoryEditor(QWidget):
         self.text_edit.setReadOnly(False)
         self.text_edit.setPlaceholderText("This workspace has no memory yet. Type one and Save.")
         self.text_edit.setPlainText(document.content if proposal is None else proposal)
-        with blocked_signals(self.memory_enabled_box):
-            self.memory_enabled_box.setChecked(workspace.memory_enabled)
-        self.memory_enabled_box.setEnabled(True)
-        with blocked_signals(self.review_mode_box):
-            self.review_mode_box.setChecked(workspace.review_mode == "review")
-        self.review_mode_box.setEnabled(True)
-        self._show_sync_file(workspace)
-        self.sync_file_box.setEnabled(True)
+        self.options.show_workspace(workspace)
         self.show_message(note)
         self._refresh_controls()
 
@@ -308,11 +254,7 @@ class MemoryEditor(QWidget):
         """Update the workspace's details (e.g. memory on/off) without touching the text."""
         if self._workspace is not None and workspace.id == self._workspace.id:
             self._workspace = workspace
-            with blocked_signals(self.memory_enabled_box):
-                self.memory_enabled_box.setChecked(workspace.memory_enabled)
-            with blocked_signals(self.review_mode_box):
-                self.review_mode_box.setChecked(workspace.review_mode == "review")
-            self._show_sync_file(workspace)
+            self.options.show_workspace(workspace)
             self._update_header()
 
     def update_times(self) -> None:
@@ -351,10 +293,10 @@ class MemoryEditor(QWidget):
         if self.question_box is not None:
             return  # already asking
 
-        def answered(label: str | None) -> None:
+        def answered(confirmed: bool) -> None:
             self.question_box = None
             if (
-                label == "Save anyway"
+                confirmed
                 and self._workspace is not None
                 and self._workspace.id == workspace.id
                 and self.text == text
@@ -364,17 +306,12 @@ class MemoryEditor(QWidget):
             self.show_message("Nothing was saved.")
             self.save_finished.emit(False)
 
-        self.question_box = dialogs.ask(
+        self.question_box = dialogs.confirm(
             self,
             title="Save a much shorter memory?",
             text=question,
             informative="The stored document stays in History either way.",
-            choices=[
-                ("Save anyway", QMessageBox.ButtonRole.DestructiveRole),
-                ("Cancel", QMessageBox.ButtonRole.RejectRole),
-            ],
-            default="Cancel",
-            icon=QMessageBox.Icon.Warning,
+            action="Save anyway",
             on_answer=answered,
         )
 
@@ -466,22 +403,8 @@ class MemoryEditor(QWidget):
         """Offer Keep mine / Take theirs against ``theirs`` with the diff; one message says what
         happened and what each button does."""
         self._theirs = theirs
-        if stale_save:
-            what = (
-                f"The memory changed (version {theirs.version}) while you were editing; "
-                "nothing was saved."
-            )
-        else:
-            what = f"The memory changed to version {theirs.version}{by} while you were editing."
-        self.banner_label.setText(
-            f"{what} Keep mine saves your text as version {theirs.version + 1}; Take theirs "
-            "discards your edits."
-        )
-        self.diff_view.show_rows(diff_rows(theirs.content, self.text))
-        if not self.diff_view.rows():
-            self.diff_view.show_message("(no line differences)")
+        self.banner.show_change(theirs, self.text, stale_save=stale_save, by=by)
         self.show_message("")  # "Saved as version N." would now be stale
-        self.banner.show()
         self._update_header()
         self._refresh_controls()
 
@@ -539,9 +462,9 @@ class MemoryEditor(QWidget):
             return
         workspace, stored = self._workspace, self._document
 
-        def answered(label: str | None) -> None:
+        def answered(confirmed: bool) -> None:
             self.question_box = None
-            if label != "Revert" or self._workspace is None or self._workspace.id != workspace.id:
+            if not confirmed or self._workspace is None or self._workspace.id != workspace.id:
                 return
             cursor = self.text_edit.textCursor()
             cursor.beginEditBlock()
@@ -553,21 +476,17 @@ class MemoryEditor(QWidget):
             self._refresh_controls()
 
         changed = changed_line_count(stored.content, self.text)
-        self.question_box = dialogs.ask(
+        self.question_box = dialogs.confirm(
             self,
             title="Revert to the stored memory?",
             text=f"Revert drops your unsaved edits ({plural(changed, 'changed line')}).",
             informative="Ctrl+Z in the editor brings them back afterwards.",
-            choices=[
-                ("Revert", QMessageBox.ButtonRole.DestructiveRole),
-                ("Cancel", QMessageBox.ButtonRole.RejectRole),
-            ],
-            default="Cancel",
+            action="Revert",
             icon=QMessageBox.Icon.Question,
             on_answer=answered,
         )
 
-    def _on_keep_mine_button_clicked(self) -> None:
+    def _on_banner_keep_mine_clicked(self) -> None:
         if self._workspace is None or self._theirs is None:
             return
         refusal = self._ceiling_refusal()
@@ -576,7 +495,7 @@ class MemoryEditor(QWidget):
             return
         self._confirm_then_save(self._theirs)
 
-    def _on_take_theirs_button_clicked(self) -> None:
+    def _on_banner_take_theirs_clicked(self) -> None:
         if self._workspace is not None and self._theirs is not None:
             theirs = self._theirs
             self.load(
@@ -593,45 +512,10 @@ class MemoryEditor(QWidget):
         if self._workspace is not None:
             self.refresh_requested.emit(self._workspace.id)
 
-    def _show_sync_file(self, workspace: Workspace | None) -> None:
-        """The "keep in sync" box: checked and naming the kept file when there is one (the
-        command line may keep another than ``AGENTS.md``), its full path in the tooltip."""
-        kept = workspace.synced_file if workspace is not None else None
-        name = os.path.basename(kept) if kept else SYNCED_FILE_NAME
-        self.sync_file_box.setText(
-            f"Keep {name} in sync (its memory block is rewritten after every change)"
-        )
-        self.sync_file_box.setToolTip(
-            kept
-            or (
-                f"Writes the memory between <!-- yak:memory --> markers in {SYNCED_FILE_NAME} "
-                "in the workspace folder; the rest of the file is left as it is"
-            )
-        )
-        with blocked_signals(self.sync_file_box):
-            self.sync_file_box.setChecked(kept is not None)
-
-    def _on_sync_file_box_toggled(self, checked: bool) -> None:
-        if self._workspace is not None:
-            self.sync_file_changed.emit(self._workspace.id, checked)
-
-    def _on_review_mode_box_toggled(self, checked: bool) -> None:
-        if self._workspace is not None:
-            self.review_mode_changed.emit(self._workspace.id, checked)
-
-    def _on_memory_enabled_box_toggled(self, checked: bool) -> None:
-        if self._workspace is not None:
-            self.memory_enabled_changed.emit(self._workspace.id, checked)
-
-
-__all__ = ["MemoryEditor"]
-
 
 def changed_line_count(stored: str, edited: str) -> int:
     """How many lines an edit adds or removes against the stored text (a changed line counts
     once for its old and once for its new form)."""
-    import difflib
-
     matcher = difflib.SequenceMatcher(None, stored.splitlines(), edited.splitlines())
     return sum(
         (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"

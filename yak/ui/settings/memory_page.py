@@ -414,24 +414,19 @@ class MemoryPage(SettingsPage):
         if workspace is None or document is None:
             return
 
-        def answered(label: str | None) -> None:
+        def answered(confirmed: bool) -> None:
             self.question_box = None
-            if label == "Delete":
+            if confirmed:
                 self.delete_requested.emit(workspace.id, document.version)
 
         unsaved = " Your unsaved edits are discarded too." if self.editor.is_dirty() else ""
-        self.question_box = dialogs.ask(
+        self.question_box = dialogs.confirm(
             self,
             title="Delete memory",
             text=f"Delete the memory of {workspace.path}?",
             informative="The document is emptied. It stays in History, where you can restore "
             f"it.{unsaved}",
-            choices=[
-                ("Delete", QMessageBox.ButtonRole.DestructiveRole),
-                ("Cancel", QMessageBox.ButtonRole.RejectRole),
-            ],
-            default="Cancel",
-            icon=QMessageBox.Icon.Warning,
+            action="Delete",
             on_answer=answered,
         )
 

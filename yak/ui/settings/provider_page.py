@@ -128,9 +128,23 @@ class ProviderPage(SettingsPage):
             "enough",
         )
         form.addRow("Memory model:", self.memory_model_edit)
-        self.debounce_spin = self._setup_debounce_spin()
+        self.debounce_spin = self._setup_seconds_spin(
+            "debounce",
+            low=MIN_DEBOUNCE_S,
+            high=MAX_DEBOUNCE_S,
+            step=1,
+            tooltip="How long after a conversation ends the memory document is "
+            "rewritten (each new message restarts the wait)",
+        )
         form.addRow("Memory refresh after:", self.debounce_spin)
-        self.timeout_spin = self._setup_timeout_spin()
+        self.timeout_spin = self._setup_seconds_spin(
+            "request_timeout",
+            low=MIN_TIMEOUT_S,
+            high=MAX_TIMEOUT_S,
+            step=10,
+            tooltip="How long a request to the model may take to start answering, retries "
+            "included, and the longest pause inside a reply",
+        )
         form.addRow("Request time limit:", self.timeout_spin)
         self.sandbox_combo = QComboBox(self)
         self.sandbox_combo.setObjectName("command_sandbox")
@@ -209,34 +223,17 @@ class ProviderPage(SettingsPage):
         edit.textEdited.connect(self._on_field_edited)
         return edit
 
-    def _setup_debounce_spin(self) -> QDoubleSpinBox:
-        """Seconds between a conversation's end and the memory refresh."""
+    def _setup_seconds_spin(
+        self, object_name: str, *, low: float, high: float, step: float, tooltip: str
+    ) -> QDoubleSpinBox:
+        """A whole number of seconds between ``low`` and ``high``."""
         spin = QDoubleSpinBox(self)
-        spin.setObjectName("debounce")
-        spin.setRange(MIN_DEBOUNCE_S, MAX_DEBOUNCE_S)
+        spin.setObjectName(object_name)
+        spin.setRange(low, high)
         spin.setDecimals(0)
-        spin.setSingleStep(1)
+        spin.setSingleStep(step)
         spin.setSuffix(" s")
-        spin.setToolTip(
-            "How long after a conversation ends the memory document is "
-            "rewritten (each new message restarts the wait)"
-        )
-        spin.valueChanged.connect(self._on_field_edited)
-        return spin
-
-    def _setup_timeout_spin(self) -> QDoubleSpinBox:
-        """Seconds a model request may take to start answering (retries included), and the
-        longest pause inside a reply."""
-        spin = QDoubleSpinBox(self)
-        spin.setObjectName("request_timeout")
-        spin.setRange(MIN_TIMEOUT_S, MAX_TIMEOUT_S)
-        spin.setDecimals(0)
-        spin.setSingleStep(10)
-        spin.setSuffix(" s")
-        spin.setToolTip(
-            "How long a request to the model may take to start answering, retries included, "
-            "and the longest pause inside a reply"
-        )
+        spin.setToolTip(tooltip)
         spin.valueChanged.connect(self._on_field_edited)
         return spin
 

@@ -1,0 +1,126 @@
+"""The main window's Edit menu, whose commands act on whichever text field has the focus, and
+the boxes of its Help menu (Keyboard Shortcuts, About Yak)."""
+
+from __future__ import annotations
+
+import functools
+import html
+import sys
+from collections.abc import Sequence
+
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import Qt, qVersion
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QWidget
+
+from yak import __version__
+from yak.ui import dialogs
+from yak.ui.layout import create_action
+
+LICENCE = "Apache-2.0"
+
+# The Edit menu: (the text widgets' method, the label, the key), None for a separator.
+EDIT_ACTIONS: tuple[tuple[str, str, QKeySequence.StandardKey] | None, ...] = (
+    ("undo", "&Undo", QKeySequence.StandardKey.Undo),
+    ("redo", "&Redo", QKeySequence.StandardKey.Redo),
+    None,
+    ("cut", "Cu&t", QKeySequence.StandardKey.Cut),
+    ("copy", "&Copy", QKeySequence.StandardKey.Copy),
+    ("paste", "&Paste", QKeySequence.StandardKey.Paste),
+    None,
+    ("selectAll", "Select &All", QKeySequence.StandardKey.SelectAll),
+)
+_CHANGES_TEXT = frozenset({"undo", "redo", "cut", "paste"})
+
+
+def add_edit_menu(window: QMainWindow) -> tuple[QMenu, dict[str, QAction]]:
+    """Add Edit › Undo, Redo, Cut, Copy, Paste and Select All to ``window``'s menu bar, acting
+    on the focused text field (the prompt, the memory editor, a settings field, a message's
+    text); an action the focused widget cannot do is disabled when the menu opens.
+
+    Returns:
+        The menu, and its actions by the text widgets' method (``"undo"``, ``"selectAll"``…).
+    """
+    menu = window.menuBar().addMenu("&Edit")
+    actions: dict[str, QAction] = {}
+    for entry in EDIT_ACTIONS:
+        if entry is None:
+            menu.addSeparator()
+            continue
+        method, text, key = entry
+        action = create_action(
+            text, window, shortcut=key, triggered=functools.partial(edit_focused, method)
+        )
+        actions[method] = action
+        menu.addAction(action)
+    menu.aboutToShow.connect(functools.partial(_update_edit_actions, actions))
+    return menu, actions
+
+
+def edit_focused(method: str) -> bool:
+    """Do an Edit menu command (``"undo"``, ``"copy"``, ``"selectAll"``…) on the focused
+    widget; returns whether it could."""
+    widget = QApplication.focusWidget()
+    if widget is None or not _can_edit(widget, method):
+        return False
+    getattr(widget, method)()
+    return True
+
+
+def _update_edit_actions(actions: dict[str, QAction]) -> None:
+    widget = QApplication.focusWidget()
+    for method, action in actions.items():
+        action.setEnabled(widget is not None and _can_edit(widget, method))
+
+
+def _can_edit(widget: QWidget, method: str) -> bool:
+    """Whether ``widget`` has the Edit command ``method`` and may do it now (a read-only
+    field copies and selects, but does not change)."""
+    if not callable(getattr(widget, method, None)):
+        return False
+    read_only = getattr(widget, "isReadOnly", None)
+    return not (method in _CHANGES_TEXT and callable(read_only) and read_only())
+
+
+def about_box(parent: QWidget, *, data_dir: str | None, log_file: str | None) -> QMessageBox:
+    """Help › About Yak: the version, the licence, and where the data and the log are
+    (``None``: not opened or not written yet)."""
+    details = "\n".join(
+        [
+            (
+                "A desktop app for working with an AI agent inside a project folder, with one "
+                "memory document per workspace."
+            ),
+            "",
+            f"Licence: {LICENCE}",
+            f"Data directory: {data_dir or 'not opened yet'}",
+            f"Log file: {log_file or 'not written'}",
+            f"Python {sys.version.split()[0]}, Qt {qVersion()}, PySide6 {pyside_version}",
+        ]
+    )
+    return dialogs.inform(
+        parent,
+        title="About Yak",
+        text=f"Yak {__version__}",
+        informative=details,
+        selectable=True,
+        icon=QMessageBox.Icon.Information,
+    )
+
+
+def shortcuts_box(parent: QWidget, shortcuts: Sequence[tuple[str, str]]) -> QMessageBox:
+    """Help › Keyboard Shortcuts: ``(keys, what they do)`` rows as a small table."""
+    rows = "".join(
+        f"<tr><td style='padding-right: 18px'><b>{html.escape(keys, quote=False)}</b></td>"
+        f"<td>{html.escape(what, quote=False)}</td></tr>"
+        for keys, what in shortcuts
+    )
+    box = dialogs.inform(
+        parent,
+        title="Keyboard Shortcuts",
+        text=f"<table>{rows}</table>",
+        icon=QMessageBox.Icon.NoIcon,
+        selectable=True,
+    )
+    box.setTextFormat(Qt.TextFormat.RichText)
+    return box
