@@ -119,14 +119,14 @@ class Breakdown:
 
 def instrument(core: Core) -> Breakdown:
     """Wrap the steps of ``core``'s refresher (see ``yak/refresh/refresher.py``)."""
-    from yak.memory import guards
-    from yak.refresh import client, judge, refresher
+    from yak.memory import guards, judging
+    from yak.refresh import client, refresher
 
     breakdown = Breakdown()
     steps = [
         (refresher, "redact", "redact transcript"),
         (refresher, "format_transcript", "format+redact"),
-        (judge, "redact", "redact reply"),
+        (judging, "redact", "redact reply"),
         (guards, "clean_reply", "guards"),
         (guards, "normalize_document", "guards"),
         (guards, "check_rewrite", "guards"),

@@ -920,12 +920,12 @@ async def run_scenario(
             outcome = await core.refresh.refresh_now(workspace.id)
             _count_outcome(result, outcome)
             if outcome.status is RefreshStatus.NEEDS_REVIEW and outcome.proposal_id:
-                proposal = await core.memory.get_proposal(workspace.id, outcome.proposal_id)
+                proposal = await core.review.get_proposal(workspace.id, outcome.proposal_id)
                 if judge.breaks(proposal.content, index):
-                    await core.memory.reject(workspace.id, proposal.id)
+                    await core.review.reject(workspace.id, proposal.id)
                     result.outcomes["proposal rejected by the user"] += 1
                 else:
-                    await core.memory.accept(workspace.id, proposal.id)
+                    await core.review.accept(workspace.id, proposal.id)
                     result.outcomes["proposal accepted by the user"] += 1
             after = (await core.memory.read(workspace.id)).content
             judge.check(after, step)

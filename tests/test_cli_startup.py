@@ -74,9 +74,8 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
     """``yak memory show`` (plain and ``--json``) on a local database already at this Yak's
     schema prints the document through the plain ``sqlite3`` read path: neither SQLAlchemy nor
     Alembic (nor Mako), nor the agent, the conversations, the refresh machinery, the rewrite
-    rules or the model SDK are imported, nor what only other paths need: ``difflib`` (diffs),
-    the kept-in-sync file writer, the event classes (only writes publish them), the log
-    file's handlers and folder lookup (a read that goes well writes no log line), the ports
+    rules or the model SDK are imported, nor what only other paths need: the log file's
+    handlers and folder lookup (a read that goes well writes no log line), the ports
     (the services name them as types only), and ``importlib.resources``' readers and
     ``zipfile`` (the newest migration is found beside the module). Nor ``asyncio``: a command
     that only reads runs its core in place, without an event loop or a worker thread."""
@@ -97,18 +96,14 @@ def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
         "yak.refresh",
         "yak.memory.guards",
         "yak.memory.redact",
-        "yak.memory.provenance",
         "yak.db.engine",
         "yak.db.models",
         "yak.llm.provider",
-        "yak.memory.sync",
-        "yak.events",
         "logging.handlers",
         "platformdirs",
         "asyncio",
         "concurrent.futures",
         "yak.ports",
-        "difflib",
         "importlib.readers",
         "importlib.resources.readers",
         "zipfile",

@@ -132,7 +132,7 @@ async def test_a_refresh_and_an_accepted_proposal_rewrite_the_kept_file(proj, co
     file alone and accepting it rewrites the block."""
     agents = proj / "AGENTS.md"
     workspace = await core.workspaces.open(str(proj))
-    await core.memory.keep_in_sync(workspace.id, str(agents))
+    await core.kept_file.keep_in_sync(workspace.id, str(agents))
 
     say(core, workspace.id, "We lint with ruff.", "Noted.")
     fake_api.script(text("- one\n- lint: ruff\n"))
@@ -146,8 +146,8 @@ async def test_a_refresh_and_an_accepted_proposal_rewrite_the_kept_file(proj, co
     outcome = await core.refresh.refresh_now(workspace.id)
     assert outcome.status is RefreshStatus.NEEDS_REVIEW
     assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- lint: ruff\n")
-    (proposal,) = await core.memory.proposals(workspace.id)
-    await core.memory.accept(workspace.id, proposal.id)
+    (proposal,) = await core.review.proposals(workspace.id)
+    await core.review.accept(workspace.id, proposal.id)
     assert agents.read_text() == OUTSIDE + "\n" + block("- one\n- lint: ruff\n- tests: pytest\n")
 
 

@@ -120,12 +120,12 @@ async def test_watcher_step_reports_writes_by_another_process_once(core, make_co
     quiet = await core.workspaces.open(str(project_folder(folder.parent, "quiet")))
     await core.memory.save(quiet.id, "- stays as it is\n", expected_version=0)
     await core.memory.read(workspace.id)
-    assert await core.memory.check_external_changes() == []
+    assert await core.watcher.check_external_changes() == []
     events.clear()
 
     version = await write_elsewhere(cli, workspace.id, "- from the CLI\n")
     other_version = await write_elsewhere(cli, unwatched.id, "- a memory the CLI created\n")
-    assert sorted(await core.memory.check_external_changes()) == sorted(
+    assert sorted(await core.watcher.check_external_changes()) == sorted(
         [workspace.id, unwatched.id]
     )
     assert sorted(events, key=lambda e: e.workspace_id) == sorted(
@@ -135,11 +135,11 @@ async def test_watcher_step_reports_writes_by_another_process_once(core, make_co
         ],
         key=lambda e: e.workspace_id,
     )
-    assert await core.memory.check_external_changes() == []
+    assert await core.watcher.check_external_changes() == []
 
     events.clear()
     await core.memory.save(workspace.id, "- mine\n", expected_version=version)
-    assert await core.memory.check_external_changes() == []
+    assert await core.watcher.check_external_changes() == []
     assert events == [MemoryChanged(workspace.id, version + 1, "hand", None)]
 
 
@@ -151,10 +151,10 @@ async def test_watcher_task_publishes_without_being_called(make_core, folder):
     cli = make_core()
     workspace = await core.workspaces.open(str(folder))
     await core.memory.read(workspace.id)
-    core.memory.start_watching()
+    core.watcher.start_watching()
     await write_elsewhere(cli, workspace.id, "- later\n")
     await until(lambda: events, what="the watcher to publish the CLI's write")
-    core.memory.stop_watching()
+    core.watcher.stop_watching()
     assert events == [MemoryChanged(workspace.id, 1, "external", None)]
 
 

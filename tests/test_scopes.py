@@ -305,7 +305,7 @@ async def test_a_write_to_the_shared_document_is_noticed_in_the_linked_worktree(
     main, feature = worktree
     workspace, target = await core.workspaces.link(str(feature))
     await core.memory.read(workspace.id)  # the window shows the worktree's memory
-    await core.memory.check_external_changes()  # the watcher's first step learns versions
+    await core.watcher.check_external_changes()  # the watcher's first step learns versions
     heard = []
     core.bus.subscribe(MemoryChanged, heard.append)
 
@@ -314,7 +314,7 @@ async def test_a_write_to_the_shared_document_is_noticed_in_the_linked_worktree(
         await other.memory.save(target.id, "- build: make\n", expected_version=1)
     finally:
         await other.aclose()
-    changed = await core.memory.check_external_changes()
+    changed = await core.watcher.check_external_changes()
     assert workspace.id in changed
     assert MemoryChanged(workspace.id, 2, "external", None) in heard
 

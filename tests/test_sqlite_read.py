@@ -53,7 +53,7 @@ def stored(core, loop, tmp_path):
                 ),
                 base_version=1,
             )
-        await core.memory.propose_from_agent(
+        await core.review.propose_from_agent(
             app.id, text="- deploy with make ship", reason="seen in the Makefile", origin="a test"
         )
         await workspace_with_document(core, folders[1])

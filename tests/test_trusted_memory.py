@@ -252,15 +252,15 @@ async def test_dropping_and_rewording_hand_lines_waits_then_accept_applies_exact
     assert outcome.status is RefreshStatus.NEEDS_REVIEW and outcome.status.exit_code == 3
     assert outcome.proposal_id and "you wrote" in outcome.reason
     assert await env.snapshot() == before
-    [waiting] = await env.core.memory.proposals(env.workspace_id)
+    [waiting] = await env.core.review.proposals(env.workspace_id)
     assert waiting.id == outcome.proposal_id and waiting.content == reply
     assert (waiting.added, waiting.removed) == (1, 2)
 
-    document = await env.core.memory.accept(env.workspace_id, waiting.id)
+    document = await env.core.review.accept(env.workspace_id, waiting.id)
     assert (await env.content()).encode() == reply.encode() and document.version == 2
     assert env.unfolded() == []
     assert (await env.history())[0].source is RevisionSource.PROPOSAL
-    assert (await env.core.memory.proposals(env.workspace_id)) == []
+    assert (await env.core.review.proposals(env.workspace_id)) == []
 
     # A second proposal on version 2, then a hand edit: accepting it is a conflict.
     env.say("Install with the script.", "Ok.")
@@ -269,7 +269,7 @@ async def test_dropping_and_rewording_hand_lines_waits_then_accept_applies_exact
     assert second.status is RefreshStatus.NEEDS_REVIEW
     await env.write(reply + "- typed meanwhile\n", by_hand=True)
     with pytest.raises(ConflictError) as caught:
-        await env.core.memory.accept(env.workspace_id, second.proposal_id)
+        await env.core.review.accept(env.workspace_id, second.proposal_id)
     assert caught.value.exit_code == 5
     assert (await env.content()) == reply + "- typed meanwhile\n"
 
@@ -310,7 +310,7 @@ async def test_a_rejected_proposals_added_line_stays_out_and_the_conversations_a
     env.fake.script(text(doc(8) + "- deploy on Fridays\n"))
     outcome = await env.refresh()
     assert outcome.status is RefreshStatus.NEEDS_REVIEW and len(env.unfolded()) == 2
-    rejected = await env.core.memory.reject(env.workspace_id, outcome.proposal_id)
+    rejected = await env.core.review.reject(env.workspace_id, outcome.proposal_id)
     assert rejected.status is ProposalStatus.REJECTED
     assert env.unfolded() == [] and (await env.content()) == doc(8)
 
@@ -324,8 +324,8 @@ async def test_a_rejected_proposals_added_line_stays_out_and_the_conversations_a
     # waited (made on the old version, its conversations now folded) leaves the inbox.
     env.fake.script(text(doc(8) + "- use ruff\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
-    assert await env.core.memory.proposals(env.workspace_id) == []
-    everything = await env.core.memory.proposals(env.workspace_id, pending_only=False)
+    assert await env.core.review.proposals(env.workspace_id) == []
+    everything = await env.core.review.proposals(env.workspace_id, pending_only=False)
     assert {p.id: p.status for p in everything}[again.proposal_id] is ProposalStatus.SUPERSEDED
 
 
@@ -348,7 +348,7 @@ async def test_review_mode_makes_a_harmless_reply_wait_and_accept_applies_it(env
     env.fake.script(text(doc(8) + "- use ruff\n"))
     outcome = await env.refresh()
     assert outcome.status is RefreshStatus.NEEDS_REVIEW and "review mode" in outcome.reason
-    await env.core.memory.accept(env.workspace_id, outcome.proposal_id)
+    await env.core.review.accept(env.workspace_id, outcome.proposal_id)
     assert (await env.content()) == doc(8) + "- use ruff\n"
 
 
@@ -360,7 +360,7 @@ async def test_edit_then_accept_makes_the_edited_lines_the_persons(env: Env):
     env.fake.script(text(doc(4) + "- use ruff\n"))
     outcome = await env.refresh()
     edited = doc(4) + "- use ruff for lint and format\n"
-    await env.core.memory.accept(env.workspace_id, outcome.proposal_id, content=edited)
+    await env.core.review.accept(env.workspace_id, outcome.proposal_id, content=edited)
     assert (await env.content()) == edited
     origins = await env.core.memory.blame(env.workspace_id)
     assert origins[-1].by_person and origins[-1].source is RevisionSource.PROPOSAL
@@ -401,11 +401,11 @@ async def test_a_new_proposal_supersedes_the_one_waiting(env: Env):
     first = await env.refresh()
     env.say("Two.", "Ok.")
     second = await env.refresh()
-    waiting = await env.core.memory.proposals(env.workspace_id)
+    waiting = await env.core.review.proposals(env.workspace_id)
     assert [p.id for p in waiting] == [second.proposal_id]
     assert len(waiting[0].session_ids) == 2
     with pytest.raises(ConflictError):
-        await env.core.memory.accept(env.workspace_id, first.proposal_id)
+        await env.core.review.accept(env.workspace_id, first.proposal_id)
 
 
 @pytest.mark.sqlite_only  # PostgreSQL's text column cannot hold bytes that are not UTF-8

@@ -21,6 +21,7 @@ from yak.aio import in_place as in_place_offload
 from yak.bus import EventBus
 from yak.core import Core, Services
 from yak.domain import RewriteForm
+from yak.memory.review import ReviewInbox
 from yak.memory.service import MemoryService
 from yak.settings import SettingsService
 from yak.workspace.registry import WorkspaceRegistry
@@ -296,6 +297,7 @@ def _build(
         search_index=storage.search_index,
         offload=offload,
     )
+    review = ReviewInbox(memory=memory, proposals=storage.documents, bus=bus, offload=offload)
     clients = options.model_client or _ProviderFactory(settings, key_store)
 
     def build_services() -> Services:
@@ -306,6 +308,7 @@ def _build(
         conversations = storage.conversations()
         refresher = MemoryRefresher(
             memory=memory,
+            review=review,
             workspaces=storage.workspaces,
             conversations=conversations,
             model_client=clients,
@@ -325,6 +328,7 @@ def _build(
         scheduler = RefreshScheduler(
             refresher=refresher,
             memory=memory,
+            review=review,
             conversations=conversations,
             settings=settings,
             bus=bus,
@@ -344,6 +348,7 @@ def _build(
     core = Core(
         workspaces=WorkspaceRegistry(storage.workspaces, offload=offload),
         memory=memory,
+        review=review,
         settings=settings,
         bus=bus,
         data_dir=data_dir,

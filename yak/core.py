@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # built on first use: a command that only reads never loads them
     from yak.bus import EventBus
     from yak.chat.service import ChatService
+    from yak.memory.kept_file import KeptFile
+    from yak.memory.review import ReviewInbox
     from yak.memory.service import MemoryService
+    from yak.memory.watcher import MemoryWatcher
     from yak.refresh.refresher import MemoryRefresher
     from yak.refresh.scheduler import RefreshScheduler
     from yak.settings import SettingsService
@@ -37,6 +40,9 @@ class Core:
     Attributes:
         workspaces: path → workspace, for every front end.
         memory: the documents, their history and attempts (the only writer).
+        review: the review inbox (proposals waiting for the person).
+        kept_file: the instruction file each workspace keeps in sync.
+        watcher: notices writes by other processes.
         refresh: the refresh scheduler (queue, key gate, state).
         chat: sessions and agent turns.
         settings: ``settings.json``, the environment and the API key.
@@ -52,6 +58,7 @@ class Core:
 
     workspaces: WorkspaceRegistry
     memory: MemoryService
+    review: ReviewInbox
     settings: SettingsService
     bus: EventBus
     data_dir: Path | None
@@ -63,6 +70,16 @@ class Core:
     def services(self) -> Services:
         """The refresh scheduler, the chat service and the refresher (built on first use)."""
         return self.build_services()
+
+    @property
+    def kept_file(self) -> KeptFile:
+        """The instruction file each workspace keeps in sync (the memory service's)."""
+        return self.memory.kept_file
+
+    @property
+    def watcher(self) -> MemoryWatcher:
+        """Notices writes by other processes (the memory service's)."""
+        return self.memory.watcher
 
     @property
     def refresh(self) -> RefreshScheduler:
@@ -85,7 +102,7 @@ class Core:
     async def aclose(self) -> None:
         """Stop the background work (pending refreshes are dropped: their conversations stay
         unfolded and are picked up next start) and close the database."""
-        self.memory.stop_watching()
+        self.watcher.stop_watching()
         try:
             if self._services_built():
                 await self.refresh.aclose()
@@ -94,7 +111,7 @@ class Core:
 
     def close(self) -> None:
         """Close the database without a running loop (a command that never started one)."""
-        self.memory.stop_watching()
+        self.watcher.stop_watching()
         if self._services_built():
             self.refresh.queue.cancel()
         self.close_storage()

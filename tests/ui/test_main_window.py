@@ -214,11 +214,11 @@ def test_a_write_by_another_program_reaches_the_panel(env, ui, qloop):
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
         env.write_from_another_process(workspace.id, "- new from the CLI\n")
-        assert await env.core.memory.check_external_changes() == [workspace.id]
+        assert await env.core.watcher.check_external_changes() == [workspace.id]
         await controller.tasks.drain()
         assert window.memory_panel.document_view.toPlainText() == "- new from the CLI\n"
         # Nothing new: the next step reports nothing (no duplicate event).
-        assert await env.core.memory.check_external_changes() == []
+        assert await env.core.watcher.check_external_changes() == []
         await env.core.refresh.settle()  # the status line's reload of the new write
         assert window.memory_panel.status_label.text() == "up to date"
 

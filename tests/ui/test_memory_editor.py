@@ -142,7 +142,7 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         assert theirs.version == 2
         assert page.editor.banner.isHidden()
 
-        changed = await env.core.memory.check_external_changes()
+        changed = await env.core.watcher.check_external_changes()
         assert changed == [workspace.id]
         await page.controller.tasks.drain()
 
@@ -185,7 +185,7 @@ def test_take_theirs_shows_the_stored_text_and_writes_nothing(env, page, qtbot, 
         await show(page, workspace.id)
         page.editor.text_edit.setPlainText("- my edit\n")
         env.write_from_another_process(workspace.id, "- their fact\n")
-        await env.core.memory.check_external_changes()
+        await env.core.watcher.check_external_changes()
         await page.controller.tasks.drain()
         assert page.editor.banner_shown
 
@@ -207,7 +207,7 @@ def test_change_without_unsaved_edits_updates_the_editor_without_a_banner(env, p
     async def body():
         await show(page, workspace.id)
         env.write_from_another_process(workspace.id, "- their fact\n")
-        await env.core.memory.check_external_changes()
+        await env.core.watcher.check_external_changes()
         await page.controller.tasks.drain()
         assert page.editor.text == "- their fact\n"
         assert not page.editor.banner_shown

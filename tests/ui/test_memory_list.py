@@ -144,7 +144,7 @@ def test_a_memory_created_by_another_program_appears_in_the_open_list(env, page,
         page.controller.reload()
         page.controller.show_workspace(edited.id)
         await page.controller.tasks.drain()
-        await env.core.memory.check_external_changes()  # the watcher's first step: learn versions
+        await env.core.watcher.check_external_changes()  # the watcher's first step: learn versions
         scrollbar = page.table.verticalScrollBar()
         assert scrollbar.maximum() > 0
         scrollbar.setValue(scrollbar.maximum() // 2)
@@ -152,7 +152,7 @@ def test_a_memory_created_by_another_program_appears_in_the_open_list(env, page,
         assert page.count_label.text() == "40 workspaces"
 
         created = env.workspace("from-cli", "- written by yak memory set\n")  # the CLI
-        assert await env.core.memory.check_external_changes() == [created.id]
+        assert await env.core.watcher.check_external_changes() == [created.id]
         await page.controller.tasks.drain()
 
         assert page.count_label.text() == "41 workspaces"

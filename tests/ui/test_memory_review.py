@@ -93,7 +93,7 @@ def test_reject_from_the_keyboard_keeps_the_document_and_the_line(
         assert not dialog.isVisible()
         assert env.stored(workspace.id).content == lines(8)
         assert panel.status_label.text() == "up to date"
-        assert await env.core.memory.proposals(workspace.id) == []
+        assert await env.core.review.proposals(workspace.id) == []
 
     run(qloop, body())
 

@@ -83,7 +83,7 @@ def test_the_window_says_when_a_kept_file_could_not_be_synced(env, ui, qloop):
 
     async def body():
         await controller.open_workspace(str(env.folder("proj")))
-        await env.core.memory.keep_in_sync(workspace.id, str(agents))
+        await env.core.kept_file.keep_in_sync(workspace.id, str(agents))
         agents.write_text(agents.read_text() + "<!-- yak:memory -->\n")
         await env.core.memory.save(workspace.id, "- two\n", expected_version=1)
         await until(

@@ -181,7 +181,7 @@ class _RunningApp:
     def start_background(self) -> None:
         """Watch for writes by other processes, and enqueue conversations not yet folded into
         memory (paused until a key exists), so a quit or a crash loses nothing."""
-        self.core.memory.start_watching()
+        self.core.watcher.start_watching()
         self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(), name="enqueue-unfolded")
 
     async def shutdown(self) -> None:

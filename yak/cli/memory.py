@@ -241,7 +241,7 @@ async def _review_state(core: Core, workspace: Workspace, stored: bool) -> dict[
             "memory_enabled": workspace.memory_enabled,
         }
     attempt = await core.memory.last_attempt(workspace.id)
-    pending = await core.memory.proposals(workspace.id)
+    pending = await core.review.proposals(workspace.id)
     return {
         "last_refresh": None
         if attempt is None
@@ -344,7 +344,7 @@ def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args)
         if args.file is not None and args.file != "-":
-            from yak.memory.service import read_input_file
+            from yak.memory.files import read_input_file
 
             data, what = read_input_file(Path(args.file)), args.file
         else:
@@ -534,7 +534,7 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
             output.write_stdout(data)
             return 0
         target = Path(args.output)
-        from yak.memory.service import write_output_file
+        from yak.memory.files import write_output_file
 
         write_output_file(target, data, force=args.force)
         output.exported(workspace, fmt, len(data), str(target))
@@ -562,7 +562,7 @@ def cmd_import(args: argparse.Namespace, ctx: Context) -> int:
         if args.file == "-":
             data, name = _read_stdin("the file to import"), "stdin"
         else:
-            from yak.memory.service import read_input_file
+            from yak.memory.files import read_input_file
 
             data, name = read_input_file(Path(args.file)), args.file
         before = await core.memory.current_version(workspace.id)

@@ -118,12 +118,12 @@ def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
         if args.id is None:
-            found = await core.memory.proposals(workspace.id) if stored else []
+            found = await core.review.proposals(workspace.id) if stored else []
             output.proposals(workspace, found, as_json=args.json)
             return 0
         if not stored:
             raise UsageError(f"{workspace.path} has no proposals.")
-        proposal = await core.memory.get_proposal(workspace.id, args.id)
+        proposal = await core.review.get_proposal(workspace.id, args.id)
         base = await core.memory.version_text(workspace.id, proposal.base_version)
         output.proposal(proposal, base, as_json=args.json)
         return 0
@@ -142,11 +142,11 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
         workspace = await writable_workspace(core, args)
         content = None
         if args.file is not None:
-            from yak.memory.service import read_input_file
+            from yak.memory.files import read_input_file
 
             content = doc_rules.decode_utf8(read_input_file(Path(args.file)), what=args.file)
-        found = await core.memory.get_proposal(workspace.id, args.id)
-        document = await core.memory.accept(workspace.id, found.id, content=content)
+        found = await core.review.get_proposal(workspace.id, args.id)
+        document = await core.review.accept(workspace.id, found.id, content=content)
         if args.json:
             output.decided_json(
                 workspace, "accepted", found, document, ctx.failed_sync(workspace.id)
@@ -164,7 +164,7 @@ def cmd_reject(args: argparse.Namespace, ctx: Context) -> int:
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args)
-        found = await core.memory.reject(workspace.id, args.id)
+        found = await core.review.reject(workspace.id, args.id)
         document = await core.memory.read(workspace.id)
         if args.json:
             output.decided_json(workspace, "rejected", found, document)

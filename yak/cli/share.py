@@ -104,7 +104,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         else:
             content, version, count = "", 0, 0
         if args.keep:
-            result = await core.memory.keep_in_sync(workspace.id, args.file)
+            result = await core.kept_file.keep_in_sync(workspace.id, args.file)
         else:
             result = sync_file(args.file, content)  # a command that reads runs in place
         if args.json:
@@ -142,7 +142,7 @@ def _stop_sync(args: argparse.Namespace, ctx: Context) -> int:
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
-        path = await core.memory.stop_keeping_in_sync(workspace.id) if stored else None
+        path = await core.kept_file.stop_keeping_in_sync(workspace.id) if stored else None
         if path is None:
             raise UsageError(f"{workspace.path} keeps no file in sync")
         if args.json:

@@ -140,7 +140,7 @@ def build_server(core: Core, folder: str) -> MCPServer:
 
         async def work() -> dict[str, Any]:
             workspace = await core.workspaces.for_write(folder)
-            proposal = await core.memory.propose_from_agent(
+            proposal = await core.review.propose_from_agent(
                 workspace.id,
                 text=text,
                 document=document,

@@ -103,6 +103,12 @@ def prepare_hand_text(text: str) -> str:
     return text
 
 
+def merge_flags(*groups: Sequence[str]) -> tuple[str, ...]:
+    """A revision's, attempt's or proposal's flags from several groups: each flag once, in the
+    order first given."""
+    return tuple(dict.fromkeys(flag for group in groups for flag in group))
+
+
 def decode_utf8(data: bytes, *, what: str = "The input") -> str:
     """Decode text given as UTF-8 (``yak memory set``, the editor's file); a leading UTF-8 BOM
     is dropped and line endings become LF.

@@ -2,15 +2,7 @@
 edits parsed and applied (pure; "The rewrite form" in ``docs/architecture.md``).
 
 The model sees the document with each line numbered (``12| - Python 3.13.``) and answers with one
-block of edits that refer to those numbers::
-
-    <edits>
-    @@ replace 5
-    - Python 3.13.
-    @@ insert after 9
-    - Deploys go to Kubernetes on GKE.
-    @@ delete 12-13
-    </edits>
+block of edits that refer to those numbers (``EXAMPLE`` below is the one the prompt shows):
 
 - ``@@ replace A`` or ``@@ replace A-B``: lines A to B (inclusive) become the lines that follow
   (none: they are deleted);

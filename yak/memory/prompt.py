@@ -130,20 +130,18 @@ def build_rewrite_request(
         ),
         f"<conversations>\n{transcript}\n</conversations>",
     ]
-    if hand_lines:
-        listed = _contained("\n".join(line.rstrip("\n") for line in hand_lines))
-        parts += [
-            "The user wrote these lines of the document themselves. Keep each of them word for "
-            "word; change or drop one only when a conversation shows it is wrong:",
-            f"<lines-you-wrote>\n{listed}\n</lines-you-wrote>",
-        ]
-    if removed_lines:
-        listed = _contained("\n".join(line.rstrip("\n") for line in removed_lines))
-        parts += [
-            "The user removed these lines from the document on purpose. Do not add them, or "
-            "the same facts in other words, back:",
-            f"<removed-lines>\n{listed}\n</removed-lines>",
-        ]
+    parts += _listed(
+        "The user wrote these lines of the document themselves. Keep each of them word for "
+        "word; change or drop one only when a conversation shows it is wrong:",
+        "lines-you-wrote",
+        hand_lines,
+    )
+    parts += _listed(
+        "The user removed these lines from the document on purpose. Do not add them, or "
+        "the same facts in other words, back:",
+        "removed-lines",
+        removed_lines,
+    )
     if rebuild:
         parts.append(_REBUILD_NOTE)
     if edits:
@@ -162,6 +160,15 @@ def _contained(text: str) -> str:
     for name in _BLOCK_TAGS:
         text = neutralize_tags(text, name)
     return text
+
+
+def _listed(intro: str, tag: str, lines: Sequence[str]) -> list[str]:
+    """``intro`` and ``lines`` inside ``<tag>``, as two parts of the request (none without
+    lines)."""
+    if not lines:
+        return []
+    listed = _contained("\n".join(line.rstrip("\n") for line in lines))
+    return [intro, f"<{tag}>\n{listed}\n</{tag}>"]
 
 
 _BLOCK_TAGS = ("current-memory", "conversations", "lines-you-wrote", "removed-lines")

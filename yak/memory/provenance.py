@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
 
 from yak.domain import (
     LineOrigin,
@@ -110,17 +111,7 @@ def blame(
 def _at(origin: LineOrigin, number: int, text: str) -> LineOrigin:
     if origin.line == number and origin.text == text:
         return origin
-    return LineOrigin(
-        line=number,
-        text=text,
-        version=origin.version,
-        source=origin.source,
-        created_at=origin.created_at,
-        revision_id=origin.revision_id,
-        sessions=origin.sessions,
-        model=origin.model,
-        by_person=origin.by_person,
-    )
+    return replace(origin, line=number, text=text)
 
 
 def write_effects(

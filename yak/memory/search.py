@@ -9,13 +9,10 @@ document is read instead: a plain scan, and the results say so.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from yak.domain import Workspace
 from yak.errors import UsageError
-
-if TYPE_CHECKING:
-    from yak.memory.service import MemoryService
+from yak.memory.reading import MemoryReader
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,7 @@ def matching_lines(content: str, query: str) -> list[tuple[int, str]]:
     ]
 
 
-async def search_documents(memory: MemoryService, query: str) -> SearchResults:
+async def search_documents(memory: MemoryReader, query: str) -> SearchResults:
     """Every line of every workspace's document that contains ``query`` (case-insensitive),
     workspaces most recently updated first, lines in order. A document whose stored bytes
     cannot be read is skipped.

@@ -1,31 +1,24 @@
 """The guarded LLM rewrite of a workspace's memory document (see ``docs/architecture.md``,
 "The refresh").
 
-One :meth:`MemoryRefresher.refresh`:
+One attempt of :meth:`MemoryRefresher.refresh` goes read → ask → decide → store over one record
+(``_Attempt``), which is then stored with its outcome, reason, reply, token usage, duration,
+model, sessions and flags:
 
-1. reads the document and the unfolded messages of every session of the workspace (or, for a
-   rebuild, the most recent messages regardless of watermarks);
-2. nothing to say → ``up_to_date`` without a model call (watermarks advance only past messages
-   that had nothing to say, e.g. tool results); memory turned off for the workspace → also
-   ``up_to_date`` without a call, and no watermark moves;
-3. formats the conversation (``transcript``) with secrets redacted from every message, and asks
-   the memory model for edits against the numbered document (or, in the whole form, for the
-   full updated document; ``prompt``);
-4. redacts the reply (flagged), applies its edits (``edits``; a whole document is accepted
-   too, and edits that do not apply get ONE retry asking for the whole document; an empty
-   block of edits is ``up_to_date`` with no revision) or cleans the whole document, normalizes
-   it and runs the guards (``guards``); a result over the ceiling gets ONE condense retry
-   stating its size and the limit, and goes through every guard again;
-5. asks the review rules (``provenance.review_reasons``) whether it must wait: then it is
-   stored as a proposal (``needs_review``) and nothing else changes;
-6. otherwise applies it with the version it was based on; if the document changed meanwhile (a
-   hand edit) the rewrite is ``superseded`` and runs once more on the new version.
+- read: the document, then the unfolded messages of every session (for a rebuild, the most
+  recent ones) formatted with secrets redacted (``transcript``). Nothing to say, or memory off
+  for the workspace: ``up_to_date`` without a model call;
+- ask: the memory model is asked for edits against the numbered document, or for the whole
+  document (``prompt``); each reply is judged (``yak.memory.judging``) in one retry loop (edits
+  that do not apply: once for the whole document; over the ceiling: once to condense). A
+  provider failure is ``failed``, and nothing else is stored;
+- decide: an empty block of edits is ``up_to_date``, a refused reply ``refused_*``, one the
+  review rules hold ``needs_review`` (a proposal); any other is applied;
+- store: on the version the attempt read; if the document changed meanwhile (a hand edit) the
+  rewrite is ``superseded`` and the attempt runs once more on the new version.
 
-A provider failure is ``failed`` with its reason; the document and the watermarks are untouched.
-Every attempt (each run of steps 1-5, the re-run after a conflict included) is recorded with its
-outcome, reason, reply, token usage, duration, model, sessions and flags. Store calls run in a
-worker thread (``asyncio.to_thread``) and so do redaction and formatting (CPU work on up to
-48,000 characters), so a GUI loop never stalls; events are published on the loop thread.
+Store calls, redaction and formatting run on worker threads, so a window never stalls; events
+are published on the loop thread.
 """
 
 from __future__ import annotations
@@ -35,6 +28,8 @@ import logging
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
+from enum import Enum
+from typing import Any
 
 from yak.bus import EventBus
 from yak.config import Settings
@@ -47,19 +42,19 @@ from yak.domain import (
     RefreshStatus,
     RewriteForm,
     TokenUsage,
-    Tombstone,
     Workspace,
     line_changes,
 )
 from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
-from yak.memory import prompt, provenance
-from yak.memory.edits import holds_edits
+from yak.memory import prompt
+from yak.memory.document import merge_flags
+from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply, review_reasons
 from yak.memory.redact import redact
+from yak.memory.review import ReviewInbox
 from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
 from yak.ports import (
-    Completion,
     ConversationRepository,
     ModelClient,
     ModelClientFactory,
@@ -67,7 +62,6 @@ from yak.ports import (
     WorkspaceRepository,
 )
 from yak.refresh.client import KeptModelClient
-from yak.refresh.judge import REWRITE_MAX_TOKENS, Reply, judge_reply
 from yak.text import plural
 
 log = logging.getLogger(__name__)
@@ -76,39 +70,70 @@ log = logging.getLogger(__name__)
 # model calls at the provider's 120 s timeout with its retries fit well within it.
 LOCK_WAIT_S = 900.0
 
+# The flags of the two retries a reply may earn (each at most once per attempt).
+_EDITS_RETRY = "edits_retry"
+_CONDENSE_RETRY = "condense_retry"
+
 
 @dataclass(frozen=True)
 class _Input:
-    """What one attempt works from, read in one worker-thread call."""
+    """What one attempt works from, read in one worker-thread hop."""
 
     workspace: Workspace
     document: MemoryDocument
     messages: list[ChatMessage]
     transcript: Transcript
-    origins: list[LineOrigin]  # of the document's lines
+    origins: list[LineOrigin]  # of the document's lines ([] when unknown)
     tombstones: dict[str, str]  # folded key -> the line as the person had it
     client_from: Hashable  # what the model client would be built from now (KeptModelClient)
 
 
-@dataclass(frozen=True)
-class _Read:
-    """What :meth:`MemoryRefresher._load` reads after the document, on the same worker thread."""
+class _Store(Enum):
+    """What an attempt stores once decided (besides the attempt itself)."""
 
-    workspace: Workspace
-    messages: list[ChatMessage]
-    transcript: Transcript
-    origins: list[LineOrigin]
-    tombstones: list[Tombstone]
-    client_from: Hashable
+    NOTHING = "nothing"
+    WATERMARKS = "watermarks"  # the messages are marked folded; no revision
+    PROPOSAL = "proposal"  # the rewrite waits for review
+    REWRITE = "rewrite"  # the rewrite is applied on the version it was based on
 
 
-class _CallFailed(Exception):
-    """A model call failed; carries the provider's error and the tokens already spent."""
+@dataclass
+class _Attempt:
+    """One attempt's record, filled in by its steps (read → ask → decide → store); the
+    outcome is recorded once, whichever step decided it."""
 
-    def __init__(self, error: ProviderError, usage: TokenUsage) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.usage = usage
+    data: _Input
+    settings: Settings  # when the attempt started (model, floor)
+    rebuild: bool
+    outcome: RefreshOutcome  # so far
+    store: _Store | None = None  # once decided
+    reply: Judgement | None = None  # once the model answered
+    review: tuple[str, ...] = ()  # why the reply waits for review
+
+    @property
+    def workspace_id(self) -> str:
+        return self.outcome.workspace_id
+
+    @property
+    def base_version(self) -> int:
+        """The version the attempt read (and writes against)."""
+        return self.data.document.version
+
+    def answered(self, reply: Judgement, **changes: Any) -> None:
+        """Keep the model's judged reply, with the outcome's ``changes``."""
+        previous = self.data.document.content
+        added, removed = line_changes(previous, reply.text) if reply.text else (0, 0)
+        self.reply = reply
+        self.update(reply=reply.text or reply.raw, added=added, removed=removed, **changes)
+
+    def update(self, **changes: Any) -> None:
+        """Change the outcome so far."""
+        self.outcome = replace(self.outcome, **changes)
+
+    def decide(self, store: _Store, **changes: Any) -> None:
+        """Decide what is stored, with the outcome's ``changes``."""
+        self.store = store
+        self.update(**changes)
 
 
 class MemoryRefresher:
@@ -117,6 +142,7 @@ class MemoryRefresher:
     Args:
         memory: the memory service (documents, watermarks, attempts; it publishes
             ``MemoryChanged`` for an applied rewrite).
+        review: the review inbox (a rewrite that must wait becomes a proposal there).
         workspaces: the stored workspaces (is memory on for this one?).
         conversations: the conversations (unfolded messages, session titles).
         model_client: builds the model client to call. With a ``built_from()`` method (what
@@ -138,6 +164,7 @@ class MemoryRefresher:
         self,
         *,
         memory: MemoryService,
+        review: ReviewInbox,
         workspaces: WorkspaceRepository,
         conversations: ConversationRepository,
         model_client: ModelClientFactory,
@@ -147,6 +174,7 @@ class MemoryRefresher:
         form: RewriteForm = RewriteForm.EDITS,
     ) -> None:
         self._memory = memory
+        self._review = review
         self._form = form
         self._workspaces = workspaces
         self._conversations = conversations
@@ -244,310 +272,229 @@ class MemoryRefresher:
             return outcome
 
     async def _attempt(self, workspace_id: str, *, rebuild: bool, started: float) -> RefreshOutcome:
-        settings = self._settings()
-        data = await self._load(workspace_id, rebuild)
-        document, transcript = data.document, data.transcript
-        base = RefreshOutcome(
-            status=RefreshStatus.UP_TO_DATE,
-            reason="",
-            workspace_id=workspace_id,
-            version=document.version,
-            lines=document.lines,
-            session_ids=transcript.session_ids,
-            flags=transcript.flags,
-        )
+        """One attempt: read → ask → decide → store, each step filling in the attempt's
+        record until one decides what is stored; then the record is stored."""
+        attempt = await self._read(workspace_id, rebuild=rebuild)
+        if attempt.store is None:
+            await self._ask(attempt)
+        if attempt.store is None:
+            self._decide(attempt)
+        await self._store(attempt)
+        outcome = replace(attempt.outcome, duration_s=time.monotonic() - started)
+        return await self._record(outcome, base_version=attempt.base_version, rebuild=rebuild)
 
+    # --- steps ------------------------------------------------------------------------------
+    async def _read(self, workspace_id: str, *, rebuild: bool) -> _Attempt:
+        """Read the document and the conversations; with nothing to send (memory off, no
+        message with text), that is decided here, without a model call."""
+        settings = self._settings()
+        # The document first: a refresh elsewhere that folds these messages after this read
+        # then moves the version, and this attempt's write is refused as superseded.
+        _, data = await self._memory.read_with(
+            workspace_id, lambda document: self._read_input(document, rebuild)
+        )
+        document, transcript = data.document, data.transcript
+        attempt = _Attempt(
+            data,
+            settings,
+            rebuild,
+            RefreshOutcome(
+                status=RefreshStatus.UP_TO_DATE,
+                reason="",
+                workspace_id=workspace_id,
+                version=document.version,
+                lines=document.lines,
+                session_ids=transcript.session_ids,
+                flags=transcript.flags,
+            ),
+        )
         if not data.workspace.memory_enabled:
             # Memory is off here: nothing is sent and no watermark moves, so turning it back
             # on folds these conversations then.
-            return await self._finish(
-                replace(
-                    base,
-                    reason="memory is turned off for this workspace; nothing was sent",
-                    session_ids=(),
-                    flags=(),
-                ),
-                started,
-                base_version=document.version,
-                rebuild=rebuild,
-            )
-        if transcript.empty:
-            if data.messages:  # only tool results and the like: nothing to fold, but seen
-                await self._memory.advance_watermarks(transcript.watermarks)
-                reason = "the new messages had no text to remember"
-            else:
-                reason = "no conversation since the last refresh"
-            return await self._finish(
-                replace(base, reason=reason, session_ids=()),
-                started,
-                base_version=document.version,
-                rebuild=rebuild,
-            )
+            reason = "memory is turned off for this workspace; nothing was sent"
+            attempt.decide(_Store.NOTHING, reason=reason, session_ids=(), flags=())
+        elif transcript.empty and data.messages:  # only tool results and the like: seen
+            reason = "the new messages had no text to remember"
+            attempt.decide(_Store.WATERMARKS, reason=reason, session_ids=())
+        elif transcript.empty:
+            reason = "no conversation since the last refresh"
+            attempt.decide(_Store.NOTHING, reason=reason, session_ids=())
+        return attempt
 
+    async def _ask(self, attempt: _Attempt) -> None:
+        """Ask the memory model for the rewrite (:meth:`_call`) on a kept or new client."""
+        data = attempt.data
         system, messages = prompt.build_rewrite_request(
-            current=document.content,
-            transcript=transcript.text,
+            current=data.document.content,
+            transcript=data.transcript.text,
             workspace_name=data.workspace.name,
-            rebuild=rebuild,
+            rebuild=attempt.rebuild,
             hand_lines=[o.text for o in data.origins if o.by_person and o.text.strip()],
             removed_lines=list(data.tombstones.values()),
             form=self._form,
         )
-        model = settings.memory_model
         provider: ModelClient | None = None
         answered = False
         try:
             provider = await self._clients.take(data.client_from)
-            completion, reply, usage, flags = await self._ask(
-                provider,
-                model=model,
-                system=system,
-                messages=messages,
-                previous=document.content,
-                floor_ratio=settings.floor_ratio,
-                transcript_flags=transcript.flags,
-                workspace_id=workspace_id,
-            )
-            answered = True
-        except _CallFailed as failed:
-            exc = failed.error
-            outcome = replace(
-                base,
-                status=RefreshStatus.FAILED,
-                reason=str(exc),
-                model=model,
-                usage=failed.usage,
-                flags=_merge(base.flags, (f"provider:{exc.reason}",)),
-            )
-            return await self._finish(
-                outcome, started, base_version=document.version, rebuild=rebuild
-            )
+            answered = await self._call(provider, attempt, system=system, messages=messages)
         finally:
             if provider is not None:
                 await self._clients.give_back(provider, healthy=answered)
 
+    async def _call(
+        self, provider: ModelClient, attempt: _Attempt, *, system: str, messages: list[dict]
+    ) -> bool:
+        """The model call and its judged reply (kept on the attempt), in one retry loop: edits
+        that do not apply are asked once more for the whole document, a reply over the
+        ceiling once to condense (:func:`_retry`); every reply is judged again. A failed call
+        decides the attempt (``failed``, nothing stored from it): then ``False``."""
+        data, base = attempt.data, attempt.outcome
+        model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
+        request, usage, flags = messages, TokenUsage(), base.flags
+        retried: tuple[str, ...] = ()  # the retries' flags, in order
+        before_lines = 0  # of the reply a retry was asked for
+        while True:
+            try:
+                completion = await provider.complete(
+                    model=model, system=system, messages=request, max_tokens=REWRITE_MAX_TOKENS
+                )
+            except ProviderError as exc:  # an earlier call's tokens were spent all the same
+                failed = merge_flags(base.flags, (f"provider:{exc.reason}",))
+                attempt.decide(
+                    _Store.NOTHING,
+                    status=RefreshStatus.FAILED,
+                    reason=str(exc),
+                    model=model,
+                    usage=usage,
+                    flags=failed,
+                )
+                return False
+            usage += completion.usage
+            edits = self._form is RewriteForm.EDITS and not retried
+            reply = await asyncio.to_thread(
+                judge_reply, data.document.content, completion, floor_ratio, edits=edits
+            )
+            flags = merge_flags(flags, reply.flags, retried[-1:])
+            if retried[-1:] == (_CONDENSE_RETRY,):
+                reply = _after_condense(reply, before_lines)
+            retry = _retry(messages, reply, retried)
+            if retry is None:
+                break
+            request, flag = retry
+            retried += (flag,)
+            before_lines = reply.verdict.lines
+            why = reply.edit_error or reply.verdict.reason
+            log.info("memory rewrite of %s: %s; one %s", attempt.workspace_id, why, flag)
+        attempt.answered(reply, model=completion.model or model, usage=usage, flags=flags)
+        return True
+
+    def _decide(self, attempt: _Attempt) -> None:
+        """Decide what the judged reply becomes: nothing to change, a refusal, a proposal
+        that waits for review (``judging.review_reasons``), or a rewrite to apply."""
+        reply, data = attempt.reply, attempt.data
+        assert reply is not None  # asked, and the call answered
         if reply.unchanged:
             # An empty block of edits: nothing durable was said. The conversations are folded
             # and no revision is written.
+            reason = "the model found nothing new to remember"
+            attempt.decide(_Store.WATERMARKS, reason=reason, reply=reply.raw)
+        elif not reply.verdict.ok:
+            attempt.decide(_Store.NOTHING, status=reply.verdict.status, reason=reply.verdict.reason)
+        else:
+            attempt.review = review_reasons(
+                data.document.content,
+                reply,
+                data.origins,
+                data.tombstones.keys(),
+                data.workspace.review_mode,
+            )
+            attempt.decide(_Store.PROPOSAL if attempt.review else _Store.REWRITE)
+
+    async def _store(self, attempt: _Attempt) -> None:
+        """Store what was decided (the attempt itself is recorded after this)."""
+        transcript = attempt.data.transcript
+        if attempt.store is _Store.WATERMARKS:
             await self._memory.advance_watermarks(transcript.watermarks)
-            outcome = replace(
-                base,
-                reason="the model found nothing new to remember",
-                model=completion.model or model,
-                usage=usage,
-                flags=flags,
-                reply=reply.raw,
-            )
-            return await self._finish(
-                outcome, started, base_version=document.version, rebuild=rebuild
-            )
-        added, removed = line_changes(document.content, reply.text) if reply.text else (0, 0)
-        outcome = replace(
-            base,
-            model=completion.model or model,
-            usage=usage,
-            flags=flags,
-            reply=reply.text or reply.raw,
-            added=added,
-            removed=removed,
-        )
-        if not reply.verdict.ok:
-            assert reply.verdict.status is not None
-            outcome = replace(outcome, status=reply.verdict.status, reason=reply.verdict.reason)
-            return await self._finish(
-                outcome, started, base_version=document.version, rebuild=rebuild
-            )
-        reasons = provenance.review_reasons(
-            document.content,
-            reply.text,
-            data.origins,
-            data.tombstones.keys(),
-            data.workspace.review_mode,
-        )
-        if reasons:
+        elif attempt.store is _Store.PROPOSAL:
             # Waits for the person: the document and the watermarks stay as they are, so the
             # conversations it folds are folded only when it is accepted or rejected.
-            proposal = await self._memory.propose(
-                workspace_id,
-                reply.text,
-                base_version=document.version,
-                reasons=tuple(reasons),
-                model=outcome.model,
+            assert attempt.reply is not None
+            proposal = await self._review.propose(
+                attempt.workspace_id,
+                attempt.reply.text,
+                base_version=attempt.base_version,
+                reasons=attempt.review,
+                model=attempt.outcome.model,
                 session_ids=transcript.session_ids,
                 watermarks=transcript.watermarks,
-                flags=flags,
+                flags=attempt.outcome.flags,
             )
-            outcome = replace(
-                outcome,
+            attempt.update(
                 status=RefreshStatus.NEEDS_REVIEW,
-                reason="waits for review: " + "; ".join(reasons),
+                reason="waits for review: " + "; ".join(attempt.review),
                 proposal_id=proposal.id,
             )
-            return await self._finish(
-                outcome, started, base_version=document.version, rebuild=rebuild
-            )
+        elif attempt.store is _Store.REWRITE:
+            await self._apply(attempt)
+
+    async def _apply(self, attempt: _Attempt) -> None:
+        """Apply the rewrite on the version it was based on: ``applied``; ``superseded`` when
+        the document changed meanwhile."""
+        outcome, transcript = attempt.outcome, attempt.data.transcript
+        assert attempt.reply is not None
         try:
             written = await self._memory.apply_rewrite(
-                workspace_id,
-                reply.text,
-                base_version=document.version,
+                attempt.workspace_id,
+                attempt.reply.text,
+                base_version=attempt.base_version,
                 model=outcome.model,
                 session_ids=transcript.session_ids,
                 watermarks=transcript.watermarks,
-                flags=flags,
+                flags=outcome.flags,
             )
         except ConflictError as exc:
-            outcome = replace(
-                outcome,
+            current = await self._memory.read(attempt.workspace_id)
+            attempt.update(
                 status=RefreshStatus.SUPERSEDED,
-                version=exc.current_version,
+                version=current.version,
+                lines=current.lines,
                 reason=f"the document changed (version {exc.expected_version} → "
-                f"{exc.current_version}) while the model was working; the rewrite "
-                "was dropped",
-            )
-            current = await self._memory.read(workspace_id)
-            outcome = replace(outcome, version=current.version, lines=current.lines)
-            return await self._finish(
-                outcome, started, base_version=document.version, rebuild=rebuild
+                f"{exc.current_version}) while the model was working; the rewrite was dropped",
             )
         except CeilingExceeded as exc:  # the guards already refuse this; the store's last net
-            outcome = replace(outcome, status=RefreshStatus.REFUSED_CEILING, reason=str(exc))
-            return await self._finish(
-                outcome, started, base_version=document.version, rebuild=rebuild
-            )
-
-        if written.version == document.version:
-            outcome = replace(outcome, reason="the model found nothing new to remember")
+            attempt.update(status=RefreshStatus.REFUSED_CEILING, reason=str(exc))
         else:
-            outcome = replace(
-                outcome,
-                status=RefreshStatus.APPLIED,
-                version=written.version,
-                lines=written.lines,
-                reason=_applied_reason(transcript),
-            )
-        return await self._finish(outcome, started, base_version=document.version, rebuild=rebuild)
-
-    # --- steps ------------------------------------------------------------------------------
-    async def _ask(
-        self,
-        provider: ModelClient,
-        *,
-        model: str,
-        system: str,
-        messages: list[dict],
-        previous: str,
-        floor_ratio: float,
-        transcript_flags: tuple[str, ...],
-        workspace_id: str,
-    ) -> tuple[Completion, Reply, TokenUsage, tuple[str, ...]]:
-        """The model call, judged; edits that do not apply get the one retry asking for the
-        whole document; over the ceiling, the one condense retry; each reply judged again.
-
-        Raises:
-            _CallFailed: either call failed (nothing is stored from it).
-        """
-        try:
-            completion = await provider.complete(
-                model=model, system=system, messages=messages, max_tokens=REWRITE_MAX_TOKENS
-            )
-        except ProviderError as exc:
-            raise _CallFailed(exc, TokenUsage()) from exc
-        usage = completion.usage
-        edits = self._form is RewriteForm.EDITS
-        reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio, edits=edits)
-        flags = _merge(transcript_flags, reply.flags)
-        if edits and reply.edit_error is None and reply.raw.strip() and not holds_edits(reply.raw):
-            flags = _merge(flags, ("whole_reply",))
-        if reply.edit_error is not None:
-            log.info(
-                "memory rewrite of %s: the edits do not apply (%s); asking for the whole document",
-                workspace_id,
-                reply.edit_error,
-            )
-            retry = prompt.whole_document_request(
-                messages, reply=reply.raw, reason=reply.edit_error
-            )
-            try:
-                completion = await provider.complete(
-                    model=model, system=system, messages=retry, max_tokens=REWRITE_MAX_TOKENS
+            if written.version == attempt.base_version:
+                attempt.update(reason="the model found nothing new to remember")
+            else:
+                attempt.update(
+                    status=RefreshStatus.APPLIED,
+                    version=written.version,
+                    lines=written.lines,
+                    reason=_applied_reason(transcript),
                 )
-            except ProviderError as exc:  # the first call's tokens were spent all the same
-                raise _CallFailed(exc, usage) from exc
-            usage = _add(usage, completion.usage)
-            reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio)
-            flags = _merge(flags, reply.flags, ("edits_retry",))
-        if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
-            return completion, reply, usage, flags
-        log.info(
-            "memory rewrite of %s over the ceiling (%s); one condense retry",
-            workspace_id,
-            reply.verdict.reason,
-        )
-        retry = prompt.condense_request(
-            messages,
-            reply=reply.text or reply.raw,
-            lines=reply.verdict.lines,
-            chars=reply.verdict.chars,
-        )
-        first_lines = reply.verdict.lines
-        try:
-            completion = await provider.complete(
-                model=model, system=system, messages=retry, max_tokens=REWRITE_MAX_TOKENS
-            )
-        except ProviderError as exc:  # the first call's tokens were spent all the same
-            raise _CallFailed(exc, usage) from exc
-        usage = _add(usage, completion.usage)
-        reply = await asyncio.to_thread(judge_reply, previous, completion, floor_ratio)
-        flags = _merge(flags, reply.flags, ("condense_retry",))
-        if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
-            reply = replace(
-                reply,
-                verdict=replace(
-                    reply.verdict,
-                    reason=f"{reply.verdict.reason} after one condense retry "
-                    f"(the first reply had {first_lines} lines)",
-                ),
-            )
-        return completion, reply, usage, flags
 
-    async def _load(self, workspace_id: str, rebuild: bool) -> _Input:
-        """Read everything an attempt needs in one worker-thread hop (each costs a few tenths
-        of a millisecond on a busy machine): the document, then the workspace and the
-        transcript, read and formatted, and when there is something to fold the line origins,
-        the tombstones and what the model client would be built from."""
-        # The document first: a refresh elsewhere that folds these messages after this read
-        # then moves the version, and this attempt's write is refused as superseded.
-        document, read = await self._memory.read_with(
-            workspace_id, lambda: self._read(workspace_id, rebuild)
-        )
-        origins = read.origins
-        if origins and [o.text for o in origins] != document.content.splitlines():
-            origins = []  # the history does not end at this document (a write meanwhile)
-        tombstones = {t.key: t.text for t in read.tombstones}
-        return _Input(
-            read.workspace,
-            document,
-            read.messages,
-            read.transcript,
-            origins,
-            tombstones,
-            read.client_from,
-        )
-
-    def _read(self, workspace_id: str, rebuild: bool) -> _Read:
-        """:meth:`_load`'s reads after the document (blocking: on its worker thread)."""
+    # --- reading ----------------------------------------------------------------------------
+    def _read_input(self, document: MemoryDocument, rebuild: bool) -> _Input:
+        """After the document (blocking: on its worker thread, see :meth:`_read`): the
+        workspace and the transcript, read and formatted, and when there is something to fold
+        the line origins, the tombstones and what the model client would be built from."""
+        workspace_id = document.workspace_id
         workspace = self._workspaces.get(workspace_id)
         messages, transcript = self._transcript(workspace_id, rebuild)
         if transcript.empty or not workspace.memory_enabled:
-            return _Read(workspace, messages, transcript, [], [], None)
+            return _Input(workspace, document, messages, transcript, [], {}, None)
         origins, tombstones = self._memory.origins_and_tombstones(workspace_id)
+        if origins and [o.text for o in origins] != document.content.splitlines():
+            origins = []  # the history does not end at this document (a write meanwhile)
         try:
             client_from = self._clients.built_from()
         except Exception:  # the factory meets it again and says what it is (a keyring error)
             log.info("could not read what the model client is built from", exc_info=True)
             client_from = None
-        return _Read(workspace, messages, transcript, origins, tombstones, client_from)
+        buried = {t.key: t.text for t in tombstones}
+        return _Input(workspace, document, messages, transcript, origins, buried, client_from)
 
     def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
         if rebuild:
@@ -555,14 +502,7 @@ class MemoryRefresher:
         else:
             messages = self._conversations.unfolded_messages(workspace_id)
         titles = self._conversations.session_titles({m.session_id for m in messages})
-        transcript = format_transcript(messages, session_titles=titles, redactor=redact)
-        return messages, transcript
-
-    async def _finish(
-        self, outcome: RefreshOutcome, started: float, *, base_version: int, rebuild: bool
-    ) -> RefreshOutcome:
-        outcome = replace(outcome, duration_s=time.monotonic() - started)
-        return await self._record(outcome, base_version=base_version, rebuild=rebuild)
+        return messages, format_transcript(messages, session_titles=titles, redactor=redact)
 
     async def _record(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool
@@ -576,15 +516,35 @@ class MemoryRefresher:
         return replace(outcome, attempt_id=attempt.id)
 
 
-def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
-    return TokenUsage(a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens)
+def _retry(
+    messages: list[dict], reply: Judgement, retried: tuple[str, ...]
+) -> tuple[list[dict], str] | None:
+    """The request of the one retry a reply earns, and its flag, or ``None``: edits that do
+    not apply ask for the whole document; a document over the ceiling asks to condense it,
+    stating its size and the limit. Each retry happens at most once per attempt."""
+    if reply.edit_error is not None and _EDITS_RETRY not in retried:
+        request = prompt.whole_document_request(messages, reply=reply.raw, reason=reply.edit_error)
+        return request, _EDITS_RETRY
+    if reply.verdict.status is RefreshStatus.REFUSED_CEILING and _CONDENSE_RETRY not in retried:
+        request = prompt.condense_request(
+            messages,
+            reply=reply.text or reply.raw,
+            lines=reply.verdict.lines,
+            chars=reply.verdict.chars,
+        )
+        return request, _CONDENSE_RETRY
+    return None
 
 
-def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
-    merged: list[str] = []
-    for group in groups:
-        merged += [flag for flag in group if flag not in merged]
-    return tuple(merged)
+def _after_condense(reply: Judgement, before_lines: int) -> Judgement:
+    """A reply to the condense retry that is still over the ceiling says so."""
+    if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
+        return reply
+    reason = (
+        f"{reply.verdict.reason} after one condense retry "
+        f"(the first reply had {before_lines} lines)"
+    )
+    return replace(reply, verdict=replace(reply.verdict, reason=reason))
 
 
 def _applied_reason(transcript: Transcript) -> str:

@@ -40,6 +40,7 @@ from yak.events import (
     RefreshStateChanged,
     TurnCompleted,
 )
+from yak.memory.review import ReviewInbox
 from yak.memory.service import MemoryService
 from yak.ports import ConversationRepository
 from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
@@ -57,6 +58,7 @@ class RefreshScheduler:
     Args:
         refresher: runs one guarded rewrite.
         memory: the memory service (last attempts, documents for :meth:`snapshot`).
+        review: the review inbox (waiting proposals for :meth:`snapshot`).
         conversations: the conversations (workspaces with unfolded messages at start).
         settings: the settings service (the key check, read on a worker thread).
         bus: where ``RefreshStateChanged`` (a whole :class:`RefreshState`) is published on
@@ -71,6 +73,7 @@ class RefreshScheduler:
         *,
         refresher: MemoryRefresher,
         memory: MemoryService,
+        review: ReviewInbox,
         conversations: ConversationRepository,
         settings: SettingsService,
         bus: EventBus | None = None,
@@ -78,6 +81,7 @@ class RefreshScheduler:
     ) -> None:
         self._refresher = refresher
         self._memory = memory
+        self._review = review
         self._conversations = conversations
         self._settings = settings
         self._bus = bus
@@ -119,7 +123,7 @@ class RefreshScheduler:
     async def _load(self, workspace_id: str) -> None:
         attempt = await self._memory.last_attempt(workspace_id)
         document = await self._memory.read(workspace_id)
-        waiting = await self._memory.proposals(workspace_id)
+        waiting = await self._review.proposals(workspace_id)
         enabled = await self._memory.memory_enabled(workspace_id)
         unfolded = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
         self._known[workspace_id] = RefreshState(

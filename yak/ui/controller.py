@@ -439,7 +439,7 @@ class AppController(QObject):
     async def _review(self, workspace_id: str) -> None:
         """Open the oldest proposal waiting for review."""
         try:
-            waiting = await self.core.memory.proposals(workspace_id)
+            waiting = await self.core.review.proposals(workspace_id)
             if not waiting:
                 self.window.show_status("No change waits for review.", timeout_ms=10000)
                 return
@@ -481,11 +481,11 @@ class AppController(QObject):
             return
         try:
             if accept:
-                await self.core.memory.accept(
+                await self.core.review.accept(
                     workspace.id, proposal_id, content=content, initiator=self
                 )
             else:
-                await self.core.memory.reject(workspace.id, proposal_id)
+                await self.core.review.reject(workspace.id, proposal_id)
         except YakError as exc:
             self.review_dialog.show_error(str(exc))
             return

@@ -464,11 +464,11 @@ class MemoryPageController(QObject):
     async def _reattach(self, workspace_id: str, folder: str) -> None:
         try:
             workspace = await self.workspaces.reattach(workspace_id, folder)
-            self.memory.forget(workspace_id)  # it lives on under its new id
+            self.memory.watcher.forget(workspace_id)  # it lives on under its new id
         except YakError as exc:
             dialogs.inform(self.page, title="Re-attach failed", text=str(exc))
             return
-        self.memory.forget(workspace_id)  # its memory lives under the new id now
+        self.memory.watcher.forget(workspace_id)  # its memory lives under the new id now
         self.page.model.remove(workspace_id)
         editing = self.page.editor.workspace
         if editing is not None and editing.id == workspace_id:
@@ -485,12 +485,12 @@ class MemoryPageController(QObject):
             workspace = await self.workspaces.get(workspace_id)
             if keep:
                 path = os.path.join(workspace.path, DEFAULT_SYNCED_FILE)
-                result = await self.memory.keep_in_sync(workspace_id, path)
+                result = await self.memory.kept_file.keep_in_sync(workspace_id, path)
                 message = f"{result.path} is kept in sync after every change " + (
                     "(written now)." if result.changed else "(already in sync)."
                 )
             else:
-                stopped = await self.memory.stop_keeping_in_sync(workspace_id)
+                stopped = await self.memory.kept_file.stop_keeping_in_sync(workspace_id)
                 message = f"{stopped} is no longer kept in sync; the file stays as it is."
             editor.set_workspace(await self.workspaces.get(workspace_id))
         except YakError as exc:
