@@ -51,7 +51,7 @@ from yak.domain import (
     Workspace,
     line_changes,
 )
-from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
+from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.memory import prompt, provenance
 from yak.memory.edits import holds_edits
@@ -318,6 +318,7 @@ class MemoryRefresher:
                 model=model,
                 usage=failed.usage,
                 flags=_merge(base.flags, (f"provider:{exc.reason}",)),
+                missing_key=isinstance(exc, MissingApiKey),
             )
             return await self._finish(
                 outcome, started, base_version=document.version, rebuild=rebuild

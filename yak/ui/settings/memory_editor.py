@@ -28,10 +28,12 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
+from yak.memory.document import ceiling_message
 from yak.memory.sync import DEFAULT_SYNCED_FILE as SYNCED_FILE_NAME
-from yak.refresh.state import ceiling_message, shrink_question
+from yak.presenters import Colour, shrink_question, source_text
 from yak.text import plural
 from yak.ui import dialogs
+from yak.ui.colours import colour_hex
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import (
     counter_text,
@@ -40,7 +42,6 @@ from yak.ui.formatting import (
     origin_at,
     origin_text,
     relative_time,
-    source_text,
 )
 from yak.ui.layout import (
     STRETCH,
@@ -52,7 +53,7 @@ from yak.ui.layout import (
     vbox,
 )
 
-_RED = "#b00020"
+_RED = colour_hex(Colour.ALARM)
 
 
 class MemoryEditor(QWidget):
