@@ -1,7 +1,7 @@
 """The words and colour names every front end shows for the state of a memory (pure functions,
 no I/O, no Qt): the memory panel's status line, the memory list's Status cell, the sentence for
-a finished refresh (the window's and the command line's), what a revision's source is called,
-and the floor question asked before a hand save.
+a finished refresh (the window's and the command line's), and what a revision's source is
+called. Light to import (the domain types only): every ``yak`` command that prints may load it.
 
 The window and the command line read one table, so a state is called the same everywhere.
 Colours are named here (:class:`Colour`); the window maps each name to a colour in one place
@@ -17,17 +17,13 @@ from datetime import datetime
 from enum import StrEnum
 
 from yak.domain import (
-    FLOOR_MIN_CHARS,
-    FLOOR_RATIO,
     STORE_ERROR,
     QueueState,
     RefreshOutcome,
     RefreshState,
     RefreshStatus,
     ReviewMode,
-    count_lines,
 )
-from yak.memory.guards import check_rewrite, non_blank_lines
 from yak.text import plural
 
 __all__ = [
@@ -47,7 +43,6 @@ __all__ = [
     "outcome_label",
     "refresh_status",
     "refresh_summary",
-    "shrink_question",
     "source_label",
     "source_text",
     "status_colour",
@@ -384,44 +379,3 @@ def change_words(source: str) -> str:
     ``"changed by another program"``…"""
     words = _SOURCE_WORDS.get(source)
     return words[2] if words else source
-
-
-# --- the floor question ----------------------------------------------------------------------
-def shrink_question(previous: str, new: str) -> str | None:
-    """The question to ask before a hand save of ``new`` over ``previous`` when it would
-    collapse the document by the floor rule ("The memory document" in docs/architecture.md), or
-    when it empties it.
-
-    A human may shrink the memory on purpose, so this never refuses; it only says how much goes.
-    Rewording a very short document (under ``FLOOR_MIN_CHARS`` characters) is a normal edit and
-    asks nothing; emptying any document asks.
-
-    Args:
-        previous: the stored document the edits are based on.
-        new: the text about to be saved.
-
-    Returns:
-        E.g. ``"This replaces 36 lines with 1 line (it keeps under half of the document).
-        Save anyway?"``, or ``None`` when the save needs no question (a normal edit, or
-        ``previous`` is empty or short and ``new`` is not empty).
-    """
-    if not previous.strip():
-        return None
-    before = plural(count_lines(previous), "line")
-    if not new.strip():
-        return f"This replaces {before} with nothing (it empties the document). Save anyway?"
-    if (
-        len(previous) < FLOOR_MIN_CHARS
-        or check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR
-    ):
-        return None
-    kept_lines = non_blank_lines(new) / max(1, non_blank_lines(previous))
-    if kept_lines < FLOOR_RATIO or len(new) < FLOOR_RATIO * len(previous):
-        how = (
-            "it keeps under half of the document"
-            if FLOOR_RATIO == 0.5
-            else f"it keeps under {FLOOR_RATIO:.0%} of the document"
-        )
-    else:
-        how = f"it leaves {len(new)} characters of {len(previous):,}"
-    return f"This replaces {before} with {plural(count_lines(new), 'line')} ({how}). Save anyway?"

@@ -22,7 +22,14 @@ from PySide6.QtGui import QFontDatabase, QHelpEvent, QHideEvent, QPalette, QShow
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QToolTip, QWidget
 
 from yak.domain import LineOrigin, MemoryDocument, QueueState, RefreshState, Workspace
-from yak.presenters import StatusKind, StatusLine, action_words, refresh_status, status_colour
+from yak.presenters import (
+    StatusAction,
+    StatusKind,
+    StatusLine,
+    action_words,
+    refresh_status,
+    status_colour,
+)
 from yak.ui.colours import text_style
 from yak.ui.formatting import line_count_text, origin_at, origin_text, relative_time
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
@@ -296,15 +303,15 @@ class MemoryPanel(QWidget):
     def _on_action_button_clicked(self) -> None:
         if self._workspace is None:
             return
-        if self._status.action == "review":
+        if self._status.action is StatusAction.REVIEW:
             self.review_requested.emit(self._workspace.id)
-        elif self._status.action == "diff":
+        elif self._status.action is StatusAction.DIFF:
             self.diff_requested.emit(self._workspace.id)
-        elif self._status.action == "view":
+        elif self._status.action is StatusAction.VIEW:
             self.view_reply_requested.emit(self._workspace.id)
-        elif self._status.action == "retry":
+        elif self._status.action is StatusAction.RETRY:
             self.retry_requested.emit(self._workspace.id)
-        elif self._status.action == "add_key":
+        elif self._status.action is StatusAction.ADD_KEY:
             self.provider_settings_requested.emit()
 
     def _on_refresh_button_clicked(self) -> None:

@@ -29,8 +29,9 @@ from PySide6.QtWidgets import (
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
 from yak.memory.document import ceiling_message
+from yak.memory.guards import shrink_question
 from yak.memory.sync import DEFAULT_SYNCED_FILE as SYNCED_FILE_NAME
-from yak.presenters import Colour, shrink_question, source_text
+from yak.presenters import Colour, source_text
 from yak.text import plural
 from yak.ui import dialogs
 from yak.ui.colours import colour_hex
