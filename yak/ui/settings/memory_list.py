@@ -41,7 +41,7 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 class MemoryListModel(QAbstractTableModel):
     """Workspaces with a memory: path, lines, last updated, and a status — *orphaned* for
     folders that are gone, *memory off*, *paused* (no API key), or the outcome of the newest
-    refresh attempt (``up to date``, ``refused_floor``, ``failed``…).
+    refresh attempt by its label (``up to date``, ``refused: too short``, ``failed``…).
 
     Filtering and sorting happen on the Python list (no proxy model), so 10,000 rows reset in
     milliseconds.
