@@ -223,8 +223,9 @@ async def test_forced_refresh_and_the_state_a_view_reads(core, fake_api, folder)
     assert (state.state, state.due_in) == (QueueState.IDLE, None)
     assert state.last_attempt is not None and state.last_attempt.reason == outcome.reason
     assert state.document_updated_at == (await core.memory.read(workspace.id)).updated_at
-    last = await core.refresh.last_refreshes()
-    assert last[workspace.id].status is RefreshStatus.REFUSED_FLOOR
+    listed = await core.refresh.snapshots()
+    attempt = listed[workspace.id].last_attempt
+    assert attempt is not None and attempt.status is RefreshStatus.REFUSED_FLOOR
 
 
 # --- the registry ---------------------------------------------------------------------------

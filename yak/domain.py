@@ -292,6 +292,7 @@ class RefreshOutcome:
     added: int = 0  # lines the reply adds against the document it was based on
     removed: int = 0  # lines it removes
     proposal_id: str | None = None  # the proposal waiting for review (``needs_review``)
+    missing_key: bool = False  # failed because no API key was available
 
 
 @dataclass(frozen=True)
@@ -475,6 +476,8 @@ class RefreshState:
         unfolded: whether conversations wait to be folded into the memory (a refused or
             trimmed write leaves them waiting, so the memory is not up to date).
         memory_enabled: whether the workspace's memory is on (off: no injection, no refresh).
+        missing_key: whether the last refresh this process ran failed because no API key
+            was available (advice to add one rather than an alarm).
     """
 
     workspace_id: str
@@ -486,3 +489,4 @@ class RefreshState:
     proposals: int = 0
     unfolded: bool = False
     memory_enabled: bool = True
+    missing_key: bool = False

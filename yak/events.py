@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-from yak.domain import QueueState, RefreshState
+from yak.domain import QueueState, RefreshOutcome, RefreshState
 
 
 @dataclass(frozen=True)
@@ -53,10 +52,10 @@ class RefreshStateChanged:
 
 @dataclass(frozen=True)
 class RefreshFinished:
-    """A refresh attempt ended; ``outcome`` is a ``yak.domain.RefreshOutcome``."""
+    """A refresh attempt ended; ``outcome.status`` is its outcome (the store's status words)."""
 
     workspace_id: str
-    outcome: Any
+    outcome: RefreshOutcome
 
 
 @dataclass(frozen=True)

@@ -262,7 +262,7 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
     paused (not a red failure) and nothing is attempted; a key saved in Settings › Provider
     enqueues the workspace (pending). Quitting before it runs loses nothing: no attempt is
     recorded and the messages are still unfolded for the next start."""
-    from yak.refresh.state import PAUSED_TEXT
+    from yak.presenters import PAUSED_TEXT
     from yak.ui.settings.dialog import SettingsDialog
 
     monkeypatch.setenv("YAK_DEBOUNCE_SECONDS", "120")  # the pending run never starts here

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus
 from yak.events import RefreshStateChanged
-from yak.refresh.state import PAUSED_TEXT, UNFOLDED_TEXT
+from yak.presenters import PAUSED_TEXT, UNFOLDED_TEXT
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
 from yak.ui.settings.memory_controller import MemoryPageController

@@ -15,11 +15,10 @@ from yak.domain import (
     RefreshStatus,
     TokenUsage,
 )
-from yak.refresh.state import (
+from yak.presenters import (
     PAUSED_TEXT,
     UNFOLDED_TEXT,
     UNFOLDED_TIP,
-    LastRefresh,
     describe_outcome,
     list_status,
     refresh_status,
@@ -54,6 +53,11 @@ def attempt(
 
 def no_key_attempt() -> RefreshAttempt:
     return attempt(RefreshStatus.FAILED, NO_KEY, flags=("provider:no_key",))
+
+
+def failed_for_want_of_a_key(**fields) -> RefreshState:
+    """A snapshot whose last refresh failed because no API key was available."""
+    return RefreshState("ws_x", last_attempt=no_key_attempt(), missing_key=True, **fields)
 
 
 @pytest.mark.parametrize(
@@ -156,26 +160,24 @@ def no_key_attempt() -> RefreshAttempt:
         ),
         # … a forced refresh that failed for want of a key says so, as advice …
         (
-            RefreshState("ws_x", state=QueueState.PAUSED, last_attempt=no_key_attempt()),
+            failed_for_want_of_a_key(state=QueueState.PAUSED),
             f"failed: {NO_KEY}",
             "add_key",
         ),
         (
-            RefreshState("ws_x", last_attempt=no_key_attempt(), key_available=False),
+            failed_for_want_of_a_key(key_available=False),
             f"failed: {NO_KEY}",
             "add_key",
         ),
         # … until a key is there: then it is a failure to retry like any other.
         (
-            RefreshState("ws_x", last_attempt=no_key_attempt(), key_available=True),
+            failed_for_want_of_a_key(key_available=True),
             f"failed: {NO_KEY}",
             "retry",
         ),
         # A pending run (a key was just added) wins over the pause.
         (
-            RefreshState(
-                "ws_x", state=QueueState.PENDING, due_in=3.0, last_attempt=no_key_attempt()
-            ),
+            failed_for_want_of_a_key(state=QueueState.PENDING, due_in=3.0),
             "pending in 3 s",
             None,
         ),
@@ -231,65 +233,81 @@ def test_counter_is_over_past_either_limit_and_not_at_it():
         (None, {}, ("", "")),
         (None, {"paused": True}, ("paused", PAUSED_TEXT)),
         (
-            LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+            attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150"),
             {},
-            ("refused_floor", "kept 12 of 150"),
+            ("refused: too short", "kept 12 of 150"),
         ),
-        (LastRefresh(RefreshStatus.FAILED, "rate limited", NOW), {}, ("failed", "rate limited")),
+        (attempt(RefreshStatus.FAILED, "rate limited"), {}, ("failed", "rate limited")),
         (
-            LastRefresh(RefreshStatus.SUPERSEDED, "changed twice", NOW),
+            attempt(RefreshStatus.SUPERSEDED, "changed twice"),
             {},
             ("superseded", "changed twice"),
         ),
         (
-            LastRefresh(RefreshStatus.APPLIED, "folded 3 messages", NOW),
+            attempt(RefreshStatus.APPLIED, "folded 3 messages"),
             {},
             ("up to date", "folded 3 messages"),
         ),
         (
-            LastRefresh(RefreshStatus.UP_TO_DATE, "nothing new", NOW),
+            attempt(RefreshStatus.UP_TO_DATE, "nothing new"),
             {},
             ("up to date", "nothing new"),
         ),
         # A hand edit after the refusal is the newest word …
         (
-            LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+            attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150"),
             {"updated_at": NOW + timedelta(seconds=1)},
             ("up to date", "The memory was written after the last refresh."),
         ),
         # … an edit before it is not.
         (
-            LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+            attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150"),
             {"updated_at": NOW - timedelta(seconds=1)},
-            ("refused_floor", "kept 12 of 150"),
+            ("refused: too short", "kept 12 of 150"),
         ),
         # Waiting for a key wins over an older outcome.
         (
-            LastRefresh(RefreshStatus.FAILED, "rate limited", NOW),
+            attempt(RefreshStatus.FAILED, "rate limited"),
             {"paused": True},
             ("paused", PAUSED_TEXT),
         ),
         # Conversations not folded in yet are never "up to date": after a hand edit over a
         # refusal (a trimmed save), after an applied refresh, or before any refresh …
         (
-            LastRefresh(RefreshStatus.REFUSED_CEILING, "240 lines", NOW),
+            attempt(RefreshStatus.REFUSED_CEILING, "240 lines"),
             {"updated_at": NOW + timedelta(seconds=1), "unfolded": True},
             (UNFOLDED_TEXT, UNFOLDED_TIP),
         ),
         (
-            LastRefresh(RefreshStatus.APPLIED, "folded 3 messages", NOW),
+            attempt(RefreshStatus.APPLIED, "folded 3 messages"),
             {"unfolded": True},
             (UNFOLDED_TEXT, UNFOLDED_TIP),
         ),
         (None, {"unfolded": True}, (UNFOLDED_TEXT, UNFOLDED_TIP)),
         # … while a refusal still speaks for itself.
         (
-            LastRefresh(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150", NOW),
+            attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150"),
             {"unfolded": True},
-            ("refused_floor", "kept 12 of 150"),
+            ("refused: too short", "kept 12 of 150"),
         ),
     ],
 )
 def test_memory_list_status_cell(last, kwargs, cell):
-    """The Settings list's Status cell and tooltip from the newest attempt."""
-    assert list_status(last, **kwargs) == cell
+    """The Settings list's Status cell and tooltip from the refresh snapshot: the newest
+    attempt (an outcome by its label), the pause, the conversations still unfolded."""
+    state = RefreshState(
+        "ws_x",
+        state=QueueState.PAUSED if kwargs.get("paused") else QueueState.IDLE,
+        last_attempt=last,
+        unfolded=kwargs.get("unfolded", False),
+    )
+    assert list_status(state, updated_at=kwargs.get("updated_at")) == cell
+
+
+def test_a_failure_is_advice_only_when_the_snapshot_says_the_key_was_missing():
+    """Whether a failure was for want of a key is the snapshot's ``missing_key``, not a flag
+    read back from the attempt: without it, the no-key sentence is a failure to retry."""
+    line = refresh_status(RefreshState("ws_x", last_attempt=no_key_attempt()))
+    assert (line.kind, line.action) == ("failed", "retry")
+    line = refresh_status(failed_for_want_of_a_key())
+    assert (line.kind, line.action) == ("no_key", "add_key")

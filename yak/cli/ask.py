@@ -212,18 +212,18 @@ async def _ask(
     it streams, then the memory refresh; returns the exit status."""
     from yak.agent.types import ApprovalDecision
     from yak.chat.service import title_from_prompt
-    from yak.cli import output
+    from yak.cli import turn_output
 
     async def approver(_request: ApprovalRequest) -> ApprovalDecision:
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
-    printer = output.TurnPrinter()
+    printer = turn_output.TurnPrinter()
     if allow:
         from yak.agent.sandbox import choose
 
         confinement = choose(core.settings.current().command_sandbox)
         if confinement.kind == "none" and confinement.refusal is None:
-            output.turn_problem(f"warning: {UNCONFINED_WARNING}")
+            turn_output.turn_problem(f"warning: {UNCONFINED_WARNING}")
     if session is None:
         session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
     try:
@@ -239,18 +239,18 @@ async def _ask(
     finally:
         printer.end_line()
     if finished.status == "failed":
-        output.turn_problem(finished.error or "the turn failed")
+        turn_output.turn_problem(finished.error or "the turn failed")
         return 4
     if finished.status == "tool_limit" and finished.error:
-        output.turn_problem(finished.error)
+        turn_output.turn_problem(finished.error)
     if finished.status == "completed" and finished.stop_reason == "max_tokens":
-        output.turn_problem(
+        turn_output.turn_problem(
             "the reply was cut off at the model's output limit (stop reason max_tokens); the "
             "part that arrived is printed above and kept in the conversation"
         )
         return 4
     if finished.status == "completed" and not finished.text.strip():
-        output.turn_problem("the model's reply was empty; there is nothing to print")
+        turn_output.turn_problem("the model's reply was empty; there is nothing to print")
         return 4
     if refresh and workspace.memory_enabled:
         await _refresh_after_turn(core, workspace)
@@ -260,12 +260,12 @@ async def _ask(
 async def _refresh_after_turn(core: Core, workspace: Workspace) -> None:
     """Run the workspace's memory refresh now and report it on stderr; never raises for a
     refresh that fails (the turn's exit code stands)."""
-    from yak.cli import output
+    from yak.cli import turn_output
 
     try:
-        with output.quiet_warnings():
+        with turn_output.quiet_warnings():
             outcome = await core.refresh.refresh_now(workspace.id)
     except YakError as exc:
-        output.refresh_after_turn_failed(str(exc))
+        turn_output.refresh_after_turn_failed(str(exc))
         return
-    output.refresh_after_turn(outcome)
+    turn_output.refresh_after_turn(outcome)

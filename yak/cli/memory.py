@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from yak.domain import MemoryDocument, Workspace
 
 # The ``--format`` choices of ``export``: ``yak.memory.document.EXPORT_FORMATS``, spelled here so
-# that building the parser does not import the document rules (a test keeps the two equal).
+# that building the parser does not import the document rules (a test keeps the two equal);
+# the suffixes and the format a file name asks for are the document rules' alone.
 EXPORT_FORMATS = ("text", "markdown", "json")
 
 
@@ -522,10 +523,11 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
     from pathlib import Path
 
     from yak.cli import output
+    from yak.memory.document import export_format_for
 
     if not args.output:
         raise UsageError("give a file name after -o (or - for standard output)")
-    fmt = args.format or _format_for(args.output)
+    fmt = args.format or export_format_for(args.output)
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -541,13 +543,6 @@ def cmd_export(args: argparse.Namespace, ctx: Context) -> int:
         return 0
 
     return ctx.run(work)
-
-
-def _format_for(output: str) -> str:
-    """The export format an output file's name asks for: ``json`` for ``*.json`` (what
-    ``import`` reads back as an export), ``markdown`` for ``*.md``, else ``text``."""
-    suffix = os.path.splitext(output)[1].lower() if output != "-" else ""
-    return {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "text")
 
 
 def cmd_import(args: argparse.Namespace, ctx: Context) -> int:

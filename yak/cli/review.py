@@ -96,7 +96,7 @@ def register(
 
 def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory blame``: each line's origin."""
-    from yak.cli import output
+    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -104,7 +104,7 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
         titles: dict[str, str] = {}
         if origins and not args.json:
             titles = {s.id: s.title for s in await core.chat.sessions(workspace.id)}
-        output.blame(workspace, origins, titles, as_json=args.json)
+        review_output.blame(workspace, origins, titles, as_json=args.json)
         return 0
 
     return ctx.run(work)
@@ -112,20 +112,20 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory review [ID]``: the inbox, or one proposal's reasons and diff."""
-    from yak.cli import output
+    from yak.cli import review_output
     from yak.errors import UsageError
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
         if args.id is None:
             found = await core.review.proposals(workspace.id) if stored else []
-            output.proposals(workspace, found, as_json=args.json)
+            review_output.proposals(workspace, found, as_json=args.json)
             return 0
         if not stored:
             raise UsageError(f"{workspace.path} has no proposals.")
         proposal = await core.review.get_proposal(workspace.id, args.id)
         base = await core.memory.version_text(workspace.id, proposal.base_version)
-        output.proposal(proposal, base, as_json=args.json)
+        review_output.proposal(proposal, base, as_json=args.json)
         return 0
 
     return ctx.run(work)
@@ -135,7 +135,7 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory accept ID [--file F]``."""
     from pathlib import Path
 
-    from yak.cli import output
+    from yak.cli import review_output
     from yak.memory import document as doc_rules
 
     async def work(core: Core) -> int:
@@ -148,11 +148,11 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
         found = await core.review.get_proposal(workspace.id, args.id)
         document = await core.review.accept(workspace.id, found.id, content=content)
         if args.json:
-            output.decided_json(
+            review_output.decided_json(
                 workspace, "accepted", found, document, ctx.failed_sync(workspace.id)
             )
         else:
-            output.decided(workspace, "Accepted", found, document)
+            review_output.decided(workspace, "Accepted", found, document)
         return 0
 
     return ctx.run(work)
@@ -160,16 +160,16 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_reject(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory reject ID``."""
-    from yak.cli import output
+    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args)
         found = await core.review.reject(workspace.id, args.id)
         document = await core.memory.read(workspace.id)
         if args.json:
-            output.decided_json(workspace, "rejected", found, document)
+            review_output.decided_json(workspace, "rejected", found, document)
         else:
-            output.decided(workspace, "Rejected", found, document)
+            review_output.decided(workspace, "Rejected", found, document)
         return 0
 
     return ctx.run(work)
@@ -177,7 +177,7 @@ def cmd_reject(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_mode(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory mode [auto|review]``."""
-    from yak.cli import output
+    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args, folder_setting=args.mode is not None)
@@ -185,19 +185,19 @@ def cmd_mode(args: argparse.Namespace, ctx: Context) -> int:
         if args.mode is not None and args.mode != str(workspace.review_mode):
             workspace = await core.memory.set_review_mode(workspace.id, args.mode)
             changed = True
-        output.mode(workspace, changed=changed, as_json=args.json)
+        review_output.mode(workspace, changed=changed, as_json=args.json)
         return 0
 
     return ctx.run(work)
 
 
 def _switch(args: argparse.Namespace, ctx: Context, *, enabled: bool) -> int:
-    from yak.cli import output
+    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args, folder_setting=True)
         workspace = await core.workspaces.set_memory_enabled(workspace.id, enabled=enabled)
-        output.memory_switch(workspace, as_json=args.json)
+        review_output.memory_switch(workspace, as_json=args.json)
         return 0
 
     return ctx.run(work)

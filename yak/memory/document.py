@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -24,7 +25,11 @@ from yak.domain import (
 )
 from yak.errors import CeilingExceeded, UsageError
 
-EXPORT_FORMATS = ("text", "markdown", "json")
+# Export formats and the file suffix each gets by default (``yak memory export`` and Settings'
+# Export…); a file named ``*.json`` or ``*.md``/``*.markdown`` asks for that format.
+EXPORT_SUFFIXES = {"text": ".txt", "markdown": ".md", "json": ".json"}
+EXPORT_FORMATS = tuple(EXPORT_SUFFIXES)
+_MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 # Byte-order marks, longest first: the UTF-32 LE mark starts with the UTF-16 LE one.
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -179,7 +184,6 @@ EMPTY_INPUT_MESSAGE = (
     "The input is empty; nothing was saved. To empty the memory, use yak memory delete."
 )
 EXPORT_JSON_FORMAT = "yak-memory/1"  # the "format" marker of a JSON export
-_MARKDOWN_SUFFIXES = (".md", ".markdown")
 # A Markdown export's title line starts with this, so an import tells it from a file's own title.
 EXPORT_TITLE = "# Yak memory: "
 
@@ -306,6 +310,22 @@ def iso_utc(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def default_export_name(workspace: Workspace, fmt: str) -> str:
+    """A file name for exporting ``workspace``'s memory as ``fmt``, e.g. ``proj-memory.md``
+    (``.txt`` for an unknown format)."""
+    return f"{workspace.name}-memory{EXPORT_SUFFIXES.get(fmt, '.txt')}"
+
+
+def export_format_for(file_name: str) -> str:
+    """The export format a file's name asks for: ``json`` for ``*.json`` (what ``import``
+    reads back as an export), ``markdown`` for ``*.md`` and ``*.markdown``, else ``text``
+    (also for ``-``, standard output)."""
+    suffix = os.path.splitext(file_name)[1].lower() if file_name != "-" else ""
+    if suffix in _MARKDOWN_SUFFIXES:
+        return "markdown"
+    return "json" if suffix == EXPORT_SUFFIXES["json"] else "text"
 
 
 def export_text(document: MemoryDocument) -> bytes:

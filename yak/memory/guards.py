@@ -33,6 +33,7 @@ from yak.domain import (
     RefreshStatus,
     count_lines,
 )
+from yak.text import plural
 
 # --- cleaning ---------------------------------------------------------------------------------
 
@@ -480,3 +481,43 @@ def _floor_reason(previous: str, new: str, ratio: float) -> str:
 
 def _percent(part: float, whole: float) -> str:
     return f"{int(100 * part / whole)}%"
+
+
+def shrink_question(previous: str, new: str) -> str | None:
+    """The question to ask before a hand save of ``new`` over ``previous`` when it would
+    collapse the document by the floor rule ("The memory document" in docs/architecture.md), or
+    when it empties it.
+
+    A human may shrink the memory on purpose, so this never refuses; it only says how much goes.
+    Rewording a very short document (under ``FLOOR_MIN_CHARS`` characters) is a normal edit and
+    asks nothing; emptying any document asks.
+
+    Args:
+        previous: the stored document the edits are based on.
+        new: the text about to be saved.
+
+    Returns:
+        E.g. ``"This replaces 36 lines with 1 line (it keeps under half of the document).
+        Save anyway?"``, or ``None`` when the save needs no question (a normal edit, or
+        ``previous`` is empty or short and ``new`` is not empty).
+    """
+    if not previous.strip():
+        return None
+    before = plural(count_lines(previous), "line")
+    if not new.strip():
+        return f"This replaces {before} with nothing (it empties the document). Save anyway?"
+    if (
+        len(previous) < FLOOR_MIN_CHARS
+        or check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR
+    ):
+        return None
+    kept_lines = non_blank_lines(new) / max(1, non_blank_lines(previous))
+    if kept_lines < FLOOR_RATIO or len(new) < FLOOR_RATIO * len(previous):
+        how = (
+            "it keeps under half of the document"
+            if FLOOR_RATIO == 0.5
+            else f"it keeps under {FLOOR_RATIO:.0%} of the document"
+        )
+    else:
+        how = f"it leaves {len(new)} characters of {len(previous):,}"
+    return f"This replaces {before} with {plural(count_lines(new), 'line')} ({how}). Save anyway?"

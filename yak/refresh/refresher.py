@@ -45,7 +45,7 @@ from yak.domain import (
     Workspace,
     line_changes,
 )
-from yak.errors import CeilingExceeded, ConflictError, ProviderError, YakError
+from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.memory import prompt
 from yak.memory.document import merge_flags
@@ -368,6 +368,7 @@ class MemoryRefresher:
                     model=model,
                     usage=usage,
                     flags=failed,
+                    missing_key=isinstance(exc, MissingApiKey),
                 )
                 return False
             usage += completion.usage

@@ -45,7 +45,6 @@ from yak.memory.service import MemoryService
 from yak.ports import ConversationRepository
 from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
 from yak.refresh.refresher import MemoryRefresher
-from yak.refresh.state import LastRefresh, missing_key
 from yak.settings import SettingsService
 
 log = logging.getLogger(__name__)
@@ -126,9 +125,11 @@ class RefreshScheduler:
         waiting = await self._review.proposals(workspace_id)
         enabled = await self._memory.memory_enabled(workspace_id)
         unfolded = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
+        known = self._known.get(workspace_id)
         self._known[workspace_id] = RefreshState(
             workspace_id=workspace_id,
             last_attempt=attempt,
+            missing_key=known is not None and known.missing_key,
             document_updated_at=document.updated_at,
             proposals=len(waiting),
             unfolded=workspace_id in unfolded,
@@ -203,34 +204,29 @@ class RefreshScheduler:
             return
         self._publish(workspace_id)
 
-    async def last_refreshes(self) -> dict[str, LastRefresh]:
-        """The newest refresh attempt of every workspace that has one (the memory list's
-        Status column; replies are not read)."""
-        latest = await self._memory.latest_attempts()
-        return {
-            workspace_id: LastRefresh(
-                status=a.status, reason=a.reason, created_at=a.created_at, flags=a.flags
-            )
-            for workspace_id, a in latest.items()
-        }
-
-    async def unfolded_workspaces(self) -> frozenset[str]:
-        """Every workspace with conversations not yet folded into its memory (the memory
-        list's Status column never calls those up to date).
+    async def snapshots(self) -> dict[str, RefreshState]:
+        """The refresh state of every workspace with one to show (a refresh attempt,
+        conversations not yet folded in, or a pause), for the memory list: the newest attempts
+        (replies not read) and the unfolded conversations are read now, the queue's state and
+        the key are as they are.
 
         Raises:
             StoreError: the database cannot be read.
         """
-        ids = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
-        return frozenset(ids)
+        latest = await self._memory.latest_attempts()
+        unfolded = frozenset(await asyncio.to_thread(self._conversations.workspaces_with_unfolded))
+        return {
+            workspace_id: replace(
+                self._current(workspace_id),
+                last_attempt=latest.get(workspace_id),
+                unfolded=workspace_id in unfolded,
+            )
+            for workspace_id in latest.keys() | unfolded | self._paused
+        }
 
     def paused(self, workspace_id: str) -> bool:
         """Whether the workspace's automatic refresh waits for an API key."""
         return workspace_id in self._paused
-
-    def paused_workspaces(self) -> frozenset[str]:
-        """Every workspace whose automatic refresh waits for an API key."""
-        return frozenset(self._paused)
 
     def state(self, workspace_id: str) -> QueueStatus:
         """The queue's state of the workspace (running, pending), else paused when it waits
@@ -287,7 +283,7 @@ class RefreshScheduler:
         """
         with self.forced(workspace_id):
             outcome = await self.queue.refresh_now(workspace_id, rebuild=rebuild)
-        if missing_key(outcome):
+        if outcome.missing_key:
             await self._settings.check_key()
         elif workspace_id in self._paused:
             self._paused.discard(workspace_id)
@@ -309,7 +305,9 @@ class RefreshScheduler:
                 lines=0,
             )
         outcome = await self._refresher.refresh(workspace_id, rebuild=rebuild)
-        if workspace_id in self._known:  # the attempt is news for the snapshot
+        known = self._known.get(workspace_id)
+        if known is not None:  # the attempt is news for the snapshot
+            self._known[workspace_id] = replace(known, missing_key=outcome.missing_key)
             try:
                 await self._load(workspace_id)
             except YakError as exc:

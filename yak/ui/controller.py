@@ -26,7 +26,7 @@ from yak.core import Core
 from yak.domain import RefreshStatus, Workspace
 from yak.errors import YakError
 from yak.events import MemoryChanged, RefreshStateChanged, SyncedFileFailed
-from yak.refresh.state import describe_outcome
+from yak.presenters import change_words, describe_outcome
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
@@ -43,17 +43,6 @@ log = logging.getLogger(__name__)
 
 MEMORY_PAGE = MemoryPage.title
 PROVIDER_PAGE = ProviderPage.title
-
-
-_SOURCE_WORDS = {
-    "refresh": "memory refresh",
-    "hand": "hand edit",
-    "import": "import",
-    "restore": "restore",
-    "clear": "cleared",
-    "copy": "copied from the enclosing workspace",
-    "external": "changed by another program",
-}
 
 
 class AppController(QObject):
@@ -257,8 +246,7 @@ class AppController(QObject):
         if self.workspace is not None and event.workspace_id == self.workspace.id:
             # A new version makes any earlier refresh verdict in the status bar stale.
             self.window.show_status(
-                f"Memory updated to version {event.version} "
-                f"({_SOURCE_WORDS.get(event.source, event.source)})."
+                f"Memory updated to version {event.version} ({change_words(event.source)})."
             )
             self.tasks.spawn(self._load_document(event.workspace_id), name="panel-document")
 

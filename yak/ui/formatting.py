@@ -8,41 +8,6 @@ from datetime import UTC, datetime
 
 from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, RevisionSource, count_lines
 
-# What a refresh outcome and a revision's source are called on screen (the stored codes, such
-# as ``refused_floor``, are for scripts: ``yak memory refresh --json``).
-OUTCOME_LABELS = {
-    "applied": "applied",
-    "up_to_date": "up to date",
-    "needs_review": "awaiting review",
-    "refused_floor": "refused: too short",
-    "refused_ceiling": "refused: too long",
-    "refused_empty": "refused: empty",
-    "refused_placeholder": "refused: placeholders",
-    "refused_not_document": "refused: not a document",
-    "superseded": "superseded",
-    "failed": "failed",
-}
-SOURCE_LABELS = {
-    "refresh": "refresh",
-    "hand": "hand edit",
-    "import": "import",
-    "restore": "restore",
-    "clear": "cleared",
-    "copy": "copy",
-}
-
-
-def outcome_label(status: str) -> str:
-    """A refresh outcome as a person reads it, short enough for a table cell (the reason says
-    more): ``"refused_floor"`` → ``"refused: too short"``; an unknown code with its
-    underscores as spaces."""
-    return OUTCOME_LABELS.get(status, status.replace("_", " "))
-
-
-def source_label(source: str) -> str:
-    """A revision's source as a person reads it: ``"hand"`` → ``"hand edit"``."""
-    return SOURCE_LABELS.get(source, source.replace("_", " "))
-
 
 def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
     """``moment`` as a person says it: ``"just now"``, ``"5 minutes ago"``, ``"yesterday"``,
@@ -124,20 +89,6 @@ def diff_rows(old: str, new: str, *, context: int = 3) -> list[tuple[str, str]]:
         else:
             rows.append((kinds[line[:1]], line[1:]))
     return rows
-
-
-def source_text(source: str) -> str:
-    """Who wrote a memory version, for a sentence: ``"a memory refresh"``, ``"a hand edit"``…
-    (``source`` is ``MemoryChanged.source``)."""
-    return {
-        "refresh": "a memory refresh",
-        "external": "another program (such as the yak command)",
-        "hand": "a hand edit",
-        "import": "an import",
-        "restore": "a restore",
-        "clear": "a delete",
-        "copy": "a copy of the enclosing workspace's memory",
-    }.get(source, source)
 
 
 def html_escape(text: str) -> str:

@@ -22,7 +22,15 @@ from PySide6.QtGui import QFontDatabase, QHelpEvent, QHideEvent, QPalette, QShow
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QToolTip, QWidget
 
 from yak.domain import LineOrigin, MemoryDocument, QueueState, RefreshState, Workspace
-from yak.refresh.state import StatusLine, refresh_status
+from yak.presenters import (
+    StatusAction,
+    StatusKind,
+    StatusLine,
+    action_words,
+    refresh_status,
+    status_colour,
+)
+from yak.ui.colours import text_style
 from yak.ui.formatting import line_count_text, origin_at, origin_text, relative_time
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
@@ -33,15 +41,6 @@ NO_WORKSPACE_TEXT = (
 EMPTY_DOCUMENT_TEXT = (
     "No memory yet. It is written after your conversations here, or by hand with the Edit… button."
 )
-# Alarm colours for what went wrong; "paused" and "no_key" (no API key yet) are advice, in the
-# normal text colour.
-_STATUS_COLORS = {
-    "review": "#b35c00",
-    "refused": "#b35c00",
-    "failed": "#b00020",
-    "running": "#1a5fb4",
-    "pending": "#1a5fb4",
-}
 
 
 class MemoryPanel(QWidget):
@@ -74,7 +73,7 @@ class MemoryPanel(QWidget):
         self._document: MemoryDocument | None = None
         self._state: RefreshState | None = None
         self._due_at: float | None = None
-        self._status = StatusLine("up_to_date", "")
+        self._status = StatusLine(StatusKind.UP_TO_DATE, "")
         self._origins: list[LineOrigin] = []
         self._titles: dict[str, str] = {}
         self._setup_ui()
@@ -162,7 +161,7 @@ class MemoryPanel(QWidget):
         self._origins, self._titles = [], {}
         self._state = None
         self._due_at = None
-        self._status = StatusLine("up_to_date", "")
+        self._status = StatusLine(StatusKind.UP_TO_DATE, "")
         self.document_view.clear()
         self.status_label.clear()
         self.status_label.setStyleSheet("")
@@ -250,36 +249,21 @@ class MemoryPanel(QWidget):
         self._status = refresh_status(self._state, due_in=due_in)
         self.status_label.setText(self._status.text)
         self.status_label.setToolTip(self._status.text)
-        color = _STATUS_COLORS.get(self._status.kind)
-        self.status_label.setStyleSheet(f"color: {color};" if color else "")
-        if self._status.action == "review":
-            self.action_button.setText("Review…")
-            self.action_button.setToolTip("See the change, why it waits, and accept or reject it")
-            self.action_button.show()
-        elif self._status.action == "diff":
-            self.action_button.setText("Diff")
-            self.action_button.setToolTip("See what the last refresh changed")
-            self.action_button.show()
-        elif self._status.action == "view":
-            self.action_button.setText("View")
-            self.action_button.setToolTip("See the refused reply against the document")
-            self.action_button.show()
-        elif self._status.action == "retry":
-            self.action_button.setText("Retry")
-            self.action_button.setToolTip("Run the refresh again")
-            self.action_button.show()
-        elif self._status.action == "add_key":
-            self.action_button.setText("Add key…")
-            self.action_button.setToolTip("Open Settings › Provider to add an Anthropic API key")
-            self.action_button.show()
-        else:
+        self.status_label.setStyleSheet(text_style(status_colour(self._status.kind)))
+        if self._status.action is None:
             self.action_button.hide()
+        else:
+            text, tooltip = action_words(self._status.action)
+            self.action_button.setText(text)
+            self.action_button.setToolTip(tooltip)
+            self.action_button.show()
         self._update_buttons()
         self._update_tick_timer()
 
     def _update_buttons(self) -> None:
         has_workspace = self._workspace is not None
-        self.refresh_button.setEnabled(has_workspace and self._status.kind != "running")
+        running = self._status.kind is StatusKind.RUNNING
+        self.refresh_button.setEnabled(has_workspace and not running)
         self.edit_button.setEnabled(has_workspace)
 
     def _show_placeholder(self, text: str) -> None:
@@ -319,15 +303,15 @@ class MemoryPanel(QWidget):
     def _on_action_button_clicked(self) -> None:
         if self._workspace is None:
             return
-        if self._status.action == "review":
+        if self._status.action is StatusAction.REVIEW:
             self.review_requested.emit(self._workspace.id)
-        elif self._status.action == "diff":
+        elif self._status.action is StatusAction.DIFF:
             self.diff_requested.emit(self._workspace.id)
-        elif self._status.action == "view":
+        elif self._status.action is StatusAction.VIEW:
             self.view_reply_requested.emit(self._workspace.id)
-        elif self._status.action == "retry":
+        elif self._status.action is StatusAction.RETRY:
             self.retry_requested.emit(self._workspace.id)
-        elif self._status.action == "add_key":
+        elif self._status.action is StatusAction.ADD_KEY:
             self.provider_settings_requested.emit()
 
     def _on_refresh_button_clicked(self) -> None:

@@ -22,6 +22,8 @@ from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
 from PySide6.QtWidgets import QDialog, QPlainTextEdit, QStackedWidget, QWidget
 
 from yak.domain import Proposal
+from yak.presenters import Colour
+from yak.ui.colours import text_style
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
@@ -50,7 +52,7 @@ class ReviewDialog(QDialog):
         self.title_label.setFont(font)
         self.reasons_label = create_label(self, object_name="reviewReasons", word_wrap=True)
         self.error_label = create_label(self, object_name="reviewError", word_wrap=True)
-        self.error_label.setStyleSheet("color: #b00020;")
+        self.error_label.setStyleSheet(text_style(Colour.ALARM))
         self.stack = QStackedWidget(self)
         self.diff_view = DiffView(self.stack)
         self.diff_view.setObjectName("reviewDiff")

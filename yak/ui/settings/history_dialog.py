@@ -25,9 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import RefreshAttempt, Revision, Workspace
+from yak.presenters import outcome_label, source_label
 from yak.text import plural
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows, local_time, outcome_label, source_label
+from yak.ui.formatting import diff_rows, local_time
 from yak.ui.layout import create_button, create_label, hbox, vbox
 
 

@@ -30,7 +30,7 @@ from yak.errors import ConflictError, YakError
 from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
 from yak.memory.search import search_documents
 from yak.memory.sync import DEFAULT_SYNCED_FILE
-from yak.refresh.state import describe_outcome, missing_key
+from yak.presenters import describe_outcome
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.history_dialog import HistoryDialog
@@ -243,12 +243,11 @@ class MemoryPageController(QObject):
 
     async def _reload_statuses(self) -> None:
         try:
-            last = await self.refresh.last_refreshes()
-            unfolded = await self.refresh.unfolded_workspaces()
+            states = await self.refresh.snapshots()
         except YakError as exc:
             log.warning("reading the last refresh attempts failed: %s", exc)
             return
-        self.page.set_statuses(last, self.refresh.paused_workspaces(), unfolded)
+        self.page.set_statuses(states)
 
     async def _read(self, workspace_id: str) -> tuple[Workspace, MemoryDocument] | None:
         """The workspace and its stored document; ``None`` after showing why they cannot be
@@ -349,9 +348,7 @@ class MemoryPageController(QObject):
         if editor.workspace is not None and editor.workspace.id == workspace_id:
             ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
             # A missing key is advice (add one in Provider), not an alarm.
-            editor.show_message(
-                describe_outcome(outcome), error=not ok and not missing_key(outcome)
-            )
+            editor.show_message(describe_outcome(outcome), error=not ok and not outcome.missing_key)
 
     async def _open_history(self, workspace_id: str) -> None:
         read = await self._read(workspace_id)

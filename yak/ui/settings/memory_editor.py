@@ -26,16 +26,18 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
-from yak.refresh.state import ceiling_message, shrink_question
+from yak.memory.document import ceiling_message
+from yak.memory.guards import shrink_question
+from yak.presenters import Colour, source_text
 from yak.text import plural
 from yak.ui import dialogs
+from yak.ui.colours import colour_hex
 from yak.ui.formatting import (
     counter_text,
     html_escape,
     origin_at,
     origin_text,
     relative_time,
-    source_text,
 )
 from yak.ui.layout import (
     STRETCH,
@@ -48,7 +50,7 @@ from yak.ui.layout import (
 )
 from yak.ui.settings.editor_parts import ChangedBanner, MemoryOptions
 
-_RED = "#b00020"
+_RED = colour_hex(Colour.ALARM)
 
 
 class MemoryEditor(QWidget):

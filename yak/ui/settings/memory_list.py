@@ -8,18 +8,18 @@ offers Re-attach… for it). :func:`summary_from` builds a row for a workspace n
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QFontDatabase
+from PySide6.QtGui import QBrush, QFontDatabase
 from PySide6.QtWidgets import QWidget
 
-from yak.domain import MemoryDocument, MemorySummary, Workspace
-from yak.refresh.state import LastRefresh, list_status
-from yak.ui.formatting import OUTCOME_LABELS, local_time, outcome_label, relative_time
+from yak.domain import MemoryDocument, MemorySummary, QueueState, RefreshState, Workspace
+from yak.presenters import Colour, list_colour, list_status
+from yak.ui.colours import qcolor
+from yak.ui.formatting import local_time, relative_time
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison
@@ -35,17 +35,13 @@ def workspace_label(path: str) -> str:
     return f"{name} — {parent}" if name and parent else path
 
 
-# The Status column's colours by the outcome's first word; "paused" and "up" (to date) stay in
-# the normal text colour.
-_STATUS_COLOURS = {"failed": "#b00020", "refused": "#b35c00", "superseded": "#b35c00"}
-
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
 class MemoryListModel(QAbstractTableModel):
     """Workspaces with a memory: path, lines, last updated, and a status — *orphaned* for
     folders that are gone, *memory off*, *paused* (no API key), or the outcome of the newest
-    refresh attempt (``up to date``, ``refused_floor``, ``failed``…).
+    refresh attempt by its label (``up to date``, ``refused: too short``, ``failed``…).
 
     Filtering and sorting happen on the Python list (no proxy model), so 10,000 rows reset in
     milliseconds.
@@ -73,9 +69,7 @@ class MemoryListModel(QAbstractTableModel):
         self._content_matches: frozenset[str] = frozenset()  # documents containing the filter
         self._sort_column = -1
         self._sort_order = Qt.SortOrder.AscendingOrder
-        self._last: dict[str, LastRefresh] = {}  # workspace id -> its newest refresh attempt
-        self._paused: frozenset[str] = frozenset()  # waiting for an API key
-        self._unfolded: frozenset[str] = frozenset()  # conversations not folded in yet
+        self._states: dict[str, RefreshState] = {}  # workspace id -> its refresh state
 
     # --- Qt model interface ------------------------------------------------------------------
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
@@ -116,10 +110,10 @@ class MemoryListModel(QAbstractTableModel):
                 return self._status(summary)[1]
             return summary.workspace.path
         if role == Qt.ItemDataRole.ForegroundRole and summary.orphaned:
-            return QBrush(QColor("#8a8a8a")) if column != 3 else QBrush(QColor("#b35c00"))
+            return QBrush(qcolor(Colour.MUTED if column != 3 else Colour.WARNING))
         if role == Qt.ItemDataRole.ForegroundRole and column == 3:
-            colour = _STATUS_COLOURS.get(re.split(r"[: ]", self._status(summary)[0])[0])
-            return QBrush(QColor(colour)) if colour else None
+            colour = list_colour(self._status(summary)[0])
+            return QBrush(qcolor(colour)) if colour else None
         if role == Qt.ItemDataRole.FontRole and summary.orphaned and column in (0, 3):
             font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
             font.setItalic(True)
@@ -141,13 +135,8 @@ class MemoryListModel(QAbstractTableModel):
         if not summary.workspace.memory_enabled:
             return "memory off", "Memory is turned off for this workspace."
         workspace_id = summary.workspace.id
-        text, tooltip = list_status(
-            self._last.get(workspace_id),
-            updated_at=summary.updated_at,
-            paused=workspace_id in self._paused,
-            unfolded=workspace_id in self._unfolded,
-        )
-        return (outcome_label(text) if text in OUTCOME_LABELS else text), tooltip
+        state = self._states.get(workspace_id) or RefreshState(workspace_id)
+        return list_status(state, updated_at=summary.updated_at)
 
     # --- driven by the page ------------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary]) -> bool:
@@ -163,19 +152,13 @@ class MemoryListModel(QAbstractTableModel):
         self._rebuild()
         return True
 
-    def set_statuses(
-        self,
-        last: dict[str, LastRefresh],
-        paused: frozenset[str],
-        unfolded: frozenset[str] = frozenset(),
-    ) -> None:
-        """Fill the Status column from each workspace's newest refresh attempt, the
-        workspaces whose refresh waits for an API key and those with conversations not yet
-        folded in (the rows stay where they are)."""
-        if last == self._last and paused == self._paused and unfolded == self._unfolded:
+    def set_statuses(self, states: dict[str, RefreshState]) -> None:
+        """Fill the Status column from each workspace's refresh state (the scheduler's
+        ``snapshots()``; a workspace without one has nothing to show), the rows staying where
+        they are."""
+        if states == self._states:
             return
-        self._last, self._paused = dict(last), frozenset(paused)
-        self._unfolded = frozenset(unfolded)
+        self._states = dict(states)
         if self._sort_column == 3:
             self._rebuild()
         elif self._rows:
@@ -239,7 +222,11 @@ class MemoryListModel(QAbstractTableModel):
     @property
     def paused_workspaces(self) -> frozenset[str]:
         """The workspaces shown as paused (no API key)."""
-        return self._paused
+        return frozenset(
+            workspace_id
+            for workspace_id, state in self._states.items()
+            if state.state is QueueState.PAUSED
+        )
 
     @property
     def total(self) -> int:

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.domain import MemorySummary, Workspace
-from yak.refresh.state import EXPORT_FORMATS, LastRefresh, default_export_name
+from yak.domain import MemorySummary, RefreshState, Workspace
+from yak.memory.document import EXPORT_SUFFIXES, default_export_name
 from yak.ui import dialogs
 from yak.ui.layout import blocked_signals, create_button, create_label, hbox, vbox
 from yak.ui.settings.memory_editor import MemoryEditor
@@ -39,12 +39,12 @@ from yak.ui.settings.page import SettingsPage
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
 TIMES_INTERVAL_MS = 30_000
 LIST_MIN_WIDTH_PX = 250  # with the editor, Settings fits in 900 px
-_EXPORT_FILTERS = (
-    ("Plain text (*.txt)", "txt", "text"),
-    ("Markdown (*.md)", "md", "markdown"),
-    ("JSON with history (*.json)", "json", "json"),
+# The Export… dialog's file types: (filter, default suffix without its dot, export format).
+_EXPORT_NAMES = {"text": "Plain text", "markdown": "Markdown", "json": "JSON with history"}
+_EXPORT_FILTERS = tuple(
+    (f"{_EXPORT_NAMES[fmt]} (*{suffix})", suffix[1:], fmt)
+    for fmt, suffix in EXPORT_SUFFIXES.items()
 )
-assert {fmt for _f, _s, fmt in _EXPORT_FILTERS} == set(EXPORT_FORMATS)
 
 
 class MemoryPage(SettingsPage):
@@ -176,14 +176,9 @@ class MemoryPage(SettingsPage):
             scrollbar.setValue(position)
         self._update_reattach_button()
 
-    def set_statuses(
-        self,
-        last: dict[str, LastRefresh],
-        paused: frozenset[str],
-        unfolded: frozenset[str] = frozenset(),
-    ) -> None:
+    def set_statuses(self, states: dict[str, RefreshState]) -> None:
         """Fill the Status column (see :meth:`MemoryListModel.set_statuses`)."""
-        self.model.set_statuses(last, paused, unfolded)
+        self.model.set_statuses(states)
 
     def upsert_summary(self, summary: MemorySummary) -> None:
         """Add or update one workspace's row (keeps the selection)."""

@@ -46,7 +46,9 @@ from yak.config import (
     MIN_TIMEOUT_S,
 )
 from yak.errors import YakError
+from yak.presenters import Colour
 from yak.settings import SettingsService
+from yak.ui.colours import text_style
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.ui.settings.page import SettingsPage
 from yak.ui.tasks import TaskGroup, settled
@@ -159,7 +161,7 @@ class ProviderPage(SettingsPage):
             self, object_name="sandbox_warning", word_wrap=True, plain_text=True
         )
         self.sandbox_warning.setText(f"Warning: {UNCONFINED_WARNING}")
-        self.sandbox_warning.setStyleSheet("color: #b00020;")
+        self.sandbox_warning.setStyleSheet(text_style(Colour.ALARM))
         self.sandbox_warning.setVisible(False)
         form.addRow("Commands:", self.sandbox_combo)
         form.addRow("", self.sandbox_warning)

@@ -1,0 +1,162 @@
+"""The one table of words for states and outcomes (``yak.presenters``) and the export formats of
+the document rules: what the window and the command line show is read from one place."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from yak.domain import (
+    STORE_ERROR,
+    QueueState,
+    RefreshOutcome,
+    RefreshState,
+    RefreshStatus,
+    ReviewMode,
+    RevisionSource,
+    Workspace,
+)
+from yak.memory.document import (
+    EXPORT_FORMATS,
+    EXPORT_SUFFIXES,
+    default_export_name,
+    export_format_for,
+)
+from yak.presenters import (
+    Colour,
+    StatusAction,
+    StatusKind,
+    action_words,
+    change_words,
+    list_colour,
+    mode_words,
+    outcome_label,
+    refresh_status,
+    refresh_summary,
+    source_label,
+    source_text,
+    status_colour,
+    turn_refresh_line,
+)
+
+
+def outcome(status: RefreshStatus, reason: str = "", **fields) -> RefreshOutcome:
+    return RefreshOutcome(
+        status=status, reason=reason, workspace_id="ws_x", version=4, lines=57, **fields
+    )
+
+
+def test_status_kinds_are_enums_with_their_colour():
+    """A status line's kind and action are enum members; alarms are red, refusals and waiting
+    proposals amber, work under way blue, the advice about a missing key plain."""
+    line = refresh_status(RefreshState("ws_x", state=QueueState.RUNNING))
+    assert line.kind is StatusKind.RUNNING and line.action is None
+    assert status_colour(StatusKind.FAILED) is Colour.ALARM
+    assert status_colour(StatusKind.REFUSED) is Colour.WARNING
+    assert status_colour(StatusKind.REVIEW) is Colour.WARNING
+    assert status_colour(StatusKind.PENDING) is Colour.BUSY
+    assert status_colour(StatusKind.PAUSED) is None
+    assert status_colour(StatusKind.NO_KEY) is None
+    assert status_colour(StatusKind.UP_TO_DATE) is None
+
+
+def test_every_action_has_a_button_text_and_tooltip():
+    assert action_words(StatusAction.ADD_KEY) == (
+        "Add key…",
+        "Open Settings › Provider to add an Anthropic API key",
+    )
+    assert all(all(action_words(action)) for action in StatusAction)
+
+
+@pytest.mark.parametrize(
+    ("status", "label", "colour"),
+    [
+        (RefreshStatus.REFUSED_FLOOR, "refused: too short", Colour.WARNING),
+        (RefreshStatus.REFUSED_NOT_DOCUMENT, "refused: not a document", Colour.WARNING),
+        (RefreshStatus.FAILED, "failed", Colour.ALARM),
+        (RefreshStatus.SUPERSEDED, "superseded", Colour.WARNING),
+        (RefreshStatus.NEEDS_REVIEW, "awaiting review", None),
+        (RefreshStatus.UP_TO_DATE, "up to date", None),
+    ],
+)
+def test_outcome_labels_and_their_list_colours(status, label, colour):
+    """The memory list shows an outcome by its label and colours it by the label's first word."""
+    assert outcome_label(status) == label
+    assert list_colour(label) is colour
+
+
+def test_an_unknown_outcome_code_reads_with_spaces():
+    assert outcome_label("some_new_code") == "some new code"
+    assert list_colour("paused") is None
+
+
+@pytest.mark.parametrize(
+    ("source", "label", "sentence", "change"),
+    [
+        (RevisionSource.REFRESH, "refresh", "a memory refresh", "memory refresh"),
+        (RevisionSource.HAND, "hand edit", "a hand edit", "hand edit"),
+        (RevisionSource.IMPORT, "import", "an import", "import"),
+        (RevisionSource.RESTORE, "restore", "a restore", "restore"),
+        (RevisionSource.CLEAR, "cleared", "a delete", "cleared"),
+        (
+            RevisionSource.COPY,
+            "copy",
+            "a copy of the enclosing workspace's memory",
+            "copied from the enclosing workspace",
+        ),
+        (
+            "external",
+            "external",
+            "another program (such as the yak command)",
+            "changed by another program",
+        ),
+        (RevisionSource.PROPOSAL, "proposal", "proposal", "proposal"),
+    ],
+)
+def test_source_words(source, label, sentence, change):
+    """A revision's source as a History cell, inside a sentence, and in the status bar."""
+    assert (source_label(source), source_text(source), change_words(source)) == (
+        label,
+        sentence,
+        change,
+    )
+
+
+def test_the_command_line_refresh_lines():
+    """``yak memory refresh`` leads with the status code; ``yak ask``'s line after its turn."""
+    applied = outcome(RefreshStatus.APPLIED, added=2, removed=1)
+    assert refresh_summary(applied) == "applied: version 4, 57 lines, +2 −1"
+    refused = outcome(RefreshStatus.REFUSED_FLOOR, "the reply kept 12 of 150 lines.")
+    assert refresh_summary(refused) == (
+        "refused_floor: the reply kept 12 of 150 lines; the document is unchanged "
+        "(version 4, 57 lines)."
+    )
+    broken = outcome(RefreshStatus.FAILED, "the database is locked", flags=(STORE_ERROR,))
+    assert refresh_summary(broken) == "failed: the database is locked; nothing was changed."
+    assert turn_refresh_line(applied) == "memory: applied, version 4, 57 lines"
+    assert turn_refresh_line(outcome(RefreshStatus.FAILED, "rate limited.")) == (
+        "yak: memory refresh failed: rate limited; the memory document is unchanged."
+    )
+
+
+def test_mode_words():
+    assert mode_words(ReviewMode.AUTO) == "auto (rewrites apply; risky ones wait for review)"
+    assert mode_words(ReviewMode.REVIEW) == "review (every rewrite waits for review)"
+
+
+def test_export_formats_and_suffixes_have_one_home():
+    """The document rules name the formats, their suffixes, the default file name and the
+    format a file's name asks for."""
+    assert EXPORT_FORMATS == ("text", "markdown", "json")
+    assert EXPORT_SUFFIXES == {"text": ".txt", "markdown": ".md", "json": ".json"}
+    workspace = Workspace(id="ws_x", path="/src/proj", created_at=datetime(2025, 6, 1, tzinfo=UTC))
+    assert default_export_name(workspace, "markdown") == "proj-memory.md"
+    assert default_export_name(workspace, "unknown") == "proj-memory.txt"
+    assert [export_format_for(name) for name in ("a.JSON", "a.md", "a.markdown", "a", "-")] == [
+        "json",
+        "markdown",
+        "markdown",
+        "text",
+        "text",
+    ]

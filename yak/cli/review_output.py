@@ -1,0 +1,187 @@
+"""What ``yak memory blame``, ``review``, ``accept``, ``reject``, ``mode``, ``enable`` and
+``disable`` print: the line origins, the proposals waiting with their diffs, the decisions, the
+review mode and the memory switch (JSON objects or report lines, as in ``yak.cli.output``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from yak.cli.output import kept_file_error
+from yak.cli.terminal import lines, local_time, print_json, write_stdout
+from yak.domain import LineOrigin, MemoryDocument, Proposal, Workspace
+from yak.events import SyncedFileFailed
+from yak.memory import document as doc_rules
+from yak.memory.provenance import unified_diff
+from yak.presenters import mode_words
+
+
+def blame(
+    workspace: Workspace,
+    origins: Sequence[LineOrigin],
+    titles: dict[str, str],
+    *,
+    as_json: bool,
+) -> None:
+    """``blame``: one origin per line, a JSON array or ``v4  hand     2026-12-01 10:02  text``
+    lines (a refresh names its conversations)."""
+    if as_json:
+        print_json(
+            [
+                {
+                    "line": o.line,
+                    "text": o.text,
+                    "version": o.version,
+                    "source": str(o.source),
+                    "created_at": doc_rules.iso_utc(o.created_at),
+                    "sessions": list(o.sessions),
+                    "by_person": o.by_person,
+                }
+                for o in origins
+            ]
+        )
+        return
+    if not origins:
+        print(f"The memory document of {workspace.path} is empty.")
+        return
+    width = max(len(f"v{o.version}") for o in origins)
+    for o in origins:
+        where = f"v{o.version}".ljust(width)
+        source = str(o.source).ljust(8)
+        print(f"{where}  {source} {local_time(o.created_at)}  {o.text}")
+    named = sorted({sid for o in origins for sid in o.sessions}, key=str)
+    for sid in named:
+        print(f"  {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
+
+
+def redacted_kinds(flags: Sequence[str]) -> list[str]:
+    """The kinds of secret a ``redacted:<kind>`` flag names (``["anthropic_key"]``)."""
+    return [flag.removeprefix("redacted:") for flag in flags if flag.startswith("redacted:")]
+
+
+def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, Any]:
+    """A proposal as ``review --json`` lists it; with ``base`` (``review ID``) also its
+    ``content`` and ``diff`` (a unified line diff against the base version)."""
+    item: dict[str, Any] = {
+        "id": proposal.id,
+        "status": str(proposal.status),
+        "base_version": proposal.base_version,
+        "reasons": list(proposal.reasons),
+        "added": proposal.added,
+        "removed": proposal.removed,
+        "created_at": doc_rules.iso_utc(proposal.created_at),
+        "sessions": list(proposal.session_ids),
+        "flags": list(proposal.flags),
+    }
+    if base is not None:
+        item["content"] = proposal.content
+        item["diff"] = unified_diff(
+            base,
+            proposal.content,
+            old_name=f"version {proposal.base_version}",
+            new_name=f"proposal {proposal.id}",
+        )
+    return item
+
+
+def proposals(workspace: Workspace, found: Sequence[Proposal], *, as_json: bool) -> None:
+    """``review``: the proposals waiting, oldest first."""
+    if as_json:
+        print_json([proposal_json(p) for p in found])
+        return
+    if not found:
+        print(f"No change waits for review in {workspace.path}.")
+        return
+    for p in found:
+        print(
+            f"{p.id}  on version {p.base_version}  +{p.added} −{p.removed}  "
+            f"{local_time(p.created_at)}"
+        )
+        for reason in p.reasons:
+            print(f"  - {reason}")
+        hidden = redacted_kinds(p.flags)
+        if hidden:
+            print(f"  - secrets replaced by [REDACTED:…] markers: {', '.join(hidden)}")
+    print("See one with 'yak memory review ID'; then 'yak memory accept ID' or 'reject ID'.")
+
+
+def proposal(proposal: Proposal, base: str, *, as_json: bool) -> None:
+    """``review ID``: its reasons, then its diff against the base version."""
+    if as_json:
+        print_json(proposal_json(proposal, base=base))
+        return
+    item = proposal_json(proposal, base=base)
+    print(
+        f"Proposal {proposal.id} ({proposal.status}) on version {proposal.base_version}: "
+        f"+{proposal.added} −{proposal.removed}"
+    )
+    for reason in proposal.reasons:
+        print(f"  - {reason}")
+    print()
+    write_stdout(item["diff"].encode("utf-8"))
+
+
+def decided(workspace: Workspace, verb: str, found: Proposal, document: MemoryDocument) -> None:
+    """``accept``/``reject``: one line."""
+    print(
+        f"{verb} proposal {found.id}; the memory of {workspace.path} is at version "
+        f"{document.version} ({lines(document.lines)})."
+    )
+
+
+def decided_json(
+    workspace: Workspace,
+    status: str,
+    found: Proposal,
+    document: MemoryDocument,
+    failed_sync: SyncedFileFailed | None = None,
+) -> None:
+    print_json(
+        {
+            "proposal": found.id,
+            "status": status,
+            "version": document.version,
+            "lines": document.lines,
+            "workspace": workspace.path,
+            "workspace_id": workspace.id,
+            "kept_file_error": kept_file_error(failed_sync),
+        }
+    )
+
+
+def mode(workspace: Workspace, *, changed: bool, as_json: bool) -> None:
+    """``mode``: the workspace's review mode (and memory switch)."""
+    if as_json:
+        print_json(
+            {
+                "mode": str(workspace.review_mode),
+                "memory_enabled": workspace.memory_enabled,
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+            }
+        )
+        return
+    what = mode_words(workspace.review_mode)
+    print(("Review mode is now " if changed else "Review mode: ") + what + ".")
+
+
+def memory_switch(workspace: Workspace, *, as_json: bool) -> None:
+    """``enable``/``disable``: where the memory switch now stands."""
+    if as_json:
+        print_json(
+            {
+                "memory_enabled": workspace.memory_enabled,
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+            }
+        )
+        return
+    if workspace.memory_enabled:
+        print(f"Memory is on for {workspace.path}: new conversations get the document.")
+    else:
+        print(
+            f"Memory is off for {workspace.path}: no conversation gets the document and no "
+            "refresh runs (the document and its history are kept)."
+        )

@@ -1,0 +1,381 @@
+"""The words and colour names every front end shows for the state of a memory (pure functions,
+no I/O, no Qt): the memory panel's status line, the memory list's Status cell, the sentence for
+a finished refresh (the window's and the command line's), and what a revision's source is
+called. Light to import (the domain types only): every ``yak`` command that prints may load it.
+
+The window and the command line read one table, so a state is called the same everywhere.
+Colours are named here (:class:`Colour`); the window maps each name to a colour in one place
+(``yak.ui.colours``). The stored codes (``refused_floor``, ``hand``…) are for scripts; these
+words are for people.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from yak.domain import (
+    STORE_ERROR,
+    QueueState,
+    RefreshOutcome,
+    RefreshState,
+    RefreshStatus,
+    ReviewMode,
+)
+from yak.text import plural
+
+__all__ = [
+    "PAUSED_TEXT",
+    "UNFOLDED_TEXT",
+    "UNFOLDED_TIP",
+    "Colour",
+    "StatusAction",
+    "StatusKind",
+    "StatusLine",
+    "action_words",
+    "change_words",
+    "describe_outcome",
+    "list_colour",
+    "list_status",
+    "mode_words",
+    "outcome_label",
+    "refresh_status",
+    "refresh_summary",
+    "source_label",
+    "source_text",
+    "status_colour",
+    "turn_refresh_line",
+]
+
+
+class StatusKind(StrEnum):
+    """What the memory panel's status line says about a workspace's refresh."""
+
+    UP_TO_DATE = "up_to_date"
+    PENDING = "pending"
+    RUNNING = "running"
+    REVIEW = "review"  # a proposal waits
+    REFUSED = "refused"
+    FAILED = "failed"
+    OFF = "off"  # memory switched off
+    UNFOLDED = "unfolded"  # conversations wait to be folded in and nothing is queued
+    PAUSED = "paused"  # advice: no API key, automatic refreshes wait
+    NO_KEY = "no_key"  # advice: a forced refresh failed for want of a key
+
+
+class StatusAction(StrEnum):
+    """The button offered beside the status line."""
+
+    REVIEW = "review"  # open the proposal waiting
+    DIFF = "diff"  # the last refresh's changes
+    VIEW = "view"  # open the refused reply
+    RETRY = "retry"  # run the refresh again
+    ADD_KEY = "add_key"  # open Settings › Provider
+
+
+class Colour(StrEnum):
+    """A colour by what it means; the window maps each to one colour (``yak.ui.colours``)."""
+
+    ALARM = "alarm"  # something failed: a failed refresh, an error line, over the ceiling
+    WARNING = "warning"  # something needs a look: refused, superseded, a proposal waiting
+    BUSY = "busy"  # work under way: pending, running
+    MUTED = "muted"  # a row that no longer applies (an orphaned workspace)
+
+
+@dataclass(frozen=True)
+class StatusLine:
+    """The memory panel's status line.
+
+    Attributes:
+        kind: what it says (the colour follows from it: :func:`status_colour`).
+        text: what the user reads, e.g. ``"pending in 8 s"`` or ``"refused: the reply …"``.
+        action: the button offered beside it, or ``None``.
+    """
+
+    kind: StatusKind
+    text: str
+    action: StatusAction | None = None
+
+
+PAUSED_TEXT = "refresh paused: no API key — add one in Settings › Provider"
+UNFOLDED_TEXT = "not folded in yet"
+UNFOLDED_TIP = "New conversations wait to be folded into the memory; Refresh folds them in."
+
+_REFUSED = frozenset(
+    {
+        RefreshStatus.REFUSED_FLOOR,
+        RefreshStatus.REFUSED_CEILING,
+        RefreshStatus.REFUSED_EMPTY,
+        RefreshStatus.REFUSED_PLACEHOLDER,
+        RefreshStatus.REFUSED_NOT_DOCUMENT,
+    }
+)
+_SETTLED = (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
+
+# "paused" and "no_key" (no API key yet) are advice, in the normal text colour.
+_STATUS_COLOURS = {
+    StatusKind.REVIEW: Colour.WARNING,
+    StatusKind.REFUSED: Colour.WARNING,
+    StatusKind.FAILED: Colour.ALARM,
+    StatusKind.RUNNING: Colour.BUSY,
+    StatusKind.PENDING: Colour.BUSY,
+}
+
+# The button beside the status line: its text and its tooltip.
+_ACTION_WORDS = {
+    StatusAction.REVIEW: ("Review…", "See the change, why it waits, and accept or reject it"),
+    StatusAction.DIFF: ("Diff", "See what the last refresh changed"),
+    StatusAction.VIEW: ("View", "See the refused reply against the document"),
+    StatusAction.RETRY: ("Retry", "Run the refresh again"),
+    StatusAction.ADD_KEY: ("Add key…", "Open Settings › Provider to add an Anthropic API key"),
+}
+
+
+def status_colour(kind: StatusKind) -> Colour | None:
+    """The colour of a status line of ``kind``, or ``None`` for the normal text colour."""
+    return _STATUS_COLOURS.get(kind)
+
+
+def action_words(action: StatusAction) -> tuple[str, str]:
+    """The status line's button for ``action``: ``(text, tooltip)``."""
+    return _ACTION_WORDS[action]
+
+
+def refresh_status(state: RefreshState, *, due_in: float | None = None) -> StatusLine:
+    """The status line for ``state``.
+
+    Running and pending win; then a forced refresh that failed for want of an API key (while
+    none is known to be available), then the pause of automatic refreshes without a key; otherwise
+    the last attempt speaks, unless the document was written after it (a hand edit after a
+    refusal is the newest word, so the line says up to date).
+
+    Args:
+        state: the workspace's refresh state.
+        due_in: seconds left until a pending refresh (defaults to ``state.due_in``); shown
+            rounded up to whole seconds.
+    """
+    if state.state is QueueState.RUNNING:
+        return StatusLine(StatusKind.RUNNING, "refreshing…")
+    if not state.memory_enabled:
+        return StatusLine(StatusKind.OFF, "memory off: not used in conversations nor refreshed")
+    if state.state is QueueState.PENDING:
+        left = state.due_in if due_in is None else due_in
+        seconds = max(0, math.ceil(left or 0.0))
+        return StatusLine(StatusKind.PENDING, f"pending in {seconds} s")
+    attempt = state.last_attempt
+    newer_write = (
+        attempt is not None
+        and state.document_updated_at is not None
+        and state.document_updated_at > attempt.created_at
+    )
+    if (
+        attempt is not None
+        and not newer_write
+        and state.missing_key
+        and state.key_available is not True
+    ):
+        return StatusLine(StatusKind.NO_KEY, f"failed: {attempt.reason}", StatusAction.ADD_KEY)
+    if state.state is QueueState.PAUSED:
+        return StatusLine(StatusKind.PAUSED, PAUSED_TEXT, StatusAction.ADD_KEY)
+    if state.proposals:
+        waiting = f"{plural(state.proposals, 'change')} to review"
+        if attempt is not None and not newer_write:
+            status = RefreshStatus(attempt.status)
+            if status in _REFUSED or status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):
+                # a refresh after the proposal went wrong: say so, the review still waits
+                waiting += f" · last refresh {status.value.partition('_')[0]}: {attempt.reason}"
+        return StatusLine(StatusKind.REVIEW, waiting, StatusAction.REVIEW)
+    if attempt is None or newer_write:
+        return _settled(state)
+    status = RefreshStatus(attempt.status)
+    if status is RefreshStatus.APPLIED and (attempt.added or attempt.removed):
+        return StatusLine(
+            StatusKind.UP_TO_DATE,
+            f"refreshed: +{attempt.added} −{attempt.removed}",
+            StatusAction.DIFF,
+        )
+    if status in _REFUSED:
+        return StatusLine(StatusKind.REFUSED, f"refused: {attempt.reason}", StatusAction.VIEW)
+    if status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):
+        return StatusLine(
+            StatusKind.FAILED,
+            f"{'failed' if status is RefreshStatus.FAILED else 'superseded'}: {attempt.reason}",
+            StatusAction.RETRY,
+        )
+    return _settled(state)
+
+
+def _settled(state: RefreshState) -> StatusLine:
+    """Nothing runs, waits or went wrong: up to date, unless conversations still wait to be
+    folded in (after a hand edit over a refusal, a trimmed save or a restore); the panel's
+    Refresh button folds them in."""
+    if state.unfolded:
+        return StatusLine(StatusKind.UNFOLDED, "new conversations not folded in yet")
+    return StatusLine(StatusKind.UP_TO_DATE, "up to date")
+
+
+# --- the memory list's Status cell ------------------------------------------------------------
+# What a refresh outcome is called in a table cell (the reason, in the tooltip, says more).
+_OUTCOME_LABELS: dict[str, str] = {
+    RefreshStatus.APPLIED: "applied",
+    RefreshStatus.UP_TO_DATE: "up to date",
+    RefreshStatus.NEEDS_REVIEW: "awaiting review",
+    RefreshStatus.REFUSED_FLOOR: "refused: too short",
+    RefreshStatus.REFUSED_CEILING: "refused: too long",
+    RefreshStatus.REFUSED_EMPTY: "refused: empty",
+    RefreshStatus.REFUSED_PLACEHOLDER: "refused: placeholders",
+    RefreshStatus.REFUSED_NOT_DOCUMENT: "refused: not a document",
+    RefreshStatus.SUPERSEDED: "superseded",
+    RefreshStatus.FAILED: "failed",
+}
+# The list's colours by an outcome label's first word; "paused" and "up" (to date) stay in the
+# normal text colour.
+_LIST_COLOURS = {"failed": Colour.ALARM, "refused": Colour.WARNING, "superseded": Colour.WARNING}
+
+
+def outcome_label(status: str) -> str:
+    """A refresh outcome as a person reads it, short enough for a table cell (the reason says
+    more): ``"refused_floor"`` → ``"refused: too short"``; an unknown code with its
+    underscores as spaces."""
+    return _OUTCOME_LABELS.get(status, status.replace("_", " "))
+
+
+def list_colour(label: str) -> Colour | None:
+    """The colour of a Status cell reading ``label`` (``"refused: too short"``), or ``None``."""
+    return _LIST_COLOURS.get(label.replace(":", " ").split(" ", 1)[0])
+
+
+def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[str, str]:
+    """The memory list's Status cell for a workspace, and its tooltip.
+
+    Args:
+        state: the workspace's refresh state (paused, last attempt, unfolded conversations:
+            these never let the cell say up to date).
+        updated_at: when the document was last written, as the list's row has it; a write
+            after the attempt (a hand edit after a refusal) is the newest word, so the cell
+            says up to date.
+
+    Returns:
+        ``(text, tooltip)``: ``("paused", …)``, ``("not folded in yet", …)``,
+        ``("up to date", …)``, the outcome's label for the rest (``"refused: too short"``,
+        ``"failed"``, ``"superseded"``…) with its reason as the tooltip, or ``("", "")`` when
+        nothing was ever attempted.
+    """
+    if state.state is QueueState.PAUSED:
+        return "paused", PAUSED_TEXT
+    last = state.last_attempt
+    if last is None:
+        return (UNFOLDED_TEXT, UNFOLDED_TIP) if state.unfolded else ("", "")
+    written_after = updated_at is not None and updated_at > last.created_at
+    status = RefreshStatus(last.status)
+    if (written_after or status in _SETTLED) and state.unfolded:
+        return UNFOLDED_TEXT, UNFOLDED_TIP
+    if written_after:
+        return "up to date", "The memory was written after the last refresh."
+    if status in _SETTLED:
+        return "up to date", last.reason
+    return outcome_label(status), last.reason
+
+
+# --- a finished refresh, in a sentence --------------------------------------------------------
+def describe_outcome(outcome: RefreshOutcome) -> str:
+    """One line for a finished forced refresh in the window, e.g. ``"Refreshed: version 4, 57
+    lines"`` or ``"Refresh refused: <reason>"`` (the status codes are for scripts)."""
+    status = RefreshStatus(outcome.status)
+    if status is RefreshStatus.APPLIED:
+        return f"Refreshed: version {outcome.version}, {outcome.lines} lines"
+    if status is RefreshStatus.UP_TO_DATE:
+        return f"Up to date: nothing new to fold in (version {outcome.version})"
+    if status is RefreshStatus.NEEDS_REVIEW:
+        return f"Refresh waits for your review: {outcome.reason}"
+    if status in _REFUSED:
+        return f"Refresh refused: {outcome.reason}"
+    if status is RefreshStatus.SUPERSEDED:
+        return f"Refresh superseded: {outcome.reason}"
+    return f"Refresh failed: {outcome.reason}"
+
+
+def refresh_summary(outcome: RefreshOutcome) -> str:
+    """``yak memory refresh``'s one-line report, e.g. ``applied: version 4, 57 lines`` or
+    ``refused_floor: the reply kept 12 of 150 lines (8%; …); the document is unchanged.``
+    (it leads with the status code, which scripts may match)."""
+    status, reason = outcome.status, outcome.reason.rstrip(". ")
+    size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
+    if status is RefreshStatus.APPLIED:
+        changes = f"+{outcome.added} −{outcome.removed}"
+        return f"applied: {size}, {changes}" + (f" ({reason})" if reason else "")
+    if status is RefreshStatus.UP_TO_DATE:
+        return f"up_to_date: {reason}; {size}" if reason else f"up_to_date: {size}"
+    if status is RefreshStatus.NEEDS_REVIEW:
+        return (
+            f"needs_review: {reason}; the document is unchanged ({size}). See it with "
+            f"'yak memory review {outcome.proposal_id}', then accept or reject it."
+        )
+    if STORE_ERROR in outcome.flags:  # the document may not even be readable: no size to give
+        return f"{status}: {reason}; nothing was changed."
+    return f"{status}: {reason}; the document is unchanged ({size})."
+
+
+def turn_refresh_line(outcome: RefreshOutcome) -> str:
+    """The line ``yak ask`` prints about the refresh after its turn: ``memory: applied, version
+    4, 57 lines``, or ``yak: memory refresh failed: <reason>; the memory document is
+    unchanged.``"""
+    if outcome.status in _SETTLED:
+        return (
+            f"memory: {outcome.status}, version {outcome.version}, {plural(outcome.lines, 'line')}"
+        )
+    reason = outcome.reason.rstrip(". ")
+    return f"yak: memory refresh {outcome.status}: {reason}; the memory document is unchanged."
+
+
+def mode_words(mode: ReviewMode) -> str:
+    """A review mode with what it does: ``auto (rewrites apply; risky ones wait for review)``."""
+    if mode is ReviewMode.AUTO:
+        return "auto (rewrites apply; risky ones wait for review)"
+    return "review (every rewrite waits for review)"
+
+
+# --- who wrote a version ------------------------------------------------------------------
+# A revision's source (``RevisionSource``, or ``MemoryChanged.source``, which adds "external":
+# another process wrote it) as a label, inside a sentence, and after "Memory updated to …".
+_SOURCE_WORDS = {
+    # source: (label, in a sentence, after a change)
+    "refresh": ("refresh", "a memory refresh", "memory refresh"),
+    "hand": ("hand edit", "a hand edit", "hand edit"),
+    "import": ("import", "an import", "import"),
+    "restore": ("restore", "a restore", "restore"),
+    "clear": ("cleared", "a delete", "cleared"),
+    "copy": (
+        "copy",
+        "a copy of the enclosing workspace's memory",
+        "copied from the enclosing workspace",
+    ),
+    "external": (
+        "external",
+        "another program (such as the yak command)",
+        "changed by another program",
+    ),
+}
+
+
+def source_label(source: str) -> str:
+    """A revision's source as a table cell: ``"hand"`` → ``"hand edit"``; an unknown one with
+    its underscores as spaces."""
+    words = _SOURCE_WORDS.get(source)
+    return words[0] if words else source.replace("_", " ")
+
+
+def source_text(source: str) -> str:
+    """Who wrote a memory version, for a sentence: ``"a memory refresh"``, ``"a hand edit"``…
+    (``source`` is ``MemoryChanged.source``)."""
+    words = _SOURCE_WORDS.get(source)
+    return words[1] if words else source
+
+
+def change_words(source: str) -> str:
+    """What a change was, after ``Memory updated to version N``: ``"hand edit"``,
+    ``"changed by another program"``…"""
+    words = _SOURCE_WORDS.get(source)
+    return words[2] if words else source
