@@ -12,7 +12,7 @@ from memory_support import lines, run, until
 from PySide6.QtCore import Qt
 
 from tests.support.fake_api import text
-from yak.domain import RefreshStatus
+from yak.domain import RefreshOutcome, RefreshStatus
 from yak.events import RefreshStateChanged
 from yak.presenters import PAUSED_TEXT, UNFOLDED_TEXT
 from yak.ui.controller import AppController
@@ -236,6 +236,69 @@ def test_a_forced_refresh_that_reads_the_messages_ends_the_pause(
         assert not refresh.paused(workspace.id)
         assert ui.panel.status_label.text() == "refreshed: +1 −0"
         assert ui.panel.action_button.text() == "Diff"
+        await ui.controller.aclose()
+
+    run(qloop, body())
+
+
+def test_a_failure_stored_by_an_earlier_run_offers_add_key_while_no_key_is_set(
+    env, qtbot, qloop, monkeypatch
+):
+    """After a restart, the last refresh failed (as recorded by the earlier run) and there is
+    still no key: the panel offers Add key…, not Retry, in the normal colour, since a retry
+    would fail the same way. Once a key is set, the same stored failure offers Retry."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    workspace = env.workspace("proj", lines(3))
+    env.record_attempt(
+        RefreshOutcome(
+            status=RefreshStatus.FAILED,
+            reason=NO_KEY,
+            workspace_id=workspace.id,
+            version=1,
+            lines=3,
+        ),
+        base_version=1,
+    )
+    ui = Ui(env, qtbot)
+    panel = ui.panel
+
+    async def body():
+        await env.core.refresh.check_key()
+        await ui.controller.open_workspace(str(env.folder("proj")))
+        await ui.controller.tasks.drain()
+        assert panel.status_label.text() == f"failed: {NO_KEY}"
+        assert panel.action_button.text() == "Add key…" and panel.action_button.isVisible()
+        assert panel.status_label.styleSheet() == ""
+        await ui.controller.aclose()
+
+    run(qloop, body())
+
+
+def test_a_stored_failure_offers_retry_when_a_key_is_set(env, qtbot, qloop, monkeypatch):
+    """The negative of the test above: with a key set, a stored failure is an ordinary failure
+    (Retry, in the alarm colour)."""
+    monkeypatch.setenv(KEY_ENV, "test-key")
+    workspace = env.workspace("proj", lines(3))
+    env.record_attempt(
+        RefreshOutcome(
+            status=RefreshStatus.FAILED,
+            reason="The provider is overloaded.",
+            workspace_id=workspace.id,
+            version=1,
+            lines=3,
+        ),
+        base_version=1,
+    )
+    ui = Ui(env, qtbot)
+    panel = ui.panel
+
+    async def body():
+        await env.core.refresh.check_key()
+        await ui.controller.open_workspace(str(env.folder("proj")))
+        await ui.controller.tasks.drain()
+        assert panel.status_label.text() == "failed: The provider is overloaded."
+        assert panel.action_button.text() == "Retry"
+        assert RED in panel.status_label.styleSheet()
         await ui.controller.aclose()
 
     run(qloop, body())

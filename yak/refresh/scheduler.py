@@ -32,7 +32,7 @@ from typing import Any
 
 from yak.aio import spawn
 from yak.bus import EventBus
-from yak.domain import QueueState, RefreshOutcome, RefreshState, RefreshStatus
+from yak.domain import QueueState, RefreshAttempt, RefreshOutcome, RefreshState, RefreshStatus
 from yak.errors import YakError
 from yak.events import (
     MemoryChanged,
@@ -129,11 +129,20 @@ class RefreshScheduler:
         self._known[workspace_id] = RefreshState(
             workspace_id=workspace_id,
             last_attempt=attempt,
-            missing_key=known is not None and known.missing_key,
+            missing_key=(known is not None and known.missing_key) or self._needs_key(attempt),
             document_updated_at=document.updated_at,
             proposals=len(waiting),
             unfolded=workspace_id in unfolded,
             memory_enabled=enabled,
+        )
+
+    def _needs_key(self, attempt: RefreshAttempt | None) -> bool:
+        """Whether a stored failure is best answered by adding a key: the last attempt failed
+        and the last check found no key (a retry would fail the same way)."""
+        return (
+            attempt is not None
+            and attempt.status is RefreshStatus.FAILED
+            and self.key_available is False
         )
 
     async def settle(self) -> None:
@@ -219,6 +228,8 @@ class RefreshScheduler:
             workspace_id: replace(
                 self._current(workspace_id),
                 last_attempt=latest.get(workspace_id),
+                missing_key=self._current(workspace_id).missing_key
+                or self._needs_key(latest.get(workspace_id)),
                 unfolded=workspace_id in unfolded,
             )
             for workspace_id in latest.keys() | unfolded | self._paused
