@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         KeyStore,
         ModelClient,
         ModelClientFactory,
+        ProposalStore,
         RefreshLock,
         SearchCandidates,
         SearchIndex,
@@ -168,6 +169,7 @@ class _Storage:
         *,
         workspaces: WorkspaceRepository,
         documents: DocumentRepository,
+        proposals: ProposalStore,
         attempts: AttemptRepository,
         conversations: Callable[[], ConversationRepository],
         search_index: SearchIndex,
@@ -177,6 +179,7 @@ class _Storage:
     ) -> None:
         self.workspaces = workspaces
         self.documents = documents
+        self.proposals = proposals
         self.attempts = attempts
         self.conversations = conversations
         self.search_index = search_index
@@ -191,6 +194,7 @@ class _Storage:
         from yak.db.attempts import SqlAttemptRepository
         from yak.db.conversations import SqlConversationRepository
         from yak.db.documents import SqlDocumentRepository
+        from yak.db.proposals import ProposalRepository
         from yak.db.search import SqlSearchIndex
         from yak.db.workspaces import SqlWorkspaceRepository
 
@@ -207,6 +211,7 @@ class _Storage:
         return cls(
             workspaces=SqlWorkspaceRepository(database, shared_identity=database.shared),
             documents=SqlDocumentRepository(database),
+            proposals=ProposalRepository(database),
             attempts=SqlAttemptRepository(database),
             conversations=lambda: conversations,
             search_index=SqlSearchIndex(database),
@@ -246,7 +251,7 @@ def _build_reading(
     """A core whose reads go through ``reader``; anything else (a write, a rarer read, the
     conversations) opens the SQLAlchemy database on first use, read-only when it cannot be
     written."""
-    from yak.db.sqlite_read import AttemptReader, DocumentReader, WorkspaceReader
+    from yak.db.sqlite_read import AttemptReader, DocumentReader, ProposalReader, WorkspaceReader
 
     opened: list[_Storage] = []
 
@@ -267,6 +272,7 @@ def _build_reading(
     storage = _Storage(
         workspaces=WorkspaceReader(reader, lambda: full().workspaces),
         documents=DocumentReader(reader, lambda: full().documents),
+        proposals=ProposalReader(reader, lambda: full().proposals),
         attempts=AttemptReader(reader, lambda: full().attempts),
         conversations=lambda: full().conversations(),
         search_index=_LazySearchIndex(lambda: full().search_index),
@@ -290,6 +296,7 @@ def _build(
     memory = MemoryService(
         workspaces=storage.workspaces,
         documents=storage.documents,
+        proposals=storage.proposals,
         attempts=storage.attempts,
         bus=bus,
         poll_interval_s=options.poll_interval_s,

@@ -13,6 +13,7 @@ Repositories are synchronous (a database call on a worker thread); services call
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -154,6 +155,32 @@ class DocumentRepository(Protocol):
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]: ...
 
+    def advance_watermarks(self, watermarks: Mapping[str, str]) -> None: ...
+
+    def history(self, workspace_id: str) -> list[Revision]: ...
+
+    def revisions_since(self, workspace_id: str, version: int) -> list[Revision]:
+        """The revisions whose version is ``version`` or newer, **oldest first** (ties by id)."""
+        ...
+
+    def get_revision(self, workspace_id: str, revision: str) -> Revision:
+        """By id, unique id prefix or version number. Raises ``RevisionNotFound``."""
+        ...
+
+    def summaries(self) -> list[MemorySummary]: ...
+
+    def versions(self) -> dict[str, int]: ...
+
+    def data_version(self) -> int:
+        """A number that moves when another connection (another process) wrote."""
+        ...
+
+
+class ProposalStore(Protocol):
+    """Rewrites waiting for review, and what became of them. A proposal belongs to the
+    document its workspace uses (a linked workspace's are its target's); accepting one is a
+    document write (``DocumentRepository.write(accepts=…)``)."""
+
     def add_proposal(self, proposal: Proposal) -> Proposal:
         """Store a pending proposal; older pending ones of the workspace become superseded."""
         ...
@@ -179,26 +206,6 @@ class DocumentRepository(Protocol):
         watermarks: Mapping[str, str],
     ) -> Proposal:
         """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
-        ...
-
-    def advance_watermarks(self, watermarks: Mapping[str, str]) -> None: ...
-
-    def history(self, workspace_id: str) -> list[Revision]: ...
-
-    def revisions_since(self, workspace_id: str, version: int) -> list[Revision]:
-        """The revisions whose version is ``version`` or newer, **oldest first** (ties by id)."""
-        ...
-
-    def get_revision(self, workspace_id: str, revision: str) -> Revision:
-        """By id, unique id prefix or version number. Raises ``RevisionNotFound``."""
-        ...
-
-    def summaries(self) -> list[MemorySummary]: ...
-
-    def versions(self) -> dict[str, int]: ...
-
-    def data_version(self) -> int:
-        """A number that moves when another connection (another process) wrote."""
         ...
 
 
@@ -395,8 +402,6 @@ async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
     """:func:`build_ready_client` on a worker thread: a caller on the event-loop thread (a turn,
     a refresh) so never freezes a window; when a background warm-up is importing the SDK
     already, this waits for it off the loop instead of importing again."""
-    import asyncio
-
     # For a request about to be sent: without a key it fails at once (MissingApiKey), not after
     # the SDK's import.
     client, _built = await asyncio.to_thread(build_ready_client, factory, without_key=False)
@@ -447,6 +452,7 @@ __all__: Sequence[str] = [
     "KeyStore",
     "ModelClient",
     "ModelClientFactory",
+    "ProposalStore",
     "RefreshLock",
     "SearchCandidates",
     "SearchIndex",

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # types only: a reading command loads none of these modules
     from yak.ports import (
         AttemptRepository,
         DocumentRepository,
+        ProposalStore,
         SearchCandidates,
         SearchIndex,
         WorkspaceRepository,
@@ -75,6 +76,7 @@ class MemoryService:
     Args:
         workspaces: the stored workspaces (for exports).
         documents: the documents, revisions and watermarks.
+        proposals: the rewrites waiting for review.
         attempts: the refresh attempts.
         bus: where ``MemoryChanged`` is published.
         poll_interval_s: seconds between two checks for writes by another process.
@@ -89,6 +91,7 @@ class MemoryService:
         *,
         workspaces: WorkspaceRepository,
         documents: DocumentRepository,
+        proposals: ProposalStore,
         attempts: AttemptRepository,
         bus: EventBus,
         poll_interval_s: float = 1.0,
@@ -99,6 +102,7 @@ class MemoryService:
         self._workspaces = workspaces
         self._search_index = search_index
         self._documents = documents
+        self._proposals = proposals
         self._attempts = attempts
         self._bus = bus
         self._poll_interval_s = poll_interval_s
@@ -213,16 +217,16 @@ class MemoryService:
     async def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
         """The workspace's proposals, oldest first (only those waiting, by default)."""
         return await self._offload(
-            self._documents.proposals, workspace_id, pending_only=pending_only
+            self._proposals.proposals, workspace_id, pending_only=pending_only
         )
 
     async def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
         """A proposal by id or unique prefix (6 or more characters). Raises ``UsageError``."""
-        return await self._offload(self._documents.get_proposal, workspace_id, proposal_id)
+        return await self._offload(self._proposals.get_proposal, workspace_id, proposal_id)
 
     async def pending_counts(self) -> dict[str, int]:
         """How many proposals wait, by workspace id (only workspaces with some)."""
-        return await self._offload(self._documents.pending_counts)
+        return await self._offload(self._proposals.pending_counts)
 
     async def memory_enabled(self, workspace_id: str) -> bool:
         """Whether the workspace's memory is on. Raises ``WorkspaceNotFound``."""
@@ -504,7 +508,7 @@ class MemoryService:
             watermarks=dict(watermarks),
             flags=flags,
         )
-        stored = await self._offload(self._documents.add_proposal, proposal)
+        stored = await self._offload(self._proposals.add_proposal, proposal)
         from yak.events import ProposalsChanged  # see _write on these imports
 
         self._bus.publish(ProposalsChanged(workspace_id, 1))
@@ -669,7 +673,7 @@ class MemoryService:
             if (key := provenance.fold_line(line))
         )
         rejected = await self._offload(
-            self._documents.reject_proposal,
+            self._proposals.reject_proposal,
             workspace_id,
             proposal.id,
             bury=bury,
@@ -750,7 +754,7 @@ class MemoryService:
                 effects=effects,
                 accepts=accepts,
             )
-            superseded = self._documents.supersede_proposals(workspace_id) if supersede else 0
+            superseded = self._proposals.supersede_proposals(workspace_id) if supersede else 0
             return document, superseded
 
         def write() -> tuple[int, MemoryDocument, int, str | None]:
