@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from yak.db.engine import Database
 from yak.db.models import MemoryProposalRow, table_of
-from yak.db.reads import PROPOSAL, PROPOSAL_IDS, by_prefix, proposal_of
+from yak.db.reads import PROPOSAL, by_prefix, proposal_of
 from yak.db.reads import proposals as read_proposals
 from yak.db.rows import (
     SessionQuery,
@@ -28,6 +28,7 @@ from yak.db.rows import (
     owner,
     require_workspace,
 )
+from yak.db.schema import PROPOSAL_IDS
 from yak.domain import Proposal, ProposalStatus, WriteEffects
 from yak.errors import ConflictError
 from yak.ids import new_id

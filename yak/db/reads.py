@@ -15,12 +15,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from yak import paths
-from yak.db.schema import MIN_ID_PREFIX, decode_document, review_mode, utc_time
+from yak.db.schema import (
+    ATTEMPT_IDS,
+    MIN_ID_PREFIX,
+    REVISION_IDS,
+    decode_document,
+    review_mode,
+    utc_time,
+)
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -34,7 +40,7 @@ from yak.domain import (
     Workspace,
     count_lines,
 )
-from yak.errors import RevisionNotFound, UsageError, WorkspaceNotFound
+from yak.errors import RevisionNotFound, WorkspaceNotFound
 
 Row = Sequence[Any]
 """One result row: a tuple from ``sqlite3``, a ``Row`` from SQLAlchemy (the columns in order)."""
@@ -74,59 +80,6 @@ def workspace_key(path: str) -> str:
 def no_workspace(workspace_id: str) -> WorkspaceNotFound:
     """The error for an unknown workspace id, with its sentence."""
     return WorkspaceNotFound(f"No workspace has the id {workspace_id}.")
-
-
-# --- id prefixes ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class IdKind:
-    """How a kind of id a user types (a full id or a unique prefix) is named in the sentences
-    refusing it."""
-
-    noun: str
-    plural: str
-    see: str  # where the ids are listed, in "too short"
-    listing: str  # the same in "no such id"
-    error: type[UsageError] = UsageError
-
-    def prefix(self, given: str) -> str:
-        """``given`` as stored ids are spelled.
-
-        Raises:
-            UsageError: it is shorter than ``MIN_ID_PREFIX`` characters (``self.error``).
-        """
-        wanted = (given or "").strip().upper()
-        if len(wanted) < MIN_ID_PREFIX:
-            raise self.error(
-                f"Give at least {MIN_ID_PREFIX} characters of a {self.noun} id (see {self.see}); "
-                f"{given!r} is too short."
-            )
-        return wanted
-
-    def one(self, matches: Sequence[Row], given: str) -> Row:
-        """The one row whose id starts with ``given`` (``matches``: at most two).
-
-        Raises:
-            UsageError: none matches, or several do (``self.error``).
-        """
-        if not matches:
-            raise self.error(f"This workspace has no {self.noun} {given!r} ({self.listing}).")
-        if len(matches) > 1:
-            raise self.error(
-                f"{given!r} matches several {self.plural}; give more characters of the id."
-            )
-        return matches[0]
-
-
-ATTEMPT_IDS = IdKind(
-    "refresh attempt",
-    "refresh attempts",
-    "history --refreshes",
-    "see history --refreshes for the ids",
-)
-PROPOSAL_IDS = IdKind("proposal", "proposals", "yak memory review", "see yak memory review")
-REVISION_IDS = IdKind(
-    "revision", "revisions", "history", "see history for the ids", RevisionNotFound
-)
 
 
 def by_prefix(query: Query, select: str, workspace_id: str, wanted: str) -> Sequence[Row]:
