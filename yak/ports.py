@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
 from yak.domain import TokenUsage
 
@@ -108,6 +108,30 @@ class WorkspaceRepository(Protocol):
         ...
 
 
+class WriteOptions(TypedDict):
+    """The keyword arguments of :meth:`DocumentRepository.write`.
+
+    Attributes:
+        expected_version: the version the write is based on; ``None``: whatever is current.
+        source: what wrote it (the revision's source).
+        flags, model, session_ids, restored_from: the revision's metadata.
+        watermarks: ``{session_id: last folded message id}`` advanced in the same transaction.
+        effects: given the text being replaced, the write's line counts and tombstones.
+        accepts: the pending proposal the write applies (marked accepted in the same
+            transaction).
+    """
+
+    expected_version: int | None
+    source: RevisionSource
+    flags: NotRequired[tuple[str, ...]]
+    model: NotRequired[str | None]
+    session_ids: NotRequired[tuple[str, ...]]
+    restored_from: NotRequired[str | None]
+    watermarks: NotRequired[Mapping[str, str] | None]
+    effects: NotRequired[Callable[[str], WriteEffects] | None]
+    accepts: NotRequired[str | None]
+
+
 class DocumentRepository(Protocol):
     """Memory documents, their revisions and the session watermarks.
 
@@ -121,25 +145,12 @@ class DocumentRepository(Protocol):
         ...
 
     def write(
-        self,
-        workspace_id: str,
-        text: str,
-        *,
-        expected_version: int | None,
-        source: RevisionSource,
-        flags: tuple[str, ...] = (),
-        model: str | None = None,
-        session_ids: tuple[str, ...] = (),
-        restored_from: str | None = None,
-        watermarks: Mapping[str, str] | None = None,
-        effects: Callable[[str], WriteEffects] | None = None,
-        accepts: str | None = None,
+        self, workspace_id: str, text: str, **options: Unpack[WriteOptions]
     ) -> MemoryDocument:
-        """``effects`` gets the text being replaced and returns the write's line counts and
-        tombstones; ``accepts`` names the pending proposal the write applies (marked accepted
-        in the same transaction). Raises ``ConflictError`` (stale version, or a proposal no
-        longer pending), ``UnreadableDocument`` never (the replaced text is read leniently),
-        or ``WorkspaceNotFound``."""
+        """Write ``text`` as the next version (see :class:`WriteOptions`). Raises
+        ``ConflictError`` (stale version, or a proposal no longer pending),
+        ``UnreadableDocument`` never (the replaced text is read leniently), or
+        ``WorkspaceNotFound``."""
         ...
 
     def read_raw(self, workspace_id: str) -> bytes:
@@ -461,4 +472,5 @@ __all__: Sequence[str] = [
     "TextDelta",
     "ToolUseStarted",
     "WorkspaceRepository",
+    "WriteOptions",
 ]

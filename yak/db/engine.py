@@ -318,14 +318,8 @@ def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
     event.listen(engine, "connect", _on_connect)
     db = Database(engine, path)
     if migrate:
-        try:
+        with _closed_on_error(db):
             _migrate(db)
-        except SchemaTooNew:
-            db.close()
-            raise
-        except (DBAPIError, SQLAlchemyError) as exc:
-            db.close()
-            raise translate(exc, path) from exc
     return db
 
 
@@ -338,19 +332,27 @@ def _open_server(server: postgres.DatabaseUrl, *, migrate: bool) -> Database:
     """
     engine = create_engine(server.url, pool_pre_ping=True, pool_size=4, max_overflow=8)
     db = Database(engine, None, server=server)
-    try:
+    with _closed_on_error(db):
         if migrate:
             _migrate(db)
         else:
             with engine.connect():
                 pass
-    except SchemaTooNew:
-        db.close()
-        raise
+    return db
+
+
+@contextmanager
+def _closed_on_error(db: Database) -> Iterator[None]:
+    """Close ``db`` when the block fails (migrating it, checking it); a driver error leaves
+    as ``db.translate``'s ``StoreError``, ``SchemaTooNew`` and the rest as they are."""
+    try:
+        yield
     except (DBAPIError, SQLAlchemyError) as exc:
         db.close()
         raise db.translate(exc) from exc
-    return db
+    except BaseException:
+        db.close()
+        raise
 
 
 def _open_read_only(path: Path) -> Database:

@@ -16,7 +16,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, Unpack
 from urllib.parse import quote
 
 from yak import paths
@@ -33,16 +33,15 @@ if TYPE_CHECKING:  # types only: a reading command does not import the ports
         RefreshOutcome,
         ReviewMode,
         Revision,
-        RevisionSource,
         Tombstone,
         Workspace,
-        WriteEffects,
     )
     from yak.ports import (
         AttemptRepository,
         DocumentRepository,
         ProposalStore,
         WorkspaceRepository,
+        WriteOptions,
     )
 
 T = TypeVar("T")
@@ -209,33 +208,9 @@ class DocumentReader:
         return reads.revision(self._reader, workspace_id, revision)
 
     def write(
-        self,
-        workspace_id: str,
-        text: str,
-        *,
-        expected_version: int | None,
-        source: RevisionSource,
-        flags: tuple[str, ...] = (),
-        model: str | None = None,
-        session_ids: tuple[str, ...] = (),
-        restored_from: str | None = None,
-        watermarks: Mapping[str, str] | None = None,
-        effects: Callable[[str], WriteEffects] | None = None,
-        accepts: str | None = None,
+        self, workspace_id: str, text: str, **options: Unpack[WriteOptions]
     ) -> MemoryDocument:
-        return self._full().write(
-            workspace_id,
-            text,
-            expected_version=expected_version,
-            source=source,
-            flags=flags,
-            model=model,
-            session_ids=session_ids,
-            restored_from=restored_from,
-            watermarks=watermarks,
-            effects=effects,
-            accepts=accepts,
-        )
+        return self._full().write(workspace_id, text, **options)
 
     def together(self, work: Callable[[], T]) -> T:
         return self._full().together(work)

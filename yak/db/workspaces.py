@@ -78,6 +78,16 @@ class SqlWorkspaceRepository:
         here = self._here.get(workspace.id)
         return workspace if here is None else replace(workspace, path=here)
 
+    def _found_at(
+        self, row: WorkspaceRow, key: str, folder: tuple[int, int], *, shared: bool
+    ) -> None:
+        """Record that ``row``'s folder is, on this machine, at ``key`` with the identity
+        ``folder`` (a shared workspace's stored path is its last opener's)."""
+        row.st_dev, row.st_ino = identity_columns(folder)
+        if shared:
+            row.path = key
+            self._here[row.id] = key
+
     def _stored(
         self, s: Session, key: str, workspace_id: str, *, shared: bool
     ) -> WorkspaceRow | None:
@@ -129,10 +139,7 @@ class SqlWorkspaceRepository:
                 )
                 row = s.get(WorkspaceRow, workspace_id)
                 assert row is not None
-            row.st_dev, row.st_ino = st_dev, st_ino
-            if shared is not None:
-                row.path = key
-                self._here[row.id] = key
+            self._found_at(row, key, folder, shared=shared is not None)
             if mark_opened:
                 row.last_opened_at = moment
             s.flush()
@@ -251,10 +258,7 @@ class SqlWorkspaceRepository:
             s.flush()
             moved = s.get(WorkspaceRow, target_id)
             assert moved is not None
-            moved.st_dev, moved.st_ino = st_dev, st_ino
-            if shared is not None:
-                moved.path = key
-                self._here[moved.id] = key
+            self._found_at(moved, key, folder, shared=shared is not None)
             log.info("re-attached workspace %s to %s (%s)", workspace_id, key, target_id)
             return self._workspace(moved)
 
