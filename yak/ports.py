@@ -22,6 +22,9 @@ from yak.domain import TokenUsage
 
 T = TypeVar("T")
 
+Burials = tuple[tuple[str, str], ...]
+"""Tombstones to bury: ``(key, text)`` of each line (``yak.memory.provenance``)."""
+
 if TYPE_CHECKING:
     from yak.domain import (
         ChatMessage,
@@ -209,12 +212,7 @@ class ProposalStore(Protocol):
         ...
 
     def reject_proposal(
-        self,
-        workspace_id: str,
-        proposal_id: str,
-        *,
-        bury: tuple[tuple[str, str], ...],
-        watermarks: Mapping[str, str],
+        self, workspace_id: str, proposal_id: str, *, bury: Burials, watermarks: Mapping[str, str]
     ) -> Proposal:
         """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
         ...
@@ -456,6 +454,7 @@ class Clock(Protocol):
 
 __all__: Sequence[str] = [
     "AttemptRepository",
+    "Burials",
     "Clock",
     "Completion",
     "ConversationRepository",

@@ -32,6 +32,7 @@ from yak.db.schema import PROPOSAL_IDS
 from yak.domain import Proposal, ProposalStatus, WriteEffects
 from yak.errors import ConflictError
 from yak.ids import new_id
+from yak.ports import Burials
 
 
 class ProposalRepository:
@@ -118,12 +119,7 @@ class ProposalRepository:
             return _proposal(s, owner(s, workspace_id), proposal_id)
 
     def reject_proposal(
-        self,
-        workspace_id: str,
-        proposal_id: str,
-        *,
-        bury: tuple[tuple[str, str], ...],
-        watermarks: Mapping[str, str],
+        self, workspace_id: str, proposal_id: str, *, bury: Burials, watermarks: Mapping[str, str]
     ) -> Proposal:
         """Mark a pending proposal rejected, bury ``bury`` (its added lines) and advance the
         watermarks of the conversations it folded, in one transaction.

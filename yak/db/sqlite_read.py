@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # types only: a reading command does not import the ports
     )
     from yak.ports import (
         AttemptRepository,
+        Burials,
         DocumentRepository,
         ProposalStore,
         WorkspaceRepository,
@@ -253,12 +254,7 @@ class ProposalReader:
         return self._full().get_proposal(workspace_id, proposal_id)
 
     def reject_proposal(
-        self,
-        workspace_id: str,
-        proposal_id: str,
-        *,
-        bury: tuple[tuple[str, str], ...],
-        watermarks: Mapping[str, str],
+        self, workspace_id: str, proposal_id: str, *, bury: Burials, watermarks: Mapping[str, str]
     ) -> Proposal:
         return self._full().reject_proposal(
             workspace_id, proposal_id, bury=bury, watermarks=watermarks

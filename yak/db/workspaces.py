@@ -7,6 +7,10 @@ team database (``shared_identity``) a folder in a git repository with a remote i
 remote and the path inside the repository instead (``yak.identity.shared_key``), so clones at
 different paths on different machines are one workspace; its ``path`` is then this machine's
 folder. See ``docs/architecture.md``, "The workspace key".
+
+Queries: ORM rows for the writes (a workspace's row is read, changed and flushed), and the
+shared SQL texts of ``yak.db.reads`` for the reads (the command line's reader runs the same
+ones).
 """
 
 from __future__ import annotations
