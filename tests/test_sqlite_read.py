@@ -15,7 +15,14 @@ from yak.cli import main
 from yak.db.attempts import SqlAttemptRepository
 from yak.db.documents import SqlDocumentRepository
 from yak.db.engine import open_database
-from yak.db.sqlite_read import AttemptReader, DocumentReader, WorkspaceReader, open_reader
+from yak.db.proposals import ProposalRepository
+from yak.db.sqlite_read import (
+    AttemptReader,
+    DocumentReader,
+    ProposalReader,
+    WorkspaceReader,
+    open_reader,
+)
 from yak.db.workspaces import SqlWorkspaceRepository
 from yak.domain import RefreshOutcome, RefreshStatus, TokenUsage
 from yak.errors import UnreadableDocument, UsageError, WorkspaceNotFound
@@ -67,7 +74,8 @@ def stored(core, loop, tmp_path):
 
 @pytest.fixture
 def both(stored, data_dir):
-    """``(fast, full)``: the sqlite3 readers and the SQLAlchemy repositories on ``data_dir``."""
+    """``(fast, full)``: the sqlite3 readers and the SQLAlchemy repositories on ``data_dir``
+    (workspaces, documents, attempts, proposals)."""
     reader = open_reader(data_dir)
     assert reader is not None
     database = open_database(data_dir)
@@ -75,11 +83,13 @@ def both(stored, data_dir):
         SqlWorkspaceRepository(database),
         SqlDocumentRepository(database),
         SqlAttemptRepository(database),
+        ProposalRepository(database),
     )
     fast = (
         WorkspaceReader(reader, lambda: full[0]),
         DocumentReader(reader, lambda: full[1]),
         AttemptReader(reader, lambda: full[2]),
+        ProposalReader(reader, lambda: full[3]),
     )
     yield fast, full
     reader.close()
@@ -87,34 +97,45 @@ def both(stored, data_dir):
 
 
 def test_each_read_returns_what_the_sqlalchemy_repository_returns(stored, both):
-    """For every stored workspace (and an unknown folder), ``find``, ``get``, ``read``,
-    ``read_raw``, ``proposals`` and ``list`` are equal, field for field, to the SQLAlchemy
-    repositories' answers, and ``get`` by an id prefix finds the same attempt."""
-    (fast_ws, fast_docs, fast_attempts), (ws, docs, attempts) = both
+    """For every stored workspace (and an unknown folder), ``find``, ``get``, ``linked_to``,
+    ``read``, ``read_raw``, ``history``, ``revisions_since``, ``proposals`` and ``list`` are
+    equal, field for field, to the SQLAlchemy repositories' answers; so are the memory list,
+    the newest attempts, and ``get`` of an attempt or a revision by an id prefix."""
+    (fast_ws, fast_docs, fast_attempts, fast_props), (ws, docs, attempts, props) = both
     assert fast_ws.find(str(stored[0].parent / "unknown")) is None
     for folder in stored:
         workspace = ws.find(str(folder))
         assert workspace is not None and fast_ws.find(str(folder)) == workspace
         assert fast_ws.get(workspace.id) == ws.get(workspace.id)
+        assert fast_ws.linked_to(workspace.id) == ws.linked_to(workspace.id)
         assert fast_docs.read(workspace.id) == docs.read(workspace.id)
         assert fast_docs.read_raw(workspace.id) == docs.read_raw(workspace.id)
+        assert fast_docs.history(workspace.id) == docs.history(workspace.id)
+        assert fast_docs.revisions_since(workspace.id, 1) == docs.revisions_since(workspace.id, 1)
         for pending_only in (True, False):
-            assert fast_docs.proposals(workspace.id, pending_only=pending_only) == docs.proposals(
-                workspace.id, pending_only=pending_only
+            assert fast_props.proposals(workspace.id, pending_only=pending_only) == (
+                props.proposals(workspace.id, pending_only=pending_only)
             )
         for limit in (None, 1, 50):
             assert fast_attempts.list(workspace.id, limit) == attempts.list(workspace.id, limit)
+    assert fast_docs.summaries() == docs.summaries()
+    assert fast_attempts.latest() == attempts.latest()
+    keys = [str(folder) for folder in stored]
+    assert fast_ws.memories_at(keys) == ws.memories_at(keys)
+    assert fast_ws.orphans_named("gone") == ws.orphans_named("gone") != []
     app = ws.find(str(stored[0]))
     assert app is not None
-    assert len(docs.proposals(app.id)) == 1 and len(attempts.list(app.id)) == 4
+    assert len(props.proposals(app.id)) == 1 and len(attempts.list(app.id)) == 4
     newest = attempts.list(app.id, 1)[0]
     assert fast_attempts.get(app.id, newest.id[:24].lower()) == attempts.get(app.id, newest.id)
+    first = docs.history(app.id)[-1]
+    assert fast_docs.get_revision(app.id, first.id.lower()) == docs.get_revision(app.id, "1")
 
 
 def test_refusals_are_the_same_sentences(stored, both):
     """An unknown workspace id, a too short or unknown attempt id give the same error and
     sentence both ways."""
-    (fast_ws, fast_docs, fast_attempts), (ws, docs, attempts) = both
+    (fast_ws, fast_docs, fast_attempts, _), (ws, docs, attempts, _) = both
     app = ws.find(str(stored[0]))
     assert app is not None
     cases = [
@@ -134,7 +155,7 @@ def test_refusals_are_the_same_sentences(stored, both):
 def test_a_document_that_is_not_utf8_is_refused_the_same_way(stored, both, data_dir):
     """Stored bytes that are not UTF-8: ``read`` raises the same ``UnreadableDocument`` both
     ways and ``read_raw`` gives the same bytes."""
-    (_fast_ws, fast_docs, _), (ws, docs, _) = both
+    (_fast_ws, fast_docs, _, _), (ws, docs, _, _) = both
     app = ws.find(str(stored[0]))
     assert app is not None
     with sqlite3.connect(data_dir / "yak.db") as connection:
@@ -151,15 +172,16 @@ def test_a_document_that_is_not_utf8_is_refused_the_same_way(stored, both, data_
 
 
 def test_methods_it_does_not_implement_are_the_sqlalchemy_repository(stored, both):
-    """A method the fast readers do not answer themselves (the history, the memory list) is
-    answered by the SQLAlchemy repository, built on first use."""
-    (_fast_ws, fast_docs, _), (ws, docs, _) = both
+    """A method the fast readers do not answer themselves (the watcher's versions, the
+    tombstones, the pending counts, the recent workspaces) is answered by the SQLAlchemy
+    repository, built on first use."""
+    (fast_ws, fast_docs, _, fast_props), (ws, docs, _, props) = both
     app = ws.find(str(stored[0]))
     assert app is not None
-    assert fast_docs.history(app.id) == docs.history(app.id)
-    assert [s.workspace.path for s in fast_docs.summaries()] == [
-        s.workspace.path for s in docs.summaries()
-    ]
+    assert fast_docs.versions() == docs.versions()
+    assert fast_docs.tombstones(app.id) == docs.tombstones(app.id)
+    assert fast_props.pending_counts() == props.pending_counts() == {app.id: 1}
+    assert fast_ws.recent(5) == ws.recent(5)
 
 
 def test_the_commands_print_the_same_bytes_either_way(stored, data_dir, capsysbinary, monkeypatch):

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         KeyStore,
         ModelClient,
         ModelClientFactory,
+        ProposalStore,
         RefreshLock,
         SearchCandidates,
         SearchIndex,
@@ -169,6 +170,7 @@ class _Storage:
         *,
         workspaces: WorkspaceRepository,
         documents: DocumentRepository,
+        proposals: ProposalStore,
         attempts: AttemptRepository,
         conversations: Callable[[], ConversationRepository],
         search_index: SearchIndex,
@@ -178,6 +180,7 @@ class _Storage:
     ) -> None:
         self.workspaces = workspaces
         self.documents = documents
+        self.proposals = proposals
         self.attempts = attempts
         self.conversations = conversations
         self.search_index = search_index
@@ -192,6 +195,7 @@ class _Storage:
         from yak.db.attempts import SqlAttemptRepository
         from yak.db.conversations import SqlConversationRepository
         from yak.db.documents import SqlDocumentRepository
+        from yak.db.proposals import ProposalRepository
         from yak.db.search import SqlSearchIndex
         from yak.db.workspaces import SqlWorkspaceRepository
 
@@ -208,6 +212,7 @@ class _Storage:
         return cls(
             workspaces=SqlWorkspaceRepository(database, shared_identity=database.shared),
             documents=SqlDocumentRepository(database),
+            proposals=ProposalRepository(database),
             attempts=SqlAttemptRepository(database),
             conversations=lambda: conversations,
             search_index=SqlSearchIndex(database),
@@ -247,7 +252,7 @@ def _build_reading(
     """A core whose reads go through ``reader``; anything else (a write, a rarer read, the
     conversations) opens the SQLAlchemy database on first use, read-only when it cannot be
     written."""
-    from yak.db.sqlite_read import AttemptReader, DocumentReader, WorkspaceReader
+    from yak.db.sqlite_read import AttemptReader, DocumentReader, ProposalReader, WorkspaceReader
 
     opened: list[_Storage] = []
 
@@ -268,6 +273,7 @@ def _build_reading(
     storage = _Storage(
         workspaces=WorkspaceReader(reader, lambda: full().workspaces),
         documents=DocumentReader(reader, lambda: full().documents),
+        proposals=ProposalReader(reader, lambda: full().proposals),
         attempts=AttemptReader(reader, lambda: full().attempts),
         conversations=lambda: full().conversations(),
         search_index=_LazySearchIndex(lambda: full().search_index),
@@ -291,13 +297,14 @@ def _build(
     memory = MemoryService(
         workspaces=storage.workspaces,
         documents=storage.documents,
+        proposals=storage.proposals,
         attempts=storage.attempts,
         bus=bus,
         poll_interval_s=options.poll_interval_s,
         search_index=storage.search_index,
         offload=offload,
     )
-    review = ReviewInbox(memory=memory, proposals=storage.documents, bus=bus, offload=offload)
+    review = ReviewInbox(memory=memory, proposals=storage.proposals, bus=bus, offload=offload)
     clients = options.model_client or _ProviderFactory(settings, key_store)
 
     def build_services() -> Services:

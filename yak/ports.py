@@ -13,13 +13,17 @@ Repositories are synchronous (a database call on a worker thread); services call
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
 from yak.domain import TokenUsage
 
 T = TypeVar("T")
+
+Burials = tuple[tuple[str, str], ...]
+"""Tombstones to bury: ``(key, text)`` of each line (``yak.memory.provenance``)."""
 
 if TYPE_CHECKING:
     from yak.domain import (
@@ -107,6 +111,30 @@ class WorkspaceRepository(Protocol):
         ...
 
 
+class WriteOptions(TypedDict):
+    """The keyword arguments of :meth:`DocumentRepository.write`.
+
+    Attributes:
+        expected_version: the version the write is based on; ``None``: whatever is current.
+        source: what wrote it (the revision's source).
+        flags, model, session_ids, restored_from: the revision's metadata.
+        watermarks: ``{session_id: last folded message id}`` advanced in the same transaction.
+        effects: given the text being replaced, the write's line counts and tombstones.
+        accepts: the pending proposal the write applies (marked accepted in the same
+            transaction).
+    """
+
+    expected_version: int | None
+    source: RevisionSource
+    flags: NotRequired[tuple[str, ...]]
+    model: NotRequired[str | None]
+    session_ids: NotRequired[tuple[str, ...]]
+    restored_from: NotRequired[str | None]
+    watermarks: NotRequired[Mapping[str, str] | None]
+    effects: NotRequired[Callable[[str], WriteEffects] | None]
+    accepts: NotRequired[str | None]
+
+
 class DocumentRepository(Protocol):
     """Memory documents, their revisions and the session watermarks.
 
@@ -120,25 +148,12 @@ class DocumentRepository(Protocol):
         ...
 
     def write(
-        self,
-        workspace_id: str,
-        text: str,
-        *,
-        expected_version: int | None,
-        source: RevisionSource,
-        flags: tuple[str, ...] = (),
-        model: str | None = None,
-        session_ids: tuple[str, ...] = (),
-        restored_from: str | None = None,
-        watermarks: Mapping[str, str] | None = None,
-        effects: Callable[[str], WriteEffects] | None = None,
-        accepts: str | None = None,
+        self, workspace_id: str, text: str, **options: Unpack[WriteOptions]
     ) -> MemoryDocument:
-        """``effects`` gets the text being replaced and returns the write's line counts and
-        tombstones; ``accepts`` names the pending proposal the write applies (marked accepted
-        in the same transaction). Raises ``ConflictError`` (stale version, or a proposal no
-        longer pending), ``UnreadableDocument`` never (the replaced text is read leniently),
-        or ``WorkspaceNotFound``."""
+        """Write ``text`` as the next version (see :class:`WriteOptions`). Raises
+        ``ConflictError`` (stale version, or a proposal no longer pending),
+        ``UnreadableDocument`` never (the replaced text is read leniently), or
+        ``WorkspaceNotFound``."""
         ...
 
     def read_raw(self, workspace_id: str) -> bytes:
@@ -153,33 +168,6 @@ class DocumentRepository(Protocol):
         ...
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]: ...
-
-    def add_proposal(self, proposal: Proposal) -> Proposal:
-        """Store a pending proposal; older pending ones of the workspace become superseded."""
-        ...
-
-    def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]: ...
-
-    def pending_counts(self) -> dict[str, int]: ...
-
-    def supersede_proposals(self, workspace_id: str) -> int:
-        """Mark the pending proposals superseded; returns how many."""
-        ...
-
-    def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
-        """By id or unique prefix. Raises ``UsageError``."""
-        ...
-
-    def reject_proposal(
-        self,
-        workspace_id: str,
-        proposal_id: str,
-        *,
-        bury: tuple[tuple[str, str], ...],
-        watermarks: Mapping[str, str],
-    ) -> Proposal:
-        """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
-        ...
 
     def advance_watermarks(self, watermarks: Mapping[str, str]) -> None: ...
 
@@ -199,6 +187,34 @@ class DocumentRepository(Protocol):
 
     def data_version(self) -> int:
         """A number that moves when another connection (another process) wrote."""
+        ...
+
+
+class ProposalStore(Protocol):
+    """Rewrites waiting for review, and what became of them. A proposal belongs to the
+    document its workspace uses (a linked workspace's are its target's); accepting one is a
+    document write (``DocumentRepository.write(accepts=…)``)."""
+
+    def add_proposal(self, proposal: Proposal) -> Proposal:
+        """Store a pending proposal; older pending ones of the workspace become superseded."""
+        ...
+
+    def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]: ...
+
+    def pending_counts(self) -> dict[str, int]: ...
+
+    def supersede_proposals(self, workspace_id: str) -> int:
+        """Mark the pending proposals superseded; returns how many."""
+        ...
+
+    def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """By id or unique prefix. Raises ``UsageError``."""
+        ...
+
+    def reject_proposal(
+        self, workspace_id: str, proposal_id: str, *, bury: Burials, watermarks: Mapping[str, str]
+    ) -> Proposal:
+        """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
         ...
 
 
@@ -395,8 +411,6 @@ async def ready_model_client(factory: ModelClientFactory) -> ModelClient:
     """:func:`build_ready_client` on a worker thread: a caller on the event-loop thread (a turn,
     a refresh) so never freezes a window; when a background warm-up is importing the SDK
     already, this waits for it off the loop instead of importing again."""
-    import asyncio
-
     # For a request about to be sent: without a key it fails at once (MissingApiKey), not after
     # the SDK's import.
     client, _built = await asyncio.to_thread(build_ready_client, factory, without_key=False)
@@ -440,6 +454,7 @@ class Clock(Protocol):
 
 __all__: Sequence[str] = [
     "AttemptRepository",
+    "Burials",
     "Clock",
     "Completion",
     "ConversationRepository",
@@ -447,6 +462,7 @@ __all__: Sequence[str] = [
     "KeyStore",
     "ModelClient",
     "ModelClientFactory",
+    "ProposalStore",
     "RefreshLock",
     "SearchCandidates",
     "SearchIndex",
@@ -455,4 +471,5 @@ __all__: Sequence[str] = [
     "TextDelta",
     "ToolUseStarted",
     "WorkspaceRepository",
+    "WriteOptions",
 ]

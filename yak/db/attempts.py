@@ -1,16 +1,18 @@
-"""The attempt repository: every refresh attempt, applied or not, with its reply and usage."""
+"""The attempt repository: every refresh attempt, applied or not, with its reply and usage.
+
+Queries: a prebuilt Core insert on the session's connection, and the shared SQL texts of
+``yak.db.reads`` for the reads (the command line's reader runs the same ones).
+"""
 
 from __future__ import annotations
 
-from typing import cast
+from sqlalchemy import insert
 
-from sqlalchemy import and_, func, insert, select
-
+from yak.db import reads
 from yak.db.engine import Database
-from yak.db.models import RefreshAttemptRow
-from yak.db.rows import now, require_workspace, to_attempt
-from yak.db.schema import attempt_prefix, one_attempt
-from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus
+from yak.db.models import RefreshAttemptRow, table_of
+from yak.db.rows import SessionQuery, now, require_workspace
+from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
 from yak.ids import new_id
 
 
@@ -29,46 +31,60 @@ class SqlAttemptRepository:
         Raises:
             WorkspaceNotFound: unknown workspace.
         """
-        values = {
-            "id": outcome.attempt_id or new_id(),
-            "workspace_id": outcome.workspace_id,
-            "status": str(outcome.status),
-            "reason": outcome.reason or "",
-            "base_version": base_version,
-            "result_version": (
-                outcome.version if outcome.status is RefreshStatus.APPLIED else None
+        attempt = RefreshAttempt(
+            id=outcome.attempt_id or new_id(),
+            workspace_id=outcome.workspace_id,
+            status=RefreshStatus(outcome.status),
+            reason=outcome.reason or "",
+            base_version=base_version,
+            result_version=outcome.version if outcome.status is RefreshStatus.APPLIED else None,
+            model=outcome.model,
+            reply=outcome.reply,
+            # what is stored: the cache fields have no columns
+            usage=TokenUsage(
+                input_tokens=outcome.usage.input_tokens, output_tokens=outcome.usage.output_tokens
             ),
-            "model": outcome.model,
-            "reply": outcome.reply,
-            "input_tokens": outcome.usage.input_tokens,
-            "output_tokens": outcome.usage.output_tokens,
-            "duration_s": float(outcome.duration_s),
-            "session_ids": list(outcome.session_ids),
-            "flags": list(outcome.flags),
-            "rebuild": bool(rebuild),
-            "created_at": now(),
-            "added": int(outcome.added),
-            "removed": int(outcome.removed),
-            "proposal_id": outcome.proposal_id,
-        }
+            duration_s=float(outcome.duration_s),
+            session_ids=tuple(outcome.session_ids),
+            flags=tuple(outcome.flags),
+            created_at=now(),
+            added=int(outcome.added),
+            removed=int(outcome.removed),
+            proposal_id=outcome.proposal_id,
+        )
         with self.db.session() as s:
             require_workspace(s, outcome.workspace_id)
             # A prebuilt Core insert: building an ORM row and flushing it cost more than the
             # insert itself, once per refresh.
-            s.connection().execute(_INSERT, values)
-        return to_attempt(RefreshAttemptRow(**values))
+            s.connection().execute(
+                _INSERT,
+                {
+                    "id": attempt.id,
+                    "workspace_id": attempt.workspace_id,
+                    "status": str(attempt.status),
+                    "reason": attempt.reason,
+                    "base_version": base_version,
+                    "result_version": attempt.result_version,
+                    "model": attempt.model,
+                    "reply": attempt.reply,
+                    "input_tokens": attempt.usage.input_tokens,
+                    "output_tokens": attempt.usage.output_tokens,
+                    "duration_s": attempt.duration_s,
+                    "session_ids": list(attempt.session_ids),
+                    "flags": list(attempt.flags),
+                    "rebuild": bool(rebuild),
+                    "created_at": attempt.created_at,
+                    "added": attempt.added,
+                    "removed": attempt.removed,
+                    "proposal_id": attempt.proposal_id,
+                },
+            )
+        return attempt
 
     def list(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts newest first; at most ``limit`` of them (``None``: all)."""
-        stmt = (
-            select(RefreshAttemptRow)
-            .where(RefreshAttemptRow.workspace_id == workspace_id)
-            .order_by(RefreshAttemptRow.created_at.desc(), RefreshAttemptRow.id.desc())
-        )
-        if limit is not None:
-            stmt = stmt.limit(limit)
         with self.db.session() as s:
-            return [to_attempt(r) for r in s.scalars(stmt)]
+            return reads.attempts(SessionQuery(s), workspace_id, limit)
 
     def get(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
         """One attempt of the workspace, by full id or a unique prefix (at least
@@ -78,54 +94,14 @@ class SqlAttemptRepository:
             UsageError: no attempt of this workspace matches, several do, or the prefix is
                 too short.
         """
-        wanted = attempt_prefix(attempt_id)
         with self.db.session() as s:
-            rows = list(
-                s.scalars(
-                    select(RefreshAttemptRow)
-                    .where(
-                        RefreshAttemptRow.workspace_id == workspace_id,
-                        func.substr(RefreshAttemptRow.id, 1, len(wanted)) == wanted,
-                    )
-                    .limit(2)
-                )
-            )
-            return to_attempt(one_attempt(rows, attempt_id))
+            return reads.attempt(SessionQuery(s), workspace_id, attempt_id)
 
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of every workspace that has one, without its reply (``reply`` is
-        ``None``), by workspace id: the memory list's Status column.
-
-        The newest time per workspace comes from the ``(workspace_id, created_at)`` index
-        alone; only those rows are then read, because the table holds every reply and scanning
-        it is what is slow.
-        """
-        attempt = RefreshAttemptRow
-        newest = (
-            select(
-                attempt.workspace_id.label("workspace_id"),
-                func.max(attempt.created_at).label("created_at"),
-            )
-            .group_by(attempt.workspace_id)
-            .subquery()
-        )
-        columns = [c for c in attempt.__table__.columns if c.name != "reply"]
-        stmt = (
-            select(*columns)
-            .join(
-                newest,
-                and_(
-                    attempt.workspace_id == newest.c.workspace_id,
-                    attempt.created_at == newest.c.created_at,
-                ),
-            )
-            .order_by(attempt.id)  # two attempts in the same instant: the later id wins
-        )
+        ``None``), by workspace id: the memory list's Status column."""
         with self.db.session() as s:
-            return {
-                row.workspace_id: to_attempt(cast(RefreshAttemptRow, row))
-                for row in s.execute(stmt)
-            }
+            return reads.latest_attempts(SessionQuery(s))
 
 
-_INSERT = insert(RefreshAttemptRow.metadata.tables[RefreshAttemptRow.__tablename__])
+_INSERT = insert(table_of(RefreshAttemptRow))

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
 
-from yak import paths
 from yak.db import postgres
 from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import SchemaTooNew, StoreError
@@ -48,7 +48,6 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema that is not current
     from alembic.config import Config
-    from alembic.script import ScriptDirectory
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +288,7 @@ def open_database(
         original = exc
     try:
         db = _open_read_only(path)
-    except (SchemaTooNew, _SchemaBehind):
+    except (SchemaTooNew, SchemaBehind):
         raise
     except StoreError as exc:
         log.info("read-only open of %s failed too: %s", path, exc)
@@ -306,8 +305,6 @@ def open_database(
 
 def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
     if path is None:
-        from sqlalchemy.pool import StaticPool
-
         engine = create_engine(
             "sqlite://", poolclass=StaticPool, connect_args={"check_same_thread": False}
         )
@@ -321,14 +318,8 @@ def _open_read_write(path: Path | None, *, migrate: bool) -> Database:
     event.listen(engine, "connect", _on_connect)
     db = Database(engine, path)
     if migrate:
-        try:
+        with _closed_on_error(db):
             _migrate(db)
-        except SchemaTooNew:
-            db.close()
-            raise
-        except (DBAPIError, SQLAlchemyError) as exc:
-            db.close()
-            raise translate(exc, path) from exc
     return db
 
 
@@ -341,19 +332,27 @@ def _open_server(server: postgres.DatabaseUrl, *, migrate: bool) -> Database:
     """
     engine = create_engine(server.url, pool_pre_ping=True, pool_size=4, max_overflow=8)
     db = Database(engine, None, server=server)
-    try:
+    with _closed_on_error(db):
         if migrate:
             _migrate(db)
         else:
             with engine.connect():
                 pass
-    except SchemaTooNew:
-        db.close()
-        raise
+    return db
+
+
+@contextmanager
+def _closed_on_error(db: Database) -> Iterator[None]:
+    """Close ``db`` when the block fails (migrating it, checking it); a driver error leaves
+    as ``db.translate``'s ``StoreError``, ``SchemaTooNew`` and the rest as they are."""
+    try:
+        yield
     except (DBAPIError, SQLAlchemyError) as exc:
         db.close()
         raise db.translate(exc) from exc
-    return db
+    except BaseException:
+        db.close()
+        raise
 
 
 def _open_read_only(path: Path) -> Database:
@@ -421,12 +420,13 @@ def _at_head(db: Database) -> bool:
     return head is not None and stored_revisions(db) == {head}
 
 
-class _SchemaBehind(StoreError):
+class SchemaBehind(StoreError):
     """A read-only database whose schema needs a migration (which needs writing)."""
 
 
 def _check_schema(db: Database) -> None:
-    """Check, without writing, that the database's schema is this Yak's.
+    """Check, without writing, that the database's schema is this Yak's (Alembic is loaded
+    only when :func:`_at_head` cannot tell, see ``yak.db.migrate``).
 
     Raises:
         SchemaTooNew: a newer Yak wrote it.
@@ -434,105 +434,16 @@ def _check_schema(db: Database) -> None:
     """
     if _at_head(db):
         return
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
+    from yak.db import migrate
 
-    script = ScriptDirectory.from_config(_alembic_config())
-    known = {rev.revision for rev in script.walk_revisions()}
-    with db.engine.connect() as conn:
-        current = MigrationContext.configure(conn).get_current_heads()
-    unknown = [rev for rev in current if rev not in known]
-    if unknown:
-        raise SchemaTooNew(
-            f"The Yak database ({db.where}) was written by a newer version of Yak "
-            f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
-        )
-    if not current:
-        raise _SchemaBehind(
-            f"The Yak database ({db.path}) is read-only and holds no Yak data yet; make it "
-            "writable once so Yak can set it up."
-        )
-    if set(current) != set(script.get_heads()):
-        raise _SchemaBehind(
-            f"The Yak database ({db.path}) is read-only and was written by an older version of "
-            "Yak; make it writable once so this Yak can upgrade it."
-        )
-
-
-MIGRATION_LOCK_TIMEOUT_S = 60.0
+    migrate.check_schema(db)
 
 
 def _migrate(db: Database) -> None:
-    """Bring the schema to the newest migration.
-
-    The app and the CLI may open a new database at the same moment; without a lock both would
-    create the tables and one would fail. Checking is lock-free (the usual case: already
-    current, answered by :func:`_at_head` without Alembic); upgrading happens under a lock file
-    beside the database, re-checked once held.
-    """
+    """Bring the schema to the newest migration; the usual case (already current) is answered
+    by :func:`_at_head`, without Alembic (see ``yak.db.migrate``)."""
     if _at_head(db):
         return
-    from alembic.script import ScriptDirectory
-    from filelock import FileLock, Timeout
+    from yak.db import migrate
 
-    script = ScriptDirectory.from_config(_alembic_config())
-    if _schema_is_current(db, script):
-        return
-    if db.server is not None:  # the server's own lock, held by the upgrade's transaction
-        _upgrade(db, script)
-        return
-    if db.path is None:  # a private in-memory database: nobody else can see it
-        _upgrade(db, script)
-        return
-    lock = FileLock(
-        str(db.path) + ".migrate-lock",
-        timeout=MIGRATION_LOCK_TIMEOUT_S,
-        mode=paths.PRIVATE_FILE_MODE,
-    )
-    try:
-        with lock:
-            _upgrade(db, script)
-    except Timeout:
-        raise StoreError(
-            f"The Yak database ({db.where}) is being upgraded by another Yak "
-            "program that has not finished; try again in a minute."
-        ) from None
-
-
-def _schema_is_current(db: Database, script: ScriptDirectory) -> bool:
-    """Whether the database is at the newest migration; refuses one from a newer Yak."""
-    with db.engine.connect() as conn:
-        return _schema_is_current_on(conn, db, script)
-
-
-def _schema_is_current_on(conn: Connection, db: Database, script: ScriptDirectory) -> bool:
-    from alembic.runtime.migration import MigrationContext
-
-    known = {rev.revision for rev in script.walk_revisions()}
-    current = MigrationContext.configure(conn).get_current_heads()
-    unknown = [rev for rev in current if rev not in known]
-    if unknown:
-        raise SchemaTooNew(
-            f"The Yak database ({db.where}) was written by a newer version of Yak "
-            f"(schema {', '.join(unknown)}); upgrade Yak to open it. Nothing was changed."
-        )
-    return set(current) == set(script.get_heads())
-
-
-def _upgrade(db: Database, script: ScriptDirectory) -> None:
-    """Apply pending migrations (the caller holds the migration lock; on PostgreSQL the
-    upgrade's own transaction takes the server's, and PostgreSQL's DDL is transactional, so a
-    failed upgrade leaves nothing half done)."""
-    if db.server is None and _schema_is_current(db, script):  # finished while we waited
-        return
-    from alembic import command
-    from alembic.runtime.migration import MigrationContext
-
-    with db.engine.begin() as conn:
-        if db.server is not None:
-            postgres.migration_lock(conn)
-            if _schema_is_current_on(conn, db, script):
-                return
-        current = MigrationContext.configure(conn).get_current_heads()
-        log.info("migrating database %s from %s", db.where, current or "empty")
-        command.upgrade(_alembic_config(conn), "head")
+    migrate.upgrade(db)

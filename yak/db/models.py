@@ -20,6 +20,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
 )
@@ -249,3 +250,8 @@ class ChatMessageRow(Base):
     cache_creation_input_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     cache_read_input_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core table of ``model``, for prebuilt Core statements."""
+    return model.metadata.tables[model.__tablename__]

@@ -13,16 +13,12 @@ from sqlalchemy.sql.expression import ColumnElement
 from sqlalchemy.sql.functions import GenericFunction
 from sqlalchemy.sql.roles import ExpressionElementRole
 
+from yak.db.models import Base, table_of
 
-def insert_ignore(s: Session, model: type[Any], **values: Any) -> None:
+
+def insert_ignore(s: Session, model: type[Base], **values: Any) -> None:
     """``INSERT … ON CONFLICT DO NOTHING`` of one row of ``model``."""
-    if s.get_bind().dialect.name == "postgresql":
-        # imported here: PostgreSQL's dialect costs every SQLite command's start-up otherwise
-        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-
-        s.execute(postgresql_insert(model).values(**values).on_conflict_do_nothing())
-    else:
-        s.execute(sqlite_insert(model).values(**values).on_conflict_do_nothing())
+    s.connection().execute(insert_ignoring(table_of(model), s.get_bind().dialect.name), values)
 
 
 _IGNORING: dict[tuple[str, str], Any] = {}

@@ -1,50 +1,38 @@
-"""Conversions between ORM rows and the domain's frozen dataclasses, and the row lookups the
-repositories share. ORM objects never leave ``yak.db``."""
+"""What the SQLAlchemy repositories share: conversions between ORM or Core rows and the
+domain's frozen dataclasses, the row lookups, and :class:`SessionQuery` (a session's
+connection running the hot reads' SQL texts of ``yak.db.reads``). ORM objects never leave
+``yak.db``."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select
+from sqlalchemy import Row, bindparam, delete, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from yak import paths
 from yak.db.models import (
-    MemoryDocumentRow,
-    MemoryProposalRow,
-    MemoryRevisionRow,
+    ChatSessionRow,
     MemoryTombstoneRow,
-    RefreshAttemptRow,
+    WorkspaceLinkRow,
     WorkspaceRow,
+    table_of,
 )
+from yak.db.portable import insert_ignoring
+from yak.db.reads import no_workspace, workspace_key
 from yak.db.schema import review_mode
-from yak.domain import (
-    MemoryDocument,
-    Proposal,
-    ProposalStatus,
-    RefreshAttempt,
-    RefreshStatus,
-    Revision,
-    RevisionSource,
-    TokenUsage,
-    Tombstone,
-    Workspace,
-)
+from yak.domain import Tombstone, Workspace, WriteEffects
 from yak.errors import ConflictError, WorkspaceNotFound
+
+__all__ = ["no_workspace", "workspace_key"]  # shared with the plain sqlite3 reader
 
 
 def now() -> datetime:
     """The current time in UTC (what every stored timestamp is)."""
     return datetime.now(UTC)
-
-
-def workspace_key(path: str) -> str:
-    """``normalize_workspace_path(path)``; a path that cannot be one is ``WorkspaceNotFound``."""
-    try:
-        return paths.normalize_workspace_path(path)
-    except ValueError as exc:
-        raise WorkspaceNotFound(str(exc)) from None
 
 
 def identity_columns(identity: tuple[int, int] | None) -> tuple[str | None, str | None]:
@@ -87,11 +75,6 @@ def require_workspace(s: Session, workspace_id: str) -> None:
 _WORKSPACE_EXISTS = select(WorkspaceRow.id).where(WorkspaceRow.id == bindparam("workspace"))
 
 
-def no_workspace(workspace_id: str) -> WorkspaceNotFound:
-    """The error for an unknown workspace id, with its sentence."""
-    return WorkspaceNotFound(f"No workspace has the id {workspace_id}.")
-
-
 def to_workspace(row: WorkspaceRow | Row[Any]) -> Workspace:
     """The domain workspace from an ORM row or a Core row of the workspace table's columns."""
     return Workspace(
@@ -102,77 +85,6 @@ def to_workspace(row: WorkspaceRow | Row[Any]) -> Workspace:
         memory_enabled=bool(row.memory_enabled),
         review_mode=review_mode(row.review_mode),
         synced_file=row.synced_file,
-    )
-
-
-def to_document(workspace_id: str, row: MemoryDocumentRow | None) -> MemoryDocument:
-    if row is None:
-        return MemoryDocument(workspace_id=workspace_id, content="", version=0, updated_at=None)
-    return MemoryDocument(
-        workspace_id=workspace_id,
-        content=row.content,
-        version=row.version,
-        updated_at=row.updated_at,
-        flags=tuple(row.flags or ()),
-    )
-
-
-def to_revision(row: MemoryRevisionRow | Row[Any]) -> Revision:
-    return Revision(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        version=row.version,
-        source=RevisionSource(row.source),
-        content=row.content,
-        lines=row.lines,
-        chars=row.chars,
-        flags=tuple(row.flags or ()),
-        created_at=row.created_at,
-        model=row.model,
-        session_ids=tuple(row.session_ids or ()),
-        restored_from=row.restored_from,
-        added=row.added or 0,
-        removed=row.removed or 0,
-    )
-
-
-def to_attempt(row: RefreshAttemptRow) -> RefreshAttempt:
-    return RefreshAttempt(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        status=RefreshStatus(row.status),
-        reason=row.reason or "",
-        base_version=row.base_version,
-        result_version=row.result_version,
-        model=row.model,
-        reply=getattr(row, "reply", None),
-        usage=TokenUsage(input_tokens=row.input_tokens or 0, output_tokens=row.output_tokens or 0),
-        duration_s=row.duration_s or 0.0,
-        session_ids=tuple(row.session_ids or ()),
-        flags=tuple(row.flags or ()),
-        created_at=row.created_at,
-        added=getattr(row, "added", 0) or 0,
-        removed=getattr(row, "removed", 0) or 0,
-        proposal_id=getattr(row, "proposal_id", None),
-    )
-
-
-def to_proposal(row: MemoryProposalRow) -> Proposal:
-    return Proposal(
-        id=row.id,
-        workspace_id=row.workspace_id,
-        base_version=row.base_version,
-        content=row.content,
-        reasons=tuple(row.reasons or ()),
-        added=row.added or 0,
-        removed=row.removed or 0,
-        status=ProposalStatus(row.status),
-        created_at=row.created_at,
-        model=row.model,
-        session_ids=tuple(row.session_ids or ()),
-        watermarks=dict(row.watermarks or {}),
-        flags=tuple(row.flags or ()),
-        decided_at=row.decided_at,
     )
 
 
@@ -195,3 +107,85 @@ def conflict(expected: int, current: int) -> ConflictError:
         expected_version=expected,
         current_version=current,
     )
+
+
+_text = functools.lru_cache(maxsize=256)(text)  # one TextClause per SQL text, parsed once
+
+
+class SessionQuery:
+    """A session's connection as a ``yak.db.reads.Query``: the SQL text runs through
+    ``text()`` (no ORM loading; values as the driver returns them, which the texts make the
+    same on both dialects)."""
+
+    def __init__(self, s: Session) -> None:
+        self._s = s
+        self.dialect = s.get_bind().dialect.name
+
+    def rows(self, sql: str, parameters: Mapping[str, object]) -> Sequence[Row[Any]]:
+        """Every row of ``sql``; driver errors leave as ``Database.session`` turns them."""
+        return self._s.connection().execute(_text(sql), dict(parameters)).all()
+
+
+# --- what the document and proposal repositories both write -----------------------------------
+def owner(s: Session, workspace_id: str) -> str:
+    """The workspace whose document ``workspace_id`` uses: the one it is linked to (a worktree
+    sharing its main checkout's, "Scopes" in docs/architecture.md), else itself. The document
+    and proposal repositories read and write the owner's document, revisions, tombstones and
+    proposals, and answer under the id they were asked about."""
+    linked = s.connection().execute(_LINK_TARGET, {"workspace": workspace_id}).scalar()
+    return linked or workspace_id
+
+
+def advance_watermarks(s: Session, watermarks: Mapping[str, str]) -> None:
+    """Move each session's watermark forward to the given message id, never backwards (ULIDs
+    of one length sort as text in creation order, so a string compare is enough)."""
+    if watermarks:
+        s.connection().execute(
+            _ADVANCE,
+            [{"session": session, "message": message} for session, message in watermarks.items()],
+        )
+
+
+def change_tombstones(
+    s: Session, workspace_id: str, change: WriteEffects, *, source: str, moment: datetime
+) -> None:
+    """Bury and lift tombstones as a write's effects say (lifting wins for a key in both)."""
+    lifted = set(change.lift)
+    buried = [
+        {
+            "workspace_id": workspace_id,
+            "key": key,
+            "text": text,
+            "source": source,
+            "created_at": moment,
+        }
+        for key, text in change.bury
+        if key not in lifted
+    ]
+    connection = s.connection()
+    if buried:
+        connection.execute(insert_ignoring(_TOMBSTONES, connection.dialect.name), buried)
+    if lifted:
+        connection.execute(_LIFT, {"workspace": workspace_id, "keys": sorted(lifted)})
+
+
+_TOMBSTONES = table_of(MemoryTombstoneRow)
+_LIFT = delete(_TOMBSTONES).where(
+    _TOMBSTONES.c.workspace_id == bindparam("workspace"),
+    _TOMBSTONES.c.key.in_(bindparam("keys", expanding=True)),
+)
+_LINK_TARGET = select(WorkspaceLinkRow.target_id).where(
+    WorkspaceLinkRow.workspace_id == bindparam("workspace")
+)
+_SESSIONS = table_of(ChatSessionRow)
+_ADVANCE = (
+    update(_SESSIONS)
+    .where(
+        _SESSIONS.c.id == bindparam("session"),
+        or_(
+            _SESSIONS.c.folded_through.is_(None),
+            _SESSIONS.c.folded_through < bindparam("message"),
+        ),
+    )
+    .values(folded_through=bindparam("message"))
+)

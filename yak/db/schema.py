@@ -1,24 +1,24 @@
 """What both ways of reading the database share without SQLAlchemy: the file's name, the busy
 timeout, the newest migration's revision read from the migration files as text, and the
-decoding of stored values (naive-UTC time text, review modes).
+decoding of stored values (naive-UTC time text, review modes, document bytes).
 
-``yak.db.engine`` (SQLAlchemy and Alembic) and ``yak.db.sqlite_read`` (plain ``sqlite3``, the
-fast path of commands that only read) both import from here.
+``yak.db.engine`` (SQLAlchemy and Alembic), ``yak.db.reads`` (the hot reads' SQL) and
+``yak.db.sqlite_read`` (plain ``sqlite3``, the fast path of commands that only read) import
+from here.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from yak import paths
-from yak.domain import MemorySummary, ReviewMode, Workspace
-from yak.errors import UnreadableDocument, UsageError
+from yak.domain import ReviewMode
+from yak.errors import RevisionNotFound, UnreadableDocument, UsageError
 
 _Row = TypeVar("_Row")
 
@@ -103,100 +103,53 @@ def decode_document(workspace_id: str, version: int, raw: bytes | None) -> str:
         ) from None
 
 
-def attempt_prefix(attempt_id: str) -> str:
-    """The refresh attempt id (or prefix) a user gave, as stored ids are spelled.
+@dataclass(frozen=True)
+class IdKind:
+    """How a kind of id a user types (a full id or a unique prefix) is named in the sentences
+    refusing it."""
 
-    Raises:
-        UsageError: it is shorter than ``MIN_ID_PREFIX`` characters.
-    """
-    wanted = (attempt_id or "").strip().upper()
-    if len(wanted) < MIN_ID_PREFIX:
-        raise UsageError(
-            f"Give at least {MIN_ID_PREFIX} characters of a refresh "
-            f"attempt id (see history --refreshes); {attempt_id!r} is too "
-            "short."
-        )
-    return wanted
+    noun: str
+    plural: str
+    see: str  # where the ids are listed, in "too short"
+    listing: str  # the same in "no such id"
+    error: type[UsageError] = UsageError
 
+    def prefix(self, given: str) -> str:
+        """``given`` as stored ids are spelled.
 
-def one_attempt(matches: Sequence[_Row], attempt_id: str) -> _Row:
-    """The one attempt row whose id starts with what the user gave (``matches``: at most two).
-
-    Raises:
-        UsageError: none matches, or several do.
-    """
-    if not matches:
-        raise UsageError(
-            f"This workspace has no refresh attempt {attempt_id!r} (see "
-            "history --refreshes for the ids)."
-        )
-    if len(matches) > 1:
-        raise UsageError(
-            f"{attempt_id!r} matches several refresh attempts; give more characters of the id."
-        )
-    return matches[0]
-
-
-# Every workspace with a memory (a non-empty document or any revision), most recently updated
-# first: plain columns, the line and character counts computed by the database so no content is
-# loaded, the times and flags as their stored text (decoded by :func:`summaries_of`).
-SUMMARIES_SQL = """
-SELECT w.id, w.path, w.created_at, w.last_opened_at, w.memory_enabled, w.review_mode,
-       coalesce(d.version, 0),
-       CASE WHEN coalesce(d.content, '') = '' THEN 0
-            ELSE length(d.content) - length(replace(d.content, char(10), ''))
-                 + (substr(d.content, -1) != char(10)) END,
-       length(coalesce(d.content, '')),
-       d.updated_at, d.flags, w.shared_key
-FROM workspaces AS w LEFT OUTER JOIN memory_documents AS d ON d.workspace_id = w.id
-WHERE coalesce(d.content, '') != ''
-   OR EXISTS (SELECT 1 FROM memory_revisions AS r WHERE r.workspace_id = w.id)
-ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
-"""
-
-
-def summaries_of(rows: Sequence[tuple[Any, ...]]) -> list[MemorySummary]:
-    """The memory list from the rows of :data:`SUMMARIES_SQL` (or the same columns from a team
-    database), each marked ``orphaned`` when its folder is gone (:func:`yak.paths.missing_folders`:
-    a call per parent folder, not a ``stat`` per workspace) and it has no shared key (a shared
-    workspace's folder is on other machines too).
-
-    One pass with local names: at 10,000 rows each attribute look-up and call counts."""
-    parse, mode_of = datetime.fromisoformat, review_mode
-    missing = paths.missing_folders(row[1] for row in rows)
-    summaries: list[MemorySummary] = []
-    append = summaries.append
-    for (
-        ws_id,
-        path,
-        created_at,
-        last_opened_at,
-        enabled,
-        mode,
-        version,
-        n_lines,
-        n_chars,
-        updated_at,
-        flags,
-        shared_key,
-    ) in rows:
-        workspace = Workspace(
-            id=ws_id,
-            path=path,
-            created_at=parse(created_at + "+00:00"),
-            last_opened_at=parse(last_opened_at + "+00:00") if last_opened_at else None,
-            memory_enabled=bool(enabled),
-            review_mode=mode_of(mode),
-        )
-        append(
-            MemorySummary(
-                workspace=workspace,
-                version=int(version),
-                lines=int(n_lines),
-                chars=int(n_chars),
-                updated_at=parse(updated_at + "+00:00") if updated_at else None,
-                flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
-                orphaned=shared_key is None and path in missing,
+        Raises:
+            UsageError: it is shorter than ``MIN_ID_PREFIX`` characters (``self.error``).
+        """
+        wanted = (given or "").strip().upper()
+        if len(wanted) < MIN_ID_PREFIX:
+            raise self.error(
+                f"Give at least {MIN_ID_PREFIX} characters of a {self.noun} id (see {self.see}); "
+                f"{given!r} is too short."
             )
-        )
-    return summaries
+        return wanted
+
+    def one(self, matches: Sequence[_Row], given: str) -> _Row:
+        """The one row whose id starts with ``given`` (``matches``: at most two).
+
+        Raises:
+            UsageError: none matches, or several do (``self.error``).
+        """
+        if not matches:
+            raise self.error(f"This workspace has no {self.noun} {given!r} ({self.listing}).")
+        if len(matches) > 1:
+            raise self.error(
+                f"{given!r} matches several {self.plural}; give more characters of the id."
+            )
+        return matches[0]
+
+
+ATTEMPT_IDS = IdKind(
+    "refresh attempt",
+    "refresh attempts",
+    "history --refreshes",
+    "see history --refreshes for the ids",
+)
+PROPOSAL_IDS = IdKind("proposal", "proposals", "yak memory review", "see yak memory review")
+REVISION_IDS = IdKind(
+    "revision", "revisions", "history", "see history for the ids", RevisionNotFound
+)

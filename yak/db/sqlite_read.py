@@ -1,68 +1,70 @@
-"""The fast read path: the repositories' reads in plain ``sqlite3``, without SQLAlchemy.
+"""The fast read path: the repositories' hot reads over plain ``sqlite3``, without SQLAlchemy.
 
 A command that only reads (``yak memory show``, ``list``, ``history``, ``export``) pays for its
 imports on every run, and SQLAlchemy's ORM alone costs many times a bare interpreter's start. So
 when the database is the local SQLite file and its schema is this Yak's newest (one query, see
 :func:`open_reader`), the composition root gives those commands these adapters: one read-only
-``sqlite3`` connection and a few hand-written queries returning the same domain objects as the
-SQLAlchemy repositories. Any other method (a write, a rarer read) is handed to the SQLAlchemy
-repository, built on first use, so the ports behave exactly the same either way. See
-``docs/architecture.md``, "The command line".
+``sqlite3`` connection running the same SQL texts as the SQLAlchemy repositories
+(``yak.db.reads``, so both return the same domain objects). Every other method (a write, a
+rarer read) is handed, explicitly, to the SQLAlchemy repository, built on first use, so the
+ports behave exactly the same either way. See ``docs/architecture.md``, "The command line".
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, Unpack
 from urllib.parse import quote
 
 from yak import paths
-from yak.db.schema import (
-    BUSY_TIMEOUT_MS,
-    DB_FILE,
-    SUMMARIES_SQL,
-    attempt_prefix,
-    decode_document,
-    head_revision,
-    one_attempt,
-    review_mode,
-    summaries_of,
-    utc_time,
-)
-from yak.domain import (
-    MemoryDocument,
-    MemorySummary,
-    Proposal,
-    ProposalStatus,
-    RefreshAttempt,
-    RefreshStatus,
-    TokenUsage,
-    Workspace,
-    count_lines,
-)
-from yak.errors import StoreError, WorkspaceNotFound
+from yak.db import reads
+from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
+from yak.errors import StoreError
 
+if TYPE_CHECKING:  # types only: a reading command does not import the ports
+    from yak.domain import (
+        MemoryDocument,
+        MemorySummary,
+        Proposal,
+        RefreshAttempt,
+        RefreshOutcome,
+        ReviewMode,
+        Revision,
+        Tombstone,
+        Workspace,
+    )
+    from yak.ports import (
+        AttemptRepository,
+        Burials,
+        DocumentRepository,
+        ProposalStore,
+        WorkspaceRepository,
+        WriteOptions,
+    )
+
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
 class Reader:
-    """One read-only ``sqlite3`` connection to ``yak.db`` (``query_only``, busy timeout).
+    """One read-only ``sqlite3`` connection to ``yak.db`` (``query_only``, busy timeout): a
+    ``yak.db.reads.Query``.
 
     Args:
         connection: an open connection (see :func:`open_reader`).
         path: the database file, for error sentences.
     """
 
+    dialect = "sqlite"
+
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self.connection = connection
         self.path = path
 
-    def rows(self, sql: str, parameters: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def rows(self, sql: str, parameters: Mapping[str, object]) -> Sequence[reads.Row]:
         """The rows of one query.
 
         Raises:
@@ -108,306 +110,178 @@ def open_reader(data_dir: Path) -> Reader | None:
     return Reader(connection, path)
 
 
-class _FallingBack:
-    """Hands every method this class does not define to the SQLAlchemy repository, built on
-    first use by ``fallback``."""
+class WorkspaceReader:
+    """``yak.ports.WorkspaceRepository``: the reads over ``reader``, the rest by the SQLAlchemy
+    repository ``full()`` builds on first use."""
 
-    def __init__(self, reader: Reader, fallback: Callable[[], object]) -> None:
+    def __init__(self, reader: Reader, full: Callable[[], WorkspaceRepository]) -> None:
         self._reader = reader
-        self._fallback = fallback
-        self._full: object | None = None
-
-    def _full_repository(self) -> Any:
-        if self._full is None:
-            self._full = self._fallback()
-        return self._full
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._full_repository(), name)
-
-
-def _workspace(row: tuple[Any, ...]) -> Workspace:
-    ws_id, path, created_at, last_opened_at, enabled, mode, synced_file = row
-    created = utc_time(created_at)
-    assert created is not None  # the column is never empty
-    return Workspace(
-        id=ws_id,
-        path=path,
-        created_at=created,
-        last_opened_at=utc_time(last_opened_at),
-        memory_enabled=bool(enabled),
-        review_mode=review_mode(mode),
-        synced_file=synced_file,
-    )
-
-
-_WORKSPACE = (
-    "SELECT id, path, created_at, last_opened_at, memory_enabled, review_mode, synced_file "
-    "FROM workspaces"
-)
-
-
-class WorkspaceReader(_FallingBack):
-    """``find`` and ``get`` of ``yak.ports.WorkspaceRepository`` in plain SQL; the rest through
-    the SQLAlchemy repository."""
+        self._full = full
 
     def find(self, path: str) -> Workspace | None:
-        """The stored workspace for ``path`` (its key, else a stored folder with the same
-        identity), or ``None``; never creates one.
+        """The stored workspace for ``path`` (key or folder identity), never creating one.
 
         Raises:
             WorkspaceNotFound: ``path`` cannot be a workspace key.
         """
-        try:
-            key = paths.normalize_workspace_path(path)
-        except ValueError as exc:
-            raise WorkspaceNotFound(str(exc)) from None
+        key = reads.workspace_key(path)
         workspace_id = paths.workspace_id_for(key)
-        found = self._reader.rows(_WORKSPACE + " WHERE id = ?", (workspace_id,))
-        if found:
-            return _workspace(found[0])
-        identity = paths.folder_identity(key)
-        if identity is None:
-            return None
-        candidates = self._reader.rows(
-            _WORKSPACE + " WHERE st_dev = ? AND st_ino = ? AND id != ?",
-            (str(identity[0]), str(identity[1]), workspace_id),
-        )
-        for row in candidates:
-            if paths.folder_identity(row[1]) == identity:
-                return _workspace(row)
-        return None
+        return reads.find_workspace(self._reader, key, workspace_id, by_folder=True)
 
     def get(self, workspace_id: str) -> Workspace:
         """Raises ``WorkspaceNotFound`` for an unknown id."""
-        found = self._reader.rows(_WORKSPACE + " WHERE id = ?", (workspace_id,))
-        if not found:
-            raise WorkspaceNotFound(f"No workspace has the id {workspace_id}.")
-        return _workspace(found[0])
+        return reads.existing_workspace(self._reader, workspace_id)
 
-    # The scope reads every ``memory show`` makes ("Scopes" in docs/architecture.md).
     def linked_to(self, workspace_id: str) -> Workspace | None:
         """The workspace whose document ``workspace_id`` uses, or ``None``."""
-        found = self._reader.rows(
-            _WORKSPACE
-            + " WHERE id = (SELECT target_id FROM workspace_links WHERE workspace_id = ?)",
-            (workspace_id,),
-        )
-        return _workspace(found[0]) if found else None
+        return reads.linked_to(self._reader, workspace_id)
 
     def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
-        """The stored workspaces at exactly these keys whose document is not empty, by key."""
-        if not keys:
-            return {}
-        marks = ", ".join("?" * len(keys))
-        rows = self._reader.rows(
-            f"{_WITH_DOCUMENT} WHERE w.path IN ({marks}) AND d.content != ''", tuple(keys)
-        )
-        return {summary.workspace.path: summary for summary in map(_summary, rows)}
+        """The stored workspaces at exactly these keys with a non-empty document, by key."""
+        return reads.memories_at(self._reader, keys)
 
     def orphans_named(self, name: str) -> list[MemorySummary]:
-        """The workspaces whose folder is gone, whose folder's name is ``name`` and whose
-        document is not empty, most recently updated first."""
-        ending = os.sep + name
-        rows = self._reader.rows(
-            f"{_WITH_DOCUMENT} WHERE substr(w.path, -?) = ? AND d.content != '' "
-            "ORDER BY d.updated_at DESC",
-            (len(ending), ending),
-        )
-        return [summary for summary in map(_summary, rows) if summary.orphaned]
+        """Orphans named ``name`` with a non-empty document, most recently updated first."""
+        return reads.orphans_named(self._reader, name)
 
     def declined_renames(self, folder: str) -> set[str]:
-        """The ids of the orphaned workspaces declined as the predecessor of ``folder``."""
-        rows = self._reader.rows(
-            "SELECT workspace_id FROM declined_renames WHERE folder = ?", (folder,)
-        )
-        return {row[0] for row in rows}
+        """Ids of the orphans declined as the predecessor of the folder keyed ``folder``."""
+        return reads.declined_renames(self._reader, folder)
+
+    def open(self, path: str, *, mark_opened: bool = True) -> Workspace:
+        return self._full().open(path, mark_opened=mark_opened)
+
+    def recent(self, limit: int) -> list[Workspace]:
+        return self._full().recent(limit)
+
+    def reattach(self, workspace_id: str, new_path: str) -> Workspace:
+        return self._full().reattach(workspace_id, new_path)
+
+    def set_memory_enabled(self, workspace_id: str, *, enabled: bool) -> Workspace:
+        return self._full().set_memory_enabled(workspace_id, enabled=enabled)
+
+    def set_review_mode(self, workspace_id: str, mode: ReviewMode) -> Workspace:
+        return self._full().set_review_mode(workspace_id, mode)
+
+    def set_synced_file(self, workspace_id: str, path: str | None) -> Workspace:
+        return self._full().set_synced_file(workspace_id, path)
+
+    def decline_rename(self, folder: str, workspace_id: str) -> None:
+        self._full().decline_rename(folder, workspace_id)
+
+    def link(self, workspace_id: str, target_id: str) -> None:
+        self._full().link(workspace_id, target_id)
+
+    def unlink(self, workspace_id: str) -> Workspace | None:
+        return self._full().unlink(workspace_id)
 
 
-_WITH_DOCUMENT = (
-    "SELECT w.id, w.path, w.created_at, w.last_opened_at, w.memory_enabled, w.review_mode, "
-    "w.synced_file, d.version, d.content, d.updated_at, d.flags "
-    "FROM workspaces w JOIN memory_documents d ON d.workspace_id = w.id"
-)
+class DocumentReader:
+    """``yak.ports.DocumentRepository``: the reads over ``reader``, the writes (and the
+    watcher's questions) by the SQLAlchemy repository ``full()`` builds on first use."""
 
-
-def _summary(row: tuple[Any, ...]) -> MemorySummary:
-    version, content, updated_at, flags = row[7:]
-    return MemorySummary(
-        workspace=_workspace(row[:7]),
-        version=int(version),
-        lines=count_lines(content),
-        chars=len(content),
-        updated_at=utc_time(updated_at),
-        flags=_strings(flags),
-        orphaned=not os.path.isdir(row[1]),
-    )
-
-
-def _strings(stored: str | None) -> tuple[str, ...]:
-    """A stored JSON list of strings as a tuple (``()`` for ``NULL``)."""
-    return () if stored in (None, "[]") else tuple(json.loads(stored))
-
-
-class DocumentReader(_FallingBack):
-    """``read``, ``read_raw`` and ``proposals`` of ``yak.ports.DocumentRepository`` in plain
-    SQL; the rest through the SQLAlchemy repository."""
-
-    def _linked(self, workspace_id: str) -> bool:
-        """Whether the workspace shares another's document (a linked worktree, "Scopes" in
-        docs/architecture.md): the SQLAlchemy repository, which follows the link, answers."""
-        return bool(
-            self._reader.rows(
-                "SELECT 1 FROM workspace_links WHERE workspace_id = ?", (workspace_id,)
-            )
-        )
-
-    def _row(self, workspace_id: str) -> tuple[Any, ...] | None:
-        found = self._reader.rows(
-            "SELECT CAST(content AS BLOB), version, flags, updated_at FROM memory_documents "
-            "WHERE workspace_id = ?",
-            (workspace_id,),
-        )
-        if found:
-            return found[0]
-        WorkspaceReader(self._reader, self._fallback).get(workspace_id)  # unknown: raises
-        return None
+    def __init__(self, reader: Reader, full: Callable[[], DocumentRepository]) -> None:
+        self._reader = reader
+        self._full = full
 
     def read(self, workspace_id: str) -> MemoryDocument:
-        """The current document; version 0 and empty content when never written.
-
-        Raises:
-            WorkspaceNotFound: unknown id. UnreadableDocument: the bytes are not UTF-8.
-        """
-        if self._linked(workspace_id):
-            return self._full_repository().read(workspace_id)
-        row = self._row(workspace_id)
-        if row is None:
-            return MemoryDocument(workspace_id=workspace_id, content="", version=0, updated_at=None)
-        raw, version, flags, updated_at = row
-        return MemoryDocument(
-            workspace_id=workspace_id,
-            content=decode_document(workspace_id, int(version), raw),
-            version=int(version),
-            updated_at=utc_time(updated_at),
-            flags=_strings(flags),
-        )
+        """Raises ``WorkspaceNotFound`` or ``UnreadableDocument`` (bytes that are not UTF-8)."""
+        return reads.read_document(self._reader, workspace_id)
 
     def read_raw(self, workspace_id: str) -> bytes:
-        """The stored document's bytes exactly (``b""`` when never written).
-
-        Raises:
-            WorkspaceNotFound: unknown id.
-        """
-        if self._linked(workspace_id):
-            return self._full_repository().read_raw(workspace_id)
-        row = self._row(workspace_id)
-        return b"" if row is None else bytes(row[0] or b"")
+        """The stored document's bytes exactly, readable or not."""
+        return reads.read_raw(self._reader, workspace_id)
 
     def summaries(self) -> list[MemorySummary]:
-        """Every workspace with a memory, most recently updated first (the same query and
-        decoding as the SQLAlchemy repository's)."""
-        return summaries_of(self._reader.rows(SUMMARIES_SQL))
+        """Every workspace with a memory, most recently updated first."""
+        return reads.summaries(self._reader)
+
+    def history(self, workspace_id: str) -> list[Revision]:
+        """Revisions newest first."""
+        return reads.history(self._reader, workspace_id)
+
+    def revisions_since(self, workspace_id: str, version: int) -> list[Revision]:
+        """The revisions whose version is ``version`` or newer, oldest first."""
+        return reads.revisions_since(self._reader, workspace_id, version)
+
+    def get_revision(self, workspace_id: str, revision: str) -> Revision:
+        """By id, unique id prefix or version number. Raises ``RevisionNotFound``."""
+        return reads.revision(self._reader, workspace_id, revision)
+
+    def write(
+        self, workspace_id: str, text: str, **options: Unpack[WriteOptions]
+    ) -> MemoryDocument:
+        return self._full().write(workspace_id, text, **options)
+
+    def together(self, work: Callable[[], T]) -> T:
+        return self._full().together(work)
+
+    def tombstones(self, workspace_id: str) -> list[Tombstone]:
+        return self._full().tombstones(workspace_id)
+
+    def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
+        self._full().advance_watermarks(watermarks)
+
+    def versions(self) -> dict[str, int]:
+        return self._full().versions()
+
+    def data_version(self) -> int:
+        return self._full().data_version()
+
+
+class ProposalReader:
+    """``yak.ports.ProposalStore``: the reads over ``reader``, the rest by the SQLAlchemy
+    repository ``full()`` builds on first use."""
+
+    def __init__(self, reader: Reader, full: Callable[[], ProposalStore]) -> None:
+        self._reader = reader
+        self._full = full
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
         """The workspace's proposals, oldest first (only the pending ones by default)."""
-        if self._linked(workspace_id):
-            full = self._full_repository()
-            return full.proposals(workspace_id, pending_only=pending_only)
-        sql = (
-            "SELECT id, workspace_id, base_version, content, reasons, added, removed, status, "
-            "created_at, model, session_ids, watermarks, flags, decided_at "
-            "FROM memory_proposals WHERE workspace_id = ?"
+        return reads.proposals(self._reader, workspace_id, pending_only=pending_only)
+
+    def add_proposal(self, proposal: Proposal) -> Proposal:
+        return self._full().add_proposal(proposal)
+
+    def pending_counts(self) -> dict[str, int]:
+        return self._full().pending_counts()
+
+    def supersede_proposals(self, workspace_id: str) -> int:
+        return self._full().supersede_proposals(workspace_id)
+
+    def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        return self._full().get_proposal(workspace_id, proposal_id)
+
+    def reject_proposal(
+        self, workspace_id: str, proposal_id: str, *, bury: Burials, watermarks: Mapping[str, str]
+    ) -> Proposal:
+        return self._full().reject_proposal(
+            workspace_id, proposal_id, bury=bury, watermarks=watermarks
         )
-        parameters: tuple[Any, ...] = (workspace_id,)
-        if pending_only:
-            sql += " AND status = ?"
-            parameters += (str(ProposalStatus.PENDING),)
-        proposals = []
-        for row in self._reader.rows(sql + " ORDER BY id", parameters):
-            (p_id, ws_id, base, content, reasons, added, removed, status, created_at) = row[:9]
-            model, session_ids, watermarks, flags, decided_at = row[9:]
-            created = utc_time(created_at)
-            assert created is not None
-            proposals.append(
-                Proposal(
-                    id=p_id,
-                    workspace_id=ws_id,
-                    base_version=base,
-                    content=content,
-                    reasons=_strings(reasons),
-                    added=added or 0,
-                    removed=removed or 0,
-                    status=ProposalStatus(status),
-                    created_at=created,
-                    model=model,
-                    session_ids=_strings(session_ids),
-                    watermarks=dict(json.loads(watermarks)) if watermarks else {},
-                    flags=_strings(flags),
-                    decided_at=utc_time(decided_at),
-                )
-            )
-        return proposals
 
 
-_ATTEMPT = (
-    "SELECT id, workspace_id, status, reason, base_version, result_version, model, reply, "
-    "input_tokens, output_tokens, duration_s, session_ids, flags, created_at, added, removed, "
-    "proposal_id FROM refresh_attempts"
-)
+class AttemptReader:
+    """``yak.ports.AttemptRepository``: the reads over ``reader``, ``record`` by the
+    SQLAlchemy repository ``full()`` builds on first use."""
 
-
-def _attempt(row: tuple[Any, ...]) -> RefreshAttempt:
-    (a_id, ws_id, status, reason, base, result, model, reply, tokens_in, tokens_out) = row[:10]
-    duration, session_ids, flags, created_at, added, removed, proposal_id = row[10:]
-    created = utc_time(created_at)
-    assert created is not None
-    return RefreshAttempt(
-        id=a_id,
-        workspace_id=ws_id,
-        status=RefreshStatus(status),
-        reason=reason or "",
-        base_version=base,
-        result_version=result,
-        model=model,
-        reply=reply,
-        usage=TokenUsage(input_tokens=tokens_in or 0, output_tokens=tokens_out or 0),
-        duration_s=duration or 0.0,
-        session_ids=_strings(session_ids),
-        flags=_strings(flags),
-        created_at=created,
-        added=added or 0,
-        removed=removed or 0,
-        proposal_id=proposal_id,
-    )
-
-
-class AttemptReader(_FallingBack):
-    """``list`` and ``get`` of ``yak.ports.AttemptRepository`` in plain SQL; the rest through
-    the SQLAlchemy repository."""
+    def __init__(self, reader: Reader, full: Callable[[], AttemptRepository]) -> None:
+        self._reader = reader
+        self._full = full
 
     def list(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts newest first; at most ``limit`` of them (``None``: all)."""
-        sql = _ATTEMPT + " WHERE workspace_id = ? ORDER BY created_at DESC, id DESC"
-        parameters: tuple[Any, ...] = (workspace_id,)
-        if limit is not None:
-            sql += " LIMIT ?"
-            parameters += (limit,)
-        return [_attempt(row) for row in self._reader.rows(sql, parameters)]
+        return reads.attempts(self._reader, workspace_id, limit)
 
     def get(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
-        """One attempt of the workspace, by full id or a unique prefix (at least
-        ``MIN_ID_PREFIX`` characters) of one.
+        """One attempt by full id or unique prefix. Raises ``UsageError``."""
+        return reads.attempt(self._reader, workspace_id, attempt_id)
 
-        Raises:
-            UsageError: no attempt of this workspace matches, several do, or the prefix is
-                too short.
-        """
-        wanted = attempt_prefix(attempt_id)
-        rows = self._reader.rows(
-            _ATTEMPT + " WHERE workspace_id = ? AND substr(id, 1, ?) = ? LIMIT 2",
-            (workspace_id, len(wanted), wanted),
-        )
-        return _attempt(one_attempt(rows, attempt_id))
+    def latest(self) -> dict[str, RefreshAttempt]:
+        """The newest attempt of each workspace, without replies."""
+        return reads.latest_attempts(self._reader)
+
+    def record(
+        self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False
+    ) -> RefreshAttempt:
+        return self._full().record(outcome, base_version=base_version, rebuild=rebuild)

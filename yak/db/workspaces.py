@@ -7,20 +7,23 @@ team database (``shared_identity``) a folder in a git repository with a remote i
 remote and the path inside the repository instead (``yak.identity.shared_key``), so clones at
 different paths on different machines are one workspace; its ``path`` is then this machine's
 folder. See ``docs/architecture.md``, "The workspace key".
+
+Queries: ORM rows for the writes (a workspace's row is read, changed and flushed), and the
+shared SQL texts of ``yak.db.reads`` for the reads (the command line's reader runs the same
+ones).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from yak import identity, paths
+from yak.db import reads
 from yak.db.engine import Database
 from yak.db.models import (
     ChatMessageRow,
@@ -36,15 +39,15 @@ from yak.db.models import (
 )
 from yak.db.portable import insert_ignore
 from yak.db.rows import (
+    SessionQuery,
     existing_folder,
     identity_columns,
-    no_workspace,
     now,
     to_workspace,
     workspace_key,
     workspace_row,
 )
-from yak.domain import MemorySummary, ReviewMode, Workspace, count_lines
+from yak.domain import MemorySummary, ReviewMode, Workspace
 from yak.errors import UsageError
 
 log = logging.getLogger(__name__)
@@ -70,11 +73,32 @@ class SqlWorkspaceRepository:
         shared = identity.shared_key(key) if self.shared_identity else None
         return paths.workspace_id_for(shared or key), shared
 
-    def _workspace(self, row: WorkspaceRow | Row[Any]) -> Workspace:
+    def _workspace(self, row: WorkspaceRow) -> Workspace:
         """The row as a workspace, with this machine's folder for a shared one it has opened."""
-        workspace = to_workspace(row)
+        return self._local(to_workspace(row))
+
+    def _local(self, workspace: Workspace) -> Workspace:
+        """``workspace`` with this machine's folder for a shared one it has opened."""
         here = self._here.get(workspace.id)
         return workspace if here is None else replace(workspace, path=here)
+
+    def _found_at(
+        self, row: WorkspaceRow, key: str, folder: tuple[int, int], *, shared: bool
+    ) -> None:
+        """Record that ``row``'s folder is, on this machine, at ``key`` with the identity
+        ``folder`` (a shared workspace's stored path is its last opener's)."""
+        row.st_dev, row.st_ino = identity_columns(folder)
+        if shared:
+            row.path = key
+            self._here[row.id] = key
+
+    def _stored(
+        self, s: Session, key: str, workspace_id: str, *, shared: bool
+    ) -> WorkspaceRow | None:
+        """The row of the workspace stored for the folder ``key`` (by id, else an alias by
+        folder identity unless ``shared``: see ``yak.db.reads.find_workspace``)."""
+        found = reads.find_workspace(SessionQuery(s), key, workspace_id, by_folder=not shared)
+        return None if found is None else s.get(WorkspaceRow, found.id)
 
     def open(self, path: str, *, mark_opened: bool = True) -> Workspace:
         """Register (or find) the workspace for an existing folder.
@@ -94,9 +118,7 @@ class SqlWorkspaceRepository:
         workspace_id, shared = self._identify(key)
         moment = now()
         with self.db.session() as s:
-            row = s.get(WorkspaceRow, workspace_id)
-            if row is None and shared is None:
-                row = self._alias(s, workspace_id, folder)
+            row = self._stored(s, key, workspace_id, shared=shared is not None)
             if row is None:
                 insert_ignore(
                     s,
@@ -121,10 +143,7 @@ class SqlWorkspaceRepository:
                 )
                 row = s.get(WorkspaceRow, workspace_id)
                 assert row is not None
-            row.st_dev, row.st_ino = st_dev, st_ino
-            if shared is not None:
-                row.path = key
-                self._here[row.id] = key
+            self._found_at(row, key, folder, shared=shared is not None)
             if mark_opened:
                 row.last_opened_at = moment
             s.flush()
@@ -136,41 +155,17 @@ class SqlWorkspaceRepository:
         key = workspace_key(path)
         workspace_id, shared = self._identify(key)
         with self.db.session() as s:
-            row = s.get(WorkspaceRow, workspace_id)
-            if row is None and shared is None:
-                folder = paths.folder_identity(key)
-                if folder is not None:
-                    row = self._alias(s, workspace_id, folder)
-            if row is not None and shared is not None:
-                self._here[row.id] = key
-            return None if row is None else self._workspace(row)
-
-    @staticmethod
-    def _alias(s: Session, workspace_id: str, identity: tuple[int, int]) -> WorkspaceRow | None:
-        """A stored workspace with another key whose folder is, right now, the folder with
-        ``identity``. A row whose folder is gone or is now another folder is not an alias."""
-        st_dev, st_ino = identity_columns(identity)
-        candidates = s.scalars(
-            select(WorkspaceRow).where(
-                WorkspaceRow.st_dev == st_dev,
-                WorkspaceRow.st_ino == st_ino,
-                WorkspaceRow.id != workspace_id,
+            found = reads.find_workspace(
+                SessionQuery(s), key, workspace_id, by_folder=shared is None
             )
-        )
-        for candidate in candidates:
-            if paths.folder_identity(candidate.path) == identity:
-                return candidate
-        return None
+        if found is not None and shared is not None:
+            self._here[found.id] = key
+        return None if found is None else self._local(found)
 
     def get(self, workspace_id: str) -> Workspace:
         """Raises ``WorkspaceNotFound`` for an unknown id."""
         with self.db.session() as s:
-            # A Core row (its columns by name, as ``to_workspace`` reads them): a refresh reads
-            # the workspace twice, and loading an ORM object costs more than the query.
-            row = s.connection().execute(_BY_ID, {"workspace": workspace_id}).first()
-            if row is None:
-                raise no_workspace(workspace_id)
-            return self._workspace(row)
+            return self._local(reads.existing_workspace(SessionQuery(s), workspace_id))
 
     def recent(self, limit: int = 10) -> list[Workspace]:
         """Most recently opened first, at most ``limit``."""
@@ -202,9 +197,7 @@ class SqlWorkspaceRepository:
         target_id, shared = self._identify(key)
         with self.db.session() as s:
             source = workspace_row(s, workspace_id)
-            target = s.get(WorkspaceRow, target_id)
-            if target is None and shared is None:
-                target = self._alias(s, target_id, folder)
+            target = self._stored(s, key, target_id, shared=shared is not None)
             if target is not None and target.id == source.id:
                 source.st_dev, source.st_ino = st_dev, st_ino
                 return self._workspace(source)
@@ -269,10 +262,7 @@ class SqlWorkspaceRepository:
             s.flush()
             moved = s.get(WorkspaceRow, target_id)
             assert moved is not None
-            moved.st_dev, moved.st_ino = st_dev, st_ino
-            if shared is not None:
-                moved.path = key
-                self._here[moved.id] = key
+            self._found_at(moved, key, folder, shared=shared is not None)
             log.info("re-attached workspace %s to %s (%s)", workspace_id, key, target_id)
             return self._workspace(moved)
 
@@ -314,38 +304,19 @@ class SqlWorkspaceRepository:
     def memories_at(self, keys: Sequence[str]) -> dict[str, MemorySummary]:
         """The stored workspaces at exactly these keys whose document is not empty, by key."""
         with self.db.session() as s:
-            rows = s.execute(
-                select(WorkspaceRow, MemoryDocumentRow)
-                .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
-                .where(WorkspaceRow.path.in_(list(keys)), MemoryDocumentRow.content != "")
-            ).all()
-            return {row.path: _summary(row, document) for row, document in rows}
+            return reads.memories_at(SessionQuery(s), keys)
 
     def orphans_named(self, name: str) -> list[MemorySummary]:
         """The workspaces whose folder is gone, whose folder's name is ``name`` and whose
         document is not empty, most recently updated first."""
         with self.db.session() as s:
-            rows = s.execute(
-                select(WorkspaceRow, MemoryDocumentRow)
-                .join(MemoryDocumentRow, MemoryDocumentRow.workspace_id == WorkspaceRow.id)
-                .where(
-                    WorkspaceRow.path.endswith(os.sep + name, autoescape=True),
-                    MemoryDocumentRow.content != "",
-                )
-                .order_by(MemoryDocumentRow.updated_at.desc())
-            ).all()
-            found = [_summary(row, document) for row, document in rows]
-        return [summary for summary in found if summary.orphaned]
+            return reads.orphans_named(SessionQuery(s), name)
 
     def declined_renames(self, folder: str) -> set[str]:
         """The ids of the orphaned workspaces declined as the predecessor of the folder with
         the key ``folder``."""
         with self.db.session() as s:
-            return set(
-                s.scalars(
-                    select(DeclinedRenameRow.workspace_id).where(DeclinedRenameRow.folder == folder)
-                )
-            )
+            return reads.declined_renames(SessionQuery(s), folder)
 
     def decline_rename(self, folder: str, workspace_id: str) -> None:
         """Remember that the workspace ``workspace_id`` is not the predecessor of the folder
@@ -411,22 +382,4 @@ class SqlWorkspaceRepository:
     def linked_to(self, workspace_id: str) -> Workspace | None:
         """The workspace whose document ``workspace_id`` uses, or ``None``."""
         with self.db.session() as s:
-            link = s.get(WorkspaceLinkRow, workspace_id)
-            return None if link is None else to_workspace(workspace_row(s, link.target_id))
-
-
-def _summary(row: WorkspaceRow, document: MemoryDocumentRow) -> MemorySummary:
-    return MemorySummary(
-        workspace=to_workspace(row),
-        version=document.version,
-        lines=count_lines(document.content),
-        chars=len(document.content),
-        updated_at=document.updated_at,
-        flags=tuple(document.flags or ()),
-        orphaned=not os.path.isdir(row.path),
-    )
-
-
-_BY_ID = select(*WorkspaceRow.__table__.columns).where(
-    WorkspaceRow.__table__.c.id == bindparam("workspace")
-)
+            return reads.linked_to(SessionQuery(s), workspace_id)

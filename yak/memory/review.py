@@ -25,7 +25,7 @@ from yak.text import controls_to_spaces, shorten
 
 if TYPE_CHECKING:
     from yak.bus import EventBus
-    from yak.ports import DocumentRepository
+    from yak.ports import ProposalStore
 
 _REASON_CHARS = 300  # an agent's reason is shortened to this many characters
 
@@ -44,7 +44,7 @@ class ReviewInbox:
         self,
         *,
         memory: MemoryService,
-        proposals: DocumentRepository,
+        proposals: ProposalStore,
         bus: EventBus,
         offload: Offload = to_thread,
     ) -> None:

@@ -38,7 +38,13 @@ from yak.memory.watcher import MemoryWatcher
 
 if TYPE_CHECKING:
     from yak.bus import EventBus
-    from yak.ports import AttemptRepository, DocumentRepository, SearchIndex, WorkspaceRepository
+    from yak.ports import (
+        AttemptRepository,
+        DocumentRepository,
+        ProposalStore,
+        SearchIndex,
+        WorkspaceRepository,
+    )
 
 
 class MemoryService(MemoryReader):
@@ -47,6 +53,7 @@ class MemoryService(MemoryReader):
     Args:
         workspaces: the stored workspaces.
         documents: the documents, revisions and watermarks.
+        proposals: the rewrites waiting for review.
         attempts: the refresh attempts.
         bus: where ``MemoryChanged`` is published.
         poll_interval_s: seconds between two checks for writes by another process.
@@ -64,6 +71,7 @@ class MemoryService(MemoryReader):
         *,
         workspaces: WorkspaceRepository,
         documents: DocumentRepository,
+        proposals: ProposalStore,
         attempts: AttemptRepository,
         bus: EventBus,
         poll_interval_s: float = 1.0,
@@ -85,6 +93,7 @@ class MemoryService(MemoryReader):
             offload=offload,
         )
         self._bus = bus
+        self._proposals = proposals
         self.kept_file = KeptFile(
             workspaces=workspaces, documents=documents, bus=bus, offload=offload
         )
@@ -365,7 +374,7 @@ class MemoryService(MemoryReader):
                 effects=lambda base: provenance.write_effects(base, text, buries_as),
                 accepts=accepts,
             )
-            superseded = self._documents.supersede_proposals(workspace_id) if supersede else 0
+            superseded = self._proposals.supersede_proposals(workspace_id) if supersede else 0
             return document, superseded
 
         def write() -> tuple[int, MemoryDocument, int, str | None]:
