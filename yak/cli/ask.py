@@ -26,26 +26,30 @@ see
   registering the folder), 4 provider failure, or a reply that was empty or cut off at the
   output limit (one line on stderr); Ctrl-C stops the turn,
   keeps what was said, and exits 130.
-
-Building the parser imports nothing but ``argparse`` (see ``yak.cli``); the output shapes and
-the agent's types are imported when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from yak.cli import add_timeout_option, apply_timeout, workspace_path
+from yak.agent.sandbox import choose
+from yak.agent.types import ApprovalDecision
+from yak.chat.service import title_from_prompt
+from yak.cli import output
+from yak.cli.context import (
+    Context,
+    add_timeout_option,
+    apply_timeout,
+    workspace_path,
+)
+from yak.cli.parsing import workspace_option
 from yak.errors import MissingApiKey, UsageError, YakError
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from yak.agent.types import ApprovalDecision, ApprovalRequest
-    from yak.cli import Context
+    from yak.agent.types import ApprovalRequest
     from yak.core import Core
     from yak.domain import ChatSession, Workspace
 
@@ -59,20 +63,12 @@ DENIED_SUMMARY = "needs --yes to write or run commands"
 MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``ask`` command."""
-    p = sub.add_parser(
-        "ask",
-        help="one agent turn without a window",
-        description="Run one agent turn in a workspace and print the reply, then "
-        "refresh the workspace's memory.",
+def _ask_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Run one agent turn in a workspace and print the reply, then refresh the workspace's "
+        "memory."
     )
-    p.add_argument(
-        "-w",
-        "--workspace",
-        metavar="DIR",
-        help="the workspace folder (default: the current directory)",
-    )
+    workspace_option(p)
     p.add_argument(
         "--model",
         metavar="M",
@@ -104,6 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_timeout_option(p)
     p.add_argument("prompt", metavar="PROMPT", help="what to ask; '-' reads it from stdin")
     p.set_defaults(func=run)
+
+
+PARSERS = {"ask": _ask_parser}
 
 
 def read_prompt(value: str) -> str:
@@ -138,7 +137,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     """
     prompt = read_prompt(args.prompt)
     if args.model:
-        ctx.env = {**os.environ, "YAK_MODEL": args.model}  # this turn's chat model
+        ctx.overrides["chat_model"] = args.model  # this turn's chat model
     apply_timeout(args, ctx)
     continuing = bool(args.continue_last or args.session is not None)
 
@@ -210,17 +209,12 @@ async def _ask(
 ) -> int:
     """One turn in ``session`` (``None``: a new session titled from the prompt), printed as
     it streams, then the memory refresh; returns the exit status."""
-    from yak.agent.types import ApprovalDecision
-    from yak.chat.service import title_from_prompt
-    from yak.cli import output
 
     async def approver(_request: ApprovalRequest) -> ApprovalDecision:
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = output.TurnPrinter()
     if allow:
-        from yak.agent.sandbox import choose
-
         confinement = choose(core.settings.current().command_sandbox)
         if confinement.kind == "none" and confinement.refusal is None:
             output.turn_problem(f"warning: {UNCONFINED_WARNING}")
@@ -260,8 +254,6 @@ async def _ask(
 async def _refresh_after_turn(core: Core, workspace: Workspace) -> None:
     """Run the workspace's memory refresh now and report it on stderr; never raises for a
     refresh that fails (the turn's exit code stands)."""
-    from yak.cli import output
-
     try:
         with output.quiet_warnings():
             outcome = await core.refresh.refresh_now(workspace.id)

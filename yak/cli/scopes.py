@@ -8,37 +8,29 @@ docs/architecture.md).
   offering it there.
 - ``link [-w DIR] [--to FOLDER] [--json]``: DIR (a git worktree, by default of FOLDER's
   repository) uses FOLDER's memory document from now on; ``unlink`` ends that.
-
-Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
 
-from yak.cli import workspace_path
+from yak.cli import output
+from yak.cli.context import Context, workspace_path
+from yak.cli.parsing import json_option, workspace_option
+from yak.errors import UsageError
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from yak.cli import Context
     from yak.core import Core
 
 
-def register(
-    cmds: argparse._SubParsersAction,
-    workspace_option: Callable[[argparse.ArgumentParser], None],
-    json_option: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """Add ``reattach``, ``link`` and ``unlink`` to ``yak memory``."""
-    p = cmds.add_parser(
-        "reattach",
-        help="move the memory of a renamed or moved folder to this one",
-        description="Move the memory document, its history and the conversations of the "
-        "workspace at OLD, a folder that no longer exists, to the workspace folder (-w). "
-        "'yak memory show' names such a folder when one looks like this one. With --decline, "
-        "remember that OLD is not this folder's predecessor instead.",
+def _reattach_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Move the memory document, its history and the conversations of the workspace at OLD, "
+        "a folder that no longer exists, to the workspace folder (-w). 'yak memory show' names "
+        "such a folder when one looks like this one. With --decline, remember that OLD is not "
+        "this folder's predecessor instead."
     )
     p.add_argument("old", metavar="OLD", help="the folder's previous path (as 'show' names it)")
     p.add_argument(
@@ -50,14 +42,14 @@ def register(
     json_option(p)
     p.set_defaults(func=cmd_reattach)
 
-    p = cmds.add_parser(
-        "link",
-        help="share another folder's memory (a git worktree and its main checkout)",
-        description="From now on the workspace folder (-w) uses the memory document of FOLDER: "
-        "it reads it, its refreshes and edits write it, and its history is FOLDER's. "
-        "Conversations stay apart. Without --to, FOLDER is the main checkout of the git "
-        "repository whose worktree the workspace is in. The folder must have no memory of its "
-        "own. 'yak memory unlink' ends it.",
+
+def _link_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "From now on the workspace folder (-w) uses the memory document of FOLDER: it reads it, "
+        "its refreshes and edits write it, and its history is FOLDER's. Conversations stay "
+        "apart. Without --to, FOLDER is the main checkout of the git repository whose worktree "
+        "the workspace is in. The folder must have no memory of its own. 'yak memory unlink' "
+        "ends it."
     )
     p.add_argument(
         "--to",
@@ -69,24 +61,23 @@ def register(
     json_option(p)
     p.set_defaults(func=cmd_link)
 
-    p = cmds.add_parser(
-        "unlink",
-        help="stop sharing another folder's memory",
-        description="The workspace folder (-w) stops using another folder's memory document; "
-        "its own (empty, or as it was before 'link') is back. The shared document is kept.",
+
+def _unlink_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "The workspace folder (-w) stops using another folder's memory document; its own "
+        "(empty, or as it was before 'link') is back. The shared document is kept."
     )
     workspace_option(p)
     json_option(p)
     p.set_defaults(func=cmd_unlink)
 
 
+PARSERS = {"reattach": _reattach_parser, "link": _link_parser, "unlink": _unlink_parser}
+
+
 def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory reattach OLD``: exit 0 moved (or declined); 2 OLD is not a stored
     workspace, its folder still exists, or the folder here already has a memory."""
-    import os
-
-    from yak.cli import output
-    from yak.errors import UsageError
 
     async def work(core: Core) -> int:
         here = await core.workspaces.for_write(workspace_path(args))
@@ -132,7 +123,6 @@ def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory link``: exit 0 linked; 2 no main checkout found and no ``--to``, the same
     folder, a folder with a memory of its own, or a target that shares another's itself."""
-    from yak.cli import output
 
     async def work(core: Core) -> int:
         known = await core.workspaces.find(workspace_path(args))
@@ -162,7 +152,6 @@ def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory unlink``: exit 0 unlinked; 2 the folder shared no other memory."""
-    from yak.cli import output
 
     async def work(core: Core) -> int:
         target = await core.workspaces.unlink(workspace_path(args))
