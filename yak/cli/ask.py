@@ -10,7 +10,7 @@ see
 - the turn runs in a new session of the workspace (titled from the prompt) through the core's
   chat service, recorded in the same database as the app's; with ``--continue`` it runs in the
   workspace's most recently active session instead, and with ``--session ID`` in that session
-  of the workspace (its full id or a unique prefix of at least ``MIN_SESSION_PREFIX``
+  of the workspace (its full id or a unique prefix of at least ``MIN_ID_PREFIX``
   characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
 - reads run freely; writes, edits and commands are refused unless ``--yes`` (the model is told
@@ -47,6 +47,7 @@ from yak.cli.context import (
 )
 from yak.cli.parsing import workspace_option
 from yak.errors import MissingApiKey, UsageError, YakError
+from yak.ids import CONVERSATION_IDS, MIN_ID_PREFIX, id_prefix, only_match
 
 if TYPE_CHECKING:
     from yak.agent.types import ApprovalRequest
@@ -60,7 +61,6 @@ UNCONFINED_WARNING = (
 )
 # What a call refused for want of --yes shows (nobody was asked, so not "denied by user").
 DENIED_SUMMARY = "needs --yes to write or run commands"
-MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
 def _ask_parser(p: argparse.ArgumentParser) -> None:
@@ -95,7 +95,7 @@ def _ask_parser(p: argparse.ArgumentParser) -> None:
         "--session",
         metavar="ID",
         help="continue this conversation of the workspace (its id, or a unique prefix of at "
-        f"least {MIN_SESSION_PREFIX} characters)",
+        f"least {MIN_ID_PREFIX} characters)",
     )
     add_timeout_option(p)
     p.add_argument("prompt", metavar="PROMPT", help="what to ask; '-' reads it from stdin")
@@ -161,12 +161,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: str) -> ChatSession:
     """The session to continue among the workspace's ``sessions`` (most recently active
     first): the first one when ``wanted`` is ``None`` (``--continue``), else the one whose id
-    is ``wanted`` or, case aside, starts with it.
+    starts with it, case aside (``yak.ids``).
 
     Raises:
-        UsageError: no session to continue; ``wanted`` is shorter than
-            ``MIN_SESSION_PREFIX``, matches none of the workspace's sessions (an id of
-            another workspace's session matches none) or several.
+        UsageError: no session to continue; ``wanted`` is shorter than ``MIN_ID_PREFIX``,
+            matches none of the workspace's sessions (an id of another workspace's session
+            matches none) or several.
     """
     if wanted is None:
         if not sessions:
@@ -175,27 +175,9 @@ def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: 
                 "to start one"
             )
         return sessions[0]
-    key = wanted.strip().upper()
-    if len(key) < MIN_SESSION_PREFIX:
-        raise UsageError(
-            f"give at least {MIN_SESSION_PREFIX} characters of a conversation id; "
-            f"{wanted!r} is too short"
-        )
+    key = id_prefix(wanted, CONVERSATION_IDS)
     matches = [s for s in sessions if s.id.upper().startswith(key)]
-    exact = [s for s in matches if s.id.upper() == key]
-    if exact:
-        return exact[0]
-    if not matches:
-        raise UsageError(
-            f"no conversation {wanted!r} in {where} (a conversation continues only in its "
-            "own workspace)"
-        )
-    if len(matches) > 1:
-        raise UsageError(
-            f"{wanted!r} starts the ids of {len(matches)} conversations in {where}; give more "
-            "characters"
-        )
-    return matches[0]
+    return only_match(matches, wanted, CONVERSATION_IDS, where=where)
 
 
 async def _ask(

@@ -9,9 +9,8 @@ from sqlalchemy import and_, func, insert, select
 from yak.db.engine import Database
 from yak.db.models import RefreshAttemptRow
 from yak.db.rows import now, require_workspace, to_attempt
-from yak.db.schema import attempt_prefix, one_attempt
 from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus
-from yak.ids import new_id
+from yak.ids import ATTEMPT_IDS, id_prefix, new_id, only_match
 
 
 class SqlAttemptRepository:
@@ -78,7 +77,7 @@ class SqlAttemptRepository:
             UsageError: no attempt of this workspace matches, several do, or the prefix is
                 too short.
         """
-        wanted = attempt_prefix(attempt_id)
+        wanted = id_prefix(attempt_id, ATTEMPT_IDS)
         with self.db.session() as s:
             rows = list(
                 s.scalars(
@@ -90,7 +89,7 @@ class SqlAttemptRepository:
                     .limit(2)
                 )
             )
-            return to_attempt(one_attempt(rows, attempt_id))
+            return to_attempt(only_match(rows, attempt_id, ATTEMPT_IDS))
 
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of every workspace that has one, without its reply (``reply`` is

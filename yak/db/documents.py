@@ -49,7 +49,6 @@ from yak.db.rows import (
     workspace_row,
 )
 from yak.db.schema import (
-    MIN_ID_PREFIX,
     SUMMARIES_SQL,
     decode_document,
     summaries_of,
@@ -67,7 +66,14 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import ConflictError, RevisionNotFound, UsageError
-from yak.ids import new_id
+from yak.ids import (
+    MIN_ID_PREFIX,
+    PROPOSAL_IDS,
+    REVISION_IDS,
+    id_prefix,
+    new_id,
+    only_match,
+)
 
 T = TypeVar("T")
 
@@ -522,12 +528,7 @@ class SqlDocumentRepository:
 
     @staticmethod
     def _proposal_row(s: Session, workspace_id: str, proposal_id: str) -> MemoryProposalRow:
-        wanted = (proposal_id or "").strip().upper()
-        if len(wanted) < MIN_ID_PREFIX:
-            raise UsageError(
-                f"Give at least {MIN_ID_PREFIX} characters of a proposal id (see yak memory "
-                f"review); {proposal_id!r} is too short."
-            )
+        wanted = id_prefix(proposal_id, PROPOSAL_IDS)
         rows = list(
             s.scalars(
                 select(MemoryProposalRow)
@@ -538,15 +539,7 @@ class SqlDocumentRepository:
                 .limit(2)
             )
         )
-        if not rows:
-            raise UsageError(
-                f"This workspace has no proposal {proposal_id!r} (see yak memory review)."
-            )
-        if len(rows) > 1:
-            raise UsageError(
-                f"{proposal_id!r} matches several proposals; give more characters of the id."
-            )
-        return rows[0]
+        return only_match(rows, proposal_id, PROPOSAL_IDS)
 
     def history(self, workspace_id: str) -> list[Revision]:
         """Revisions newest first."""
@@ -608,11 +601,7 @@ class SqlDocumentRepository:
                     f"This workspace has no version {int(wanted)} "
                     "(see history for the versions and ids)."
                 )
-        if len(wanted) < MIN_ID_PREFIX:
-            raise RevisionNotFound(
-                f"Give at least {MIN_ID_PREFIX} characters of a "
-                f"revision id (see history); {revision_id!r} is too short."
-            )
+        wanted = id_prefix(revision_id, REVISION_IDS)
         rows = list(
             s.scalars(
                 select(MemoryRevisionRow)
@@ -623,15 +612,7 @@ class SqlDocumentRepository:
                 .limit(2)
             )
         )
-        if not rows:
-            raise RevisionNotFound(
-                f"This workspace has no revision {revision_id!r} (see history for the ids)."
-            )
-        if len(rows) > 1:
-            raise RevisionNotFound(
-                f"{revision_id!r} matches several revisions; give more characters of the id."
-            )
-        return rows[0]
+        return only_match(rows, revision_id, REVISION_IDS)
 
     def versions(self) -> dict[str, int]:
         """Every stored document's version by workspace id (one light query, no content); a

@@ -14,17 +14,14 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from yak import paths
 from yak.domain import MemorySummary, ReviewMode, Workspace
-from yak.errors import UnreadableDocument, UsageError
-
-_Row = TypeVar("_Row")
+from yak.errors import UnreadableDocument
 
 DB_FILE = "yak.db"
 BUSY_TIMEOUT_MS = 5000
-MIN_ID_PREFIX = 6  # characters of a revision or attempt id a user must give
 
 # A line of a migration file naming its revision or its parents, e.g. ``revision = "0002"``,
 # ``revision: str = "0002"`` or ``down_revision = ("0003a", "0003b")`` (a merge).
@@ -101,40 +98,6 @@ def decode_document(workspace_id: str, version: int, raw: bytes | None) -> str:
             version=version,
             raw=data,
         ) from None
-
-
-def attempt_prefix(attempt_id: str) -> str:
-    """The refresh attempt id (or prefix) a user gave, as stored ids are spelled.
-
-    Raises:
-        UsageError: it is shorter than ``MIN_ID_PREFIX`` characters.
-    """
-    wanted = (attempt_id or "").strip().upper()
-    if len(wanted) < MIN_ID_PREFIX:
-        raise UsageError(
-            f"Give at least {MIN_ID_PREFIX} characters of a refresh "
-            f"attempt id (see history --refreshes); {attempt_id!r} is too "
-            "short."
-        )
-    return wanted
-
-
-def one_attempt(matches: Sequence[_Row], attempt_id: str) -> _Row:
-    """The one attempt row whose id starts with what the user gave (``matches``: at most two).
-
-    Raises:
-        UsageError: none matches, or several do.
-    """
-    if not matches:
-        raise UsageError(
-            f"This workspace has no refresh attempt {attempt_id!r} (see "
-            "history --refreshes for the ids)."
-        )
-    if len(matches) > 1:
-        raise UsageError(
-            f"{attempt_id!r} matches several refresh attempts; give more characters of the id."
-        )
-    return matches[0]
 
 
 # Every workspace with a memory (a non-empty document or any revision), most recently updated

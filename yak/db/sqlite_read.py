@@ -26,10 +26,8 @@ from yak.db.schema import (
     BUSY_TIMEOUT_MS,
     DB_FILE,
     SUMMARIES_SQL,
-    attempt_prefix,
     decode_document,
     head_revision,
-    one_attempt,
     review_mode,
     summaries_of,
     utc_time,
@@ -46,6 +44,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.errors import StoreError, WorkspaceNotFound
+from yak.ids import ATTEMPT_IDS, id_prefix, only_match
 
 log = logging.getLogger(__name__)
 
@@ -405,9 +404,9 @@ class AttemptReader(_FallingBack):
             UsageError: no attempt of this workspace matches, several do, or the prefix is
                 too short.
         """
-        wanted = attempt_prefix(attempt_id)
+        wanted = id_prefix(attempt_id, ATTEMPT_IDS)
         rows = self._reader.rows(
             _ATTEMPT + " WHERE workspace_id = ? AND substr(id, 1, ?) = ? LIMIT 2",
             (workspace_id, len(wanted), wanted),
         )
-        return _attempt(one_attempt(rows, attempt_id))
+        return _attempt(only_match(rows, attempt_id, ATTEMPT_IDS))
