@@ -245,3 +245,13 @@ def workspace_option(parser: argparse.ArgumentParser) -> None:
 def json_option(parser: argparse.ArgumentParser) -> None:
     """``--json``: stdout carries exactly one JSON document, whatever the exit code."""
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def workspace_command(
+    parser: argparse.ArgumentParser, func: Callable[..., int], **defaults: object
+) -> None:
+    """The end of a ``yak memory`` parser whose own arguments come first: ``-w DIR``,
+    ``--json`` and the handler ``func`` (with the other ``defaults``: ``reads_only``…)."""
+    workspace_option(parser)
+    json_option(parser)
+    parser.set_defaults(func=func, **defaults)

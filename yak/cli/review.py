@@ -15,13 +15,12 @@ docs/architecture.md).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from yak.cli import output
 from yak.cli.context import Context, workspace_path, writable_workspace
-from yak.cli.parsing import json_option, workspace_option
+from yak.cli.parsing import workspace_command
 from yak.domain import ReviewMode
 from yak.errors import UsageError
 from yak.memory import document as doc_rules
@@ -34,9 +33,7 @@ PROPOSAL_ID = "a proposal id (or 6+ characters of it)"
 
 
 def _blame_parser(p: argparse.ArgumentParser) -> None:
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_blame, reads_only=True)
+    workspace_command(p, cmd_blame, reads_only=True)
 
 
 def _review_parser(p: argparse.ArgumentParser) -> None:
@@ -46,9 +43,7 @@ def _review_parser(p: argparse.ArgumentParser) -> None:
         "or drop it with 'yak memory reject ID'."
     )
     p.add_argument("id", metavar="ID", nargs="?", help=PROPOSAL_ID)
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_review, reads_only=True)
+    workspace_command(p, cmd_review, reads_only=True)
 
 
 def _accept_parser(p: argparse.ArgumentParser) -> None:
@@ -58,16 +53,12 @@ def _accept_parser(p: argparse.ArgumentParser) -> None:
         metavar="F",
         help="accept the proposal as edited in F (UTF-8): its lines count as yours",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_accept)
+    workspace_command(p, cmd_accept)
 
 
 def _reject_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", metavar="ID", help=PROPOSAL_ID)
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_reject)
+    workspace_command(p, cmd_reject)
 
 
 def _mode_parser(p: argparse.ArgumentParser) -> None:
@@ -79,18 +70,15 @@ def _mode_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "mode", nargs="?", choices=[str(mode) for mode in ReviewMode], help="the mode to set"
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_mode)
+    workspace_command(p, cmd_mode)
 
 
-def _switch_parser(enabled: bool) -> Callable[[argparse.ArgumentParser], None]:
-    def add(p: argparse.ArgumentParser) -> None:
-        workspace_option(p)
-        json_option(p)
-        p.set_defaults(func=cmd_enable if enabled else cmd_disable)
+def _enable_parser(p: argparse.ArgumentParser) -> None:
+    workspace_command(p, cmd_enable)
 
-    return add
+
+def _disable_parser(p: argparse.ArgumentParser) -> None:
+    workspace_command(p, cmd_disable)
 
 
 PARSERS = {
@@ -99,8 +87,8 @@ PARSERS = {
     "accept": _accept_parser,
     "reject": _reject_parser,
     "mode": _mode_parser,
-    "enable": _switch_parser(True),
-    "disable": _switch_parser(False),
+    "enable": _enable_parser,
+    "disable": _disable_parser,
 }
 
 

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 from yak.cli import output
 from yak.cli.context import Context, workspace_path
-from yak.cli.parsing import json_option, workspace_option
+from yak.cli.parsing import workspace_command
 from yak.errors import UsageError
 
 if TYPE_CHECKING:
     from yak.core import Core
+    from yak.domain import MemoryDocument, Workspace
 
 
 def _reattach_parser(p: argparse.ArgumentParser) -> None:
@@ -38,9 +39,7 @@ def _reattach_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="OLD is not this folder renamed: stop offering it here",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_reattach)
+    workspace_command(p, cmd_reattach)
 
 
 def _link_parser(p: argparse.ArgumentParser) -> None:
@@ -57,9 +56,7 @@ def _link_parser(p: argparse.ArgumentParser) -> None:
         default=None,
         help="the folder whose memory to share (default: the worktree's main checkout)",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_link)
+    workspace_command(p, cmd_link)
 
 
 def _unlink_parser(p: argparse.ArgumentParser) -> None:
@@ -67,9 +64,7 @@ def _unlink_parser(p: argparse.ArgumentParser) -> None:
         "The workspace folder (-w) stops using another folder's memory document; its own "
         "(empty, or as it was before 'link') is back. The shared document is kept."
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_unlink)
+    workspace_command(p, cmd_unlink)
 
 
 PARSERS = {"reattach": _reattach_parser, "link": _link_parser, "unlink": _unlink_parser}
@@ -100,22 +95,11 @@ def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         moved = await core.workspaces.reattach(old.id, here.path)
         document = await core.memory.read(moved.id)
-        if args.json:
-            output.print_json(
-                {
-                    "workspace": moved.path,
-                    "workspace_id": moved.id,
-                    "from": old.path,
-                    "version": document.version,
-                    "lines": document.lines,
-                }
-            )
-        else:
-            print(
-                f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
-                f"version {document.version}) and its history to {moved.path}."
-            )
-        return 0
+        sentence = (
+            f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
+            f"version {document.version}) and its history to {moved.path}."
+        )
+        return _said(args, moved, document, {"from": old.path}, sentence)
 
     return ctx.run(work)
 
@@ -130,22 +114,11 @@ def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
         workspace, target = await core.workspaces.link(workspace_path(args), args.to)
         document = await core.memory.read(workspace.id)
         verb = "already shares" if before is not None and before.id == target.id else "now shares"
-        if args.json:
-            output.print_json(
-                {
-                    "workspace": workspace.path,
-                    "workspace_id": workspace.id,
-                    "linked_to": target.path,
-                    "version": document.version,
-                    "lines": document.lines,
-                }
-            )
-        else:
-            print(
-                f"{workspace.path} {verb} the memory of {target.path} "
-                f"({output.lines(document.lines)}, version {document.version})."
-            )
-        return 0
+        sentence = (
+            f"{workspace.path} {verb} the memory of {target.path} "
+            f"({output.lines(document.lines)}, version {document.version})."
+        )
+        return _said(args, workspace, document, {"linked_to": target.path}, sentence)
 
     return ctx.run(work)
 
@@ -163,3 +136,27 @@ def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
         return 0
 
     return ctx.run(work)
+
+
+def _said(
+    args: argparse.Namespace,
+    workspace: Workspace,
+    document: MemoryDocument,
+    fields: dict[str, str],
+    sentence: str,
+) -> int:
+    """What ``reattach`` or ``link`` did to ``workspace``: with ``--json`` its path and id,
+    ``fields``, and the document's version and lines; else ``sentence``. Returns 0."""
+    if args.json:
+        output.print_json(
+            {
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+                **fields,
+                "version": document.version,
+                "lines": document.lines,
+            }
+        )
+    else:
+        print(sentence)
+    return 0

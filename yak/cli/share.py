@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from yak.cli import output
 from yak.cli.context import Context, workspace_path
-from yak.cli.parsing import json_option, workspace_option
+from yak.cli.parsing import json_option, workspace_command
 from yak.errors import UsageError
 from yak.memory.search import search_documents
 from yak.memory.sync import sync_file
@@ -49,9 +49,7 @@ def _sync_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="stop keeping a file in sync (no FILE needed; the file stays as it is)",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_sync, reads_only=True)
+    workspace_command(p, cmd_sync, reads_only=True)
 
 
 def _search_parser(p: argparse.ArgumentParser) -> None:
