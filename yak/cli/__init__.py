@@ -13,9 +13,10 @@ conflict, 130 interrupted. With ``--json``, stdout carries exactly one JSON docu
 exit code.
 
 Start-up is part of the contract: ``yak --version`` and ``yak --help`` take at most twice a bare
-interpreter's start (``benchmarks/bench_cli.py``), so this module imports only the parser; the
-run path (``yak.cli.context``: the output shapes, the log, the core) is imported once a command
-has parsed, and the desktop app (Qt) only to open a window.
+interpreter's start (``benchmarks/bench_cli.py``), so this module imports at its top only what
+they need (the parser); ``logging`` and ``ctypes`` (process hardening) when a command or the
+app starts, the run path (``yak.cli.context``: the output shapes, the log, the core) once a
+command line has parsed, and the desktop app (Qt) only to open a window.
 """
 
 from __future__ import annotations
@@ -24,13 +25,11 @@ import contextlib
 import difflib
 import errno
 import gc
-import logging
 import os
 import shlex
 import sys
 from collections.abc import Sequence
 
-from yak.agent.undumpable import make_undumpable
 from yak.cli.parsing import (
     COMMANDS,
     MEMORY_COMMANDS,
@@ -52,6 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     first = first_word(argv)
     if first not in ("-h", "--help"):
+        from yak.agent.undumpable import make_undumpable  # ctypes: not needed for help
+
         make_undumpable()  # no process of the same user reads our environment or memory
     if first == "--json":
         return _error(_misplaced_json(argv), 2, as_json=True)
@@ -141,6 +142,8 @@ def not_a_command(word: str) -> str:
 def _configure_logging() -> None:
     """Warnings and errors as ``yak: LEVEL: message`` lines on stderr (only when a command or
     the app runs)."""
+    import logging  # with what it imports, a fifth of a bare start: not needed for help
+
     logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
 
 
