@@ -64,10 +64,6 @@ DENIED_SUMMARY = "needs --yes to write or run commands"
 
 
 def _ask_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Run one agent turn in a workspace and print the reply, then refresh the workspace's "
-        "memory."
-    )
     workspace_option(p)
     p.add_argument(
         "--model",

@@ -30,10 +30,6 @@ FILE_METAVARS = frozenset({"F", "FILE", "FILE|-"})
 
 
 def _completion_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Print the completion script for bash, zsh or fish on stdout. Install it with, for "
-        "example: yak completion bash > ~/.local/share/bash-completion/completions/yak"
-    )
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
     p.set_defaults(func=cmd_completion, needs_core=False, writes_log=False)
 

@@ -41,12 +41,6 @@ ICON_SIZE = 128  # pixels: the size of the PNG in ``yak.resources``
 
 
 def _install_desktop_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Install Yak's desktop entry, AppStream metainfo and icons for the current user under "
-        "$XDG_DATA_HOME (default ~/.local/share), so the desktop lists Yak with its icon; the "
-        "entry starts the yak that runs this command. With --uninstall, remove them again. For "
-        "Linux and BSD desktops."
-    )
     p.add_argument(
         "--uninstall", action="store_true", help="remove the files instead of installing them"
     )

@@ -34,10 +34,6 @@ if TYPE_CHECKING:
 
 
 def _edit_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Edit the document in $VISUAL or $EDITOR (vi when neither is set and this runs in a "
-        "terminal). Without a terminal, set one of them or use 'yak memory set'."
-    )
     workspace_option(p)
     p.set_defaults(func=cmd_edit)
 

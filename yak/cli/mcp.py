@@ -15,13 +15,6 @@ if TYPE_CHECKING:
 
 
 def _mcp_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Serve the memory of one workspace to other agents (Claude Code, Codex, Cursor and "
-        "others) as an MCP server on stdin/stdout, until the client disconnects. Tools: "
-        "memory_read, memory_blame, memory_search and memory_propose; a proposal waits in "
-        "'yak memory review' and is never applied directly. The workspace is the folder given "
-        "here, never one the agent names."
-    )
     workspace_option(p)
     p.set_defaults(func=cmd_mcp)
 

@@ -44,12 +44,6 @@ def _list_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _show_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Print the memory document exactly as stored, or with --reply the reply a refresh "
-        "attempt kept (a refused one, for example) exactly as kept: 'yak memory show --reply "
-        "ID > reply.txt', trim it, then 'yak memory set --file reply.txt'. The ids are in "
-        "'yak memory history --refreshes'."
-    )
     workspace_option(p)
     p.add_argument(
         "--raw",
@@ -83,12 +77,6 @@ def _set_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _history_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "The document's revisions, newest first (the ids 'restore' takes). With --refreshes: "
-        "every refresh attempt instead, applied or not, with its status, reason, the lines of "
-        "the reply it kept, model and tokens; open a kept reply with "
-        "'yak memory show --reply ID'."
-    )
     workspace_option(p)
     p.add_argument(
         "--refreshes",
@@ -100,11 +88,6 @@ def _history_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _restore_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Make a revision current again, as a new revision. REVISION is a revision id from "
-        "'history' (or a unique prefix of at least 6 characters), or a version number: "
-        "'restore 3' restores the revision that produced version 3."
-    )
     p.add_argument(
         "revision",
         metavar="REVISION",

@@ -47,18 +47,53 @@ BuildParser = Callable[[argparse.ArgumentParser], None]
 
 
 class Command(NamedTuple):
-    """A command: its one-line help, and the module whose ``PARSERS[name]`` builds it."""
+    """A command: its one-line help, the module whose ``PARSERS[name]`` builds it, and the
+    paragraph its ``--help`` opens with (default: the help line as a sentence)."""
 
     help: str
     module: str
+    description: str = ""
 
 
 COMMANDS = {
     "memory": Command("read and write workspace memory documents", ""),  # the group below
-    "ask": Command("one agent turn without a window", "yak.cli.ask"),
-    "mcp": Command("serve this workspace's memory to other agents (MCP over stdio)", "yak.cli.mcp"),
-    "install-desktop": Command("add Yak to the desktop's application menu", "yak.cli.desktop"),
-    "completion": Command("print a shell completion script", "yak.cli.completion"),
+    "ask": Command(
+        "one agent turn without a window",
+        "yak.cli.ask",
+        description=(
+            "Run one agent turn in a workspace and print the reply, then refresh the workspace's "
+            "memory."
+        ),
+    ),
+    "mcp": Command(
+        "serve this workspace's memory to other agents (MCP over stdio)",
+        "yak.cli.mcp",
+        description=(
+            "Serve the memory of one workspace to other agents (Claude Code, Codex, Cursor and "
+            "others) as an MCP server on stdin/stdout, until the client disconnects. Tools: "
+            "memory_read, memory_blame, memory_search and memory_propose; a proposal waits in 'yak "
+            "memory review' and is never applied directly. The workspace is the folder given here, "
+            "never one the agent names."
+        ),
+    ),
+    "install-desktop": Command(
+        "add Yak to the desktop's application menu",
+        "yak.cli.desktop",
+        description=(
+            "Install Yak's desktop entry, AppStream metainfo and icons for the current user under "
+            "$XDG_DATA_HOME (default ~/.local/share), so the desktop lists Yak with its icon; the "
+            "entry starts the yak that runs this command. With --uninstall, remove them again. For "
+            "Linux and BSD desktops."
+        ),
+    ),
+    "completion": Command(
+        "print a shell completion script",
+        "yak.cli.completion",
+        description=(
+            "Print the completion script for bash, zsh or fish on stdout. Install it with, for "
+            "example: yak completion bash > ~/.local/share/bash-completion/completions/yak"
+        ),
+    ),
 }
 MEMORY_DESCRIPTION = (
     "Read and write the memory document of a workspace. Options such as --json and -w go after "
@@ -66,14 +101,45 @@ MEMORY_DESCRIPTION = (
 )
 MEMORY_COMMANDS = {
     "list": Command("every workspace with a memory document", "yak.cli.memory"),
-    "show": Command("print the memory document exactly as stored", "yak.cli.memory"),
+    "show": Command(
+        "print the memory document exactly as stored",
+        "yak.cli.memory",
+        description=(
+            "Print the memory document exactly as stored, or with --reply the reply a refresh "
+            "attempt kept (a refused one, for example) exactly as kept: 'yak memory show --reply "
+            "ID > reply.txt', trim it, then 'yak memory set --file reply.txt'. The ids are in 'yak "
+            "memory history --refreshes'."
+        ),
+    ),
     "set": Command("replace the document with a file or stdin (UTF-8)", "yak.cli.memory"),
-    "edit": Command("edit the document in $VISUAL / $EDITOR", "yak.cli.editing"),
+    "edit": Command(
+        "edit the document in $VISUAL / $EDITOR",
+        "yak.cli.editing",
+        description=(
+            "Edit the document in $VISUAL or $EDITOR (vi when neither is set and this runs in a "
+            "terminal). Without a terminal, set one of them or use 'yak memory set'."
+        ),
+    ),
     "refresh": Command("rewrite the document from conversations now", "yak.cli.refresh"),
     "history": Command(
-        "the document's revisions (or refresh attempts), newest first", "yak.cli.memory"
+        "the document's revisions (or refresh attempts), newest first",
+        "yak.cli.memory",
+        description=(
+            "The document's revisions, newest first (the ids 'restore' takes). With --refreshes: "
+            "every refresh attempt instead, applied or not, with its status, reason, the lines of "
+            "the reply it kept, model and tokens; open a kept reply with 'yak memory show --reply "
+            "ID'."
+        ),
     ),
-    "restore": Command("make a revision current again (a new revision)", "yak.cli.memory"),
+    "restore": Command(
+        "make a revision current again (a new revision)",
+        "yak.cli.memory",
+        description=(
+            "Make a revision current again, as a new revision. REVISION is a revision id from "
+            "'history' (or a unique prefix of at least 6 characters), or a version number: "
+            "'restore 3' restores the revision that produced version 3."
+        ),
+    ),
     "export": Command("write the document to a file or stdout", "yak.cli.memory"),
     "import": Command(
         "replace the document with a text file (UTF-8/16/32, any line endings)", "yak.cli.memory"
@@ -81,11 +147,25 @@ MEMORY_COMMANDS = {
     "delete": Command("empty the document (restorable from history)", "yak.cli.editing"),
     "blame": Command("where each line of the document came from", "yak.cli.review"),
     "review": Command(
-        "rewrites waiting for review; with ID, its reasons and diff", "yak.cli.review"
+        "rewrites waiting for review; with ID, its reasons and diff",
+        "yak.cli.review",
+        description=(
+            "List the proposals waiting for review, oldest first; with ID, show its reasons and "
+            "its diff against the version it was based on. Accept it with 'yak memory accept ID' "
+            "or drop it with 'yak memory reject ID'."
+        ),
     ),
     "accept": Command("apply a proposal (optionally as edited in a file)", "yak.cli.review"),
     "reject": Command("drop a proposal; its added lines stay out", "yak.cli.review"),
-    "mode": Command("print or set the review mode (auto or review)", "yak.cli.review"),
+    "mode": Command(
+        "print or set the review mode (auto or review)",
+        "yak.cli.review",
+        description=(
+            "auto: rewrites apply, but risky ones wait for review (removing or changing your "
+            "lines, bringing back a line you deleted or rejected, removing over a quarter of the "
+            "lines, risky standing instructions). review: every rewrite waits."
+        ),
+    ),
     "enable": Command("switch this workspace's memory on", "yak.cli.review"),
     "disable": Command(
         "switch this workspace's memory off (no injection, no refresh)", "yak.cli.review"
@@ -93,15 +173,54 @@ MEMORY_COMMANDS = {
     "sync": Command(
         "write the document into a block of AGENTS.md, CLAUDE.md or any text file",
         "yak.cli.share",
+        description=(
+            "Write the workspace's memory document into FILE between the lines <!-- yak:memory --> "
+            "and <!-- /yak:memory -->, creating the file or the block when missing. Everything "
+            "outside the block is kept byte for byte; running it again with the same document "
+            "changes nothing. With --keep, the block is also rewritten after every change to the "
+            "memory (a refresh, an edit, an accepted proposal, a restore, an import) until 'sync "
+            "--stop'."
+        ),
     ),
-    "search": Command("find text in every workspace's document", "yak.cli.share"),
+    "search": Command(
+        "find text in every workspace's document",
+        "yak.cli.share",
+        description=(
+            "Print each line of every workspace's memory document that contains QUERY, case aside, "
+            "as PATH:LINE: TEXT (most recently updated workspace first). The database's full-text "
+            "index (SQLite FTS5) finds the documents; without one, or for a text under 3 "
+            "characters, every document is read (a plain scan, said on stderr)."
+        ),
+    ),
     "reattach": Command(
-        "move the memory of a renamed or moved folder to this one", "yak.cli.scopes"
+        "move the memory of a renamed or moved folder to this one",
+        "yak.cli.scopes",
+        description=(
+            "Move the memory document, its history and the conversations of the workspace at OLD, "
+            "a folder that no longer exists, to the workspace folder (-w). 'yak memory show' names "
+            "such a folder when one looks like this one. With --decline, remember that OLD is not "
+            "this folder's predecessor instead."
+        ),
     ),
     "link": Command(
-        "share another folder's memory (a git worktree and its main checkout)", "yak.cli.scopes"
+        "share another folder's memory (a git worktree and its main checkout)",
+        "yak.cli.scopes",
+        description=(
+            "From now on the workspace folder (-w) uses the memory document of FOLDER: it reads "
+            "it, its refreshes and edits write it, and its history is FOLDER's. Conversations stay "
+            "apart. Without --to, FOLDER is the main checkout of the git repository whose worktree "
+            "the workspace is in. The folder must have no memory of its own. 'yak memory unlink' "
+            "ends it."
+        ),
     ),
-    "unlink": Command("stop sharing another folder's memory", "yak.cli.scopes"),
+    "unlink": Command(
+        "stop sharing another folder's memory",
+        "yak.cli.scopes",
+        description=(
+            "The workspace folder (-w) stops using another folder's memory document; its own "
+            "(empty, or as it was before 'link') is back. The shared document is kept."
+        ),
+    ),
 }
 
 
@@ -199,6 +318,7 @@ def _add_commands(
 def _build(
     parser: argparse.ArgumentParser, name: str, command: Command, argv: list[str] | None
 ) -> None:
+    parser.description = command.description or None
     if command.module:
         module = importlib.import_module(command.module)
         module.PARSERS[name](parser)

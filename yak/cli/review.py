@@ -37,11 +37,6 @@ def _blame_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _review_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "List the proposals waiting for review, oldest first; with ID, show its reasons and "
-        "its diff against the version it was based on. Accept it with 'yak memory accept ID' "
-        "or drop it with 'yak memory reject ID'."
-    )
     p.add_argument("id", metavar="ID", nargs="?", help=PROPOSAL_ID)
     workspace_command(p, cmd_review, reads_only=True)
 
@@ -62,11 +57,6 @@ def _reject_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _mode_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "auto: rewrites apply, but risky ones wait for review (removing or changing your "
-        "lines, bringing back a line you deleted or rejected, removing over a quarter of the "
-        "lines, risky standing instructions). review: every rewrite waits."
-    )
     p.add_argument(
         "mode", nargs="?", choices=[str(mode) for mode in ReviewMode], help="the mode to set"
     )

@@ -27,12 +27,6 @@ if TYPE_CHECKING:
 
 
 def _reattach_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Move the memory document, its history and the conversations of the workspace at OLD, "
-        "a folder that no longer exists, to the workspace folder (-w). 'yak memory show' names "
-        "such a folder when one looks like this one. With --decline, remember that OLD is not "
-        "this folder's predecessor instead."
-    )
     p.add_argument("old", metavar="OLD", help="the folder's previous path (as 'show' names it)")
     p.add_argument(
         "--decline",
@@ -43,13 +37,6 @@ def _reattach_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _link_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "From now on the workspace folder (-w) uses the memory document of FOLDER: it reads it, "
-        "its refreshes and edits write it, and its history is FOLDER's. Conversations stay "
-        "apart. Without --to, FOLDER is the main checkout of the git repository whose worktree "
-        "the workspace is in. The folder must have no memory of its own. 'yak memory unlink' "
-        "ends it."
-    )
     p.add_argument(
         "--to",
         metavar="FOLDER",
@@ -60,10 +47,6 @@ def _link_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _unlink_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "The workspace folder (-w) stops using another folder's memory document; its own "
-        "(empty, or as it was before 'link') is back. The shared document is kept."
-    )
     workspace_command(p, cmd_unlink)
 
 

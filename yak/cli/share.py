@@ -29,14 +29,6 @@ if TYPE_CHECKING:
 
 
 def _sync_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Write the workspace's memory document into FILE between the lines <!-- yak:memory --> "
-        "and <!-- /yak:memory -->, creating the file or the block when missing. Everything "
-        "outside the block is kept byte for byte; running it again with the same document "
-        "changes nothing. With --keep, the block is also rewritten after every change to the "
-        "memory (a refresh, an edit, an accepted proposal, a restore, an import) until "
-        "'sync --stop'."
-    )
     p.add_argument("file", metavar="FILE", nargs="?", help="the file to write into (UTF-8 text)")
     keeping = p.add_mutually_exclusive_group()
     keeping.add_argument(
@@ -53,12 +45,6 @@ def _sync_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _search_parser(p: argparse.ArgumentParser) -> None:
-    p.description = (
-        "Print each line of every workspace's memory document that contains QUERY, case aside, "
-        "as PATH:LINE: TEXT (most recently updated workspace first). The database's full-text "
-        "index (SQLite FTS5) finds the documents; without one, or for a text under 3 "
-        "characters, every document is read (a plain scan, said on stderr)."
-    )
     p.add_argument("query", metavar="QUERY", help="the text to find")
     json_option(p)
     p.set_defaults(func=cmd_search, reads_only=True)
