@@ -1,6 +1,7 @@
 """What the command line loads when it starts (the speed itself is measured in
-``benchmarks/bench_cli.py``, never asserted): ``yak --help`` and ``yak --version`` load neither
-the core nor the database nor ``asyncio``, and a reading command on a database whose schema is
+``benchmarks/bench_cli.py``, never asserted): ``yak --help`` and ``yak --version`` load no
+command module, neither the core nor the database nor ``asyncio``; a command's help loads its
+own module but no database, SDK or Qt; and a reading command on a database whose schema is
 current does not load Alembic or the model SDK. Each case runs the real ``python -m yak`` with
 ``-X importtime`` and reads the modules it imported from stderr."""
 
@@ -28,6 +29,9 @@ HEAVY = (
     "yak.mcp",
 )
 CORE = ("yak.core", "yak.bootstrap", "yak.db", "yak.domain", "yak.cli.output")
+# What no help page needs: the database, the model SDK, Qt.
+DATABASE_SDK_QT = ("sqlalchemy", "alembic", "anthropic", "PySide6", "yak.db", "mcp", "yak.mcp")
+COMMAND_MODULES = ("yak.cli.memory", "yak.cli.ask", "yak.cli.context", "yak.cli.completion")
 
 
 def run_yak(*args: str) -> tuple[subprocess.CompletedProcess, set[str]]:
@@ -56,16 +60,35 @@ def loaded(imported: set[str], packages: tuple[str, ...]) -> list[str]:
     return sorted(m for m in imported if any(m == p or m.startswith(p + ".") for p in packages))
 
 
-@pytest.mark.parametrize(
-    "argv", [["--version"], ["--help"], ["ask", "--help"], ["memory", "-h"], ["mcp", "--help"]]
-)
-def test_help_and_version_load_no_core_database_or_event_loop(argv):
-    """The version and every help page print (exit 0) without importing the core, the
-    database, asyncio, the SDK or Qt."""
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["-h"]])
+def test_help_and_version_load_no_command_core_database_or_event_loop(argv):
+    """The version and the top help print (exit 0) from the table of commands alone: no
+    command module, nor the core, the database, asyncio, the SDK or Qt."""
     result, imported = run_yak(*argv)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(b"yak 0" if argv == ["--version"] else b"usage: yak")
-    assert loaded(imported, HEAVY + CORE) == []
+    assert loaded(imported, HEAVY + CORE + COMMAND_MODULES) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "module"),
+    [
+        (["ask", "--help"], "yak.cli.ask"),
+        (["memory", "-h"], None),
+        (["memory", "show", "-h"], "yak.cli.memory"),
+        (["memory", "sync", "-h"], "yak.cli.share"),
+        (["mcp", "--help"], "yak.cli.mcp"),
+    ],
+)
+def test_a_commands_help_builds_its_parser_alone(argv, module):
+    """A command's help imports that command's module and no other command's (``memory -h``
+    none: the group lists its subcommands from the table), and no database, SDK or Qt."""
+    result, imported = run_yak(*argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(b"usage: yak")
+    others = ["yak.cli." + name for name in ("memory", "ask", "mcp", "share", "review", "scopes")]
+    assert loaded(imported, tuple(m for m in others if m != module)) == []
+    assert loaded(imported, DATABASE_SDK_QT) == []
 
 
 def test_showing_a_current_database_loads_no_sqlalchemy_agent_or_refresh(
@@ -157,7 +180,8 @@ def test_the_collector_runs_during_a_commands_work_and_after_it(data_dir, tmp_pa
     """``main`` keeps the garbage collector off only while a command starts: the command's
     work (a long ``yak ask`` or ``yak mcp``) runs with it on, and it is on again after the
     command, whether it printed the document (exit 0) or refused its arguments (exit 2)."""
-    from yak.cli import Context, main
+    from yak.cli import main
+    from yak.cli.context import Context
 
     folder = tmp_path / "project"
     folder.mkdir()

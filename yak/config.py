@@ -34,6 +34,15 @@ DEFAULT_TIMEOUT_S = 120.0
 MIN_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 3600.0
 SETTINGS_FILE_MODE = 0o600  # the user's alone, like the database and the log (yak.paths)
+# Settings field -> the environment variable that overrides it (over ``settings.json``): the
+# one table the settings service reads and a settings page shows as "set by the environment".
+ENV_OVERRIDES = {
+    "chat_model": "YAK_MODEL",
+    "memory_model": "YAK_MEMORY_MODEL",
+    "debounce_s": "YAK_DEBOUNCE_SECONDS",
+    "request_timeout_s": "YAK_TIMEOUT_SECONDS",
+    "command_sandbox": "YAK_COMMAND_SANDBOX",
+}
 
 
 @dataclass(frozen=True)
@@ -74,7 +83,8 @@ def clamp(settings: Settings) -> Settings:
 
 def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Read ``settings.json`` in ``data_dir`` (missing or unreadable: defaults, logged), then
-    apply the environment. A malformed ``YAK_DEBOUNCE_SECONDS`` is ignored with a log line."""
+    apply the environment (:data:`ENV_OVERRIDES`). A number that does not parse (a malformed
+    ``YAK_DEBOUNCE_SECONDS``) is ignored with a log line."""
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     path = data_dir / SETTINGS_FILE
@@ -85,24 +95,19 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
             values = {k: v for k, v in stored.items() if k in known}
         except (OSError, ValueError) as exc:
             log.warning("ignoring unreadable settings file %s: %s", path, exc)
-    if env.get("YAK_MODEL"):
-        values["chat_model"] = env["YAK_MODEL"]
-    if env.get("YAK_MEMORY_MODEL"):
-        values["memory_model"] = env["YAK_MEMORY_MODEL"]
-    if env.get("YAK_DEBOUNCE_SECONDS"):
-        try:
-            values["debounce_s"] = float(env["YAK_DEBOUNCE_SECONDS"])
-        except ValueError:
-            log.warning(
-                "ignoring YAK_DEBOUNCE_SECONDS=%r: not a number", env["YAK_DEBOUNCE_SECONDS"]
-            )
-    if env.get("YAK_TIMEOUT_SECONDS"):
-        try:
-            values["request_timeout_s"] = float(env["YAK_TIMEOUT_SECONDS"])
-        except ValueError:
-            log.warning("ignoring YAK_TIMEOUT_SECONDS=%r: not a number", env["YAK_TIMEOUT_SECONDS"])
-    if env.get("YAK_COMMAND_SANDBOX"):
-        values["command_sandbox"] = env["YAK_COMMAND_SANDBOX"].strip().lower()
+    for field, variable in ENV_OVERRIDES.items():
+        value = env.get(variable)
+        if not value:
+            continue
+        if field == "command_sandbox":
+            values[field] = value.strip().lower()
+        elif isinstance(getattr(Settings, field), float):
+            try:
+                values[field] = float(value)
+            except ValueError:
+                log.warning("ignoring %s=%r: not a number", variable, value)
+        else:
+            values[field] = value
     try:
         return clamp(Settings(**values))
     except TypeError as exc:

@@ -1,5 +1,9 @@
 """The settings service: ``settings.json``, the environment overrides and the API key.
 
+The settings in effect are, from weakest to strongest: the defaults, ``settings.json``, the
+environment (``yak.config.ENV_OVERRIDES``), and this process's overrides (:meth:`override`: a
+command's flags such as ``yak ask --model``).
+
 One home for both (see ``docs/architecture.md``, "Layers"): every front end reads the current
 settings here, and the key's presence is read from the key store on a worker thread (an OS
 keyring can block) and cached, so a window never waits on it.
@@ -10,8 +14,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from yak.aio import Offload, to_thread
 from yak.config import Settings, clamp, load_settings, save_settings
@@ -47,19 +52,33 @@ class SettingsService:
         self._key_store = key_store
         self._env = env
         self._settings: Settings | None = None
+        self._overrides: dict[str, Any] = {}
         self._key_available: bool | None = None
         self._key_listeners: list[Callable[[bool], None]] = []
 
     # --- settings -------------------------------------------------------------------------
     def current(self) -> Settings:
-        """The settings now: ``settings.json`` with the environment applied (read once, then
-        kept until :meth:`save` or :meth:`reload`)."""
+        """The settings now: ``settings.json`` with the environment and :meth:`override`'s
+        values applied (read once, then kept until :meth:`save` or :meth:`reload`)."""
         if self._settings is None:
             if self.data_dir is None:
-                self._settings = clamp(Settings())
+                loaded = Settings()
             else:
-                self._settings = load_settings(self.data_dir, self._env)
+                loaded = load_settings(self.data_dir, self._env)
+            self._settings = clamp(replace(loaded, **self._overrides))
         return self._settings
+
+    def override(self, **fields: Any) -> Settings:
+        """Use these values (``Settings`` field names) in this process over the environment and
+        ``settings.json``, never saved: a command's flags (``yak ask --model M``). Returns the
+        settings now in effect.
+
+        Raises:
+            TypeError: a name that is not a ``Settings`` field.
+        """
+        replace(Settings(), **fields)  # an unknown field fails here, not at the next read
+        self._overrides.update(fields)
+        return self.reload()
 
     def reload(self) -> Settings:
         """Read ``settings.json`` and the environment again."""
@@ -88,7 +107,7 @@ class SettingsService:
             OSError: the file cannot be written.
         """
         if self.data_dir is None:
-            self._settings = clamp(settings)
+            self._settings = clamp(replace(settings, **self._overrides))
             return self._settings
         save_settings(self.data_dir, settings)
         return self.reload()

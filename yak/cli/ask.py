@@ -10,7 +10,7 @@ see
 - the turn runs in a new session of the workspace (titled from the prompt) through the core's
   chat service, recorded in the same database as the app's; with ``--continue`` it runs in the
   workspace's most recently active session instead, and with ``--session ID`` in that session
-  of the workspace (its full id or a unique prefix of at least ``MIN_SESSION_PREFIX``
+  of the workspace (its full id or a unique prefix of at least ``MIN_ID_PREFIX``
   characters), so the model sees the conversation so far and the turn is stored in it;
 - the reply streams to stdout as it arrives; each tool call is one short line on stderr;
 - reads run freely; writes, edits and commands are refused unless ``--yes`` (the model is told
@@ -26,26 +26,31 @@ see
   registering the folder), 4 provider failure, or a reply that was empty or cut off at the
   output limit (one line on stderr); Ctrl-C stops the turn,
   keeps what was said, and exits 130.
-
-Building the parser imports nothing but ``argparse`` (see ``yak.cli``); the output shapes and
-the agent's types are imported when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from yak.cli import add_timeout_option, apply_timeout, workspace_path
+from yak.agent.sandbox import choose
+from yak.agent.types import ApprovalDecision
+from yak.chat.service import title_from_prompt
+from yak.cli import turn_output
+from yak.cli.context import (
+    Context,
+    add_timeout_option,
+    apply_timeout,
+    workspace_path,
+)
+from yak.cli.parsing import workspace_option
 from yak.errors import MissingApiKey, UsageError, YakError
+from yak.ids import CONVERSATION_IDS, MIN_ID_PREFIX, id_prefix, only_match
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from yak.agent.types import ApprovalDecision, ApprovalRequest
-    from yak.cli import Context
+    from yak.agent.types import ApprovalRequest
     from yak.core import Core
     from yak.domain import ChatSession, Workspace
 
@@ -56,23 +61,10 @@ UNCONFINED_WARNING = (
 )
 # What a call refused for want of --yes shows (nobody was asked, so not "denied by user").
 DENIED_SUMMARY = "needs --yes to write or run commands"
-MIN_SESSION_PREFIX = 6  # characters of a session id ``--session`` needs, like revision ids
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``ask`` command."""
-    p = sub.add_parser(
-        "ask",
-        help="one agent turn without a window",
-        description="Run one agent turn in a workspace and print the reply, then "
-        "refresh the workspace's memory.",
-    )
-    p.add_argument(
-        "-w",
-        "--workspace",
-        metavar="DIR",
-        help="the workspace folder (default: the current directory)",
-    )
+def _ask_parser(p: argparse.ArgumentParser) -> None:
+    workspace_option(p)
     p.add_argument(
         "--model",
         metavar="M",
@@ -99,11 +91,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--session",
         metavar="ID",
         help="continue this conversation of the workspace (its id, or a unique prefix of at "
-        f"least {MIN_SESSION_PREFIX} characters)",
+        f"least {MIN_ID_PREFIX} characters)",
     )
     add_timeout_option(p)
     p.add_argument("prompt", metavar="PROMPT", help="what to ask; '-' reads it from stdin")
     p.set_defaults(func=run)
+
+
+PARSERS = {"ask": _ask_parser}
 
 
 def read_prompt(value: str) -> str:
@@ -138,7 +133,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     """
     prompt = read_prompt(args.prompt)
     if args.model:
-        ctx.env = {**os.environ, "YAK_MODEL": args.model}  # this turn's chat model
+        ctx.overrides["chat_model"] = args.model  # this turn's chat model
     apply_timeout(args, ctx)
     continuing = bool(args.continue_last or args.session is not None)
 
@@ -162,12 +157,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: str) -> ChatSession:
     """The session to continue among the workspace's ``sessions`` (most recently active
     first): the first one when ``wanted`` is ``None`` (``--continue``), else the one whose id
-    is ``wanted`` or, case aside, starts with it.
+    starts with it, case aside (``yak.ids``).
 
     Raises:
-        UsageError: no session to continue; ``wanted`` is shorter than
-            ``MIN_SESSION_PREFIX``, matches none of the workspace's sessions (an id of
-            another workspace's session matches none) or several.
+        UsageError: no session to continue; ``wanted`` is shorter than ``MIN_ID_PREFIX``,
+            matches none of the workspace's sessions (an id of another workspace's session
+            matches none) or several.
     """
     if wanted is None:
         if not sessions:
@@ -176,27 +171,9 @@ def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: 
                 "to start one"
             )
         return sessions[0]
-    key = wanted.strip().upper()
-    if len(key) < MIN_SESSION_PREFIX:
-        raise UsageError(
-            f"give at least {MIN_SESSION_PREFIX} characters of a conversation id; "
-            f"{wanted!r} is too short"
-        )
+    key = id_prefix(wanted, CONVERSATION_IDS)
     matches = [s for s in sessions if s.id.upper().startswith(key)]
-    exact = [s for s in matches if s.id.upper() == key]
-    if exact:
-        return exact[0]
-    if not matches:
-        raise UsageError(
-            f"no conversation {wanted!r} in {where} (a conversation continues only in its "
-            "own workspace)"
-        )
-    if len(matches) > 1:
-        raise UsageError(
-            f"{wanted!r} starts the ids of {len(matches)} conversations in {where}; give more "
-            "characters"
-        )
-    return matches[0]
+    return only_match(matches, wanted, CONVERSATION_IDS, where=where)
 
 
 async def _ask(
@@ -210,17 +187,12 @@ async def _ask(
 ) -> int:
     """One turn in ``session`` (``None``: a new session titled from the prompt), printed as
     it streams, then the memory refresh; returns the exit status."""
-    from yak.agent.types import ApprovalDecision
-    from yak.chat.service import title_from_prompt
-    from yak.cli import turn_output
 
     async def approver(_request: ApprovalRequest) -> ApprovalDecision:
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = turn_output.TurnPrinter()
     if allow:
-        from yak.agent.sandbox import choose
-
         confinement = choose(core.settings.current().command_sandbox)
         if confinement.kind == "none" and confinement.refusal is None:
             turn_output.turn_problem(f"warning: {UNCONFINED_WARNING}")
@@ -260,8 +232,6 @@ async def _ask(
 async def _refresh_after_turn(core: Core, workspace: Workspace) -> None:
     """Run the workspace's memory refresh now and report it on stderr; never raises for a
     refresh that fails (the turn's exit code stands)."""
-    from yak.cli import turn_output
-
     try:
         with turn_output.quiet_warnings():
             outcome = await core.refresh.refresh_now(workspace.id)

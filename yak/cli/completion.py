@@ -1,7 +1,7 @@
 """``yak completion bash|zsh|fish``: shell completion scripts generated from the parser.
 
-The scripts are built from ``yak.cli.build_parser()`` when the command runs, so a new command
-or option completes without editing anything here. What completes: commands and subcommands,
+The scripts are built from ``yak.cli.parsing.build_parser()`` when the command runs, so a new
+command or option completes without editing anything here. What completes: commands and subcommands,
 every option, the choices of an option or argument (``--format``, ``completion``), folders after
 an option or argument whose name says it takes one (``-w DIR``, ``--data-dir DIR``,
 ``WORKSPACE``), and file names after one that takes a file (``--file F``, ``-o FILE``,
@@ -15,31 +15,26 @@ Install: ``yak completion bash > ~/.local/share/bash-completion/completions/yak`
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+from yak.cli.parsing import build_parser
 from yak.errors import UsageError
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from yak.cli import Context
+    from yak.cli.context import Context
 
 SHELLS = ("bash", "zsh", "fish")
 FOLDER_METAVARS = frozenset({"DIR", "WORKSPACE"})
 FILE_METAVARS = frozenset({"F", "FILE", "FILE|-"})
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``completion`` command."""
-    p = sub.add_parser(
-        "completion",
-        help="print a shell completion script",
-        description="Print the completion script for bash, zsh or fish on stdout. Install it "
-        "with, for example: yak completion bash > "
-        "~/.local/share/bash-completion/completions/yak",
-    )
+def _completion_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
     p.set_defaults(func=cmd_completion, needs_core=False, writes_log=False)
+
+
+PARSERS = {"completion": _completion_parser}
 
 
 def cmd_completion(args: argparse.Namespace, _ctx: Context | None) -> int:
@@ -48,8 +43,6 @@ def cmd_completion(args: argparse.Namespace, _ctx: Context | None) -> int:
     Raises:
         UsageError: an unknown shell (argparse refuses it first).
     """
-    from yak.cli import build_parser
-
     parser = build_parser()
     if args.shell == "fish":
         script = fish_script(parser)

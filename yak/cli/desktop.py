@@ -11,41 +11,43 @@ It copies the desktop entry, the AppStream metainfo and the icons, all named aft
 
 Then it runs ``update-desktop-database`` on the applications folder when that tool exists.
 ``--uninstall`` removes the same files (missing ones are not an error). Nothing else in the data
-folder is touched. Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
+folder is touched.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import shutil
+import subprocess
 import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from yak.errors import UsageError
+import platformdirs
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
+from yak.errors import UsageError, YakError
+from yak.paths import APP_ID
+
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from pathlib import Path
+    from yak.cli.context import Context
 
-    from yak.cli import Context
+log = logging.getLogger(__name__)
 
 ICON_SIZE = 128  # pixels: the size of the PNG in ``yak.resources``
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``install-desktop`` command."""
-    p = sub.add_parser(
-        "install-desktop",
-        help="add Yak to the desktop's application menu",
-        description="Install Yak's desktop entry, AppStream metainfo and icons for the current "
-        "user under $XDG_DATA_HOME (default ~/.local/share), so the desktop lists Yak with "
-        "its icon; the entry starts the yak that runs this command. With --uninstall, remove "
-        "them again. For Linux and BSD desktops.",
-    )
+def _install_desktop_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--uninstall", action="store_true", help="remove the files instead of installing them"
     )
     p.set_defaults(func=cmd_install_desktop, needs_core=False)
+
+
+PARSERS = {"install-desktop": _install_desktop_parser}
 
 
 def cmd_install_desktop(args: argparse.Namespace, _ctx: Context | None) -> int:
@@ -69,8 +71,6 @@ def cmd_install_desktop(args: argparse.Namespace, _ctx: Context | None) -> int:
             for path in install(base, launcher=launcher_command()):
                 print(f"installed {path}")
     except OSError as exc:
-        from yak.errors import YakError
-
         raise YakError(
             f"cannot write the desktop files under {base}: {exc.strerror or exc}"
         ) from None
@@ -81,17 +81,12 @@ def cmd_install_desktop(args: argparse.Namespace, _ctx: Context | None) -> int:
 def xdg_data_home() -> Path:
     """The user's XDG data folder: ``$XDG_DATA_HOME`` when set and absolute, else
     ``~/.local/share`` (platformdirs' rule)."""
-    from pathlib import Path
-
-    import platformdirs
 
     return Path(platformdirs.user_data_dir())
 
 
 def targets(base: Path) -> dict[str, Path]:
     """Where each packaged file goes under ``base``: resource name → destination path."""
-    from yak.paths import APP_ID
-
     return {
         f"desktop/{APP_ID}.desktop": base / "applications" / f"{APP_ID}.desktop",
         f"desktop/{APP_ID}.metainfo.xml": base / "metainfo" / f"{APP_ID}.metainfo.xml",
@@ -116,8 +111,6 @@ def install(base: Path, *, launcher: Sequence[str]) -> list[Path]:
     Raises:
         OSError: a folder or file cannot be written.
     """
-    from importlib import resources
-
     package = resources.files("yak.resources")
     written = []
     for name, target in targets(base).items():
@@ -183,10 +176,6 @@ def launcher_command() -> list[str]:
 def _update_desktop_database(folder: Path) -> None:
     """Refresh the desktop's MIME/app cache for ``folder`` when ``update-desktop-database``
     exists (a failure is logged: the entry works without the cache)."""
-    import logging
-    import shutil
-    import subprocess
-
     tool = shutil.which("update-desktop-database")
     if tool is None or not folder.is_dir():
         return
@@ -194,6 +183,4 @@ def _update_desktop_database(folder: Path) -> None:
         [tool, "-q", str(folder)], capture_output=True, text=True, timeout=60, check=False
     )
     if result.returncode != 0:
-        logging.getLogger(__name__).warning(
-            "update-desktop-database failed: %s", result.stderr.strip()
-        )
+        log.warning("update-desktop-database failed: %s", result.stderr.strip())

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from yak.cli import EXIT_CODES, build_parser
+from yak import __version__
 from yak.cli.completion import options, positionals, subcommands, walk
+from yak.cli.parsing import EXIT_CODES, build_parser
 
 ENVIRONMENT = (
     ("YAK_DATA_DIR", "where the database lives (also --data-dir)"),
@@ -30,8 +31,6 @@ ENVIRONMENT = (
 
 def render(parser: argparse.ArgumentParser | None = None) -> str:
     """The manual page (roff, ``man`` macros) for ``parser`` (default: ``yak``'s own)."""
-    from yak import __version__
-
     parser = parser or build_parser()
     out = [
         f'.TH YAK 1 "" "yak {__version__}" "User Commands"',

@@ -22,15 +22,31 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from yak.cli import apply_timeout, output, workspace_path
+from yak.cli import output
+from yak.cli.context import Context, add_timeout_option, apply_timeout, workspace_path
+from yak.cli.parsing import json_option, workspace_option
 from yak.domain import RefreshOutcome, RefreshStatus
 from yak.events import RefreshWaiting
 
 if TYPE_CHECKING:
-    from yak.cli import Context
     from yak.core import Core
 
 NEVER_STORED = "no conversation in this workspace yet"
+
+
+def _refresh_parser(p: argparse.ArgumentParser) -> None:
+    add_timeout_option(p)
+    workspace_option(p)
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rewrite from the most recent conversations, ignoring watermarks",
+    )
+    json_option(p)
+    p.set_defaults(func=run)
+
+
+PARSERS = {"refresh": _refresh_parser}
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:

@@ -10,93 +10,80 @@ docs/architecture.md).
 - ``reject ID [--json]``: drop it; its added lines become tombstones.
 - ``mode [auto|review] [--json]``: print or set the review mode.
 - ``enable`` / ``disable``: switch the workspace's memory on or off (no injection, no refresh).
-
-Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from yak.cli import workspace_path, writable_workspace
+from yak.cli import review_output
+from yak.cli.context import Context, workspace_path, writable_workspace
+from yak.cli.parsing import workspace_command
+from yak.domain import ReviewMode
+from yak.errors import UsageError
+from yak.memory import document as doc_rules
+from yak.memory.files import read_input_file
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from yak.cli import Context
     from yak.core import Core
 
-MODES = ("auto", "review")  # ``yak.domain.ReviewMode``, spelled here for a light parser
+PROPOSAL_ID = "a proposal id (or 6+ characters of it)"
 
 
-def register(
-    cmds: argparse._SubParsersAction,
-    workspace_option: Callable[[argparse.ArgumentParser], None],
-    json_option: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """Add ``blame``, ``review``, ``accept``, ``reject``, ``mode``, ``enable`` and ``disable``
-    to ``yak memory``."""
-    p = cmds.add_parser("blame", help="where each line of the document came from")
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_blame, reads_only=True)
+def _blame_parser(p: argparse.ArgumentParser) -> None:
+    workspace_command(p, cmd_blame, reads_only=True)
 
-    p = cmds.add_parser(
-        "review",
-        help="rewrites waiting for review; with ID, its reasons and diff",
-        description="List the proposals waiting for review, oldest first; with ID, show its "
-        "reasons and its diff against the version it was based on. Accept it with "
-        "'yak memory accept ID' or drop it with 'yak memory reject ID'.",
-    )
-    p.add_argument("id", metavar="ID", nargs="?", help="a proposal id (or 6+ characters of it)")
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_review, reads_only=True)
 
-    p = cmds.add_parser("accept", help="apply a proposal (optionally as edited in a file)")
-    p.add_argument("id", metavar="ID", help="a proposal id (or 6+ characters of it)")
+def _review_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", metavar="ID", nargs="?", help=PROPOSAL_ID)
+    workspace_command(p, cmd_review, reads_only=True)
+
+
+def _accept_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", metavar="ID", help=PROPOSAL_ID)
     p.add_argument(
         "--file",
         metavar="F",
         help="accept the proposal as edited in F (UTF-8): its lines count as yours",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_accept)
+    workspace_command(p, cmd_accept)
 
-    p = cmds.add_parser("reject", help="drop a proposal; its added lines stay out")
-    p.add_argument("id", metavar="ID", help="a proposal id (or 6+ characters of it)")
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_reject)
 
-    p = cmds.add_parser(
-        "mode",
-        help="print or set the review mode (auto or review)",
-        description="auto: rewrites apply, but risky ones wait for review (removing or "
-        "changing your lines, bringing back a line you deleted or rejected, removing over a "
-        "quarter of the lines, risky standing instructions). review: every rewrite waits.",
+def _reject_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", metavar="ID", help=PROPOSAL_ID)
+    workspace_command(p, cmd_reject)
+
+
+def _mode_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "mode", nargs="?", choices=[str(mode) for mode in ReviewMode], help="the mode to set"
     )
-    p.add_argument("mode", nargs="?", choices=MODES, help="the mode to set")
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_mode)
+    workspace_command(p, cmd_mode)
 
-    for name, on in (("enable", True), ("disable", False)):
-        p = cmds.add_parser(
-            name,
-            help="switch this workspace's memory "
-            + ("on" if on else "off (no injection, no refresh)"),
-        )
-        workspace_option(p)
-        json_option(p)
-        p.set_defaults(func=cmd_enable if on else cmd_disable)
+
+def _enable_parser(p: argparse.ArgumentParser) -> None:
+    workspace_command(p, cmd_enable)
+
+
+def _disable_parser(p: argparse.ArgumentParser) -> None:
+    workspace_command(p, cmd_disable)
+
+
+PARSERS = {
+    "blame": _blame_parser,
+    "review": _review_parser,
+    "accept": _accept_parser,
+    "reject": _reject_parser,
+    "mode": _mode_parser,
+    "enable": _enable_parser,
+    "disable": _disable_parser,
+}
 
 
 def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory blame``: each line's origin."""
-    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -112,8 +99,6 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory review [ID]``: the inbox, or one proposal's reasons and diff."""
-    from yak.cli import review_output
-    from yak.errors import UsageError
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -133,17 +118,11 @@ def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory accept ID [--file F]``."""
-    from pathlib import Path
-
-    from yak.cli import review_output
-    from yak.memory import document as doc_rules
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args)
         content = None
         if args.file is not None:
-            from yak.memory.files import read_input_file
-
             content = doc_rules.decode_utf8(read_input_file(Path(args.file)), what=args.file)
         found = await core.review.get_proposal(workspace.id, args.id)
         document = await core.review.accept(workspace.id, found.id, content=content)
@@ -160,7 +139,6 @@ def cmd_accept(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_reject(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory reject ID``."""
-    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args)
@@ -177,7 +155,6 @@ def cmd_reject(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_mode(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory mode [auto|review]``."""
-    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args, folder_setting=args.mode is not None)
@@ -192,7 +169,6 @@ def cmd_mode(args: argparse.Namespace, ctx: Context) -> int:
 
 
 def _switch(args: argparse.Namespace, ctx: Context, *, enabled: bool) -> int:
-    from yak.cli import review_output
 
     async def work(core: Core) -> int:
         workspace = await writable_workspace(core, args, folder_setting=True)

@@ -8,85 +8,54 @@ docs/architecture.md).
   offering it there.
 - ``link [-w DIR] [--to FOLDER] [--json]``: DIR (a git worktree, by default of FOLDER's
   repository) uses FOLDER's memory document from now on; ``unlink`` ends that.
-
-Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+from typing import TYPE_CHECKING
 
-from yak.cli import workspace_path
+from yak.cli import output
+from yak.cli.context import Context, workspace_path
+from yak.cli.parsing import workspace_command
+from yak.errors import UsageError
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from yak.cli import Context
     from yak.core import Core
+    from yak.domain import MemoryDocument, Workspace
 
 
-def register(
-    cmds: argparse._SubParsersAction,
-    workspace_option: Callable[[argparse.ArgumentParser], None],
-    json_option: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """Add ``reattach``, ``link`` and ``unlink`` to ``yak memory``."""
-    p = cmds.add_parser(
-        "reattach",
-        help="move the memory of a renamed or moved folder to this one",
-        description="Move the memory document, its history and the conversations of the "
-        "workspace at OLD, a folder that no longer exists, to the workspace folder (-w). "
-        "'yak memory show' names such a folder when one looks like this one. With --decline, "
-        "remember that OLD is not this folder's predecessor instead.",
-    )
+def _reattach_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="the folder's previous path (as 'show' names it)")
     p.add_argument(
         "--decline",
         action="store_true",
         help="OLD is not this folder renamed: stop offering it here",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_reattach)
+    workspace_command(p, cmd_reattach)
 
-    p = cmds.add_parser(
-        "link",
-        help="share another folder's memory (a git worktree and its main checkout)",
-        description="From now on the workspace folder (-w) uses the memory document of FOLDER: "
-        "it reads it, its refreshes and edits write it, and its history is FOLDER's. "
-        "Conversations stay apart. Without --to, FOLDER is the main checkout of the git "
-        "repository whose worktree the workspace is in. The folder must have no memory of its "
-        "own. 'yak memory unlink' ends it.",
-    )
+
+def _link_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--to",
         metavar="FOLDER",
         default=None,
         help="the folder whose memory to share (default: the worktree's main checkout)",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_link)
+    workspace_command(p, cmd_link)
 
-    p = cmds.add_parser(
-        "unlink",
-        help="stop sharing another folder's memory",
-        description="The workspace folder (-w) stops using another folder's memory document; "
-        "its own (empty, or as it was before 'link') is back. The shared document is kept.",
-    )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_unlink)
+
+def _unlink_parser(p: argparse.ArgumentParser) -> None:
+    workspace_command(p, cmd_unlink)
+
+
+PARSERS = {"reattach": _reattach_parser, "link": _link_parser, "unlink": _unlink_parser}
 
 
 def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory reattach OLD``: exit 0 moved (or declined); 2 OLD is not a stored
     workspace, its folder still exists, or the folder here already has a memory."""
-    import os
-
-    from yak.cli import output
-    from yak.errors import UsageError
 
     async def work(core: Core) -> int:
         here = await core.workspaces.for_write(workspace_path(args))
@@ -109,22 +78,11 @@ def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
             return 0
         moved = await core.workspaces.reattach(old.id, here.path)
         document = await core.memory.read(moved.id)
-        if args.json:
-            output.print_json(
-                {
-                    "workspace": moved.path,
-                    "workspace_id": moved.id,
-                    "from": old.path,
-                    "version": document.version,
-                    "lines": document.lines,
-                }
-            )
-        else:
-            print(
-                f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
-                f"version {document.version}) and its history to {moved.path}."
-            )
-        return 0
+        sentence = (
+            f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
+            f"version {document.version}) and its history to {moved.path}."
+        )
+        return _said(args, moved, document, {"from": old.path}, sentence)
 
     return ctx.run(work)
 
@@ -132,7 +90,6 @@ def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory link``: exit 0 linked; 2 no main checkout found and no ``--to``, the same
     folder, a folder with a memory of its own, or a target that shares another's itself."""
-    from yak.cli import output
 
     async def work(core: Core) -> int:
         known = await core.workspaces.find(workspace_path(args))
@@ -140,29 +97,17 @@ def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
         workspace, target = await core.workspaces.link(workspace_path(args), args.to)
         document = await core.memory.read(workspace.id)
         verb = "already shares" if before is not None and before.id == target.id else "now shares"
-        if args.json:
-            output.print_json(
-                {
-                    "workspace": workspace.path,
-                    "workspace_id": workspace.id,
-                    "linked_to": target.path,
-                    "version": document.version,
-                    "lines": document.lines,
-                }
-            )
-        else:
-            print(
-                f"{workspace.path} {verb} the memory of {target.path} "
-                f"({output.lines(document.lines)}, version {document.version})."
-            )
-        return 0
+        sentence = (
+            f"{workspace.path} {verb} the memory of {target.path} "
+            f"({output.lines(document.lines)}, version {document.version})."
+        )
+        return _said(args, workspace, document, {"linked_to": target.path}, sentence)
 
     return ctx.run(work)
 
 
 def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory unlink``: exit 0 unlinked; 2 the folder shared no other memory."""
-    from yak.cli import output
 
     async def work(core: Core) -> int:
         target = await core.workspaces.unlink(workspace_path(args))
@@ -174,3 +119,27 @@ def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
         return 0
 
     return ctx.run(work)
+
+
+def _said(
+    args: argparse.Namespace,
+    workspace: Workspace,
+    document: MemoryDocument,
+    fields: dict[str, str],
+    sentence: str,
+) -> int:
+    """What ``reattach`` or ``link`` did to ``workspace``: with ``--json`` its path and id,
+    ``fields``, and the document's version and lines; else ``sentence``. Returns 0."""
+    if args.json:
+        output.print_json(
+            {
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+                **fields,
+                "version": document.version,
+                "lines": document.lines,
+            }
+        )
+    else:
+        print(sentence)
+    return 0

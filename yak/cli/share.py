@@ -10,40 +10,25 @@ docs/architecture.md).
 - ``search QUERY [--json]``: every line of every workspace's document containing QUERY, case
   aside (the documents chosen by the database's full-text index; a plain scan, said on stderr,
   where there is none); ``--json``: a list of ``workspace``, ``line``, ``text``.
-
-Building the parser imports nothing beyond ``argparse`` (see ``yak.cli``).
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from yak.cli import workspace_path
+from yak.cli import output
+from yak.cli.context import Context, workspace_path
+from yak.cli.parsing import json_option, workspace_command
+from yak.errors import UsageError
+from yak.memory.search import search_documents
+from yak.memory.sync import sync_file
 
-TYPE_CHECKING = False  # not ``typing``'s: importing it would slow ``yak --help`` (see yak.cli)
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from yak.cli import Context
     from yak.core import Core
 
 
-def register(
-    cmds: argparse._SubParsersAction,
-    workspace_option: Callable[[argparse.ArgumentParser], None],
-    json_option: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """Add ``sync`` and ``search`` to ``yak memory``."""
-    p = cmds.add_parser(
-        "sync",
-        help="write the document into a block of AGENTS.md, CLAUDE.md or any text file",
-        description="Write the workspace's memory document into FILE between the lines "
-        "<!-- yak:memory --> and <!-- /yak:memory -->, creating the file or the block when "
-        "missing. Everything outside the block is kept byte for byte; running it again with "
-        "the same document changes nothing. With --keep, the block is also rewritten after "
-        "every change to the memory (a refresh, an edit, an accepted proposal, a restore, an "
-        "import) until 'sync --stop'.",
-    )
+def _sync_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", nargs="?", help="the file to write into (UTF-8 text)")
     keeping = p.add_mutually_exclusive_group()
     keeping.add_argument(
@@ -56,31 +41,22 @@ def register(
         action="store_true",
         help="stop keeping a file in sync (no FILE needed; the file stays as it is)",
     )
-    workspace_option(p)
-    json_option(p)
-    p.set_defaults(func=cmd_sync, reads_only=True)
+    workspace_command(p, cmd_sync, reads_only=True)
 
-    p = cmds.add_parser(
-        "search",
-        help="find text in every workspace's document",
-        description="Print each line of every workspace's memory document that contains QUERY, "
-        "case aside, as PATH:LINE: TEXT (most recently updated workspace first). The database's "
-        "full-text index (SQLite FTS5) finds the documents; without one, or for a text under "
-        "3 characters, every document is read (a plain scan, said on stderr).",
-    )
+
+def _search_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", metavar="QUERY", help="the text to find")
     json_option(p)
     p.set_defaults(func=cmd_search, reads_only=True)
+
+
+PARSERS = {"sync": _sync_parser, "search": _search_parser}
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory sync FILE [--keep]`` / ``sync --stop``: exit 0 written, already in sync or
     stopped; 2 no FILE, a file that cannot be read or written, not UTF-8, or whose markers are
     not one block, or ``--stop`` with no file kept in sync."""
-    from yak.cli import output
-    from yak.errors import UsageError
-    from yak.memory.sync import sync_file
-
     if args.stop:
         return _stop_sync(args, ctx)
     if args.file is None:
@@ -137,8 +113,6 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
 
 def _stop_sync(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory sync --stop``: exit 0 stopped; 2 no file was kept in sync."""
-    from yak.cli import output
-    from yak.errors import UsageError
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
@@ -157,8 +131,6 @@ def _stop_sync(args: argparse.Namespace, ctx: Context) -> int:
 def cmd_search(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory search QUERY``: exit 0 whether or not anything matched (``--json``: ``[]``);
     2 a blank query. A plain scan says so on stderr."""
-    from yak.cli import output
-    from yak.memory.search import search_documents
 
     async def work(core: Core) -> int:
         found = await search_documents(core.memory, args.query)

@@ -28,10 +28,9 @@ from yak.db.rows import (
     owner,
     require_workspace,
 )
-from yak.db.schema import PROPOSAL_IDS
 from yak.domain import Proposal, ProposalStatus, WriteEffects
 from yak.errors import ConflictError
-from yak.ids import new_id
+from yak.ids import PROPOSAL_IDS, id_prefix, new_id, only_match
 from yak.ports import Burials
 
 
@@ -138,8 +137,8 @@ class ProposalRepository:
 
 
 def _proposal(s: Session, workspace_id: str, proposal_id: str) -> Proposal:
-    rows = by_prefix(SessionQuery(s), PROPOSAL, workspace_id, PROPOSAL_IDS.prefix(proposal_id))
-    return proposal_of(PROPOSAL_IDS.one(rows, proposal_id))
+    rows = by_prefix(SessionQuery(s), PROPOSAL, workspace_id, id_prefix(proposal_id, PROPOSAL_IDS))
+    return proposal_of(only_match(rows, proposal_id, PROPOSAL_IDS))
 
 
 def close_proposal(

@@ -19,14 +19,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from yak import paths
-from yak.db.schema import (
-    ATTEMPT_IDS,
-    MIN_ID_PREFIX,
-    REVISION_IDS,
-    decode_document,
-    review_mode,
-    utc_time,
-)
+from yak.db.schema import decode_document, review_mode, utc_time
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -41,6 +34,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.errors import RevisionNotFound, WorkspaceNotFound
+from yak.ids import ATTEMPT_IDS, MIN_ID_PREFIX, REVISION_IDS, id_prefix, only_match
 
 Row = Sequence[Any]
 """One result row: a tuple from ``sqlite3``, a ``Row`` from SQLAlchemy (the columns in order)."""
@@ -339,8 +333,8 @@ def revision(query: Query, workspace_id: str, given: str) -> Revision:
                 f"This workspace has no version {int(wanted)} "
                 "(see history for the versions and ids)."
             )
-    rows = by_prefix(query, REVISION, owned, REVISION_IDS.prefix(given))
-    return revision_of(REVISION_IDS.one(rows, given))
+    rows = by_prefix(query, REVISION, owned, id_prefix(given, REVISION_IDS))
+    return revision_of(only_match(rows, given, REVISION_IDS))
 
 
 # Every workspace with a memory (a non-empty document or any revision), most recently updated
@@ -508,8 +502,8 @@ def attempt(query: Query, workspace_id: str, attempt_id: str) -> RefreshAttempt:
         UsageError: no attempt of this workspace matches, several do, or the prefix is too
             short.
     """
-    rows = by_prefix(query, ATTEMPT, workspace_id, ATTEMPT_IDS.prefix(attempt_id))
-    return attempt_of(ATTEMPT_IDS.one(rows, attempt_id))
+    rows = by_prefix(query, ATTEMPT, workspace_id, id_prefix(attempt_id, ATTEMPT_IDS))
+    return attempt_of(only_match(rows, attempt_id, ATTEMPT_IDS))
 
 
 # The newest time per workspace comes from the ``(workspace_id, created_at)`` index alone; only

@@ -11,20 +11,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
 
 from yak.domain import ReviewMode
-from yak.errors import RevisionNotFound, UnreadableDocument, UsageError
-
-_Row = TypeVar("_Row")
+from yak.errors import UnreadableDocument
 
 DB_FILE = "yak.db"
 BUSY_TIMEOUT_MS = 5000
-MIN_ID_PREFIX = 6  # characters of a revision or attempt id a user must give
 
 # A line of a migration file naming its revision or its parents, e.g. ``revision = "0002"``,
 # ``revision: str = "0002"`` or ``down_revision = ("0003a", "0003b")`` (a merge).
@@ -101,55 +95,3 @@ def decode_document(workspace_id: str, version: int, raw: bytes | None) -> str:
             version=version,
             raw=data,
         ) from None
-
-
-@dataclass(frozen=True)
-class IdKind:
-    """How a kind of id a user types (a full id or a unique prefix) is named in the sentences
-    refusing it."""
-
-    noun: str
-    plural: str
-    see: str  # where the ids are listed, in "too short"
-    listing: str  # the same in "no such id"
-    error: type[UsageError] = UsageError
-
-    def prefix(self, given: str) -> str:
-        """``given`` as stored ids are spelled.
-
-        Raises:
-            UsageError: it is shorter than ``MIN_ID_PREFIX`` characters (``self.error``).
-        """
-        wanted = (given or "").strip().upper()
-        if len(wanted) < MIN_ID_PREFIX:
-            raise self.error(
-                f"Give at least {MIN_ID_PREFIX} characters of a {self.noun} id (see {self.see}); "
-                f"{given!r} is too short."
-            )
-        return wanted
-
-    def one(self, matches: Sequence[_Row], given: str) -> _Row:
-        """The one row whose id starts with ``given`` (``matches``: at most two).
-
-        Raises:
-            UsageError: none matches, or several do (``self.error``).
-        """
-        if not matches:
-            raise self.error(f"This workspace has no {self.noun} {given!r} ({self.listing}).")
-        if len(matches) > 1:
-            raise self.error(
-                f"{given!r} matches several {self.plural}; give more characters of the id."
-            )
-        return matches[0]
-
-
-ATTEMPT_IDS = IdKind(
-    "refresh attempt",
-    "refresh attempts",
-    "history --refreshes",
-    "see history --refreshes for the ids",
-)
-PROPOSAL_IDS = IdKind("proposal", "proposals", "yak memory review", "see yak memory review")
-REVISION_IDS = IdKind(
-    "revision", "revisions", "history", "see history for the ids", RevisionNotFound
-)

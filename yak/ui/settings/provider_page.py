@@ -40,6 +40,7 @@ from yak.chat.service import ChatService
 from yak.config import (
     DEFAULT_CHAT_MODEL,
     DEFAULT_MEMORY_MODEL,
+    ENV_OVERRIDES,
     MAX_DEBOUNCE_S,
     MAX_TIMEOUT_S,
     MIN_DEBOUNCE_S,
@@ -58,14 +59,6 @@ log = logging.getLogger(__name__)
 KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-# Settings field -> the environment variable that overrides it (yak.config.load_settings).
-_ENV_OVERRIDES = {
-    "chat_model": "YAK_MODEL",
-    "memory_model": "YAK_MEMORY_MODEL",
-    "debounce_s": "YAK_DEBOUNCE_SECONDS",
-    "request_timeout_s": "YAK_TIMEOUT_SECONDS",
-    "command_sandbox": "YAK_COMMAND_SANDBOX",
-}
 SANDBOX_CHOICES = (
     (AUTO, "Sandboxed (Landlock, else bubblewrap)"),
     (LANDLOCK, "Sandboxed with Landlock"),
@@ -278,7 +271,7 @@ class ProviderPage(SettingsPage):
             self._update_key_state()
             overridden: list[str] = []
             for name, widget in self._setting_widgets().items():
-                variable = _ENV_OVERRIDES.get(name)
+                variable = ENV_OVERRIDES.get(name)
                 from_env = bool(variable and env.get(variable))
                 widget.setEnabled(not from_env)
                 widget.setToolTip(
