@@ -236,7 +236,7 @@ async def ui_timings(repeat: int, folder: Path) -> dict[str, list[float]]:
 
     from tests.support import project_folder
     from yak.bootstrap import open_core
-    from yak.db import open_database
+    from yak.db.engine import open_database
     from yak.ui.bridge import EventBridge
     from yak.ui.controller import AppController
     from yak.ui.heap import freeze_long_lived

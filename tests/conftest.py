@@ -150,7 +150,7 @@ def data_dir(tmp_path, monkeypatch, database):
 @pytest.fixture
 def db(data_dir, database):
     """A migrated database: the file in ``data_dir``, or the PostgreSQL test database."""
-    from yak.db import open_database
+    from yak.db.engine import open_database
 
     opened = open_database(data_dir, url=database)
     yield opened

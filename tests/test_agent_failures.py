@@ -1,7 +1,7 @@
 """A reply the provider cuts off, through the chat service (``core.chat``) against the fake
 Messages API: what arrived is stored followed by the incomplete mark, the turn fails with
 ``cut_off`` saying why, and the next request built from the stored conversation is valid (see
-``docs/architecture.md``, "The agent")."""
+``docs/agent.md``, "The agent")."""
 
 from __future__ import annotations
 

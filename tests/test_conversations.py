@@ -207,8 +207,7 @@ def test_a_database_from_before_prompt_caching_keeps_its_conversations(data_dir,
     from sqlalchemy import text as sql
 
     from yak.bootstrap import open_core
-    from yak.db import open_database
-    from yak.db.engine import _alembic_config
+    from yak.db.engine import _alembic_config, open_database
 
     old = open_database(data_dir, migrate=False)
     with old.engine.begin() as conn:

@@ -6,7 +6,7 @@ import textwrap
 
 from sqlalchemy import inspect
 
-from yak.db import open_database
+from yak.db.engine import open_database
 
 # Each child opens the application core, as the desktop app and the command line do.
 _OPENER = textwrap.dedent("""

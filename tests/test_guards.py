@@ -1,4 +1,4 @@
-"""The rewrite guards (docs/architecture.md, "The memory document"): cleaning, normalization
+"""The rewrite guards (docs/memory.md, "The memory document"): cleaning, normalization
 and the verdict.
 
 Each refusal is shown beside the reply that passes, so a guard that refuses everything fails.

@@ -1,4 +1,4 @@
-"""The workspace key (``docs/architecture.md``, "The workspace key"): every spelling of one
+"""The workspace key (``docs/workspaces.md``, "The workspace key"): every spelling of one
 folder is one key and one document; distinct folders never share one. The documents are read
 and written through the core (``core.workspaces``, ``core.memory``)."""
 

@@ -32,7 +32,7 @@ from sqlalchemy.engine import make_url
 from tests.support import project_folder, say, until
 from tests.support.builders import seed_document
 from tests.support.fake_api import text
-from yak.db import open_database
+from yak.db.engine import open_database
 from yak.db.postgres import REFRESH_LOCK, _lock_key
 from yak.domain import RefreshStatus
 from yak.errors import StoreError

@@ -2,7 +2,7 @@
 Messages API (which simulates the API's cache): where the requests mark breakpoints, the
 per-session snapshot of the system prompt (byte-identical across a memory refresh and a
 restart), a hand edit reaching the agent once as a note, and the cache tokens stored per
-message. See ``yak/agent/messages.py`` and "The agent" in docs/architecture.md."""
+message. See ``yak/agent/messages.py`` and "The agent" in docs/agent.md."""
 
 from __future__ import annotations
 

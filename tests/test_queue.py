@@ -1,4 +1,4 @@
-"""The debounced per-workspace refresh queue (``docs/architecture.md``, "The refresh"), on its
+"""The debounced per-workspace refresh queue (``docs/refresh.md``, "The refresh"), on its
 own: a scripted ``run`` stands in for the refresher (the queue with the real refresher, through
 the core, is in ``test_refresh.py``).
 

@@ -1,4 +1,4 @@
-"""Secret redaction (docs/architecture.md, "The refresh"): what reaches the model and the
+"""Secret redaction (docs/refresh.md, "The refresh"): what reaches the model and the
 document.
 
 Each secret kind is shown beside ordinary project text that must come through untouched.

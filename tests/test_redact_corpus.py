@@ -1,4 +1,4 @@
-"""Secret redaction against a corpus (docs/architecture.md, "Secret redaction"): the credential
+"""Secret redaction against a corpus (docs/refresh.md, "Secret redaction"): the credential
 shapes people paste into a conversation, each redacted on its own even when several share a
 line, and ordinary sentences about keys and passwords left byte for byte.
 

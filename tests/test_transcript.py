@@ -1,4 +1,4 @@
-"""The rewrite input (docs/architecture.md, "The refresh"): what of the conversations the memory
+"""The rewrite input (docs/refresh.md, "The refresh"): what of the conversations the memory
 model sees."""
 
 from __future__ import annotations

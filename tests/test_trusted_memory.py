@@ -429,8 +429,7 @@ def test_the_migration_backfills_the_line_counts_of_stored_revisions(tmp_path):
     the review mode to auto."""
     from alembic import command
 
-    from yak.db import open_database
-    from yak.db.engine import _alembic_config
+    from yak.db.engine import _alembic_config, open_database
 
     old = open_database(tmp_path, migrate=False)
     try:

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 DEFAULT_SESSION_TITLE = "New conversation"  # a session before its first prompt titles it
-# The ceiling ("The memory document" in docs/architecture.md): a document has at most this many
+# The ceiling ("The memory document" in docs/memory.md): a document has at most this many
 # lines and characters.
 MAX_LINES = 200
 MAX_CHARS = 25_000
@@ -39,7 +39,7 @@ class RevisionSource(StrEnum):
 
 class ReviewMode(StrEnum):
     """How a workspace's rewrites land: ``auto`` applies them but makes risky ones wait for
-    review; ``review`` makes every rewrite wait ("Review" in docs/architecture.md)."""
+    review; ``review`` makes every rewrite wait ("Review" in docs/memory.md)."""
 
     AUTO = "auto"
     REVIEW = "review"
@@ -47,7 +47,7 @@ class ReviewMode(StrEnum):
 
 class RewriteForm(StrEnum):
     """How the memory model is asked to answer a refresh ("The rewrite form" in
-    docs/architecture.md): ``edits`` against the numbered document (the default; a whole
+    docs/refresh.md): ``edits`` against the numbered document (the default; a whole
     document is still accepted), or the ``whole`` document."""
 
     EDITS = "edits"
@@ -155,7 +155,7 @@ def line_changes(old: str, new: str) -> tuple[int, int]:
 @dataclass(frozen=True)
 class Workspace:
     """A project folder. ``id`` is derived from ``path`` by :func:`yak.paths.workspace_id_for`
-    ("The workspace key" in docs/architecture.md)."""
+    ("The workspace key" in docs/workspaces.md)."""
 
     id: str
     path: str  # the normalized path, the key
@@ -319,7 +319,7 @@ class RefreshAttempt:
 
 @dataclass(frozen=True)
 class Proposal:
-    """A rewrite waiting for the person's review ("Review" in docs/architecture.md).
+    """A rewrite waiting for the person's review ("Review" in docs/memory.md).
 
     Attributes:
         id: a ULID (``accept``/``reject`` take it or a unique prefix of 6 or more characters).
@@ -394,7 +394,7 @@ class WriteEffects:
 @dataclass(frozen=True)
 class LineOrigin:
     """Where one line of the current document came from ("Provenance" in
-    docs/architecture.md).
+    docs/memory.md).
 
     Attributes:
         line: its 1-based line number in the current document.

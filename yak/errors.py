@@ -3,7 +3,7 @@
 Storage and provider exceptions (SQLAlchemy, sqlite3, anthropic and its HTTP transport) are
 translated into these at the ``yak.db`` / ``yak.llm`` boundary, so the services, the UI and the
 CLI only ever see a ``YakError`` whose ``str()`` is one sentence a user can act on. ``exit_code``
-is the CLI's exit status for the error ("The command line" in docs/architecture.md).
+is the CLI's exit status for the error ("The command line" in docs/cli.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A workspace's shared identity on a team database: its git repository's remote plus the path
 inside the repository, so teammates whose clones sit at different local paths share one
-document (see ``docs/architecture.md``, "The workspace key").
+document (see ``docs/workspaces.md``, "The workspace key").
 
 ``shared_key(folder)`` is ``git:<host>/<path of the remote>`` with ``//<folder inside the
 repository>`` after it for a subfolder, e.g. ``git:github.com/acme/app//backend``; ``None`` when

@@ -1,4 +1,4 @@
-"""The workspace key ("The workspace key" in docs/architecture.md) and where Yak keeps its
+"""The workspace key ("The workspace key" in docs/workspaces.md) and where Yak keeps its
 files.
 
 ``normalize_workspace_path`` is the only way a path becomes a key; every read, write, lookup and

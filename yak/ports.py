@@ -237,7 +237,7 @@ class SearchCandidates:
 
 class SearchIndex(Protocol):
     """Which current documents may contain a text: the database's full-text index when it has
-    one, else every document ("Search" in docs/architecture.md)."""
+    one, else every document ("Search" in docs/memory.md)."""
 
     def candidates(self, query: str) -> SearchCandidates:
         """The documents that may contain ``query`` (case aside), read in one go; the caller

@@ -4,7 +4,7 @@ guard (``waiting``), recording published events (``events``), the model clients 
 uses (``clients``) and builders of folders, workspaces and conversations (``builders``).
 
 Nothing here builds a repository, a refresher or a service: those come from
-``yak.bootstrap.open_core`` (see ``docs/architecture.md``, "Tests").
+``yak.bootstrap.open_core`` (see ``docs/testing.md``, "Tests").
 """
 
 from tests.support.builders import (

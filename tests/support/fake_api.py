@@ -1,7 +1,7 @@
 """A scripted fake of the Anthropic Messages API, served over HTTP on 127.0.0.1.
 
 Tests talk to it with the real ``anthropic`` SDK (``ANTHROPIC_BASE_URL``), so the transport, the
-SSE parsing and the SDK's retries are the ones users run (``docs/architecture.md``, "Tests").
+SSE parsing and the SDK's retries are the ones users run (``docs/testing.md``, "Tests").
 
 Usage (the ``fake_api`` fixture in ``tests/conftest.py`` starts one per test and sets
 ``ANTHROPIC_BASE_URL`` and ``ANTHROPIC_API_KEY=test-key`` for the test and its subprocesses)::

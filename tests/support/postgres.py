@@ -48,7 +48,7 @@ class Databases:
         """A new database's URL: a copy of the migrated template, or ``empty`` (no tables)."""
         if self.template is None and not empty:
             template = self.create(empty=True)
-            from yak.db import open_database
+            from yak.db.engine import open_database
 
             open_database(None, url=template).close()
             self.template = make_url(template).database

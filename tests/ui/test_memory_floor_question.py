@@ -1,6 +1,6 @@
 """A hand Save that would collapse the memory (the floor rule) or empty it asks first.
 
-A human may shrink the document on purpose (``docs/architecture.md``, "The memory document"),
+A human may shrink the document on purpose (``docs/memory.md``, "The memory document"),
 but one click on View for a floor-refused reply followed by Save must not silently replace the
 document. Each test compares the stored bytes before and after.
 """

@@ -133,6 +133,7 @@ def test_a_renamed_folder_is_offered_its_old_memory_and_use_it_moves_it(env, ui,
         click(qtbot, notice.use_button)
         await until(lambda: env.stored(opened.id).version == 1, what="the re-attach")
         await controller.tasks.drain()
+        await controller.memory_controller.tasks.drain()  # Settings' list reloads too
         assert env.stored(opened.id).content == "- one\n- two\n- three\n"
         assert window.memory_panel.document_view.toPlainText() == "- one\n- two\n- three\n"
         assert env.find(old.path) is None

@@ -1,5 +1,5 @@
 """The workspace root every tool path is confined to, and the result and error types the tools
-share ("The agent" and "Confinement" in docs/architecture.md).
+share ("The agent" and "Confinement" in docs/agent.md).
 
 Every path a tool receives is resolved (``..`` collapsed, symlinks followed) and must stay inside
 the workspace root; anything else is refused with an error the model sees, and nothing outside

@@ -1,5 +1,5 @@
 """The workspace's own instruction files in the system prompt ("The agent" in
-docs/architecture.md): pure reading and formatting, no Qt, no database.
+docs/agent.md): pure reading and formatting, no Qt, no database.
 
 Other coding agents read ``AGENTS.md``, ``CLAUDE.md``, ``.claude/CLAUDE.md`` and
 ``.github/copilot-instructions.md``; Yak reads them too, in every folder from the git root down to

@@ -1,5 +1,5 @@
 """The agent loop: one user turn, streamed, with workspace-confined tools (see
-``docs/architecture.md``, "The agent").
+``docs/agent.md``, "The agent").
 
 A turn stores the user's prompt, then repeats: stream a reply through the model client, store
 it, run the tool calls it asks for (asking the driver's ``Approver`` for mutating ones,

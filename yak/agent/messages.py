@@ -1,5 +1,5 @@
 """What the agent sends: the system prompt, the stored conversation as Messages API messages, and
-the prompt-cache breakpoints (pure functions, no I/O; "The agent" in docs/architecture.md).
+the prompt-cache breakpoints (pure functions, no I/O; "The agent" in docs/agent.md).
 
 The prompt cache: a request is read in the API's order (tools, then the system blocks, then the
 messages), and every prefix that ends at a ``cache_control`` breakpoint is cached for five

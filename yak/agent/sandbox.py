@@ -1,4 +1,4 @@
-"""Confinement for ``run_command`` ("Confinement" in docs/architecture.md).
+"""Confinement for ``run_command`` ("Confinement" in docs/agent.md).
 
 An approved command may write only inside the workspace and a private temporary folder made for
 it (``TMPDIR``), and cannot read Yak's memory or environment. Two ways, chosen in this order:

@@ -1,6 +1,6 @@
 """The system prompt of a turn, read from the stores: the session block taken once per
 session, and the note of a hand edit of the memory made since ("The agent" in
-docs/architecture.md; the blocks themselves are built by ``yak.agent.messages``).
+docs/agent.md; the blocks themselves are built by ``yak.agent.messages``).
 
 Blocking reads and writes of the repositories: run it on a worker thread.
 """

@@ -1,4 +1,4 @@
-"""The agent's tools, bound to one workspace root ("The agent" in docs/architecture.md).
+"""The agent's tools, bound to one workspace root ("The agent" in docs/agent.md).
 
 Every path a tool receives must stay inside the workspace root (``yak.agent.confinement``),
 and files are opened race-free beneath it (a link swapped in after the check cannot lead out);

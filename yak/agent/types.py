@@ -3,7 +3,7 @@
 Plain frozen dataclasses, Qt-free. The driver passes ``on_event`` to receive ``AgentEvent`` s as
 they happen and an ``Approver`` that answers approval requests for mutating tools.
 
-Also the mark the loop stores after a reply that was cut off (see ``docs/architecture.md``, "The
+Also the mark the loop stores after a reply that was cut off (see ``docs/agent.md``, "The
 agent"), so every reader of a stored conversation recognises it: :func:`incomplete_mark` writes
 it and :func:`incomplete_cause` reads it back.
 """

@@ -1,5 +1,5 @@
 """The ``yak`` command line: a stable contract shared with the desktop app's database (see
-``docs/architecture.md``, "The command line").
+``docs/cli.md``, "The command line").
 
 ``yak [--data-dir DIR] [WORKSPACE]`` opens the desktop app; ``yak memory …`` and ``yak ask`` run
 without a window. The parser is built by ``yak.cli.parsing`` (only the chosen command's in

@@ -3,7 +3,7 @@
 ``yak ask [-w DIR] [--model M] [--yes] [--no-refresh] [--timeout SECONDS]
 [--continue | --session ID] PROMPT`` (``--timeout`` bounds each model request, retries included;
 see
-``docs/architecture.md``, "The command line"):
+``docs/cli.md``, "The command line"):
 
 - ``-w`` is resolved like every command that writes (the folder must exist; it is registered
   when new);

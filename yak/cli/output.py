@@ -5,7 +5,7 @@ of ``yak.cli.terminal``, which every command reaches as ``output.error``, ``outp
 ``yak.cli.review_output`` prints the review commands, ``yak.cli.turn_output`` ``yak ask``; the
 words for states and outcomes are ``yak.presenters``'.
 
-The JSON objects are contracts (scripts parse them; see ``docs/architecture.md``, "The
+The JSON objects are contracts (scripts parse them; see ``docs/cli.md``, "The
 command line"): ``show``, ``history`` and ``history --refreshes`` use the document rules'
 shapes (the same as in a JSON export), ``list``, ``set`` and ``refresh`` are defined here.
 Document bytes go to stdout unchanged; with ``--json`` stdout carries exactly one JSON

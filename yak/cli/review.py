@@ -1,6 +1,6 @@
 """``yak memory blame|review|accept|reject|mode|enable|disable``: where each line came from,
 the review inbox, and the workspace's switches ("Provenance" and "Review" in
-docs/architecture.md).
+docs/memory.md).
 
 - ``blame [--json]``: each line's origin (version, source, time, conversations).
 - ``review [ID] [--json]``: the proposals waiting, oldest first; with ``ID``, its reasons and

@@ -1,5 +1,5 @@
 """``yak memory reattach``: a folder's memory found elsewhere ("Scopes" in
-docs/architecture.md).
+docs/workspaces.md).
 
 - ``reattach OLD [-w DIR] [--json]``: move the memory, history and conversations of the
   workspace at OLD (a folder that no longer exists: renamed or moved) to DIR; exit 2 when DIR

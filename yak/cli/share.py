@@ -1,5 +1,5 @@
 """``yak memory sync|search``: the memory shared beyond Yak ("Sharing the memory" in
-docs/architecture.md).
+docs/memory.md).
 
 - ``sync FILE [-w DIR] [--json]``: write the workspace's document into FILE's managed block
   (between ``<!-- yak:memory -->`` and ``<!-- /yak:memory -->``), creating the file or the block

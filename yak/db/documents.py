@@ -5,7 +5,7 @@ its write lock before anything is read, like ``BEGIN IMMEDIATE``), and the docum
 updated with ``UPDATE … WHERE version = :expected``; a row count of 0 means another writer got
 there first and the transaction is rolled back. Two processes can never both win. The text a
 write receives is already checked by the document rules (the memory service does that); this
-module only stores it. See ``docs/architecture.md``, "The memory document".
+module only stores it. See ``docs/memory.md``, "The memory document".
 
 Queries: prebuilt Core statements on the session's connection for the writes (building ORM
 statements and rows each time cost more than running them), and the shared SQL texts of

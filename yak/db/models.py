@@ -65,7 +65,7 @@ class Base(DeclarativeBase):
 
 class WorkspaceRow(Base):
     """A project folder, keyed by its normalized path ("The workspace key" in
-    docs/architecture.md)."""
+    docs/workspaces.md)."""
 
     __tablename__ = "workspaces"
     __table_args__ = (Index("ix_workspaces_shared_key", "shared_key", unique=True),)
@@ -87,7 +87,7 @@ class WorkspaceRow(Base):
 
 class DeclinedRenameRow(Base):
     """An orphaned workspace a person said is not the predecessor of a folder (its key), so
-    opening that folder no longer offers it ("Scopes" in docs/architecture.md)."""
+    opening that folder no longer offers it ("Scopes" in docs/workspaces.md)."""
 
     __tablename__ = "declined_renames"
 
@@ -100,7 +100,7 @@ class DeclinedRenameRow(Base):
 
 class WorkspaceLinkRow(Base):
     """A workspace that uses another one's memory document (a git worktree sharing its main
-    checkout's, when the person says so; "Scopes" in docs/architecture.md)."""
+    checkout's, when the person says so; "Scopes" in docs/workspaces.md)."""
 
     __tablename__ = "workspace_links"
 

@@ -5,7 +5,7 @@ a sentence, a log line or ``--json``), the sentences for a server that cannot be
 refuses the credentials, and the refresh lock held in the database (a session advisory lock per
 workspace, so one refresh per workspace runs at a time across machines; a crashed holder's
 connection closes and the server frees it). The schema, the migrations and the repositories are
-the same as on SQLite. See ``docs/architecture.md``, "The team database".
+the same as on SQLite. See ``docs/workspaces.md``, "The team database".
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The proposal repository: rewrites waiting for the person's review, and what became of them.
 
 A proposal belongs to the document its workspace uses (a linked worktree's proposals are its
-main checkout's, "Scopes" in docs/architecture.md). Accepting one is a document write (the
+main checkout's, "Scopes" in docs/workspaces.md). Accepting one is a document write (the
 document repository's ``write(accepts=…)`` closes it in the write's transaction, with
 :func:`close_proposal`); rejecting one buries the lines it added and advances the watermarks
 of the conversations it folded, in one transaction. Queries: prebuilt Core statements on the

@@ -206,7 +206,7 @@ def declined_renames(query: Query, folder: str) -> set[str]:
 
 # --- documents and revisions ------------------------------------------------------------------
 # The workspace whose document a workspace uses: the one it is linked to (a worktree sharing
-# its main checkout's, "Scopes" in docs/architecture.md), else itself.
+# its main checkout's, "Scopes" in docs/workspaces.md), else itself.
 OWNER = (
     "coalesce((SELECT target_id FROM workspace_links WHERE workspace_id = :workspace), :workspace)"
 )

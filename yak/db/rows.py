@@ -129,7 +129,7 @@ class SessionQuery:
 # --- what the document and proposal repositories both write -----------------------------------
 def owner(s: Session, workspace_id: str) -> str:
     """The workspace whose document ``workspace_id`` uses: the one it is linked to (a worktree
-    sharing its main checkout's, "Scopes" in docs/architecture.md), else itself. The document
+    sharing its main checkout's, "Scopes" in docs/workspaces.md), else itself. The document
     and proposal repositories read and write the owner's document, revisions, tombstones and
     proposals, and answer under the id they were asked about."""
     linked = s.connection().execute(_LINK_TARGET, {"workspace": workspace_id}).scalar()

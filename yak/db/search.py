@@ -1,4 +1,4 @@
-"""The search index over the current memory documents ("Search" in docs/architecture.md).
+"""The search index over the current memory documents ("Search" in docs/memory.md).
 
 On SQLite it is the FTS5 table ``memory_search`` (trigram tokenizer: any run of three or more
 characters matches, case aside), made by the ``memory_search`` migration, with the table

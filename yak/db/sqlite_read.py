@@ -7,7 +7,7 @@ when the database is the local SQLite file and its schema is this Yak's newest (
 ``sqlite3`` connection running the same SQL texts as the SQLAlchemy repositories
 (``yak.db.reads``, so both return the same domain objects). Every other method (a write, a
 rarer read) is handed, explicitly, to the SQLAlchemy repository, built on first use, so the
-ports behave exactly the same either way. See ``docs/architecture.md``, "The command line".
+ports behave exactly the same either way. See ``docs/cli.md``, "The command line".
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ has the ``(st_dev, st_ino)`` of a stored workspace's folder is that workspace (a
 team database (``shared_identity``) a folder in a git repository with a remote is keyed by the
 remote and the path inside the repository instead (``yak.identity.shared_key``), so clones at
 different paths on different machines are one workspace; its ``path`` is then this machine's
-folder. See ``docs/architecture.md``, "The workspace key".
+folder. See ``docs/workspaces.md``, "The workspace key".
 
 Queries: ORM rows for the writes (a workspace's row is read, changed and flushed), and the
 shared SQL texts of ``yak.db.reads`` for the reads (the command line's reader runs the same

@@ -1,4 +1,4 @@
-"""The MCP server of ``yak mcp`` ("The MCP server" in docs/architecture.md).
+"""The MCP server of ``yak mcp`` ("The MCP server" in docs/memory.md).
 
 Four tools over the memory of the workspace the server was started in; no tool takes a
 workspace or a path, so the scope comes from the launch folder, never from the model:

@@ -1,6 +1,6 @@
 """Pure rules for the text of a memory document: line endings, the ceiling, decoding imported
 bytes, and export formats ("The memory document" and "The command line" in
-docs/architecture.md). No I/O here; the memory service and the CLI call these so the same rule
+docs/cli.md). No I/O here; the memory service and the CLI call these so the same rule
 holds on every path.
 """
 

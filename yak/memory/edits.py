@@ -1,5 +1,5 @@
 """The edit form of a memory rewrite: the document numbered for the model, and the model's line
-edits parsed and applied (pure; "The rewrite form" in ``docs/architecture.md``).
+edits parsed and applied (pure; "The rewrite form" in ``docs/refresh.md``).
 
 The model sees the document with each line numbered (``12| - Python 3.13.``) and answers with one
 block of edits that refer to those numbers (``EXAMPLE`` below is the one the prompt shows):

@@ -1,5 +1,5 @@
 """Guards for an LLM rewrite of a memory document ("The memory document" in
-docs/architecture.md). Pure functions, no I/O.
+docs/memory.md). Pure functions, no I/O.
 
 A model's reply goes through three steps before it may replace the document:
 
@@ -485,7 +485,7 @@ def _percent(part: float, whole: float) -> str:
 
 def shrink_question(previous: str, new: str) -> str | None:
     """The question to ask before a hand save of ``new`` over ``previous`` when it would
-    collapse the document by the floor rule ("The memory document" in docs/architecture.md), or
+    collapse the document by the floor rule ("The memory document" in docs/memory.md), or
     when it empties it.
 
     A human may shrink the memory on purpose, so this never refuses; it only says how much goes.

@@ -1,5 +1,5 @@
 """The memory block at the top of a chat's system prompt (the injection rule of "The memory
-document" in docs/architecture.md).
+document" in docs/memory.md).
 
 The document goes inside ``<workspace-memory>`` … ``</workspace-memory>`` at the very top of the
 prompt, followed by a sentence that frames it as background notes written by earlier sessions

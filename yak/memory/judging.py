@@ -1,6 +1,6 @@
 """Judging a candidate memory document: a refresh's model reply and an agent's proposal go
 through the same pipeline (pure; run on a worker thread; "The refresh" and "The rewrite form"
-in docs/architecture.md):
+in docs/refresh.md):
 
 1. redacted (:func:`yak.memory.redact.redact`; each finding is a flag);
 2. turned into a document: a reply's ``<edits>`` applied to the document it was shown

@@ -5,7 +5,7 @@ conversation is wrapped in tags and framed as material to summarize, never as in
 the edit form (the default) the model sees the document with numbered lines and answers with
 line edits (``yak.memory.edits``); in the whole form it writes the full document, plain text,
 within the ceiling. When edits do not apply, :func:`whole_document_request` asks for the full
-document in a retry ("The rewrite form" in docs/architecture.md).
+document in a retry ("The rewrite form" in docs/refresh.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Provenance, tombstones and review: the pure rules that make the memory trustworthy
 ("Provenance", "Hand lines are authoritative", "Tombstones" and "Review" in
-docs/architecture.md). No I/O; the memory service and the refresher call these.
+docs/memory.md). No I/O; the memory service and the refresher call these.
 
 - :func:`blame` walks the revision chain oldest first and diffs each revision's lines against
   the previous one (``difflib``): a line in an unchanged run keeps its origin, every inserted or

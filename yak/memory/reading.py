@@ -1,5 +1,5 @@
 """Reading memory documents, their history, the origin of their lines and the refresh attempts,
-for every front end (``MemoryService`` adds the writes; see ``docs/architecture.md``, "The
+for every front end (``MemoryService`` adds the writes; see ``docs/memory.md``, "The
 memory document").
 
 Repository calls run through the ``offload`` (on worker threads, so a window never waits on the

@@ -3,7 +3,7 @@
 Every credential on a line is redacted on its own (two assignments, both halves of a key pair, a
 token in a URL query and a service token beside it), not only the first one.
 
-How the text is scanned (docs/architecture.md, "Secret redaction"):
+How the text is scanned (docs/refresh.md, "Secret redaction"):
 
 1. Private key blocks (multi-line) are replaced over the whole text; one substring test decides
    whether that pass runs at all.

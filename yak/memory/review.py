@@ -1,5 +1,5 @@
 """The review inbox: rewrites that wait for the person (a refresh's ``needs_review``, an agent's
-proposal over MCP), and the person's answer to each (see ``docs/architecture.md``, "The
+proposal over MCP), and the person's answer to each (see ``docs/memory.md``, "The
 memory document").
 
 A proposal never changes the document by itself: accepting one writes it through the memory

@@ -1,4 +1,4 @@
-"""Finding text in memory documents ("Search" in docs/architecture.md).
+"""Finding text in memory documents ("Search" in docs/memory.md).
 
 The database's full-text index (SQLite FTS5, see ``yak.db.search``) names the documents that
 contain the text; only those are read and matched line by line, case-insensitively (Unicode case

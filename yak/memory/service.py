@@ -1,5 +1,5 @@
 """The memory service: the only writer of memory documents and the only publisher of
-``MemoryChanged`` (see ``docs/architecture.md``, "The memory document"); the reads are
+``MemoryChanged`` (see ``docs/memory.md``, "The memory document"); the reads are
 :class:`yak.memory.reading.MemoryReader`'s.
 
 A write passes the document rules (hand text normalized and checked against the ceiling;

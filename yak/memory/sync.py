@@ -1,5 +1,5 @@
 """The memory document copied into another agent's instruction file (``AGENTS.md``,
-``CLAUDE.md``, …) inside a managed block ("Sharing the memory" in docs/architecture.md).
+``CLAUDE.md``, …) inside a managed block ("Sharing the memory" in docs/memory.md).
 
 The block runs from a ``<!-- yak:memory -->`` line to a ``<!-- /yak:memory -->`` line (HTML
 comments, invisible where the file is rendered as Markdown). Syncing replaces what lies between

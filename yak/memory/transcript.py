@@ -1,5 +1,5 @@
 """Format unfolded conversation messages into the input of a memory rewrite ("The refresh" in
-docs/architecture.md).
+docs/refresh.md).
 
 Pure: no I/O. The rules:
 

@@ -1,4 +1,4 @@
-"""The debounced per-workspace refresh queue ("The refresh" in docs/architecture.md). Qt-free
+"""The debounced per-workspace refresh queue ("The refresh" in docs/refresh.md). Qt-free
 asyncio.
 
 Each workspace has its own timer. ``enqueue`` (an assistant turn completed) restarts it

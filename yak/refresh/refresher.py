@@ -1,4 +1,4 @@
-"""The guarded LLM rewrite of a workspace's memory document (see ``docs/architecture.md``,
+"""The guarded LLM rewrite of a workspace's memory document (see ``docs/refresh.md``,
 "The refresh").
 
 One attempt of :meth:`MemoryRefresher.refresh` goes read → ask → decide → store over one record

@@ -1,5 +1,5 @@
 """The refresh scheduler: the one home of the refresh queue, the API-key gate and the refresh
-state of every workspace (see ``docs/architecture.md``, "The refresh").
+state of every workspace (see ``docs/refresh.md``, "The refresh").
 
 The desktop app refreshes a workspace's memory on its own when a turn completes and, on start,
 for every workspace with unfolded messages. Without an API key each of

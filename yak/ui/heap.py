@@ -1,4 +1,4 @@
-"""Keep Python's cyclic garbage collector from stalling the window (see ``docs/architecture.md``,
+"""Keep Python's cyclic garbage collector from stalling the window (see ``docs/ui.md``,
 "The event loop").
 
 A full (generation 2) collection walks every object the collector tracks. After start-up the app

@@ -1,6 +1,6 @@
 """ReviewDialog: one change to the memory document, as a coloured diff with its reasons on top.
 
-Two uses, one view ("Review" in docs/architecture.md):
+Two uses, one view ("Review" in docs/memory.md):
 
 - a **proposal** waiting for review: its reasons, its diff against the version it was based
   on, and Accept (Ctrl+Return), Edit then accept (Ctrl+E: the proposed text becomes editable;

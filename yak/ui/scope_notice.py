@@ -1,5 +1,5 @@
 """The bar above the chat that offers a folder a memory found elsewhere ("Scopes" in
-docs/architecture.md): the enclosing workspace's ("Use the parent's memory", "Copy it here",
+docs/workspaces.md): the enclosing workspace's ("Use the parent's memory", "Copy it here",
 Dismiss), the memory of the folder this one looks like before a rename ("Use it", "Not this
 one"), or a git worktree's main checkout's ("Share its memory", Dismiss).
 

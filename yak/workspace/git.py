@@ -1,5 +1,5 @@
 """Git worktrees, read from the files git leaves in the folder ("Scopes" in
-docs/architecture.md): no ``git`` process is started, so opening a folder stays cheap.
+docs/workspaces.md): no ``git`` process is started, so opening a folder stays cheap.
 
 A linked worktree has a ``.git`` *file* holding ``gitdir: <repository>/.git/worktrees/<name>``,
 and that folder holds ``commondir``, the path (often relative) of the repository's ``.git``

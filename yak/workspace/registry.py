@@ -1,5 +1,5 @@
 """The workspace registry: every front end turns a path into a workspace here, with the same
-errors (see ``docs/architecture.md``, "The workspace key").
+errors (see ``docs/workspaces.md``, "The workspace key").
 
 Three ways to resolve a path:
 
@@ -12,7 +12,7 @@ Three ways to resolve a path:
   unsaved workspace with an empty document, and nothing is created.
 
 A folder without a memory of its own may be offered another one ("Scopes" in
-docs/architecture.md): the enclosing workspace's (:meth:`WorkspaceRegistry.enclosing`), or an
+docs/workspaces.md): the enclosing workspace's (:meth:`WorkspaceRegistry.enclosing`), or an
 orphan's that looks like the folder before a rename (:meth:`WorkspaceRegistry.renamed_from`).
 A git worktree can share its main checkout's document when the person says so
 (:meth:`WorkspaceRegistry.link`).

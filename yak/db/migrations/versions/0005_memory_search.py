@@ -5,7 +5,7 @@ Revises: 0004
 Create Date: 2026-12-01
 
 Made only where SQLite has FTS5 and its trigram tokenizer (SQLite 3.34 or newer); elsewhere
-nothing is created and searches scan the documents ("Search" in docs/architecture.md).
+nothing is created and searches scan the documents ("Search" in docs/memory.md).
 """
 
 import logging
