@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from yak.aio import Offload, to_thread
 from yak.domain import (
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         ProposalStore,
         SearchIndex,
         WorkspaceRepository,
+        WriteOptions,
     )
 
 
@@ -339,41 +340,24 @@ class MemoryService(MemoryReader):
         workspace_id: str,
         text: str,
         *,
-        expected_version: int | None,
-        source: RevisionSource,
         initiator: object | None = None,
-        flags: tuple[str, ...] = (),
-        model: str | None = None,
-        session_ids: tuple[str, ...] = (),
-        restored_from: str | None = None,
-        watermarks: Mapping[str, str] | None = None,
-        accepts: str | None = None,
         edited: bool = False,
         supersede: bool = False,
+        **options: Unpack[WriteOptions],
     ) -> MemoryDocument:
         """Write on a worker thread (one hop: the write and, with ``supersede``, the pending
         proposals superseded in the same transaction, then the kept file's path read when the
         version moved), publish ``MemoryChanged`` (and ``ProposalsChanged`` when some were
-        superseded), then sync the kept file."""
+        superseded), then sync the kept file. ``options``: the repository's write options."""
+        source, expected_version = options["source"], options["expected_version"]
         known = self.watcher.known(workspace_id) if expected_version is None else expected_version
         # The tombstones a write buries and lifts: an edited proposal is the person's text.
         buries_as = RevisionSource.HAND if edited else source
+        options["effects"] = lambda base: provenance.write_effects(base, text, buries_as)
 
         def store() -> tuple[MemoryDocument, int]:
             # The write and the proposals it supersedes: one transaction.
-            document = self._documents.write(
-                workspace_id,
-                text,
-                expected_version=expected_version,
-                source=source,
-                flags=flags,
-                model=model,
-                session_ids=session_ids,
-                restored_from=restored_from,
-                watermarks=watermarks,
-                effects=lambda base: provenance.write_effects(base, text, buries_as),
-                accepts=accepts,
-            )
+            document = self._documents.write(workspace_id, text, **options)
             superseded = self._proposals.supersede_proposals(workspace_id) if supersede else 0
             return document, superseded
 
