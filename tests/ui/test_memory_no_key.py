@@ -241,6 +241,31 @@ def test_a_forced_refresh_that_reads_the_messages_ends_the_pause(
     run(qloop, body())
 
 
+def open_with_a_stored_failure(env, qtbot, qloop, reason: str) -> Ui:
+    """A workspace whose last refresh failed with ``reason`` (recorded as by an earlier run),
+    opened in a new window after the key check; returns the window."""
+    workspace = env.workspace("proj", lines(3))
+    env.record_attempt(
+        RefreshOutcome(
+            status=RefreshStatus.FAILED,
+            reason=reason,
+            workspace_id=workspace.id,
+            version=1,
+            lines=3,
+        ),
+        base_version=1,
+    )
+    ui = Ui(env, qtbot)
+
+    async def body():
+        await env.core.refresh.check_key()
+        await ui.controller.open_workspace(str(env.folder("proj")))
+        await ui.controller.tasks.drain()
+
+    run(qloop, body())
+    return ui
+
+
 def test_a_failure_stored_by_an_earlier_run_offers_add_key_while_no_key_is_set(
     env, qtbot, qloop, monkeypatch
 ):
@@ -248,57 +273,21 @@ def test_a_failure_stored_by_an_earlier_run_offers_add_key_while_no_key_is_set(
     still no key: the panel offers Add key…, not Retry, in the normal colour, since a retry
     would fail the same way. Once a key is set, the same stored failure offers Retry."""
     monkeypatch.delenv(KEY_ENV, raising=False)
-    workspace = env.workspace("proj", lines(3))
-    env.record_attempt(
-        RefreshOutcome(
-            status=RefreshStatus.FAILED,
-            reason=NO_KEY,
-            workspace_id=workspace.id,
-            version=1,
-            lines=3,
-        ),
-        base_version=1,
-    )
-    ui = Ui(env, qtbot)
+    ui = open_with_a_stored_failure(env, qtbot, qloop, NO_KEY)
     panel = ui.panel
-
-    async def body():
-        await env.core.refresh.check_key()
-        await ui.controller.open_workspace(str(env.folder("proj")))
-        await ui.controller.tasks.drain()
-        assert panel.status_label.text() == f"failed: {NO_KEY}"
-        assert panel.action_button.text() == "Add key…" and panel.action_button.isVisible()
-        assert panel.status_label.styleSheet() == ""
-        await ui.controller.aclose()
-
-    run(qloop, body())
+    assert panel.status_label.text() == f"failed: {NO_KEY}"
+    assert panel.action_button.text() == "Add key…" and panel.action_button.isVisible()
+    assert panel.status_label.styleSheet() == ""
+    run(qloop, ui.controller.aclose())
 
 
 def test_a_stored_failure_offers_retry_when_a_key_is_set(env, qtbot, qloop, monkeypatch):
     """The negative of the test above: with a key set, a stored failure is an ordinary failure
     (Retry, in the alarm colour)."""
     monkeypatch.setenv(KEY_ENV, "test-key")
-    workspace = env.workspace("proj", lines(3))
-    env.record_attempt(
-        RefreshOutcome(
-            status=RefreshStatus.FAILED,
-            reason="The provider is overloaded.",
-            workspace_id=workspace.id,
-            version=1,
-            lines=3,
-        ),
-        base_version=1,
-    )
-    ui = Ui(env, qtbot)
+    ui = open_with_a_stored_failure(env, qtbot, qloop, "The provider is overloaded.")
     panel = ui.panel
-
-    async def body():
-        await env.core.refresh.check_key()
-        await ui.controller.open_workspace(str(env.folder("proj")))
-        await ui.controller.tasks.drain()
-        assert panel.status_label.text() == "failed: The provider is overloaded."
-        assert panel.action_button.text() == "Retry"
-        assert RED in panel.status_label.styleSheet()
-        await ui.controller.aclose()
-
-    run(qloop, body())
+    assert panel.status_label.text() == "failed: The provider is overloaded."
+    assert panel.action_button.text() == "Retry"
+    assert RED in panel.status_label.styleSheet()
+    run(qloop, ui.controller.aclose())

@@ -224,16 +224,16 @@ class RefreshScheduler:
         """
         latest = await self._memory.latest_attempts()
         unfolded = frozenset(await asyncio.to_thread(self._conversations.workspaces_with_unfolded))
-        return {
-            workspace_id: replace(
-                self._current(workspace_id),
-                last_attempt=latest.get(workspace_id),
-                missing_key=self._current(workspace_id).missing_key
-                or self._needs_key(latest.get(workspace_id)),
+        states: dict[str, RefreshState] = {}
+        for workspace_id in latest.keys() | unfolded | self._paused:
+            current, attempt = self._current(workspace_id), latest.get(workspace_id)
+            states[workspace_id] = replace(
+                current,
+                last_attempt=attempt,
+                missing_key=current.missing_key or self._needs_key(attempt),
                 unfolded=workspace_id in unfolded,
             )
-            for workspace_id in latest.keys() | unfolded | self._paused
-        }
+        return states
 
     def paused(self, workspace_id: str) -> bool:
         """Whether the workspace's automatic refresh waits for an API key."""
