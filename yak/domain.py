@@ -55,13 +55,25 @@ class RewriteForm(StrEnum):
 
 
 class ProposalStatus(StrEnum):
-    """Where a proposal stands: waiting, accepted (applied), rejected, or superseded by a newer
-    proposal of the same workspace (its conversations are in the newer one)."""
+    """Where a proposal stands ("The inbox" in docs/memory.md): waiting; accepted as proposed
+    or edited and accepted (both became a version); rejected; superseded by a newer refresh
+    proposal (its conversations are in the newer one); or withdrawn by the one who made it."""
 
     PENDING = "pending"
     ACCEPTED = "accepted"
+    EDITED = "edited"
     REJECTED = "rejected"
     SUPERSEDED = "superseded"
+    WITHDRAWN = "withdrawn"
+
+
+class ProposalOrigin(StrEnum):
+    """Who made a proposal: a memory refresh, an agent (over MCP, with its client's name),
+    or an import. A new refresh proposal replaces only an older refresh proposal."""
+
+    REFRESH = "refresh"
+    AGENT = "agent"
+    IMPORT = "import"
 
 
 class QueueState(StrEnum):
@@ -337,6 +349,12 @@ class Proposal:
             advances them.
         flags: the refresh's flags (redactions…).
         decided_at: when it was accepted, rejected or superseded.
+        origin: who made it (a refresh, an agent, an import).
+        client: the agent's client name for an agent's proposal (``"Claude Code"``), else None.
+        result_version: the version an accepted (or edited and accepted) proposal became.
+        superseded_by: the id of the proposal that superseded it.
+        conflicts_with: the document version it no longer applies to cleanly (a pending
+            proposal kept for the person to decide), None when it applies to the current one.
     """
 
     id: str
@@ -353,6 +371,11 @@ class Proposal:
     watermarks: dict[str, str] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
     decided_at: datetime | None = None
+    origin: ProposalOrigin = ProposalOrigin.REFRESH
+    client: str | None = None
+    result_version: int | None = None
+    superseded_by: str | None = None
+    conflicts_with: int | None = None
 
 
 @dataclass(frozen=True)

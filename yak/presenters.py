@@ -18,6 +18,8 @@ from enum import StrEnum
 
 from yak.domain import (
     STORE_ERROR,
+    Proposal,
+    ProposalOrigin,
     QueueState,
     RefreshOutcome,
     RefreshState,
@@ -335,6 +337,16 @@ def mode_words(mode: ReviewMode) -> str:
     if mode is ReviewMode.AUTO:
         return "auto (rewrites apply; risky ones wait for review)"
     return "review (every rewrite waits for review)"
+
+
+def proposal_origin(proposal: Proposal) -> str:
+    """Who made a proposal, as the subject of a sentence: ``A refresh``, ``An agent (Claude
+    Code over MCP)``, ``An import`` (``… proposes this change``)."""
+    if proposal.origin is ProposalOrigin.AGENT:
+        return f"An agent ({proposal.client} over MCP)" if proposal.client else "An agent"
+    if proposal.origin is ProposalOrigin.IMPORT:
+        return "An import"
+    return "A refresh"
 
 
 # --- who wrote a version ------------------------------------------------------------------
