@@ -167,3 +167,47 @@ def test_memory_off_and_review_mode_from_the_command_line_reach_panel_and_settin
 
     run(qloop, watching(env, body()))
 
+
+@pytest.mark.databases
+def test_a_proposal_rejected_in_a_terminal_is_no_longer_offered_in_the_open_dialog(
+    env, ui, qtbot, qloop
+):
+    """The review dialog shows a proposal; ``yak memory reject ID`` in a terminal: the dialog
+    says it was rejected elsewhere and offers nothing to click but Close, and the panel is
+    back to "up to date"."""
+    from PySide6.QtCore import Qt
+
+    window, controller = ui
+    workspace = env.workspace("proj", "- fact\n")
+    folder = env.folder("proj")
+    panel = window.memory_panel
+    proposal = env.other.run(
+        env.other.core.review.propose_from_agent(
+            workspace.id, text="- more", reason="a test", origin="an agent over MCP"
+        )
+    )
+
+    async def body():
+        await controller.open_workspace(str(folder))
+        await until(lambda: panel.status_label.text() == "1 change to review", what="the state")
+        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
+        await controller.tasks.drain()
+        dialog = controller.review_dialog
+        assert dialog.isVisible() and dialog.accept_button.isEnabled()
+
+        done, ended = await in_another_process(
+            yak, env.data_dir, "memory", "reject", proposal.id, "-w", folder
+        )
+        assert done.returncode == 0, done.stderr
+        await seen_within(
+            lambda: (
+                dialog.error_label.text()
+                == "This change was rejected elsewhere; its lines stay out."
+            ),
+            ended,
+            "the dialog to hear of the decision",
+        )
+        assert not dialog.accept_button.isEnabled() and not dialog.reject_button.isEnabled()
+        await seen_within(lambda: panel.status_label.text() == "up to date", ended, "the panel")
+
+    run(qloop, watching(env, body()))
