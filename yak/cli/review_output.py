@@ -15,7 +15,7 @@ from yak.domain import LineOrigin, MemoryDocument, Proposal, Workspace
 from yak.events import SyncedFileFailed
 from yak.memory import document as doc_rules
 from yak.memory.provenance import unified_diff
-from yak.presenters import mode_words
+from yak.presenters import mode_words, secrets_reason
 
 
 def blame(
@@ -101,9 +101,9 @@ def proposals(workspace: Workspace, found: Sequence[Proposal], *, as_json: bool)
         )
         for reason in p.reasons:
             print(f"  - {reason}")
-        hidden = redacted_kinds(p.flags)
-        if hidden:
-            print(f"  - secrets replaced by [REDACTED:…] markers: {', '.join(hidden)}")
+        secrets = secrets_reason(p.flags)
+        if secrets:
+            print(f"  - {secrets}")
     print("See one with 'yak memory review ID'; then 'yak memory accept ID' or 'reject ID'.")
 
 
