@@ -47,6 +47,7 @@ from tests.test_redact_corpus import CREDENTIALS
 from yak.bootstrap import open_core
 from yak.core import Core
 from yak.llm.provider import Provider
+from yak.memory.prompt import request_text
 from yak.memory.redact import redact
 from yak.ui.heap import freeze_long_lived
 
@@ -239,7 +240,7 @@ def _rewrite_responder(body: dict):
     """Answer a rewrite with one edit re-tagging the document's last line: a rewrite that
     changes one line, which the review rules apply at once (re-tagging every line would remove
     them all, and wait for review)."""
-    content = body["messages"][0]["content"]
+    content = request_text(body["messages"])
     current = re.search(r"<current-memory>\n(.*?)\n</current-memory>", content, re.DOTALL)
     shown = current.group(1) if current else ""
     last = 0 if shown.startswith("(empty:") else len(shown.split("\n"))
