@@ -32,7 +32,7 @@ from tests.support.fake_api import (
 from yak.core import Core
 from yak.db.locks import FileRefreshLock
 from yak.domain import RefreshStatus, RevisionSource, TokenUsage
-from yak.events import MemoryChanged, RefreshFinished, TurnCompleted
+from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnCompleted
 from yak.llm.provider import Provider
 from yak.memory.edits import number_lines
 from yak.memory.prompt import request_text
@@ -647,14 +647,40 @@ async def test_two_sessions_a_second_apart_make_one_call_with_both(env):
     env.timers.advance(1)
     python = env.say("Which Python?", "Decided: pin Python 3.12.", title="Python")
     env.core.bus.publish(TurnCompleted(env.workspace_id, python))
-    env.timers.advance(9)
+    env.timers.advance(119)
     await env.core.refresh.queue.wait_idle()
-    assert env.fake.message_requests == []  # still within the debounce of the second turn
+    assert env.fake.message_requests == []  # not yet quiet for 120 s since the second turn
     env.timers.advance(1)
     await env.core.refresh.queue.wait_idle()
     assert len(env.fake.message_requests) == 1
     assert "lint with ruff" in env.sent() and "pin Python 3.12" in env.sent()
     assert env.unfolded() == []
+
+
+async def test_messages_on_the_bus_keep_the_refresh_waiting_and_a_closed_one_runs_soon(env):
+    """Through the core's bus: a stored message (``MessageAdded``, the next prompt) restarts
+    the quiet time of a pending refresh; closing the conversation runs it 10 s later; at
+    start, unfolded conversations also run 10 s in (they ended when the app quit)."""
+    await env.write(doc(3))
+    env.fake.respond_with(lambda body: text("<edits></edits>"))
+    session = env.say("Use make.", "Ok.")
+    env.core.bus.publish(TurnCompleted(env.workspace_id, session))
+    env.timers.advance(100)
+    env.core.bus.publish(MessageAdded(env.workspace_id, session, "msg_next"))
+    env.timers.advance(100)
+    await env.core.refresh.queue.wait_idle()
+    assert env.fake.message_requests == []  # 100 s since the last message
+    env.core.refresh.conversation_closed(env.workspace_id)
+    env.timers.advance(10)
+    await env.core.refresh.queue.wait_idle()
+    assert len(env.fake.message_requests) == 1
+
+    env.core.refresh.conversation_closed(env.workspace_id)  # nothing waits: nothing runs
+    env.say("Use ninja.", "Ok.", session=session)
+    assert await env.core.refresh.enqueue_unfolded() == [env.workspace_id]
+    env.timers.advance(10)
+    await env.core.refresh.queue.wait_idle()
+    assert len(env.fake.message_requests) == 2 and "Use ninja." in env.sent()
 
 
 async def test_n_turns_make_one_call_and_two_workspaces_two_calls_each_with_its_own(env, tmp_path):
@@ -669,7 +695,7 @@ async def test_n_turns_make_one_call_and_two_workspaces_two_calls_each_with_its_
         env.timers.advance(2)
     env.say("the only turn in B", "answer in B", workspace_id=other)
     env.core.refresh.enqueue(other)
-    env.timers.advance(10)
+    env.timers.advance(120)
     await env.core.refresh.queue.wait_idle()
     bodies = [env.sent(i) for i in range(len(env.fake.message_requests))]
     assert len(bodies) == 2

@@ -85,7 +85,7 @@ def open_core(
         read_only_fallback: open a database that cannot be written read-only (commands that
             only read).
         env: the environment for settings overrides (default ``os.environ``).
-        debounce_s: the refresh debounce; default the settings' value.
+        debounce_s: the refresh's quiet time; default the settings' ``refresh_idle_s``.
         timer_scheduler: the queue's timers (tests fire them by hand).
         poll_interval_s: seconds between checks for writes by another process.
         max_tool_rounds: the agent's cap on tool rounds per turn (tests lower it).
@@ -325,7 +325,7 @@ def _build(
             form=options.rewrite_form,
         )
         queue_options: dict[str, object] = {
-            "debounce_s": settings.current().debounce_s
+            "debounce_s": settings.current().refresh_idle_s
             if options.debounce_s is None
             else options.debounce_s,
             "clock": options.clock or time.monotonic,
