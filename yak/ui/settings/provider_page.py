@@ -9,7 +9,7 @@ Apply / Discard / Cancel. Settings go to ``settings.json`` and the key to the OS
 through the settings service (never the key to the database, the settings file or a log line);
 where the key comes from is read on a worker thread, never on the UI thread. A value set by an
 environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``, ``YAK_MEMORY_MODEL``,
-``YAK_DEBOUNCE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``) wins over the
+``YAK_REFRESH_IDLE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``) wins over the
 stored one, so its field is read-only and says so; saving never copies an environment value into
 the settings file.
 """
