@@ -194,7 +194,7 @@ class Setup:
 
 async def coalescing(setup: Setup, turns: int, *, spacing_s: float, workspaces: int = 1) -> int:
     """Model calls for ``turns`` turn-completions per workspace, ``spacing_s`` apart, with a
-    10 s debounce and the 600 s maximum wait; runs until nothing is pending."""
+    10 s debounce and the 900 s maximum wait; runs until nothing is pending."""
     core, timers = setup.core, setup.timers
     before = len(setup.fake.message_requests)
     ids = [
@@ -350,7 +350,7 @@ async def main(repeat: int) -> None:
         setup = Setup(Path(tmp), fake)
         fake.respond_with(lambda body: fake_api_module.text("- coalesced\n" + document(5)))
 
-        print("Coalescing: turn-completions -> model calls (debounce 10 s, maximum wait 600 s)")
+        print("Coalescing: turn-completions -> model calls (debounce 10 s, maximum wait 900 s)")
         print(f"{'turns':>6}  {'apart':>6}  {'workspaces':>10}  {'model calls':>11}  expected")
         for turns, spacing, workspaces, expected in (
             (1, 1.0, 1, 1),
@@ -358,7 +358,7 @@ async def main(repeat: int) -> None:
             (20, 1.0, 1, 1),
             (100, 0.5, 1, 1),
             (5, 1.0, 2, 2),  # one each
-            (100, 7.0, 1, 2),  # the 600 s maximum wait runs one in between
+            (100, 9.5, 1, 2),  # the 900 s maximum wait runs one in between
         ):
             calls = await coalescing(setup, turns, spacing_s=spacing, workspaces=workspaces)
             print(f"{turns:>6}  {spacing:>5g}s  {workspaces:>10}  {calls:>11}  {expected}")

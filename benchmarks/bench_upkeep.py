@@ -18,9 +18,10 @@ its timers fire as the session's time passes, and the conversation is closed aft
 turn. The memory model is scripted to follow its prompt (it adds each decision it reads that
 the document lacks, with one line edit, and answers an empty block otherwise).
 
-The same session runs twice: with the idle timing (the default: a refresh waits for 120 s of
-quiet, at most 600 s after the first unfolded turn, 10 s after the conversation is closed) and
-with the timing before it (a 10 s debounce) for comparison.
+The same session runs with the idle timing (the default: a refresh waits for 120 s of quiet, at
+most 900 s after the first unfolded turn, 10 s after the conversation is closed), with the timing
+before it (a 10 s debounce) for comparison, and with other bounds than 900 s (each refresh
+re-sends the rules and the document, so the bound sets what a long conversation costs).
 
 Each run prints the chat's and the memory's model calls and tokens (uncached input, cache
 writes, cache reads, output) and the memory's share of the session's cost. Cost is counted in
@@ -54,7 +55,7 @@ from tests.support import fake_api as fake_api_module
 from tests.support.fake_api import approx_tokens
 from yak.agent.types import ApprovalDecision
 from yak.bootstrap import open_core
-from yak.config import DEFAULT_IDLE_S, SETTLE_S
+from yak.config import DEFAULT_IDLE_S, MAX_WAIT_S, SETTLE_S
 from yak.domain import TokenUsage, estimate_tokens
 from yak.events import RefreshFinished
 from yak.memory.prompt import request_text
@@ -222,8 +223,9 @@ class Run:
     session_minutes: float
 
 
-async def session(name: str, *, debounce_s: float) -> Run:
-    """Run the 20-turn session with the refresh queue's quiet time ``debounce_s``."""
+async def session(name: str, *, debounce_s: float, max_wait_s: float = MAX_WAIT_S) -> Run:
+    """Run the 20-turn session with the refresh queue's quiet time ``debounce_s`` and its
+    bound ``max_wait_s``."""
     gaps = random.Random(SEED)
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -243,6 +245,7 @@ async def session(name: str, *, debounce_s: float) -> Run:
             timer_scheduler=timers.schedule,
             model_client=clients,
             debounce_s=debounce_s,
+            max_wait_s=max_wait_s,
         )
         started = timers.now
         try:
@@ -278,7 +281,7 @@ async def session(name: str, *, debounce_s: float) -> Run:
                     raise SystemExit(f"turn {turn + 1} ended {finished.status}: {finished.error}")
             core.refresh.conversation_closed(workspace.id)  # the person is done
             session_minutes = (timers.now - started) / 60
-            await pass_time(600)  # whatever still waits runs
+            await pass_time(max_wait_s)  # whatever still waits runs
             await core.refresh.queue.wait_idle()
 
             chat, memory = Calls(), Calls()
@@ -369,6 +372,16 @@ async def main(ratio: float) -> None:
         f"{'10 s debounce (before)':>22} {today_calls:>13} {today_calls * 5 / TURNS:>11.2f} "
         f"{today_share:>12.1%}"
     )
+    print(f"\n{'bound (idle timing)':>22} {'refresh calls':>13} {'upkeep share':>12}")
+    for bound in (600.0, MAX_WAIT_S, 1800.0):
+        run = idle if bound == MAX_WAIT_S else None
+        if run is None:
+            run = await session(f"bound {bound:g} s", debounce_s=DEFAULT_IDLE_S, max_wait_s=bound)
+        memory_cost = run.memory.cost(ratio)
+        print(
+            f"{f'{bound / 60:g} minutes' + (' (default)' if run is idle else ''):>22} "
+            f"{run.memory.calls:>13} {memory_cost / (run.chat.cost() + memory_cost):>12.1%}"
+        )
     targets.target(
         "memory upkeep, human-paced 20-turn session: share of cost",
         f"{share:.1%} (10 s debounce: {today_share:.1%})",

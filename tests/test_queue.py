@@ -340,19 +340,19 @@ async def test_by_default_a_refresh_waits_for_two_quiet_minutes_after_the_last_m
     assert runner.calls == [("ws_a", False)]
 
 
-async def test_a_conversation_that_never_pauses_is_folded_ten_minutes_after_its_first_turn():
-    """Messages every 60 s never leave two quiet minutes, yet the run happens 600 s after the
-    first unfolded turn, and the next one 600 s after the first turn after that run."""
+async def test_a_conversation_that_never_pauses_is_folded_15_minutes_after_its_first_turn():
+    """Messages every 60 s never leave two quiet minutes, yet the run happens 900 s after the
+    first unfolded turn, and the next one 900 s after the first turn after that run."""
     runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers)
-    for _ in range(20):  # t = 0, 60, …, 1140
+    for _ in range(32):  # t = 0, 60, …, 1860
         queue.enqueue("ws_a")
         timers.advance(30)
         queue.touch("ws_a")
         timers.advance(30)
         await settle(queue)
-    assert timers.now - 1000.0 == 1200
-    assert runner.calls == [("ws_a", False)] * 2  # at t = 600 and t = 1200
+    assert timers.now - 1000.0 == 1920
+    assert runner.calls == [("ws_a", False)] * 2  # at t = 900 and t = 960 + 900
 
 
 async def test_a_closed_conversation_or_a_start_with_unfolded_messages_waits_only_the_settle():

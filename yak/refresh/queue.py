@@ -6,9 +6,9 @@ docs/refresh.md): ``enqueue`` (an assistant turn completed) and ``touch`` (any m
 workspace stored, such as the next prompt) restart it, so the refresh waits until the
 conversation has been quiet for the debounce (default 120 s, 2-600 s); ``enqueue`` with
 ``settle_s`` (the conversation was closed, or the app started with unfolded messages) runs it
-after that shorter wait instead. It never fires later than ``max_wait_s`` (600 s) after the
-workspace's first pending enqueue, so a long conversation is folded in every ten minutes at
-the latest. When the timer fires
+after that shorter wait instead. It never fires later than ``max_wait_s`` (900 s) after the
+workspace's first pending enqueue, so a long conversation is folded in every quarter of an hour
+at the latest. When the timer fires
 the workspace's refresh runs; at most one run per workspace is in flight and at most
 ``max_concurrent`` (2) overall; the others wait their turn in order. Work that arrives during a
 run re-arms the workspace after it.

@@ -130,7 +130,7 @@ class ProviderPage(SettingsPage):
             step=10,
             tooltip="How long a conversation must be quiet before the memory document is "
             "rewritten (each new message restarts the wait; a long conversation is folded in "
-            "every ten minutes at the latest)",
+            "every quarter of an hour at the latest)",
         )
         form.addRow("Memory refresh after quiet:", self.debounce_spin)
         self.timeout_spin = self._setup_seconds_spin(
