@@ -917,3 +917,23 @@ async def test_a_second_refresh_within_five_minutes_reads_rules_and_document_fro
     assert second.usage.cache_read_input_tokens == prefix  # what the attempt recorded
     assert third_request.usage["cache_read_input_tokens"] == 0
     assert third_request.usage["cache_creation_input_tokens"] == prefix
+
+
+async def test_the_upkeep_read_sums_the_attempts_of_each_workspace(env, tmp_path):
+    """``memory.upkeep``: per workspace, the attempts of the last 7 and 30 days with their
+    model calls (none for an attempt with nothing to fold), tokens and outcomes."""
+    other = await other_workspace(env, tmp_path)
+    await env.write(doc(5))
+    env.say("Use make.", "Ok.")
+    env.fake.script(text(doc(5) + "- use make\n"))
+    applied = await env.refresh()
+    assert (await env.refresh()).status is RefreshStatus.UP_TO_DATE  # nothing unfolded
+
+    upkeep = await env.core.memory.upkeep()
+    assert set(upkeep) == {env.workspace_id}
+    week = upkeep[env.workspace_id].window(7)
+    assert (week.refreshes, week.calls) == (2, 1)
+    assert week.usage == applied.usage and week.usage.cache_creation_input_tokens > 0
+    assert week.outcomes == ((RefreshStatus.APPLIED, 1), (RefreshStatus.UP_TO_DATE, 1))
+    assert upkeep[env.workspace_id].window(30) == week
+    assert await env.core.memory.upkeep(other) == {}

@@ -550,7 +550,7 @@ SELECT workspace_id, status,
     SUM(input_tokens), SUM(output_tokens), SUM(cache_write_tokens), SUM(cache_read_tokens)
 FROM refresh_attempts
 WHERE CAST(created_at AS VARCHAR) >= :since {workspace}
-GROUP BY workspace_id, status, CASE WHEN CAST(created_at AS VARCHAR) >= :recent THEN 1 ELSE 0 END
+GROUP BY 1, 2, 3
 """
 
 
