@@ -13,6 +13,7 @@ import asyncio
 import pytest
 
 from tests.support import ManualTimers
+from yak.config import load_settings
 from yak.domain import QueueState, RefreshOutcome, RefreshStatus
 from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
 
@@ -370,3 +371,15 @@ async def test_a_closed_conversation_or_a_start_with_unfolded_messages_waits_onl
     assert runner.calls == [("ws_a", False)]
     queue.enqueue("ws_a")
     assert queue.state("ws_a").due_in == pytest.approx(120.0)
+
+
+def test_the_quiet_time_setting_ignores_an_older_debounce_and_is_bounded(tmp_path):
+    """``settings.json`` written by an older Yak holds ``debounce_s: 10`` (every Settings save
+    wrote it): it is not read, so the quiet time is the new default; the environment's value
+    is clamped to 2-600 s and a malformed one ignored."""
+    (tmp_path / "settings.json").write_text('{"debounce_s": 10.0, "chat_model": "mine"}')
+    settings = load_settings(tmp_path, env={})
+    assert (settings.refresh_idle_s, settings.chat_model) == (120.0, "mine")
+    assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "5000"}).refresh_idle_s == 600
+    assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "1"}).refresh_idle_s == 2
+    assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "soon"}).refresh_idle_s == 120
