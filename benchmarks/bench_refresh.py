@@ -47,6 +47,7 @@ from tests.test_redact_corpus import CREDENTIALS
 from yak.bootstrap import open_core
 from yak.core import Core
 from yak.llm.provider import Provider
+from yak.memory.prompt import request_text
 from yak.memory.redact import redact
 from yak.ui.heap import freeze_long_lived
 
@@ -193,7 +194,7 @@ class Setup:
 
 async def coalescing(setup: Setup, turns: int, *, spacing_s: float, workspaces: int = 1) -> int:
     """Model calls for ``turns`` turn-completions per workspace, ``spacing_s`` apart, with a
-    10 s debounce and the 60 s maximum wait; runs until nothing is pending."""
+    10 s debounce and the 900 s maximum wait; runs until nothing is pending."""
     core, timers = setup.core, setup.timers
     before = len(setup.fake.message_requests)
     ids = [
@@ -239,7 +240,7 @@ def _rewrite_responder(body: dict):
     """Answer a rewrite with one edit re-tagging the document's last line: a rewrite that
     changes one line, which the review rules apply at once (re-tagging every line would remove
     them all, and wait for review)."""
-    content = body["messages"][0]["content"]
+    content = request_text(body["messages"])
     current = re.search(r"<current-memory>\n(.*?)\n</current-memory>", content, re.DOTALL)
     shown = current.group(1) if current else ""
     last = 0 if shown.startswith("(empty:") else len(shown.split("\n"))
@@ -349,7 +350,7 @@ async def main(repeat: int) -> None:
         setup = Setup(Path(tmp), fake)
         fake.respond_with(lambda body: fake_api_module.text("- coalesced\n" + document(5)))
 
-        print("Coalescing: turn-completions -> model calls (debounce 10 s, maximum wait 60 s)")
+        print("Coalescing: turn-completions -> model calls (debounce 10 s, maximum wait 900 s)")
         print(f"{'turns':>6}  {'apart':>6}  {'workspaces':>10}  {'model calls':>11}  expected")
         for turns, spacing, workspaces, expected in (
             (1, 1.0, 1, 1),
@@ -357,7 +358,7 @@ async def main(repeat: int) -> None:
             (20, 1.0, 1, 1),
             (100, 0.5, 1, 1),
             (5, 1.0, 2, 2),  # one each
-            (100, 1.0, 1, 2),  # the 60 s maximum wait runs one in between
+            (100, 9.5, 1, 2),  # the 900 s maximum wait runs one in between
         ):
             calls = await coalescing(setup, turns, spacing_s=spacing, workspaces=workspaces)
             print(f"{turns:>6}  {spacing:>5g}s  {workspaces:>10}  {calls:>11}  {expected}")

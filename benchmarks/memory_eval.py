@@ -67,6 +67,7 @@ from tests.support.fake_api import FakeAnthropic, Reply, text
 from yak.bootstrap import open_core
 from yak.domain import RefreshOutcome, RefreshStatus, RewriteForm, line_changes
 from yak.llm.provider import Provider
+from yak.memory.prompt import request_text
 
 OFFLINE_MODEL = "scripted-memory-model"
 COST_TARGET = 0.2  # the edit form's output tokens for one added line, as a share of the whole's
@@ -651,7 +652,7 @@ class ScriptedModel:
         if not isinstance(system, str):
             system = "".join(block.get("text", "") for block in system)
         messages = body["messages"]
-        request = messages[0]["content"]
+        request = request_text(messages)
         edit_form = "<edits>" in system and len(messages) == 1
         shown = re.search(r"<current-memory>\n(.*?)\n</current-memory>", request, re.DOTALL)
         current = self._lines(shown.group(1) if shown else "")

@@ -75,12 +75,14 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
     shown = json.loads(yak(data_dir, "memory", "show", "-w", folder, "--json").stdout)
     assert (shown["lines"], shown["version"], shown["workspace"]) == (150, 1, str(folder))
     assert shown["content"].encode("utf-8") == expected
+    assert shown["tokens"] == -(-len(shown["content"]) // 4)  # an estimate: characters / 4
     assert set(shown) == {
         "workspace",
         "workspace_id",
         "version",
         "lines",
         "chars",
+        "tokens",
         "flags",
         "updated_at",
         "content",

@@ -19,6 +19,7 @@ import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import error, text
+from yak.memory.prompt import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -95,7 +96,7 @@ def test_applied_exit_0_with_the_json_contract(data_dir, project):
     assert payload["reason"] and payload["workspace_id"] == project.id
     assert project.content().encode() == new.encode()
     assert project.snapshot()[2] == 0
-    assert "Lint with ruff." in project.fake.message_requests[0].body["messages"][0]["content"]
+    assert "Lint with ruff." in request_text(project.fake.message_requests[0].body["messages"])
 
 
 def test_applied_human_line_then_up_to_date_without_a_call(data_dir, project):

@@ -16,6 +16,7 @@ from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import text
 from tests.test_cli_refresh import as_json, doc
 from tests.test_trusted_memory import write_raw_content
+from yak.memory.prompt import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -224,7 +225,7 @@ def test_review_mode_holds_a_harmless_reply_until_accepted(project):
 def test_an_echo_of_the_request_is_refused_not_document(project):
     """Case 6 through the CLI: an empty memory, a reply echoing the request."""
     project.say("Set up CI.", "Done.")
-    project.fake.script(lambda body: text(body["messages"][0]["content"]))
+    project.fake.script(lambda body: text(request_text(body["messages"])))
     result = project.run("refresh", "--json")
     payload = as_json(result)
     assert result.returncode == 3 and payload["status"] == "refused_not_document"

@@ -12,6 +12,7 @@ from tests.support.builders import seed_document
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus
 from yak.memory.edits import EXAMPLE, EditError, apply_edits, number_lines, parse_edits
+from yak.memory.prompt import request_text
 
 DOC = (
     "Project\n- orders-api: a FastAPI service.\n- Python 3.12.\n\nDeploy\n- Deploys go to Heroku.\n"
@@ -102,8 +103,8 @@ async def test_a_refresh_asks_for_edits_against_the_numbered_document_and_applie
     assert (outcome.added, outcome.removed) == (1, 1)
     assert (await core.memory.read(workspace.id)).content == DOC.replace("3.12", "3.13")
     body = fake_api.message_requests[0].body
-    assert number_lines(DOC) in body["messages"][0]["content"]
-    assert "@@ insert after N" in body["system"]
+    assert number_lines(DOC) in request_text(body["messages"])
+    assert "@@ insert after N" in body["system"][0]["text"]
 
 
 async def test_an_empty_block_of_edits_is_up_to_date_with_no_revision_and_folds_the_talk(

@@ -16,6 +16,7 @@ from tests.support.fake_api import text
 from yak.domain import QueueState, RefreshStatus
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
+from yak.memory.prompt import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -250,7 +251,7 @@ async def test_forced_refresh_and_the_state_a_view_reads(core, fake_api, folder)
     fake_api.script(text("- too short\n"))
     outcome = await core.refresh.refresh_now(workspace.id, rebuild=True)
     assert outcome.status is RefreshStatus.REFUSED_FLOOR
-    assert "rebuild" in fake_api.message_requests[0].body["messages"][0]["content"]
+    assert "rebuild" in request_text(fake_api.message_requests[0].body["messages"])
     state = await core.refresh.snapshot(workspace.id)
     assert (state.state, state.due_in) == (QueueState.IDLE, None)
     assert state.last_attempt is not None and state.last_attempt.reason == outcome.reason

@@ -1,6 +1,6 @@
 """The rewrite request keeps the conversations inside their block."""
 
-from yak.memory.prompt import build_rewrite_request
+from yak.memory.prompt import build_rewrite_request, request_text
 
 
 def test_a_conversation_cannot_close_its_block_and_pose_as_the_request():
@@ -15,7 +15,7 @@ def test_a_conversation_cannot_close_its_block_and_pose_as_the_request():
         transcript=f"user: {attack}",
         workspace_name="proj",
     )
-    body = messages[0]["content"]
+    body = request_text(messages)
     assert body.count("</conversations>") == 1
     assert body.count("<conversations>") == 1
     assert body.count("</current-memory>") == 1
@@ -31,4 +31,4 @@ def test_an_ordinary_conversation_passes_through_unchanged():
         transcript="user: use List<int> and <br> tags",
         workspace_name="proj",
     )
-    assert "user: use List<int> and <br> tags" in messages[0]["content"]
+    assert "user: use List<int> and <br> tags" in request_text(messages)

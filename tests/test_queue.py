@@ -13,6 +13,7 @@ import asyncio
 import pytest
 
 from tests.support import ManualTimers
+from yak.config import load_settings
 from yak.domain import QueueState, RefreshOutcome, RefreshStatus
 from yak.refresh.queue import MemoryRefreshQueue, QueueStatus
 
@@ -278,11 +279,11 @@ async def test_state_changes_are_reported_idle_pending_running_idle():
 
 
 async def test_set_debounce_is_clamped_and_retimes_pending_timers():
-    """The debounce is clamped to 2-120 s and a change re-times the pending timer."""
+    """The debounce is clamped to 2-600 s and a change re-times the pending timer."""
     runner, timers = Runner(), ManualTimers()
     queue = make_queue(runner, timers, debounce_s=10)
     assert queue.set_debounce(1) == 2.0
-    assert queue.set_debounce(500) == 120.0
+    assert queue.set_debounce(5000) == 600.0
     queue.set_debounce(30)
     queue.enqueue("ws_a")
     timers.advance(5)
@@ -310,3 +311,75 @@ async def test_a_run_that_raises_is_logged_and_the_queue_keeps_working(caplog):
     with pytest.raises(RuntimeError):
         await queue.refresh_now("ws_a")
     assert queue.state("ws_a").state == "idle"
+
+
+# --- idle timing ("Idle and cost" in docs/refresh.md) -------------------------------------------
+
+
+async def test_by_default_a_refresh_waits_for_two_quiet_minutes_after_the_last_message():
+    """A person answering every 30-110 s keeps the refresh waiting (each stored message
+    restarts the quiet time); once they stop, it runs 120 s after the last message."""
+    runner, timers = Runner(), ManualTimers()
+    queue = make_queue(runner, timers)
+    queue.enqueue("ws_a")  # turn 1 completed
+    for gap in (30, 110, 70):
+        timers.advance(gap)
+        queue.touch("ws_a")  # the next prompt is stored
+        timers.advance(5)
+        queue.enqueue("ws_a")  # its turn completed
+    await settle(queue)
+    assert runner.calls == []
+    timers.advance(119.9)
+    await settle(queue)
+    assert runner.calls == []
+    timers.advance(0.1)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+    queue.touch("ws_a")  # a message with nothing pending queues nothing
+    timers.advance(600)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+
+
+async def test_a_conversation_that_never_pauses_is_folded_15_minutes_after_its_first_turn():
+    """Messages every 60 s never leave two quiet minutes, yet the run happens 900 s after the
+    first unfolded turn, and the next one 900 s after the first turn after that run."""
+    runner, timers = Runner(), ManualTimers()
+    queue = make_queue(runner, timers)
+    for _ in range(32):  # t = 0, 60, …, 1860
+        queue.enqueue("ws_a")
+        timers.advance(30)
+        queue.touch("ws_a")
+        timers.advance(30)
+        await settle(queue)
+    assert timers.now - 1000.0 == 1920
+    assert runner.calls == [("ws_a", False)] * 2  # at t = 900 and t = 960 + 900
+
+
+async def test_a_closed_conversation_or_a_start_with_unfolded_messages_waits_only_the_settle():
+    """``enqueue(settle_s=10)`` runs 10 s later whatever the quiet time; a message stored
+    meanwhile does not push it back; the next ordinary enqueue waits the quiet time again."""
+    runner, timers = Runner(), ManualTimers()
+    queue = make_queue(runner, timers)
+    queue.enqueue("ws_a")
+    timers.advance(30)
+    queue.enqueue("ws_a", settle_s=10)
+    timers.advance(5)
+    queue.touch("ws_a")
+    timers.advance(5)
+    await settle(queue)
+    assert runner.calls == [("ws_a", False)]
+    queue.enqueue("ws_a")
+    assert queue.state("ws_a").due_in == pytest.approx(120.0)
+
+
+def test_the_quiet_time_setting_ignores_an_older_debounce_and_is_bounded(tmp_path):
+    """``settings.json`` written by an older Yak holds ``debounce_s: 10`` (every Settings save
+    wrote it): it is not read, so the quiet time is the new default; the environment's value
+    is clamped to 2-600 s and a malformed one ignored."""
+    (tmp_path / "settings.json").write_text('{"debounce_s": 10.0, "chat_model": "mine"}')
+    settings = load_settings(tmp_path, env={})
+    assert (settings.refresh_idle_s, settings.chat_model) == (120.0, "mine")
+    assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "5000"}).refresh_idle_s == 600
+    assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "1"}).refresh_idle_s == 2
+    assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "soon"}).refresh_idle_s == 120

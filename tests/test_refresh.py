@@ -19,13 +19,23 @@ from filelock import FileLock, Timeout
 
 from tests.support import ManualTimers, ModelClients, project_folder, record, say, until
 from tests.support.builders import seed_document
-from tests.support.fake_api import FakeAnthropic, cut, error, hang, stream_error, text
+from tests.support.fake_api import (
+    FakeAnthropic,
+    approx_tokens,
+    cut,
+    error,
+    hang,
+    request_blocks,
+    stream_error,
+    text,
+)
 from yak.core import Core
 from yak.db.locks import FileRefreshLock
-from yak.domain import RefreshStatus, RevisionSource
-from yak.events import MemoryChanged, RefreshFinished, TurnCompleted
+from yak.domain import RefreshStatus, RevisionSource, TokenUsage
+from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnCompleted
 from yak.llm.provider import Provider
 from yak.memory.edits import number_lines
+from yak.memory.prompt import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -99,7 +109,7 @@ class Env:
 
     def sent(self, index: int = -1) -> str:
         """The user content of a recorded model request."""
-        return self.fake.message_requests[index].body["messages"][0]["content"]
+        return request_text(self.fake.message_requests[index].body["messages"])
 
     async def content(self, workspace_id: str | None = None) -> str:
         return (await self.core.memory.read(workspace_id or self.workspace_id)).content
@@ -172,7 +182,9 @@ async def test_a_good_reply_is_applied_with_the_memory_model_and_watermarks_adva
     assert revision.source is RevisionSource.REFRESH and revision.model == "claude-memory-test"
     attempt = await env.last_attempt()
     assert attempt.status is RefreshStatus.APPLIED and attempt.result_version == 2
-    assert attempt.usage.input_tokens == 10 and attempt.duration_s > 0
+    # The tokens as the API reported them, the prompt cache's split kept.
+    assert attempt.usage == TokenUsage(**env.fake.message_requests[0].usage)
+    assert attempt.usage.cache_creation_input_tokens > 0 and attempt.duration_s > 0
     assert env.events[0] == MemoryChanged(env.workspace_id, 2, "refresh", None)
     assert isinstance(env.events[1], RefreshFinished) and env.events[1].outcome == outcome
 
@@ -635,14 +647,40 @@ async def test_two_sessions_a_second_apart_make_one_call_with_both(env):
     env.timers.advance(1)
     python = env.say("Which Python?", "Decided: pin Python 3.12.", title="Python")
     env.core.bus.publish(TurnCompleted(env.workspace_id, python))
-    env.timers.advance(9)
+    env.timers.advance(119)
     await env.core.refresh.queue.wait_idle()
-    assert env.fake.message_requests == []  # still within the debounce of the second turn
+    assert env.fake.message_requests == []  # not yet quiet for 120 s since the second turn
     env.timers.advance(1)
     await env.core.refresh.queue.wait_idle()
     assert len(env.fake.message_requests) == 1
     assert "lint with ruff" in env.sent() and "pin Python 3.12" in env.sent()
     assert env.unfolded() == []
+
+
+async def test_messages_on_the_bus_keep_the_refresh_waiting_and_a_closed_one_runs_soon(env):
+    """Through the core's bus: a stored message (``MessageAdded``, the next prompt) restarts
+    the quiet time of a pending refresh; closing the conversation runs it 10 s later; at
+    start, unfolded conversations also run 10 s in (they ended when the app quit)."""
+    await env.write(doc(3))
+    env.fake.respond_with(lambda body: text("<edits></edits>"))
+    session = env.say("Use make.", "Ok.")
+    env.core.bus.publish(TurnCompleted(env.workspace_id, session))
+    env.timers.advance(100)
+    env.core.bus.publish(MessageAdded(env.workspace_id, session, "msg_next"))
+    env.timers.advance(100)
+    await env.core.refresh.queue.wait_idle()
+    assert env.fake.message_requests == []  # 100 s since the last message
+    env.core.refresh.conversation_closed(env.workspace_id)
+    env.timers.advance(10)
+    await env.core.refresh.queue.wait_idle()
+    assert len(env.fake.message_requests) == 1
+
+    env.core.refresh.conversation_closed(env.workspace_id)  # nothing waits: nothing runs
+    env.say("Use ninja.", "Ok.", session=session)
+    assert await env.core.refresh.enqueue_unfolded() == [env.workspace_id]
+    env.timers.advance(10)
+    await env.core.refresh.queue.wait_idle()
+    assert len(env.fake.message_requests) == 2 and "Use ninja." in env.sent()
 
 
 async def test_n_turns_make_one_call_and_two_workspaces_two_calls_each_with_its_own(env, tmp_path):
@@ -657,7 +695,7 @@ async def test_n_turns_make_one_call_and_two_workspaces_two_calls_each_with_its_
         env.timers.advance(2)
     env.say("the only turn in B", "answer in B", workspace_id=other)
     env.core.refresh.enqueue(other)
-    env.timers.advance(10)
+    env.timers.advance(120)
     await env.core.refresh.queue.wait_idle()
     bodies = [env.sent(i) for i in range(len(env.fake.message_requests))]
     assert len(bodies) == 2
@@ -838,3 +876,64 @@ async def test_memory_turned_off_sends_nothing_and_folds_nothing_until_turned_on
     env.fake.script(text(doc(5) + "- lint with ruff\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
     assert "We decided to lint with ruff." in env.sent()
+
+
+def cached_prefix(body: dict) -> tuple[int, str]:
+    """The tokens the fake API counts up to a request's last cache breakpoint, and the text of
+    the block that ends it."""
+    blocks = request_blocks(body)
+    last = max(i for i, (_block, marked) in enumerate(blocks) if marked)
+    tokens = sum(approx_tokens(block) for block, _ in blocks[: last + 1])
+    return tokens, blocks[last][0]["block"]["text"]
+
+
+async def test_a_second_refresh_within_five_minutes_reads_rules_and_document_from_the_cache(env):
+    """Two refreshes 4 minutes apart on an unchanged document: the first writes the rules and
+    the numbered document to the prompt cache, the second reads them from it and pays full
+    price only for its conversations; a third, 6 minutes later, finds the cache expired."""
+    env.fake.cache.clock = env.timers.clock
+    await env.write(doc(150))
+    env.fake.script(*[text("<edits></edits>")] * 3)
+    env.say("What time is it?", "Lunch time.")
+    assert (await env.refresh()).status is RefreshStatus.UP_TO_DATE
+    env.timers.advance(240)
+    env.say("Thanks, see you later.", "Bye.")
+    second = await env.refresh()
+    assert second.status is RefreshStatus.UP_TO_DATE
+    env.timers.advance(360)
+    env.say("Back again.", "Welcome back.")
+    assert (await env.refresh()).status is RefreshStatus.UP_TO_DATE
+
+    first_request, second_request, third_request = env.fake.message_requests
+    prefix, last_cached = cached_prefix(second_request.body)
+    assert number_lines(doc(150)) in last_cached and "Back again" not in last_cached
+    assert prefix > 2000  # the rules and 150 numbered lines
+    assert cached_prefix(first_request.body)[0] == prefix  # the same bytes both times
+    assert first_request.usage["cache_creation_input_tokens"] == prefix
+    assert first_request.usage["cache_read_input_tokens"] == 0
+    assert second_request.usage["cache_read_input_tokens"] == prefix
+    assert second_request.usage["cache_creation_input_tokens"] == 0
+    assert second_request.usage["input_tokens"] < prefix / 10  # the conversations only
+    assert second.usage.cache_read_input_tokens == prefix  # what the attempt recorded
+    assert third_request.usage["cache_read_input_tokens"] == 0
+    assert third_request.usage["cache_creation_input_tokens"] == prefix
+
+
+async def test_the_upkeep_read_sums_the_attempts_of_each_workspace(env, tmp_path):
+    """``memory.upkeep``: per workspace, the attempts of the last 7 and 30 days with their
+    model calls (none for an attempt with nothing to fold), tokens and outcomes."""
+    other = await other_workspace(env, tmp_path)
+    await env.write(doc(5))
+    env.say("Use make.", "Ok.")
+    env.fake.script(text(doc(5) + "- use make\n"))
+    applied = await env.refresh()
+    assert (await env.refresh()).status is RefreshStatus.UP_TO_DATE  # nothing unfolded
+
+    upkeep = await env.core.memory.upkeep()
+    assert set(upkeep) == {env.workspace_id}
+    week = upkeep[env.workspace_id].window(7)
+    assert (week.refreshes, week.calls) == (2, 1)
+    assert week.usage == applied.usage and week.usage.cache_creation_input_tokens > 0
+    assert week.outcomes == ((RefreshStatus.APPLIED, 1), (RefreshStatus.UP_TO_DATE, 1))
+    assert upkeep[env.workspace_id].window(30) == week
+    assert await env.core.memory.upkeep(other) == {}

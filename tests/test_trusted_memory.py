@@ -210,7 +210,7 @@ def test_the_rewrite_prompt_lists_hand_lines_and_removed_lines_also_on_rebuild()
             hand_lines=["- lint with ruff"],
             removed_lines=["- deploy on Fridays"],
         )
-        body = messages[0]["content"]
+        body = prompt.request_text(messages)
         assert "<lines-you-wrote>\n- lint with ruff\n</lines-you-wrote>" in body
         assert "<removed-lines>\n- deploy on Fridays\n</removed-lines>" in body
 
@@ -373,7 +373,7 @@ async def test_an_echo_of_the_request_is_refused_not_document(env: Env):
     before = await env.snapshot()
 
     def echo(body: dict):
-        return text(body["messages"][0]["content"])
+        return text(prompt.request_text(body["messages"]))
 
     env.fake.script(echo)
     outcome = await env.refresh()

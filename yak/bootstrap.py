@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from yak.aio import Offload, to_thread
 from yak.aio import in_place as in_place_offload
 from yak.bus import EventBus
+from yak.config import MAX_WAIT_S
 from yak.core import Core, Services
 from yak.domain import RewriteForm
 from yak.memory.review import ReviewInbox
@@ -61,6 +62,7 @@ def open_core(
     read_only_fallback: bool = False,
     env: dict[str, str] | None = None,
     debounce_s: float | None = None,
+    max_wait_s: float = MAX_WAIT_S,
     timer_scheduler: Scheduler | None = None,
     poll_interval_s: float = 1.0,
     max_tool_rounds: int | None = None,
@@ -85,7 +87,9 @@ def open_core(
         read_only_fallback: open a database that cannot be written read-only (commands that
             only read).
         env: the environment for settings overrides (default ``os.environ``).
-        debounce_s: the refresh debounce; default the settings' value.
+        debounce_s: the refresh's quiet time; default the settings' ``refresh_idle_s``.
+        max_wait_s: the longest a refresh waits after the first unfolded turn (the benchmark of
+            the memory's upkeep compares bounds).
         timer_scheduler: the queue's timers (tests fire them by hand).
         poll_interval_s: seconds between checks for writes by another process.
         max_tool_rounds: the agent's cap on tool rounds per turn (tests lower it).
@@ -104,6 +108,7 @@ def open_core(
         model_client=model_client,
         env=env,
         debounce_s=debounce_s,
+        max_wait_s=max_wait_s,
         timer_scheduler=timer_scheduler,
         poll_interval_s=poll_interval_s,
         max_tool_rounds=max_tool_rounds,
@@ -144,6 +149,7 @@ class _Options:
         model_client: ModelClientFactory | None,
         env: dict[str, str] | None,
         debounce_s: float | None,
+        max_wait_s: float,
         timer_scheduler: Scheduler | None,
         poll_interval_s: float,
         max_tool_rounds: int | None,
@@ -154,6 +160,7 @@ class _Options:
         self.model_client = model_client
         self.env = env
         self.debounce_s = debounce_s
+        self.max_wait_s = max_wait_s
         self.timer_scheduler = timer_scheduler
         self.poll_interval_s = poll_interval_s
         self.max_tool_rounds = max_tool_rounds
@@ -325,9 +332,10 @@ def _build(
             form=options.rewrite_form,
         )
         queue_options: dict[str, object] = {
-            "debounce_s": settings.current().debounce_s
+            "debounce_s": settings.current().refresh_idle_s
             if options.debounce_s is None
             else options.debounce_s,
+            "max_wait_s": options.max_wait_s,
             "clock": options.clock or time.monotonic,
         }
         if options.timer_scheduler is not None:

@@ -2,7 +2,8 @@
 
 Environment variables win over the settings file (``settings.json`` in the data directory,
 written by Settings in the app): ``YAK_MODEL`` (chat model), ``YAK_MEMORY_MODEL`` (memory
-rewrite model), ``YAK_DEBOUNCE_SECONDS`` (2-120), ``YAK_COMMAND_SANDBOX`` (``auto``,
+rewrite model), ``YAK_REFRESH_IDLE_SECONDS`` (2-600: how long a conversation is quiet before
+its memory refresh runs), ``YAK_COMMAND_SANDBOX`` (``auto``,
 ``landlock``, ``bubblewrap`` or ``none``: how ``run_command`` is confined),
 ``YAK_TIMEOUT_SECONDS`` (1-3600: how long a model request may take to start answering, retries
 included, and the longest pause inside a reply). ``ANTHROPIC_API_KEY`` and
@@ -24,10 +25,14 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CHAT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MEMORY_MODEL = "claude-haiku-5-5"  # small and fast: rewrites are frequent
-DEFAULT_DEBOUNCE_S = 10.0
-MIN_DEBOUNCE_S = 2.0
-MAX_DEBOUNCE_S = 120.0
-MAX_WAIT_S = 60.0  # no workspace waits longer from its first enqueue ("The refresh")
+# The refresh waits until the conversation has been quiet this long ("Idle and cost" in
+# docs/refresh.md): a person who sends a message every minute or two gets one refresh when
+# they stop, not one per turn.
+DEFAULT_IDLE_S = 120.0
+MIN_IDLE_S = 2.0
+MAX_IDLE_S = 600.0
+MAX_WAIT_S = 900.0  # no workspace waits longer from its first unfolded turn
+SETTLE_S = 10.0  # the wait of a conversation that is over (closed; unfolded at start)
 SETTINGS_FILE = "settings.json"
 COMMAND_SANDBOXES = ("auto", "landlock", "bubblewrap", "none")
 DEFAULT_TIMEOUT_S = 120.0
@@ -39,7 +44,7 @@ SETTINGS_FILE_MODE = 0o600  # the user's alone, like the database and the log (y
 ENV_OVERRIDES = {
     "chat_model": "YAK_MODEL",
     "memory_model": "YAK_MEMORY_MODEL",
-    "debounce_s": "YAK_DEBOUNCE_SECONDS",
+    "refresh_idle_s": "YAK_REFRESH_IDLE_SECONDS",
     "request_timeout_s": "YAK_TIMEOUT_SECONDS",
     "command_sandbox": "YAK_COMMAND_SANDBOX",
 }
@@ -51,22 +56,21 @@ class Settings:
 
     chat_model: str = DEFAULT_CHAT_MODEL
     memory_model: str = DEFAULT_MEMORY_MODEL
-    debounce_s: float = DEFAULT_DEBOUNCE_S
+    refresh_idle_s: float = DEFAULT_IDLE_S  # the refresh queue's debounce
     base_url: str | None = None  # None: the SDK's default or ANTHROPIC_BASE_URL
     floor_ratio: float = 0.5
     command_sandbox: str = "auto"  # auto | landlock | bubblewrap | none (unconfined)
     request_timeout_s: float = DEFAULT_TIMEOUT_S
 
     def with_changes(self, **changes: Any) -> Settings:
-        """A copy with ``changes`` applied and the debounce clamped to
-        ``MIN_DEBOUNCE_S``–``MAX_DEBOUNCE_S`` seconds."""
+        """A copy with ``changes`` applied and clamped (:func:`clamp`)."""
         return clamp(replace(self, **changes))
 
 
 def clamp(settings: Settings) -> Settings:
-    """Clamp the debounce to 2-120 s, the floor ratio to 0-1 and the request timeout to
+    """Clamp the refresh's quiet time to 2-600 s, the floor ratio to 0-1 and the request timeout to
     1-3600 s; an unknown command sandbox is ``auto``."""
-    debounce = min(max(float(settings.debounce_s), MIN_DEBOUNCE_S), MAX_DEBOUNCE_S)
+    idle = min(max(float(settings.refresh_idle_s), MIN_IDLE_S), MAX_IDLE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
     sandbox = settings.command_sandbox
     if sandbox not in COMMAND_SANDBOXES:
@@ -74,7 +78,7 @@ def clamp(settings: Settings) -> Settings:
     timeout = min(max(float(settings.request_timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
     return replace(
         settings,
-        debounce_s=debounce,
+        refresh_idle_s=idle,
         floor_ratio=ratio,
         command_sandbox=sandbox,
         request_timeout_s=timeout,
@@ -84,7 +88,8 @@ def clamp(settings: Settings) -> Settings:
 def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Read ``settings.json`` in ``data_dir`` (missing or unreadable: defaults, logged), then
     apply the environment (:data:`ENV_OVERRIDES`). A number that does not parse (a malformed
-    ``YAK_DEBOUNCE_SECONDS``) is ignored with a log line."""
+    ``YAK_REFRESH_IDLE_SECONDS``) is ignored with a log line. A ``debounce_s`` stored by an
+    older Yak (10 s, one refresh per turn) is not read: the quiet time starts at its default."""
     env = os.environ if env is None else env
     values: dict[str, Any] = {}
     path = data_dir / SETTINGS_FILE

@@ -224,6 +224,24 @@ class MemoryDocument:
         """Character count (Unicode code points)."""
         return len(self.content)
 
+    @property
+    def tokens(self) -> int:
+        """About how many tokens the document adds to every chat request it is injected into
+        (:func:`estimate_tokens`: an estimate, shown with "≈")."""
+        return estimate_tokens(self.content)
+
+
+CHARS_PER_TOKEN = 4
+"""The estimate's characters per token: what Anthropic's documentation gives for English text;
+code and other languages run higher, so the figure is an order of magnitude, not a bill (no
+tokenizer is available offline). See "Cost" in docs/memory.md."""
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many tokens ``text`` is: its characters / :data:`CHARS_PER_TOKEN`, rounded
+    up (0 for ""). An estimate; no tokenizer is consulted."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
 
 @dataclass(frozen=True)
 class MemorySummary:
@@ -531,3 +549,53 @@ class RefreshState:
     unfolded: bool = False
     memory_enabled: bool = True
     missing_key: bool = False
+
+
+UPKEEP_WINDOWS_DAYS: tuple[int, int] = (7, 30)
+"""The windows of the memory's upkeep figures (``yak memory stats``, Settings › Memory)."""
+
+
+@dataclass(frozen=True)
+class UpkeepFigures:
+    """What a workspace's memory refreshes cost over one window of days.
+
+    Attributes:
+        refreshes: refresh attempts recorded (forced and automatic, whatever their outcome).
+        calls: model calls they made: an attempt that asked the model counts 1, one with a
+            retry (whole document, condense) 2; one that found nothing to fold counts 0.
+        usage: their tokens (uncached input, cache writes, cache reads, output).
+        outcomes: attempts per outcome (``applied``, ``up_to_date``, ``failed``…), the most
+            frequent first.
+    """
+
+    refreshes: int = 0
+    calls: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    outcomes: tuple[tuple[RefreshStatus, int], ...] = ()
+
+    def __add__(self, other: UpkeepFigures) -> UpkeepFigures:
+        """The two windows' figures summed (outcomes merged)."""
+        if not isinstance(other, UpkeepFigures):
+            return NotImplemented
+        merged: dict[RefreshStatus, int] = dict(self.outcomes)
+        for status, count in other.outcomes:
+            merged[status] = merged.get(status, 0) + count
+        return UpkeepFigures(
+            refreshes=self.refreshes + other.refreshes,
+            calls=self.calls + other.calls,
+            usage=self.usage + other.usage,
+            outcomes=tuple(sorted(merged.items(), key=lambda item: (-item[1], item[0].value))),
+        )
+
+
+@dataclass(frozen=True)
+class UpkeepStats:
+    """A workspace's memory upkeep: its refresh figures per window of days
+    (:data:`UPKEEP_WINDOWS_DAYS`), ``{days: UpkeepFigures}``, the shortest window first."""
+
+    workspace_id: str
+    windows: tuple[tuple[int, UpkeepFigures], ...] = ()
+
+    def window(self, days: int) -> UpkeepFigures:
+        """The figures of the ``days`` window (empty figures when there is none)."""
+        return dict(self.windows).get(days, UpkeepFigures())

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         Revision,
         RevisionSource,
         Tombstone,
+        UpkeepStats,
         Workspace,
         WorkspaceStamp,
         WriteEffects,
@@ -265,6 +266,11 @@ class AttemptRepository(Protocol):
         """The newest attempt of each workspace, without replies."""
         ...
 
+    def upkeep(self, workspace_id: str | None = None) -> dict[str, UpkeepStats]:
+        """Refreshes, model calls, tokens and outcomes over the last 7 and 30 days, per
+        workspace with an attempt in them (only ``workspace_id``'s when given)."""
+        ...
+
 
 class ConversationRepository(Protocol):
     """Chat sessions and their messages."""
@@ -374,7 +380,12 @@ class ModelClient(Protocol):
     ) -> Completion: ...
 
     async def complete(
-        self, *, model: str, system: str, messages: list[dict[str, Any]], max_tokens: int = 8192
+        self,
+        *,
+        model: str,
+        system: SystemPrompt,
+        messages: list[dict[str, Any]],
+        max_tokens: int = 8192,
     ) -> Completion: ...
 
     async def check(self, *, model: str) -> str: ...

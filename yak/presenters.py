@@ -27,6 +27,7 @@ from yak.domain import (
     RefreshState,
     RefreshStatus,
     ReviewMode,
+    UpkeepFigures,
 )
 from yak.text import plural
 
@@ -50,7 +51,9 @@ __all__ = [
     "source_label",
     "source_text",
     "status_colour",
+    "token_size",
     "turn_refresh_line",
+    "upkeep_line",
 ]
 
 
@@ -427,3 +430,40 @@ def change_words(source: str) -> str:
     ``"changed by another program"``…"""
     words = _SOURCE_WORDS.get(source)
     return words[2] if words else source
+
+
+# --- the memory's cost ("Cost" in docs/memory.md) ----------------------------------------------
+def token_count(count: int) -> str:
+    """A token count, short: ``300``, ``12.4k``, ``1.2M`` (a ``.0`` dropped)."""
+    if count < 1000:
+        return str(count)
+    value, unit = (count / 1000, "k") if count < 999_950 else (count / 1_000_000, "M")
+    return f"{value:.1f}".removesuffix(".0") + unit
+
+
+def token_size(tokens: int) -> str:
+    """A document's estimated size in tokens, as the memory panel shows it beside its lines:
+    ``"≈3.2k tokens"`` (an estimate, hence the ``≈``)."""
+    return f"≈{token_count(tokens)} {'token' if tokens == 1 else 'tokens'}"
+
+
+def upkeep_line(figures: UpkeepFigures) -> str:
+    """One window of a workspace's upkeep in one line: ``"3 refreshes, 3 model calls ·
+    26.8k tokens in (44% from cache), 140 out · 2 applied, 1 up to date"``; ``"no
+    refreshes"`` when there were none."""
+    if not figures.refreshes:
+        return "no refreshes"
+    usage = figures.usage
+    text = (
+        f"{plural(figures.refreshes, 'refresh', 'refreshes')}, "
+        f"{plural(figures.calls, 'model call')}"
+    )
+    if figures.calls:
+        text += f" · {token_count(usage.total_input_tokens)} tokens in"
+        if usage.total_input_tokens:
+            text += (
+                f" ({100 * usage.cache_read_input_tokens // usage.total_input_tokens}% from cache)"
+            )
+        text += f", {token_count(usage.output_tokens)} out"
+    outcomes = ", ".join(f"{count} {outcome_label(status)}" for status, count in figures.outcomes)
+    return f"{text} · {outcomes}"

@@ -167,8 +167,12 @@ def make_env(
 ) -> Env:
     """Build an :class:`Env` (the watcher is not started: tests call its step directly)."""
     clients = ModelClients()
-    core = open_core(
-        data_dir, clock=timers.clock, timer_scheduler=timers.schedule, model_client=clients
+    core = open_core(  # a 10 s quiet time: the panel tests count it down
+        data_dir,
+        clock=timers.clock,
+        timer_scheduler=timers.schedule,
+        model_client=clients,
+        debounce_s=10,
     )
     bridge = EventBridge(core.bus)
     root = tmp_path / "projects"

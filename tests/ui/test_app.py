@@ -265,7 +265,7 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
     from yak.presenters import PAUSED_TEXT
     from yak.ui.settings.dialog import SettingsDialog
 
-    monkeypatch.setenv("YAK_DEBOUNCE_SECONDS", "120")  # the pending run never starts here
+    monkeypatch.setenv("YAK_REFRESH_IDLE_SECONDS", "600")  # the pending run never starts here
     folder = tmp_path / "proj"
     folder.mkdir()
 

@@ -88,7 +88,7 @@ def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(
     assert not page.apply_button.isEnabled()
     stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
     assert stored["chat_model"] == "claude-opus-4-1"
-    assert stored["debounce_s"] == 30.0
+    assert stored["refresh_idle_s"] == 30.0
     assert "api_key" not in stored and "k" not in stored.values()
     assert applied and applied[-1].chat_model == "claude-opus-4-1"
 
@@ -97,10 +97,10 @@ def test_apply_is_possible_only_after_a_change_and_writes_only_what_changed(
     assert page.debounce_spin.value() == 30
 
 
-def test_the_debounce_spin_box_is_bounded_to_2_to_120_seconds(make_page):
+def test_the_quiet_time_spin_box_is_bounded_to_2_to_600_seconds(make_page):
     page, _core = make_page(key_store=StubKeyStore())
-    page.debounce_spin.setValue(500)
-    assert page.debounce_spin.value() == 120
+    page.debounce_spin.setValue(5000)
+    assert page.debounce_spin.value() == 600
     page.debounce_spin.setValue(0.5)
     assert page.debounce_spin.value() == 2
 

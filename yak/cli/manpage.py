@@ -25,7 +25,10 @@ ENVIRONMENT = (
     ("ANTHROPIC_BASE_URL", "an Anthropic-compatible server"),
     ("YAK_MODEL", "the chat model"),
     ("YAK_MEMORY_MODEL", "the model that rewrites memory documents"),
-    ("YAK_DEBOUNCE_SECONDS", "quiet time after a turn before the memory refresh (2-120)"),
+    (
+        "YAK_REFRESH_IDLE_SECONDS",
+        "how long a conversation is quiet before its memory refresh runs (2-600)",
+    ),
 )
 
 

@@ -141,6 +141,16 @@ MEMORY_COMMANDS = {
         ),
     ),
     "export": Command("write the document to a file or stdout", "yak.cli.memory"),
+    "stats": Command(
+        "what the memory costs: its size in tokens, refreshes and their tokens",
+        "yak.cli.stats",
+        description=(
+            "What the workspace's memory costs: the document's size in tokens (an estimate: "
+            "characters / 4), which every chat request carries, and its refreshes over the last "
+            "7 and 30 days: attempts, model calls, tokens (in, from the prompt cache, out) and "
+            "outcomes. With --all, every workspace with a refresh in the last 30 days."
+        ),
+    ),
     "import": Command(
         "replace the document with a text file (UTF-8/16/32, any line endings)", "yak.cli.memory"
     ),

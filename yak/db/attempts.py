@@ -12,7 +12,7 @@ from yak.db import reads
 from yak.db.engine import Database
 from yak.db.models import RefreshAttemptRow, table_of
 from yak.db.rows import SessionQuery, now, require_workspace
-from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, TokenUsage
+from yak.domain import RefreshAttempt, RefreshOutcome, RefreshStatus, UpkeepStats
 from yak.ids import new_id
 
 
@@ -40,10 +40,7 @@ class SqlAttemptRepository:
             result_version=outcome.version if outcome.status is RefreshStatus.APPLIED else None,
             model=outcome.model,
             reply=outcome.reply,
-            # what is stored: the cache fields have no columns
-            usage=TokenUsage(
-                input_tokens=outcome.usage.input_tokens, output_tokens=outcome.usage.output_tokens
-            ),
+            usage=outcome.usage,
             duration_s=float(outcome.duration_s),
             session_ids=tuple(outcome.session_ids),
             flags=tuple(outcome.flags),
@@ -69,6 +66,8 @@ class SqlAttemptRepository:
                     "reply": attempt.reply,
                     "input_tokens": attempt.usage.input_tokens,
                     "output_tokens": attempt.usage.output_tokens,
+                    "cache_write_tokens": attempt.usage.cache_creation_input_tokens,
+                    "cache_read_tokens": attempt.usage.cache_read_input_tokens,
                     "duration_s": attempt.duration_s,
                     "session_ids": list(attempt.session_ids),
                     "flags": list(attempt.flags),
@@ -102,6 +101,12 @@ class SqlAttemptRepository:
         ``None``), by workspace id: the memory list's Status column."""
         with self.db.session() as s:
             return reads.latest_attempts(SessionQuery(s))
+
+    def upkeep(self, workspace_id: str | None = None) -> dict[str, UpkeepStats]:
+        """The memory's upkeep over the last 7 and 30 days per workspace with an attempt in
+        them (``reads.upkeep``), by workspace id; only ``workspace_id``'s when given."""
+        with self.db.session() as s:
+            return reads.upkeep(SessionQuery(s), now(), workspace_id=workspace_id)
 
 
 _INSERT = insert(table_of(RefreshAttemptRow))

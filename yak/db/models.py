@@ -172,6 +172,8 @@ class RefreshAttemptRow(Base):
     added: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     removed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     proposal_id: Mapped[str | None] = mapped_column(String(26))
+    cache_write_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    cache_read_tokens: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class MemoryProposalRow(Base):

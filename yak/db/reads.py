@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from yak import paths
 from yak.db.schema import decode_document, review_mode, utc_time
 from yak.domain import (
+    UPKEEP_WINDOWS_DAYS,
     MemoryDocument,
     MemorySummary,
     Proposal,
@@ -30,6 +31,8 @@ from yak.domain import (
     Revision,
     RevisionSource,
     TokenUsage,
+    UpkeepFigures,
+    UpkeepStats,
     Workspace,
     count_lines,
 )
@@ -455,7 +458,8 @@ def proposals(query: Query, workspace_id: str, *, pending_only: bool = True) -> 
 _ATTEMPT_COLUMNS = (
     "id, workspace_id, status, reason, base_version, result_version, model, {reply}, "
     "input_tokens, output_tokens, duration_s, CAST(session_ids AS VARCHAR), "
-    "CAST(flags AS VARCHAR), CAST(created_at AS VARCHAR), added, removed, proposal_id"
+    "CAST(flags AS VARCHAR), CAST(created_at AS VARCHAR), added, removed, proposal_id, "
+    "cache_write_tokens, cache_read_tokens"
 )
 ATTEMPT = f"SELECT {_ATTEMPT_COLUMNS.format(reply='reply')} FROM refresh_attempts"
 
@@ -463,7 +467,8 @@ ATTEMPT = f"SELECT {_ATTEMPT_COLUMNS.format(reply='reply')} FROM refresh_attempt
 def attempt_of(row: Row) -> RefreshAttempt:
     """A refresh attempt from the columns of :data:`ATTEMPT`."""
     (a_id, ws_id, status, reason, base, result, model, reply, tokens_in, tokens_out) = row[:10]
-    duration, session_ids, flags, created_at, added, removed, proposal_id = row[10:]
+    duration, session_ids, flags, created_at, added, removed, proposal_id = row[10:17]
+    cache_write, cache_read = row[17:19]
     return RefreshAttempt(
         id=a_id,
         workspace_id=ws_id,
@@ -473,7 +478,12 @@ def attempt_of(row: Row) -> RefreshAttempt:
         result_version=result,
         model=model,
         reply=reply,
-        usage=TokenUsage(input_tokens=tokens_in or 0, output_tokens=tokens_out or 0),
+        usage=TokenUsage(
+            input_tokens=tokens_in or 0,
+            output_tokens=tokens_out or 0,
+            cache_creation_input_tokens=cache_write or 0,
+            cache_read_input_tokens=cache_read or 0,
+        ),
         duration_s=duration or 0.0,
         session_ids=strings(session_ids),
         flags=strings(flags),
@@ -522,3 +532,66 @@ def latest_attempts(query: Query) -> dict[str, RefreshAttempt]:
     """The newest attempt of every workspace that has one, without its reply, by workspace id
     (two in the same instant: the later id wins)."""
     return {row[1]: attempt_of(row) for row in query.rows(_LATEST, {})}
+
+
+# --- the memory's upkeep ----------------------------------------------------------------------
+# Per workspace and outcome, the attempts of the longest window and, flagged ``recent``, of the
+# shortest: one pass over the ``(workspace_id, created_at)`` index. Times compare as their stored
+# text (``YYYY-MM-DD HH:MM:SS[.ffffff]``, naive UTC, on both dialects), like every read here. A
+# call is an attempt whose usage is not all zero; a retry (``edits_retry``, ``condense_retry``
+# in its flags) is one more.
+_UPKEEP = """
+SELECT workspace_id, status,
+    CASE WHEN CAST(created_at AS VARCHAR) >= :recent THEN 1 ELSE 0 END AS recent,
+    COUNT(*),
+    SUM(CASE WHEN input_tokens + output_tokens + cache_write_tokens + cache_read_tokens > 0
+        THEN 1 ELSE 0 END),
+    SUM(CASE WHEN CAST(flags AS VARCHAR) LIKE '%retry%' THEN 1 ELSE 0 END),
+    SUM(input_tokens), SUM(output_tokens), SUM(cache_write_tokens), SUM(cache_read_tokens)
+FROM refresh_attempts
+WHERE CAST(created_at AS VARCHAR) >= :since {workspace}
+GROUP BY 1, 2, 3
+"""
+
+
+def upkeep(
+    query: Query,
+    now: datetime,
+    *,
+    workspace_id: str | None = None,
+    windows_days: tuple[int, int] = UPKEEP_WINDOWS_DAYS,
+) -> dict[str, UpkeepStats]:
+    """The memory's upkeep per workspace with an attempt in the longer window: refreshes,
+    model calls, tokens and outcomes over the last ``windows_days`` days before ``now`` (an
+    aware time), by workspace id; only ``workspace_id``'s when given."""
+    short, long = sorted(windows_days)
+    parameters: dict[str, object] = {
+        "recent": _stored_time(now - timedelta(days=short)),
+        "since": _stored_time(now - timedelta(days=long)),
+    }
+    where = ""
+    if workspace_id is not None:
+        where, parameters["workspace"] = "AND workspace_id = :workspace", workspace_id
+    figures: dict[str, dict[int, UpkeepFigures]] = {}
+    for row in query.rows(_UPKEEP.format(workspace=where), parameters):
+        ws_id, status, recent, count, asked, retried = row[:6]
+        tokens_in, tokens_out, written, read = (int(n or 0) for n in row[6:10])
+        part = UpkeepFigures(
+            refreshes=int(count),
+            calls=int(asked or 0) + int(retried or 0),
+            usage=TokenUsage(tokens_in, tokens_out, written, read),
+            outcomes=((RefreshStatus(status), int(count)),),
+        )
+        windows = figures.setdefault(ws_id, {short: UpkeepFigures(), long: UpkeepFigures()})
+        windows[long] = windows[long] + part
+        if int(recent):
+            windows[short] = windows[short] + part
+    return {
+        ws_id: UpkeepStats(ws_id, tuple(sorted(windows.items())))
+        for ws_id, windows in figures.items()
+    }
+
+
+def _stored_time(moment: datetime) -> str:
+    """``moment`` as a stored time's text (naive UTC, to the microsecond)."""
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")

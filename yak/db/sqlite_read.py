@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, Unpack
 from urllib.parse import quote
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # types only: a reading command does not import the ports
         ReviewMode,
         Revision,
         Tombstone,
+        UpkeepStats,
         Workspace,
         WorkspaceStamp,
     )
@@ -284,6 +286,10 @@ class AttemptReader:
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of each workspace, without replies."""
         return reads.latest_attempts(self._reader)
+
+    def upkeep(self, workspace_id: str | None = None) -> dict[str, UpkeepStats]:
+        """Refreshes, model calls, tokens and outcomes over the last 7 and 30 days."""
+        return reads.upkeep(self._reader, datetime.now(UTC), workspace_id=workspace_id)
 
     def record(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False

@@ -193,10 +193,16 @@ class Provider:
         return completion
 
     async def complete(
-        self, *, model: str, system: str, messages: list[dict[str, Any]], max_tokens: int = 8192
+        self,
+        *,
+        model: str,
+        system: SystemPrompt,
+        messages: list[dict[str, Any]],
+        max_tokens: int = 8192,
     ) -> Completion:
         """One reply without tools, for the memory rewrite (streamed underneath so a dropped
-        stream is detected). Same errors as :meth:`stream`."""
+        stream is detected); ``system`` and ``messages`` are sent as given, their
+        ``cache_control`` breakpoints included. Same errors as :meth:`stream`."""
         return await self.stream(
             model=model, system=system, messages=messages, max_tokens=max_tokens
         )

@@ -339,14 +339,16 @@ def export_markdown(workspace: Workspace, document: MemoryDocument) -> bytes:
 
 
 def document_json(workspace: Workspace, document: MemoryDocument) -> dict[str, Any]:
-    """The ``show --json`` object: workspace path and id, version, lines, chars, flags,
-    updated_at (ISO-8601 UTC or null) and content."""
+    """The ``show --json`` object: workspace path and id, version, lines, chars, tokens (an
+    estimate: ``MemoryDocument.tokens``), flags, updated_at (ISO-8601 UTC or null) and
+    content."""
     return {
         "workspace": workspace.path,
         "workspace_id": workspace.id,
         "version": document.version,
         "lines": document.lines,
         "chars": document.chars,
+        "tokens": document.tokens,
         "flags": list(document.flags),
         "updated_at": iso_utc(document.updated_at),
         "content": document.content,

@@ -27,6 +27,7 @@ from yak.domain import (
     Revision,
     RevisionSource,
     Tombstone,
+    UpkeepStats,
     Workspace,
 )
 from yak.errors import UnreadableDocument, UsageError, YakError
@@ -220,6 +221,12 @@ class MemoryReader:
     async def attempts(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts, newest first (at most ``limit``; ``None``: all)."""
         return await self._offload(self._attempts.list, workspace_id, limit)
+
+    async def upkeep(self, workspace_id: str | None = None) -> dict[str, UpkeepStats]:
+        """What the memory's refreshes cost over the last 7 and 30 days, per workspace with an
+        attempt in them, by workspace id (only ``workspace_id``'s when given): refreshes, model
+        calls, tokens and outcomes ("Cost" in docs/memory.md). Raises ``StoreError``."""
+        return await self._offload(self._attempts.upkeep, workspace_id)
 
     async def get_attempt(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
         """One refresh attempt by id or unique prefix. Raises ``UsageError``."""

@@ -1,9 +1,14 @@
 """The debounced per-workspace refresh queue ("The refresh" in docs/refresh.md). Qt-free
 asyncio.
 
-Each workspace has its own timer. ``enqueue`` (an assistant turn completed) restarts it
-(the debounce, default 10 s, 2-120 s), but never further than ``max_wait_s`` (60 s) from the
-workspace's first pending enqueue, so a chatty workspace is not starved. When the timer fires
+Each workspace has its own timer, and its timing follows the person ("Idle and cost" in
+docs/refresh.md): ``enqueue`` (an assistant turn completed) and ``touch`` (any message of the
+workspace stored, such as the next prompt) restart it, so the refresh waits until the
+conversation has been quiet for the debounce (default 120 s, 2-600 s); ``enqueue`` with
+``settle_s`` (the conversation was closed, or the app started with unfolded messages) runs it
+after that shorter wait instead. It never fires later than ``max_wait_s`` (900 s) after the
+workspace's first pending enqueue, so a long conversation is folded in every quarter of an hour
+at the latest. When the timer fires
 the workspace's refresh runs; at most one run per workspace is in flight and at most
 ``max_concurrent`` (2) overall; the others wait their turn in order. Work that arrives during a
 run re-arms the workspace after it.
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from yak.aio import spawn
-from yak.config import MAX_DEBOUNCE_S, MAX_WAIT_S, MIN_DEBOUNCE_S
+from yak.config import DEFAULT_IDLE_S, MAX_IDLE_S, MAX_WAIT_S, MIN_IDLE_S
 from yak.domain import QueueState, RefreshOutcome, RefreshStatus
 
 log = logging.getLogger(__name__)
@@ -80,6 +85,7 @@ class _Workspace:
 
     first_pending: float | None = None  # clock time of the first enqueue not yet run
     last_enqueue: float | None = None
+    settle: float | None = None  # the conversation is over: wait this instead of the debounce
     due: float | None = None  # clock time the timer fires
     timer: TimerHandle | None = None
     running: asyncio.Task[Any] | None = None
@@ -95,7 +101,8 @@ class MemoryRefreshQueue:
     Args:
         run: ``run(workspace_id, rebuild)`` performs one refresh and returns its outcome
             (``MemoryRefresher.refresh``); it is called on the event loop.
-        debounce_s: seconds of quiet before a workspace's refresh runs (clamped to 2-120).
+        debounce_s: seconds of quiet before a workspace's refresh runs (clamped to 2-600;
+            the setting ``refresh_idle_s``).
         max_wait_s: seconds after a workspace's first pending enqueue after which it runs
             even if enqueues keep coming.
         max_concurrent: refreshes in flight at once across workspaces.
@@ -110,7 +117,7 @@ class MemoryRefreshQueue:
         self,
         run: RunRefresh,
         *,
-        debounce_s: float = 10.0,
+        debounce_s: float = DEFAULT_IDLE_S,
         max_wait_s: float = MAX_WAIT_S,
         max_concurrent: int = 2,
         clock: Callable[[], float] = time.monotonic,
@@ -136,7 +143,7 @@ class MemoryRefreshQueue:
         return self._debounce
 
     def set_debounce(self, seconds: float) -> float:
-        """Change the debounce (clamped to 2-120 s); pending timers are re-timed.
+        """Change the debounce (clamped to 2-600 s); pending timers are re-timed.
 
         Returns:
             The debounce now in effect, in seconds.
@@ -148,8 +155,10 @@ class MemoryRefreshQueue:
         return self._debounce
 
     # --- triggers ---------------------------------------------------------------------------
-    def enqueue(self, workspace_id: str) -> None:
-        """Ask for a refresh of ``workspace_id`` after the debounce.
+    def enqueue(self, workspace_id: str, *, settle_s: float | None = None) -> None:
+        """Ask for a refresh of ``workspace_id`` once its conversation has been quiet for the
+        debounce, or after ``settle_s`` seconds when given (the conversation is over: closed,
+        or left unfolded by an earlier run of the app).
 
         Restarts the workspace's timer; the run happens at most ``max_wait_s`` after the first
         pending enqueue (and not before a failure's backoff). During a run of that workspace,
@@ -160,12 +169,24 @@ class MemoryRefreshQueue:
         if ws.first_pending is None:
             ws.first_pending = now
         ws.last_enqueue = now
+        if settle_s is not None:
+            ws.settle = max(float(settle_s), 0.0)
         if ws.running is not None:
             ws.rearm = True
             return
         if self._job_for(workspace_id) is not None:
             return  # already waiting for a free slot; that run will read the new messages
         self._arm(workspace_id, ws, since=now)
+
+    def touch(self, workspace_id: str) -> None:
+        """The workspace's conversation is active (a message was stored): a pending timer
+        waits the debounce again from now, within the maximum wait. Nothing is queued for a
+        workspace that waits for nothing."""
+        ws = self._workspaces.get(workspace_id)
+        if ws is None or ws.timer is None or ws.settle is not None:
+            return
+        ws.last_enqueue = self._clock()
+        self._arm(workspace_id, ws, since=ws.last_enqueue)
 
     async def refresh_now(self, workspace_id: str, *, rebuild: bool = False) -> RefreshOutcome:
         """Run the workspace's refresh now, bypassing the debounce and any backoff.
@@ -209,7 +230,7 @@ class MemoryRefreshQueue:
         for workspace_id, ws in self._workspaces.items():
             if ws.timer is not None:
                 ws.timer.cancel()
-            ws.timer = ws.due = ws.first_pending = ws.last_enqueue = None
+            ws.timer = ws.due = ws.first_pending = ws.last_enqueue = ws.settle = None
             ws.rearm = False
             self._publish(workspace_id)
         while self._ready:
@@ -254,11 +275,13 @@ class MemoryRefreshQueue:
 
     # --- internals --------------------------------------------------------------------------
     def _arm(self, workspace_id: str, ws: _Workspace, *, since: float) -> None:
-        """(Re)start the workspace's timer: the debounce from ``since``, capped by the maximum
-        wait from the first pending enqueue, never before the failure backoff."""
+        """(Re)start the workspace's timer: the debounce (or the settle time of a conversation
+        that is over, when shorter) from ``since``, capped by the maximum wait from the first
+        pending enqueue, never before the failure backoff."""
         now = self._clock()
         first = ws.first_pending if ws.first_pending is not None else since
-        due = min(since + self._debounce, first + self._max_wait)
+        wait = self._debounce if ws.settle is None else min(ws.settle, self._debounce)
+        due = min(since + wait, first + self._max_wait)
         if ws.not_before is not None:
             due = max(due, ws.not_before)
         if ws.timer is not None:
@@ -315,7 +338,7 @@ class MemoryRefreshQueue:
             if ws.running is not None:
                 continue
             self._ready.remove(job)
-            ws.first_pending = ws.last_enqueue = None
+            ws.first_pending = ws.last_enqueue = ws.settle = None
             ws.rearm = False
             ws.running = spawn(self._run_job(job, ws), name=f"refresh {job.workspace_id}")
             in_flight += 1
@@ -387,4 +410,4 @@ class MemoryRefreshQueue:
 
 
 def _clamp_debounce(seconds: float) -> float:
-    return min(max(float(seconds), MIN_DEBOUNCE_S), MAX_DEBOUNCE_S)
+    return min(max(float(seconds), MIN_IDLE_S), MAX_IDLE_S)

@@ -59,6 +59,7 @@ from yak.ports import (
     ModelClient,
     ModelClientFactory,
     RefreshLock,
+    SystemPrompt,
     WorkspaceRepository,
 )
 from yak.refresh.client import KeptModelClient
@@ -343,7 +344,12 @@ class MemoryRefresher:
                 await self._clients.give_back(provider, healthy=answered)
 
     async def _call(
-        self, provider: ModelClient, attempt: _Attempt, *, system: str, messages: list[dict]
+        self,
+        provider: ModelClient,
+        attempt: _Attempt,
+        *,
+        system: SystemPrompt,
+        messages: list[dict],
     ) -> bool:
         """The model call and its judged reply (kept on the attempt), in one retry loop: edits
         that do not apply are asked once more for the whole document, a reply over the

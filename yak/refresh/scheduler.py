@@ -32,10 +32,12 @@ from typing import Any
 
 from yak.aio import spawn
 from yak.bus import EventBus
+from yak.config import SETTLE_S
 from yak.domain import QueueState, RefreshAttempt, RefreshOutcome, RefreshState, RefreshStatus
 from yak.errors import YakError
 from yak.events import (
     MemoryChanged,
+    MessageAdded,
     ProposalsChanged,
     RefreshStateChanged,
     TurnCompleted,
@@ -97,6 +99,7 @@ class RefreshScheduler:
         if bus is not None:
             unsubscribers += [
                 bus.subscribe(TurnCompleted, self._on_turn_completed),
+                bus.subscribe(MessageAdded, self._on_message_added),
                 bus.subscribe(MemoryChanged, self._on_memory_changed),
                 bus.subscribe(ProposalsChanged, self._on_proposals_changed),
                 bus.subscribe(WorkspaceChanged, self._on_workspace_changed),
@@ -192,6 +195,11 @@ class RefreshScheduler:
             self._known[event.workspace_id] = replace(known, unfolded=True)
         self.enqueue(event.workspace_id)
 
+    def _on_message_added(self, event: MessageAdded) -> None:
+        """The conversation goes on (the next prompt, a tool round): its refresh waits for
+        quiet again."""
+        self.queue.touch(event.workspace_id)
+
     def _on_proposals_changed(self, event: ProposalsChanged) -> None:
         known = self._known.get(event.workspace_id)
         if known is None:
@@ -255,16 +263,25 @@ class RefreshScheduler:
         return info
 
     # --- triggers ---------------------------------------------------------------------------
-    def enqueue(self, workspace_id: str) -> None:
-        """An automatic trigger (a turn completed, unfolded messages at start).
+    def enqueue(self, workspace_id: str, *, settle_s: float | None = None) -> None:
+        """An automatic trigger (a turn completed, unfolded messages at start, a conversation
+        closed).
 
         When the last check found no key, the workspace is paused instead of queued; otherwise
-        it is queued (debounced) and the key is checked again when its run is due.
+        it is queued (after the conversation's quiet time, or ``settle_s`` when given) and the
+        key is checked again when its run is due.
         """
         if self.key_available is False:
             self._pause(workspace_id)
             return
-        self.queue.enqueue(workspace_id)
+        self.queue.enqueue(workspace_id, settle_s=settle_s)
+
+    def conversation_closed(self, workspace_id: str) -> None:
+        """The person left a conversation of the workspace (opened another one, another
+        workspace): a refresh waiting for quiet runs after a few seconds (``SETTLE_S``)
+        instead. Nothing happens when none waits."""
+        if self.queue.state(workspace_id).state is QueueState.PENDING:
+            self.queue.enqueue(workspace_id, settle_s=SETTLE_S)
 
     async def check_key(self) -> bool:
         """Check whether a key is available now (on a worker thread); when one is, the paused
@@ -343,7 +360,9 @@ class RefreshScheduler:
     async def enqueue_unfolded(self) -> list[str]:
         """Enqueue every workspace with messages not yet folded into memory (the desktop app
         does this at start, so a quit or a crash loses nothing); without an API key they are
-        paused instead, until one is added. Returns their ids."""
+        paused instead, until one is added. They run after a few seconds (``SETTLE_S``), not
+        after the quiet time: those conversations ended when the app last quit. Returns their
+        ids."""
         try:
             workspace_ids = await asyncio.to_thread(self._conversations.workspaces_with_unfolded)
         except YakError as exc:
@@ -351,8 +370,8 @@ class RefreshScheduler:
             return []
         if workspace_ids:
             await self.check_key()
-        for workspace_id in workspace_ids:
-            self.enqueue(workspace_id)
+        for workspace_id in workspace_ids:  # quiet since the last run: a short settle
+            self.enqueue(workspace_id, settle_s=SETTLE_S)
         if workspace_ids:
             log.info(
                 "enqueued %d workspace(s) with unfolded messages%s",

@@ -243,7 +243,7 @@ class AppController(QObject):
         self.tasks.spawn(self._key_changed(), name="api-key-changed")
 
     def _on_provider_settings_applied(self, settings: Settings) -> None:
-        self.core.refresh.queue.set_debounce(settings.debounce_s)
+        self.core.refresh.queue.set_debounce(settings.refresh_idle_s)
 
     def _on_bridge_memory_changed(self, event: MemoryChanged) -> None:
         if self.workspace is not None and event.workspace_id == self.workspace.id:

@@ -1,6 +1,7 @@
 """MemoryPanel: the current workspace's memory document beside the chat, read-only.
 
-Shows the document (monospace), ``N / 200 lines``, when it was last updated, and where its
+Shows the document (monospace), ``N / 200 lines · ≈3.1k tokens`` (its estimated size in tokens,
+which every chat request carries: "Cost" in docs/memory.md), when it was last updated, and where its
 refresh stands — up to date / refreshed: +2 −1 [Diff] / 1 change to review [Review…] /
 pending in N s / refreshing… / refused: reason [View] / failed: reason [Retry] / refresh
 paused: no API key [Add key…] — with Refresh (forced) and Edit… (Settings on this workspace).
@@ -29,6 +30,7 @@ from yak.presenters import (
     action_words,
     refresh_status,
     status_colour,
+    token_size,
 )
 from yak.ui.colours import text_style
 from yak.ui.formatting import line_count_text, origin_at, origin_text, relative_time
@@ -37,6 +39,10 @@ from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 NO_WORKSPACE_TEXT = (
     "No folder is open. Open a project folder with File › Open Folder… "
     "(Ctrl+O) to see its memory here."
+)
+TOKENS_TOOLTIP = (
+    "About how many tokens this memory adds to every chat request in this workspace (its "
+    "characters / 4: an estimate). 'yak memory stats' also gives what its refreshes cost."
 )
 EMPTY_DOCUMENT_TEXT = (
     "No memory yet. It is written after your conversations here, or by hand with the Edit… button."
@@ -97,6 +103,8 @@ class MemoryPanel(QWidget):
         self.document_stack = self._setup_document_stack()
 
         self.lines_label = create_label(self, object_name="memoryLines")
+        self.tokens_label = create_label(self, object_name="memoryTokens")
+        self.tokens_label.setToolTip(TOKENS_TOOLTIP)
         self.updated_label = create_label(self, object_name="memoryUpdated")
         self.refresh_button = create_button(
             "Refresh",
@@ -114,7 +122,7 @@ class MemoryPanel(QWidget):
             self.title_label,
             hbox((self.status_label, 1), self.action_button),
             (self.document_stack, 1),
-            hbox(self.lines_label, STRETCH, self.updated_label),
+            hbox(self.lines_label, self.tokens_label, STRETCH, self.updated_label),
             hbox(STRETCH, self.refresh_button, self.edit_button),
             margins=6,
             parent=self,
@@ -167,6 +175,7 @@ class MemoryPanel(QWidget):
         self.status_label.setStyleSheet("")
         self.action_button.hide()
         self.lines_label.clear()
+        self.tokens_label.clear()
         self.updated_label.clear()
         if workspace is None:
             self.title_label.setText("No workspace")
@@ -191,6 +200,7 @@ class MemoryPanel(QWidget):
         else:
             self._show_placeholder(EMPTY_DOCUMENT_TEXT)
         self.lines_label.setText(line_count_text(document.lines))
+        self.tokens_label.setText(f"· {token_size(document.tokens)}" if document.content else "")
         self._update_times()
 
     def set_origins(

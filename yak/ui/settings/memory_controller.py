@@ -256,10 +256,12 @@ class MemoryPageController(QObject):
     async def _reload_statuses(self) -> None:
         try:
             states = await self.refresh.snapshots()
+            upkeep = await self.memory.upkeep()
         except YakError as exc:
             log.warning("reading the last refresh attempts failed: %s", exc)
             return
         self.page.set_statuses(states)
+        self.page.set_upkeep(upkeep)
 
     async def _read(self, workspace_id: str) -> tuple[Workspace, MemoryDocument] | None:
         """The workspace and its stored document; ``None`` after showing why they cannot be
@@ -286,6 +288,7 @@ class MemoryPageController(QObject):
                 "keep it as a hand edit."
             )
         editor.load(workspace, document, proposal=proposal, note=note)
+        self.page.update_upkeep()
         await self._ensure_listed(workspace, document)
         await self._load_origins(workspace_id)
 

@@ -1,7 +1,9 @@
 """Settings → Memory: every workspace with a memory, and the inline editor for one of them.
 
 The page puts the list (:class:`yak.ui.settings.memory_list.MemoryListModel` in a table, with a
-filter and Re-attach… for orphaned folders) beside the editor
+filter, Re-attach… for orphaned folders, and under it the edited workspace's upkeep: its refreshes,
+model calls, tokens and outcomes over the last 7 and 30 days, "Cost" in docs/memory.md) beside the
+editor
 (:class:`yak.ui.settings.memory_editor.MemoryEditor`). Switching workspace, closing, importing,
 exporting or deleting with unsaved edits asks Save / Discard / Cancel first.
 
@@ -28,8 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from yak.domain import MemorySummary, RefreshState, Workspace
+from yak.domain import UPKEEP_WINDOWS_DAYS, MemorySummary, RefreshState, UpkeepStats, Workspace
 from yak.memory.document import EXPORT_SUFFIXES, default_export_name
+from yak.presenters import upkeep_line
 from yak.ui import dialogs
 from yak.ui.layout import blocked_signals, create_button, create_label, hbox, vbox
 from yak.ui.settings.memory_editor import MemoryEditor
@@ -76,6 +79,7 @@ class MemoryPage(SettingsPage):
         self.question_box: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None  # the open Import/Export/Re-attach dialog
         self._plain_scan = False  # the last text search read every document (no index)
+        self._upkeep: dict[str, UpkeepStats] = {}
         self._setup_ui()
         self.times_timer = QTimer(self)
         self.times_timer.setInterval(TIMES_INTERVAL_MS)
@@ -115,10 +119,16 @@ class MemoryPage(SettingsPage):
             clicked=self._on_reattach_button_clicked,
         )
         self.reattach_button.setEnabled(False)
+        self.upkeep_label = create_label(left, object_name="memoryUpkeep", word_wrap=True)
+        self.upkeep_label.setToolTip(
+            "What the selected workspace's memory refreshes cost: attempts, model calls, tokens "
+            "sent (and the share read from the prompt cache) and received, and their outcomes"
+        )
         vbox(
             self.filter_edit,
             (self.table, 1),
             hbox((self.count_label, 1), self.reattach_button),
+            self.upkeep_label,
             margins=0,
             parent=left,
         )
@@ -179,6 +189,23 @@ class MemoryPage(SettingsPage):
     def set_statuses(self, states: dict[str, RefreshState]) -> None:
         """Fill the Status column (see :meth:`MemoryListModel.set_statuses`)."""
         self.model.set_statuses(states)
+
+    def set_upkeep(self, upkeep: dict[str, UpkeepStats]) -> None:
+        """Keep every workspace's upkeep (``MemoryReader.upkeep``) and show the edited one's."""
+        self._upkeep = upkeep
+        self.update_upkeep()
+
+    def update_upkeep(self) -> None:
+        """Show the upkeep of the workspace in the editor (nothing without one)."""
+        workspace = self.editor.workspace
+        if workspace is None:
+            self.upkeep_label.clear()
+            return
+        stats = self._upkeep.get(workspace.id, UpkeepStats(workspace.id))
+        rows = [
+            f"Last {days} days: {upkeep_line(stats.window(days))}" for days in UPKEEP_WINDOWS_DAYS
+        ]
+        self.upkeep_label.setText(f"Refreshes of {workspace.name}\n" + "\n".join(rows))
 
     def upsert_summary(self, summary: MemorySummary) -> None:
         """Add or update one workspace's row (keeps the selection)."""

@@ -9,7 +9,7 @@ Apply / Discard / Cancel. Settings go to ``settings.json`` and the key to the OS
 through the settings service (never the key to the database, the settings file or a log line);
 where the key comes from is read on a worker thread, never on the UI thread. A value set by an
 environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``, ``YAK_MEMORY_MODEL``,
-``YAK_DEBOUNCE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``) wins over the
+``YAK_REFRESH_IDLE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``) wins over the
 stored one, so its field is read-only and says so; saving never copies an environment value into
 the settings file.
 """
@@ -41,9 +41,9 @@ from yak.config import (
     DEFAULT_CHAT_MODEL,
     DEFAULT_MEMORY_MODEL,
     ENV_OVERRIDES,
-    MAX_DEBOUNCE_S,
+    MAX_IDLE_S,
     MAX_TIMEOUT_S,
-    MIN_DEBOUNCE_S,
+    MIN_IDLE_S,
     MIN_TIMEOUT_S,
 )
 from yak.errors import YakError
@@ -125,13 +125,14 @@ class ProviderPage(SettingsPage):
         form.addRow("Memory model:", self.memory_model_edit)
         self.debounce_spin = self._setup_seconds_spin(
             "debounce",
-            low=MIN_DEBOUNCE_S,
-            high=MAX_DEBOUNCE_S,
-            step=1,
-            tooltip="How long after a conversation ends the memory document is "
-            "rewritten (each new message restarts the wait)",
+            low=MIN_IDLE_S,
+            high=MAX_IDLE_S,
+            step=10,
+            tooltip="How long a conversation must be quiet before the memory document is "
+            "rewritten (each new message restarts the wait; a long conversation is folded in "
+            "every quarter of an hour at the latest)",
         )
-        form.addRow("Memory refresh after:", self.debounce_spin)
+        form.addRow("Memory refresh after quiet:", self.debounce_spin)
         self.timeout_spin = self._setup_seconds_spin(
             "request_timeout",
             low=MIN_TIMEOUT_S,
@@ -256,7 +257,7 @@ class ProviderPage(SettingsPage):
             effective = self.settings.reload()
             self.chat_model_edit.setText(effective.chat_model)
             self.memory_model_edit.setText(effective.memory_model)
-            self.debounce_spin.setValue(effective.debounce_s)
+            self.debounce_spin.setValue(effective.refresh_idle_s)
             self.timeout_spin.setValue(effective.request_timeout_s)
             self.sandbox_combo.setCurrentIndex(
                 max(self.sandbox_combo.findData(effective.command_sandbox), 0)
@@ -446,7 +447,7 @@ class ProviderPage(SettingsPage):
         return {
             "chat_model": self.chat_model_edit,
             "memory_model": self.memory_model_edit,
-            "debounce_s": self.debounce_spin,
+            "refresh_idle_s": self.debounce_spin,
             "base_url": self.base_url_edit,
             "request_timeout_s": self.timeout_spin,
             "command_sandbox": self.sandbox_combo,
@@ -458,7 +459,7 @@ class ProviderPage(SettingsPage):
             "base_url": self.base_url_edit.text().strip() or None,
             "chat_model": self.chat_model_edit.text().strip() or DEFAULT_CHAT_MODEL,
             "memory_model": self.memory_model_edit.text().strip() or DEFAULT_MEMORY_MODEL,
-            "debounce_s": float(self.debounce_spin.value()),
+            "refresh_idle_s": float(self.debounce_spin.value()),
             "request_timeout_s": float(self.timeout_spin.value()),
             "command_sandbox": str(self.sandbox_combo.currentData()),
         }
