@@ -291,11 +291,12 @@ class ConversationRepository(Protocol):
     def messages(self, session_id: str) -> list[ChatMessage]: ...
 
     def take_prompt_snapshot(
-        self, session_id: str, snapshot: str, memory_version: int
+        self, session_id: str, snapshot: str, memory_version: int, *, replacing: str | None = None
     ) -> ChatSession:
         """Store the session block of the system prompt and the memory version it was built
-        from, unless the session already has one (then that one stays); returns the session as
-        stored (its ``prompt_snapshot`` is the one to send)."""
+        from, unless the session already has one (then that one stays; with ``replacing``, it
+        is replaced while it is still exactly that text); returns the session as stored (its
+        ``prompt_snapshot`` is the one to send)."""
         ...
 
     def note_memory_version(self, session_id: str, version: int) -> None:
