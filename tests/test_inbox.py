@@ -176,7 +176,7 @@ def test_each_attempt_and_proposal_ends_with_its_recorded_outcome(project):
     ]
     assert attempts[2]["superseded_by"] == second
     table = project.run("history", "--refreshes").stdout.decode()
-    assert "accepted → version 2" in table and f"superseded by proposal {second}" in table
+    assert "accepted → version 2" in table and f"superseded by proposal {second[:12]}" in table
     assert "awaiting review" not in table
     assert as_json(project.run("show", "--json"))["last_refresh"]["status"] == "rejected"
 

@@ -355,8 +355,8 @@ def proposal_origin(proposal: Proposal) -> str:
 def proposal_outcome(proposal: Proposal) -> str:
     """Where a proposal stands, short: ``waiting for review``, ``waiting for review; conflicts
     with version 6``, ``accepted → version 7``, ``edited and accepted → version 7``,
-    ``rejected``, ``superseded by proposal 01K…``, ``superseded by a refresh that applied``,
-    ``withdrawn``."""
+    ``rejected``, ``superseded by proposal 01K…`` (the first 12 characters of its id),
+    ``superseded by a refresh that applied``, ``withdrawn``."""
     return _outcome_words(
         proposal.status, proposal.result_version, proposal.superseded_by, proposal.conflicts_with
     )
@@ -387,8 +387,8 @@ def _outcome_words(
     if status is ProposalStatus.EDITED:
         return f"edited and accepted{became}"
     if status is ProposalStatus.SUPERSEDED:
-        if superseded_by:
-            return f"superseded by proposal {superseded_by}"
+        if superseded_by:  # 12 characters: a prefix accept and review take, short for a cell
+            return f"superseded by proposal {superseded_by[:12]}"
         return "superseded by a refresh that applied"
     return str(status)  # rejected, withdrawn
 
