@@ -208,3 +208,40 @@ def test_an_edited_accept_is_recorded_as_edited_and_accepted(project, tmp_path):
         2,
     )
     assert project.content() == mine.read_bytes()
+
+
+def test_a_hand_edit_rebases_a_waiting_agent_proposal(project):
+    """A hand edit elsewhere in the document: the agent's proposal moves onto the new version
+    and accepting it applies exactly its line on the hand-edited text."""
+    proposal = project.propose("- PostgreSQL for teams", heading="Decisions")
+    edited = THREE.replace("- the core lives in yak/\n", "- the core lives in yak/core/\n")
+    assert project.run("set", stdin=edited).returncode == 0
+    [listed] = as_json(project.run("review", "--json"))
+    assert (listed["id"], listed["base_version"], listed["conflicts_with"]) == (proposal, 2, None)
+    assert project.run("accept", proposal).returncode == 0
+    assert project.content() == (edited + "- PostgreSQL for teams\n").encode()
+
+
+@pytest.mark.sqlite_only  # the downgrade is run on the local file
+def test_proposals_from_before_origins_were_stored_keep_who_made_them(project):
+    """A database at the schema before 0009: opening it migrates it, and a proposal flagged
+    "agent" becomes an agent proposal, the others refresh proposals."""
+    from alembic import command
+
+    from yak.db.engine import _alembic_config, open_database
+
+    agents = project.propose("- PostgreSQL for teams", heading="Decisions")
+    old = open_database(project.data_dir, migrate=False)
+    try:
+        with old.engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0008")
+            conn.exec_driver_sql(
+                "INSERT INTO memory_proposals (id, workspace_id, base_version, content, reasons,"
+                " added, removed, status, session_ids, watermarks, flags, created_at) SELECT"
+                " '01REFRESHPROPOSAL000000000', workspace_id, base_version, content, reasons,"
+                " added, removed, status, '[]', '{}', '[]', created_at FROM memory_proposals"
+            )
+    finally:
+        old.close()
+    listed = {p["id"]: p["origin"] for p in as_json(project.run("review", "--json"))}
+    assert listed == {agents: "agent", "01REFRESHPROPOSAL000000000": "refresh"}
