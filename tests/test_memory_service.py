@@ -15,7 +15,7 @@ from tests.support import add_turns, project_folder, record, until, workspace_wi
 from tests.support.fake_api import text
 from yak.domain import QueueState, RefreshStatus
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
-from yak.events import MemoryChanged
+from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -156,6 +156,38 @@ async def test_watcher_task_publishes_without_being_called(make_core, folder):
     await until(lambda: events, what="the watcher to publish the CLI's write")
     core.watcher.stop_watching()
     assert events == [MemoryChanged(workspace.id, 1, "external", None)]
+
+
+async def test_watcher_step_reports_proposals_and_settings_changed_elsewhere(
+    core, make_core, folder
+):
+    """Another process proposes a change, rejects it, switches the memory off and sets the
+    review mode: each step publishes what changed (``ProposalsChanged`` with the count waiting,
+    ``WorkspaceChanged``) once, and the document is not reported (its version did not move);
+    a step with nothing new publishes nothing (the negative)."""
+    cli = make_core()
+    workspace = await core.workspaces.open(str(folder))
+    await core.memory.save(workspace.id, "- fact\n", expected_version=0)
+    await core.watcher.check_external_changes()  # the first step learns the stamps
+    heard = record(core.bus, MemoryChanged, ProposalsChanged, WorkspaceChanged)
+
+    proposal = await cli.review.propose_from_agent(
+        workspace.id, text="- more", reason="a test", origin="an agent over MCP"
+    )
+    assert await core.watcher.check_external_changes() == []
+    assert heard == [ProposalsChanged(workspace.id, 1)]
+    assert await core.watcher.check_external_changes() == []
+    assert len(heard) == 1
+
+    await cli.review.reject(workspace.id, proposal.id)
+    await cli.workspaces.set_memory_enabled(workspace.id, enabled=False)
+    await core.watcher.check_external_changes()
+    assert heard[1:] == [ProposalsChanged(workspace.id, 0), WorkspaceChanged(workspace.id)]
+
+    await cli.memory.set_review_mode(workspace.id, "review")
+    await core.watcher.check_external_changes()
+    assert heard[3:] == [WorkspaceChanged(workspace.id)]
+    assert await core.watcher.check_external_changes() == [] and len(heard) == 4
 
 
 # --- files ----------------------------------------------------------------------------------

@@ -193,6 +193,24 @@ class Workspace:
 
 
 @dataclass(frozen=True)
+class WorkspaceStamp:
+    """What a view shows of a workspace, reduced to a few values that change whenever that
+    view would (the watcher compares them to notice another process's writes; see "Live
+    everywhere" in docs/ui.md).
+
+    Attributes:
+        version: the version of the document the workspace uses (0: never written).
+        settings: its memory switch, review mode and kept-in-sync file.
+        proposals: the id and base version of each proposal waiting for review, oldest
+            first (a decision, a new proposal or a rebase changes it).
+    """
+
+    version: int = 0
+    settings: tuple[bool, str, str | None] = (True, "auto", None)
+    proposals: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
 class MemoryDocument:
     """A workspace's memory document as stored now. ``version`` 0 means never written."""
 

@@ -100,6 +100,15 @@ class ProposalsChanged:
 
 
 @dataclass(frozen=True)
+class WorkspaceChanged:
+    """A workspace's stored settings changed (memory switch, review mode, kept-in-sync file)
+    and a view showing them should read them again. Published by the memory service when its
+    watcher notices the change (another process's, or this one's, within a poll)."""
+
+    workspace_id: str
+
+
+@dataclass(frozen=True)
 class SyncedFileFailed:
     """An applied revision could not be written into the workspace's kept-in-sync instruction
     file (read-only, not UTF-8, broken markers…); the revision itself is stored. Published

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         RevisionSource,
         Tombstone,
         Workspace,
+        WorkspaceStamp,
         WriteEffects,
     )
 
@@ -188,6 +189,10 @@ class DocumentRepository(Protocol):
     def summaries(self) -> list[MemorySummary]: ...
 
     def versions(self) -> dict[str, int]: ...
+
+    def stamps(self) -> dict[str, WorkspaceStamp]:
+        """Every workspace's stamp (document version, settings, waiting proposals) by id."""
+        ...
 
     def data_version(self) -> int:
         """A number that moves when another connection (another process) wrote."""

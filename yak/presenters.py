@@ -12,6 +12,7 @@ words are for people.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -349,6 +350,40 @@ def proposal_origin(proposal: Proposal) -> str:
     if proposal.origin is ProposalOrigin.IMPORT:
         return "An import"
     return "A refresh"
+
+
+def secrets_reason(flags: Sequence[str]) -> str | None:
+    """The review reason for the secrets redacted from a proposal (its ``redacted:<kind>``
+    flags): ``secrets replaced by [REDACTED:…] markers: anthropic_key``, or ``None`` when none
+    were (``yak memory review`` and the review dialog)."""
+    kinds = [flag.removeprefix("redacted:") for flag in flags if flag.startswith("redacted:")]
+    return f"secrets replaced by [REDACTED:…] markers: {', '.join(kinds)}" if kinds else None
+
+
+def proposal_reasons(proposal: Proposal) -> list[str]:
+    """Every reason a proposal waits for review, one sentence each: its stored reasons, then
+    the secrets redacted from it, if any."""
+    secrets = secrets_reason(proposal.flags)
+    return [*proposal.reasons, *([secrets] if secrets else [])]
+
+
+def decided_elsewhere(proposal: Proposal) -> str:
+    """What became of a proposal someone decided while a view showed it (another window,
+    ``yak memory accept``): one sentence, e.g. ``This change was rejected elsewhere; its lines
+    stay out.``"""
+    became = f" (version {proposal.result_version})" if proposal.result_version else ""
+    match proposal.status:
+        case ProposalStatus.ACCEPTED:
+            return f"This change was accepted elsewhere{became}; nothing is left to decide."
+        case ProposalStatus.EDITED:
+            return f"This change was edited and accepted elsewhere{became}."
+        case ProposalStatus.REJECTED:
+            return "This change was rejected elsewhere; its lines stay out."
+        case ProposalStatus.SUPERSEDED:
+            return "A newer proposal replaced this change; review that one instead."
+        case ProposalStatus.WITHDRAWN:
+            return "Whoever proposed this change withdrew it."
+    return "This change still waits for review."
 
 
 # --- what became of a proposal or of an attempt that waited ("The inbox", docs/memory.md) ---

@@ -110,7 +110,7 @@ def test_edit_then_accept_from_the_keyboard_stores_the_edited_text(
         dialog = await _click_action(qtbot, panel, controller)
         _key(dialog, Qt.Key.Key_E)
         assert dialog.editing and dialog.editor.hasFocus()
-        assert dialog.accept_button.text() == "Accept edited"
+        assert dialog.accept_button.text() == "Accept &edited"
         dialog.editor.moveCursor(dialog.editor.textCursor().MoveOperation.End)
         QTest.keyClicks(dialog.editor, "- fact 3 moved here")
         _key(dialog, Qt.Key.Key_Return)

@@ -16,7 +16,13 @@ from yak.events import SyncedFileFailed
 from yak.memory import document as doc_rules
 from yak.memory import placement
 from yak.memory.provenance import unified_diff
-from yak.presenters import landing_words, mode_words, proposal_origin, proposal_outcome
+from yak.presenters import (
+    landing_words,
+    mode_words,
+    proposal_origin,
+    proposal_outcome,
+    secrets_reason,
+)
 
 
 def blame(
@@ -138,9 +144,9 @@ def proposals(
             print(f"  - {landing_words(*lands)}")
         for reason in p.reasons:
             print(f"  - {reason}")
-        hidden = redacted_kinds(p.flags)
-        if hidden:
-            print(f"  - secrets replaced by [REDACTED:…] markers: {', '.join(hidden)}")
+        secrets = secrets_reason(p.flags)
+        if secrets:
+            print(f"  - {secrets}")
     print("See one with 'yak memory review ID'; then 'yak memory accept ID' or 'reject ID'.")
 
 

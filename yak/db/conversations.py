@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, or_, select, update
+from sqlalchemy import delete, or_, select, update
 
 from yak.db.engine import Database
 from yak.db.models import ChatMessageRow, ChatSessionRow, WorkspaceRow, utcnow
@@ -56,7 +55,7 @@ def _session(row: ChatSessionRow) -> ChatSession:
     )
 
 
-def _message(row: ChatMessageRow | Row[Any]) -> ChatMessage:
+def _message(row: ChatMessageRow) -> ChatMessage:
     return ChatMessage(
         id=row.id,
         session_id=row.session_id,
@@ -130,8 +129,12 @@ class SqlConversationRepository:
         if not session_ids:
             return {}
         with self.db.session() as s:
-            rows = s.connection().execute(_TITLES, {"ids": list(session_ids)})
-            return {session_id: title for session_id, title in rows}
+            rows = s.execute(
+                select(ChatSessionRow.id, ChatSessionRow.title).where(
+                    ChatSessionRow.id.in_(list(session_ids))
+                )
+            )
+            return dict(rows.tuples().all())
 
     def get_session(self, session_id: str) -> ChatSession:
         """The session with that id. Raises ``UsageError`` for an unknown id."""
@@ -268,7 +271,12 @@ class SqlConversationRepository:
         """Every message of every session of the workspace after that session's watermark,
         oldest first across sessions (by id) — the input of a memory refresh."""
         with self.db.session() as s:
-            rows = s.connection().execute(_UNFOLDED, {"workspace": workspace_id})
+            rows = s.scalars(
+                select(ChatMessageRow)
+                .join(ChatSessionRow, ChatSessionRow.id == ChatMessageRow.session_id)
+                .where(ChatSessionRow.workspace_id == workspace_id, _unfolded_condition())
+                .order_by(ChatMessageRow.id)
+            ).all()
             return [_message(r) for r in rows]
 
     def recent_messages(self, workspace_id: str, limit: int = 2000) -> list[ChatMessage]:
@@ -305,23 +313,3 @@ class SqlConversationRepository:
         if row is None:
             raise UsageError(f"No conversation with id {session_id} exists.")
         return row
-
-
-# A refresh's input, as a prebuilt Core query (loading ORM rows cost more than the query).
-_MESSAGES = ChatMessageRow.__table__
-# Built once: building the statement cost more than running it (a refresh names its sessions).
-_TITLES = select(ChatSessionRow.id, ChatSessionRow.title).where(
-    ChatSessionRow.id.in_(bindparam("ids", expanding=True))
-)
-_UNFOLDED = (
-    select(*_MESSAGES.c)
-    .join(ChatSessionRow, ChatSessionRow.id == _MESSAGES.c.session_id)
-    .where(ChatSessionRow.workspace_id == bindparam("workspace"))
-    .where(
-        or_(
-            ChatSessionRow.folded_through.is_(None),
-            _MESSAGES.c.id > ChatSessionRow.folded_through,
-        )
-    )
-    .order_by(_MESSAGES.c.id)
-)

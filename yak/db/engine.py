@@ -158,6 +158,9 @@ def _alembic_config(connection: object | None = None) -> Config:
     return config
 
 
+_DATA_VERSION = "yak_data_version"  # a pooled connection's last ``PRAGMA data_version``
+
+
 class Database:
     """The open database: an engine and a session factory.
 
@@ -181,6 +184,11 @@ class Database:
         self.read_only = read_only
         self._factory = sessionmaker(engine, expire_on_commit=False)
         self._together = threading.local()  # .session: the transaction of together(), if any
+        # SQLite's data_version compares only within one connection, and the pool hands out
+        # several: each connection's last value is kept with it (its pool record's ``info``),
+        # and this counts the connections that saw a move (or were new).
+        self._moves = 0
+        self._moves_lock = threading.Lock()
 
     @property
     def shared(self) -> bool:
@@ -232,13 +240,25 @@ class Database:
                 self._together.session = None
 
     def data_version(self) -> int:
-        """A number that moves when another connection commits a write: ``PRAGMA
-        data_version`` on SQLite, the transaction-id horizon on PostgreSQL (a hint: it may also
-        move for writes elsewhere on the server)."""
-        with self.engine.connect() as conn:
-            if self.server is not None:
-                return postgres.commit_position(conn)
-            return int(conn.execute(text("PRAGMA data_version")).scalar_one())
+        """A number that moves when another connection commits a write: on SQLite a count of
+        the moves of ``PRAGMA data_version`` (per pooled connection: its values compare only
+        within that connection, and a connection not asked before counts as a move), on
+        PostgreSQL the transaction-id horizon. A hint either way: it may also move for a write
+        of this process or, on a server, elsewhere; it never stays still after another
+        process's commit. Raises ``StoreError``."""
+        try:
+            with self.engine.connect() as conn:
+                if self.server is not None:
+                    return postgres.commit_position(conn)
+                value = int(conn.execute(text("PRAGMA data_version")).scalar_one())
+                info = conn.connection.info
+                with self._moves_lock:
+                    if info.get(_DATA_VERSION) != value:
+                        info[_DATA_VERSION] = value
+                        self._moves += 1
+                    return self._moves
+        except SQLAlchemyError as exc:
+            raise self.translate(exc) from exc
 
     def close(self) -> None:
         """Dispose of the engine's connections."""

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # types only: a reading command does not import the ports
         Revision,
         Tombstone,
         Workspace,
+        WorkspaceStamp,
     )
     from yak.ports import (
         AttemptRepository,
@@ -224,6 +225,9 @@ class DocumentReader:
 
     def versions(self) -> dict[str, int]:
         return self._full().versions()
+
+    def stamps(self) -> dict[str, WorkspaceStamp]:
+        return self._full().stamps()
 
     def data_version(self) -> int:
         return self._full().data_version()

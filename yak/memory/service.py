@@ -31,7 +31,7 @@ from yak.domain import (
     line_changes,
 )
 from yak.errors import UsageError, YakError
-from yak.events import MemoryChanged, ProposalsChanged
+from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
 from yak.memory import document as rules
 from yak.memory import provenance
 from yak.memory.files import read_input_file
@@ -86,6 +86,8 @@ class MemoryService(MemoryReader):
         watcher = MemoryWatcher(
             documents,
             changed=self._changed_elsewhere,
+            proposals_changed=self._proposals_changed_elsewhere,
+            settings_changed=self._settings_changed_elsewhere,
             poll_interval_s=poll_interval_s,
             offload=offload,
         )
@@ -444,3 +446,11 @@ class MemoryService(MemoryReader):
     def _changed_elsewhere(self, workspace_id: str, version: int) -> None:
         """The watcher found ``version`` written by another process."""
         self._bus.publish(MemoryChanged(workspace_id, version, "external", None))
+
+    def _proposals_changed_elsewhere(self, workspace_id: str, waiting: int) -> None:
+        """The watcher found other proposals waiting (``waiting`` of them)."""
+        self._bus.publish(ProposalsChanged(workspace_id, waiting))
+
+    def _settings_changed_elsewhere(self, workspace_id: str) -> None:
+        """The watcher found the workspace's settings changed."""
+        self._bus.publish(WorkspaceChanged(workspace_id))

@@ -1,11 +1,16 @@
-"""Noticing writes to memory documents made by another process (the command line shares the
-database), so an open view shows them.
+"""Noticing writes made by another process (the command line and ``yak mcp`` share the
+database), so an open view shows them: a document's text, the proposals waiting for review, and
+a workspace's settings (memory on or off, review mode, kept file). See "Live everywhere" in
+docs/ui.md.
 
 About once a second the watcher asks the repository whether the database moved
-(``data_version``) and, when it did, compares every document's version with the last one known;
-each that changed is handed to the memory service, which publishes
-``MemoryChanged(source="external")``. Writes through this process are told to the watcher first
-(:meth:`MemoryWatcher.written`), so they are not reported twice.
+(``data_version``) and, when it did, reads every workspace's stamp (``stamps``: document
+version, settings, waiting proposals) and compares it with the last one known. A new document
+version is handed to the memory service, which publishes ``MemoryChanged(source="external")``;
+other waiting proposals become ``ProposalsChanged``; other settings ``WorkspaceChanged``.
+Document writes through this process are told to the watcher first (:meth:`MemoryWatcher.written`),
+so they are not reported twice; a proposal or a setting this process changed may be reported
+once more, which only makes a view read what it already shows.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from yak.aio import Offload, spawn, to_thread
@@ -21,6 +27,7 @@ from yak.errors import YakError
 if TYPE_CHECKING:
     import asyncio
 
+    from yak.domain import WorkspaceStamp
     from yak.ports import DocumentRepository
 
 log = logging.getLogger(__name__)
@@ -34,9 +41,13 @@ class MemoryWatcher:
     """The versions this process knows, and the task that notices other processes' writes.
 
     Args:
-        documents: the documents (``data_version`` and ``versions``).
+        documents: the documents (``data_version`` and ``stamps``).
         changed: called with ``(workspace_id, version)`` for each document another process
             changed (on the event-loop thread).
+        proposals_changed: called with ``(workspace_id, waiting)`` when the proposals waiting
+            for review in a workspace changed (``waiting``: how many wait now).
+        settings_changed: called with ``workspace_id`` when its memory switch, review mode or
+            kept file changed.
         poll_interval_s: seconds between two checks.
         offload: runs each repository call (``yak.aio``).
     """
@@ -46,15 +57,19 @@ class MemoryWatcher:
         documents: DocumentRepository,
         *,
         changed: Callable[[str, int], None],
+        proposals_changed: Callable[[str, int], None] | None = None,
+        settings_changed: Callable[[str], None] | None = None,
         poll_interval_s: float = 1.0,
         offload: Offload = to_thread,
     ) -> None:
         self._documents = documents
         self._changed = changed
+        self._proposals_changed = proposals_changed
+        self._settings_changed = settings_changed
         self._poll_interval_s = poll_interval_s
         self._offload = offload
         self._watched: OrderedDict[str, int] = OrderedDict()  # read by a view, newest last
-        self._versions: dict[str, int] | None = None  # every document's version, last step
+        self._stamps: dict[str, WorkspaceStamp] | None = None  # every workspace's, last step
         self._last_data_version: int | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -69,8 +84,8 @@ class MemoryWatcher:
     def written(self, workspace_id: str, version: int) -> None:
         """This process wrote ``version``: known, so never reported as another's write."""
         self.remember(workspace_id, version)
-        if self._versions is not None:
-            self._versions[workspace_id] = version
+        if self._stamps is not None and workspace_id in self._stamps:
+            self._stamps[workspace_id] = replace(self._stamps[workspace_id], version=version)
 
     def known(self, workspace_id: str) -> int | None:
         """The last version read or written here of a watched workspace, else ``None``."""
@@ -91,40 +106,63 @@ class MemoryWatcher:
             self._task.cancel()
             self._task = None
 
+    async def aclose(self) -> None:
+        """Cancel the watcher task and wait until it has ended (a test's loop stops next)."""
+        import asyncio
+
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def _watch(self) -> None:
         # Imported here: a command that only reads builds this watcher but runs without an
         # event loop (``yak.aio.run_in_place``), so it never loads asyncio.
         import asyncio
 
         while True:
-            await asyncio.sleep(self._poll_interval_s)
-            try:
+            try:  # the first step at once: it learns the stamps a view's reads are compared to
                 await self.check_external_changes()
             except YakError as exc:  # a busy or vanished database: try again next tick
                 log.warning("checking for external memory changes failed: %s", exc)
+            await asyncio.sleep(self._poll_interval_s)
 
     async def check_external_changes(self) -> list[str]:
-        """One watcher step; returns the ids of the workspaces whose document changed.
+        """One watcher step; returns the ids of the workspaces whose document changed (their
+        proposals' and settings' changes are reported through the callbacks only).
 
-        ``data_version`` is per connection and connections come from a pool, so a move is only
-        a hint; the version comparison decides. The first step learns the versions (it reports
-        only the workspaces a view has read).
+        ``data_version`` is only a hint that the database moved; the stamps decide. The first
+        step learns the stamps: it reports the documents of the workspaces a view has read
+        whose version differs from the one read, and, for each of those workspaces, their
+        proposals and settings (a view read those before the watcher knew them).
         """
         data_version = await self._offload(self._documents.data_version)
         if data_version == self._last_data_version:
             return []
         self._last_data_version = data_version
-        versions = await self._offload(self._documents.versions)
-        first_step = self._versions is None
-        known_versions = self._versions or {}
-        self._versions = dict(versions)
+        stamps = await self._offload(self._documents.stamps)
+        first_step = self._stamps is None
+        before = self._stamps or {}
+        self._stamps = dict(stamps)
         changed = []
-        for workspace_id, version in versions.items():
-            known = self._watched.get(workspace_id, known_versions.get(workspace_id))
-            if version == known or (known is None and (first_step or version == 0)):
-                continue
-            if workspace_id in self._watched:
-                self._watched[workspace_id] = version
-            changed.append(workspace_id)
-            self._changed(workspace_id, version)
+        for workspace_id, stamp in stamps.items():
+            old = before.get(workspace_id)
+            known = self._watched.get(workspace_id, old.version if old is not None else None)
+            moved = not (
+                stamp.version == known or (known is None and (first_step or stamp.version == 0))
+            )
+            if moved:
+                if workspace_id in self._watched:
+                    self._watched[workspace_id] = stamp.version
+                changed.append(workspace_id)
+                self._changed(workspace_id, stamp.version)
+            recheck = first_step and workspace_id in self._watched
+            if self._proposals_changed is not None and (
+                recheck or (old is not None and old.proposals != stamp.proposals)
+            ):
+                self._proposals_changed(workspace_id, len(stamp.proposals))
+            if self._settings_changed is not None and (
+                recheck or (old is not None and old.settings != stamp.settings)
+            ):
+                self._settings_changed(workspace_id)
         return changed

@@ -39,6 +39,7 @@ from yak.events import (
     ProposalsChanged,
     RefreshStateChanged,
     TurnCompleted,
+    WorkspaceChanged,
 )
 from yak.memory.review import ReviewInbox
 from yak.memory.service import MemoryService
@@ -62,7 +63,8 @@ class RefreshScheduler:
         settings: the settings service (the key check, read on a worker thread).
         bus: where ``RefreshStateChanged`` (a whole :class:`RefreshState`) is published on
             every change of a workspace's queue state, last attempt, document time or key;
-            ``TurnCompleted`` on it enqueues.
+            ``TurnCompleted`` on it enqueues; ``MemoryChanged``, ``ProposalsChanged`` and
+            ``WorkspaceChanged`` (another process's writes too) update the snapshot.
         **queue_options: passed to :class:`MemoryRefreshQueue` (``debounce_s``, ``clock``,
             ``scheduler``…).
     """
@@ -97,6 +99,7 @@ class RefreshScheduler:
                 bus.subscribe(TurnCompleted, self._on_turn_completed),
                 bus.subscribe(MemoryChanged, self._on_memory_changed),
                 bus.subscribe(ProposalsChanged, self._on_proposals_changed),
+                bus.subscribe(WorkspaceChanged, self._on_workspace_changed),
             ]
         self._unsubscribers = unsubscribers
 
@@ -195,6 +198,10 @@ class RefreshScheduler:
             return
         self._known[event.workspace_id] = replace(known, proposals=event.pending)
         self._publish(event.workspace_id)
+
+    def _on_workspace_changed(self, event: WorkspaceChanged) -> None:
+        if event.workspace_id in self._known:  # memory switched on or off elsewhere
+            self._spawn_reload(event.workspace_id)
 
     def _spawn_reload(self, workspace_id: str) -> None:
         task = spawn(self._reload_and_publish(workspace_id), name="refresh-snapshot")

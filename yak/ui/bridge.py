@@ -15,11 +15,13 @@ from yak.bus import EventBus
 from yak.events import (
     MemoryChanged,
     MessageAdded,
+    ProposalsChanged,
     RefreshFinished,
     RefreshStateChanged,
     SessionsChanged,
     SyncedFileFailed,
     TurnCompleted,
+    WorkspaceChanged,
 )
 
 
@@ -37,6 +39,8 @@ class EventBridge(QObject):
     turn_completed = Signal(object)  # TurnCompleted
     sessions_changed = Signal(object)  # SessionsChanged
     synced_file_failed = Signal(object)  # SyncedFileFailed
+    proposals_changed = Signal(object)  # ProposalsChanged
+    workspace_changed = Signal(object)  # WorkspaceChanged
 
     def __init__(self, bus: EventBus, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +52,8 @@ class EventBridge(QObject):
             TurnCompleted: self.turn_completed,
             SessionsChanged: self.sessions_changed,
             SyncedFileFailed: self.synced_file_failed,
+            ProposalsChanged: self.proposals_changed,
+            WorkspaceChanged: self.workspace_changed,
         }
         self._unsubscribers: list[Callable[[], None]] = [
             bus.subscribe(event_type, signal.emit) for event_type, signal in routes.items()

@@ -23,10 +23,11 @@ from PySide6.QtCore import QObject
 
 from yak.config import Settings
 from yak.core import Core
-from yak.domain import RefreshStatus, Workspace
+from yak.domain import Proposal, ProposalStatus, RefreshStatus, Workspace
 from yak.errors import YakError
-from yak.events import MemoryChanged, RefreshStateChanged, SyncedFileFailed
-from yak.presenters import change_words, describe_outcome
+from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
+from yak.memory.hunks import hand_lines
+from yak.presenters import change_words, decided_elsewhere, describe_outcome
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
@@ -106,6 +107,8 @@ class AppController(QObject):
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
+        bridge.proposals_changed.connect(self._on_bridge_proposals_changed)
+        self._deciding: str | None = None  # the proposal this window is accepting or rejecting
 
     def _setup_chat(self) -> None:
         """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
@@ -256,6 +259,18 @@ class AppController(QObject):
 
     def _on_bridge_refresh_state_changed(self, event: RefreshStateChanged) -> None:
         self.window.memory_panel.show_refresh_state(event.snapshot)
+
+    def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
+        shown = self.review_dialog.proposal
+        workspace = self.workspace
+        if (
+            shown is not None
+            and workspace is not None
+            and event.workspace_id == workspace.id
+            and self.review_dialog.isVisible()
+            and shown.id != self._deciding
+        ):
+            self.tasks.replace("review-recheck", self._recheck_review(workspace.id, shown))
 
     def _close_guard(self) -> bool:
         """Let the window close unless Settings holds unsaved edits; then ask first and close
@@ -431,14 +446,41 @@ class AppController(QObject):
             if not waiting:
                 self.window.show_status("No change waits for review.", timeout_ms=10000)
                 return
-            proposal = waiting[0]
-            base = await self.core.memory.version_text(workspace_id, proposal.base_version)
+            await self._show_proposal(workspace_id, waiting[0])
         except YakError as exc:
             self.window.show_error(str(exc), title="Memory review")
             return
-        self.review_dialog.show_proposal(proposal, base)
         self.review_dialog.show()
         self.review_dialog.raise_()
+
+    async def _show_proposal(self, workspace_id: str, proposal: Proposal) -> None:
+        """Put ``proposal`` in the dialog with its base text and the lines a person wrote in
+        it. Raises ``YakError`` (a read failed)."""
+        base = await self.core.memory.version_text(workspace_id, proposal.base_version)
+        current = await self.core.memory.read(workspace_id)
+        origins = await self.core.memory.blame(workspace_id)
+        hand = hand_lines(base, origins, current=current.version == proposal.base_version)
+        self.review_dialog.show_proposal(proposal, base, hand=hand)
+
+    async def _recheck_review(self, workspace_id: str, shown: Proposal) -> None:
+        """The inbox changed while the dialog shows ``shown``: when it is no longer waiting
+        (decided in another window or by ``yak memory accept``/``reject``), say so; when it
+        was rebased onto a newer version, show it as it is now."""
+        try:
+            stored = await self.core.review.get_proposal(workspace_id, shown.id)
+        except YakError as exc:
+            log.warning("cannot read proposal %s again: %s", shown.id, exc)
+            return
+        still_shown = self.review_dialog.proposal
+        if still_shown is None or still_shown.id != shown.id or shown.id == self._deciding:
+            return
+        if stored.status is not ProposalStatus.PENDING:
+            self.review_dialog.show_decided(decided_elsewhere(stored))
+        elif (stored.base_version, stored.content) != (shown.base_version, shown.content):
+            try:
+                await self._show_proposal(workspace_id, stored)
+            except YakError as exc:
+                self.review_dialog.show_error(str(exc))
 
     async def _last_change(self, workspace_id: str) -> None:
         """The last refresh's diff, read-only."""
@@ -467,6 +509,7 @@ class AppController(QObject):
         workspace = self.workspace
         if workspace is None:
             return
+        self._deciding = proposal_id
         try:
             if accept:
                 await self.core.review.accept(
@@ -477,6 +520,8 @@ class AppController(QObject):
         except YakError as exc:
             self.review_dialog.show_error(str(exc))
             return
+        finally:
+            self._deciding = None
         self.review_dialog.hide()
         self.window.show_status(
             "Accepted the change." if accept else "Rejected the change; its lines stay out.",

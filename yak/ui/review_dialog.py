@@ -1,28 +1,42 @@
 """ReviewDialog: one change to the memory document, as a coloured diff with its reasons on top.
 
-Two uses, one view ("Review" in docs/memory.md):
+Two uses, one view ("Review" in docs/memory.md, "The review dialog" in docs/ui.md):
 
-- a **proposal** waiting for review: its reasons, its diff against the version it was based
-  on, and Accept (Ctrl+Return), Edit then accept (Ctrl+E: the proposed text becomes editable;
-  Ctrl+Return accepts the edited text), Reject (Ctrl+Delete) and Close (Esc);
+- a **proposal** waiting for review: who proposes it (``presenters.proposal_origin``: "An agent
+  (Claude Code over MCP) proposes…"), every reason it waits (the secrets redacted from it too),
+  its diff against the version it was based on, one hunk at a time when there are several
+  (``yak.memory.hunks``: a checkable list, each change taken or left out), and Accept
+  (Ctrl+Return, Alt+A), Edit then accept (Ctrl+E, Alt+E: the text taken becomes editable;
+  Ctrl+Return accepts the edited text), Reject (Ctrl+Delete, Alt+R) and Close (Esc, Alt+C).
+  Accept is the default button (Enter) only when no change taken removes a line a person wrote;
 - a **change to look at**: the last refresh's diff, or a refused reply against the document
   (read-only, Close only). A refused reply never replaces the editor's text.
 
 The dialog never awaits: it emits ``accept_requested(proposal_id, content)`` (``content`` is
-``None`` when accepted as proposed, else the edited text) and ``reject_requested(proposal_id)``;
-the controller runs them and calls :meth:`show_error` or closes it.
+``None`` when accepted as proposed, else the text taken or edited: the inbox records that as
+edited and accepted) and ``reject_requested(proposal_id)``; the controller runs them and calls
+:meth:`show_error` or closes it, or :meth:`show_decided` when the proposal was decided elsewhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
-from PySide6.QtWidgets import QDialog, QPlainTextEdit, QStackedWidget, QWidget
+from PySide6.QtWidgets import (
+    QDialog,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QStackedWidget,
+    QWidget,
+)
 
 from yak.domain import Proposal
-from yak.presenters import Colour
+from yak.memory.hunks import Hunk, hunks, take
+from yak.presenters import Colour, proposal_origin, proposal_reasons
+from yak.text import shorten
 from yak.ui.colours import text_style
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows
@@ -31,12 +45,14 @@ from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 ACCEPT_KEYS = "Ctrl+Return"
 EDIT_KEYS = "Ctrl+E"
 REJECT_KEYS = "Ctrl+Delete"
+HUNK_LIST_ROWS = 4  # the list of changes shows this many rows before it scrolls
 
 
 class ReviewDialog(QDialog):
-    """A proposal to accept, edit or reject, or a change to look at."""
+    """A proposal to accept (whole or some of its hunks), edit or reject, or a change to look
+    at."""
 
-    accept_requested = Signal(str, object)  # proposal id, edited text or None
+    accept_requested = Signal(str, object)  # proposal id, text taken or edited, or None
     reject_requested = Signal(str)  # proposal id
     edit_text_requested = Signal(str)  # a refused reply: open it in the editor to trim and save
 
@@ -46,11 +62,25 @@ class ReviewDialog(QDialog):
         self.setWindowTitle("Review a memory change")
         self.resize(760, 560)
         self._proposal: Proposal | None = None
+        self._base = ""
+        self._hunks: list[Hunk] = []
+        self._editable_text: str | None = None
+        self._setup_ui()
+
+    def _setup_ui(self) -> None:
         self.title_label = create_label(self, object_name="reviewTitle", word_wrap=True)
         font = self.title_label.font()
         font.setBold(True)
         self.title_label.setFont(font)
         self.reasons_label = create_label(self, object_name="reviewReasons", word_wrap=True)
+        self.hunks_label = create_label(
+            self, "C&hanges: untick one to leave it out (Space ticks the selected one)"
+        )
+        self.hunk_list = QListWidget(self)
+        self.hunk_list.setObjectName("reviewHunks")
+        self.hunks_label.setBuddy(self.hunk_list)
+        self.hunk_list.itemChanged.connect(self._on_hunk_list_item_changed)
+        self.hunk_list.currentRowChanged.connect(self._on_hunk_list_current_row_changed)
         self.error_label = create_label(self, object_name="reviewError", word_wrap=True)
         self.error_label.setStyleSheet(text_style(Colour.ALARM))
         self.stack = QStackedWidget(self)
@@ -61,40 +91,53 @@ class ReviewDialog(QDialog):
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.stack.addWidget(self.diff_view)
         self.stack.addWidget(self.editor)
+        # Enter presses only the default button, and Accept is the default only when safe.
         self.accept_button = create_button(
-            "Accept",
+            "&Accept",
             self,
-            tooltip=f"Apply this change ({ACCEPT_KEYS})",
+            tooltip=f"Apply the changes ticked ({ACCEPT_KEYS})",
             clicked=self._on_accept,
+            auto_default=False,
         )
         self.edit_button = create_button(
-            "Edit then accept",
+            "&Edit then accept",
             self,
-            tooltip=f"Edit the proposed text, then accept it with {ACCEPT_KEYS} ({EDIT_KEYS})",
+            tooltip=f"Edit the text taken, then accept it with {ACCEPT_KEYS} ({EDIT_KEYS})",
             clicked=self.start_editing,
+            auto_default=False,
         )
         self.reject_button = create_button(
-            "Reject",
+            "&Reject",
             self,
             tooltip=f"Drop this change; the lines it adds stay out ({REJECT_KEYS})",
             clicked=self._on_reject,
+            auto_default=False,
         )
         self.trim_button = create_button(
-            "Trim and save…",
+            "&Trim and save…",
             self,
             tooltip="Open this reply in the editor as unsaved text, to trim it and save it",
             clicked=self._on_trim,
+            auto_default=False,
         )
         self.trim_button.hide()
-        self._editable_text: str | None = None
-        self.close_button = create_button("Close", self, tooltip="Close (Esc)", clicked=self.reject)
+        self.close_button = create_button(
+            "&Close", self, tooltip="Close (Esc)", clicked=self.reject, auto_default=False
+        )
         vbox(
             self.title_label,
             self.reasons_label,
+            self.hunks_label,
+            self.hunk_list,
             (self.stack, 1),
             self.error_label,
             hbox(
-                self.accept_button, self.edit_button, self.reject_button, STRETCH, self.close_button
+                self.accept_button,
+                self.edit_button,
+                self.reject_button,
+                self.trim_button,
+                STRETCH,
+                self.close_button,
             ),
             margins=10,
             parent=self,
@@ -117,28 +160,50 @@ class ReviewDialog(QDialog):
 
     @property
     def editing(self) -> bool:
-        """Whether the proposed text is being edited."""
+        """Whether the text taken is being edited."""
         return self.stack.currentWidget() is self.editor
 
-    def show_proposal(self, proposal: Proposal, base: str) -> None:
-        """Show ``proposal`` (its reasons on top, its diff against ``base``, the text of the
-        version it was based on) with Accept, Edit then accept and Reject."""
+    @property
+    def chosen(self) -> list[int]:
+        """The numbers (from 1) of the hunks ticked."""
+        return [
+            hunk.number
+            for row, hunk in enumerate(self._hunks)
+            if self.hunk_list.item(row).checkState() == Qt.CheckState.Checked
+        ]
+
+    @property
+    def removes_hand_lines(self) -> bool:
+        """Whether a hunk ticked removes (or changes) a line a person wrote."""
+        ticked = set(self.chosen)
+        return any(h.hand_removed for h in self._hunks if h.number in ticked)
+
+    def show_proposal(self, proposal: Proposal, base: str, *, hand: Collection[int] = ()) -> None:
+        """Show ``proposal``: who proposes it, every reason it waits, its diff against
+        ``base`` (the text of the version it was based on) with one checkable entry per hunk
+        when there are several, and Accept, Edit then accept and Reject.
+
+        Args:
+            hand: the 0-based numbers of ``base``'s lines a person wrote (from the blame):
+                while a hunk ticked removes one, Accept is not the default button.
+        """
         self._proposal = proposal
+        self._base = base
         self._editable_text = None
         self.trim_button.hide()
         self.title_label.setText(
-            f"A refresh proposes +{proposal.added} −{proposal.removed} lines on version "
-            f"{proposal.base_version}; it waits for you because:"
+            f"{proposal_origin(proposal)} proposes +{proposal.added} −{proposal.removed} "
+            f"lines on version {proposal.base_version}; it waits for you because:"
         )
-        self._show_reasons(proposal.reasons)
-        self._show_diff(base, proposal.content)
-        self.editor.setPlainText(proposal.content)
+        self._show_reasons(proposal_reasons(proposal))
+        self._hunks = hunks(base, proposal.content, hand=hand)
+        self._fill_hunk_list()
         self.error_label.clear()
         for button in (self.accept_button, self.edit_button, self.reject_button):
             button.show()
             button.setEnabled(True)
-        self.accept_button.setText("Accept")
         self.stack.setCurrentWidget(self.diff_view)
+        self._update_choice()
         self.diff_view.setFocus()
 
     def show_change(
@@ -154,29 +219,50 @@ class ReviewDialog(QDialog):
         ``editable`` (a refused reply) offers Trim and save…, which emits
         ``edit_text_requested(new)``."""
         self._proposal = None
+        self._hunks = []
+        self._fill_hunk_list()
         self._editable_text = new if editable else None
         self.trim_button.setVisible(editable)
         self.title_label.setText(title)
         self._show_reasons(reasons)
-        self._show_diff(old, new)
+        rows = diff_rows(old, new)
+        if rows:
+            self.diff_view.show_rows(rows)
+        else:
+            self.diff_view.show_message("No line changes.")
         self.error_label.clear()
         for button in (self.accept_button, self.edit_button, self.reject_button):
             button.hide()
+        self.accept_button.setDefault(False)
         self.stack.setCurrentWidget(self.diff_view)
         self.close_button.setFocus()
 
     def show_error(self, message: str) -> None:
         """A decision failed (the memory changed meanwhile…): say why; nothing is closed."""
         self.error_label.setText(message)
-        for button in (self.accept_button, self.edit_button, self.reject_button):
+        for button in (self.edit_button, self.reject_button):
             button.setEnabled(True)
+        self._update_choice()
+
+    def show_decided(self, message: str) -> None:
+        """The proposal shown was decided elsewhere (another window, ``yak memory accept``):
+        say so; nothing is left to click but Close."""
+        self.error_label.setText(message)
+        for button in (self.accept_button, self.edit_button, self.reject_button):
+            button.setEnabled(False)
+        self.accept_button.setDefault(False)
+        self.hunk_list.setEnabled(False)
+        self.close_button.setFocus()
 
     def start_editing(self) -> None:
-        """Make the proposed text editable; Accept then accepts the edited text."""
-        if self._proposal is None:
+        """Make the text taken (the base with the hunks ticked) editable; Accept then accepts
+        the edited text."""
+        if self._proposal is None or not self.edit_button.isEnabled():
             return
+        self.editor.setPlainText(self._taken())
         self.stack.setCurrentWidget(self.editor)
-        self.accept_button.setText("Accept edited")
+        self.hunk_list.setEnabled(False)
+        self._update_choice()
         self.editor.setFocus()
 
     # --- internals -----------------------------------------------------------------------------
@@ -184,17 +270,89 @@ class ReviewDialog(QDialog):
         self.reasons_label.setText("\n".join(f"• {reason}" for reason in reasons))
         self.reasons_label.setVisible(bool(reasons))
 
-    def _show_diff(self, old: str, new: str) -> None:
-        rows = diff_rows(old, new)
-        if rows:
-            self.diff_view.show_rows(rows)
+    def _fill_hunk_list(self) -> None:
+        """One checked entry per hunk; the list shows only when there is a choice to make."""
+        self.hunk_list.blockSignals(True)
+        self.hunk_list.clear()
+        total = len(self._hunks)
+        for hunk in self._hunks:
+            item = QListWidgetItem(_hunk_words(hunk, total), self.hunk_list)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+        self.hunk_list.blockSignals(False)
+        self.hunk_list.setEnabled(True)
+        several = total > 1
+        self.hunks_label.setVisible(several)
+        self.hunk_list.setVisible(several)
+        if several:
+            row = self.hunk_list.sizeHintForRow(0)
+            frame = 2 * self.hunk_list.frameWidth()
+            self.hunk_list.setFixedHeight(row * min(total, HUNK_LIST_ROWS) + frame)
+
+    def _taken(self) -> str:
+        """The document the hunks ticked make (the proposal itself when all are)."""
+        assert self._proposal is not None
+        chosen = self.chosen
+        if len(chosen) == len(self._hunks):
+            return self._proposal.content
+        return take(self._base, self._proposal.content, chosen)
+
+    def _update_choice(self) -> None:
+        """The diff, Accept's words and whether it is the default, for the hunks ticked."""
+        if self._proposal is None:
+            return
+        chosen, total = self.chosen, len(self._hunks)
+        if self.editing:
+            self.accept_button.setText("Accept &edited")
+        elif total > 1 and len(chosen) < total:
+            self.accept_button.setText(f"&Accept {len(chosen)} of {total} changes")
         else:
+            self.accept_button.setText("&Accept")
+        self.accept_button.setEnabled(self.editing or bool(chosen) or not total)
+        self.edit_button.setEnabled(not self.editing)
+        self.accept_button.setDefault(not self.removes_hand_lines and not self.editing)
+        if not self.editing:
+            self._show_hunks(set(chosen))
+
+    def _show_hunks(self, chosen: set[int]) -> None:
+        if not self._hunks:
             self.diff_view.show_message("No line changes.")
+            return
+        total = len(self._hunks)
+        rows: list[tuple[str, str]] = []
+        for hunk in self._hunks:
+            label = f"change {hunk.number} of {total}" if total > 1 else ""
+            if total > 1 and hunk.number not in chosen:
+                label += ", left out"
+            rows.append(("hunk", f"{hunk.header}  {label}".rstrip()))
+            rows += hunk.rows
+        self.diff_view.show_rows(rows)
+
+    def _on_hunk_list_item_changed(self, _item: QListWidgetItem) -> None:
+        self._update_choice()
+
+    def _on_hunk_list_current_row_changed(self, row: int) -> None:
+        """Scroll the diff to the hunk selected in the list."""
+        if not 0 <= row < len(self._hunks) or self.editing:
+            return
+        hunk_rows = 0
+        for hunk in self._hunks[:row]:
+            hunk_rows += 1 + len(hunk.rows)
+        block = self.diff_view.document().findBlockByNumber(hunk_rows)
+        cursor = self.diff_view.textCursor()
+        cursor.setPosition(block.position())
+        self.diff_view.setTextCursor(cursor)
+        self.diff_view.centerCursor()
 
     def _on_accept(self) -> None:
         if self._proposal is None or not self.accept_button.isEnabled():
             return
-        content = self.editor.toPlainText() if self.editing else None
+        if self.editing:
+            content: str | None = self.editor.toPlainText()
+        elif len(self.chosen) < len(self._hunks):
+            content = self._taken()
+        else:
+            content = None
         self._busy()
         self.accept_requested.emit(self._proposal.id, content)
 
@@ -213,3 +371,15 @@ class ReviewDialog(QDialog):
         self.error_label.clear()
         for button in (self.accept_button, self.edit_button, self.reject_button):
             button.setEnabled(False)
+
+
+def _hunk_words(hunk: Hunk, total: int) -> str:
+    """A hunk's entry in the list: ``Change 2 of 3 (+1 −0): - use ruff``, and a warning when it
+    removes a line a person wrote."""
+    shown = next((text for kind, text in hunk.rows if kind == "added"), None)
+    if shown is None:
+        shown = "removes " + next((text for kind, text in hunk.rows if kind == "removed"), "")
+    words = f"Change {hunk.number} of {total} (+{hunk.added} −{hunk.removed}): {shorten(shown, 70)}"
+    if hunk.hand_removed:
+        words += " · removes a line you wrote"
+    return words

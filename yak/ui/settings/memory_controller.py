@@ -11,7 +11,9 @@ causes is skipped here (the write's own result already updated the page). Every 
 reaches the page through the event bridge: a write by a refresh, another window or another
 process reaches the editor, which shows it or raises its banner (never a silent overwrite of
 unsaved edits), and the list (a memory the CLI created appears; the selection and the scroll
-position stay); a finished refresh or a pause for want of an API key updates the Status column.
+position stay); a finished refresh or a pause for want of an API key updates the Status column;
+settings changed elsewhere (``yak memory disable``, ``mode``) reach the editor's switches and the
+list's row (``WorkspaceChanged``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from PySide6.QtCore import QObject
 from yak.core import Core
 from yak.domain import MemoryDocument, QueueState, RefreshStatus, Workspace
 from yak.errors import ConflictError, YakError
-from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged
+from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged, WorkspaceChanged
 from yak.memory.search import search_documents
 from yak.memory.sync import DEFAULT_SYNCED_FILE
 from yak.presenters import describe_outcome
@@ -81,6 +83,7 @@ class MemoryPageController(QObject):
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
+        bridge.workspace_changed.connect(self._on_bridge_workspace_changed)
         self._reloads_running: set[str] = set()
         self._reloads_again: set[str] = set()
 
@@ -186,6 +189,15 @@ class MemoryPageController(QObject):
             event.workspace_id in self.page.model.paused_workspaces
         ):
             self._reload_soon("memory-statuses", self._reload_statuses)
+
+    def _on_bridge_workspace_changed(self, event: WorkspaceChanged) -> None:
+        editing = self.page.editor.workspace
+        if (editing is not None and editing.id == event.workspace_id) or (
+            self.page.model.summary_for(event.workspace_id) is not None
+        ):
+            self.tasks.spawn(
+                self._workspace_updated(event.workspace_id), name="memory-page-workspace"
+            )
 
     def _on_history_restore_requested(self, revision_id: str) -> None:
         dialog = self.history_dialog
@@ -498,6 +510,19 @@ class MemoryPageController(QObject):
                 log.warning("cannot read workspace %s again: %s", workspace_id, again)
             return
         editor.show_message(message)
+
+    async def _workspace_updated(self, workspace_id: str) -> None:
+        """Its settings changed (``yak memory disable``, ``mode``…): the editor's switches and
+        the list's row show them as stored."""
+        try:
+            workspace = await self.workspaces.get(workspace_id)
+        except YakError as exc:
+            log.warning("cannot read workspace %s again: %s", workspace_id, exc)
+            return
+        self.page.editor.set_workspace(workspace)
+        summary = self.page.model.summary_for(workspace_id)
+        if summary is not None and summary.workspace != workspace:
+            self.page.upsert_summary(replace(summary, workspace=workspace))
 
     async def _set_review_mode(self, workspace_id: str, review: bool) -> None:
         try:
