@@ -591,6 +591,7 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
     assert listed[0] == {
         "id": refused_id,
         "status": "refused_ceiling",
+        "waited_for_review": False,
         "reason": "the reply has 240 lines; the limit is 200",
         "base_version": 1,
         "result_version": None,
@@ -604,6 +605,7 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         "added": 0,
         "removed": 0,
         "proposal": None,
+        "superseded_by": None,
     }
     assert listed[0]["created_at"].endswith("Z") and listed[1]["has_reply"] is False
 

@@ -203,6 +203,7 @@ def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
     assert attempt_json(attempt) == {
         "id": "01ABCDEFGHJKMNPQRSTVWXYZ00",
         "status": "refused_floor",
+        "waited_for_review": False,
         "reason": "kept 3 of 40 lines",
         "base_version": 7,
         "result_version": None,
@@ -216,6 +217,7 @@ def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
         "added": 0,
         "removed": 0,
         "proposal": None,
+        "superseded_by": None,
     }
 
 

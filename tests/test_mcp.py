@@ -15,11 +15,12 @@ from typing import Any
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.types import Implementation
 
 from tests.support.builders import project_folder, workspace_with_document
 from yak.domain import MAX_LINES
 
-TOOLS = {"memory_read", "memory_blame", "memory_search", "memory_propose"}
+TOOLS = {"memory_read", "memory_blame", "memory_search", "memory_propose", "memory_status"}
 HAND = "Project: yak\n- lint with Ruff before committing\n- tests run offscreen\n"
 
 
@@ -36,8 +37,9 @@ def yak(data_dir, *args) -> subprocess.CompletedProcess:
 
 
 @asynccontextmanager
-async def mcp_session(data_dir, folder):
-    """An initialized MCP client session with ``yak mcp -w folder``."""
+async def mcp_session(data_dir, folder, client: str | None = None):
+    """An initialized MCP client session with ``yak mcp -w folder`` (``client``: the name the
+    client gives when it connects)."""
     server = StdioServerParameters(
         command=sys.executable,
         args=["-m", "yak", "mcp", "-w", str(folder)],
@@ -46,7 +48,11 @@ async def mcp_session(data_dir, folder):
     with open(os.devnull, "w") as errlog:
         async with (
             stdio_client(server, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(
+                read,
+                write,
+                client_info=None if client is None else Implementation(name=client, version="1"),
+            ) as session,
         ):
             await session.initialize()
             yield session
@@ -101,7 +107,8 @@ async def test_an_agent_reads_searches_blames_and_proposes_but_never_writes(
             "memory_read": set(),
             "memory_blame": set(),
             "memory_search": {"query"},
-            "memory_propose": {"reason", "text", "document"},
+            "memory_propose": {"reason", "text", "document", "after_line", "heading"},
+            "memory_status": set(),
         }
 
         read = await call(session, "memory_read")
@@ -266,3 +273,83 @@ async def test_a_whole_new_document_waits_with_the_review_rules_reasons(core, da
     accepted = yak(data_dir, "memory", "accept", proposed["proposal_id"], "-w", folder)
     assert accepted.returncode == 0, accepted.stderr
     assert yak(data_dir, "memory", "show", "-w", folder).stdout == new.encode()
+
+
+SECTIONS = (
+    "Project structure\n- yak is a Qt desktop app\n- the core lives in yak/\n\n"
+    "Conventions\n- Python 3.11, formatted with ruff\n- tests run with pytest\n\n"
+    "Decisions\n- SQLite is the default database\n"
+)
+
+
+async def test_status_placement_and_earlier_proposals_over_a_real_session(core, data_dir, tmp_path):
+    """memory_status tells on/off, mode, version, lines and whether proposing is possible; a
+    line proposed with no place lands under the section whose words match it, one with a
+    heading under that heading (the proposals' documents compared byte for byte); the second
+    result says what became of the first proposal (rejected meanwhile); every tool
+    description is plain prose; with the memory off, status says so and a proposal is a tool
+    error."""
+    folder = project_folder(tmp_path, "proj")
+    workspace = await workspace_with_document(core, folder, SECTIONS)
+
+    async with mcp_session(data_dir, folder, client="Claude Code") as session:
+        for tool in (await session.list_tools()).tools:
+            description = tool.description or ""
+            assert description and "``" not in description and "\n" not in description
+            assert "  " not in description, description
+        propose = next(t for t in (await session.list_tools()).tools if t.name == "memory_propose")
+        assert "200 lines" in (propose.description or "")
+
+        status = await call(session, "memory_status")
+        assert {k: status[k] for k in ("memory_enabled", "mode", "version", "lines")} == {
+            "memory_enabled": True,
+            "mode": "auto",
+            "version": 1,
+            "lines": 10,
+        }
+        assert status["can_propose"] is True and status["your_proposals"] == []
+
+        unplaced = await call(
+            session, "memory_propose", text="- run pytest under xvfb-run", reason="UI tests"
+        )
+        assert unplaced["lands"] == "lands at line 8, under 'Conventions'"
+        assert unplaced["your_earlier_proposals"] == []
+        shown = yak(data_dir, "memory", "review", unplaced["proposal_id"], "-w", folder, "--json")
+        assert json.loads(shown.stdout)["content"] == SECTIONS.replace(
+            "- tests run with pytest\n", "- tests run with pytest\n- run pytest under xvfb-run\n"
+        )
+        assert (
+            yak(data_dir, "memory", "reject", unplaced["proposal_id"], "-w", folder).returncode == 0
+        )
+
+        placed = await call(
+            session,
+            "memory_propose",
+            text="- PostgreSQL for teams",
+            heading="Decisions",
+            reason="a team database",
+        )
+        shown = yak(data_dir, "memory", "review", placed["proposal_id"], "-w", folder, "--json")
+        assert json.loads(shown.stdout)["content"] == SECTIONS + "- PostgreSQL for teams\n"
+        [earlier] = placed["your_earlier_proposals"]
+        assert (earlier["proposal_id"], earlier["status"], earlier["outcome"]) == (
+            unplaced["proposal_id"],
+            "rejected",
+            "rejected",
+        )
+        [listed] = review(data_dir, folder)
+        assert (listed["origin"], listed["client"]) == ("agent", "Claude Code")
+        text_review = yak(data_dir, "memory", "review", "-w", folder).stdout.decode()
+        assert "An agent (Claude Code over MCP)" in text_review
+        assert "lands at line 11, under 'Decisions'" in text_review
+
+        assert yak(data_dir, "memory", "disable", "-w", folder).returncode == 0
+        off = await call(session, "memory_status")
+        assert (off["memory_enabled"], off["can_propose"]) == (False, False)
+        assert off["why_not"].startswith("The memory of this project is switched off")
+        message = await refused(session, "memory_propose", text="- more", reason="why")
+        assert message.endswith(
+            "The memory of this project is switched off (yak memory enable turns it on); "
+            "nothing was proposed."
+        )
+    assert (await core.memory.read(workspace.id)).content == SECTIONS

@@ -9,6 +9,8 @@ import pytest
 
 from yak.domain import (
     STORE_ERROR,
+    Proposal,
+    ProposalStatus,
     QueueState,
     RefreshOutcome,
     RefreshState,
@@ -32,6 +34,7 @@ from yak.presenters import (
     list_colour,
     mode_words,
     outcome_label,
+    proposal_outcome,
     refresh_status,
     refresh_summary,
     source_label,
@@ -160,3 +163,36 @@ def test_export_formats_and_suffixes_have_one_home():
         "text",
         "text",
     ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({}, "waiting for review"),
+        ({"conflicts_with": 6}, "waiting for review; conflicts with version 6"),
+        ({"status": "accepted", "result_version": 7}, "accepted → version 7"),
+        ({"status": "edited", "result_version": 7}, "edited and accepted → version 7"),
+        ({"status": "rejected"}, "rejected"),
+        (
+            {"status": "superseded", "superseded_by": "01ABCDEFGHJKMN"},
+            "superseded by proposal 01ABCDEFGHJK",
+        ),
+        ({"status": "superseded"}, "superseded by a refresh that applied"),
+        ({"status": "withdrawn"}, "withdrawn"),
+    ],
+)
+def test_a_proposal_says_where_it_stands(changes, words):
+    """The review inbox's words for each outcome ("The inbox" in docs/memory.md)."""
+    proposal = Proposal(
+        id="01P",
+        workspace_id="ws",
+        base_version=5,
+        content="",
+        reasons=(),
+        added=0,
+        removed=0,
+        status=ProposalStatus(changes.pop("status", "pending")),
+        created_at=datetime(2026, 12, 3, tzinfo=UTC),
+        **changes,
+    )
+    assert proposal_outcome(proposal) == words

@@ -26,7 +26,7 @@ from yak.domain import (
     line_changes,
     line_opcodes,
 )
-from yak.errors import ConflictError, UnreadableDocument
+from yak.errors import ConflictError, UnreadableDocument, UsageError
 from yak.events import MemoryChanged, RefreshFinished
 from yak.memory import prompt, provenance
 
@@ -404,7 +404,7 @@ async def test_a_new_proposal_supersedes_the_one_waiting(env: Env):
     waiting = await env.core.review.proposals(env.workspace_id)
     assert [p.id for p in waiting] == [second.proposal_id]
     assert len(waiting[0].session_ids) == 2
-    with pytest.raises(ConflictError):
+    with pytest.raises(UsageError, match=f"superseded by proposal {second.proposal_id}"):
         await env.core.review.accept(env.workspace_id, first.proposal_id)
 
 

@@ -66,6 +66,12 @@ class ProposalStatus(StrEnum):
     SUPERSEDED = "superseded"
     WITHDRAWN = "withdrawn"
 
+    @property
+    def outcome_code(self) -> str:
+        """The outcome as scripts read it (``--json``; DESIGN's list in docs/cli.md):
+        ``edited_accepted`` for an edited and accepted proposal, else the status itself."""
+        return "edited_accepted" if self is ProposalStatus.EDITED else str(self)
+
 
 class ProposalOrigin(StrEnum):
     """Who made a proposal: a memory refresh, an agent (over MCP, with its client's name),
@@ -345,7 +351,14 @@ class RefreshOutcome:
 
 @dataclass(frozen=True)
 class RefreshAttempt:
-    """A recorded refresh attempt, for History."""
+    """A recorded refresh attempt, for History.
+
+    An attempt that waited for review (``needs_review``, with ``proposal_id``) ends with its
+    proposal's ``outcome`` ("The inbox" in docs/memory.md): accepted or edited and accepted
+    (``result_version`` is then the version it became), rejected, superseded
+    (``superseded_by``: the newer refresh proposal, or ``None`` when a refresh applied), or
+    withdrawn; ``outcome`` is ``None`` while it waits and for attempts that never waited.
+    """
 
     id: str
     workspace_id: str
@@ -363,6 +376,8 @@ class RefreshAttempt:
     added: int = 0
     removed: int = 0
     proposal_id: str | None = None
+    outcome: ProposalStatus | None = None
+    superseded_by: str | None = None
 
 
 @dataclass(frozen=True)

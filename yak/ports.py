@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         MemoryDocument,
         MemorySummary,
         Proposal,
+        ProposalStatus,
         RefreshAttempt,
         RefreshOutcome,
         ReviewMode,
@@ -123,7 +124,9 @@ class WriteOptions(TypedDict):
         watermarks: ``{session_id: last folded message id}`` advanced in the same transaction.
         effects: given the text being replaced, the write's line counts and tombstones.
         accepts: the pending proposal the write applies (marked accepted in the same
-            transaction).
+            transaction, with the version it became).
+        accepted_as: how it is marked: ``accepted`` (default) or ``edited`` (edited and
+            accepted).
     """
 
     expected_version: int | None
@@ -135,6 +138,7 @@ class WriteOptions(TypedDict):
     watermarks: NotRequired[Mapping[str, str] | None]
     effects: NotRequired[Callable[[str], WriteEffects] | None]
     accepts: NotRequired[str | None]
+    accepted_as: NotRequired[ProposalStatus]
 
 
 class DocumentRepository(Protocol):
@@ -202,7 +206,7 @@ class ProposalStore(Protocol):
     document write (``DocumentRepository.write(accepts=…)``)."""
 
     def add_proposal(self, proposal: Proposal) -> Proposal:
-        """Store a pending proposal; older pending ones of the workspace become superseded."""
+        """Store a pending proposal; a refresh's supersedes the older pending refresh ones."""
         ...
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]: ...
@@ -210,7 +214,11 @@ class ProposalStore(Protocol):
     def pending_counts(self) -> dict[str, int]: ...
 
     def supersede_proposals(self, workspace_id: str) -> int:
-        """Mark the pending proposals superseded; returns how many."""
+        """Mark the pending refresh proposals superseded; returns how many."""
+        ...
+
+    def rebase_proposals(self, rebased: Sequence[Proposal]) -> int:
+        """Store pending proposals moved onto a newer version; returns how many."""
         ...
 
     def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
@@ -302,11 +310,12 @@ class ConversationRepository(Protocol):
     def messages(self, session_id: str) -> list[ChatMessage]: ...
 
     def take_prompt_snapshot(
-        self, session_id: str, snapshot: str, memory_version: int
+        self, session_id: str, snapshot: str, memory_version: int, *, replacing: str | None = None
     ) -> ChatSession:
         """Store the session block of the system prompt and the memory version it was built
-        from, unless the session already has one (then that one stays); returns the session as
-        stored (its ``prompt_snapshot`` is the one to send)."""
+        from, unless the session already has one (then that one stays; with ``replacing``, it
+        is replaced while it is still exactly that text); returns the session as stored (its
+        ``prompt_snapshot`` is the one to send)."""
         ...
 
     def note_memory_version(self, session_id: str, version: int) -> None:

@@ -23,6 +23,7 @@ from yak.domain import (
     ProposalOrigin,
     ProposalStatus,
     QueueState,
+    RefreshAttempt,
     RefreshOutcome,
     RefreshState,
     RefreshStatus,
@@ -283,7 +284,7 @@ def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[st
         return "up to date", "The memory was written after the last refresh."
     if status in _SETTLED:
         return "up to date", last.reason
-    return outcome_label(status), last.reason
+    return attempt_outcome(last), last.reason
 
 
 # --- a finished refresh, in a sentence --------------------------------------------------------
@@ -386,6 +387,55 @@ def decided_elsewhere(proposal: Proposal) -> str:
         case ProposalStatus.WITHDRAWN:
             return "Whoever proposed this change withdrew it."
     return "This change still waits for review."
+
+
+# --- what became of a proposal or of an attempt that waited ("The inbox", docs/memory.md) ---
+def proposal_outcome(proposal: Proposal) -> str:
+    """Where a proposal stands, short: ``waiting for review``, ``waiting for review; conflicts
+    with version 6``, ``accepted → version 7``, ``edited and accepted → version 7``,
+    ``rejected``, ``superseded by proposal 01K…`` (the first 12 characters of its id),
+    ``superseded by a refresh that applied``, ``withdrawn``."""
+    return _outcome_words(
+        proposal.status, proposal.result_version, proposal.superseded_by, proposal.conflicts_with
+    )
+
+
+def attempt_outcome(attempt: RefreshAttempt) -> str:
+    """A refresh attempt's label in History › Refresh attempts: its outcome's label
+    (:func:`outcome_label`), or, for one that waited for review and was decided since, what
+    became of its proposal (``accepted → version 7``, ``rejected``…)."""
+    if attempt.outcome is None:
+        return outcome_label(attempt.status)
+    return _outcome_words(attempt.outcome, attempt.result_version, attempt.superseded_by, None)
+
+
+def _outcome_words(
+    status: ProposalStatus,
+    result_version: int | None,
+    superseded_by: str | None,
+    conflicts_with: int | None,
+) -> str:
+    became = f" → version {result_version}" if result_version is not None else ""
+    if status is ProposalStatus.PENDING:
+        if conflicts_with is not None:
+            return f"waiting for review; conflicts with version {conflicts_with}"
+        return "waiting for review"
+    if status is ProposalStatus.ACCEPTED:
+        return f"accepted{became}"
+    if status is ProposalStatus.EDITED:
+        return f"edited and accepted{became}"
+    if status is ProposalStatus.SUPERSEDED:
+        if superseded_by:  # 12 characters: a prefix accept and review take, short for a cell
+            return f"superseded by proposal {superseded_by[:12]}"
+        return "superseded by a refresh that applied"
+    return str(status)  # rejected, withdrawn
+
+
+def landing_words(line: int, section: str | None) -> str:
+    """Where a proposal's added lines land, for the review: ``lands at line 12, under
+    "Conventions"`` or ``lands at line 30``."""
+    under = f", under {section!r}" if section else ""
+    return f"lands at line {line}{under}"
 
 
 # --- who wrote a version ------------------------------------------------------------------

@@ -7,6 +7,8 @@ messages) and what is stored or written, byte for byte.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from memory_support import answer, lines, run, show, until
 from PySide6.QtCore import Qt
@@ -267,5 +269,57 @@ def test_history_attempt_columns_show_the_model_whole(env, page, qtbot, qloop):
         assert right_edge <= table.viewport().width()
         assert table.columnWidth(2) < table.sizeHintForColumn(2)  # the reason is elided…
         assert table.item(0, 2).toolTip() == reason  # …and whole in its tooltip
+
+    run(qloop, body())
+
+
+def test_refresh_attempts_that_waited_show_what_became_of_their_proposal(env, page, qtbot, qloop):
+    """Refresh attempts that waited for review, decided since: History › Refresh attempts says
+    accepted → version N, rejected, superseded by which proposal, never "Awaiting review"
+    (the outcome read from the database, "The inbox" in docs/memory.md)."""
+    workspace = env.workspace("proj", "- first\n")
+    core = env.core
+    review = core.review
+
+    async def propose(text: str) -> str:
+        base = await core.memory.read(workspace.id)
+        outcome = RefreshOutcome(
+            workspace_id=workspace.id,
+            status=RefreshStatus.NEEDS_REVIEW,
+            reason="a hand line would change",
+            version=base.version,
+            lines=1,
+        )
+        proposal = await review.propose(
+            workspace.id,
+            text,
+            base_version=base.version,
+            reasons=("a hand line would change",),
+            model=None,
+            session_ids=(),
+            watermarks={},
+        )
+        await core.memory.record_attempt(
+            replace(outcome, proposal_id=proposal.id), base_version=base.version
+        )
+        return proposal.id
+
+    async def body():
+        first = await propose("- second\n")
+        second = await propose("- third\n")  # supersedes the first
+        await review.accept(workspace.id, second)
+        third = await propose("- fourth\n")
+        await review.reject(workspace.id, third)
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        table = dialog.attempts_table
+        assert [table.item(r, 1).text() for r in range(table.rowCount())] == [
+            "Rejected",
+            "Accepted → version 2",
+            f"Superseded by proposal {second[:12]}",
+        ]
+        assert first != second
 
     run(qloop, body())

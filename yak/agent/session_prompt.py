@@ -15,6 +15,7 @@ from typing import Any
 from yak.agent.instructions import instructions_block, read_instruction_files
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
+from yak.memory.injection import OPEN_TAG
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
 
 
@@ -46,22 +47,33 @@ def turn_prompt(
 ) -> TurnPrompt:
     """The system blocks of a turn, with the session block taken (and stored with the session)
     now when the session has none yet, and the note of a hand edit of the memory made since it
-    was taken."""
+    was taken.
+
+    Memory switched off takes effect at once ("Memory off" in docs/memory.md): a session
+    block that still carries the memory block is taken again without it (the date stays the
+    session's first day; the one cache miss is accepted). Switched on again, the memory
+    reaches the next session, not this one."""
     workspace = workspaces.get(workspace_id)
     document = documents.read(workspace.id)
     session = conversations.get_session(session_id)
     loaded: tuple[str, ...] = ()
-    if session.prompt_snapshot is None:
+    stale = session.prompt_snapshot
+    if stale is not None and (workspace.memory_enabled or OPEN_TAG not in stale):
+        stale = None  # the snapshot stands
+    if session.prompt_snapshot is None or stale is not None:
         files = read_instruction_files(workspace.path)
         loaded = tuple(f.name for f in files)
+        started = session.created_at.astimezone() if stale is not None else None
         block = session_block(
             workspace_path=workspace.path,
             memory=document.content if workspace.memory_enabled else "",
             memory_enabled=workspace.memory_enabled,
             instructions=instructions_block(files),
-            today=today() if today else None,
+            today=started or (today() if today else None),
         )
-        session = conversations.take_prompt_snapshot(session_id, block, document.version)
+        session = conversations.take_prompt_snapshot(
+            session_id, block, document.version, replacing=stale
+        )
     assert session.prompt_snapshot is not None
     note = memory_note(documents, session, workspace, document)
     return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded)

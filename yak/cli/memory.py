@@ -157,9 +157,11 @@ async def _review_state(core: Core, workspace: Workspace, stored: bool) -> dict[
         "last_refresh": None
         if attempt is None
         else {
-            "status": str(attempt.status),
+            # An attempt that waited for review ends with its proposal's outcome.
+            "status": doc_rules.attempt_json(attempt)["status"],
             "reason": attempt.reason,
             "at": doc_rules.iso_utc(attempt.created_at),
+            "result_version": attempt.result_version,
         },
         "proposals": len(pending),
         "mode": str(workspace.review_mode),

@@ -47,7 +47,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.memory import document as doc_rules
-from yak.presenters import refresh_summary
+from yak.presenters import attempt_outcome, refresh_summary
 
 if TYPE_CHECKING:
     from yak.events import SyncedFileFailed
@@ -356,7 +356,7 @@ def attempts(workspace: Workspace, found: Sequence[RefreshAttempt], *, as_json: 
         [
             a.id,
             local_time(a.created_at),
-            str(a.status),
+            str(a.status) if a.outcome is None else attempt_outcome(a),
             lines(count_lines(a.reply)) if a.reply else "-",
             a.model or "-",
             f"{a.usage.input_tokens:,} in / {a.usage.output_tokens:,} out",

@@ -3,11 +3,15 @@ the review inbox, and the workspace's switches ("Provenance" and "Review" in
 docs/memory.md).
 
 - ``blame [--json]``: each line's origin (version, source, time, conversations).
-- ``review [ID] [--json]``: the proposals waiting, oldest first; with ``ID``, its reasons and
-  its diff against the version it was based on (``--json``: ``content`` and ``diff`` too).
-- ``accept ID [--file F] [--json]``: apply it on its base version (exit 5 when the memory
-  changed since, or it no longer waits); ``--file`` accepts it as edited in ``F``.
-- ``reject ID [--json]``: drop it; its added lines become tombstones.
+- ``review [ID] [--json]``: the proposals waiting, oldest first, with who made them, where
+  their lines land and any conflict; with ``ID``, its reasons and its diff against the version
+  it was based on (``--json``: ``content`` and ``diff`` too).
+- ``accept ID [--file F] [--json]``: apply it on its base version, the current one (waiting
+  proposals are rebased on every write): exit 5 when it conflicts with the current version,
+  exit 2 with what became of it when it no longer waits; ``--file`` accepts it as edited in
+  ``F`` ("The inbox" in docs/memory.md).
+- ``reject ID [--json]``: drop it; its added lines become tombstones (exit 2 when it no longer
+  waits).
 - ``mode [auto|review] [--json]``: print or set the review mode.
 - ``enable`` / ``disable``: switch the workspace's memory on or off (no injection, no refresh).
 """
@@ -104,7 +108,10 @@ def cmd_review(args: argparse.Namespace, ctx: Context) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
         if args.id is None:
             found = await core.review.proposals(workspace.id) if stored else []
-            review_output.proposals(workspace, found, as_json=args.json)
+            bases = {
+                p.id: await core.memory.version_text(workspace.id, p.base_version) for p in found
+            }
+            review_output.proposals(workspace, found, bases, as_json=args.json)
             return 0
         if not stored:
             raise UsageError(f"{workspace.path} has no proposals.")

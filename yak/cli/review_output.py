@@ -6,16 +6,23 @@ review mode and the memory switch (JSON objects or report lines, as in ``yak.cli
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from yak.cli.output import kept_file_error
 from yak.cli.terminal import lines, local_time, print_json, write_stdout
-from yak.domain import LineOrigin, MemoryDocument, Proposal, Workspace
+from yak.domain import LineOrigin, MemoryDocument, Proposal, ProposalStatus, Workspace
 from yak.events import SyncedFileFailed
 from yak.memory import document as doc_rules
+from yak.memory import placement
 from yak.memory.provenance import unified_diff
-from yak.presenters import mode_words, secrets_reason
+from yak.presenters import (
+    landing_words,
+    mode_words,
+    proposal_origin,
+    proposal_outcome,
+    secrets_reason,
+)
 
 
 def blame(
@@ -67,6 +74,14 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
     item: dict[str, Any] = {
         "id": proposal.id,
         "status": str(proposal.status),
+        "outcome": None
+        if proposal.status is ProposalStatus.PENDING
+        else proposal.status.outcome_code,
+        "origin": str(proposal.origin),
+        "client": proposal.client,
+        "result_version": proposal.result_version,
+        "superseded_by": proposal.superseded_by,
+        "conflicts_with": proposal.conflicts_with,
         "base_version": proposal.base_version,
         "reasons": list(proposal.reasons),
         "added": proposal.added,
@@ -76,6 +91,7 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
         "flags": list(proposal.flags),
     }
     if base is not None:
+        item["lands"] = lands_json(base, proposal)
         item["content"] = proposal.content
         item["diff"] = unified_diff(
             base,
@@ -86,19 +102,46 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
     return item
 
 
-def proposals(workspace: Workspace, found: Sequence[Proposal], *, as_json: bool) -> None:
-    """``review``: the proposals waiting, oldest first."""
+def lands_json(base: str, proposal: Proposal) -> dict[str, Any] | None:
+    """Where the proposal's first added line lands: ``{"line", "section"}`` (``section``: the
+    title of the section it joins, or null), or null when it adds no line."""
+    lands = placement.landing(base, proposal.content)
+    return None if lands is None else {"line": lands[0], "section": lands[1]}
+
+
+def proposals(
+    workspace: Workspace,
+    found: Sequence[Proposal],
+    bases: Mapping[str, str],
+    *,
+    as_json: bool,
+) -> None:
+    """``review``: the proposals waiting, oldest first, each with who made it, where its
+    lines land and whether it conflicts (``bases``: each one's base text by id)."""
     if as_json:
-        print_json([proposal_json(p) for p in found])
+        print_json(
+            [
+                {**proposal_json(p), "lands": lands_json(bases[p.id], p) if p.id in bases else None}
+                for p in found
+            ]
+        )
         return
     if not found:
         print(f"No change waits for review in {workspace.path}.")
         return
     for p in found:
         print(
-            f"{p.id}  on version {p.base_version}  +{p.added} −{p.removed}  "
-            f"{local_time(p.created_at)}"
+            f"{p.id}  {proposal_origin(p)}  on version {p.base_version}  "
+            f"+{p.added} −{p.removed}  {local_time(p.created_at)}"
         )
+        if p.conflicts_with is not None:
+            print(
+                f"  ! conflicts with version {p.conflicts_with}: lines it changes were changed "
+                "since (accept it edited with --file, or reject it)"
+            )
+        lands = placement.landing(bases[p.id], p.content) if p.id in bases else None
+        if lands is not None:
+            print(f"  - {landing_words(*lands)}")
         for reason in p.reasons:
             print(f"  - {reason}")
         secrets = secrets_reason(p.flags)
@@ -114,9 +157,12 @@ def proposal(proposal: Proposal, base: str, *, as_json: bool) -> None:
         return
     item = proposal_json(proposal, base=base)
     print(
-        f"Proposal {proposal.id} ({proposal.status}) on version {proposal.base_version}: "
+        f"Proposal {proposal.id} ({proposal_outcome(proposal)}) from "
+        f"{_lower_first(proposal_origin(proposal))} on version {proposal.base_version}: "
         f"+{proposal.added} −{proposal.removed}"
     )
+    if item["lands"] is not None:
+        print(f"  - {landing_words(item['lands']['line'], item['lands']['section'])}")
     for reason in proposal.reasons:
         print(f"  - {reason}")
     print()
@@ -185,3 +231,8 @@ def memory_switch(workspace: Workspace, *, as_json: bool) -> None:
             f"Memory is off for {workspace.path}: no conversation gets the document and no "
             "refresh runs (the document and its history are kept)."
         )
+
+
+def _lower_first(text: str) -> str:
+    """``An agent (Claude Code over MCP)`` → ``an agent (Claude Code over MCP)``."""
+    return text[:1].lower() + text[1:]

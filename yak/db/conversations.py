@@ -228,12 +228,14 @@ class SqlConversationRepository:
 
     # --- the prompt snapshot ----------------------------------------------------------------
     def take_prompt_snapshot(
-        self, session_id: str, snapshot: str, memory_version: int
+        self, session_id: str, snapshot: str, memory_version: int, *, replacing: str | None = None
     ) -> ChatSession:
         """Store the session block of the system prompt and the memory version it was built
         from, unless the session already has one: the first stored snapshot stays for the
         session's life, so every request of the session (also after a restart, or when two
-        processes start a turn at once) sends the same bytes.
+        processes start a turn at once) sends the same bytes. With ``replacing``, the stored
+        snapshot is replaced when it is still exactly ``replacing`` (memory switched off during
+        the session: "Memory off" in docs/memory.md).
 
         Returns:
             The session as stored; its ``prompt_snapshot`` is the one to send.
@@ -243,9 +245,14 @@ class SqlConversationRepository:
         """
         with self.db.session() as s:
             row = self._row(s, session_id)
+            unset = (
+                ChatSessionRow.prompt_snapshot.is_(None)
+                if replacing is None
+                else ChatSessionRow.prompt_snapshot == replacing
+            )
             s.execute(  # one statement: of two writers only the first one's snapshot is kept
                 update(ChatSessionRow)
-                .where(ChatSessionRow.id == session_id, ChatSessionRow.prompt_snapshot.is_(None))
+                .where(ChatSessionRow.id == session_id, unset)
                 .values(prompt_snapshot=snapshot, snapshot_memory_version=memory_version)
                 .execution_options(synchronize_session=False)
             )

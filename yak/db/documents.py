@@ -33,7 +33,7 @@ from yak.db.models import (
     table_of,
 )
 from yak.db.portable import insert_ignoring, utf8_bytes
-from yak.db.proposals import close_proposal
+from yak.db.proposals import close_proposal, record_result
 from yak.db.rows import (
     SessionQuery,
     advance_watermarks,
@@ -112,6 +112,7 @@ class SqlDocumentRepository:
         watermarks: Mapping[str, str] | None = None,
         effects: Callable[[str], WriteEffects] | None = None,
         accepts: str | None = None,
+        accepted_as: ProposalStatus = ProposalStatus.ACCEPTED,
     ) -> MemoryDocument:
         """Write ``text`` (already checked) as the next version and append its revision; with
         ``watermarks`` (``{session_id: last folded message id}``) advance them in the same
@@ -121,8 +122,10 @@ class SqlDocumentRepository:
             expected_version: the version the write is based on; ``None``: whatever is current.
             effects: given the text being replaced, the write's line counts and tombstones
                 (buried and lifted in the same transaction); default: the line counts only.
-            accepts: the id of the pending proposal this write accepts (marked ``accepted`` in
-                the same transaction, also when the text is already stored).
+            accepts: the id of the pending proposal this write accepts (marked
+                ``accepted_as`` with the version it became, in the same transaction, also when
+                the text is already stored).
+            accepted_as: ``accepted``, or ``edited`` (edited and accepted).
 
         Raises:
             ConflictError: ``expected_version`` is not the stored version, or ``accepts`` is no
@@ -132,8 +135,8 @@ class SqlDocumentRepository:
         """
         with self.db.session() as s:
             stored_under = owner(s, workspace_id)
-            if accepts is not None:
-                close_proposal(s, stored_under, accepts, ProposalStatus.ACCEPTED)
+            if accepts is not None:  # first: a decided proposal fails before anything is written
+                accepted = close_proposal(s, stored_under, accepts, accepted_as)
             result = self._apply(
                 s,
                 stored_under,
@@ -146,6 +149,8 @@ class SqlDocumentRepository:
                 restored_from=restored_from,
                 effects=effects,
             )
+            if accepts is not None:
+                record_result(s, accepted.id, result.version)
             if watermarks:
                 advance_watermarks(s, watermarks)
             return replace(result, workspace_id=workspace_id)

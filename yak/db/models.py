@@ -177,7 +177,8 @@ class RefreshAttemptRow(Base):
 
 
 class MemoryProposalRow(Base):
-    """A rewrite waiting for review, and what became of it (accepted, rejected, superseded)."""
+    """A rewrite waiting for review, who made it, and what became of it ("The inbox" in
+    docs/memory.md)."""
 
     __tablename__ = "memory_proposals"
     __table_args__ = (Index("ix_memory_proposals_workspace_status", "workspace_id", "status"),)
@@ -196,6 +197,11 @@ class MemoryProposalRow(Base):
     flags: Mapped[list[str]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    origin: Mapped[str] = mapped_column(String(16), default="refresh", server_default="refresh")
+    client: Mapped[str | None] = mapped_column(String(100))
+    result_version: Mapped[int | None] = mapped_column(Integer)
+    superseded_by: Mapped[str | None] = mapped_column(String(26))
+    conflicts_with: Mapped[int | None] = mapped_column(Integer)
 
 
 class MemoryTombstoneRow(Base):

@@ -10,7 +10,7 @@ session's connection, and the shared SQL texts of ``yak.db.reads`` for the reads
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from sqlalchemy import bindparam, func, insert, select, update
@@ -28,7 +28,7 @@ from yak.db.rows import (
     owner,
     require_workspace,
 )
-from yak.domain import Proposal, ProposalStatus, WriteEffects
+from yak.domain import Proposal, ProposalOrigin, ProposalStatus, WriteEffects
 from yak.errors import ConflictError
 from yak.ids import PROPOSAL_IDS, id_prefix, new_id, only_match
 from yak.ports import Burials
@@ -41,8 +41,9 @@ class ProposalRepository:
         self.db = db
 
     def add_proposal(self, proposal: Proposal) -> Proposal:
-        """Store a pending proposal; the workspace's older pending proposals become
-        ``superseded`` (the new one folds their conversations too).
+        """Store a pending proposal. A refresh's proposal supersedes the workspace's older
+        pending *refresh* proposals (``superseded_by`` its id: it folds their conversations
+        too); an agent's or an import's supersedes nothing ("The inbox" in docs/memory.md).
 
         Raises:
             WorkspaceNotFound: unknown workspace.
@@ -53,7 +54,11 @@ class ProposalRepository:
             require_workspace(s, proposal.workspace_id)
             stored_under = owner(s, proposal.workspace_id)
             connection = s.connection()
-            connection.execute(_SUPERSEDE, {"workspace": stored_under, "moment": moment})
+            if proposal.origin is ProposalOrigin.REFRESH:
+                connection.execute(
+                    _SUPERSEDE,
+                    {"workspace": stored_under, "moment": moment, "by": proposal_id},
+                )
             values = {
                 "id": proposal_id,
                 "workspace_id": stored_under,
@@ -69,23 +74,26 @@ class ProposalRepository:
                 "flags": list(proposal.flags),
                 "created_at": moment,
                 "decided_at": None,
+                "origin": str(proposal.origin),
+                "client": proposal.client,
+                "result_version": None,
+                "superseded_by": None,
+                "conflicts_with": proposal.conflicts_with,
             }
             connection.execute(_INSERT, values)
-        return Proposal(
+        return replace(
+            proposal,
             id=proposal_id,
             workspace_id=stored_under,
-            base_version=proposal.base_version,
-            content=proposal.content,
             reasons=tuple(proposal.reasons),
-            added=proposal.added,
-            removed=proposal.removed,
             status=ProposalStatus.PENDING,
             created_at=moment,
-            model=proposal.model,
             session_ids=tuple(proposal.session_ids),
             watermarks=dict(proposal.watermarks),
             flags=tuple(proposal.flags),
             decided_at=None,
+            result_version=None,
+            superseded_by=None,
         )
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:
@@ -94,13 +102,38 @@ class ProposalRepository:
             return read_proposals(SessionQuery(s), workspace_id, pending_only=pending_only)
 
     def supersede_proposals(self, workspace_id: str) -> int:
-        """Mark the workspace's pending proposals ``superseded`` (an applied refresh folded
-        their conversations and changed the version they were made on). Returns how many."""
+        """Mark the workspace's pending *refresh* proposals ``superseded`` (an applied refresh
+        folded their conversations); agents' proposals stay (they are rebased). Returns how
+        many."""
         with self.db.session() as s:
             result = s.connection().execute(
-                _SUPERSEDE, {"workspace": owner(s, workspace_id), "moment": now()}
+                _SUPERSEDE, {"workspace": owner(s, workspace_id), "moment": now(), "by": None}
             )
             return int(result.rowcount or 0)
+
+    def rebase_proposals(self, rebased: Sequence[Proposal]) -> int:
+        """Store pending proposals moved onto a newer document version (``base_version``,
+        ``content``, ``added``, ``removed``, ``conflicts_with`` as given); a proposal decided
+        meanwhile is left as it is. Returns how many were updated."""
+        if not rebased:
+            return 0
+        with self.db.session() as s:
+            connection = s.connection()
+            updated = 0
+            for p in rebased:
+                result = connection.execute(
+                    _REBASE,
+                    {
+                        "proposal": p.id,
+                        "base_version": p.base_version,
+                        "content": p.content,
+                        "added": p.added,
+                        "removed": p.removed,
+                        "conflicts_with": p.conflicts_with,
+                    },
+                )
+                updated += int(result.rowcount or 0)
+            return updated
 
     def pending_counts(self) -> dict[str, int]:
         """How many proposals wait, by workspace id (workspaces with none are left out)."""
@@ -141,23 +174,42 @@ def _proposal(s: Session, workspace_id: str, proposal_id: str) -> Proposal:
     return proposal_of(only_match(rows, proposal_id, PROPOSAL_IDS))
 
 
+def record_result(s: Session, proposal_id: str, version: int) -> None:
+    """Record the version an accepted proposal became, in the session's transaction (after
+    :func:`close_proposal` and the write)."""
+    s.connection().execute(_RESULT, {"proposal": proposal_id, "version": version})
+
+
 def close_proposal(
-    s: Session, workspace_id: str, proposal_id: str, status: ProposalStatus
+    s: Session,
+    workspace_id: str,
+    proposal_id: str,
+    status: ProposalStatus,
+    *,
+    result_version: int | None = None,
 ) -> Proposal:
     """Mark the pending proposal ``proposal_id`` (an id or a unique prefix) of the workspace
-    that owns the document ``status`` (accepted or rejected), in the session's transaction.
+    that owns the document ``status`` (accepted, edited and accepted, or rejected), with the
+    version it became (``result_version``, when known), in the session's transaction.
 
     Raises:
-        UsageError: no such proposal. ConflictError: it is no longer pending.
+        UsageError: no such proposal. ConflictError: it is no longer pending (the review
+            inbox says what became of it).
     """
     found = _proposal(s, workspace_id, proposal_id)
     moment = now()
     if found.status is ProposalStatus.PENDING:
         closed = s.connection().execute(
-            _CLOSE, {"proposal": found.id, "closed_as": str(status), "moment": moment}
+            _CLOSE,
+            {
+                "proposal": found.id,
+                "closed_as": str(status),
+                "moment": moment,
+                "result_version": result_version,
+            },
         )
         if closed.rowcount == 1:
-            return replace(found, status=status, decided_at=moment)
+            return replace(found, status=status, decided_at=moment, result_version=result_version)
     raise ConflictError(
         f"Proposal {found.id} is {found.status}, no longer waiting for review; "
         "nothing was changed (see yak memory review).",
@@ -174,13 +226,40 @@ _SUPERSEDE = (
     .where(
         _PROPOSALS.c.workspace_id == bindparam("workspace"),
         _PROPOSALS.c.status == _PENDING,
+        _PROPOSALS.c.origin == str(ProposalOrigin.REFRESH),
     )
-    .values(status=str(ProposalStatus.SUPERSEDED), decided_at=bindparam("moment"))
+    .values(
+        status=str(ProposalStatus.SUPERSEDED),
+        decided_at=bindparam("moment"),
+        superseded_by=bindparam("by"),
+        conflicts_with=None,
+    )
 )
 _CLOSE = (
     update(_PROPOSALS)
     .where(_PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING)
-    .values(status=bindparam("closed_as"), decided_at=bindparam("moment"))
+    .values(
+        status=bindparam("closed_as"),
+        decided_at=bindparam("moment"),
+        result_version=bindparam("result_version"),
+        conflicts_with=None,
+    )
+)
+_RESULT = (
+    update(_PROPOSALS)
+    .where(_PROPOSALS.c.id == bindparam("proposal"))
+    .values(result_version=bindparam("version"))
+)
+_REBASE = (
+    update(_PROPOSALS)
+    .where(_PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING)
+    .values(
+        base_version=bindparam("base_version"),
+        content=bindparam("content"),
+        added=bindparam("added"),
+        removed=bindparam("removed"),
+        conflicts_with=bindparam("conflicts_with"),
+    )
 )
 _PENDING_COUNTS = (
     select(_PROPOSALS.c.workspace_id, func.count())

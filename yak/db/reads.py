@@ -25,6 +25,7 @@ from yak.domain import (
     MemoryDocument,
     MemorySummary,
     Proposal,
+    ProposalOrigin,
     ProposalStatus,
     RefreshAttempt,
     RefreshStatus,
@@ -416,7 +417,8 @@ def summaries_of(rows: Sequence[Row]) -> list[MemorySummary]:
 PROPOSAL = (
     "SELECT id, workspace_id, base_version, content, CAST(reasons AS VARCHAR), added, removed, "
     "status, CAST(created_at AS VARCHAR), model, CAST(session_ids AS VARCHAR), "
-    "CAST(watermarks AS VARCHAR), CAST(flags AS VARCHAR), CAST(decided_at AS VARCHAR) "
+    "CAST(watermarks AS VARCHAR), CAST(flags AS VARCHAR), CAST(decided_at AS VARCHAR), "
+    "origin, client, result_version, superseded_by, conflicts_with "
     "FROM memory_proposals"
 )
 
@@ -424,7 +426,8 @@ PROPOSAL = (
 def proposal_of(row: Row) -> Proposal:
     """A proposal from the columns of :data:`PROPOSAL`."""
     (p_id, ws_id, base, content, reasons, added, removed, status, created_at) = row[:9]
-    model, session_ids, watermarks, flags, decided_at = row[9:]
+    model, session_ids, watermarks, flags, decided_at = row[9:14]
+    origin, client, result_version, superseded_by, conflicts_with = row[14:]
     return Proposal(
         id=p_id,
         workspace_id=ws_id,
@@ -440,6 +443,11 @@ def proposal_of(row: Row) -> Proposal:
         watermarks=dict(json.loads(watermarks)) if watermarks else {},
         flags=strings(flags),
         decided_at=utc_time(decided_at),
+        origin=ProposalOrigin(origin or ProposalOrigin.REFRESH),
+        client=client,
+        result_version=result_version,
+        superseded_by=superseded_by,
+        conflicts_with=conflicts_with,
     )
 
 
@@ -459,23 +467,32 @@ _ATTEMPT_COLUMNS = (
     "id, workspace_id, status, reason, base_version, result_version, model, {reply}, "
     "input_tokens, output_tokens, duration_s, CAST(session_ids AS VARCHAR), "
     "CAST(flags AS VARCHAR), CAST(created_at AS VARCHAR), added, removed, proposal_id, "
-    "cache_write_tokens, cache_read_tokens"
+    "cache_write_tokens, cache_read_tokens, "
+    # What became of the proposal an attempt made (one primary-key lookup each).
+    + ", ".join(
+        f"(SELECT p.{column} FROM memory_proposals p WHERE p.id = refresh_attempts.proposal_id)"
+        for column in ("status", "result_version", "superseded_by")
+    )
 )
 ATTEMPT = f"SELECT {_ATTEMPT_COLUMNS.format(reply='reply')} FROM refresh_attempts"
+
+
+_BECAME_VERSION = (ProposalStatus.ACCEPTED, ProposalStatus.EDITED)
 
 
 def attempt_of(row: Row) -> RefreshAttempt:
     """A refresh attempt from the columns of :data:`ATTEMPT`."""
     (a_id, ws_id, status, reason, base, result, model, reply, tokens_in, tokens_out) = row[:10]
     duration, session_ids, flags, created_at, added, removed, proposal_id = row[10:17]
-    cache_write, cache_read = row[17:19]
+    cache_write, cache_read, decided, decided_version, superseded_by = row[17:22]
+    outcome = None if decided in (None, ProposalStatus.PENDING) else ProposalStatus(decided)
     return RefreshAttempt(
         id=a_id,
         workspace_id=ws_id,
         status=RefreshStatus(status),
         reason=reason or "",
         base_version=int(base),
-        result_version=result,
+        result_version=decided_version if outcome in _BECAME_VERSION else result,
         model=model,
         reply=reply,
         usage=TokenUsage(
@@ -491,6 +508,8 @@ def attempt_of(row: Row) -> RefreshAttempt:
         added=added or 0,
         removed=removed or 0,
         proposal_id=proposal_id,
+        outcome=outcome,
+        superseded_by=superseded_by if outcome is not None else None,
     )
 
 

@@ -256,6 +256,9 @@ class ProposalReader:
     def supersede_proposals(self, workspace_id: str) -> int:
         return self._full().supersede_proposals(workspace_id)
 
+    def rebase_proposals(self, rebased: Sequence[Proposal]) -> int:
+        return self._full().rebase_proposals(rebased)
+
     def get_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
         return self._full().get_proposal(workspace_id, proposal_id)
 

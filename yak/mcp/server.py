@@ -1,7 +1,8 @@
 """The MCP server of ``yak mcp`` ("The MCP server" in docs/memory.md).
 
-Four tools over the memory of the workspace the server was started in; no tool takes a
-workspace or a path, so the scope comes from the launch folder, never from the model:
+Five tools over the memory of the workspace the server was started in; no tool takes a
+workspace or a path, so the scope comes from the launch folder, never from the model. Their
+descriptions (what the model reads) are plain prose with the limits in numbers:
 
 - ``memory_read()``: ``{"path", "version", "lines", "content"}`` (version 0 and empty for a
   folder that is not a workspace yet);
@@ -9,9 +10,18 @@ workspace or a path, so the scope comes from the launch folder, never from the m
   "created_at", "by_person"}]}``;
 - ``memory_search(query)``: ``{"query", "matches": [{"line", "text"}]}``, the document's lines
   holding ``query`` (case-insensitive), this workspace only;
-- ``memory_propose(reason, text | document)``: ``{"proposal_id", "base_version", "added",
-  "removed", "reasons"}``; the change waits in the review inbox (``yak memory review``) and is
-  never applied here. A folder that is not a workspace yet is registered by its first proposal.
+- ``memory_status()``: ``{"path", "memory_enabled", "mode", "version", "lines",
+  "can_propose", "why_not", "waiting_for_review", "your_proposals"}``;
+- ``memory_propose(reason, text | document, after_line?, heading?)``: ``{"proposal_id",
+  "base_version", "added", "removed", "reasons", "status", "lands",
+  "your_earlier_proposals"}``; the change waits in the review inbox (``yak memory review``)
+  and is never applied here; added lines go after ``after_line``, under ``heading``, or into
+  the best-matching section ("The inbox" in docs/memory.md). A folder that is not a
+  workspace yet is registered by its first proposal; a memory switched off takes none.
+
+"Your" proposals are those made by the same client (the name the MCP client gives when it
+connects); each is listed with what became of it (waiting, conflicting, accepted → version N,
+rejected, superseded, withdrawn).
 
 A refusal or a bad argument is a tool error (``isError``) carrying one sentence; the server
 keeps running. Everything on stdout is the protocol; logs go to the log file and warnings to
@@ -20,15 +30,19 @@ stderr.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
 from yak import __version__
-from yak.domain import count_lines
+from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
+from yak.memory import placement
 from yak.memory.document import iso_utc
+from yak.memory.review import REASON_CHARS
+from yak.presenters import landing_words, proposal_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -37,6 +51,40 @@ if TYPE_CHECKING:
     from yak.domain import Workspace
 
 ORIGIN = "an agent over MCP"  # the proposal's first reason: "proposed by an agent over MCP: …"
+_EARLIER = 10  # how many of a client's earlier proposals a result lists
+MEMORY_OFF = "The memory of this project is switched off (yak memory enable turns it on)"
+
+# What the model reads about each tool: plain prose, limits in numbers.
+READ = "Read the project's memory document: its text, version number and line count."
+STATUS = (
+    "Tell whether the project's memory is on, its review mode (auto: refreshes apply by "
+    "themselves; review: every change waits for the developer), its version and line count, "
+    "whether you can propose changes now, how many proposals wait for review, and what "
+    "became of your earlier proposals (the newest 10)."
+)
+BLAME = (
+    "Tell where each line of the memory came from: the version that wrote it, its source "
+    "(hand, import, refresh, proposal or restore), when, and whether a person wrote it."
+)
+SEARCH = (
+    "Find the lines of this project's memory that contain a word or phrase, ignoring case, "
+    "with their line numbers. Only this project's memory is searched."
+)
+PROPOSE = (
+    "Propose a change to the project's memory: either lines to add (text) or a whole new "
+    "document (document), never both, with the reason in a sentence. Added lines go after "
+    "a given line (after_line), or at the end of the section with a given title (heading), "
+    "or, with neither, into the section whose words match them best. The change is never "
+    f"applied here: it waits for the developer's review. The memory holds at most {MAX_LINES} "
+    f"lines and {MAX_CHARS:,} characters; a whole new document must keep most of the current "
+    "one, and secrets are replaced by markers. The result gives the proposal's id, where its "
+    "lines land, and what became of your earlier proposals."
+)
+REASON = f"Why the memory should change, in a sentence (at most {REASON_CHARS} characters kept)."
+TEXT = "One or more lines to add, separated by newlines."
+DOCUMENT = "The whole new document, replacing the current one."
+AFTER_LINE = "Put the added lines after this line number (1 is the first line; 0 is the top)."
+HEADING = "Put the added lines at the end of the section with this title line."
 INSTRUCTIONS = (
     "The memory of the project this server was started in: notes the developer keeps for "
     "agents (decisions, conventions, commands). Read it with memory_read and memory_search. "
@@ -64,10 +112,31 @@ def build_server(core: Core, folder: str) -> MCPServer:
     async def stored() -> tuple[Workspace, bool]:
         return await core.workspaces.for_read(folder)
 
-    @server.tool()
-    async def memory_read() -> dict[str, Any]:
-        """The project's memory document: its text, version and line count."""
+    async def client_name(ctx: Context) -> str | None:
+        params = ctx.session.client_params
+        name = params.client_info.name if params is not None else None
+        return name.strip() or None if name else None
 
+    async def earlier(workspace_id: str, client: str | None, but: str = "") -> list[dict]:
+        """What became of this client's earlier proposals (the newest 10)."""
+        mine = [
+            p
+            for p in await core.review.proposals(workspace_id, pending_only=False)
+            if p.origin is ProposalOrigin.AGENT and p.client == client and p.id != but
+        ]
+        return [
+            {
+                "proposal_id": p.id,
+                "status": str(p.status),
+                "outcome": proposal_outcome(p),
+                "result_version": p.result_version,
+                "conflicts_with": p.conflicts_with,
+            }
+            for p in mine[-_EARLIER:]
+        ]
+
+    @server.tool(description=READ)
+    async def memory_read() -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, known = await stored()
             if not known:
@@ -82,11 +151,29 @@ def build_server(core: Core, folder: str) -> MCPServer:
 
         return await guarded(work())
 
-    @server.tool()
-    async def memory_blame() -> dict[str, Any]:
-        """Where each line of the memory came from: the version that wrote it, its source
-        (hand, import, refresh, proposal, restore), when, and whether a person wrote it."""
+    @server.tool(description=STATUS)
+    async def memory_status(ctx: Context) -> dict[str, Any]:
+        async def work() -> dict[str, Any]:
+            workspace, known = await stored()
+            document = await core.memory.read(workspace.id) if known else None
+            client = await client_name(ctx)
+            pending = await core.review.proposals(workspace.id) if known else []
+            return {
+                "path": workspace.path,
+                "memory_enabled": workspace.memory_enabled,
+                "mode": str(workspace.review_mode),
+                "version": document.version if document else 0,
+                "lines": count_lines(document.content) if document else 0,
+                "can_propose": workspace.memory_enabled,
+                "why_not": None if workspace.memory_enabled else MEMORY_OFF,
+                "waiting_for_review": len(pending),
+                "your_proposals": await earlier(workspace.id, client) if known else [],
+            }
 
+        return await guarded(work())
+
+    @server.tool(description=BLAME)
+    async def memory_blame() -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, known = await stored()
             origins = await core.memory.blame(workspace.id) if known else []
@@ -109,11 +196,10 @@ def build_server(core: Core, folder: str) -> MCPServer:
 
         return await guarded(work())
 
-    @server.tool()
-    async def memory_search(query: str) -> dict[str, Any]:
-        """The lines of this project's memory that contain ``query`` (case-insensitive), with
-        their line numbers."""
-
+    @server.tool(description=SEARCH)
+    async def memory_search(
+        query: Annotated[str, Field(description="The word or phrase to find (case-insensitive).")],
+    ) -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             needle = query.strip().casefold()
             if not needle:
@@ -129,25 +215,33 @@ def build_server(core: Core, folder: str) -> MCPServer:
 
         return await guarded(work())
 
-    @server.tool()
+    @server.tool(description=PROPOSE)
     async def memory_propose(
-        reason: str, text: str | None = None, document: str | None = None
+        ctx: Context,
+        reason: Annotated[str, Field(description=REASON)],
+        text: Annotated[str | None, Field(description=TEXT)] = None,
+        document: Annotated[str | None, Field(description=DOCUMENT)] = None,
+        after_line: Annotated[int | None, Field(description=AFTER_LINE)] = None,
+        heading: Annotated[str | None, Field(description=HEADING)] = None,
     ) -> dict[str, Any]:
-        """Propose a change to the project's memory: ``text`` holds line(s) to add at the end,
-        or ``document`` a whole new document (give exactly one), and ``reason`` says why. The
-        change is never applied directly: it waits for the developer's review. Returns the
-        proposal's id."""
-
         async def work() -> dict[str, Any]:
             workspace = await core.workspaces.for_write(folder)
+            if not workspace.memory_enabled:
+                raise UsageError(f"{MEMORY_OFF}; nothing was proposed.")
+            client = await client_name(ctx)
             proposal = await core.review.propose_from_agent(
                 workspace.id,
                 text=text,
                 document=document,
                 reason=reason,
                 origin=ORIGIN,
+                client=client,
+                after_line=after_line,
+                heading=heading,
                 floor_ratio=core.settings.current().floor_ratio,
             )
+            base = await core.memory.version_text(workspace.id, proposal.base_version)
+            lands = placement.landing(base, proposal.content)
             return {
                 "proposal_id": proposal.id,
                 "base_version": proposal.base_version,
@@ -155,6 +249,8 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "removed": proposal.removed,
                 "reasons": list(proposal.reasons),
                 "status": "waiting for review",
+                "lands": landing_words(*lands) if lands else None,
+                "your_earlier_proposals": await earlier(workspace.id, client, but=proposal.id),
             }
 
         return await guarded(work())

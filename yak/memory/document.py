@@ -380,10 +380,16 @@ def revision_json(revision: Revision, *, with_content: bool = False) -> dict[str
 
 def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
     """A refresh attempt as ``history --refreshes --json`` shows it, without the reply itself
-    (``has_reply``: a non-empty reply was kept, which ``show --reply ID`` prints)."""
+    (``has_reply``: a non-empty reply was kept, which ``show --reply ID`` prints). An attempt
+    that waited for review and was decided since has its proposal's outcome as ``status``
+    (``accepted``, ``edited_accepted``, ``rejected``, ``superseded``, ``withdrawn``; "The
+    inbox" in docs/memory.md), ``result_version`` the version it became when accepted, and
+    ``superseded_by`` the newer proposal that superseded it."""
+    outcome = attempt.outcome
     return {
         "id": attempt.id,
-        "status": str(attempt.status),
+        "status": str(attempt.status) if outcome is None else outcome.outcome_code,
+        "waited_for_review": attempt.proposal_id is not None,
         "reason": attempt.reason,
         "base_version": attempt.base_version,
         "result_version": attempt.result_version,
@@ -397,6 +403,7 @@ def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
         "added": attempt.added,
         "removed": attempt.removed,
         "proposal": attempt.proposal_id,
+        "superseded_by": attempt.superseded_by,
     }
 
 

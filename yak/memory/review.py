@@ -15,11 +15,18 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from yak.aio import Offload, to_thread
-from yak.domain import FLOOR_RATIO, MemoryDocument, Proposal, ProposalStatus, line_changes
+from yak.domain import (
+    FLOOR_RATIO,
+    MemoryDocument,
+    Proposal,
+    ProposalOrigin,
+    ProposalStatus,
+    line_changes,
+)
 from yak.errors import ConflictError, RefusedError, UsageError
 from yak.events import ProposalsChanged
 from yak.memory import document as rules
-from yak.memory import provenance
+from yak.memory import placement, provenance
 from yak.memory.service import MemoryService
 from yak.text import controls_to_spaces, shorten
 
@@ -27,7 +34,7 @@ if TYPE_CHECKING:
     from yak.bus import EventBus
     from yak.ports import ProposalStore
 
-_REASON_CHARS = 300  # an agent's reason is shortened to this many characters
+REASON_CHARS = 300  # an agent's reason is shortened to this many characters
 
 
 class ReviewInbox:
@@ -78,10 +85,13 @@ class ReviewInbox:
         session_ids: tuple[str, ...],
         watermarks: Mapping[str, str],
         flags: tuple[str, ...] = (),
+        origin: ProposalOrigin = ProposalOrigin.REFRESH,
+        client: str | None = None,
     ) -> Proposal:
-        """Store a rewrite that must wait for review (the refresher's ``needs_review``); the
-        workspace's older pending proposals are superseded by it. Nothing in the document or
-        the watermarks changes. Publishes ``ProposalsChanged``."""
+        """Store a rewrite that must wait for review (the refresher's ``needs_review``, an
+        agent's proposal). A refresh's proposal supersedes the workspace's older pending
+        refresh proposals; an agent's supersedes nothing ("The inbox" in docs/memory.md).
+        Nothing in the document or the watermarks changes. Publishes ``ProposalsChanged``."""
         base = await self._memory.version_text(workspace_id, base_version)
         added, removed = line_changes(base, text)
         proposal = Proposal(
@@ -98,9 +108,11 @@ class ReviewInbox:
             session_ids=session_ids,
             watermarks=dict(watermarks),
             flags=flags,
+            origin=origin,
+            client=client,
         )
         stored = await self._offload(self._proposals.add_proposal, proposal)
-        self._bus.publish(ProposalsChanged(workspace_id, 1))
+        await self._inbox_changed(workspace_id)
         return stored
 
     async def propose_from_agent(
@@ -111,32 +123,48 @@ class ReviewInbox:
         document: str | None = None,
         reason: str,
         origin: str,
+        client: str | None = None,
+        after_line: int | None = None,
+        heading: str | None = None,
         floor_ratio: float = FLOOR_RATIO,
     ) -> Proposal:
-        """A change another agent asks for (``yak mcp``'s ``memory_propose``): lines to add at
-        the end (``text``) or a whole new document (``document``). It is never applied: it is
-        judged as a refresh's reply is (``yak.memory.judging``: secrets redacted and flagged,
-        the guards) and becomes a proposal, its first reason "proposed by ``origin``:
-        ``reason``", followed by the review rules' reasons, if any. Like every new proposal it
-        supersedes the workspace's older pending one.
+        """A change another agent asks for (``yak mcp``'s ``memory_propose``): lines to add
+        (``text``) or a whole new document (``document``). It is never applied: it is judged
+        as a refresh's reply is (``yak.memory.judging``: secrets redacted and flagged, the
+        guards) and becomes an agent proposal, its first reason "proposed by ``origin``:
+        ``reason``", followed by the review rules' reasons, if any. It supersedes nothing and
+        is never dropped ("The inbox" in docs/memory.md).
 
         Args:
-            text: one or more lines to add after the current document.
+            text: one or more lines to add: after ``after_line``, at the end of the section
+                titled ``heading``, or else at the end of the section whose words match them
+                best (``yak.memory.placement``).
             document: the whole new document (exactly one of ``text`` and ``document``).
             reason: why, in the agent's words (redacted too, and shortened to 300 characters).
             origin: who proposes, for the reason ("an agent over MCP").
+            client: the agent's client name (``"Claude Code"``), when it gave one.
+            after_line: the line (1-based; 0: the top) the text goes after.
+            heading: the title of the section the text goes under.
             floor_ratio: the share of the document a whole new document must keep.
 
         Raises:
-            UsageError: neither or both of ``text`` and ``document``; no reason; no text; NUL
-                characters; nothing would change.
+            UsageError: neither or both of ``text`` and ``document``; a place with
+                ``document``, or both places; a line outside the document or an unknown
+                heading; no reason; no text; NUL characters; nothing would change.
             RefusedError: a guard refused it (``status`` is the refresh outcome's, e.g.
                 ``refused_ceiling``); nothing is stored.
             UnreadableDocument: the stored document is not text.
         """
         why = _agent_reason(text=text, document=document, reason=reason)
+        if document is not None and (after_line is not None or heading is not None):
+            raise UsageError(
+                "A place (after_line or heading) goes with text, not with a whole document; "
+                "nothing was proposed."
+            )
         current = await self._memory.read(workspace_id)
-        given = _agent_document(current.content, text=text, document=document)
+        given = _agent_document(
+            current.content, text=text, document=document, after_line=after_line, heading=heading
+        )
         # The judging rules and redaction load here, for an agent's proposal only: a command
         # that lists or answers proposals never needs them.
         from yak.memory import judging, redact
@@ -158,11 +186,13 @@ class ReviewInbox:
             workspace_id,
             judged.text,
             base_version=current.version,
-            reasons=(f"proposed by {origin}: {shorten(why, _REASON_CHARS)}", *review),
+            reasons=(f"proposed by {origin}: {shorten(why, REASON_CHARS)}", *review),
             model=None,
             session_ids=(),
             watermarks={},
             flags=rules.merge_flags(("agent",), judged.flags, reason_findings),
+            origin=ProposalOrigin.AGENT,
+            client=controls_to_spaces(client)[:100] if client else None,
         )
 
     async def accept(
@@ -183,12 +213,24 @@ class ReviewInbox:
             initiator: who asked (a view skips the ``MemoryChanged`` it caused).
 
         Raises:
-            UsageError: no such proposal; an edited text that is empty or holds NUL characters.
-            ConflictError: the document changed since the proposal's base version, or the
-                proposal is no longer pending (accepted, rejected, superseded); nothing written.
+            UsageError: no such proposal; it no longer waits (the sentence says what became
+                of it: accepted, rejected, superseded, withdrawn; exit 2); an edited text that
+                is empty or holds NUL characters.
+            ConflictError: it conflicts with the current version (it was kept when the
+                document changed under it), or the document changed meanwhile; nothing written.
             CeilingExceeded: the edited text is over the ceiling.
         """
         proposal = await self.get_proposal(workspace_id, proposal_id)
+        _require_pending(proposal)
+        if proposal.conflicts_with is not None and content is None:
+            raise ConflictError(
+                f"Proposal {proposal.id} was made on version {proposal.base_version} and "
+                f"conflicts with version {proposal.conflicts_with}: the lines it changes were "
+                "changed since; nothing was applied. Accept it as you edit it (--file), or "
+                "reject it.",
+                expected_version=proposal.base_version,
+                current_version=proposal.conflicts_with,
+            )
         edited = content is not None and rules.normalize_newlines(content) != proposal.content
         if content is not None and edited:
             rules.check_not_empty(rules.normalize_newlines(content))
@@ -197,15 +239,21 @@ class ReviewInbox:
             text = proposal.content
         try:
             document = await self._memory.apply_proposal(
-                proposal, text, edited=edited, initiator=initiator
+                proposal,
+                text,
+                edited=edited,
+                # A conflicting proposal the person edited: their text, on the current version.
+                on_version=proposal.conflicts_with if edited else None,
+                initiator=initiator,
             )
         except ConflictError as exc:
-            if exc.current_version == exc.expected_version:
-                raise  # no longer pending: its own sentence
+            if exc.current_version == exc.expected_version:  # decided meanwhile
+                _require_pending(await self.get_proposal(workspace_id, proposal.id))
+                raise
             raise ConflictError(
-                f"The memory changed (version {exc.current_version}) since proposal "
-                f"{proposal.id} was made on version {proposal.base_version}; nothing was "
-                "applied. Reject it, or refresh again to get a proposal on the new version.",
+                f"The memory changed (version {exc.current_version}) while proposal "
+                f"{proposal.id} was being accepted on version {proposal.base_version}; "
+                "nothing was applied. See it again with yak memory review.",
                 expected_version=exc.expected_version,
                 current_version=exc.current_version,
             ) from None
@@ -217,28 +265,61 @@ class ReviewInbox:
         brings one back waits for review), and the conversations it folded are marked folded.
 
         Raises:
-            UsageError: no such proposal. ConflictError: it is no longer pending.
+            UsageError: no such proposal, or it no longer waits (what became of it).
         """
         proposal = await self.get_proposal(workspace_id, proposal_id)
+        _require_pending(proposal)
         base = await self._memory.version_text(workspace_id, proposal.base_version)
         bury = tuple(
             (key, line)
             for line in provenance.added_lines(base, proposal.content)
             if (key := provenance.fold_line(line))
         )
-        rejected = await self._offload(
-            self._proposals.reject_proposal,
-            workspace_id,
-            proposal.id,
-            bury=bury,
-            watermarks=proposal.watermarks,
-        )
+        try:
+            rejected = await self._offload(
+                self._proposals.reject_proposal,
+                workspace_id,
+                proposal.id,
+                bury=bury,
+                watermarks=proposal.watermarks,
+            )
+        except ConflictError:  # decided meanwhile
+            _require_pending(await self.get_proposal(workspace_id, proposal.id))
+            raise
         await self._inbox_changed(workspace_id)
         return rejected
 
     async def _inbox_changed(self, workspace_id: str) -> None:
         pending = await self.proposals(workspace_id)
         self._bus.publish(ProposalsChanged(workspace_id, len(pending)))
+
+
+def proposal_fate(proposal: Proposal) -> str:
+    """What became of a proposal, as a sentence without its full stop: ``Proposal 01J… was
+    accepted as version 7``, ``… was superseded by proposal 01K… (a newer refresh)``."""
+    status = proposal.status
+    became = f" as version {proposal.result_version}" if proposal.result_version else ""
+    if status is ProposalStatus.ACCEPTED:
+        what = f"was already accepted{became}"
+    elif status is ProposalStatus.EDITED:
+        what = f"was already edited and accepted{became}"
+    elif status is ProposalStatus.REJECTED:
+        what = "was rejected"
+    elif status is ProposalStatus.WITHDRAWN:
+        what = "was withdrawn by the one who made it"
+    elif status is ProposalStatus.SUPERSEDED and proposal.superseded_by:
+        what = f"was superseded by proposal {proposal.superseded_by} (a newer refresh)"
+    elif status is ProposalStatus.SUPERSEDED:
+        what = "was superseded by a refresh that applied (it folded the same conversations)"
+    else:
+        what = "is waiting for review"
+    return f"Proposal {proposal.id} {what}"
+
+
+def _require_pending(proposal: Proposal) -> None:
+    """Raises ``UsageError`` (exit 2) saying what became of a proposal that no longer waits."""
+    if proposal.status is not ProposalStatus.PENDING:
+        raise UsageError(f"{proposal_fate(proposal)}; nothing was changed.")
 
 
 def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str:
@@ -260,12 +341,19 @@ def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str
     return why
 
 
-def _agent_document(current: str, *, text: str | None, document: str | None) -> str:
-    """The whole document an agent's change asks for: ``text`` added after ``current``, or
-    ``document``, with LF line endings.
+def _agent_document(
+    current: str,
+    *,
+    text: str | None,
+    document: str | None,
+    after_line: int | None = None,
+    heading: str | None = None,
+) -> str:
+    """The whole document an agent's change asks for: ``text`` placed in ``current``
+    (``yak.memory.placement``), or ``document``, with LF line endings.
 
     Raises:
-        UsageError: no text to add; NUL characters.
+        UsageError: no text to add; NUL characters; a bad place.
     """
     given = rules.normalize_newlines(text if text is not None else document or "")
     rules.check_text(given, what="The proposal")
@@ -273,6 +361,7 @@ def _agent_document(current: str, *, text: str | None, document: str | None) -> 
         added = given.strip("\n")
         if not added.strip():
             raise UsageError("The text to add is empty; nothing was proposed.")
-        kept = current.rstrip("\n")
-        given = f"{kept}\n{added}\n" if kept else added + "\n"
+        if not current.strip():
+            return added + "\n"
+        given = placement.place(current, added, after_line=after_line, heading=heading).document
     return given

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
@@ -21,18 +22,21 @@ from yak.aio import Offload, to_thread
 from yak.domain import (
     MemoryDocument,
     Proposal,
+    ProposalStatus,
     RefreshAttempt,
     RefreshOutcome,
     ReviewMode,
     RevisionSource,
     Workspace,
+    line_changes,
 )
-from yak.errors import UsageError
+from yak.errors import UsageError, YakError
 from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
 from yak.memory import document as rules
 from yak.memory import provenance
 from yak.memory.files import read_input_file
 from yak.memory.kept_file import KeptFile
+from yak.memory.merge import merge3
 from yak.memory.reading import MemoryReader
 from yak.memory.watcher import MemoryWatcher
 
@@ -276,8 +280,8 @@ class MemoryService(MemoryReader):
         flags: tuple[str, ...] = (),
     ) -> MemoryDocument:
         """Apply a refresh's rewrite that passed the guards, advancing the session watermarks
-        in the same transaction. The ceiling is checked again here as a last net. Proposals
-        still waiting become ``superseded``.
+        in the same transaction. The ceiling is checked again here as a last net. Refresh
+        proposals still waiting become ``superseded``; the others are rebased (every write).
 
         Raises:
             ConflictError: the document changed since ``base_version`` (superseded).
@@ -295,8 +299,8 @@ class MemoryService(MemoryReader):
             model=model,
             session_ids=session_ids,
             watermarks=watermarks,
-            # A proposal still waiting was made on an older version, and this rewrite folded
-            # its conversations too: it can no longer be accepted, so it leaves the inbox.
+            # A refresh proposal still waiting was made on an older version, and this rewrite
+            # folded its conversations too: it leaves the inbox. An agent's stays (rebased).
             supersede=True,
         )
 
@@ -305,11 +309,19 @@ class MemoryService(MemoryReader):
         await self._offload(self._documents.advance_watermarks, watermarks)
 
     async def apply_proposal(
-        self, proposal: Proposal, text: str, *, edited: bool, initiator: object | None = None
+        self,
+        proposal: Proposal,
+        text: str,
+        *,
+        edited: bool,
+        on_version: int | None = None,
+        initiator: object | None = None,
     ) -> MemoryDocument:
         """Write an accepted proposal (``yak.memory.review``) as a ``proposal`` revision on
         its base version, advancing the watermarks of the conversations it folded in the same
-        transaction; ``edited``: ``text`` is the person's edit of it (flag ``edited``).
+        transaction; ``edited``: ``text`` is the person's edit of it (flag ``edited``, status
+        ``edited``). The proposal records the version it became. ``on_version``: write on
+        this version instead (a conflicting proposal the person edited onto the current one).
 
         Raises:
             ConflictError: the document changed since the base version, or the proposal is no
@@ -318,7 +330,7 @@ class MemoryService(MemoryReader):
         return await self._write(
             proposal.workspace_id,
             text,
-            expected_version=proposal.base_version,
+            expected_version=proposal.base_version if on_version is None else on_version,
             source=RevisionSource.PROPOSAL,
             flags=rules.merge_flags(proposal.flags, ("edited",) if edited else ()),
             model=proposal.model,
@@ -326,6 +338,7 @@ class MemoryService(MemoryReader):
             watermarks=proposal.watermarks,
             initiator=initiator,
             accepts=proposal.id,
+            accepted_as=ProposalStatus.EDITED if edited else ProposalStatus.ACCEPTED,
             edited=edited,
         )
 
@@ -348,9 +361,10 @@ class MemoryService(MemoryReader):
         **options: Unpack[WriteOptions],
     ) -> MemoryDocument:
         """Write on a worker thread (one hop: the write and, with ``supersede``, the pending
-        proposals superseded in the same transaction, then the kept file's path read when the
-        version moved), publish ``MemoryChanged`` (and ``ProposalsChanged`` when some were
-        superseded), then sync the kept file. ``options``: the repository's write options."""
+        refresh proposals superseded, and the other pending proposals rebased onto the new
+        version, all in the same transaction; then the kept file's path read when the version
+        moved), publish ``MemoryChanged`` (and ``ProposalsChanged`` when the inbox changed),
+        then sync the kept file. ``options``: the repository's write options."""
         source, expected_version = options["source"], options["expected_version"]
         known = self.watcher.known(workspace_id) if expected_version is None else expected_version
         # The tombstones a write buries and lifts: an edited proposal is the person's text.
@@ -358,22 +372,23 @@ class MemoryService(MemoryReader):
         options["effects"] = lambda base: provenance.write_effects(base, text, buries_as)
 
         def store() -> tuple[MemoryDocument, int]:
-            # The write and the proposals it supersedes: one transaction.
+            # The write, the proposals it supersedes and those it rebases: one transaction.
             document = self._documents.write(workspace_id, text, **options)
             superseded = self._proposals.supersede_proposals(workspace_id) if supersede else 0
-            return document, superseded
+            return document, superseded + self._rebase_pending(workspace_id, document)
 
-        def write() -> tuple[int, MemoryDocument, int, str | None]:
+        def write() -> tuple[int, MemoryDocument, int | None, str | None]:
             # The version the write starts from, read first when nothing here knows it: writing
             # the text already stored changes no version and must publish nothing.
             before = known if known is not None else self._documents.read(workspace_id).version
-            document, superseded = self._documents.together(store)
+            document, changed = self._documents.together(store)
+            pending = len(self._proposals.proposals(workspace_id)) if changed else None
             kept = self.kept_file.path(workspace_id) if document.version != before else None
-            return before, document, superseded, kept
+            return before, document, pending, kept
 
-        before, document, superseded, kept = await self._offload(write)
-        if superseded:
-            self._bus.publish(ProposalsChanged(workspace_id, 0))
+        before, document, pending, kept = await self._offload(write)
+        if pending is not None:
+            self._bus.publish(ProposalsChanged(workspace_id, pending))
         if document.version != before:
             self.watcher.written(workspace_id, document.version)
             self._bus.publish(
@@ -388,6 +403,45 @@ class MemoryService(MemoryReader):
             if kept is not None:
                 await self.kept_file.sync(document, kept)
         return document
+
+    def _rebase_pending(self, workspace_id: str, document: MemoryDocument) -> int:
+        """Move every pending proposal made on an older version onto ``document`` (a
+        line-level three-way merge, ``yak.memory.merge``), or mark it as conflicting with
+        this version when its lines touch lines changed since; nothing is ever dropped
+        ("The inbox" in docs/memory.md). Returns how many proposals changed."""
+        moved: list[Proposal] = []
+        for proposal in self._proposals.proposals(workspace_id):
+            if proposal.base_version == document.version:
+                continue
+            merged = None
+            base = self._text_of(workspace_id, proposal.base_version)
+            if base is not None:
+                merged = merge3(base, proposal.content, document.content)
+            if merged is None:
+                if proposal.conflicts_with != document.version:
+                    moved.append(replace(proposal, conflicts_with=document.version))
+                continue
+            added, removed = line_changes(document.content, merged)
+            moved.append(
+                replace(
+                    proposal,
+                    base_version=document.version,
+                    content=merged,
+                    added=added,
+                    removed=removed,
+                    conflicts_with=None,
+                )
+            )
+        return self._proposals.rebase_proposals(moved) if moved else 0
+
+    def _text_of(self, workspace_id: str, version: int) -> str | None:
+        """The text of an older ``version`` (``""`` for 0), ``None`` when its revision is gone."""
+        if version <= 0:
+            return ""
+        try:
+            return self._documents.get_revision(workspace_id, str(version)).content
+        except YakError:
+            return None
 
     def _changed_elsewhere(self, workspace_id: str, version: int) -> None:
         """The watcher found ``version`` written by another process."""

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import RefreshAttempt, Revision, Workspace
-from yak.presenters import outcome_label, source_label
+from yak.presenters import attempt_outcome, source_label
 from yak.text import plural
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows, local_time
@@ -177,7 +177,7 @@ class HistoryDialog(QDialog):
         for row, attempt in enumerate(self._attempts):
             attempt_cells = (
                 local_time(attempt.created_at),
-                outcome_label(attempt.status).capitalize(),
+                _first_upper(attempt_outcome(attempt)),
                 attempt.reason,
                 attempt.model or "",
                 f"{attempt.usage.input_tokens:,} / {attempt.usage.output_tokens:,}",
@@ -245,7 +245,7 @@ class HistoryDialog(QDialog):
         sessions = len(attempt.session_ids)
         flags = f" · flags: {', '.join(attempt.flags)}" if attempt.flags else ""
         self.attempt_label.setText(
-            f"{outcome_label(attempt.status).capitalize()} — {attempt.reason} (based on version "
+            f"{_first_upper(attempt_outcome(attempt))} — {attempt.reason} (based on version "
             f"{attempt.base_version}, "
             f"{plural(sessions, 'session')}{flags})"
         )
@@ -260,3 +260,8 @@ class HistoryDialog(QDialog):
         attempt = self.selected_attempt()
         if attempt is not None and attempt.reply:
             self.open_reply_requested.emit(attempt.reply)
+
+
+def _first_upper(text: str) -> str:
+    """``text`` with its first letter upper case (ids further on keep their case)."""
+    return text[:1].upper() + text[1:]

@@ -1,0 +1,67 @@
+"""A line-level three-way merge: a proposal made on one version of the document, moved onto
+a newer version ("The inbox" in docs/memory.md). Pure rules, no I/O.
+
+The proposal's changes (base → proposal) and the document's changes since (base → current)
+are taken as line hunks (``difflib``); the merge applies both when no two hunks touch. Two
+hunks touch when their base ranges overlap or meet (an insertion at the edge of a changed
+range included): there the order of the lines cannot be known, so the merge gives up and the
+proposal waits, marked as conflicting. The same change made on both sides is taken once.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+Hunk = tuple[int, int, tuple[str, ...]]
+"""``(start, end, lines)``: base lines ``start``..``end`` (0-based, end excluded) become
+``lines`` (an insertion when ``start == end``)."""
+
+
+def hunks(base: list[str], changed: list[str]) -> list[Hunk]:
+    """The changes from ``base`` to ``changed``, in base order."""
+    matcher = SequenceMatcher(None, base, changed, autojunk=False)
+    return [
+        (i1, i2, tuple(changed[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def _touch(a: Hunk, b: Hunk) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def merge3(base: str, proposal: str, current: str) -> str | None:
+    """``proposal``'s changes to ``base`` applied to ``current`` (documents with LF line
+    endings), or ``None`` when they touch lines ``current`` changed too (a conflict).
+
+    Examples: base ``"a\\nb\\nc\\n"``, proposal ``"a\\nx\\nb\\nc\\n"`` (adds x after a), current
+    ``"a\\nb\\nc\\nd\\n"`` (adds d at the end) → ``"a\\nx\\nb\\nc\\nd\\n"``.
+    """
+    if proposal == base or current == proposal:
+        return current
+    if current == base:
+        return proposal
+    lines = base.splitlines(keepends=True)
+    ours = hunks(lines, proposal.splitlines(keepends=True))
+    theirs = hunks(lines, current.splitlines(keepends=True))
+    taken = list(theirs)
+    for hunk in ours:
+        same = [t for t in theirs if t == hunk]
+        if same:
+            continue  # the document already made exactly this change
+        if any(_touch(hunk, t) for t in theirs):
+            return None
+        taken.append(hunk)
+    taken.sort(key=lambda h: (h[0], h[1]))
+    merged: list[str] = []
+    at = 0
+    for start, end, new in taken:
+        merged.extend(lines[at:start])
+        merged.extend(new)
+        at = end
+    merged.extend(lines[at:])
+    text = "".join(merged)
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text
