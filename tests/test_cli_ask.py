@@ -119,7 +119,7 @@ def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
     result = yak("ask", "--model", "claude-other", "Greet me", cwd=folder)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hi there.\n"
-    assert "memory: applied, version 1, 3 lines" in result.stderr
+    assert "Memory refreshed: version 1, 3 lines" in result.stderr
     assert [r.body["model"] for r in fake_api.message_requests] == ["claude-other", MEMORY_MODEL]
     assert document_of(core, loop, folder) == "Demo project.\n\n- The user asked for a greeting.\n"
 
@@ -142,7 +142,10 @@ def test_provider_failure_exits_4_with_one_line(folder, fake_api):
     result = yak("ask", "-w", str(folder), "--no-refresh", "Anyone there?")
     assert result.returncode == 4
     assert result.stdout == ""
-    assert result.stderr == "yak: Anthropic had a server error (500); try again shortly.\n"
+    host = fake_api.url.partition("://")[2].rstrip("/")  # not Anthropic: the server is named
+    assert (
+        result.stderr == f"yak: The server at {host} had a server error (500); try again shortly.\n"
+    )
     assert len(fake_api.message_requests) == 3
 
 

@@ -85,7 +85,7 @@ def run(
         window.show_opening(folder_to_show(workspace))
     window.show()
     app.processEvents()
-    handler = open_log()
+    handler = open_log(data_dir_override)  # beside a chosen data directory
     log.info("window shown")
     if isinstance(handler, logging.FileHandler):
         window.set_support_paths(log_file=handler.baseFilename)

@@ -1,4 +1,4 @@
-"""Settings → Memory: every workspace with a memory, and the inline editor for one of them.
+"""Settings › Memory: every workspace with a memory, and the inline editor for one of them.
 
 The page puts the list (:class:`yak.ui.settings.memory_list.MemoryListModel` in a table, with a
 filter and Re-attach… for orphaned folders) beside the editor
