@@ -484,40 +484,41 @@ def _percent(part: float, whole: float) -> str:
 
 
 def shrink_question(previous: str, new: str) -> str | None:
-    """The question to ask before a hand save of ``new`` over ``previous`` when it would
-    collapse the document by the floor rule ("The memory document" in docs/memory.md), or
-    when it empties it.
+    """The question to ask before a hand save of ``new`` over ``previous`` when it makes the
+    document much shorter, or empties it.
 
     A human may shrink the memory on purpose, so this never refuses; it only says how much goes.
-    Rewording a very short document (under ``FLOOR_MIN_CHARS`` characters) is a normal edit and
-    asks nothing; emptying any document asks.
+    "Shorter" is measured in characters, the floor rule's character half ("The memory document"
+    in docs/memory.md): under ``FLOOR_MIN_CHARS`` characters where the document had at least
+    that many, or under ``FLOOR_RATIO`` of its characters. The floor's line count guards a
+    model's rewrite, not a person's: pasting one long line over many short ones, or joining
+    lines, loses no text and asks nothing. Rewording a very short document (under
+    ``FLOOR_MIN_CHARS`` characters) is a normal edit and asks nothing; emptying any document
+    asks.
 
     Args:
         previous: the stored document the edits are based on.
         new: the text about to be saved.
 
     Returns:
-        E.g. ``"This replaces 36 lines with 1 line (it keeps under half of the document).
-        Save anyway?"``, or ``None`` when the save needs no question (a normal edit, or
-        ``previous`` is empty or short and ``new`` is not empty).
+        E.g. ``"This replaces 36 lines (1,404 characters) with 1 line (61 characters; it keeps
+        under half of the document). Save anyway?"``, or ``None`` when the save needs no
+        question.
     """
     if not previous.strip():
         return None
     before = plural(count_lines(previous), "line")
     if not new.strip():
         return f"This replaces {before} with nothing (it empties the document). Save anyway?"
-    if (
-        len(previous) < FLOOR_MIN_CHARS
-        or check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR
-    ):
+    had, has = len(previous), len(new)
+    if had < FLOOR_MIN_CHARS or (has >= FLOOR_MIN_CHARS and has >= FLOOR_RATIO * had):
         return None
-    kept_lines = non_blank_lines(new) / max(1, non_blank_lines(previous))
-    if kept_lines < FLOOR_RATIO or len(new) < FLOOR_RATIO * len(previous):
-        how = (
-            "it keeps under half of the document"
-            if FLOOR_RATIO == 0.5
-            else f"it keeps under {FLOOR_RATIO:.0%} of the document"
-        )
-    else:
-        how = f"it leaves {len(new)} characters of {len(previous):,}"
-    return f"This replaces {before} with {plural(count_lines(new), 'line')} ({how}). Save anyway?"
+    how = (
+        "it keeps under half of the document"
+        if FLOOR_RATIO == 0.5
+        else f"it keeps under {FLOOR_RATIO:.0%} of the document"
+    )
+    return (
+        f"This replaces {before} ({plural(had, 'character')}) with "
+        f"{plural(count_lines(new), 'line')} ({plural(has, 'character')}; {how}). Save anyway?"
+    )
