@@ -7,8 +7,9 @@ A model's reply goes through three steps before it may replace the document:
    ``<memory>``-style tag, a leading "Here is the updated memory:" line, a trailing "Let me
    know if…" or "I added…" paragraph.
 2. :func:`normalize_document` makes it the way Yak stores text: LF line endings, no trailing
-   whitespace, no control characters, one final newline. It never edits a content line's
-   characters and never cuts anything.
+   whitespace, no control characters, no blank lines at either end, one final newline. It
+   never edits a content line's characters, keeps the blank lines between lines and never cuts
+   anything.
 3. :func:`check_rewrite` compares it with the previous document and refuses an empty reply, a
    reply that is not a document (an echo of the request, a transcript, code listings),
    placeholder lines ("rest unchanged", a lone ``...``, ``[Rest of the existing content remains
@@ -173,7 +174,6 @@ def _strip_trailing_chatter(lines: list[str]) -> list[str]:
 # --- normalization ----------------------------------------------------------------------------
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_MANY_BLANKS = re.compile(r"\n{3,}")
 
 
 def normalize_document(text: str) -> str:
@@ -181,9 +181,11 @@ def normalize_document(text: str) -> str:
 
     Only what is not content changes: LF line endings; trailing whitespace removed on every
     line; control characters other than tab and newline removed; a leading byte-order mark
-    (U+FEFF) removed; runs of blank lines collapsed to one; leading and trailing blank lines
-    removed; one final newline when not empty. A line's characters are otherwise kept as the
-    model wrote them: ``**Never** force-push``, ``# of workers: 4`` and ``+ 1 retry on 502``
+    (U+FEFF) removed; blank lines before the first line and after the last removed; one final
+    newline when not empty. Blank lines between lines are kept as they are, runs included: they
+    are the person's layout (a hand save keeps them), and a refresh that adds one line must not
+    fold them (docs/memory.md, "The reply is content"). A line's characters are otherwise kept
+    as the model wrote them: ``**Never** force-push``, ``# of workers: 4`` and ``+ 1 retry on 502``
     stay byte for byte (Markdown markers are the model's to avoid, not Yak's to rewrite).
 
     Args:
@@ -195,7 +197,7 @@ def normalize_document(text: str) -> str:
     text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
     joined = "\n".join(line.rstrip() for line in text.split("\n"))
-    joined = _MANY_BLANKS.sub("\n\n", joined).strip("\n")
+    joined = joined.strip("\n")
     return joined + "\n" if joined else ""
 
 
