@@ -406,3 +406,23 @@ def test_instruction_files_go_in_their_own_block_and_are_named_on_stderr(folder,
     assert session_block(request.body).startswith(
         '<workspace-instructions>\n<instruction-file path="AGENTS.md">\nAlways run make lint\n'
     )
+
+
+def test_a_claude_md_linked_to_agents_md_is_read_once_and_a_cut_file_is_said(folder, fake_api):
+    """``CLAUDE.md`` a symlink to ``AGENTS.md``: one file in the request and on the stderr line.
+    An AGENTS.md over 12,000 characters is cut for the chat, and the user is told so as the
+    model is."""
+    (folder / "AGENTS.md").write_text("Always run make lint\n" + "x" * 13_000 + "\n")
+    (folder / "CLAUDE.md").symlink_to("AGENTS.md")
+    fake_api.script(text("ok"))
+
+    result = yak("ask", "-w", str(folder), "--no-refresh", "hi")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "Instructions: AGENTS.md (cut: the first 12,000 of 13,022 characters)\n"
+    )
+    [request] = fake_api.message_requests
+    block = session_block(request.body)
+    assert block.count("<instruction-file ") == 1 and "Always run make lint" in block
+    assert "[AGENTS.md was cut: the first 12000 of 13022 characters are shown.]" in block

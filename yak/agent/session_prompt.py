@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from yak.agent.instructions import instructions_block, read_instruction_files
+from yak.agent.instructions import cut_files, instructions_block, read_instruction_files
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
+from yak.agent.types import CutFile
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
 
@@ -28,11 +29,13 @@ class TurnPrompt:
             ``None`` when there is nothing to tell.
         loaded: the names of the instruction files read into a session block taken now
             (``()`` on later turns).
+        cut: those of them the block holds only part of (``cut_files``).
     """
 
     system: list[dict[str, Any]]
     note: dict[str, Any] | None
     loaded: tuple[str, ...]
+    cut: tuple[CutFile, ...] = ()
 
 
 def turn_prompt(
@@ -51,9 +54,11 @@ def turn_prompt(
     document = documents.read(workspace.id)
     session = conversations.get_session(session_id)
     loaded: tuple[str, ...] = ()
+    cut: tuple[CutFile, ...] = ()
     if session.prompt_snapshot is None:
         files = read_instruction_files(workspace.path)
         loaded = tuple(f.name for f in files)
+        cut = cut_files(files)
         block = session_block(
             workspace_path=workspace.path,
             memory=document.content if workspace.memory_enabled else "",
@@ -64,7 +69,7 @@ def turn_prompt(
         session = conversations.take_prompt_snapshot(session_id, block, document.version)
     assert session.prompt_snapshot is not None
     note = memory_note(documents, session, workspace, document)
-    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded)
+    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded, cut)
 
 
 def memory_note(
