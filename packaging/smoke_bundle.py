@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         except subprocess.TimeoutExpired:
             gui.kill()
             _out, err = gui.communicate()
-        logs = list((Path(tmp) / "state").rglob("yak.log"))
+        logs = list(Path(tmp).rglob("yak.log"))  # in data/log: the log follows YAK_DATA_DIR
         log_text = logs[0].read_text(encoding="utf-8") if logs else ""
         check(f"GUI still running after {GUI_SECONDS:.0f} s", running, err.strip()[-800:])
         check("GUI logged 'window shown'", "window shown" in log_text, log_text[-800:])

@@ -119,7 +119,7 @@ def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
     result = yak("ask", "--model", "claude-other", "Greet me", cwd=folder)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hi there.\n"
-    assert "memory: applied, version 1, 3 lines" in result.stderr
+    assert "Memory refreshed: version 1, 3 lines" in result.stderr
     assert [r.body["model"] for r in fake_api.message_requests] == ["claude-other", MEMORY_MODEL]
     assert document_of(core, loop, folder) == "Demo project.\n\n- The user asked for a greeting.\n"
 
@@ -142,7 +142,10 @@ def test_provider_failure_exits_4_with_one_line(folder, fake_api):
     result = yak("ask", "-w", str(folder), "--no-refresh", "Anyone there?")
     assert result.returncode == 4
     assert result.stdout == ""
-    assert result.stderr == "yak: Anthropic had a server error (500); try again shortly.\n"
+    host = fake_api.url.partition("://")[2].rstrip("/")  # not Anthropic: the server is named
+    assert (
+        result.stderr == f"yak: The server at {host} had a server error (500); try again shortly.\n"
+    )
     assert len(fake_api.message_requests) == 3
 
 
@@ -403,3 +406,23 @@ def test_instruction_files_go_in_their_own_block_and_are_named_on_stderr(folder,
     assert session_block(request.body).startswith(
         '<workspace-instructions>\n<instruction-file path="AGENTS.md">\nAlways run make lint\n'
     )
+
+
+def test_a_claude_md_linked_to_agents_md_is_read_once_and_a_cut_file_is_said(folder, fake_api):
+    """``CLAUDE.md`` a symlink to ``AGENTS.md``: one file in the request and on the stderr line.
+    An AGENTS.md over 12,000 characters is cut for the chat, and the user is told so as the
+    model is."""
+    (folder / "AGENTS.md").write_text("Always run make lint\n" + "x" * 13_000 + "\n")
+    (folder / "CLAUDE.md").symlink_to("AGENTS.md")
+    fake_api.script(text("ok"))
+
+    result = yak("ask", "-w", str(folder), "--no-refresh", "hi")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "Instructions: AGENTS.md (cut: the first 12,000 of 13,022 characters)\n"
+    )
+    [request] = fake_api.message_requests
+    block = session_block(request.body)
+    assert block.count("<instruction-file ") == 1 and "Always run make lint" in block
+    assert "[AGENTS.md was cut: the first 12000 of 13022 characters are shown.]" in block

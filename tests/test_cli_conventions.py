@@ -115,7 +115,8 @@ def test_every_command_and_subcommand_has_a_description():
 
 def test_the_cli_writes_the_shared_rotating_log(tmp_path):
     """A command that writes logs to the same ``yak.log`` as the desktop app (the command,
-    never its arguments); one that only reads and goes well writes no line there."""
+    never its arguments), in the chosen data directory's ``log`` folder; one that only reads
+    and goes well writes no line there."""
     env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"))
     folder = tmp_path / "project"
     folder.mkdir()
@@ -125,16 +126,34 @@ def test_the_cli_writes_the_shared_rotating_log(tmp_path):
 
     result = yak(*data, "memory", "list", env=env)
     assert result.returncode == 0, result.stderr
-    assert list((tmp_path / "state").rglob("yak.log")) == []
+    assert list(tmp_path.rglob("yak.log")) == []
 
     result = yak(*data, "memory", "set", "-w", str(folder), "--file", str(notes), env=env)
     assert result.returncode == 0, result.stderr
-    logs = list((tmp_path / "state").rglob("yak.log"))
-    assert len(logs) == 1
+    logs = list(tmp_path.rglob("yak.log"))
+    assert logs == [tmp_path / "data" / "log" / "yak.log"]
     logged = logs[0].read_text(encoding="utf-8")
     assert "yak memory set" in logged
     assert "yak memory list" not in logged
     assert str(notes) not in logged
+
+
+def test_one_spelling_of_a_settings_page_everywhere():
+    """Menus and pages are named with "›" (``Settings › Provider``, ``File › Open``) in every
+    sentence of the code and the docs; never "Settings > Provider" or "Settings → Memory"."""
+    other = ("Settings > ", "Settings → ", "Settings -> ")
+    found = [
+        f"{path.relative_to(ROOT)}: {spelling!r}"
+        for folder in ("yak", "docs")
+        for path in sorted((ROOT / folder).rglob("*"))
+        if path.suffix in (".py", ".md")
+        for spelling in other
+        if spelling in path.read_text(encoding="utf-8")
+    ]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found += [f"README.md: {spelling!r}" for spelling in other if spelling in readme]
+    assert found == []
+    assert "Settings › Provider" in readme
 
 
 def complete(*words: str) -> list[str]:

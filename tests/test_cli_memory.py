@@ -375,7 +375,7 @@ def test_a_data_dir_that_is_a_file_is_one_line(tmp_path, folder, capsysbinary):
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("x")
     code, _, err = run(capsysbinary, "--data-dir", not_a_folder, "memory", "show", "-w", folder)
-    assert code == 2 and err.startswith("yak: cannot use data directory") and err.count("\n") == 1
+    assert code == 1 and err.startswith("yak: cannot use data directory") and err.count("\n") == 1
 
 
 def test_show_of_an_orphaned_workspace_still_works_but_writes_need_the_folder(
@@ -620,7 +620,7 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         "TOKENS",
         "REASON",
     ]
-    assert table[1].startswith(refused_id) and "refused_ceiling" in table[1]
+    assert table[1].startswith(refused_id) and "refused: too long" in table[1]
     assert "240 lines" in table[1] and "1,234 in / 5,678 out" in table[1]
     assert table[2].startswith(failed_id) and "rate limited (HTTP 429)" in table[2]
 

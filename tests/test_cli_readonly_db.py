@@ -163,7 +163,12 @@ def test_an_immutable_data_folder_for_real(populated, folder, capsysbinary):
         code, _, err = run(capsysbinary, "memory", "set", "-w", folder, stdin=b"new\n")
         assert (code, err) == (1, READ_ONLY_LINE.format(db=populated))
         assert populated.read_bytes() == before
-        # Nothing new appeared (no -wal/-shm); the migration lock file is from the creation.
-        assert sorted(p.name for p in data_dir.iterdir()) == ["yak.db", "yak.db.migrate-lock"]
+        # Nothing new appeared (no -wal/-shm); the migration lock file is from the creation,
+        # the log folder (a chosen data directory keeps its log) from the first command.
+        assert sorted(p.name for p in data_dir.iterdir()) == [
+            "log",
+            "yak.db",
+            "yak.db.migrate-lock",
+        ]
     finally:
         _chattr("-i", data_dir, populated)

@@ -103,7 +103,7 @@ def test_applied_human_line_then_up_to_date_without_a_call(data_dir, project):
     project.fake.script(text(doc(150) + "- lint with ruff\n"))
     result = yak(data_dir, "memory", "refresh", "-w", project.folder)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.decode().startswith("applied: version 2, 151 lines")
+    assert result.stdout.decode().startswith("Refreshed: version 2, 151 lines")
     assert result.stdout.decode().count("\n") == 1
 
     result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
@@ -119,7 +119,7 @@ def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir
     result = yak(data_dir, "memory", "refresh", "-w", project.folder)
     assert result.returncode == 3
     err = result.stderr.decode()
-    assert err.startswith("yak: refused_floor: the reply kept 12 of 150 lines (8%")
+    assert err.startswith("yak: Refresh refused: the reply kept 12 of 150 lines (8%")
     assert "the document is unchanged" in err and err.count("\n") == 1
     assert project.snapshot() == before
 
@@ -165,7 +165,7 @@ def test_failed_exit_4_when_the_provider_is_unreachable(data_dir, project):
     )
     assert result.returncode == 4
     err = result.stderr.decode()
-    assert err.startswith("yak: failed: Could not reach") and err.count("\n") == 1
+    assert err.startswith("yak: Refresh failed: Could not reach") and err.count("\n") == 1
     assert project.snapshot() == before
 
 
@@ -174,6 +174,9 @@ def test_failed_exit_4_without_a_key(data_dir, project):
     result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json", env_extra=env)
     payload = as_json(result)
     assert result.returncode == 4 and "No Anthropic API key" in payload["reason"]
+    # --json too says the failure in one line on stderr, in the window's words
+    err = result.stderr.decode()
+    assert err.startswith("yak: Refresh failed: No Anthropic API key") and err.count("\n") == 1
     assert project.fake.message_requests == []
 
 
@@ -243,5 +246,5 @@ def test_a_refresh_waiting_for_another_says_so_then_applies(data_dir, project):
         other.release()
     out, err = command.communicate(timeout=120)
     assert command.returncode == 0, err
-    assert out.decode().startswith("applied:")
+    assert out.decode().startswith("Refreshed:")
     assert project.content() == doc(151)

@@ -159,7 +159,7 @@ def test_a_refresh_without_a_key_fails_at_once_without_loading_the_sdk(
     result, imported = run_yak("memory", "refresh", "-w", str(folder))
 
     assert result.returncode == 4, result.stderr
-    assert result.stderr.decode().startswith("yak: failed: No Anthropic API key is set.")
+    assert result.stderr.decode().startswith("yak: Refresh failed: No Anthropic API key is set.")
     assert loaded(imported, ("anthropic",)) == []
     assert run_yak("memory", "show", "-w", str(folder))[0].stdout == b"- notes\n"
 

@@ -107,6 +107,21 @@ async def test_a_refresh_asks_for_edits_against_the_numbered_document_and_applie
     assert "@@ insert after N" in body["system"][0]["text"]
 
 
+async def test_a_refresh_keeps_the_blank_lines_a_person_typed(core, workspace, fake_api):
+    """A hand save with runs of blank lines between sections, then a refresh that inserts one
+    line: every blank line the person typed is still there, byte for byte, and the change is
+    +1 −0 (the runs used to be folded to one blank line, counted as removed lines)."""
+    typed = "Project: yak\n\n\n- lint with ruff\n\n\n\n- Python 3.12\n"
+    current = await core.memory.read(workspace.id)
+    await core.memory.save(workspace.id, typed, expected_version=current.version)
+    say(core, workspace.id, "Tests run with pytest.", "Noted.")
+    fake_api.script(text("<edits>\n@@ insert after 8\n- tests run with pytest\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and (outcome.added, outcome.removed) == (1, 0)
+    stored = (await core.memory.read(workspace.id)).content
+    assert stored.encode() == (typed + "- tests run with pytest\n").encode()
+
+
 async def test_an_empty_block_of_edits_is_up_to_date_with_no_revision_and_folds_the_talk(
     core, workspace, fake_api
 ):

@@ -71,11 +71,15 @@ def test_clean_reply_of_only_chatter_is_empty():
 
 
 def test_normalize_document_changes_only_line_endings_trailing_space_and_control_characters():
-    """CRLF → LF, trailing spaces gone, control characters gone, runs of blank lines collapse,
-    one final newline; Markdown-looking characters of a line are content and stay."""
-    raw = "## Conventions  \r\n* **ruff** for lint\t \r\n\r\n\r\n\r\nDecisions\x07\n- pin 3.12"
+    """CRLF → LF, trailing spaces gone, control characters gone, blank lines at either end
+    gone, one final newline; blank lines between lines stay as typed, runs included;
+    Markdown-looking characters of a line are content and stay."""
+    raw = (
+        "\n\n## Conventions  \r\n* **ruff** for lint\t \r\n\r\n\r\n \r\nDecisions\x07\n"
+        "- pin 3.12\n\n"
+    )
     assert normalize_document(raw) == (
-        "## Conventions\n* **ruff** for lint\n\nDecisions\n- pin 3.12\n"
+        "## Conventions\n* **ruff** for lint\n\n\n\nDecisions\n- pin 3.12\n"
     )
 
 

@@ -13,6 +13,7 @@ from tests.support.fake_api import text
 from yak.agent.instructions import (
     MAX_FILE_CHARS,
     MAX_TOTAL_CHARS,
+    cut_files,
     instructions_block,
     loaded_line,
     read_instruction_files,
@@ -128,6 +129,27 @@ def test_block_is_labelled_neutralized_and_cut_with_a_visible_note(tmp_path):
     assert block.split("\n")[-2] == "</workspace-instructions>"
     assert "user's own instructions" in block.split("\n")[-1]
     assert instructions_block([]) == ""
+    # The user is told what the model is told: each cut and left-out file, with its counts.
+    assert loaded_line(files, cut_files(files)) == (
+        "Instructions: AGENTS.md, "
+        f"CLAUDE.md (cut: the first {MAX_FILE_CHARS:,} of {MAX_FILE_CHARS + 5:,} characters), "
+        f".claude/CLAUDE.md (cut: the first {total_left:,} of {MAX_FILE_CHARS:,} characters), "
+        ".github/copilot-instructions.md (left out: over the size limit)"
+    )
+
+
+def test_a_file_linked_under_two_names_is_read_once(tmp_path):
+    """``CLAUDE.md`` a symlink (or a hard link) to ``AGENTS.md``: one file, under the first
+    name looked for; a different file with the same text is still read."""
+    write(tmp_path / "AGENTS.md", "Run make lint.\n")
+    (tmp_path / "CLAUDE.md").symlink_to("AGENTS.md")
+    os.link(tmp_path / "AGENTS.md", tmp_path / ".github-copy")
+    write(tmp_path / ".claude" / "CLAUDE.md", "Run make lint.\n")
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github-copy").rename(tmp_path / ".github" / "copilot-instructions.md")
+    files = read_instruction_files(tmp_path)
+    assert [f.name for f in files] == ["AGENTS.md", ".claude/CLAUDE.md"]
+    assert instructions_block(files).count("Run make lint.") == 2
 
 
 # --- through the agent ------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from yak.presenters import (
     StatusKind,
     action_words,
     change_words,
+    describe_outcome,
     list_colour,
     mode_words,
     outcome_label,
@@ -126,21 +127,41 @@ def test_source_words(source, label, sentence, change):
     )
 
 
-def test_the_command_line_refresh_lines():
-    """``yak memory refresh`` leads with the status code; ``yak ask``'s line after its turn."""
+def test_the_command_line_refresh_lines_use_the_windows_words():
+    """``yak memory refresh`` and ``yak ask``'s line after its turn begin as the window's
+    status bar does (one table, ``outcome_lead``): no status code such as ``up_to_date``."""
     applied = outcome(RefreshStatus.APPLIED, added=2, removed=1)
-    assert refresh_summary(applied) == "applied: version 4, 57 lines, +2 −1"
+    assert describe_outcome(applied) == "Refreshed: version 4, 57 lines"
+    assert refresh_summary(applied) == "Refreshed: version 4, 57 lines, +2 −1"
+    fresh = outcome(RefreshStatus.UP_TO_DATE, "no conversation since the last refresh")
+    assert refresh_summary(fresh) == (
+        "Up to date: no conversation since the last refresh; version 4, 57 lines"
+    )
     refused = outcome(RefreshStatus.REFUSED_FLOOR, "the reply kept 12 of 150 lines.")
+    assert describe_outcome(refused).startswith("Refresh refused: ")
     assert refresh_summary(refused) == (
-        "refused_floor: the reply kept 12 of 150 lines; the document is unchanged "
+        "Refresh refused: the reply kept 12 of 150 lines; the document is unchanged "
         "(version 4, 57 lines)."
     )
+    waits = outcome(RefreshStatus.NEEDS_REVIEW, "waits for review: 3 lines removed")
+    assert refresh_summary(waits).startswith(
+        "Refresh waits for your review: waits for review: 3 lines removed; the document is "
+        "unchanged (version 4, 57 lines). See it with 'yak memory review "
+    )
     broken = outcome(RefreshStatus.FAILED, "the database is locked", flags=(STORE_ERROR,))
-    assert refresh_summary(broken) == "failed: the database is locked; nothing was changed."
-    assert turn_refresh_line(applied) == "memory: applied, version 4, 57 lines"
+    assert refresh_summary(broken) == "Refresh failed: the database is locked; nothing was changed."
+    assert turn_refresh_line(applied) == "Memory refreshed: version 4, 57 lines"
+    assert turn_refresh_line(fresh) == "Memory up to date: version 4, 57 lines"
     assert turn_refresh_line(outcome(RefreshStatus.FAILED, "rate limited.")) == (
         "yak: memory refresh failed: rate limited; the memory document is unchanged."
     )
+    assert turn_refresh_line(waits) == (
+        "yak: memory refresh waits for your review: waits for review: 3 lines removed; the "
+        "memory document is unchanged."
+    )
+    for status in RefreshStatus:  # every status has its words; none shows its code
+        said = refresh_summary(outcome(status, "why"))
+        assert "_" not in said.split(":")[0] and said[0].isupper(), said
 
 
 def test_mode_words():

@@ -21,6 +21,7 @@ from yak.errors import (
     RateLimited,
 )
 from yak.llm import credentials
+from yak.llm.errors import status_error
 from yak.llm.provider import Provider, TextDelta, ToolUseStarted
 
 MESSAGES = [{"role": "user", "content": "hello"}]
@@ -130,8 +131,8 @@ def test_complete_and_check(fake_api):
             AuthenticationFailed,
             "auth",
             (
-                "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY or the key in "
-                "Settings > Provider."
+                "The server at {host} rejected the API key (401). Check ANTHROPIC_API_KEY or the "
+                "key in Settings › Provider."
             ),
         ),
         (error(429), RateLimited, "rate_limited", "rate limiting"),
@@ -147,9 +148,29 @@ def test_http_errors_are_translated(fake_api, reply, exc_type, reason, sentence)
     with pytest.raises(exc_type) as info:
         run_stream(Provider(max_retries=0))
     assert info.value.reason == reason
-    assert sentence in str(info.value)
+    host = fake_api.url.partition("://")[2].rstrip("/")
+    assert sentence.format(host=host) in str(info.value)
+    assert "Anthropic" not in str(info.value)  # a local server is not blamed on Anthropic
     assert "test-key" not in str(info.value)
     assert info.value.exit_code == 4
+
+
+@pytest.mark.parametrize(
+    ("base_url", "named"),
+    [
+        ("https://api.anthropic.com", "Anthropic"),
+        ("https://api.anthropic.com/", "Anthropic"),
+        ("http://localhost:8080/v1", "The server at localhost:8080"),
+        ("https://user:secret@proxy.example.com", "The server at proxy.example.com"),
+    ],
+)
+def test_status_errors_name_the_server_that_answered(base_url, named):
+    """Anthropic's own API is called Anthropic; any other base URL is named by its host (never
+    with a password), for every status sentence."""
+    for status in (401, 429, 529, 500, 400):
+        sentence = str(status_error(status, None, base_url=base_url))
+        assert sentence.startswith(f"{named} "), sentence
+        assert "secret" not in sentence
 
 
 def test_retries_are_the_sdks_and_400_is_not_retried(fake_api):
@@ -234,7 +255,7 @@ def test_missing_key_raises_before_any_request(fake_api, monkeypatch, memory_key
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(MissingApiKey) as info:
         run_stream(Provider(max_retries=0))
-    assert "Set ANTHROPIC_API_KEY or add a key in Settings > Provider" in str(info.value)
+    assert "Set ANTHROPIC_API_KEY or add a key in Settings › Provider" in str(info.value)
     assert fake_api.requests == []
 
 

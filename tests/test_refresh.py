@@ -605,6 +605,30 @@ async def test_secrets_reach_neither_the_model_nor_the_document(env):
     assert {"redacted:url_password", "redacted_reply:anthropic_key"} <= set(stored.flags)
 
 
+async def test_a_bare_key_body_and_a_bare_password_reach_neither_the_model_nor_the_document(env):
+    """A private key's base64 body pasted as prose (no PEM header) and "redis password X" (no
+    "is", no "="): neither is in the model's input, and a reply repeating them is stored with
+    markers."""
+    import base64
+    import random
+
+    der = bytes.fromhex("308204bd020100300d06092a864886f70d0101010500048204a7")
+    body = base64.b64encode(der + random.Random(7).randbytes(1190)).decode()
+    await env.write(doc(10))
+    env.say(f"Deploy key: {body}\nAlso the redis password hunter2x. We lint with ruff.", "Noted.")
+    env.fake.script(text(doc(10) + f"- deploy key {body}\n- redis password hunter2x\n"))
+    outcome = await env.refresh()
+    sent = json.dumps(env.fake.message_requests[0].body)
+    stored = await env.core.memory.read(env.workspace_id)
+    for secret in (body[:40], body[-40:], "hunter2x"):
+        assert secret not in sent and secret not in stored.content
+    assert "We lint with ruff." in env.sent()
+    assert outcome.status is RefreshStatus.APPLIED
+    assert "- deploy key [REDACTED:private-key]\n" in stored.content
+    assert "- redis password [REDACTED:password-prose]\n" in stored.content
+    assert {"redacted:private_key", "redacted:password_prose"} <= set(outcome.flags)
+
+
 async def test_tool_results_never_reach_the_model(env):
     """Tool output is never sent to the memory model; the call is one line naming the tool."""
     session = env.conversations.create_session(env.workspace_id, "Read").id

@@ -90,7 +90,7 @@ def test_without_a_sandbox_a_command_is_refused_with_the_setting_named(layout, m
     assert not result.ok
     assert result.output == (
         "Error: Commands are not run: bubblewrap (bwrap) is not installed or cannot make a "
-        "sandbox here; set the command sandbox to none in Settings > Provider (or "
+        "sandbox here; set the command sandbox to none in Settings › Provider (or "
         "YAK_COMMAND_SANDBOX=none) to run commands unconfined."
     )
     assert not (ws / "ran.txt").exists()

@@ -49,7 +49,7 @@ def test_the_setting_is_the_default_limit(yak, fake_api, project, monkeypatch):
     result = yak("memory", "refresh", "-w", folder)
     assert result.returncode == 4
     assert result.stderr.startswith(
-        "yak: failed: The model did not start answering within 1 s (retries included)"
+        "yak: Refresh failed: The model did not start answering within 1 s (retries included)"
     )
 
 

@@ -100,7 +100,7 @@ class MissingApiKey(ProviderError):
         self,
         message: str = (
             "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in "
-            "Settings > Provider."
+            "Settings › Provider."
         ),
     ) -> None:
         super().__init__(message, reason="no_key")

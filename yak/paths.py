@@ -18,6 +18,7 @@ from pathlib import Path
 
 APP_NAME = "yak"
 APP_AUTHOR = "Yak"
+LOG_FOLDER = "log"  # inside a chosen data directory (``log_dir``)
 # The reverse-DNS application id: the desktop entry's file name, the icons' name, the window's
 # application id (Wayland app id, X11 _GTK_APPLICATION_ID) and the AppStream component id.
 APP_ID = "io.github.yak.Yak"
@@ -200,11 +201,22 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return folder
 
 
-def log_dir() -> Path:
-    """The platform's user log directory for Yak (created readable by the user only)."""
-    import platformdirs
+def log_dir(data_dir_override: str | os.PathLike[str] | None = None) -> Path:
+    """The folder of Yak's log file (created readable by the user only): ``log`` inside the
+    data directory when one was chosen (``data_dir_override``, else ``$YAK_DATA_DIR``), so a
+    run on a data folder of its own leaves its log beside its database; else the platform's
+    user log directory (e.g. ``~/.local/state/yak/log`` on Linux). See docs/cli.md.
 
-    folder = Path(platformdirs.user_log_dir(APP_NAME, APP_AUTHOR))
+    Raises:
+        OSError: the folder cannot be created.
+    """
+    chosen = data_dir_override or os.environ.get("YAK_DATA_DIR")
+    if chosen:
+        folder = Path(os.path.expanduser(os.fspath(chosen))).resolve() / LOG_FOLDER
+    else:
+        import platformdirs
+
+        folder = Path(platformdirs.user_log_dir(APP_NAME, APP_AUTHOR))
     make_private_folder(folder)
     return folder
 

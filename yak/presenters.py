@@ -47,6 +47,7 @@ __all__ = [
     "list_status",
     "mode_words",
     "outcome_label",
+    "outcome_lead",
     "refresh_status",
     "refresh_summary",
     "source_label",
@@ -288,54 +289,76 @@ def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[st
 
 
 # --- a finished refresh, in a sentence --------------------------------------------------------
+# How a finished refresh begins its sentence, in the window's status bar and on the command
+# line alike (``yak memory refresh``, the refresh after ``yak ask``): the one table of these
+# words. The status codes (``up_to_date``, ``refused_floor``…) are for scripts, in ``--json``.
+_OUTCOME_LEADS: dict[RefreshStatus, str] = {
+    RefreshStatus.APPLIED: "Refreshed",
+    RefreshStatus.UP_TO_DATE: "Up to date",
+    RefreshStatus.NEEDS_REVIEW: "Refresh waits for your review",
+    **dict.fromkeys(_REFUSED, "Refresh refused"),
+    RefreshStatus.SUPERSEDED: "Refresh superseded",
+    RefreshStatus.FAILED: "Refresh failed",
+}
+
+
+def outcome_lead(status: str) -> str:
+    """How a finished refresh's sentence begins: ``"applied"`` → ``"Refreshed"``,
+    ``"refused_floor"`` → ``"Refresh refused"``, ``"needs_review"`` → ``"Refresh waits for
+    your review"``."""
+    try:
+        return _OUTCOME_LEADS[RefreshStatus(status)]
+    except ValueError:
+        return f"Refresh {status.replace('_', ' ')}"
+
+
 def describe_outcome(outcome: RefreshOutcome) -> str:
     """One line for a finished forced refresh in the window, e.g. ``"Refreshed: version 4, 57
     lines"`` or ``"Refresh refused: <reason>"`` (the status codes are for scripts)."""
     status = RefreshStatus(outcome.status)
+    lead = outcome_lead(status)
     if status is RefreshStatus.APPLIED:
-        return f"Refreshed: version {outcome.version}, {outcome.lines} lines"
+        return f"{lead}: version {outcome.version}, {plural(outcome.lines, 'line')}"
     if status is RefreshStatus.UP_TO_DATE:
-        return f"Up to date: nothing new to fold in (version {outcome.version})"
-    if status is RefreshStatus.NEEDS_REVIEW:
-        return f"Refresh waits for your review: {outcome.reason}"
-    if status in _REFUSED:
-        return f"Refresh refused: {outcome.reason}"
-    if status is RefreshStatus.SUPERSEDED:
-        return f"Refresh superseded: {outcome.reason}"
-    return f"Refresh failed: {outcome.reason}"
+        return f"{lead}: nothing new to fold in (version {outcome.version})"
+    return f"{lead}: {outcome.reason}"
 
 
 def refresh_summary(outcome: RefreshOutcome) -> str:
-    """``yak memory refresh``'s one-line report, e.g. ``applied: version 4, 57 lines`` or
-    ``refused_floor: the reply kept 12 of 150 lines (8%; …); the document is unchanged.``
-    (it leads with the status code, which scripts may match)."""
+    """``yak memory refresh``'s one-line report, in the window's words (:func:`outcome_lead`)
+    with the size and what to do next, e.g. ``Refreshed: version 4, 57 lines, +3 −1`` or
+    ``Refresh refused: the reply kept 12 of 150 lines (8%; …); the document is unchanged
+    (version 4, 150 lines).`` Scripts read the status code from ``--json``."""
     status, reason = outcome.status, outcome.reason.rstrip(". ")
+    lead = outcome_lead(status)
     size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
     if status is RefreshStatus.APPLIED:
         changes = f"+{outcome.added} −{outcome.removed}"
-        return f"applied: {size}, {changes}" + (f" ({reason})" if reason else "")
+        return f"{lead}: {size}, {changes}" + (f" ({reason})" if reason else "")
     if status is RefreshStatus.UP_TO_DATE:
-        return f"up_to_date: {reason}; {size}" if reason else f"up_to_date: {size}"
+        return f"{lead}: {reason}; {size}" if reason else f"{lead}: {size}"
     if status is RefreshStatus.NEEDS_REVIEW:
         return (
-            f"needs_review: {reason}; the document is unchanged ({size}). See it with "
+            f"{lead}: {reason}; the document is unchanged ({size}). See it with "
             f"'yak memory review {outcome.proposal_id}', then accept or reject it."
         )
     if STORE_ERROR in outcome.flags:  # the document may not even be readable: no size to give
-        return f"{status}: {reason}; nothing was changed."
-    return f"{status}: {reason}; the document is unchanged ({size})."
+        return f"{lead}: {reason}; nothing was changed."
+    return f"{lead}: {reason}; the document is unchanged ({size})."
 
 
 def turn_refresh_line(outcome: RefreshOutcome) -> str:
-    """The line ``yak ask`` prints about the refresh after its turn: ``memory: applied, version
-    4, 57 lines``, or ``yak: memory refresh failed: <reason>; the memory document is
-    unchanged.``"""
-    if outcome.status in _SETTLED:
-        return (
-            f"memory: {outcome.status}, version {outcome.version}, {plural(outcome.lines, 'line')}"
-        )
+    """The line ``yak ask`` prints about the refresh after its turn, in the window's words:
+    ``Memory refreshed: version 4, 57 lines``, ``Memory up to date: version 4, 57 lines``, or
+    ``yak: memory refresh refused: <reason>; the memory document is unchanged.``"""
+    size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
+    if outcome.status is RefreshStatus.APPLIED:
+        return f"Memory refreshed: {size}"
+    if outcome.status is RefreshStatus.UP_TO_DATE:
+        return f"Memory up to date: {size}"
     reason = outcome.reason.rstrip(". ")
-    return f"yak: memory refresh {outcome.status}: {reason}; the memory document is unchanged."
+    lead = outcome_lead(outcome.status)
+    return f"yak: memory {lead.lower()}: {reason}; the memory document is unchanged."
 
 
 def mode_words(mode: ReviewMode) -> str:

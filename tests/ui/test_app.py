@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -152,7 +153,7 @@ def test_app_opens_the_workspace_given_and_quits_with_status_0(app_env, data_dir
     assert seen["document"] == "- from the command line\n"
     assert seen["lines"] == "1 / 200 lines"
     assert seen["icon"] == "True"
-    log_file = tmp_path / "state" / "yak" / "log" / "yak.log"
+    log_file = data_dir / "log" / "yak.log"  # the log follows the chosen data directory
     assert f"Data directory: {data_dir}\n" in seen["about"]
     assert f"Log file: {log_file}\n" in seen["about"]
     log_text = log_file.read_text(encoding="utf-8")
@@ -242,7 +243,7 @@ def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(
         ({}, "linux", False),
         ({"DISPLAY": ""}, "linux", False),
         ({"DISPLAY": ":0"}, "linux", True),
-        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True),
+        ({"WAYLAND_DISPLAY": "wayland-0", "XDG_RUNTIME_DIR": "/run/user/1000"}, "linux", True),
         ({"QT_QPA_PLATFORM": "offscreen"}, "linux", True),
         ({}, "freebsd14", False),
         ({}, "win32", True),
@@ -250,9 +251,59 @@ def test_without_a_display_the_app_says_so_in_one_line_and_exits_2(
     ],
 )
 def test_display_detection(environ, platform, available):
-    """A display is an X11 or Wayland one or an explicit Qt platform; Windows and macOS always
-    have one."""
-    assert yak_app.display_available(environ, platform) is available
+    """A display is an X11 or Wayland one (that answers) or an explicit Qt platform; Windows
+    and macOS always have one."""
+    assert yak_app.display_available(environ, platform, answers=lambda _: True) is available
+
+
+def test_a_display_that_does_not_answer_is_one_line_and_exit_2_not_a_qt_abort(tmp_path):
+    """``DISPLAY`` set to a server that is gone (and a Wayland socket nobody listens on): the
+    real ``yak`` prints one sentence naming them and exits 2; Qt used to abort with 134."""
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "DISPLAY": "127.0.0.1:87",  # TCP port 6087 on loopback: nothing listens there
+        "WAYLAND_DISPLAY": str(tmp_path / "wayland-gone"),
+        "YAK_DATA_DIR": str(tmp_path / "data"),
+    }
+    env.pop("QT_QPA_PLATFORM", None)  # the tests' offscreen platform needs no display
+    ran = subprocess.run(
+        [sys.executable, "-m", "yak"], capture_output=True, env=env, timeout=60, check=False
+    )
+    assert ran.returncode == 2
+    assert ran.stderr.decode() == (
+        f"yak: no display answers at WAYLAND_DISPLAY={tmp_path / 'wayland-gone'} or "
+        "DISPLAY=127.0.0.1:87; the desktop app needs a graphical session. The command line "
+        "works without one: yak memory …, yak ask …\n"
+    )
+    assert not (tmp_path / "data" / "yak.db").exists()
+
+
+def test_a_display_that_answers_is_taken(tmp_path):
+    """A Wayland socket that accepts a connection is a display; an X11 display number is
+    looked for at its local socket, a host's at TCP 6000 + its number."""
+    import socket
+
+    path = str(tmp_path / "wayland-1")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(path)
+        server.listen(1)
+        assert yak_app.display_problem({"WAYLAND_DISPLAY": path}, "linux") is None
+        assert (
+            yak_app.display_problem(
+                {"WAYLAND_DISPLAY": "wayland-1", "XDG_RUNTIME_DIR": str(tmp_path)}, "linux"
+            )
+            is None
+        )
+    assert yak_app.display_problem({"WAYLAND_DISPLAY": path}, "linux") is not None
+    asked: list = []
+    yak_app.display_problem({"DISPLAY": ":3.0"}, "linux", answers=asked.append)
+    yak_app.display_problem({"DISPLAY": "build-box:12"}, "linux", answers=asked.append)
+    assert asked == ["\0/tmp/.X11-unix/X3", "/tmp/.X11-unix/X3", ("build-box", 6012)]
+    # Only the window systems Qt was told to use are looked at.
+    assert yak_app.display_problem({"QT_QPA_PLATFORM": "vnc", "DISPLAY": ":3"}, "linux") is None
 
 
 def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
@@ -446,7 +497,7 @@ def test_a_start_without_a_key_warms_the_sdk_and_shows_no_failure(
     assert seen["boxes"] == []
     assert seen["placeholder"].startswith("Ask the agent about proj.")
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
-    log_text = (tmp_path / "state" / "yak" / "log" / "yak.log").read_text(encoding="utf-8")
+    log_text = (data_dir / "log" / "yak.log").read_text(encoding="utf-8")
     assert "model client not built (no API key yet); SDK loaded in" in log_text
 
 

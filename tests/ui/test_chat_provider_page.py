@@ -1,4 +1,4 @@
-"""Settings > Provider: what it shows, what Apply stores (and what it never stores), the key in
+"""Settings › Provider: what it shows, what Apply stores (and what it never stores), the key in
 the keyring, and Test connection. The page drives the core's settings and chat services (from
 ``open_core``); where only the page's own logic is under test, the key store is a stub."""
 

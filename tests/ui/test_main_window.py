@@ -128,7 +128,8 @@ def test_failed_refresh_offers_retry_which_runs_it_again(env, ui, qtbot, qloop, 
     env.say(workspace.id, "Anything new?", "Nothing to remember.")
     fake_api.script(error(529), text(lines(10)))  # overloaded, then the same document
     panel = window.memory_panel
-    overloaded = "Anthropic is overloaded right now (529); try again in a few minutes."
+    server = "The server at " + fake_api.url.partition("://")[2].rstrip("/")  # not Anthropic
+    overloaded = f"{server} is overloaded right now (529); try again in a few minutes."
 
     async def body():
         await controller.open_workspace(str(env.folder("proj")))

@@ -15,7 +15,10 @@ from yak.memory.guards import shrink_question
 from yak.ui.settings.memory_page import MemoryPage
 
 REPLY = "- ok, done\n"  # what a model said instead of the document: 11 characters, 1 line
-QUESTION = "This replaces 36 lines with 1 line (it keeps under half of the document). Save anyway?"
+QUESTION = (
+    "This replaces 36 lines (351 characters) with 1 line (11 characters; it keeps under half of "
+    "the document). Save anyway?"
+)
 
 
 async def view_reply(page: MemoryPage, workspace_id: str, reply: str) -> None:
@@ -44,7 +47,7 @@ def test_save_of_a_floor_refused_reply_asks_and_cancel_keeps_the_document(env, p
         after = env.stored(workspace.id)
         assert after.content.encode() == before.content.encode()
         assert after.version == before.version
-        assert "36 lines with 1 line" in text
+        assert "36 lines (351 characters) with 1 line (11 characters" in text
         assert page.editor.text == REPLY and page.editor.is_dirty()
         assert page.editor.message_label.text() == "Nothing was saved."
 
@@ -93,6 +96,26 @@ def test_small_edit_saves_without_a_question(env, page, qtbot, qloop):
     run(qloop, body())
 
 
+def test_a_pasted_long_line_saves_without_being_called_shorter(env, page, qtbot, qloop):
+    """36 lines replaced by one pasted line of 2,000 characters: more text, so no "much
+    shorter" question; it is stored as typed."""
+    workspace = env.workspace("proj", lines(36))
+    pasted = "- " + "one very long pasted line " * 76 + "end\n"
+
+    async def body():
+        page.controller.reload()
+        page.controller.show_workspace(workspace.id)
+        await page.controller.tasks.drain()
+        page.editor.text_edit.setPlainText(pasted)
+        qtbot.mouseClick(page.editor.save_button, Qt.MouseButton.LeftButton)
+        assert page.editor.question_box is None
+        assert not [b for b in message_boxes() if "Save anyway?" in b.text()]
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == pasted
+
+    run(qloop, body())
+
+
 def test_save_in_the_unsaved_edits_guard_asks_and_cancel_does_not_switch(env, page, qloop):
     """Switching workspace, Save in the unsaved-edits guard, then Cancel at the floor question:
     nothing is stored and the editor stays on the workspace with the edits."""
@@ -119,12 +142,16 @@ def test_save_in_the_unsaved_edits_guard_asks_and_cancel_does_not_switch(env, pa
         (lines(36), REPLY, True),
         (lines(36), "", True),
         (lines(36), lines(20), False),  # keeps over half
-        (lines(36), lines(17), True),  # keeps under half of the lines
+        (lines(36), lines(17), True),  # keeps under half of the text
+        (lines(36), "x" * 5000, False),  # one long pasted line: longer, not shorter
+        (lines(36), " ".join(lines(36).splitlines()) + "\n", False),  # lines joined: same text
+        (lines(36), "y" * 170, True),  # one line, under half of the characters
         ("", REPLY, False),  # nothing to collapse
         ("- short\n", "", True),  # emptying always asks
         ("- base fact\n- saved once\n", "- my edit\n", False),  # rewording a tiny document
     ],
 )
 def test_shrink_question_follows_the_floor_rule(previous, new, asked):
-    """The helper asks exactly when the floor rule (or emptying) applies."""
+    """The helper asks exactly when the save keeps under half of the characters (or under the
+    floor's minimum, or empties the document); fewer lines alone ask nothing."""
     assert (shrink_question(previous, new) is not None) is asked

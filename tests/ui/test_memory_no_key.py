@@ -21,7 +21,7 @@ from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 
 RED = "#b00020"
-NO_KEY = "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in Settings > Provider."
+NO_KEY = "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in Settings › Provider."
 KEY_ENV = "ANTHROPIC_API_KEY"
 
 

@@ -28,7 +28,7 @@ from yak.ui.formatting import counter_text, relative_time
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
-NO_KEY = "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in Settings > Provider."
+NO_KEY = "No Anthropic API key is set. Set ANTHROPIC_API_KEY or add a key in Settings › Provider."
 
 
 def attempt(

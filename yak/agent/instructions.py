@@ -8,7 +8,8 @@ Without a git repository only the workspace folder itself is looked at.
 
 They are the user's instructions, so they go in their own labelled block, apart from the memory
 block (background notes). Reading is confined like the tools: each file is opened beneath the
-outermost folder looked at, and a symlink whose target is outside it is skipped. Each file is cut
+outermost folder looked at, and a symlink whose target is outside it is skipped; a file already
+read under another name (``CLAUDE.md`` a link to ``AGENTS.md``) is read once. Each file is cut
 at :data:`MAX_FILE_CHARS` and the whole block at :data:`MAX_TOTAL_CHARS`, with a visible note
 where text was cut. The block ``yak memory sync`` writes into such a file is left out: the memory
 goes in its own block as background notes, and not at all while memory is off.
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from yak.agent.confinement import ToolError, WorkspaceRoot
+from yak.agent.types import CutFile
 from yak.memory.injection import neutralize_tags
 from yak.memory.sync import MEMORY_BLOCK_NOTE, without_memory_block
 
@@ -87,20 +89,26 @@ def read_instruction_files(workspace: str | os.PathLike[str]) -> list[Instructio
     root = WorkspaceRoot(top)
     rel_here = here.relative_to(top)
     files: list[InstructionFile] = []
+    seen: set[tuple[int, int]] = set()  # (device, inode) of each file read: a link is one file
     for folder in [*reversed(rel_here.parents), rel_here]:
         for name in INSTRUCTION_NAMES:
-            found = _read(root, (folder / name).as_posix())
+            found = _read(root, (folder / name).as_posix(), seen)
             if found is not None:
                 files.append(found)
     return files
 
 
-def _read(root: WorkspaceRoot, rel: str) -> InstructionFile | None:
+def _read(root: WorkspaceRoot, rel: str, seen: set[tuple[int, int]]) -> InstructionFile | None:
     try:
         resolved = root.resolve(rel)
         if not resolved.is_file():
             return None
+        status = resolved.stat()
+        identity = (status.st_dev, status.st_ino)
+        if identity in seen:  # the same file under another name (a symlink, a hard link)
+            return None
         data = root.read_file(resolved, shown=rel)
+        seen.add(identity)
     except (ToolError, OSError):
         return None
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
@@ -145,8 +153,35 @@ def instructions_block(files: list[InstructionFile]) -> str:
     return "\n".join(parts) + "\n" + FRAMING
 
 
-def loaded_line(files: list[InstructionFile] | tuple[str, ...]) -> str:
-    """The one line a user sees about the files read: ``Instructions: AGENTS.md, CLAUDE.md``
-    (``""`` when none)."""
+def cut_files(files: list[InstructionFile]) -> tuple[CutFile, ...]:
+    """The files :func:`instructions_block` cuts or leaves out, by the same limits
+    (:data:`MAX_FILE_CHARS` a file, :data:`MAX_TOTAL_CHARS` in all), so the user can be told
+    what the model was told."""
+    cut: list[CutFile] = []
+    budget = MAX_TOTAL_CHARS
+    for file in files:
+        shown = min(len(file.text), max(budget, 0))
+        budget -= shown
+        if shown < file.chars:
+            cut.append(CutFile(file.name, shown, file.chars))
+    return tuple(cut)
+
+
+def loaded_line(
+    files: list[InstructionFile] | tuple[str, ...], cut: tuple[CutFile, ...] = ()
+) -> str:
+    """The one line a user sees about the files read: ``Instructions: AGENTS.md, CLAUDE.md``,
+    each file the chat got only part of saying so: ``Instructions: AGENTS.md (cut: the first
+    12,000 of 15,321 characters)``, ``… CLAUDE.md (left out: over the size limit)`` (``""``
+    when none)."""
     names = [f if isinstance(f, str) else f.name for f in files]
-    return f"Instructions: {', '.join(names)}" if names else ""
+    parts = []
+    for name in names:
+        part = next((c for c in cut if c.name == name), None)
+        if part is None:
+            parts.append(name)
+        elif part.shown == 0:
+            parts.append(f"{name} (left out: over the size limit)")
+        else:
+            parts.append(f"{name} (cut: the first {part.shown:,} of {part.chars:,} characters)")
+    return f"Instructions: {', '.join(parts)}" if parts else ""

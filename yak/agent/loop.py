@@ -270,7 +270,7 @@ class _Turn:
             today=agent.today,
         )
         if start.loaded:
-            self.emit(InstructionsLoaded(files=start.loaded))
+            self.emit(InstructionsLoaded(files=start.loaded, cut=start.cut))
         last = history[-1] if history else None
         if last is not None and last.role == "assistant" and is_no_reply(last.content):
             last = history[-2] if len(history) > 1 else None  # the question that got no reply

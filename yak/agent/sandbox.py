@@ -149,7 +149,7 @@ def choose(setting: str) -> Sandbox:
     """The sandbox for the ``command_sandbox`` setting (``auto``, ``landlock``, ``bubblewrap``,
     ``none``; anything else counts as ``auto``)."""
     hint = (
-        "set the command sandbox to none in Settings > Provider (or YAK_COMMAND_SANDBOX=none) "
+        "set the command sandbox to none in Settings › Provider (or YAK_COMMAND_SANDBOX=none) "
         "to run commands unconfined"
     )
     if setting == NONE:

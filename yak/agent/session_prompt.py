@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from yak.agent.instructions import instructions_block, read_instruction_files
+from yak.agent.instructions import cut_files, instructions_block, read_instruction_files
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
+from yak.agent.types import CutFile
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
 from yak.memory.injection import OPEN_TAG
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
@@ -29,11 +30,13 @@ class TurnPrompt:
             ``None`` when there is nothing to tell.
         loaded: the names of the instruction files read into a session block taken now
             (``()`` on later turns).
+        cut: those of them the block holds only part of (``cut_files``).
     """
 
     system: list[dict[str, Any]]
     note: dict[str, Any] | None
     loaded: tuple[str, ...]
+    cut: tuple[CutFile, ...] = ()
 
 
 def turn_prompt(
@@ -60,9 +63,11 @@ def turn_prompt(
     stale = session.prompt_snapshot
     if stale is not None and (workspace.memory_enabled or OPEN_TAG not in stale):
         stale = None  # the snapshot stands
+    cut: tuple[CutFile, ...] = ()
     if session.prompt_snapshot is None or stale is not None:
         files = read_instruction_files(workspace.path)
         loaded = tuple(f.name for f in files)
+        cut = cut_files(files)
         started = session.created_at.astimezone() if stale is not None else None
         block = session_block(
             workspace_path=workspace.path,
@@ -76,7 +81,7 @@ def turn_prompt(
         )
     assert session.prompt_snapshot is not None
     note = memory_note(documents, session, workspace, document)
-    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded)
+    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded, cut)
 
 
 def memory_note(

@@ -71,12 +71,25 @@ class MessageStored:
 
 
 @dataclass(frozen=True)
+class CutFile:
+    """An instruction file the chat got only part of (``yak.agent.instructions.cut_files``):
+    ``shown`` of its ``chars`` characters (``0``: left out, the size limit was reached before
+    it)."""
+
+    name: str
+    shown: int
+    chars: int
+
+
+@dataclass(frozen=True)
 class InstructionsLoaded:
     """A session's first turn read the workspace's instruction files into its system prompt
     (``yak.agent.instructions``). ``files``: their names relative to the git root, outermost
-    first (never empty: without files there is no event)."""
+    first (never empty: without files there is no event); ``cut``: those the model got only
+    part of, for the user to be told as the model is (``loaded_line``)."""
 
     files: tuple[str, ...]
+    cut: tuple[CutFile, ...] = ()
 
 
 @dataclass(frozen=True)

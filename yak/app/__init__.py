@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from PySide6.QtCore import QSettings
@@ -64,11 +64,12 @@ def run(
 
     Returns:
         0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
-        after the user read the message; 2 when there is no display to open a window on (one
-        line on stderr says so).
+        after the user read the message; 2 when there is no display to open a window on, or
+        the one named does not answer (one line on stderr says so: :func:`display_problem`).
     """
-    if not display_available():
-        print(NO_DISPLAY_MESSAGE, file=sys.stderr)
+    problem = display_problem()
+    if problem is not None:
+        print(problem, file=sys.stderr)
         return 2
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "yak"])
     assert isinstance(app, QApplication)
@@ -85,7 +86,7 @@ def run(
         window.show_opening(folder_to_show(workspace))
     window.show()
     app.processEvents()
-    handler = open_log()
+    handler = open_log(data_dir_override)  # beside a chosen data directory
     log.info("window shown")
     if isinstance(handler, logging.FileHandler):
         window.set_support_paths(log_file=handler.baseFilename)
@@ -120,22 +121,98 @@ def folder_to_show(path: str) -> str:
 
 
 def display_available(
-    environ: Mapping[str, str] | None = None, platform: str | None = None
+    environ: Mapping[str, str] | None = None,
+    platform: str | None = None,
+    *,
+    answers: Callable[[str | tuple[str, int]], bool] | None = None,
 ) -> bool:
-    """Whether a window can be shown: on Linux (and the BSDs), an X11 or Wayland display, or an
-    explicit ``QT_QPA_PLATFORM`` (offscreen, vnc…); elsewhere always.
+    """Whether a window can be shown (:func:`display_problem` finds nothing wrong)."""
+    return display_problem(environ, platform, answers=answers) is None
 
-    Without this check Qt aborts the process (status 134) with a message about xcb plugins.
+
+def display_problem(
+    environ: Mapping[str, str] | None = None,
+    platform: str | None = None,
+    *,
+    answers: Callable[[str | tuple[str, int]], bool] | None = None,
+) -> str | None:
+    """Why no window can be shown, as the one line to print, or ``None`` when one can: on
+    Linux (and the BSDs) an X11 or Wayland display must be named *and answer* (a socket
+    connection, no Qt: Qt aborts the process, status 134, when ``DISPLAY`` names a server that
+    is gone), unless ``QT_QPA_PLATFORM`` names a platform without one (offscreen, vnc…);
+    elsewhere there always is one.
 
     Args:
         environ: the environment to look at (default ``os.environ``).
         platform: ``sys.platform`` to assume (default the running one).
+        answers: whether a socket address (a path, an abstract ``"\0…"`` name, or a
+            ``(host, port)``) accepts a connection (default: try it, one second at most).
     """
     environ = os.environ if environ is None else environ
     platform = sys.platform if platform is None else platform
+    answers = answers or _socket_answers
     if platform in ("win32", "darwin", "cygwin"):
-        return True
-    return any(environ.get(name) for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))
+        return None
+    wanted = {entry.split(":", 1)[0] for entry in environ.get("QT_QPA_PLATFORM", "").split(";")}
+    wanted.discard("")
+    if wanted and not wanted <= WINDOW_SYSTEMS:  # offscreen, vnc, eglfs…: no display server
+        return None
+    named: list[str] = []
+    if environ.get("WAYLAND_SOCKET"):  # a connection handed over by the compositor
+        return None
+    wayland = environ.get("WAYLAND_DISPLAY")
+    if wayland and (not wanted or wanted - {"xcb"}):
+        named.append(f"WAYLAND_DISPLAY={wayland}")
+        runtime = environ.get("XDG_RUNTIME_DIR", "")
+        path = wayland if wayland.startswith("/") else os.path.join(runtime, wayland)
+        if (wayland.startswith("/") or runtime) and answers(path):
+            return None
+    x11 = environ.get("DISPLAY")
+    if x11 and (not wanted or "xcb" in wanted):
+        named.append(f"DISPLAY={x11}")
+        addresses = _x11_addresses(x11)
+        if addresses is None or any(answers(address) for address in addresses):
+            return None  # an address this check does not know: Qt decides
+    if not named:
+        return NO_DISPLAY_MESSAGE
+    return (
+        f"yak: no display answers at {' or '.join(named)}; the desktop app needs a graphical "
+        "session. The command line works without one: yak memory …, yak ask …"
+    )
+
+
+WINDOW_SYSTEMS = frozenset({"xcb", "wayland", "wayland-egl", "wayland-brcm"})
+X11_TCP_PORT = 6000  # plus the display number
+
+
+def _x11_addresses(display: str) -> list[str | tuple[str, int]] | None:
+    """Where an X server for ``DISPLAY`` listens: ``:1`` → its local socket (abstract name
+    and file, ``/tmp/.X11-unix/X1``), ``host:1`` → TCP port 6001 on host; ``None`` when the
+    form is not one of these (checked by Qt itself then)."""
+    host, colon, rest = display.rpartition(":")
+    number = rest.split(".", 1)[0]
+    if not colon or not number.isdigit() or "/" in host:
+        return None
+    if host in ("", "unix"):
+        local = f"/tmp/.X11-unix/X{number}"
+        return [f"\0{local}", local]
+    return [(host.strip("[]"), X11_TCP_PORT + int(number))]
+
+
+def _socket_answers(address: str | tuple[str, int]) -> bool:
+    """Whether a connection to ``address`` is accepted within a second (then closed)."""
+    import socket
+
+    try:
+        if isinstance(address, tuple):
+            with socket.create_connection(address, timeout=1):
+                return True
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1)
+            sock.connect(address)
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def set_application_identity(app: QApplication) -> None:

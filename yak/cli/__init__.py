@@ -140,11 +140,15 @@ def not_a_command(word: str) -> str:
 
 
 def _configure_logging() -> None:
-    """Warnings and errors as ``yak: LEVEL: message`` lines on stderr (only when a command or
-    the app runs)."""
+    """Warnings and errors as ``yak: LEVEL: message`` lines on stderr, one line each (a
+    traceback goes to the log file only), when a command or the app runs."""
     import logging  # with what it imports, a fifth of a bare start: not needed for help
 
-    logging.basicConfig(level=logging.WARNING, format="yak: %(levelname)s: %(message)s")
+    from yak.logfile import ConsoleFormatter
+
+    console = logging.StreamHandler()
+    console.setFormatter(ConsoleFormatter())
+    logging.basicConfig(level=logging.WARNING, handlers=[console])
 
 
 def _misplaced_json(argv: list[str]) -> str:

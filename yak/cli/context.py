@@ -200,48 +200,65 @@ def apply_timeout(args: argparse.Namespace, ctx: Context) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command's handler with its log open; returns the exit status (errors as
-    one line)."""
+    one line).
+
+    The data directory is resolved (and created) first: one that cannot be is one line and
+    exit 1, like a database that cannot be written (docs/cli.md). The log follows a chosen
+    data directory (``yak.paths.log_dir``); a log that cannot be written is said in one line
+    only when the command itself succeeded: an error line is the one line of a failure."""
+    as_json = bool(getattr(args, "json", False))
+    folder: Path | None = None
+    if getattr(args, "needs_core", True):
+        try:
+            folder = data_dir(args.data_dir)
+        except OSError as exc:
+            where = exc.filename or args.data_dir or os.environ.get("YAK_DATA_DIR") or ""
+            why = (
+                "it is a file, not a folder"
+                if isinstance(exc, FileExistsError | NotADirectoryError)
+                else (exc.strerror or str(exc))
+            )
+            return output.error(f"cannot use data directory {where}: {why}", 1, as_json=as_json)
+    log_failures: list[str] = []
     # Every command logs, but printing a completion script (run at each shell start) stays
     # light, and a command that only reads writes its lines only when a warning or an error
     # comes.
     log_handler = (
-        open_log(deferred=bool(getattr(args, "reads_only", False)))
+        open_log(
+            getattr(args, "data_dir", None),
+            deferred=bool(getattr(args, "reads_only", False)),
+            on_failure=log_failures.append,
+        )
         if getattr(args, "writes_log", True)
         else None
     )
+    code = 1
     try:
-        return _run_handler(args)
+        code = _run_handler(args, folder)
+        return code
     finally:
         close_log(log_handler)
+        if log_failures and code == 0:
+            output.note(f"yak: {log_failures[0]}")
 
 
-def _run_handler(args: argparse.Namespace) -> int:
+def _run_handler(args: argparse.Namespace, folder: Path | None) -> int:
     command = " ".join(
         word for word in (args.command, getattr(args, "memory_command", None)) if word
     )
     log.info("yak %s", command)  # never the arguments: a prompt
-    if not getattr(args, "needs_core", True):  # a command that never opens the database
+    if folder is None:  # a command that never opens the database
         try:
             return int(args.func(args, None))
         except YakError as exc:
             return output.error(str(exc), exc.exit_code, as_json=False)
-    as_json = getattr(args, "json", False)
-    try:
-        ctx = Context(
-            data_dir=data_dir(args.data_dir),
-            json=as_json,
-            reads_only=bool(getattr(args, "reads_only", False)),
-            in_place=bool(getattr(args, "in_place", False)),
-            database_url=getattr(args, "database_url", None),
-        )
-    except OSError as exc:
-        where = exc.filename or args.data_dir or os.environ.get("YAK_DATA_DIR") or ""
-        why = (
-            "it is a file, not a folder"
-            if isinstance(exc, FileExistsError)
-            else (exc.strerror or str(exc))
-        )
-        return output.error(f"cannot use data directory {where}: {why}", 2, as_json=as_json)
+    ctx = Context(
+        data_dir=folder,
+        json=bool(getattr(args, "json", False)),
+        reads_only=bool(getattr(args, "reads_only", False)),
+        in_place=bool(getattr(args, "in_place", False)),
+        database_url=getattr(args, "database_url", None),
+    )
     try:
         return int(args.func(args, ctx))
     except YakError as exc:
@@ -254,5 +271,12 @@ def _run_handler(args: argparse.Namespace) -> int:
         # The reader went away (``yak memory show | head``): stop quietly, like other tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        if exc.filename is None:  # writing the output failed: ``yak.cli.main`` says so
+            raise
+        # A file Yak needed beside the database (a lock, a kept file) could not be used.
+        return output.error(
+            f"cannot use {exc.filename}: {exc.strerror or exc}", 1, as_json=ctx.json
+        )
     finally:
         ctx.close()

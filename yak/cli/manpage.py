@@ -66,7 +66,8 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
         ".SH FILES",
         _text(
             "yak.db and settings.json in the data directory (e.g. ~/.local/share/yak); the "
-            "log in the platform's log directory (e.g. ~/.local/state/yak/log/yak.log)."
+            "log in the platform's log directory (e.g. ~/.local/state/yak/log/yak.log), or in "
+            "log/yak.log inside a data directory chosen with --data-dir or YAK_DATA_DIR."
         ),
     ]
     return "\n".join(out) + "\n"

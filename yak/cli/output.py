@@ -47,7 +47,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.memory import document as doc_rules
-from yak.presenters import attempt_outcome, refresh_summary
+from yak.presenters import attempt_outcome, outcome_label, refresh_summary
 
 if TYPE_CHECKING:
     from yak.events import SyncedFileFailed
@@ -219,8 +219,10 @@ def attempt_reply(attempt: RefreshAttempt, *, as_json: bool) -> None:
 
 
 def no_reply_message(attempt: RefreshAttempt) -> str:
-    """``refresh attempt ID kept no reply (failed: rate limited (HTTP 429))``."""
-    why = f"{attempt.status}: {attempt.reason}" if attempt.reason else str(attempt.status)
+    """``refresh attempt ID kept no reply (failed: rate limited (HTTP 429))``, the status in
+    the window's words (``yak.presenters.outcome_label``)."""
+    label = outcome_label(attempt.status)
+    why = f"{label}: {attempt.reason}" if attempt.reason else label
     return f"refresh attempt {attempt.id} kept no reply ({why.rstrip('. ')})"
 
 
@@ -356,7 +358,7 @@ def attempts(workspace: Workspace, found: Sequence[RefreshAttempt], *, as_json: 
         [
             a.id,
             local_time(a.created_at),
-            str(a.status) if a.outcome is None else attempt_outcome(a),
+            outcome_label(a.status) if a.outcome is None else attempt_outcome(a),
             lines(count_lines(a.reply)) if a.reply else "-",
             a.model or "-",
             f"{a.usage.input_tokens:,} in / {a.usage.output_tokens:,} out",
@@ -393,9 +395,12 @@ def refresh_outcome(
 ) -> int:
     """Report ``yak memory refresh``; returns its exit code (``refresh_exit_code``).
 
-    With ``--json`` one object on stdout; otherwise one line, on stdout when the exit code is
-    0, else on stderr."""
+    With ``--json`` one object on stdout (and, when the exit code is not 0, the report line on
+    stderr, as every failing command says one line there); otherwise one line, on stdout when
+    the exit code is 0, else on stderr."""
     code = refresh_exit_code(outcome)
+    if code != 0:
+        print(f"yak: {one_line_message(refresh_summary(outcome))}", file=sys.stderr)
     if as_json:
         print_json(
             {
@@ -421,6 +426,4 @@ def refresh_outcome(
         )
     elif code == 0:
         print(refresh_summary(outcome))
-    else:
-        print(f"yak: {one_line_message(refresh_summary(outcome))}", file=sys.stderr)
     return code

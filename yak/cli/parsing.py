@@ -34,7 +34,8 @@ EXIT_CODES = (
     "130 interrupted."
 )
 DATA_DIR_HELP = (
-    "where Yak keeps its database (default: $YAK_DATA_DIR or the platform data directory)"
+    "where Yak keeps its database and its log (default: $YAK_DATA_DIR or the platform data "
+    "directory)"
 )
 DATABASE_URL_HELP = (
     "a team database on a PostgreSQL server, postgresql://user:password@host:port/database, "

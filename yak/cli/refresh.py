@@ -8,8 +8,8 @@ come from ``output.refresh_exit_code``: 0 applied / up to date, 1 database failu
 by a guard, 4 provider failure, 5 superseded. With ``--json`` stdout carries one object:
 ``status``, ``reason``, ``version``, ``lines``, and ``workspace``, ``workspace_id``,
 ``flags``, ``model``, ``input_tokens``, ``output_tokens``, ``duration_s``, ``session_ids``,
-``attempt_id``, ``rebuild``. Without it, one line: on stdout when the exit code is 0,
-else on stderr.
+``attempt_id``, ``rebuild``. The one-line report goes to stdout when the exit code is 0
+(without ``--json``), else to stderr (with or without it).
 
 The workspace is resolved like a command that reads: a stored workspace is refreshed even when
 its folder is gone (its conversations are stored); a folder Yak has never stored has no

@@ -22,6 +22,7 @@ from yak.presenters import (
     proposal_origin,
     proposal_outcome,
     secrets_reason,
+    source_label,
 )
 
 
@@ -32,8 +33,10 @@ def blame(
     *,
     as_json: bool,
 ) -> None:
-    """``blame``: one origin per line, a JSON array or ``v4  hand     2026-12-01 10:02  text``
-    lines (a refresh names its conversations)."""
+    """``blame``: one origin per line, a JSON array or ``v4  hand edit  2026-12-01 10:02  [1]
+    text`` lines: the version, its source in the window's words, when, the markers of the
+    conversations a refresh took the line from, the text. The markers' legend (``[1]
+    ses_…: title``) follows on stderr, so stdout stays one line per document line."""
     if as_json:
         print_json(
             [
@@ -53,14 +56,28 @@ def blame(
     if not origins:
         print(f"The memory document of {workspace.path} is empty.")
         return
-    width = max(len(f"v{o.version}") for o in origins)
+    numbers: dict[str, int] = {}  # each conversation's marker, in order of first use
     for o in origins:
-        where = f"v{o.version}".ljust(width)
-        source = str(o.source).ljust(8)
-        print(f"{where}  {source} {local_time(o.created_at)}  {o.text}")
-    named = sorted({sid for o in origins for sid in o.sessions}, key=str)
-    for sid in named:
-        print(f"  {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
+        for sid in o.sessions:
+            numbers.setdefault(sid, len(numbers) + 1)
+    marks = [
+        "[" + ",".join(str(numbers[sid]) for sid in o.sessions) + "]" if o.sessions else ""
+        for o in origins
+    ]
+    version_width = max(len(f"v{o.version}") for o in origins)
+    source_width = max(len(source_label(str(o.source))) for o in origins)
+    mark_width = max(len(mark) for mark in marks)
+    for o, mark in zip(origins, marks, strict=True):
+        cells = [
+            f"v{o.version}".ljust(version_width),
+            source_label(str(o.source)).ljust(source_width),
+            local_time(o.created_at),
+        ]
+        if mark_width:
+            cells.append(mark.ljust(mark_width))
+        print("  ".join([*cells, o.text]))
+    for sid, number in numbers.items():
+        print(f"[{number}] {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
 
 
 def redacted_kinds(flags: Sequence[str]) -> list[str]:

@@ -39,7 +39,7 @@ class TurnPrinter:
             print(f"[{event.tool}] {event.target}: {event.summary}", file=sys.stderr, flush=True)
         elif isinstance(event, InstructionsLoaded):
             self.end_line()
-            print(loaded_line(event.files), file=sys.stderr, flush=True)
+            print(loaded_line(event.files, event.cut), file=sys.stderr, flush=True)
 
     def end_line(self) -> None:
         """End a reply line left open (before an error line, or at the end of the turn)."""

@@ -62,8 +62,9 @@ class FileRefreshLock:
         released at once, so it never leaks.
 
         Returns:
-            True when the lock is held (or there is none to take), False when ``wait_s``
-            passed first.
+            True when the lock is held (or there is none to take: no data folder, or a lock
+            file that cannot be created, which is logged as a warning; the version check
+            still keeps the document safe), False when ``wait_s`` passed first.
 
         Raises:
             asyncio.CancelledError: cancelled while waiting.
@@ -71,7 +72,17 @@ class FileRefreshLock:
         lock = self._lock(workspace_id)
         if lock is None:
             return True
-        if _try_acquire(lock, timeout_s=0):  # one non-blocking call: no worker thread needed
+        try:
+            taken = _try_acquire(lock, timeout_s=0)  # one non-blocking call: no worker thread
+        except OSError as exc:  # the lock file cannot be created (a read-only locks folder)
+            log.warning(
+                "no refresh lock for %s (%s: %s); refreshing without it",
+                workspace_id,
+                exc.strerror or exc,
+                exc.filename,
+            )
+            return True
+        if taken:
             self._held[workspace_id] = lock
             return True
         if wait_s <= 0:

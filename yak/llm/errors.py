@@ -53,13 +53,15 @@ def translate_error(
     Args:
         exc: the exception raised by the SDK or its transport.
         started: the response had begun (headers received), so a transport error cut a reply.
-        base_url: where the request went, for "could not reach" messages.
+        base_url: where the request went, named in the sentence (:func:`server_name`).
         timeout_s: the configured timeout in seconds, for the timeout message.
     """
     loaded = sdk.load()
     anthropic = loaded.anthropic
     if isinstance(exc, anthropic.APIStatusError):
-        return status_error(int(getattr(exc, "status_code", 0) or 0), getattr(exc, "body", None))
+        return status_error(
+            int(getattr(exc, "status_code", 0) or 0), getattr(exc, "body", None), base_url=base_url
+        )
     if isinstance(exc, (anthropic.APITimeoutError, *loaded.timeouts)):
         return timeout_error(started=started, base_url=base_url, timeout_s=timeout_s)
     if isinstance(exc, (anthropic.APIConnectionError, *loaded.transport_errors)):
@@ -111,7 +113,7 @@ def connection_error(*, started: bool, base_url: str) -> ProviderError:
         )
     return ProviderUnavailable(
         f"Could not reach {shown_url(base_url)}; check your network connection (or "
-        "ANTHROPIC_BASE_URL / the base URL in Settings > Provider).",
+        "ANTHROPIC_BASE_URL / the base URL in Settings › Provider).",
         reason="unreachable",
     )
 
@@ -121,7 +123,7 @@ def start_timeout_error(timeout_s: float) -> ProviderUnavailable:
     return ProviderUnavailable(
         f"The model did not start answering within {timeout_s:g} s "
         "(retries included); try again, or allow more time (--timeout, or the "
-        "request time limit in Settings > Provider).",
+        "request time limit in Settings › Provider).",
         reason="timeout",
     )
 
@@ -148,7 +150,7 @@ def check_content_type(kind: str, *, base_url: str) -> None:
     if kind not in ("", "text/event-stream"):
         raise ProviderError(
             f"The server at {shown_url(base_url)} answered with {kind[:40]} "
-            "instead of the model's reply; check the base URL in Settings > "
+            "instead of the model's reply; check the base URL in Settings › "
             "Provider (or ANTHROPIC_BASE_URL).",
             reason="bad_response",
         )
@@ -161,7 +163,9 @@ class _StatusRule(NamedTuple):
     error_types: tuple[str, ...]
     error: type[ProviderError]
     reason: str
-    sentence: str  # ``{code}``: the status shown; ``{detail}``: the API's message, if any
+    # ``{server}``: who answered (``server_name``); ``{code}``: the status shown; ``{detail}``:
+    # the API's message, if any
+    sentence: str
     shown: int  # the status shown when only the error type matched
 
 
@@ -171,8 +175,8 @@ _STATUS_RULES = (
         ("authentication_error", "permission_error"),
         AuthenticationFailed,
         "auth",
-        "Anthropic rejected the API key ({code}). Check ANTHROPIC_API_KEY or the key in "
-        "Settings > Provider.",
+        "{server} rejected the API key ({code}). Check ANTHROPIC_API_KEY or the key in "
+        "Settings › Provider.",
         401,
     ),
     _StatusRule(
@@ -180,7 +184,7 @@ _STATUS_RULES = (
         ("rate_limit_error",),
         RateLimited,
         "rate_limited",
-        "Anthropic is rate limiting requests (429); wait a minute and try again.",
+        "{server} is rate limiting requests (429); wait a minute and try again.",
         429,
     ),
     _StatusRule(
@@ -188,7 +192,7 @@ _STATUS_RULES = (
         ("overloaded_error",),
         Overloaded,
         "overloaded",
-        "Anthropic is overloaded right now (529); try again in a few minutes.",
+        "{server} is overloaded right now (529); try again in a few minutes.",
         529,
     ),
     _StatusRule(
@@ -196,7 +200,7 @@ _STATUS_RULES = (
         ("api_error",),
         Overloaded,
         "server_error",
-        "Anthropic had a server error ({code}); try again shortly.",
+        "{server} had a server error ({code}); try again shortly.",
         500,
     ),
     _StatusRule(
@@ -205,7 +209,7 @@ _STATUS_RULES = (
         ProviderError,
         "not_found",
         "The model or endpoint was not found (404){detail}; check the model name and base URL "
-        "in Settings > Provider.",
+        "in Settings › Provider.",
         404,
     ),
     _StatusRule(
@@ -219,23 +223,37 @@ _STATUS_RULES = (
 )
 
 
-def status_error(status: int, body: object) -> ProviderError:
+def status_error(status: int, body: object, *, base_url: str = DEFAULT_BASE_URL) -> ProviderError:
     """The error for an HTTP error status, or an ``event: error`` inside a stream (status 200).
 
     Args:
         status: the response's HTTP status.
         body: the error body as parsed JSON (``{"type": "error", "error": {"type", "message"}}``),
             or its text when it was not JSON, or ``None``.
+        base_url: the server that answered; the sentence names it (:func:`server_name`).
     """
     error_type, detail = _error_body(body)
+    server = server_name(base_url)
     for rule in _STATUS_RULES:
         if status in rule.statuses or error_type in rule.error_types:
             code = status if status in rule.statuses else rule.shown
-            sentence = rule.sentence.format(code=code, detail=_colon(detail))
+            sentence = rule.sentence.format(server=server, code=code, detail=_colon(detail))
             return rule.error(sentence, reason=rule.reason)
     return ProviderError(
-        f"Anthropic refused the request ({status}){_colon(detail)}.", reason="bad_request"
+        f"{server} refused the request ({status}){_colon(detail)}.", reason="bad_request"
     )
+
+
+def server_name(base_url: str) -> str:
+    """Who answered, as the subject of a sentence: ``Anthropic`` for Anthropic's own API
+    (``api.anthropic.com``), else ``The server at HOST`` (its host and port, without a user
+    name or password: a proxy or a local model is not blamed on Anthropic)."""
+    scheme, found, rest = base_url.partition("://")
+    authority = (rest if found else scheme).partition("/")[0].rpartition("@")[2]
+    host = authority.rpartition(":")[0] if authority.count(":") == 1 else authority
+    if host.lower().rstrip(".") in ("api.anthropic.com", "anthropic.com"):
+        return "Anthropic"
+    return f"The server at {authority}" if authority else "The server"
 
 
 def _error_body(body: object) -> tuple[str | None, str]:

@@ -7,8 +7,9 @@ A model's reply goes through three steps before it may replace the document:
    ``<memory>``-style tag, a leading "Here is the updated memory:" line, a trailing "Let me
    know if…" or "I added…" paragraph.
 2. :func:`normalize_document` makes it the way Yak stores text: LF line endings, no trailing
-   whitespace, no control characters, one final newline. It never edits a content line's
-   characters and never cuts anything.
+   whitespace, no control characters, no blank lines at either end, one final newline. It
+   never edits a content line's characters, keeps the blank lines between lines and never cuts
+   anything.
 3. :func:`check_rewrite` compares it with the previous document and refuses an empty reply, a
    reply that is not a document (an echo of the request, a transcript, code listings),
    placeholder lines ("rest unchanged", a lone ``...``, ``[Rest of the existing content remains
@@ -173,7 +174,6 @@ def _strip_trailing_chatter(lines: list[str]) -> list[str]:
 # --- normalization ----------------------------------------------------------------------------
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_MANY_BLANKS = re.compile(r"\n{3,}")
 
 
 def normalize_document(text: str) -> str:
@@ -181,9 +181,11 @@ def normalize_document(text: str) -> str:
 
     Only what is not content changes: LF line endings; trailing whitespace removed on every
     line; control characters other than tab and newline removed; a leading byte-order mark
-    (U+FEFF) removed; runs of blank lines collapsed to one; leading and trailing blank lines
-    removed; one final newline when not empty. A line's characters are otherwise kept as the
-    model wrote them: ``**Never** force-push``, ``# of workers: 4`` and ``+ 1 retry on 502``
+    (U+FEFF) removed; blank lines before the first line and after the last removed; one final
+    newline when not empty. Blank lines between lines are kept as they are, runs included: they
+    are the person's layout (a hand save keeps them), and a refresh that adds one line must not
+    fold them (docs/memory.md, "The reply is content"). A line's characters are otherwise kept
+    as the model wrote them: ``**Never** force-push``, ``# of workers: 4`` and ``+ 1 retry on 502``
     stay byte for byte (Markdown markers are the model's to avoid, not Yak's to rewrite).
 
     Args:
@@ -195,7 +197,7 @@ def normalize_document(text: str) -> str:
     text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("", text)
     joined = "\n".join(line.rstrip() for line in text.split("\n"))
-    joined = _MANY_BLANKS.sub("\n\n", joined).strip("\n")
+    joined = joined.strip("\n")
     return joined + "\n" if joined else ""
 
 
@@ -484,40 +486,41 @@ def _percent(part: float, whole: float) -> str:
 
 
 def shrink_question(previous: str, new: str) -> str | None:
-    """The question to ask before a hand save of ``new`` over ``previous`` when it would
-    collapse the document by the floor rule ("The memory document" in docs/memory.md), or
-    when it empties it.
+    """The question to ask before a hand save of ``new`` over ``previous`` when it makes the
+    document much shorter, or empties it.
 
     A human may shrink the memory on purpose, so this never refuses; it only says how much goes.
-    Rewording a very short document (under ``FLOOR_MIN_CHARS`` characters) is a normal edit and
-    asks nothing; emptying any document asks.
+    "Shorter" is measured in characters, the floor rule's character half ("The memory document"
+    in docs/memory.md): under ``FLOOR_MIN_CHARS`` characters where the document had at least
+    that many, or under ``FLOOR_RATIO`` of its characters. The floor's line count guards a
+    model's rewrite, not a person's: pasting one long line over many short ones, or joining
+    lines, loses no text and asks nothing. Rewording a very short document (under
+    ``FLOOR_MIN_CHARS`` characters) is a normal edit and asks nothing; emptying any document
+    asks.
 
     Args:
         previous: the stored document the edits are based on.
         new: the text about to be saved.
 
     Returns:
-        E.g. ``"This replaces 36 lines with 1 line (it keeps under half of the document).
-        Save anyway?"``, or ``None`` when the save needs no question (a normal edit, or
-        ``previous`` is empty or short and ``new`` is not empty).
+        E.g. ``"This replaces 36 lines (1,404 characters) with 1 line (61 characters; it keeps
+        under half of the document). Save anyway?"``, or ``None`` when the save needs no
+        question.
     """
     if not previous.strip():
         return None
     before = plural(count_lines(previous), "line")
     if not new.strip():
         return f"This replaces {before} with nothing (it empties the document). Save anyway?"
-    if (
-        len(previous) < FLOOR_MIN_CHARS
-        or check_rewrite(previous, new).status is not RefreshStatus.REFUSED_FLOOR
-    ):
+    had, has = len(previous), len(new)
+    if had < FLOOR_MIN_CHARS or (has >= FLOOR_MIN_CHARS and has >= FLOOR_RATIO * had):
         return None
-    kept_lines = non_blank_lines(new) / max(1, non_blank_lines(previous))
-    if kept_lines < FLOOR_RATIO or len(new) < FLOOR_RATIO * len(previous):
-        how = (
-            "it keeps under half of the document"
-            if FLOOR_RATIO == 0.5
-            else f"it keeps under {FLOOR_RATIO:.0%} of the document"
-        )
-    else:
-        how = f"it leaves {len(new)} characters of {len(previous):,}"
-    return f"This replaces {before} with {plural(count_lines(new), 'line')} ({how}). Save anyway?"
+    how = (
+        "it keeps under half of the document"
+        if FLOOR_RATIO == 0.5
+        else f"it keeps under {FLOOR_RATIO:.0%} of the document"
+    )
+    return (
+        f"This replaces {before} ({plural(had, 'character')}) with "
+        f"{plural(count_lines(new), 'line')} ({plural(has, 'character')}; {how}). Save anyway?"
+    )

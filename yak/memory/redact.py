@@ -5,8 +5,9 @@ token in a URL query and a service token beside it), not only the first one.
 
 How the text is scanned (docs/refresh.md, "Secret redaction"):
 
-1. Private key blocks (multi-line) are replaced over the whole text; one substring test decides
-   whether that pass runs at all.
+1. Private key blocks (multi-line) are replaced over the whole text, and so is a private key's
+   base64 body pasted without its BEGIN/END lines (``KEY_BODY``: it starts as a private key's
+   encoding does); substring tests decide whether those passes run at all.
 2. Two scans of the whole text find the lines that could hold a credential: one search of the
    lower-cased text for secret-sounding words, URLs and a few hints (a prefix tree of literals,
    which Python's engine skips through fast), and one byte translation that finds the runs of
@@ -20,8 +21,9 @@ How the text is scanned (docs/refresh.md, "Secret redaction"):
    half-knows); passwords in URLs and Sentry DSN keys; secret-named URL query parameters;
    secret-named assignments (``DB_PASS=…``, ``export API_TOKEN=…``, ``password: …``, JSON and
    YAML keys), found from their operators; an AWS secret access key beside its key id; prose
-   ("the staging DB password is …", "pw: …", "password for the admin account: …"), found from
-   its words; command-line flags (``--password …``, ``curl -u user:pw``); then the detectors of
+   ("the staging DB password is …", "pw: …", "password for the admin account: …", and a
+   random-looking word right after a password word: "redis password hunter2x"), found from its
+   words; command-line flags (``--password …``, ``curl -u user:pw``); then the detectors of
    ``detect-secrets`` (a maintained library) for everything else it knows (Slack, Stripe live
    keys, GitLab, SendGrid, Twilio, PyPI, Discord, Telegram, Mailchimp, quoted high-entropy
    strings, quoted values beside a secret word …), run only on windows around the line's
@@ -44,16 +46,6 @@ The modules beside this one: ``redact_patterns`` (the tables and expressions of 
 ``redact_gates`` (the literal gates and prefix trees the scans use) and ``redact_library``
 (the ``detect-secrets`` pass).
 
-The modules beside this one: ``redact_patterns`` (the tables and expressions of each step),
-``redact_values`` (whether a value is a literal secret or a name, a reference, a word),
-``redact_gates`` (the literal gates and prefix trees the scans use) and ``redact_library``
-(the ``detect-secrets`` pass).
-
-The modules beside this one: ``redact_patterns`` (the tables and expressions of each step),
-``redact_values`` (whether a value is a literal secret or a name, a reference, a word),
-``redact_gates`` (the literal gates and prefix trees the scans use) and ``redact_library``
-(the ``detect-secrets`` pass).
-
 Replacements read ``[REDACTED:url-password]``; the findings are short flags such as
 ``redacted:url_password`` and never contain the secret. Redacting already-redacted text changes
 nothing and reports nothing, so a reply that repeats a marker is not flagged again.
@@ -68,6 +60,8 @@ from yak.memory.redact_library import redact_line_with_library
 from yak.memory.redact_patterns import (
     AFTER_NAME,
     AWS_SECRET,
+    BARE_AFTER,
+    BARE_PASSWORD,
     BEARER,
     CLI_FLAG,
     CLI_P,
@@ -79,6 +73,8 @@ from yak.memory.redact_patterns import (
     GATE,
     HINT_GATE,
     HINTS,
+    KEY_BODY,
+    KEY_BODY_GATES,
     MARKER,
     NAME_CHARS,
     NAME_PARTS,
@@ -139,6 +135,8 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
         text = PRIVATE_KEY.sub(lambda match: note("private-key"), text)
     if "PuTTY-User-Key-File" in text:
         text = PUTTY_KEY.sub(lambda match: note("private-key"), text)
+    if any(gate in text for gate in KEY_BODY_GATES):
+        text = KEY_BODY.sub(lambda match: note("private-key"), text)
     encoded = text.encode("utf-8", "surrogatepass")
     pieces: list[bytes] = []
     last = 0
@@ -163,9 +161,11 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
         end = lowered.find(b"\n", match.end())
         if end == -1:
             end = len(lowered)
+        word = match.group().decode()
         if (
-            match.group().decode() in HINTS
+            word in HINTS
             or OPERATOR_AFTER.search(lowered, match.end(), end)
+            or (word in ("pass", "pwd", "pw") and BARE_AFTER.match(lowered, match.end(), end))
             # No operator after this word, so none after a later one: only a hint counts.
             or HINT_GATE.search(lowered, match.end(), end)
         ):
@@ -221,6 +221,8 @@ def _redact_line(line: str, note: Note) -> str:
         line = NETRC.sub(functools.partial(_flag_value, note=note), line)
     if "sshpass" in lowered or "mysql" in lowered:
         line = CLI_P.sub(functools.partial(_flag_value, note=note), line)
+    if "pass" in lowered or "pw" in lowered:  # after the flags: ``--password X`` is theirs
+        line = BARE_PASSWORD.sub(functools.partial(_bare_password, note=note), line)
     return redact_line_with_library(line, note)
 
 
@@ -291,6 +293,17 @@ def _prose_value(match: re.Match[str], note: Note) -> str:
         return match.group(0)
     if quoted:
         return f"{match.group('keep')}{secret[0]}{note('password-prose')}{secret[0]}"
+    return match.group("keep") + note("password-prose")
+
+
+def _bare_password(match: re.Match[str], note: Note) -> str:
+    """The word right after a password word with no operator between ("redis password
+    hunter2x"): a credential only when it looks random."""
+    secret = match.group("secret")
+    if CODE_VALUE.search(secret) or not looks_like_value(secret, quoted=False):
+        return match.group(0)
+    if not looks_random(secret):
+        return match.group(0)
     return match.group("keep") + note("password-prose")
 
 

@@ -25,6 +25,18 @@ PRIVATE_KEY = re.compile(
 PUTTY_KEY = re.compile(
     r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:[^\n]*|\n[ \t]*\n|\Z)", re.DOTALL
 )
+# A private key's base64 body pasted without its BEGIN/END lines, as one run or as lines of
+# base64 only: it starts as a private key's encoding does (DER of PKCS#1 RSA ``MII…IBAA``,
+# PKCS#8 ``MII…IBAD``, ``MIG…AgEA``, EC ``MHcCAQEE`` / ``MIG…AgEB``, Ed25519 PKCS#8
+# ``MC4CAQAw``, OpenSSH ``openssh-key-v1``). A certificate or a public key (``MII…CCA``,
+# ``AAAAB3Nza…``) starts otherwise and is left alone.
+KEY_BODY_GATES = ("IBA", "AgE", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE")
+KEY_BODY = re.compile(
+    r"(?<![A-Za-z0-9+/])"
+    r"(?:MII[A-Za-z0-9+/]{3}IBA[AD]|MIG[A-Za-z0-9+/]AgE[AB]|MHcCAQEE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)"
+    r"[A-Za-z0-9+/]{40,}={0,2}"
+    r"(?:[ \t]*\n[ \t]*[A-Za-z0-9+/]{8,}={0,2}(?=[ \t]*(?:\n|\Z)))*"
+)
 
 
 # --- 2. Candidate lines ---------------------------------------------------------------------
@@ -48,6 +60,9 @@ _SECRET_WORDS = frozenset(
 )
 GATE = re.compile(alternation(HINTS | _SECRET_WORDS).encode())
 HINT_GATE = re.compile(alternation(HINTS).encode())
+# A password word followed, with no operator, by a value with a digit or a symbol ("redis
+# password hunter2x"): the line is a candidate too (the value is checked by looks_random).
+BARE_AFTER = re.compile(rb"(?:word|wd|phrase)?[ \t]+[^\s]*[^a-z\s]")
 OPERATOR_AFTER = re.compile(rb"[:=(]|\bis\b|\bwas\b|->|[\"'`][^\n]*;|" + "\u2192".encode())
 COMPARED = re.compile(rb"""["'`][ \t]*[!=]=""")
 # Bytes that make up a token, for the long-token scan (every other byte becomes a space).
@@ -310,6 +325,14 @@ PROSE = re.compile(
     re.IGNORECASE,
 )
 PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pw", "pwd"})
+# "redis password hunter2x", "the admin pw s3cr3t!": a password word and then its value with no
+# "is", "=" or ":" between. Only the next word is looked at, and only a random-looking one is a
+# credential ("password reset", "password manager 1Password" stay).
+BARE_PASSWORD = re.compile(
+    r"(?P<keep>\b(?:password|passwd|passphrase|pw|pwd)[ \t]+)"
+    r"(?P<secret>[^\s\"'`]+?)(?=[.,;!?)]*(?:\s|$))",
+    re.IGNORECASE,
+)
 PROSE_WORD = re.compile(
     r"\b(?:"
     + alternation(

@@ -111,7 +111,7 @@ class ChatController(QObject):
         approver: answers approval requests; defaults to the approval dialog over the panel.
 
     Signals:
-        provider_settings_requested(): the user asked to open Settings > Provider.
+        provider_settings_requested(): the user asked to open Settings › Provider.
         turn_finished(str): a turn ended with this status (``completed``, ``stopped``,
             ``failed``, ``tool_limit``).
         approval_shown(object): an :class:`ApprovalDialog` was opened (tests drive it).

@@ -1,4 +1,4 @@
-"""Settings → Memory: every workspace with a memory, and the inline editor for one of them.
+"""Settings › Memory: every workspace with a memory, and the inline editor for one of them.
 
 The page puts the list (:class:`yak.ui.settings.memory_list.MemoryListModel` in a table, with a
 filter, Re-attach… for orphaned folders, and under it the edited workspace's upkeep: its refreshes,

@@ -1,4 +1,4 @@
-"""Settings > Provider: the API key, base URL, chat and memory models, refresh debounce, the
+"""Settings › Provider: the API key, base URL, chat and memory models, refresh debounce, the
 time limit of a model request, and how commands are confined (choosing "no sandbox" shows a
 warning under the field before anything is applied).
 
@@ -69,7 +69,7 @@ _UNKNOWN = "unknown"  # where the key is, before the settings service has answer
 
 
 class ProviderPage(SettingsPage):
-    """Settings > Provider.
+    """Settings › Provider.
 
     Args:
         settings: the settings service (``settings.json``, the environment, the API key).
