@@ -7,6 +7,8 @@ messages) and what is stored or written, byte for byte.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from memory_support import answer, lines, run, show, until
 from PySide6.QtCore import Qt
@@ -269,3 +271,65 @@ def test_history_attempt_columns_show_the_model_whole(env, page, qtbot, qloop):
         assert table.item(0, 2).toolTip() == reason  # …and whole in its tooltip
 
     run(qloop, body())
+
+
+def test_export_to_a_json_name_writes_json_that_import_takes_back(
+    env, page, qtbot, qloop, tmp_path
+):
+    """Export… to ``mem.json`` with the file type left at Plain text writes Yak's JSON export
+    (the name decides, as ``yak memory export -o mem.json`` does), and Import… of that file
+    brings the text back. Export first proposes a folder outside the project; both dialogs
+    then open where they were last used."""
+    text = "- build with make\n- café ☕\n"
+    workspace = env.workspace("proj", text)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    target = exports / "mem.json"
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.export_button, Qt.MouseButton.LeftButton)
+        dialog = page.file_dialog
+        assert dialog.selectedNameFilter() == "Plain text (*.txt)"
+        first_folder = dialog.directory().absolutePath()
+        assert not first_folder.startswith(workspace.path)
+        dialog.selectFile(str(target))
+        dialog.accept()
+        await page.controller.tasks.drain()
+        exported = json.loads(target.read_bytes())
+        assert exported["content"] == text
+        assert "(json)" in page.editor.message_label.text()
+
+        await env.core.memory.save(workspace.id, "- something else\n", expected_version=None)
+        await until(lambda: page.editor.text == "- something else\n", what="the new text")
+        qtbot.mouseClick(page.editor.import_button, Qt.MouseButton.LeftButton)
+        dialog = page.file_dialog
+        dialog.selectFile(str(target))
+        dialog.accept()
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == text
+        assert page.editor.message_label.text().startswith(f"Imported {target} as version")
+
+        for button in (page.editor.export_button, page.editor.import_button):
+            qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+            assert page.file_dialog.directory().absolutePath() == str(exports)
+            page.file_dialog.reject()
+
+    run(qloop, body())
+
+
+@pytest.mark.parametrize(
+    ("name", "chosen", "fmt"),
+    [
+        ("mem.json", "text", "json"),
+        ("mem.MD", "text", "markdown"),
+        ("mem.markdown", "json", "markdown"),
+        ("mem.txt", "markdown", "text"),
+        ("mem.notes", "markdown", "markdown"),
+        ("mem", "json", "json"),
+    ],
+)
+def test_the_export_format_follows_the_name_then_the_file_type(name, chosen, fmt):
+    from yak.ui.settings.memory_page import export_format
+
+    assert export_format(f"/tmp/x/{name}", chosen) == fmt

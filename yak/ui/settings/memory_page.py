@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -29,7 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import MemorySummary, RefreshState, Workspace
-from yak.memory.document import EXPORT_SUFFIXES, default_export_name
+from yak.memory.document import (
+    EXPORT_SUFFIXES,
+    MARKDOWN_SUFFIXES,
+    default_export_name,
+    export_format_for,
+)
 from yak.ui import dialogs
 from yak.ui.layout import blocked_signals, create_button, create_label, hbox, vbox
 from yak.ui.settings.memory_editor import MemoryEditor
@@ -38,6 +43,9 @@ from yak.ui.settings.page import SettingsPage
 
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
 TIMES_INTERVAL_MS = 30_000
+# Where Import… and Export… remember the folder they last used (MemoryPage.folder_store).
+IMPORT_FOLDER_KEY = "memory/import_folder"
+EXPORT_FOLDER_KEY = "memory/export_folder"
 LIST_MIN_WIDTH_PX = 250  # with the editor, Settings fits in 900 px
 # The Export… dialog's file types: (filter, default suffix without its dot, export format).
 _EXPORT_NAMES = {"text": "Plain text", "markdown": "Markdown", "json": "JSON with history"}
@@ -75,6 +83,11 @@ class MemoryPage(SettingsPage):
         self._after_save: Callable[[], object] | None = None
         self.question_box: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None  # the open Import/Export/Re-attach dialog
+        # The folders Import… and Export… last used (Qt's per-user settings, beside the
+        # window's geometry).
+        self.folder_store = QSettings(
+            QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Yak", "dialogs"
+        )
         self._plain_scan = False  # the last text search read every document (no index)
         self._setup_ui()
         self.times_timer = QTimer(self)
@@ -371,7 +384,7 @@ class MemoryPage(SettingsPage):
             self.file_dialog = dialogs.choose_open_file(
                 self,
                 title=f"Import memory into {workspace.name}",
-                start=_start_dir(workspace),
+                start=self._last_folder(IMPORT_FOLDER_KEY, _start_dir(workspace)),
                 name_filters=["Text and Yak exports (*.txt *.md *.json)", "All files (*)"],
                 on_chosen=lambda path: self._emit_import(workspace.id, path),
             )
@@ -379,6 +392,7 @@ class MemoryPage(SettingsPage):
         self._guard(choose)
 
     def _emit_import(self, workspace_id: str, path: str) -> None:
+        self._remember_folder(IMPORT_FOLDER_KEY, path)
         document = self.editor.document
         if document is not None and document.workspace_id == workspace_id:
             self.import_requested.emit(workspace_id, path, document.version)
@@ -389,19 +403,32 @@ class MemoryPage(SettingsPage):
             return
         formats = {f: fmt for f, _s, fmt in _EXPORT_FILTERS}
 
+        def chosen(path: str, name_filter: str) -> None:
+            self._remember_folder(EXPORT_FOLDER_KEY, path)
+            self.export_requested.emit(
+                workspace.id, path, export_format(path, formats.get(name_filter, "text"))
+            )
+
         def choose() -> None:
-            start = os.path.join(_start_dir(workspace), default_export_name(workspace, "text"))
+            folder = self._last_folder(EXPORT_FOLDER_KEY, _documents_folder())
             self.file_dialog = dialogs.choose_save_file(
                 self,
                 title=f"Export the memory of {workspace.name}",
-                start=start,
+                start=os.path.join(folder, default_export_name(workspace, "text")),
                 name_filters=[(f, s) for f, s, _fmt in _EXPORT_FILTERS],
-                on_chosen=lambda path, chosen: self.export_requested.emit(
-                    workspace.id, path, formats.get(chosen, "text")
-                ),
+                on_chosen=chosen,
             )
 
         self._guard(choose)
+
+    def _last_folder(self, key: str, fallback: str) -> str:
+        """The folder the dialog ``key`` last used, when it still exists; else ``fallback``."""
+        folder = self.folder_store.value(key)
+        return folder if isinstance(folder, str) and os.path.isdir(folder) else fallback
+
+    def _remember_folder(self, key: str, path: str) -> None:
+        self.folder_store.setValue(key, os.path.dirname(os.path.abspath(path)))
+        self.folder_store.sync()
 
     def _on_delete_button_clicked(self) -> None:
         workspace = self.editor.workspace
@@ -436,6 +463,24 @@ class MemoryPage(SettingsPage):
             start=_existing_parent(summary.workspace.path),
             on_chosen=lambda folder: self.reattach_requested.emit(workspace_id, folder),
         )
+
+
+def export_format(path: str, chosen: str) -> str:
+    """The export format of ``path``: its extension's when it is one of the export formats'
+    (``.txt``, ``.md``, ``.markdown``, ``.json``, as ``yak memory export -o`` reads it, so
+    ``mem.json`` is JSON whichever file type was selected), else ``chosen`` (the dialog's
+    file type)."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in (*EXPORT_SUFFIXES.values(), *MARKDOWN_SUFFIXES):
+        return export_format_for(path)
+    return chosen
+
+
+def _documents_folder() -> str:
+    """Where Export… proposes to write the first time: the user's documents folder (outside
+    the project, so an export is not committed with it), else the home folder."""
+    folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return folder if folder and os.path.isdir(folder) else os.path.expanduser("~")
 
 
 def _start_dir(workspace: Workspace) -> str:
