@@ -51,7 +51,10 @@ def test_opening_a_folder_shows_its_memory_in_the_panel(env, ui, qloop):
         await controller.open_workspace(str(env.folder("proj-neighbour")))
         assert panel.document_view.toPlainText() == ""
         assert panel.lines_label.text() == "0 / 200 lines"
-        assert panel.updated_label.text() == "never updated"
+        # One message for a memory never written, not also "up to date" and "never updated".
+        await controller.tasks.drain()
+        assert panel.placeholder_label.text().startswith("No memory yet.")
+        assert (panel.status_label.text(), panel.updated_label.text()) == ("", "")
 
     run(qloop, body())
 

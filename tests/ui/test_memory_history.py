@@ -61,6 +61,49 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
     run(qloop, body())
 
 
+def test_history_after_a_restore_names_the_versions_and_compares_with_the_one_before(
+    env, page, qtbot, qloop
+):
+    """After version 2 was restored as version 4, History says version 2 has the same text as
+    the current version 4 (not "is the current text"); "Against the version before it" shows
+    what a revision changed."""
+    workspace = env.workspace("proj", "- first\n")
+    env.write_from_another_process(workspace.id, "- first\n- second\n")
+    env.write_from_another_process(workspace.id, "- third\n")
+    version_2 = next(r for r in env.history(workspace.id) if r.version == 2)
+    env.other.run(env.other.core.memory.restore(workspace.id, version_2.id, expected_version=None))
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        dialog.select_revision(4)
+        assert dialog.diff_label.text() == "Version 4 is the current version."
+        dialog.select_revision(2)
+        assert dialog.diff_label.text() == "Version 2 has the same text as the current version 4."
+        assert not dialog.restore_button.isEnabled()
+
+        dialog.compare_combo.setCurrentIndex(
+            dialog.compare_combo.findText("Against the version before it")
+        )
+        assert dialog.diff_label.text() == (
+            "Version 2 (hand edit, + green) against version 1 before it (− red)."
+        )
+        assert [text for text, _colour in dialog.diff_view.rows()] == [
+            "@@ -1 +1,2 @@",
+            "  - first",
+            "+ - second",
+        ]
+        dialog.select_revision(1)
+        assert dialog.diff_label.text() == (
+            "Version 1 (hand edit, + green) against an empty document before it (− red)."
+        )
+        dialog.close()
+
+    run(qloop, body())
+
+
 @pytest.mark.parametrize(
     ("name_filter", "title"),
     [

@@ -34,7 +34,7 @@ _SESSION_ID_ROLE = Qt.ItemDataRole.UserRole
 
 NO_KEY_MESSAGE = (
     "No Anthropic API key is set, so the agent cannot answer yet. Set the ANTHROPIC_API_KEY "
-    "environment variable before starting Yak, or add a key in Settings > Provider. "
+    "environment variable before starting Yak, or add a key in Settings › Provider. "
     "Memory features keep working without one."
 )
 NO_KEY_TOOLTIP = "No API key yet: add one in Settings › Provider (Ctrl+,) to send"

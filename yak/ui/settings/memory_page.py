@@ -47,6 +47,7 @@ TIMES_INTERVAL_MS = 30_000
 IMPORT_FOLDER_KEY = "memory/import_folder"
 EXPORT_FOLDER_KEY = "memory/export_folder"
 LIST_MIN_WIDTH_PX = 250  # with the editor, Settings fits in 900 px
+COLUMN_PADDING_PX = 20  # a cell's margins and the header's sort arrow
 # The Export… dialog's file types: (filter, default suffix without its dot, export format).
 _EXPORT_NAMES = {"text": "Plain text", "markdown": "Markdown", "json": "JSON with history"}
 _EXPORT_FILTERS = tuple(
@@ -106,9 +107,11 @@ class MemoryPage(SettingsPage):
         self.editor.dirty_changed.connect(self._on_editor_dirty_changed)
         splitter.addWidget(left)
         splitter.addWidget(self.editor)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        splitter.setSizes([480, 560])
+        # The list gets the larger share: whole names and statuses; the editor needs less
+        # than its buttons' row takes once its lines are short.
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([600, 400])
         vbox(splitter, margins=0, parent=self)
 
     def _setup_list(self, parent: QWidget) -> QWidget:
@@ -163,9 +166,13 @@ class MemoryPage(SettingsPage):
         # Narrow (a longer status is elided, its tooltip says it all); the workspace takes the
         # rest, its name first.
         metrics = table.fontMetrics()
-        for column, sample in ((1, "Lines"), (2, "2 hours ago"), (3, "refused")):
+        for column, sample in ((1, "9,999"), (2, "2 hours ago"), (3, "not folded in yet")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
+            title = MemoryListModel.COLUMNS[column]
+            wide = max(
+                metrics.horizontalAdvance(sample), header.fontMetrics().horizontalAdvance(title)
+            )
+            table.setColumnWidth(column, wide + COLUMN_PADDING_PX)
         table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
         return table
 
