@@ -1,8 +1,11 @@
 """MainWindow: the workspace's window — chat in the middle, the memory panel docked beside it.
 
 File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q); Edit › Undo,
-Redo, Cut, Copy, Paste, Select All on the focused text; View ›
-Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
+Redo, Cut, Copy, Paste, Select All on the focused text; Conversation › the chat panel's actions
+(:meth:`MainWindow.set_conversation_actions`); Memory › Refresh Now (Ctrl+R), Review Waiting
+Change… (Ctrl+Shift+R), History… (Ctrl+H), Edit in Settings…; View › Memory Panel; Help ›
+Keyboard Shortcuts and About Yak (version, licence, data and log paths). Without a workspace the
+central area says how to open a folder and lists the recent ones as links.
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
 placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`; the memory dock
 holds a label until the memory panel is set (:meth:`MainWindow.set_memory_panel`). The app's
