@@ -488,7 +488,7 @@ def test_without_a_key_the_chat_says_how_to_add_one_and_sends_nothing(
     notice = chat.panel.key_notice
     assert notice.isVisible()
     assert notice.text() == NO_KEY_MESSAGE
-    assert "ANTHROPIC_API_KEY" in notice.text() and "Settings > Provider" in notice.text()
+    assert "ANTHROPIC_API_KEY" in notice.text() and "Settings › Provider" in notice.text()
     opened: list[bool] = []
     chat.controller.provider_settings_requested.connect(lambda: opened.append(True))
     notice.action_button.click()
