@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from yak.aio import in_place, run_in_place, to_thread
+from yak.aio import in_daemon_thread, in_place, run_in_place, to_thread
 
 
 def test_a_coroutine_that_offloads_in_place_runs_to_its_result_on_this_thread():
@@ -71,3 +71,45 @@ def test_waiting_on_the_event_loop_is_a_clear_error_not_a_hang():
     with pytest.raises(RuntimeError, match="waited on 'a future', which needs an event loop"):
         run_in_place(waits())
     assert closed == [True, True]
+
+
+def test_in_daemon_thread_gives_the_result_and_raises_the_error():
+    """The call runs on another thread; its result, or its exception, reaches the waiter."""
+
+    def fail() -> None:
+        raise ValueError("bad input")
+
+    async def work() -> str:
+        with pytest.raises(ValueError, match="bad input"):
+            await in_daemon_thread(fail)
+        return await in_daemon_thread(lambda: threading.current_thread().name)
+
+    name = asyncio.run(work())
+    assert name != threading.main_thread().name
+
+
+def test_a_process_quits_without_waiting_for_a_call_in_a_daemon_thread(tmp_path):
+    """The app's warm-up imports the SDK for seconds on such a thread: quitting meanwhile ends
+    the process at once (a worker of the loop's executor is joined first: Ctrl+Q lingered). Here
+    the call never ends; the process still exits 0, its last line printed."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "quit.py"
+    script.write_text(
+        "import asyncio, threading\n"
+        "from yak.aio import in_daemon_thread\n"
+        "async def main():\n"
+        "    started = threading.Event()\n"
+        "    def forever():\n"
+        "        started.set()\n"
+        "        threading.Event().wait()\n"
+        "    task = asyncio.ensure_future(in_daemon_thread(forever))\n"
+        "    await asyncio.to_thread(started.wait)\n"
+        "    task.cancel()\n"
+        "asyncio.run(main())\n"
+        "print('quit')\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "quit\n"), done.stderr

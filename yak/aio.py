@@ -45,6 +45,46 @@ async def to_thread(func: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) 
     return await asyncio.to_thread(func, *args, **kwargs)
 
 
+async def in_daemon_thread(func: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+    """Run ``func`` on a daemon thread of its own and wait for it, for a long call that must
+    not hold up quitting: the process ends without waiting for it, where a worker of the loop's
+    executor is joined when the loop closes and again at exit. The warm-up's SDK import
+    (seconds, not interruptible) runs here, so Ctrl+Q in the first seconds does not linger.
+
+    If the loop closed meanwhile (the app quit), the result is dropped.
+    """
+    import asyncio
+    import threading
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[R] = loop.create_future()
+
+    def settle(result: R | None, error: Exception | None) -> None:
+        if future.done():  # the waiter was cancelled
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def work() -> None:
+        result: R | None = None
+        error: Exception | None = None
+        try:
+            result = func(*args, **kwargs)
+        except Exception as exc:  # handed to the waiter, which raises it
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            log.debug("%s ended after its event loop closed", getattr(func, "__name__", func))
+
+    threading.Thread(
+        target=work, name=f"yak-{getattr(func, '__name__', 'call')}", daemon=True
+    ).start()
+    return await future
+
+
 async def in_place(func: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
     """Run ``func`` here and now, never suspending: for a core driven by :func:`run_in_place`."""
     return func(*args, **kwargs)

@@ -454,6 +454,10 @@ class KeyStore(Protocol):
 
     def set_api_key(self, key: str) -> None: ...
 
+    def can_store(self) -> bool:
+        """Whether :meth:`set_api_key` can save a key (a usable OS keyring exists)."""
+        ...
+
     def use_session_key(self, key: str | None) -> None:
         """Use ``key`` until the process ends, in memory only (``None`` forgets it)."""
         ...

@@ -141,6 +141,11 @@ class SettingsService:
         thread."""
         return await self._offload(self._key_store.key_source)
 
+    async def can_store_key(self) -> bool:
+        """Whether a key can be saved (a usable OS keyring exists), read on a worker thread;
+        without one a key is used for the session only, or comes from the environment."""
+        return await self._offload(self._key_store.can_store)
+
     async def set_api_key(self, key: str) -> None:
         """Store the key in the OS keyring, then check again.
 

@@ -41,6 +41,15 @@ def qloop(qapp):
         asyncio.set_event_loop(None)
 
 
+@pytest.fixture(autouse=True)
+def _private_qsettings(tmp_path):
+    """Qt's per-user settings (the window's geometry, the folders the file dialogs last used)
+    live in the test's own folder: one test's choices never reach another."""
+    from PySide6.QtCore import QSettings
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "qt"))
+
+
 @pytest.fixture
 def background_errors(caplog):
     """Fails the test when a spawned task died of an exception (yak.aio logs it and moves on,

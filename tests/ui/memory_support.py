@@ -33,8 +33,40 @@ T = TypeVar("T")
 def run(
     loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T], *, limit_s: float = 60.0
 ) -> T:
-    """Run a test body on ``loop``; ``limit_s`` only stops a hung test."""
-    return loop.run_until_complete(asyncio.wait_for(coro, limit_s))
+    """Run a test body on ``loop``, then let every task it left behind (a controller's reload
+    the body did not wait for) finish before the loop stops; ``limit_s`` only stops a hung test.
+
+    Once the loop stops, a task still pending would be stepped by pytest-qt's
+    ``processEvents()`` after the test, outside any running loop, and fail with "no running
+    event loop" (on a busy machine, where the task is still pending then).
+
+    Raises:
+        AssertionError: a left-behind task still runs after ``limit_s`` (named in the message).
+    """
+
+    async def body() -> T:
+        async with asyncio.timeout(limit_s):
+            result = await coro
+        await settle(limit_s=limit_s)
+        return result
+
+    return loop.run_until_complete(body())
+
+
+async def settle(*, limit_s: float = 60.0) -> None:
+    """Wait until no task but the caller's runs on the loop (tasks spawned meanwhile included).
+
+    Raises:
+        AssertionError: tasks still run after ``limit_s``; the message names them.
+    """
+    me = asyncio.current_task()
+    try:
+        async with asyncio.timeout(limit_s):
+            while others := [t for t in asyncio.all_tasks() if t is not me and not t.done()]:
+                await asyncio.wait(others)
+    except TimeoutError:
+        names = sorted(t.get_name() for t in asyncio.all_tasks() if t is not me and not t.done())
+        raise AssertionError(f"tasks still running after the test body: {names}") from None
 
 
 async def until(

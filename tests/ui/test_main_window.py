@@ -51,7 +51,10 @@ def test_opening_a_folder_shows_its_memory_in_the_panel(env, ui, qloop):
         await controller.open_workspace(str(env.folder("proj-neighbour")))
         assert panel.document_view.toPlainText() == ""
         assert panel.lines_label.text() == "0 / 200 lines"
-        assert panel.updated_label.text() == "never updated"
+        # One message for a memory never written, not also "up to date" and "never updated".
+        await controller.tasks.drain()
+        assert panel.placeholder_label.text().startswith("No memory yet.")
+        assert (panel.status_label.text(), panel.updated_label.text()) == ("", "")
 
     run(qloop, body())
 
@@ -362,7 +365,7 @@ def test_help_about_names_the_version_licence_and_where_data_and_log_are(env, ui
     window, _controller = ui
     window.set_support_paths(data_dir="/srv/yak-data", log_file="/var/log/yak/yak.log")
     menus = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert menus == ["File", "Edit", "View", "Help"]
+    assert menus == ["File", "Edit", "Conversation", "Memory", "View", "Help"]
 
     async def body():
         window.about_action.trigger()
@@ -491,16 +494,22 @@ def test_a_folder_that_cannot_be_opened_goes_back_to_the_open_a_folder_hint(
     window.close_guard = None
 
 
-def test_the_edit_menu_acts_on_the_focused_text_field(qtbot):
+def test_the_edit_menu_acts_on_the_focused_text_field(qtbot, tmp_path):
     """Edit › Select All, Cut, Paste, Undo and Copy work on the field that has the focus (here
     a text box in the window), with the platform's keys shown; on a read-only field the
     commands that change text are disabled when the menu opens."""
+    from datetime import UTC, datetime
+
     from PySide6.QtWidgets import QApplication, QPlainTextEdit
+
+    from yak.domain import Workspace
 
     window = MainWindow()
     qtbot.addWidget(window)
     box = QPlainTextEdit()
     window.set_chat_panel(box)
+    # The chat area shows while a workspace is shown.
+    window.set_workspace(Workspace(id="w", path=str(tmp_path), created_at=datetime.now(UTC)))
     window.show()
     qtbot.waitExposed(window)
     box.setFocus()

@@ -3,10 +3,13 @@ in-process from a sandboxed QSettings file, and the widths the user would see ar
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QLabel, QTextEdit
 
+from yak.domain import Workspace
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import (
     DOCK_SHARE,
@@ -38,6 +41,8 @@ def start(ini: str, qtbot) -> MainWindow:
     settle()
     window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     window.set_chat_panel(QTextEdit())
+    # The chat takes the central area while a workspace is shown.
+    window.set_workspace(Workspace(id="w", path=ini, created_at=datetime.now(UTC)))
     settle()
     return window
 
@@ -136,6 +141,7 @@ def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbo
     window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     chat = ChatPanel()
     window.set_chat_panel(chat)
+    window.set_workspace(Workspace(id="w", path=ini, created_at=datetime.now(UTC)))
     settle()
     assert window.width() == 1000
     assert window.memory_dock.width() < chat.transcript.width(), (

@@ -7,6 +7,7 @@ messages) and what is stored or written, byte for byte.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -57,6 +58,49 @@ def test_history_restore_makes_the_old_text_current_as_a_new_revision(env, page,
         assert "Restored as version 3" in page.editor.message_label.text()
         assert dialog.revisions_table.rowCount() == 3
         assert dialog.revisions_table.item(0, 1).text() == "Restore"
+
+    run(qloop, body())
+
+
+def test_history_after_a_restore_names_the_versions_and_compares_with_the_one_before(
+    env, page, qtbot, qloop
+):
+    """After version 2 was restored as version 4, History says version 2 has the same text as
+    the current version 4 (not "is the current text"); "Against the version before it" shows
+    what a revision changed."""
+    workspace = env.workspace("proj", "- first\n")
+    env.write_from_another_process(workspace.id, "- first\n- second\n")
+    env.write_from_another_process(workspace.id, "- third\n")
+    version_2 = next(r for r in env.history(workspace.id) if r.version == 2)
+    env.other.run(env.other.core.memory.restore(workspace.id, version_2.id, expected_version=None))
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        dialog.select_revision(4)
+        assert dialog.diff_label.text() == "Version 4 is the current version."
+        dialog.select_revision(2)
+        assert dialog.diff_label.text() == "Version 2 has the same text as the current version 4."
+        assert not dialog.restore_button.isEnabled()
+
+        dialog.compare_combo.setCurrentIndex(
+            dialog.compare_combo.findText("Against the version before it")
+        )
+        assert dialog.diff_label.text() == (
+            "Version 2 (hand edit, + green) against version 1 before it (− red)."
+        )
+        assert [text for text, _colour in dialog.diff_view.rows()] == [
+            "@@ -1 +1,2 @@",
+            "  - first",
+            "+ - second",
+        ]
+        dialog.select_revision(1)
+        assert dialog.diff_label.text() == (
+            "Version 1 (hand edit, + green) against an empty document before it (− red)."
+        )
+        dialog.close()
 
     run(qloop, body())
 
@@ -323,3 +367,65 @@ def test_refresh_attempts_that_waited_show_what_became_of_their_proposal(env, pa
         assert first != second
 
     run(qloop, body())
+
+
+def test_export_to_a_json_name_writes_json_that_import_takes_back(
+    env, page, qtbot, qloop, tmp_path
+):
+    """Export… to ``mem.json`` with the file type left at Plain text writes Yak's JSON export
+    (the name decides, as ``yak memory export -o mem.json`` does), and Import… of that file
+    brings the text back. Export first proposes a folder outside the project; both dialogs
+    then open where they were last used."""
+    text = "- build with make\n- café ☕\n"
+    workspace = env.workspace("proj", text)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    target = exports / "mem.json"
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.export_button, Qt.MouseButton.LeftButton)
+        dialog = page.file_dialog
+        assert dialog.selectedNameFilter() == "Plain text (*.txt)"
+        first_folder = dialog.directory().absolutePath()
+        assert not first_folder.startswith(workspace.path)
+        dialog.selectFile(str(target))
+        dialog.accept()
+        await page.controller.tasks.drain()
+        exported = json.loads(target.read_bytes())
+        assert exported["content"] == text
+        assert "(json)" in page.editor.message_label.text()
+
+        await env.core.memory.save(workspace.id, "- something else\n", expected_version=None)
+        await until(lambda: page.editor.text == "- something else\n", what="the new text")
+        qtbot.mouseClick(page.editor.import_button, Qt.MouseButton.LeftButton)
+        dialog = page.file_dialog
+        dialog.selectFile(str(target))
+        dialog.accept()
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == text
+        assert page.editor.message_label.text().startswith(f"Imported {target} as version")
+
+        for button in (page.editor.export_button, page.editor.import_button):
+            qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+            assert page.file_dialog.directory().absolutePath() == str(exports)
+            page.file_dialog.reject()
+
+    run(qloop, body())
+
+
+@pytest.mark.parametrize(
+    ("name", "chosen", "fmt"),
+    [
+        ("mem.json", "text", "json"),
+        ("mem.MD", "text", "markdown"),
+        ("mem.markdown", "json", "markdown"),
+        ("mem.txt", "markdown", "text"),
+        ("mem.notes", "markdown", "markdown"),
+        ("mem", "json", "json"),
+    ],
+)
+def test_the_export_format_follows_the_name_then_the_file_type(name, chosen, fmt):
+    from yak.ui.settings.memory_page import export_format
+
+    assert export_format(f"/tmp/x/{name}", chosen) == fmt

@@ -7,7 +7,7 @@ from memory_support import run, show, until
 from PySide6.QtCore import Qt
 
 OUTSIDE = "# Rules\n\nAlways run make lint\n"
-BOX_TEXT = "Keep AGENTS.md in sync (its memory block is rewritten after every change)"
+BOX_TEXT = "Keep AGENTS.md in sync"
 
 
 def block(document):

@@ -79,3 +79,42 @@ def test_a_closed_group_cancels_what_is_spawned_after_before_it_runs():
         assert shown == []
 
     asyncio.run(body())
+
+
+def test_run_lets_what_the_body_left_behind_finish_before_the_loop_stops(qloop, qapp):
+    """A controller's task the test body did not wait for (a Settings list reload) finishes
+    inside ``run``: nothing is left for pytest-qt's ``processEvents()`` after the test to step
+    outside the loop ("no running event loop", seen on a busy machine)."""
+    from memory_support import run
+
+    group = TaskGroup()
+    read: list[str] = []
+
+    async def reload() -> None:
+        for _ in range(3):  # a few trips through a worker thread, like a database read
+            read.append(await asyncio.to_thread(str, len(read)))
+
+    async def body() -> asyncio.Task[None]:
+        return group.spawn(reload(), name="memory-page-reload")
+
+    task = run(qloop, body())
+    assert task.done() and not task.cancelled() and task.exception() is None
+    assert read == ["0", "1", "2"]
+    qapp.processEvents()  # what pytest-qt does after the test: nothing runs now
+
+
+def test_run_names_the_tasks_that_never_finish(qloop):
+    """A task that would outlive the test is a failure naming it, not a teardown error later."""
+    from memory_support import run
+
+    group = TaskGroup()
+
+    async def body() -> None:
+        group.spawn(asyncio.Event().wait(), name="waits-forever")
+
+    with pytest.raises(
+        AssertionError,
+        match=r"tasks still running after the test body: "
+        r"\['waits-forever'\]",
+    ):
+        run(qloop, body(), limit_s=0.5)

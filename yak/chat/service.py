@@ -20,6 +20,7 @@ from yak.agent.approvals import SessionApprovals
 from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, TurnDriver
 from yak.agent.tools import WorkspaceTools
 from yak.agent.types import AgentEvent, Approver, TurnFinished
+from yak.aio import in_daemon_thread
 from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
@@ -235,7 +236,8 @@ class ChatService:
         """
         started = time.monotonic()
         try:
-            provider, built = await asyncio.to_thread(build_ready_client, self._provider_factory)
+            # A daemon thread: quitting while the SDK imports does not wait for it.
+            provider, built = await in_daemon_thread(build_ready_client, self._provider_factory)
         except YakError as exc:
             log.info("model client not warmed: %s", exc)
             return False

@@ -201,6 +201,10 @@ class KeyringKeyStore:
         set_api_key(key)
         self._session_key = None
 
+    def can_store(self) -> bool:
+        """Whether a usable system keyring exists (not one that only writes a file)."""
+        return bool(safe_backends())
+
     def use_session_key(self, key: str | None) -> None:
         """Use ``key`` until the process ends (``None`` forgets it).
 

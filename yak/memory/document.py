@@ -29,7 +29,7 @@ from yak.errors import CeilingExceeded, UsageError
 # Export…); a file named ``*.json`` or ``*.md``/``*.markdown`` asks for that format.
 EXPORT_SUFFIXES = {"text": ".txt", "markdown": ".md", "json": ".json"}
 EXPORT_FORMATS = tuple(EXPORT_SUFFIXES)
-_MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 # Byte-order marks, longest first: the UTF-32 LE mark starts with the UTF-16 LE one.
 _BOMS: tuple[tuple[bytes, str], ...] = (
@@ -263,7 +263,7 @@ def unwrap_export(text: str, source_name: str | None = None) -> str:
             "changed. To keep its raw text as the document, import it from stdin or under a "
             "name not ending in .json."
         )
-    if name.endswith(_MARKDOWN_SUFFIXES) and text.startswith(EXPORT_TITLE):
+    if name.endswith(MARKDOWN_SUFFIXES) and text.startswith(EXPORT_TITLE):
         title, newline, rest = text.partition("\n")
         if newline and rest.startswith("\n") and title[len(EXPORT_TITLE) :].strip():
             return rest[1:]
@@ -323,7 +323,7 @@ def export_format_for(file_name: str) -> str:
     reads back as an export), ``markdown`` for ``*.md`` and ``*.markdown``, else ``text``
     (also for ``-``, standard output)."""
     suffix = os.path.splitext(file_name)[1].lower() if file_name != "-" else ""
-    if suffix in _MARKDOWN_SUFFIXES:
+    if suffix in MARKDOWN_SUFFIXES:
         return "markdown"
     return "json" if suffix == EXPORT_SUFFIXES["json"] else "text"
 

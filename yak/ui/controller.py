@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QLockFile, QObject
 
 from yak.config import Settings
 from yak.core import Core
@@ -84,6 +85,10 @@ class AppController(QObject):
         window.set_memory_panel(panel)
         window.open_folder_requested.connect(self._on_window_open_folder_requested)
         window.settings_requested.connect(self._on_window_settings_requested)
+        window.memory_refresh_requested.connect(self._on_window_memory_refresh_requested)
+        window.memory_review_requested.connect(self._on_window_memory_review_requested)
+        window.memory_history_requested.connect(self._on_window_memory_history_requested)
+        window.memory_edit_requested.connect(self._on_window_memory_edit_requested)
         window.close_guard = self._close_guard
         panel.refresh_requested.connect(self._on_panel_refresh_requested)
         panel.retry_requested.connect(self._on_panel_refresh_requested)
@@ -104,6 +109,8 @@ class AppController(QObject):
         notice.link_requested.connect(self._on_notice_link_requested)
         notice.dismissed.connect(self._on_notice_dismissed)
         self._dismissed: set[str] = set()  # workspaces whose offer was put aside
+        self._lock: QLockFile | None = None  # the open workspace's window lock (_claim)
+        self._lock_id: str | None = None
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
@@ -118,6 +125,7 @@ class AppController(QObject):
             self.chat_panel, core.chat, core.settings, parent=self
         )
         self.window.set_chat_panel(self.chat_panel)
+        self.window.set_conversation_actions(self.chat_panel.conversation_actions())
         self.window.workspace_changed.connect(self.chat_controller.set_workspace)
         self.chat_controller.provider_settings_requested.connect(self.open_provider_settings)
         self.provider_page = ProviderPage(settings=core.settings, chat=core.chat)
@@ -137,29 +145,102 @@ class AppController(QObject):
         the Settings memory list. The folder goes first: the window already shows it as
         opening."""
         self.chat_controller.refresh_key_notice()
-        if not workspace_path or await self.open_workspace(workspace_path) is None:
+        reopening = not workspace_path
+        if reopening:
+            workspace_path = await self._last_folder()
+        if (
+            not workspace_path
+            or await self.open_workspace(workspace_path, quiet_if_open_elsewhere=reopening) is None
+        ):
             await self._update_recent()  # (opening a workspace fills it too)
         # Read the memory list now, in the background, so Settings opens with it at once
         # (and re-reads it then, in the background too).
         self.memory_controller.reload()
 
-    async def open_workspace(self, path: str) -> Workspace | None:
+    async def open_workspace(
+        self, path: str, *, quiet_if_open_elsewhere: bool = False
+    ) -> Workspace | None:
         """Open the folder ``path`` as the window's workspace; ``None`` (and a message in the
         window) when it cannot be opened. A folder the window shows as opening (given on the
         command line, see ``MainWindow.show_opening``) gives way to the workspace, or to the
-        window as it was when it cannot be opened."""
+        window as it was when it cannot be opened.
+
+        A workspace open in another Yak window (another process on this data directory) is
+        not opened a second time beside it: a message says so (unless
+        ``quiet_if_open_elsewhere``: the last workspace reopened at start) and the window stays
+        as it was.
+        """
         try:
             workspace = await self.core.workspaces.open(path)
         except YakError as exc:
             self.window.cancel_opening()
             self.window.show_error(str(exc), title="Cannot open the folder")
             return None
+        if not self._claim(workspace):
+            self.window.cancel_opening()
+            if quiet_if_open_elsewhere:
+                await self._update_recent()
+                return None
+            self.window.show_error(
+                f"{workspace.path} is already open in another Yak window. Switch to that "
+                "window, or close it and open the folder here.",
+                title="Already open",
+            )
+            await self._update_recent()
+            return None
         log.info("opened workspace %s (%s)", workspace.path, workspace.id)
         self.window.set_workspace(workspace)
+        self._focus_prompt()
         await self._load_panel(workspace.id)
         await self._offer_memory_elsewhere(workspace)
         await self._update_recent()
         return workspace
+
+    def _claim(self, workspace: Workspace) -> bool:
+        """Hold ``workspace``'s window lock (a ``QLockFile`` in the data directory's
+        ``windows`` folder, released when another workspace opens or the window quits; a lock
+        left by a process that died is taken over). ``False``: another window holds it."""
+        if self._lock_id == workspace.id or self.core.data_dir is None:
+            return True
+        folder = self.core.data_dir / "windows"
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+        except OSError as exc:
+            log.warning("cannot create the window locks' folder: %s", exc)
+            return True  # no lock is better than no window
+        lock = QLockFile(str(folder / f"{workspace.id}.lock"))
+        lock.setStaleLockTime(0)  # only a dead process's lock is stale, however old
+        if not lock.tryLock(0):
+            if lock.error() == QLockFile.LockError.LockFailedError:
+                return False
+            log.warning("cannot lock the workspace's window: %s", lock.error())
+            return True
+        self._release_lock()
+        self._lock, self._lock_id = lock, workspace.id
+        return True
+
+    def _release_lock(self) -> None:
+        if self._lock is not None:
+            self._lock.unlock()
+        self._lock, self._lock_id = None, None
+
+    async def _last_folder(self) -> str | None:
+        """The most recently opened workspace whose folder still exists (a start without a
+        folder reopens it, as editors reopen the last project), or ``None``."""
+        try:
+            recent = await self.core.workspaces.recent()
+        except YakError as exc:
+            log.warning("reading recent workspaces failed: %s", exc)
+            return None
+        return next((w.path for w in recent if os.path.isdir(w.path)), None)
+
+    def _focus_prompt(self) -> None:
+        """The cursor goes to the chat's prompt box whenever a workspace is shown, with what
+        was typed while it opened."""
+        typed = self.window.take_early_prompt()
+        if typed:
+            self.chat_panel.input.edit.insertPlainText(typed)
+        self.chat_panel.focus_input()
 
     def open_settings(
         self, workspace_id: str | None = None, *, proposal: str | None = None
@@ -186,6 +267,7 @@ class AppController(QObject):
             group.close()
         for group in groups:
             await group.drain()
+        self._release_lock()
 
     # --- slots ---------------------------------------------------------------------------------
     def _on_window_open_folder_requested(self, path: str) -> None:
@@ -193,6 +275,23 @@ class AppController(QObject):
 
     def _on_window_settings_requested(self) -> None:
         self.open_settings()
+
+    def _on_window_memory_refresh_requested(self) -> None:
+        if self.workspace is not None:
+            self._on_panel_refresh_requested(self.workspace.id)
+
+    def _on_window_memory_review_requested(self) -> None:
+        if self.workspace is not None:
+            self._on_panel_review_requested(self.workspace.id)
+
+    def _on_window_memory_history_requested(self) -> None:
+        if self.workspace is not None:
+            self.open_settings(self.workspace.id)
+            self.memory_controller.open_history(self.workspace.id)
+
+    def _on_window_memory_edit_requested(self) -> None:
+        if self.workspace is not None:
+            self.open_settings(self.workspace.id)
 
     def _on_panel_refresh_requested(self, workspace_id: str) -> None:
         self.tasks.spawn(self._refresh(workspace_id), name="panel-refresh")

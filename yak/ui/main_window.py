@@ -1,8 +1,11 @@
 """MainWindow: the workspace's window — chat in the middle, the memory panel docked beside it.
 
 File menu: Open Folder… (Ctrl+O), Open Recent, Settings… (Ctrl+,), Quit (Ctrl+Q); Edit › Undo,
-Redo, Cut, Copy, Paste, Select All on the focused text; View ›
-Memory Panel; Help › Keyboard Shortcuts and About Yak (version, licence, data and log paths).
+Redo, Cut, Copy, Paste, Select All on the focused text; Conversation › the chat panel's actions
+(:meth:`MainWindow.set_conversation_actions`); Memory › Refresh Now (Ctrl+R), Review Waiting
+Change… (Ctrl+Shift+R), History… (Ctrl+H), Edit in Settings…; View › Memory Panel; Help ›
+Keyboard Shortcuts and About Yak (version, licence, data and log paths). Without a workspace the
+central area says how to open a folder and lists the recent ones as links.
 A folder dropped on the window opens it. The title names the workspace. The central area holds a
 placeholder until the chat panel is set with :meth:`MainWindow.set_chat_panel`; the memory dock
 holds a label until the memory panel is set (:meth:`MainWindow.set_memory_panel`). The app's
@@ -28,7 +31,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -51,6 +54,7 @@ from PySide6.QtWidgets import (
 )
 
 from yak.ui import dialogs
+from yak.ui.chat.input import FOCUS_INPUT_SHORTCUT, PromptEdit
 from yak.ui.layout import create_action, vbox
 from yak.ui.scope_notice import ScopeNotice
 from yak.ui.window_menus import about_box, add_edit_menu, shortcuts_box
@@ -60,6 +64,9 @@ if TYPE_CHECKING:
     from yak.ui.memory_panel import MemoryPanel
 
 SETTINGS_SHORTCUT = "Ctrl+,"
+REFRESH_SHORTCUT = "Ctrl+R"
+REVIEW_SHORTCUT = "Ctrl+Shift+R"
+HISTORY_SHORTCUT = "Ctrl+H"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
 # MIN_CHAT_WIDTH (pixels), is put back to DOCK_SHARE of the width, as on the first run.
 MAX_DOCK_SHARE = 0.45
@@ -72,8 +79,10 @@ NO_WORKSPACE_TEXT = (
     "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
     "The chat with the agent appears here."
 )
+RECENT_ON_PAGE = 5  # recent folders listed on the no-workspace page
 LOADING_CHAT_TEXT = "Loading the conversations…"
 LOADING_MEMORY_TEXT = "Loading the memory…"
+EARLY_PROMPT_TEXT = "Type your question; it waits here until the conversations are loaded."
 
 
 class MainWindow(QMainWindow):
@@ -86,6 +95,11 @@ class MainWindow(QMainWindow):
 
     open_folder_requested = Signal(str)  # a folder the user chose, dropped or picked from Recent
     settings_requested = Signal()
+    # Memory menu intents, for the workspace shown (the controller knows which it is).
+    memory_refresh_requested = Signal()
+    memory_review_requested = Signal()
+    memory_history_requested = Signal()
+    memory_edit_requested = Signal()
     workspace_changed = Signal(object)  # the Workspace now shown, or None
     closed = Signal()  # the window closed for good (the app quits)
 
@@ -97,6 +111,7 @@ class MainWindow(QMainWindow):
         self._workspace: Workspace | None = None
         self._opening: str | None = None  # the folder shown while it opens (show_opening)
         self._chat_panel: QWidget | None = None
+        self._recent: list[Workspace] = []  # the recent folders that exist (set_recent)
         self.close_guard: Callable[[], bool] | None = None
         self.folder_dialog: QFileDialog | None = None
         self.error_box: QMessageBox | None = None
@@ -130,6 +145,8 @@ class MainWindow(QMainWindow):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.placeholder.setMargin(24)
+        self.placeholder.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.placeholder.linkActivated.connect(self._on_placeholder_link_activated)
         # The central widget never changes (the chat panel goes into this stack): replacing it
         # after restoreState() hands the restored dock all the width. It expands, so a window
         # made wider gives the growth to the chat while the dock keeps its width.
@@ -137,12 +154,27 @@ class MainWindow(QMainWindow):
         self.central_stack.setObjectName("centralStack")
         self.central_stack.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.central_stack.addWidget(self.placeholder)
+        # While a folder opens, a prompt box already takes what is typed; the chat panel's
+        # takes it over once the workspace shows (take_early_prompt), so nothing is dropped.
+        self.early_prompt = PromptEdit(self)
+        self.early_prompt.setObjectName("earlyPrompt")
+        self.early_prompt.send_blocked = True  # Enter sends nothing until the chat is there
+        self.early_prompt.setPlaceholderText(EARLY_PROMPT_TEXT)
+        self.early_prompt.setFixedHeight(self.early_prompt.fontMetrics().lineSpacing() * 4)
+        self.early_prompt.hide()
         # The offer of a memory found elsewhere (the enclosing workspace's, a renamed
         # folder's) sits above the chat, hidden until there is one.
         self.scope_notice = ScopeNotice(self)
         self.central = QWidget(self)
         self.central.setObjectName("central")
-        vbox(self.scope_notice, self.central_stack, margins=0, spacing=0, parent=self.central)
+        vbox(
+            self.scope_notice,
+            (self.central_stack, 1),
+            self.early_prompt,
+            margins=0,
+            spacing=0,
+            parent=self.central,
+        )
         self.setCentralWidget(self.central)
 
     def _setup_dock(self) -> None:
@@ -195,6 +227,10 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
 
         self.edit_menu, self.edit_actions = add_edit_menu(self)
+        # Filled by set_conversation_actions (the chat panel's actions, once it exists).
+        self.conversation_menu = self.menuBar().addMenu("&Conversation")
+        self.conversation_menu.menuAction().setVisible(False)
+        self._setup_memory_menu()
 
         view_menu = self.menuBar().addMenu("&View")
         toggle = self.memory_dock.toggleViewAction()
@@ -212,6 +248,47 @@ class MainWindow(QMainWindow):
             "&About Yak", self, role=QAction.MenuRole.AboutRole, triggered=self.show_about
         )
         help_menu.addAction(self.about_action)
+
+    def _setup_memory_menu(self) -> None:
+        """Memory › Refresh Now, Review Waiting Change…, History…, Edit in Settings…: the
+        memory panel's commands for the open workspace (disabled while none is open)."""
+        menu = self.menuBar().addMenu("&Memory")
+        self.refresh_memory_action = create_action(
+            "&Refresh Now",
+            self,
+            shortcut=QKeySequence(REFRESH_SHORTCUT),
+            triggered=self.memory_refresh_requested,
+        )
+        self.review_action = create_action(
+            "Re&view Waiting Change…",
+            self,
+            shortcut=QKeySequence(REVIEW_SHORTCUT),
+            triggered=self.memory_review_requested,
+        )
+        self.history_action = create_action(
+            "&History…",
+            self,
+            shortcut=QKeySequence(HISTORY_SHORTCUT),
+            triggered=self.memory_history_requested,
+        )
+        self.edit_memory_action = create_action(
+            "&Edit in Settings…", self, triggered=self.memory_edit_requested
+        )
+        self.memory_actions = [
+            self.refresh_memory_action,
+            self.review_action,
+            self.history_action,
+            self.edit_memory_action,
+        ]
+        menu.addActions(self.memory_actions)
+        self.memory_menu = menu
+
+    def set_conversation_actions(self, actions: list[QAction]) -> None:
+        """Show Conversation › ``actions`` (the chat panel's New, Rename, Delete…, Go to the
+        message box) in the menu bar."""
+        self.conversation_menu.clear()
+        self.conversation_menu.addActions(actions)
+        self.conversation_menu.menuAction().setVisible(bool(actions))
 
     # --- driven by the controller ------------------------------------------------------------
     @property
@@ -275,6 +352,8 @@ class MainWindow(QMainWindow):
         self.memory_dock.setWidget(self.dock_placeholder)
         if self._memory_panel is not None:
             self._memory_panel.hide()
+        self.early_prompt.show()
+        self.early_prompt.setFocus(Qt.FocusReason.OtherFocusReason)
         self.statusBar().showMessage(f"Opening {path}…")
 
     def cancel_opening(self) -> None:
@@ -290,15 +369,30 @@ class MainWindow(QMainWindow):
     def _end_opening(self) -> None:
         """Put the chat and memory panels (when set) back in place of the "loading…" labels."""
         self._opening = None
-        self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
-        self.placeholder.setText(NO_WORKSPACE_TEXT)
+        self.early_prompt.hide()
         self.dock_placeholder.clear()
         self.dock_placeholder.setToolTip("")
-        if self._chat_panel is not None:
-            self.central_stack.setCurrentWidget(self._chat_panel)
+        self._show_no_workspace_text()
+        self._show_central()
         if self._memory_panel is not None:
             self.memory_dock.setWidget(self._memory_panel)
             self._memory_panel.show()
+
+    def take_early_prompt(self) -> str:
+        """What was typed in the prompt box shown while the folder opened (emptied now), for
+        the chat panel's prompt box."""
+        text = self.early_prompt.toPlainText()
+        self.early_prompt.clear()
+        return text
+
+    def _show_central(self) -> None:
+        """The chat panel while a workspace is shown, else the placeholder (the folder
+        opening, or how to open one)."""
+        chat = self._chat_panel
+        if chat is not None and self._opening is None and self._workspace is not None:
+            self.central_stack.setCurrentWidget(chat)
+        else:
+            self.central_stack.setCurrentWidget(self.placeholder)
 
     def set_workspace(self, workspace: Workspace | None) -> None:
         """Show ``workspace`` (title, memory panel) and emit ``workspace_changed``; a folder
@@ -306,6 +400,7 @@ class MainWindow(QMainWindow):
         if workspace is not None and self._opening is not None:
             self._end_opening()
         self._workspace = workspace
+        self._show_central()
         self.scope_notice.clear()  # an offer was for the folder shown before
         if workspace is None:
             self.setWindowTitle("Yak")
@@ -314,17 +409,19 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Opened {workspace.path}", 5000)
         if self._memory_panel is not None:
             self._memory_panel.show_workspace(workspace)
+        for action in self.memory_actions:
+            action.setEnabled(workspace is not None)
         self.workspace_changed.emit(workspace)
 
     def set_chat_panel(self, widget: QWidget) -> None:
-        """Put the chat panel in the central area (replacing the placeholder; while a folder is
-        opening, once its workspace is set)."""
+        """Put the chat panel in the central area (replacing the placeholder once a workspace
+        is shown: without one, the placeholder says how to open a folder and lists the recent
+        ones)."""
         if self._chat_panel is not None:
             self.central_stack.removeWidget(self._chat_panel)
         self._chat_panel = widget
         self.central_stack.addWidget(widget)
-        if self._opening is None:
-            self.central_stack.setCurrentWidget(widget)
+        self._show_central()
         if self._sized:
             QTimer.singleShot(0, self._fit_memory_dock)
 
@@ -334,7 +431,12 @@ class MainWindow(QMainWindow):
         return self._chat_panel
 
     def set_recent(self, workspaces: list[Workspace]) -> None:
-        """Fill File › Open Recent (most recent first); missing folders are shown disabled."""
+        """Fill File › Open Recent (most recent first; missing folders are shown disabled) and
+        the no-workspace page's list of the recent folders that exist (links that open
+        them)."""
+        self._recent = [w for w in workspaces if os.path.isdir(w.path)]
+        if self._opening is None:
+            self._show_no_workspace_text()
         self.recent_menu.clear()
         for workspace in workspaces:
             action = self.recent_menu.addAction(workspace.path)
@@ -348,6 +450,27 @@ class MainWindow(QMainWindow):
         if not workspaces:
             empty = self.recent_menu.addAction("No recent folders")
             empty.setEnabled(False)
+
+    def _show_no_workspace_text(self) -> None:
+        """How to open a folder, and the recent folders to pick from (as links)."""
+        if not self._recent:
+            self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
+            self.placeholder.setText(NO_WORKSPACE_TEXT)
+            return
+        links = "".join(
+            f'<p><a href="{html.escape(QUrl.fromLocalFile(w.path).toString())}">'
+            f"{html.escape(w.name, quote=False)}</a> — {html.escape(w.path, quote=False)}</p>"
+            for w in self._recent[:RECENT_ON_PAGE]
+        )
+        first, _blank, rest = NO_WORKSPACE_TEXT.partition("\n\n")
+        self.placeholder.setTextFormat(Qt.TextFormat.RichText)
+        self.placeholder.setText(
+            f"<p>{html.escape(first, quote=False)}</p><p><b>Recent folders</b></p>{links}"
+            f"<p>{html.escape(rest, quote=False)}</p>"
+        )
+
+    def _on_placeholder_link_activated(self, link: str) -> None:
+        self.open_folder_requested.emit(QUrl(link).toLocalFile())
 
     def show_error(self, text: str, *, title: str = "Yak") -> None:
         """Tell the user what went wrong: a message box (non-blocking) and the status bar. The
@@ -390,14 +513,18 @@ class MainWindow(QMainWindow):
             (keys(self.settings_action.shortcut()), "Settings"),
             (keys(toggle.shortcut()), "Show or hide the memory panel"),
             (keys(QKeySequence(QKeySequence.StandardKey.New)), "New conversation"),
+            (keys(QKeySequence(FOCUS_INPUT_SHORTCUT)), "Go to the message box"),
             ("Enter", "Send the message"),
             ("Shift+Enter", "New line in the message"),
-            ("Esc", "Stop the reply"),
+            ("Esc", "Stop the reply (the question goes back in the box)"),
             ("F2", "Rename the selected conversation"),
             (
                 keys(QKeySequence(QKeySequence.StandardKey.Delete)),
                 "Delete the selected conversation",
             ),
+            (keys(self.refresh_memory_action.shortcut()), "Refresh the memory now"),
+            (keys(self.review_action.shortcut()), "Review the change waiting for you"),
+            (keys(self.history_action.shortcut()), "The memory's history"),
             (
                 keys(QKeySequence(QKeySequence.StandardKey.Save)),
                 "Save the memory in Settings › Memory",

@@ -202,6 +202,7 @@ class MemoryPanel(QWidget):
         self.lines_label.setText(line_count_text(document.lines))
         self.tokens_label.setText(f"· {token_size(document.tokens)}" if document.content else "")
         self._update_times()
+        self._render_status()
 
     def set_origins(
         self, workspace_id: str, origins: Sequence[LineOrigin], titles: Mapping[str, str]
@@ -257,8 +258,10 @@ class MemoryPanel(QWidget):
             return
         due_in = None if self._due_at is None else self._due_at - self.clock()
         self._status = refresh_status(self._state, due_in=due_in)
-        self.status_label.setText(self._status.text)
-        self.status_label.setToolTip(self._status.text)
+        # A memory never written says so once (the placeholder), not also "up to date".
+        quiet = self._status.kind is StatusKind.UP_TO_DATE and self._never_written()
+        self.status_label.setText("" if quiet else self._status.text)
+        self.status_label.setToolTip("" if quiet else self._status.text)
         self.status_label.setStyleSheet(text_style(status_colour(self._status.kind)))
         if self._status.action is None:
             self.action_button.hide()
@@ -269,6 +272,9 @@ class MemoryPanel(QWidget):
             self.action_button.show()
         self._update_buttons()
         self._update_tick_timer()
+
+    def _never_written(self) -> bool:
+        return self._document is not None and self._document.version == 0
 
     def _update_buttons(self) -> None:
         has_workspace = self._workspace is not None
@@ -285,7 +291,7 @@ class MemoryPanel(QWidget):
         if self._document is None:
             self.updated_label.clear()
         elif self._document.updated_at is None:
-            self.updated_label.setText("never updated")
+            self.updated_label.clear()  # the placeholder says "No memory yet"
         else:
             when = relative_time(self._document.updated_at, self._now())
             self.updated_label.setText(f"updated {when}")

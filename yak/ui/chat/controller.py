@@ -56,6 +56,9 @@ from yak.ui.tasks import TaskGroup, settled
 log = logging.getLogger(__name__)
 
 
+STOPPED_SENTENCE = "Stopped. Your question is back in the box; Retry sends it again."
+
+
 def cut_off_sentence(cause: str, *, reopened: bool = False) -> str:
     """The banner over a reply that was cut off (``TurnFinished.cut_off``); ``reopened``: the
     session was opened with it as its last reply (after a restart, or from the list)."""
@@ -139,6 +142,7 @@ class ChatController(QObject):
         self._approver = approver or self._ask_user
         self._turn_task: asyncio.Task[Any] | None = None
         self._last_prompt: str | None = None
+        self._stopped_by_user = False  # Stop or Esc, not a switch of workspace
         # A session list load still to come was asked to show the transcript too.
         self._show_messages_pending = False
         self._session_usage = TokenUsage()
@@ -157,7 +161,7 @@ class ChatController(QObject):
 
         panel.destroyed.connect(panel_destroyed)
         panel.send_requested.connect(self._on_panel_send_requested)
-        panel.stop_requested.connect(self.stop)
+        panel.stop_requested.connect(self._on_panel_stop_requested)
         panel.retry_requested.connect(self._on_panel_retry_requested)
         panel.new_session_requested.connect(self._on_panel_new_session_requested)
         panel.session_selected.connect(self._on_panel_session_selected)
@@ -241,6 +245,11 @@ class ChatController(QObject):
 
     # -- intents -------------------------------------------------------------------------------
 
+    def _on_panel_stop_requested(self) -> None:
+        if self.turn_running:
+            self._stopped_by_user = True
+            self.stop()
+
     def _on_panel_send_requested(self, prompt: str) -> None:
         self.start_turn(prompt)
 
@@ -287,7 +296,8 @@ class ChatController(QObject):
             return None
         self.panel.set_key_missing(False)
         self.panel.clear_error()
-        if not retry:
+        self._stopped_by_user = False
+        if not retry or self.panel.input.text() == prompt:  # a stopped question put back
             self.panel.input.clear()
             self.panel.transcript.add_user_message(prompt)
         self.panel.transcript.show_thinking()  # at once, before anything is read or sent
@@ -336,6 +346,7 @@ class ChatController(QObject):
             outcome = "stopped"
             if self._panel_alive():
                 transcript.end_turn("Stopped.")
+                self._offer_stopped_question(workspace, prompt)
             raise
         except YakError as exc:
             transcript.end_turn()
@@ -375,6 +386,8 @@ class ChatController(QObject):
             self._last_prompt = None
         elif result.status == "stopped":
             transcript.end_turn("Stopped.")
+            if self.workspace is not None:
+                self._offer_stopped_question(self.workspace, self._last_prompt or "")
         elif result.status == "tool_limit":
             transcript.end_turn(
                 result.error
@@ -390,6 +403,19 @@ class ChatController(QObject):
                 transcript.mark_no_reply(result.no_reply)
             self.panel.show_error(result.error or "The reply failed.")
             self.refresh_key_notice()
+
+    def _offer_stopped_question(self, workspace: Workspace, prompt: str) -> None:
+        """After Stop or Esc: the question goes back in the prompt box (unless something else
+        was typed meanwhile) and the banner offers Retry; a turn stopped because another
+        workspace opened offers nothing."""
+        if not self._stopped_by_user or self.workspace is not workspace or not prompt:
+            return
+        self._stopped_by_user = False
+        self._last_prompt = prompt
+        if not self.panel.input.text().strip():
+            self.panel.input.edit.setPlainText(prompt)
+            self.panel.focus_input()
+        self.panel.show_error(STOPPED_SENTENCE)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         transcript = self.panel.transcript

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
 
+FOCUS_INPUT_SHORTCUT = "Ctrl+L"  # puts the cursor in the prompt box (ChatPanel.focus_input)
 _ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtGui import QAction, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import ChatSession, TokenUsage
-from yak.ui.chat.input import ChatInput
+from yak.ui.chat.input import FOCUS_INPUT_SHORTCUT, ChatInput
 from yak.ui.chat.transcript import TranscriptView
 from yak.ui.layout import create_action, create_button, create_label, hbox, vbox
 
@@ -212,21 +212,51 @@ class ChatPanel(QWidget):
         )
 
     def _setup_shortcuts(self) -> None:
-        """Ctrl+N (new session), F2 (rename) and Delete (in the session list)."""
-        self.new_shortcut = QShortcut(QKeySequence.StandardKey.New, self)
-        self.new_shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-        self.new_shortcut.activated.connect(self._on_new_shortcut_activated)
-        self.rename_action = create_action(
-            "Rename", self, shortcut=QKeySequence(Qt.Key.Key_F2), triggered=self.begin_rename
+        """The conversation's actions, which the window also puts in its Conversation menu:
+        New conversation (Ctrl+N), Rename (F2, from anywhere in the panel: the prompt box
+        too), Delete… (Delete, in the session list) and Go to the message box (Ctrl+L)."""
+        self.new_action = create_action(
+            "&New Conversation",
+            self,
+            shortcut=QKeySequence.StandardKey.New,
+            triggered=self._on_new_shortcut_activated,
         )
+        self.rename_action = create_action(
+            "&Rename Conversation",
+            self,
+            shortcut=QKeySequence(Qt.Key.Key_F2),
+            triggered=self.begin_rename,
+        )
+        # From the prompt box too: F2 there renames, and the title typed goes to the list's
+        # editor, never into the message.
+        self.rename_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.delete_action = create_action(
-            "Delete…",
+            "&Delete Conversation…",
             self,
             shortcut=QKeySequence(QKeySequence.StandardKey.Delete),
             triggered=self.confirm_delete,
         )
+        # Only in the list: Delete in the prompt box deletes a character.
         self.delete_action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         self.session_list.addAction(self.delete_action)
+        self.focus_input_action = create_action(
+            "Go to the &Message Box",
+            self,
+            shortcut=QKeySequence(FOCUS_INPUT_SHORTCUT),
+            triggered=self.focus_input,
+        )
+        self.addActions([self.new_action, self.rename_action, self.focus_input_action])
+
+    def conversation_actions(self) -> list[QAction]:
+        """New, Rename, Delete… and Go to the message box, for the window's menu."""
+        return [self.new_action, self.rename_action, self.delete_action, self.focus_input_action]
+
+    def focus_input(self) -> None:
+        """Put the cursor in the prompt box, at the end of what is typed (Ctrl+L; the window
+        does it whenever a workspace is shown)."""
+        edit = self.input.edit
+        edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        edit.moveCursor(QTextCursor.MoveOperation.End)
 
     # -- sessions ------------------------------------------------------------------------------
 
@@ -321,7 +351,9 @@ class ChatPanel(QWidget):
         sessions_usable = self._workspace_open and not self._busy
         self.session_list.setEnabled(sessions_usable)
         self.new_button.setEnabled(sessions_usable)
-        self.new_shortcut.setEnabled(sessions_usable)
+        self.new_action.setEnabled(sessions_usable)
+        self.rename_action.setEnabled(sessions_usable)
+        self.delete_action.setEnabled(sessions_usable)
         self.input.setEnabled(self._workspace_open)
 
     @property

@@ -24,6 +24,9 @@ from PySide6.QtWidgets import (
 
 from yak.ui.settings.page import SettingsPage
 
+PAGES_MIN_WIDTH_PX = 60  # the list of pages on the left
+PAGES_PADDING_PX = 24  # its frame and item margins
+
 
 class SettingsDialog(QDialog):
     """Yak's settings, one page per topic; non-modal, opened with Ctrl+,."""
@@ -43,7 +46,7 @@ class SettingsDialog(QDialog):
         body = QHBoxLayout()
         self.pages_list = QListWidget(self)
         self.pages_list.setObjectName("settingsPages")
-        self.pages_list.setFixedWidth(110)
+        self.pages_list.setFixedWidth(PAGES_MIN_WIDTH_PX)  # widened to fit titles (add_page)
         self.stack = QStackedWidget(self)
         self.pages_list.currentRowChanged.connect(self.stack.setCurrentIndex)
         body.addWidget(self.pages_list)
@@ -58,6 +61,9 @@ class SettingsDialog(QDialog):
         self._titles.append(title)
         self._pages.append(page)
         self.pages_list.addItem(title)
+        # As wide as the longest title, and no wider: the pages keep the rest.
+        widest = max(self.pages_list.fontMetrics().horizontalAdvance(t) for t in self._titles)
+        self.pages_list.setFixedWidth(max(PAGES_MIN_WIDTH_PX, widest + PAGES_PADDING_PX))
         index = self.stack.addWidget(page)
         if self.pages_list.currentRow() < 0:
             self.pages_list.setCurrentRow(0)

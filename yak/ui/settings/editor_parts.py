@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import os
 
-from PySide6.QtCore import Signal, SignalInstance
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QCheckBox, QFrame, QWidget
 
 from yak.domain import MemoryDocument, Workspace
@@ -29,8 +29,12 @@ class MemoryOptions(QWidget):
         super().__init__(parent)
         self._workspace_id: str | None = None
         self.memory_enabled_box = QCheckBox("Use this memory in conversations and refresh it", self)
-        self.review_mode_box = QCheckBox(
-            "Review every rewrite before it applies (otherwise only risky ones wait)", self
+        # Short labels (the explanations are the tooltips), so the list beside the editor keeps
+        # the width to show whole names and statuses.
+        self.review_mode_box = QCheckBox("Review every rewrite before it applies", self)
+        self.review_mode_box.setToolTip(
+            "Otherwise only risky rewrites (many lines dropped, a secret, an instruction) wait "
+            "for you"
         )
         self.review_mode_box.setObjectName("reviewModeBox")
         self.sync_file_box = QCheckBox(self)
@@ -41,10 +45,13 @@ class MemoryOptions(QWidget):
             (self.sync_file_box, self.sync_file_changed),
         ):
             box.toggled.connect(functools.partial(self._on_box_toggled, signal))
+        left = (
+            Qt.AlignmentFlag.AlignLeft
+        )  # each box as wide as its text: a click beside it is no click
         vbox(
-            self.memory_enabled_box,
-            self.review_mode_box,
-            self.sync_file_box,
+            (self.memory_enabled_box, 0, left),
+            (self.review_mode_box, 0, left),
+            (self.sync_file_box, 0, left),
             margins=0,
             parent=self,
         )
@@ -71,14 +78,14 @@ class MemoryOptions(QWidget):
         command line may keep another than ``AGENTS.md``), its full path in the tooltip."""
         kept = workspace.synced_file if workspace is not None else None
         name = os.path.basename(kept) if kept else SYNCED_FILE_NAME
-        self.sync_file_box.setText(
-            f"Keep {name} in sync (its memory block is rewritten after every change)"
-        )
+        self.sync_file_box.setText(f"Keep {name} in sync")
         self.sync_file_box.setToolTip(
-            kept
-            or (
+            f"Its memory block is rewritten after every change ({kept})"
+            if kept
+            else (
                 f"Writes the memory between <!-- yak:memory --> markers in {SYNCED_FILE_NAME} "
-                "in the workspace folder; the rest of the file is left as it is"
+                "in the workspace folder after every change; the rest of the file is left as "
+                "it is"
             )
         )
         with blocked_signals(self.sync_file_box):

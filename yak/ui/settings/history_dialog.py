@@ -1,7 +1,8 @@
 """HistoryDialog: a memory document's revisions and refresh attempts.
 
 Revisions (version, source, line and character counts, flags, time) with a coloured diff of the
-selected revision against the current document and Restore; refresh attempts (time, outcome,
+selected revision against the current document, or against the version before it (what that
+revision changed), and Restore; refresh attempts (time, outcome,
 reason, model, tokens, duration; the reason takes the width left and is elided, its tooltip has
 all of it) with the model's reply, which a refused attempt can open in the editor.
 The dialog only emits intents (``restore_requested``, ``open_reply_requested``).
@@ -13,6 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QHeaderView,
@@ -30,6 +32,9 @@ from yak.text import plural
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows, local_time
 from yak.ui.layout import create_button, create_label, hbox, vbox
+
+COMPARE_CURRENT = "current"  # the selected revision against the current document
+COMPARE_PREVIOUS = "previous"  # the revision before it against the selected one
 
 
 class HistoryDialog(QDialog):
@@ -89,14 +94,26 @@ class HistoryDialog(QDialog):
         self.diff_view.setObjectName("revisionDiff")
         splitter.addWidget(self.revisions_table)
         splitter.addWidget(self.diff_view)
-        self.diff_label = create_label(tab)
+        self.diff_label = create_label(tab, word_wrap=True)
+        self.compare_combo = QComboBox(tab)
+        self.compare_combo.setObjectName("compareWith")
+        self.compare_combo.addItem("Against the current version", COMPARE_CURRENT)
+        self.compare_combo.addItem("Against the version before it", COMPARE_PREVIOUS)
+        self.compare_combo.setToolTip("What the selected version is compared with")
+        self.compare_combo.currentIndexChanged.connect(
+            self._on_revisions_table_item_selection_changed
+        )
         self.restore_button = create_button(
             "Restore this version",
             tab,
             tooltip="Make this revision's text current again (a new revision)",
             clicked=self._on_restore_button_clicked,
         )
-        vbox((splitter, 1), hbox((self.diff_label, 1), self.restore_button), parent=tab)
+        vbox(
+            (splitter, 1),
+            hbox((self.diff_label, 1), self.compare_combo, self.restore_button),
+            parent=tab,
+        )
         return tab
 
     def _setup_attempts_tab(self) -> QWidget:
@@ -225,16 +242,45 @@ class HistoryDialog(QDialog):
         if revision is None:
             self.diff_label.clear()
             return
+        if self.compare_combo.currentData() == COMPARE_PREVIOUS:
+            self._show_against_previous(revision)
+        else:
+            self._show_against_current(revision)
+
+    def _show_against_current(self, revision: Revision) -> None:
+        """The selected revision (− red) against the current document (+ green)."""
+        newest = self._revisions[0].version
         rows = diff_rows(revision.content, self._current_text)
         if rows:
             self.diff_view.show_rows(rows)
             self.diff_label.setText(
                 f"Version {revision.version} ({source_label(revision.source)}, − red) "
-                "against the current document (+ green)."
+                f"against the current version {newest} (+ green)."
             )
+            return
+        self.diff_view.show_message(revision.content)
+        if revision.version == newest:
+            self.diff_label.setText(f"Version {revision.version} is the current version.")
+        else:
+            self.diff_label.setText(
+                f"Version {revision.version} has the same text as the current version {newest}."
+            )
+
+    def _show_against_previous(self, revision: Revision) -> None:
+        """What the selected revision changed: the version before it (− red) against it
+        (+ green); the first version against an empty document."""
+        row = self._revisions.index(revision)
+        before = self._revisions[row + 1] if row + 1 < len(self._revisions) else None
+        old = before.content if before is not None else ""
+        what = f"version {before.version}" if before is not None else "an empty document"
+        rows = diff_rows(old, revision.content)
+        words = f"Version {revision.version} ({source_label(revision.source)}, + green)"
+        if rows:
+            self.diff_view.show_rows(rows)
+            self.diff_label.setText(f"{words} against {what} before it (− red).")
         else:
             self.diff_view.show_message(revision.content)
-            self.diff_label.setText(f"Version {revision.version} is the current text.")
+            self.diff_label.setText(f"{words} changed no line of {what} before it.")
 
     def _on_attempts_table_item_selection_changed(self) -> None:
         attempt = self.selected_attempt()

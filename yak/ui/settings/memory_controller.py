@@ -126,6 +126,10 @@ class MemoryPageController(QObject):
         self.tasks.spawn(self._refresh(workspace_id), name="memory-page-refresh")
 
     def _on_editor_history_requested(self, workspace_id: str) -> None:
+        self.open_history(workspace_id)
+
+    def open_history(self, workspace_id: str) -> None:
+        """Open the History dialog of ``workspace_id`` (History… here and in the Memory menu)."""
         self.tasks.spawn(self._open_history(workspace_id), name="memory-history")
 
     def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:

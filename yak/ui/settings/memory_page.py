@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QSettings, QStandardPaths, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,7 +31,12 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import UPKEEP_WINDOWS_DAYS, MemorySummary, RefreshState, UpkeepStats, Workspace
-from yak.memory.document import EXPORT_SUFFIXES, default_export_name
+from yak.memory.document import (
+    EXPORT_SUFFIXES,
+    MARKDOWN_SUFFIXES,
+    default_export_name,
+    export_format_for,
+)
 from yak.presenters import upkeep_line
 from yak.ui import dialogs
 from yak.ui.layout import blocked_signals, create_button, create_label, hbox, vbox
@@ -41,7 +46,11 @@ from yak.ui.settings.page import SettingsPage
 
 # "Last updated" is re-rendered this often while the page is shown (milliseconds).
 TIMES_INTERVAL_MS = 30_000
+# Where Import… and Export… remember the folder they last used (MemoryPage.folder_store).
+IMPORT_FOLDER_KEY = "memory/import_folder"
+EXPORT_FOLDER_KEY = "memory/export_folder"
 LIST_MIN_WIDTH_PX = 250  # with the editor, Settings fits in 900 px
+COLUMN_PADDING_PX = 20  # a cell's margins and the header's sort arrow
 # The Export… dialog's file types: (filter, default suffix without its dot, export format).
 _EXPORT_NAMES = {"text": "Plain text", "markdown": "Markdown", "json": "JSON with history"}
 _EXPORT_FILTERS = tuple(
@@ -78,6 +87,11 @@ class MemoryPage(SettingsPage):
         self._after_save: Callable[[], object] | None = None
         self.question_box: QMessageBox | None = None
         self.file_dialog: QFileDialog | None = None  # the open Import/Export/Re-attach dialog
+        # The folders Import… and Export… last used (Qt's per-user settings, beside the
+        # window's geometry).
+        self.folder_store = QSettings(
+            QSettings.Format.IniFormat, QSettings.Scope.UserScope, "Yak", "dialogs"
+        )
         self._plain_scan = False  # the last text search read every document (no index)
         self._upkeep: dict[str, UpkeepStats] = {}
         self._setup_ui()
@@ -97,9 +111,11 @@ class MemoryPage(SettingsPage):
         self.editor.dirty_changed.connect(self._on_editor_dirty_changed)
         splitter.addWidget(left)
         splitter.addWidget(self.editor)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
-        splitter.setSizes([480, 560])
+        # The list gets the larger share: whole names and statuses; the editor needs less
+        # than its buttons' row takes once its lines are short.
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([600, 400])
         vbox(splitter, margins=0, parent=self)
 
     def _setup_list(self, parent: QWidget) -> QWidget:
@@ -160,9 +176,13 @@ class MemoryPage(SettingsPage):
         # Narrow (a longer status is elided, its tooltip says it all); the workspace takes the
         # rest, its name first.
         metrics = table.fontMetrics()
-        for column, sample in ((1, "Lines"), (2, "2 hours ago"), (3, "refused")):
+        for column, sample in ((1, "9,999"), (2, "2 hours ago"), (3, "not folded in yet")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-            table.setColumnWidth(column, metrics.horizontalAdvance(sample) + 16)
+            title = MemoryListModel.COLUMNS[column]
+            wide = max(
+                metrics.horizontalAdvance(sample), header.fontMetrics().horizontalAdvance(title)
+            )
+            table.setColumnWidth(column, wide + COLUMN_PADDING_PX)
         table.selectionModel().currentRowChanged.connect(self._on_table_current_row_changed)
         return table
 
@@ -398,7 +418,7 @@ class MemoryPage(SettingsPage):
             self.file_dialog = dialogs.choose_open_file(
                 self,
                 title=f"Import memory into {workspace.name}",
-                start=_start_dir(workspace),
+                start=self._last_folder(IMPORT_FOLDER_KEY, _start_dir(workspace)),
                 name_filters=["Text and Yak exports (*.txt *.md *.json)", "All files (*)"],
                 on_chosen=lambda path: self._emit_import(workspace.id, path),
             )
@@ -406,6 +426,7 @@ class MemoryPage(SettingsPage):
         self._guard(choose)
 
     def _emit_import(self, workspace_id: str, path: str) -> None:
+        self._remember_folder(IMPORT_FOLDER_KEY, path)
         document = self.editor.document
         if document is not None and document.workspace_id == workspace_id:
             self.import_requested.emit(workspace_id, path, document.version)
@@ -416,19 +437,32 @@ class MemoryPage(SettingsPage):
             return
         formats = {f: fmt for f, _s, fmt in _EXPORT_FILTERS}
 
+        def chosen(path: str, name_filter: str) -> None:
+            self._remember_folder(EXPORT_FOLDER_KEY, path)
+            self.export_requested.emit(
+                workspace.id, path, export_format(path, formats.get(name_filter, "text"))
+            )
+
         def choose() -> None:
-            start = os.path.join(_start_dir(workspace), default_export_name(workspace, "text"))
+            folder = self._last_folder(EXPORT_FOLDER_KEY, _documents_folder())
             self.file_dialog = dialogs.choose_save_file(
                 self,
                 title=f"Export the memory of {workspace.name}",
-                start=start,
+                start=os.path.join(folder, default_export_name(workspace, "text")),
                 name_filters=[(f, s) for f, s, _fmt in _EXPORT_FILTERS],
-                on_chosen=lambda path, chosen: self.export_requested.emit(
-                    workspace.id, path, formats.get(chosen, "text")
-                ),
+                on_chosen=chosen,
             )
 
         self._guard(choose)
+
+    def _last_folder(self, key: str, fallback: str) -> str:
+        """The folder the dialog ``key`` last used, when it still exists; else ``fallback``."""
+        folder = self.folder_store.value(key)
+        return folder if isinstance(folder, str) and os.path.isdir(folder) else fallback
+
+    def _remember_folder(self, key: str, path: str) -> None:
+        self.folder_store.setValue(key, os.path.dirname(os.path.abspath(path)))
+        self.folder_store.sync()
 
     def _on_delete_button_clicked(self) -> None:
         workspace = self.editor.workspace
@@ -463,6 +497,24 @@ class MemoryPage(SettingsPage):
             start=_existing_parent(summary.workspace.path),
             on_chosen=lambda folder: self.reattach_requested.emit(workspace_id, folder),
         )
+
+
+def export_format(path: str, chosen: str) -> str:
+    """The export format of ``path``: its extension's when it is one of the export formats'
+    (``.txt``, ``.md``, ``.markdown``, ``.json``, as ``yak memory export -o`` reads it, so
+    ``mem.json`` is JSON whichever file type was selected), else ``chosen`` (the dialog's
+    file type)."""
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in (*EXPORT_SUFFIXES.values(), *MARKDOWN_SUFFIXES):
+        return export_format_for(path)
+    return chosen
+
+
+def _documents_folder() -> str:
+    """Where Export… proposes to write the first time: the user's documents folder (outside
+    the project, so an export is not committed with it), else the home folder."""
+    folder = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    return folder if folder and os.path.isdir(folder) else os.path.expanduser("~")
 
 
 def _start_dir(workspace: Workspace) -> str:

@@ -65,6 +65,10 @@ SANDBOX_CHOICES = (
     (BUBBLEWRAP, "Sandboxed with bubblewrap"),
     (NONE, "No sandbox (unconfined)"),
 )
+NO_KEYRING_NOTE = (
+    "No key yet, and this system has no usable keyring to store one: tick “Use for this "
+    f"session only” to use a key until Yak quits, or set {KEY_ENV} before starting Yak."
+)
 _UNKNOWN = "unknown"  # where the key is, before the settings service has answered
 
 
@@ -100,6 +104,7 @@ class ProviderPage(SettingsPage):
         self.chat = chat
         self.tasks = TaskGroup()
         self._key_source: str | None = _UNKNOWN
+        self._keyring_usable = True  # until the settings service says otherwise
         self._loaded: dict[str, object] = {}
         self._loading = False
         self._pending_key_save = False
@@ -384,8 +389,11 @@ class ProviderPage(SettingsPage):
         self.tasks.spawn(self._remove_key(), name="remove-api-key")
 
     async def read_key_state(self) -> None:
-        """Ask the settings service where the key is (on a worker thread) and show it."""
-        self._show_key_state(await self.settings.key_source())
+        """Ask the settings service where the key is and whether a keyring can store one (on
+        a worker thread) and show it."""
+        source = await self.settings.key_source()
+        self._keyring_usable = await self.settings.can_store_key()
+        self._show_key_state(source)
 
     async def _remove_key(self) -> None:
         try:
@@ -511,14 +519,18 @@ class ProviderPage(SettingsPage):
             self.key_note.setText(
                 "Stored in the system keyring, never in Yak's database or settings file."
             )
-        else:
+        elif source == _UNKNOWN:
+            self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
+            self.key_note.setText("")
+        elif self._keyring_usable:
             self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
             self.key_note.setText(
-                ""
-                if source == _UNKNOWN
-                else "No key yet. It will be stored in the system keyring, never in "
+                "No key yet. It will be stored in the system keyring, never in "
                 "Yak's database or settings file."
             )
+        else:
+            self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
+            self.key_note.setText(NO_KEYRING_NOTE)
 
     def _update_test_button(self) -> None:
         pending = self.is_changed() or self._pending_key_save
