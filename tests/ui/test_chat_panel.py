@@ -75,6 +75,26 @@ def test_a_new_conversation_names_the_instruction_files_it_read(chat, qloop, qtb
     assert chat.transcript().index(line) < chat.transcript().index("One.")
 
 
+def test_an_instruction_file_cut_for_the_chat_says_so_in_the_transcript(
+    chat, qloop, qtbot, fake_api
+):
+    """An AGENTS.md over the 12,000-character limit: the transcript line says the chat got only
+    its first part, as the model is told, instead of just naming the file."""
+    body_text = "Run make lint before every commit.\n" * 500  # 17,500 characters
+    (chat.folder / "AGENTS.md").write_text(body_text, encoding="utf-8")
+    fake_api.script(text("One."))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "first")
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    assert (
+        f"Instructions: AGENTS.md (cut: the first 12,000 of {len(body_text):,} characters)"
+        in chat.transcript()
+    )
+
+
 def test_an_empty_conversation_says_what_the_agent_may_do(chat):
     placeholder = chat.panel.transcript.placeholder
     assert placeholder.isVisible()

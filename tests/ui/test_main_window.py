@@ -184,6 +184,11 @@ def test_view_shows_a_refused_reply_as_a_diff_then_trim_opens_it_in_the_editor(
         shown = dialog.diff_view.rows()
         assert ("+ - rewritten 1", "#dafbe1") in shown and ("− - fact 1", "#ffebe9") in shown
         assert dialog.accept_button.isHidden() and dialog.trim_button.isVisible()
+        # The button sits in the button row, below the diff, not painted over the heading.
+        trim = dialog.trim_button.geometry()
+        assert not trim.intersects(dialog.title_label.geometry())
+        assert trim.top() >= dialog.stack.geometry().bottom()
+        assert trim.center().y() == dialog.close_button.geometry().center().y()
         qtbot.mouseClick(dialog.trim_button, Qt.MouseButton.LeftButton)
         await controller.memory_controller.tasks.drain()
         assert not dialog.isVisible()
@@ -542,3 +547,29 @@ def test_the_edit_menu_acts_on_the_focused_text_field(qtbot, tmp_path):
         "paste": False,
         "selectAll": True,
     }
+
+
+def test_leaving_a_conversation_lets_its_waiting_refresh_run_soon(env, ui, qloop):
+    """A refresh waiting for the conversation to go quiet (two minutes) runs a few seconds
+    after the person starts a new conversation (Conversation › New): they have left the one
+    it folds ("Idle and cost" in docs/refresh.md)."""
+    window, controller = ui
+    workspace = env.workspace("proj", "- fact\n")
+    env.say(workspace.id, "Use ninja.", "Ok.")
+    queue = env.core.refresh.queue
+    queue.set_debounce(120)
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        await until(lambda: controller.chat_controller.session_id is not None, what="a session")
+        await controller.chat_controller.tasks.drain()
+        queue.enqueue(workspace.id)
+        assert queue.state(workspace.id).due_in == pytest.approx(120)
+        controller.chat_panel.new_action.trigger()
+        await until(
+            lambda: (queue.state(workspace.id).due_in or 999) <= 10,
+            what="the refresh brought forward",
+        )
+        await controller.chat_controller.tasks.drain()
+
+    run(qloop, body())

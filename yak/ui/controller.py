@@ -128,6 +128,7 @@ class AppController(QObject):
         self.window.set_conversation_actions(self.chat_panel.conversation_actions())
         self.window.workspace_changed.connect(self.chat_controller.set_workspace)
         self.chat_controller.provider_settings_requested.connect(self.open_provider_settings)
+        self.chat_controller.conversation_left.connect(core.refresh.conversation_closed)
         self.provider_page = ProviderPage(settings=core.settings, chat=core.chat)
         self.settings_dialog.add_page(PROVIDER_PAGE, self.provider_page)
         self.provider_page.key_saved.connect(self._on_provider_key_saved)

@@ -118,9 +118,13 @@ class ChatController(QObject):
         turn_finished(str): a turn ended with this status (``completed``, ``stopped``,
             ``failed``, ``tool_limit``).
         approval_shown(object): an :class:`ApprovalDialog` was opened (tests drive it).
+        conversation_left(str): the person left a conversation of this workspace id (opened
+            another conversation, started a new one, or switched workspace): a refresh
+            waiting for the conversation to go quiet need not wait any longer.
     """
 
     provider_settings_requested = Signal()
+    conversation_left = Signal(str)
     turn_finished = Signal(str)
     approval_shown = Signal(object)
 
@@ -171,6 +175,10 @@ class ChatController(QObject):
         panel.set_workspace_open(False)
         panel.set_key_missing(settings.key_available is False)  # checked when a workspace opens
 
+    def _leave_conversation(self) -> None:
+        if self.workspace is not None and self.session_id is not None:
+            self.conversation_left.emit(self.workspace.id)
+
     def _panel_alive(self) -> bool:
         return shiboken6.isValid(self.panel)
 
@@ -190,6 +198,7 @@ class ChatController(QObject):
             The loading task (tests await it), or ``None``.
         """
         self.stop()
+        self._leave_conversation()
         self.workspace = workspace
         self.session_id = None
         self._last_prompt = None
@@ -263,6 +272,7 @@ class ChatController(QObject):
 
     def _on_panel_session_selected(self, session_id: str) -> None:
         if session_id != self.session_id and not self.turn_running:
+            self._leave_conversation()
             self.session_id = session_id
             self._last_prompt = None
             self.panel.clear_error()
@@ -434,7 +444,7 @@ class ChatController(QObject):
             )
             transcript.show_thinking()  # the result goes back to the model, which is asked again
         elif isinstance(event, InstructionsLoaded):
-            transcript.add_note(loaded_line(event.files))
+            transcript.add_note(loaded_line(event.files, event.cut))
         elif isinstance(event, MessageStored) and event.role == "user" and self._titles_stale:
             # The service titles a new session from its first prompt before storing it.
             self._titles_stale = False
@@ -530,6 +540,7 @@ class ChatController(QObject):
         except YakError as exc:
             self.panel.show_error(str(exc), retry=False)
             return
+        self._leave_conversation()
         self.session_id = session.id
         self._last_prompt = None
         self.panel.clear_error()
