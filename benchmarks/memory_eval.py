@@ -65,7 +65,8 @@ from benchmarks import targets
 from tests.support.builders import project_folder, say, seed_document
 from tests.support.fake_api import FakeAnthropic, Reply, text
 from yak.bootstrap import open_core
-from yak.domain import RefreshOutcome, RefreshStatus, RewriteForm, line_changes
+from yak.domain import RefreshOutcome, RefreshStatus, RewriteForm
+from yak.linediff import line_changes
 from yak.llm.provider import Provider
 from yak.memory.prompt import request_text
 

@@ -23,11 +23,10 @@ from yak.domain import (
     ReviewMode,
     Revision,
     RevisionSource,
-    line_changes,
-    line_opcodes,
 )
 from yak.errors import ConflictError, UnreadableDocument, UsageError
 from yak.events import MemoryChanged, RefreshFinished
+from yak.linediff import line_changes, line_opcodes
 from yak.memory import prompt, provenance
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.

@@ -54,10 +54,10 @@ from yak.domain import (
     WorkspaceStamp,
     WriteEffects,
     count_lines,
-    line_changes,
 )
 from yak.errors import UsageError
 from yak.ids import new_id
+from yak.linediff import line_changes
 
 T = TypeVar("T")
 

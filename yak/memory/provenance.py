@@ -28,9 +28,8 @@ from yak.domain import (
     Revision,
     RevisionSource,
     WriteEffects,
-    line_changes,
-    line_opcodes,
 )
+from yak.linediff import line_changes, line_opcodes
 
 # A rewrite removing more than this share of the previous non-blank lines waits for review.
 REMOVAL_SHARE = 0.25

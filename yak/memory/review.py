@@ -21,10 +21,10 @@ from yak.domain import (
     Proposal,
     ProposalOrigin,
     ProposalStatus,
-    line_changes,
 )
 from yak.errors import ConflictError, RefusedError, UsageError
 from yak.events import ProposalsChanged
+from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import placement, provenance
 from yak.memory.service import MemoryService

@@ -28,10 +28,10 @@ from yak.domain import (
     ReviewMode,
     RevisionSource,
     Workspace,
-    line_changes,
 )
 from yak.errors import UsageError, YakError
 from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
+from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import provenance
 from yak.memory.files import read_input_file

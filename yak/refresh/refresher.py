@@ -43,10 +43,10 @@ from yak.domain import (
     RewriteForm,
     TokenUsage,
     Workspace,
-    line_changes,
 )
 from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
+from yak.linediff import line_changes
 from yak.memory import prompt
 from yak.memory.document import merge_flags
 from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply, review_reasons

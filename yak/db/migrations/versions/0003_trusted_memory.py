@@ -17,7 +17,7 @@ depends_on = None
 
 
 def _changes(old: str, new: str) -> tuple[int, int]:
-    """Lines added and removed (the same rule as ``yak.domain.line_changes``, kept here so the
+    """Lines added and removed (the same rule as ``yak.linediff.line_changes``, kept here so the
     migration does not change when the code does)."""
     matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
     added = removed = 0
