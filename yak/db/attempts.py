@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import insert
 
-from yak.db import reads
+from yak.db import attempt_reads
 from yak.db.engine import Database
 from yak.db.models import RefreshAttemptRow, table_of
 from yak.db.rows import SessionQuery, now, require_workspace
@@ -83,7 +83,7 @@ class SqlAttemptRepository:
     def list(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts newest first; at most ``limit`` of them (``None``: all)."""
         with self.db.session() as s:
-            return reads.attempts(SessionQuery(s), workspace_id, limit)
+            return attempt_reads.attempts(SessionQuery(s), workspace_id, limit)
 
     def get(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
         """One attempt of the workspace, by full id or a unique prefix (at least
@@ -94,19 +94,19 @@ class SqlAttemptRepository:
                 too short.
         """
         with self.db.session() as s:
-            return reads.attempt(SessionQuery(s), workspace_id, attempt_id)
+            return attempt_reads.attempt(SessionQuery(s), workspace_id, attempt_id)
 
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of every workspace that has one, without its reply (``reply`` is
         ``None``), by workspace id: the memory list's Status column."""
         with self.db.session() as s:
-            return reads.latest_attempts(SessionQuery(s))
+            return attempt_reads.latest_attempts(SessionQuery(s))
 
     def upkeep(self, workspace_id: str | None = None) -> dict[str, UpkeepStats]:
         """The memory's upkeep over the last 7 and 30 days per workspace with an attempt in
-        them (``reads.upkeep``), by workspace id; only ``workspace_id``'s when given."""
+        them (``attempt_reads.upkeep``), by workspace id; only ``workspace_id``'s when given."""
         with self.db.session() as s:
-            return reads.upkeep(SessionQuery(s), now(), workspace_id=workspace_id)
+            return attempt_reads.upkeep(SessionQuery(s), now(), workspace_id=workspace_id)
 
 
 _INSERT = insert(table_of(RefreshAttemptRow))

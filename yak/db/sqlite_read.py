@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar, Unpack
 from urllib.parse import quote
 
 from yak import paths
-from yak.db import reads
+from yak.db import attempt_reads, reads
 from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import StoreError
 
@@ -280,19 +280,19 @@ class AttemptReader:
 
     def list(self, workspace_id: str, limit: int | None = 50) -> list[RefreshAttempt]:
         """Refresh attempts newest first; at most ``limit`` of them (``None``: all)."""
-        return reads.attempts(self._reader, workspace_id, limit)
+        return attempt_reads.attempts(self._reader, workspace_id, limit)
 
     def get(self, workspace_id: str, attempt_id: str) -> RefreshAttempt:
         """One attempt by full id or unique prefix. Raises ``UsageError``."""
-        return reads.attempt(self._reader, workspace_id, attempt_id)
+        return attempt_reads.attempt(self._reader, workspace_id, attempt_id)
 
     def latest(self) -> dict[str, RefreshAttempt]:
         """The newest attempt of each workspace, without replies."""
-        return reads.latest_attempts(self._reader)
+        return attempt_reads.latest_attempts(self._reader)
 
     def upkeep(self, workspace_id: str | None = None) -> dict[str, UpkeepStats]:
         """Refreshes, model calls, tokens and outcomes over the last 7 and 30 days."""
-        return reads.upkeep(self._reader, datetime.now(UTC), workspace_id=workspace_id)
+        return attempt_reads.upkeep(self._reader, datetime.now(UTC), workspace_id=workspace_id)
 
     def record(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool = False
