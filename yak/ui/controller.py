@@ -1,15 +1,10 @@
 """AppController: drives the main window, its memory panel, the chat panel and Settings.
 
-It owns the async side of the window: widgets emit intents (open a folder, refresh, edit,
-view a refused reply, open Settings) and it spawns coroutines that await the core
-(:class:`yak.core.Core`), then calls the widgets back. Core events arrive through the
-:class:`EventBridge`: a memory write reloads the panel's document, and every
-``RefreshStateChanged`` carries the refresh scheduler's whole snapshot, which the panel shows
-as it is (see ``docs/architecture.md``, "The path of one refresh").
-
-It also puts the chat panel in the window and Settings › Provider in the Settings dialog: a key
-stored or removed there is checked again by the refresh scheduler (a new key resumes the paused
-refreshes) and the panel's status is read again; applied settings change the refresh debounce.
+Widgets emit intents (open a folder, refresh, review, open Settings); it spawns coroutines that
+await the core (:class:`yak.core.Core`) and calls the widgets back. Core events arrive through
+the :class:`EventBridge`; the panel shows each ``RefreshStateChanged`` snapshot as it is
+(docs/architecture.md, "The path of one refresh"). A key stored in Settings › Provider is checked
+again by the refresh scheduler; applied settings set the refresh's quiet time.
 """
 
 from __future__ import annotations
@@ -20,7 +15,7 @@ import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QLockFile, QObject
+from PySide6.QtCore import QObject
 
 from yak.config import Settings
 from yak.core import Core
@@ -40,6 +35,7 @@ from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.settings.provider_page import ProviderPage
 from yak.ui.tasks import TaskGroup, settled
+from yak.ui.window_lock import WindowLock
 
 log = logging.getLogger(__name__)
 
@@ -109,8 +105,7 @@ class AppController(QObject):
         notice.link_requested.connect(self._on_notice_link_requested)
         notice.dismissed.connect(self._on_notice_dismissed)
         self._dismissed: set[str] = set()  # workspaces whose offer was put aside
-        self._lock: QLockFile | None = None  # the open workspace's window lock (_claim)
-        self._lock_id: str | None = None
+        self.window_lock = WindowLock(core.data_dir)  # one window per workspace
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
@@ -177,7 +172,7 @@ class AppController(QObject):
             self.window.cancel_opening()
             self.window.show_error(str(exc), title="Cannot open the folder")
             return None
-        if not self._claim(workspace):
+        if not self.window_lock.claim(workspace.id):
             self.window.cancel_opening()
             if quiet_if_open_elsewhere:
                 await self._update_recent()
@@ -196,34 +191,6 @@ class AppController(QObject):
         await self._offer_memory_elsewhere(workspace)
         await self._update_recent()
         return workspace
-
-    def _claim(self, workspace: Workspace) -> bool:
-        """Hold ``workspace``'s window lock (a ``QLockFile`` in the data directory's
-        ``windows`` folder, released when another workspace opens or the window quits; a lock
-        left by a process that died is taken over). ``False``: another window holds it."""
-        if self._lock_id == workspace.id or self.core.data_dir is None:
-            return True
-        folder = self.core.data_dir / "windows"
-        try:
-            folder.mkdir(mode=0o700, exist_ok=True)
-        except OSError as exc:
-            log.warning("cannot create the window locks' folder: %s", exc)
-            return True  # no lock is better than no window
-        lock = QLockFile(str(folder / f"{workspace.id}.lock"))
-        lock.setStaleLockTime(0)  # only a dead process's lock is stale, however old
-        if not lock.tryLock(0):
-            if lock.error() == QLockFile.LockError.LockFailedError:
-                return False
-            log.warning("cannot lock the workspace's window: %s", lock.error())
-            return True
-        self._release_lock()
-        self._lock, self._lock_id = lock, workspace.id
-        return True
-
-    def _release_lock(self) -> None:
-        if self._lock is not None:
-            self._lock.unlock()
-        self._lock, self._lock_id = None, None
 
     async def _last_folder(self) -> str | None:
         """The most recently opened workspace whose folder still exists (a start without a
@@ -268,7 +235,7 @@ class AppController(QObject):
             group.close()
         for group in groups:
             await group.drain()
-        self._release_lock()
+        self.window_lock.release()
 
     # --- slots ---------------------------------------------------------------------------------
     def _on_window_open_folder_requested(self, path: str) -> None:

@@ -54,19 +54,23 @@ from PySide6.QtWidgets import (
 )
 
 from yak.ui import dialogs
-from yak.ui.chat.input import FOCUS_INPUT_SHORTCUT, PromptEdit
+from yak.ui.chat.input import PromptEdit
 from yak.ui.layout import create_action, vbox
 from yak.ui.scope_notice import ScopeNotice
-from yak.ui.window_menus import about_box, add_edit_menu, shortcuts_box
+from yak.ui.window_menus import (
+    about_box,
+    add_edit_menu,
+    add_memory_menu,
+    no_workspace_text,
+    shortcuts_box,
+    window_shortcuts,
+)
 
 if TYPE_CHECKING:
     from yak.domain import Workspace
     from yak.ui.memory_panel import MemoryPanel
 
 SETTINGS_SHORTCUT = "Ctrl+,"
-REFRESH_SHORTCUT = "Ctrl+R"
-REVIEW_SHORTCUT = "Ctrl+Shift+R"
-HISTORY_SHORTCUT = "Ctrl+H"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
 # MIN_CHAT_WIDTH (pixels), is put back to DOCK_SHARE of the width, as on the first run.
 MAX_DOCK_SHARE = 0.45
@@ -75,10 +79,6 @@ MIN_CHAT_WIDTH = 420
 # chat's column (beside its conversations list) stays wider than the memory panel.
 DOCK_SHARE = 0.3
 MIN_DOCK_WIDTH = 300
-NO_WORKSPACE_TEXT = (
-    "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
-    "The chat with the agent appears here."
-)
 RECENT_ON_PAGE = 5  # recent folders listed on the no-workspace page
 LOADING_CHAT_TEXT = "Loading the conversations…"
 LOADING_MEMORY_TEXT = "Loading the memory…"
@@ -140,7 +140,7 @@ class MainWindow(QMainWindow):
     def _setup_central(self) -> None:
         """The central stack, holding the placeholder until the chat panel is set, under the
         scope notice."""
-        self.placeholder = QLabel(NO_WORKSPACE_TEXT, self)
+        self.placeholder = QLabel(no_workspace_text(()), self)
         self.placeholder.setObjectName("chatPlaceholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
@@ -250,38 +250,13 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.about_action)
 
     def _setup_memory_menu(self) -> None:
-        """Memory › Refresh Now, Review Waiting Change…, History…, Edit in Settings…: the
-        memory panel's commands for the open workspace (disabled while none is open)."""
-        menu = self.menuBar().addMenu("&Memory")
-        self.refresh_memory_action = create_action(
-            "&Refresh Now",
-            self,
-            shortcut=QKeySequence(REFRESH_SHORTCUT),
-            triggered=self.memory_refresh_requested,
-        )
-        self.review_action = create_action(
-            "Re&view Waiting Change…",
-            self,
-            shortcut=QKeySequence(REVIEW_SHORTCUT),
-            triggered=self.memory_review_requested,
-        )
-        self.history_action = create_action(
-            "&History…",
-            self,
-            shortcut=QKeySequence(HISTORY_SHORTCUT),
-            triggered=self.memory_history_requested,
-        )
-        self.edit_memory_action = create_action(
-            "&Edit in Settings…", self, triggered=self.memory_edit_requested
-        )
-        self.memory_actions = [
+        self.memory_menu, self.memory_actions = add_memory_menu(self)
+        (
             self.refresh_memory_action,
             self.review_action,
             self.history_action,
             self.edit_memory_action,
-        ]
-        menu.addActions(self.memory_actions)
-        self.memory_menu = menu
+        ) = self.memory_actions
 
     def set_conversation_actions(self, actions: list[QAction]) -> None:
         """Show Conversation › ``actions`` (the chat panel's New, Rename, Delete…, Go to the
@@ -453,21 +428,9 @@ class MainWindow(QMainWindow):
 
     def _show_no_workspace_text(self) -> None:
         """How to open a folder, and the recent folders to pick from (as links)."""
-        if not self._recent:
-            self.placeholder.setTextFormat(Qt.TextFormat.PlainText)
-            self.placeholder.setText(NO_WORKSPACE_TEXT)
-            return
-        links = "".join(
-            f'<p><a href="{html.escape(QUrl.fromLocalFile(w.path).toString())}">'
-            f"{html.escape(w.name, quote=False)}</a> — {html.escape(w.path, quote=False)}</p>"
-            for w in self._recent[:RECENT_ON_PAGE]
-        )
-        first, _blank, rest = NO_WORKSPACE_TEXT.partition("\n\n")
-        self.placeholder.setTextFormat(Qt.TextFormat.RichText)
-        self.placeholder.setText(
-            f"<p>{html.escape(first, quote=False)}</p><p><b>Recent folders</b></p>{links}"
-            f"<p>{html.escape(rest, quote=False)}</p>"
-        )
+        rich = bool(self._recent)
+        self.placeholder.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
+        self.placeholder.setText(no_workspace_text(self._recent[:RECENT_ON_PAGE]))
 
     def _on_placeholder_link_activated(self, link: str) -> None:
         self.open_folder_requested.emit(QUrl(link).toLocalFile())
@@ -503,34 +466,7 @@ class MainWindow(QMainWindow):
 
     def shortcuts(self) -> list[tuple[str, str]]:
         """The keyboard shortcuts as ``(keys, what they do)``, in this platform's notation."""
-
-        def keys(sequence: QKeySequence) -> str:
-            return sequence.toString(QKeySequence.SequenceFormat.NativeText)
-
-        toggle = self.memory_dock.toggleViewAction()
-        return [
-            (keys(self.open_action.shortcut()), "Open a project folder"),
-            (keys(self.settings_action.shortcut()), "Settings"),
-            (keys(toggle.shortcut()), "Show or hide the memory panel"),
-            (keys(QKeySequence(QKeySequence.StandardKey.New)), "New conversation"),
-            (keys(QKeySequence(FOCUS_INPUT_SHORTCUT)), "Go to the message box"),
-            ("Enter", "Send the message"),
-            ("Shift+Enter", "New line in the message"),
-            ("Esc", "Stop the reply (the question goes back in the box)"),
-            ("F2", "Rename the selected conversation"),
-            (
-                keys(QKeySequence(QKeySequence.StandardKey.Delete)),
-                "Delete the selected conversation",
-            ),
-            (keys(self.refresh_memory_action.shortcut()), "Refresh the memory now"),
-            (keys(self.review_action.shortcut()), "Review the change waiting for you"),
-            (keys(self.history_action.shortcut()), "The memory's history"),
-            (
-                keys(QKeySequence(QKeySequence.StandardKey.Save)),
-                "Save the memory in Settings › Memory",
-            ),
-            (keys(self.quit_action.shortcut()), "Quit"),
-        ]
+        return window_shortcuts(self)
 
     def choose_folder(self) -> None:
         """Open the folder dialog (Ctrl+O); the choice arrives as ``open_folder_requested``."""

@@ -7,15 +7,29 @@ import functools
 import html
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import Qt, qVersion
+from PySide6.QtCore import Qt, QUrl, qVersion
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QWidget
 
 from yak import __version__
 from yak.ui import dialogs
+from yak.ui.chat.input import FOCUS_INPUT_SHORTCUT
 from yak.ui.layout import create_action
+
+if TYPE_CHECKING:
+    from yak.domain import Workspace
+    from yak.ui.main_window import MainWindow
+
+REFRESH_SHORTCUT = "Ctrl+R"
+REVIEW_SHORTCUT = "Ctrl+Shift+R"
+HISTORY_SHORTCUT = "Ctrl+H"
+NO_WORKSPACE_TEXT = (
+    "Open a project folder to start: File › Open Folder… (Ctrl+O), or drop a folder here.\n\n"
+    "The chat with the agent appears here."
+)
 
 LICENCE = "Apache-2.0"
 
@@ -124,3 +138,83 @@ def shortcuts_box(parent: QWidget, shortcuts: Sequence[tuple[str, str]]) -> QMes
     )
     box.setTextFormat(Qt.TextFormat.RichText)
     return box
+
+
+def add_memory_menu(window: MainWindow) -> tuple[QMenu, list[QAction]]:
+    """Memory › Refresh Now, Review Waiting Change…, History…, Edit in Settings…: the memory
+    panel's commands for the open workspace, each emitting the window's intent signal (the
+    controller disables them while no workspace is open)."""
+    menu = window.menuBar().addMenu("&Memory")
+    actions = [
+        create_action(
+            "&Refresh Now",
+            window,
+            shortcut=QKeySequence(REFRESH_SHORTCUT),
+            triggered=window.memory_refresh_requested,
+        ),
+        create_action(
+            "Re&view Waiting Change…",
+            window,
+            shortcut=QKeySequence(REVIEW_SHORTCUT),
+            triggered=window.memory_review_requested,
+        ),
+        create_action(
+            "&History…",
+            window,
+            shortcut=QKeySequence(HISTORY_SHORTCUT),
+            triggered=window.memory_history_requested,
+        ),
+        create_action("&Edit in Settings…", window, triggered=window.memory_edit_requested),
+    ]
+    menu.addActions(actions)
+    return menu, actions
+
+
+def no_workspace_text(recent: Sequence[Workspace]) -> str:
+    """The central area without a workspace: how to open a folder (plain text) or, with
+    ``recent`` folders, the same words and those folders as links (rich text)."""
+    if not recent:
+        return NO_WORKSPACE_TEXT
+    links = "".join(
+        f'<p><a href="{html.escape(QUrl.fromLocalFile(w.path).toString())}">'
+        f"{html.escape(w.name, quote=False)}</a> — {html.escape(w.path, quote=False)}</p>"
+        for w in recent
+    )
+    first, _blank, rest = NO_WORKSPACE_TEXT.partition("\n\n")
+    return (
+        f"<p>{html.escape(first, quote=False)}</p><p><b>Recent folders</b></p>{links}"
+        f"<p>{html.escape(rest, quote=False)}</p>"
+    )
+
+
+def window_shortcuts(window: MainWindow) -> list[tuple[str, str]]:
+    """The window's keyboard shortcuts as ``(keys, what they do)``, in this platform's
+    notation (Help › Keyboard Shortcuts)."""
+
+    def keys(sequence: QKeySequence) -> str:
+        return sequence.toString(QKeySequence.SequenceFormat.NativeText)
+
+    toggle = window.memory_dock.toggleViewAction()
+    return [
+        (keys(window.open_action.shortcut()), "Open a project folder"),
+        (keys(window.settings_action.shortcut()), "Settings"),
+        (keys(toggle.shortcut()), "Show or hide the memory panel"),
+        (keys(QKeySequence(QKeySequence.StandardKey.New)), "New conversation"),
+        (keys(QKeySequence(FOCUS_INPUT_SHORTCUT)), "Go to the message box"),
+        ("Enter", "Send the message"),
+        ("Shift+Enter", "New line in the message"),
+        ("Esc", "Stop the reply (the question goes back in the box)"),
+        ("F2", "Rename the selected conversation"),
+        (
+            keys(QKeySequence(QKeySequence.StandardKey.Delete)),
+            "Delete the selected conversation",
+        ),
+        (keys(window.refresh_memory_action.shortcut()), "Refresh the memory now"),
+        (keys(window.review_action.shortcut()), "Review the change waiting for you"),
+        (keys(window.history_action.shortcut()), "The memory's history"),
+        (
+            keys(QKeySequence(QKeySequence.StandardKey.Save)),
+            "Save the memory in Settings › Memory",
+        ),
+        (keys(window.quit_action.shortcut()), "Quit"),
+    ]
