@@ -127,7 +127,13 @@ def test_each_read_returns_what_the_sqlalchemy_repository_returns(stored, both):
     assert app is not None
     assert len(props.proposals(app.id)) == 1 and len(attempts.list(app.id)) == 4
     newest = attempts.list(app.id, 1)[0]
-    assert fast_attempts.get(app.id, newest.id[:24].lower()) == attempts.get(app.id, newest.id)
+    # The shortest prefix no other attempt shares: ids made in the same millisecond differ only
+    # in their last characters (monotonic ULIDs).
+    others = [a.id for a in attempts.list(app.id) if a.id != newest.id]
+    unique = next(
+        newest.id[:n] for n in range(6, 27) if not any(o.startswith(newest.id[:n]) for o in others)
+    )
+    assert fast_attempts.get(app.id, unique.lower()) == attempts.get(app.id, newest.id)
     first = docs.history(app.id)[-1]
     assert fast_docs.get_revision(app.id, first.id.lower()) == docs.get_revision(app.id, "1")
 
