@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QApplication
 
 from yak.agent.types import ApprovalDecision, ApprovalRequest, incomplete_mark
 from yak.domain import ChatMessage, TokenUsage
+from yak.presenters import token_count
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.blocks import IncompleteNote, MessageBlock, ToolCallBlock
 from yak.ui.chat.input import ChatInput
-from yak.ui.chat.panel import token_count, usage_text
+from yak.ui.chat.panel import usage_text
 from yak.ui.chat.render import render_markdown, result_summary, settled_length
 from yak.ui.chat.transcript import SEGMENT_CHARS, TranscriptView
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from yak.cli import output
 from yak.cli.context import Context, workspace_path, writable_workspace
-from yak.cli.parsing import json_option, workspace_option
+from yak.cli.parsing import json_option, workspace_command, workspace_option
 from yak.domain import MemoryDocument
 from yak.errors import UsageError
 from yak.memory import document as doc_rules
@@ -76,14 +76,12 @@ def _set_parser(p: argparse.ArgumentParser) -> None:
 
 
 def _history_parser(p: argparse.ArgumentParser) -> None:
-    workspace_option(p)
     p.add_argument(
         "--refreshes",
         action="store_true",
         help="list refresh attempts (refused and failed ones too) instead of revisions",
     )
-    json_option(p)
-    p.set_defaults(func=cmd_history, reads_only=True, in_place=True)
+    workspace_command(p, cmd_history, reads_only=True, in_place=True)
 
 
 def _restore_parser(p: argparse.ArgumentParser) -> None:

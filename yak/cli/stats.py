@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from yak import presenters
 from yak.cli.context import Context, workspace_path
-from yak.cli.parsing import json_option, workspace_option
+from yak.cli.parsing import workspace_command
 from yak.cli.terminal import lines, print_json
 from yak.domain import UPKEEP_WINDOWS_DAYS, UpkeepFigures, UpkeepStats
 
@@ -35,14 +35,12 @@ if TYPE_CHECKING:
 
 
 def _stats_parser(p: argparse.ArgumentParser) -> None:
-    workspace_option(p)
     p.add_argument(
         "--all",
         action="store_true",
         help="every workspace with a refresh in the last 30 days (-w is ignored)",
     )
-    json_option(p)
-    p.set_defaults(func=cmd_stats, reads_only=True, in_place=True)
+    workspace_command(p, cmd_stats, reads_only=True, in_place=True)
 
 
 PARSERS = {"stats": _stats_parser}

@@ -235,9 +235,11 @@ _SUPERSEDE = (
         conflicts_with=None,
     )
 )
+# One pending proposal (``:proposal``), changed only while it still waits.
+_ONE_PENDING = (_PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING)
 _CLOSE = (
     update(_PROPOSALS)
-    .where(_PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING)
+    .where(*_ONE_PENDING)
     .values(
         status=bindparam("closed_as"),
         decided_at=bindparam("moment"),
@@ -252,7 +254,7 @@ _RESULT = (
 )
 _REBASE = (
     update(_PROPOSALS)
-    .where(_PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING)
+    .where(*_ONE_PENDING)
     .values(
         base_version=bindparam("base_version"),
         content=bindparam("content"),

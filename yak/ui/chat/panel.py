@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import ChatSession, TokenUsage
+from yak.presenters import token_count
 from yak.ui.chat.input import FOCUS_INPUT_SHORTCUT, ChatInput
 from yak.ui.chat.transcript import TranscriptView
 from yak.ui.layout import create_action, create_button, create_label, hbox, vbox
@@ -38,14 +39,6 @@ NO_KEY_MESSAGE = (
     "Memory features keep working without one."
 )
 NO_KEY_TOOLTIP = "No API key yet: add one in Settings › Provider (Ctrl+,) to send"
-
-
-def token_count(count: int) -> str:
-    """A token count as the footer shows it: ``300``, ``12.4k``, ``1.2M`` (a ``.0`` dropped)."""
-    if count < 1000:
-        return str(count)
-    value, unit = (count / 1000, "k") if count < 999_950 else (count / 1_000_000, "M")
-    return f"{value:.1f}".removesuffix(".0") + unit
 
 
 def usage_text(usage: TokenUsage) -> str:
