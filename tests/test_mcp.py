@@ -20,7 +20,14 @@ from mcp.types import Implementation
 from tests.support.builders import project_folder, workspace_with_document
 from yak.domain import MAX_LINES
 
-TOOLS = {"memory_read", "memory_blame", "memory_search", "memory_propose", "memory_status"}
+TOOLS = {
+    "memory_read",
+    "memory_blame",
+    "memory_search",
+    "memory_propose",
+    "memory_status",
+    "memory_withdraw",
+}
 HAND = "Project: yak\n- lint with Ruff before committing\n- tests run offscreen\n"
 
 
@@ -109,6 +116,7 @@ async def test_an_agent_reads_searches_blames_and_proposes_but_never_writes(
             "memory_search": {"query"},
             "memory_propose": {"reason", "text", "document", "after_line", "heading"},
             "memory_status": set(),
+            "memory_withdraw": {"proposal_id"},
         }
 
         read = await call(session, "memory_read")
@@ -352,4 +360,36 @@ async def test_status_placement_and_earlier_proposals_over_a_real_session(core, 
             "The memory of this project is switched off (yak memory enable turns it on); "
             "nothing was proposed."
         )
+    assert (await core.memory.read(workspace.id)).content == SECTIONS
+
+
+async def test_an_agent_withdraws_its_own_proposal_and_no_other(core, data_dir, tmp_path):
+    """An agent takes back its waiting proposal: it ends "withdrawn" (``review ID --json``),
+    leaves the inbox, and the document is untouched byte for byte; another client cannot
+    withdraw it, and withdrawing it twice says what became of it, each in one sentence."""
+    folder = project_folder(tmp_path, "proj")
+    workspace = await workspace_with_document(core, folder, SECTIONS)
+
+    async with mcp_session(data_dir, folder, client="Claude Code") as session:
+        made = await call(session, "memory_propose", text="- use Redis", reason="caching")
+        async with mcp_session(data_dir, folder, client="Other agent") as other:
+            message = await refused(other, "memory_withdraw", proposal_id=made["proposal_id"])
+            assert message.endswith(
+                f"Proposal {made['proposal_id']} was not made by this agent; only the developer "
+                "can reject it (yak memory reject)."
+            )
+        assert [p["id"] for p in review(data_dir, folder)] == [made["proposal_id"]]
+
+        withdrawn = await call(session, "memory_withdraw", proposal_id=made["proposal_id"][:8])
+        assert (withdrawn["proposal_id"], withdrawn["status"]) == (
+            made["proposal_id"],
+            "withdrawn",
+        )
+        assert review(data_dir, folder) == []
+        shown = yak(data_dir, "memory", "review", made["proposal_id"], "-w", folder, "--json")
+        assert json.loads(shown.stdout)["status"] == "withdrawn"
+        again = await refused(session, "memory_withdraw", proposal_id=made["proposal_id"])
+        assert "withdrawn" in again and again.endswith("nothing was changed.")
+        [mine] = (await call(session, "memory_status"))["your_proposals"]
+        assert (mine["proposal_id"], mine["outcome"]) == (made["proposal_id"], "withdrawn")
     assert (await core.memory.read(workspace.id)).content == SECTIONS

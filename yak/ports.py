@@ -231,6 +231,10 @@ class ProposalStore(Protocol):
         """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
         ...
 
+    def withdraw_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """Raises ``UsageError`` (unknown) or ``ConflictError`` (no longer pending)."""
+        ...
+
 
 @dataclass(frozen=True)
 class SearchCandidates:

@@ -168,6 +168,16 @@ class ProposalRepository:
             advance_watermarks(s, watermarks)
             return rejected
 
+    def withdraw_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        """Mark a pending proposal withdrawn by whoever made it: nothing is buried (the person
+        never turned its lines down) and no watermark moves.
+
+        Raises:
+            UsageError: no such proposal. ConflictError: it is no longer pending.
+        """
+        with self.db.session() as s:
+            return close_proposal(s, owner(s, workspace_id), proposal_id, ProposalStatus.WITHDRAWN)
+
 
 def _proposal(s: Session, workspace_id: str, proposal_id: str) -> Proposal:
     rows = by_prefix(SessionQuery(s), PROPOSAL, workspace_id, id_prefix(proposal_id, PROPOSAL_IDS))

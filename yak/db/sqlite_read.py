@@ -269,6 +269,9 @@ class ProposalReader:
             workspace_id, proposal_id, bury=bury, watermarks=watermarks
         )
 
+    def withdraw_proposal(self, workspace_id: str, proposal_id: str) -> Proposal:
+        return self._full().withdraw_proposal(workspace_id, proposal_id)
+
 
 class AttemptReader:
     """``yak.ports.AttemptRepository``: the reads over ``reader``, ``record`` by the

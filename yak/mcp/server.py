@@ -1,6 +1,6 @@
 """The MCP server of ``yak mcp`` ("The MCP server" in docs/memory.md).
 
-Five tools over the memory of the workspace the server was started in; no tool takes a
+Six tools over the memory of the workspace the server was started in; no tool takes a
 workspace or a path, so the scope comes from the launch folder, never from the model. Their
 descriptions (what the model reads) are plain prose with the limits in numbers:
 
@@ -17,7 +17,9 @@ descriptions (what the model reads) are plain prose with the limits in numbers:
   "your_earlier_proposals"}``; the change waits in the review inbox (``yak memory review``)
   and is never applied here; added lines go after ``after_line``, under ``heading``, or into
   the best-matching section ("The inbox" in docs/memory.md). A folder that is not a
-  workspace yet is registered by its first proposal; a memory switched off takes none.
+  workspace yet is registered by its first proposal; a memory switched off takes none;
+- ``memory_withdraw(proposal_id)``: ``{"proposal_id", "status": "withdrawn",
+  "your_earlier_proposals"}``; takes back one of this client's proposals still waiting.
 
 "Your" proposals are those made by the same client (the name the MCP client gives when it
 connects); each is listed with what became of it (waiting, conflicting, accepted → version N,
@@ -80,6 +82,11 @@ PROPOSE = (
     "one, and secrets are replaced by markers. The result gives the proposal's id, where its "
     "lines land, and what became of your earlier proposals."
 )
+WITHDRAW = (
+    "Take back one of your proposals that still waits for review (its id from memory_propose "
+    "or memory_status), for example when you learn it was wrong. The memory is not changed."
+)
+PROPOSAL_ID = "The id of your proposal (or its first 6 or more characters)."
 REASON = f"Why the memory should change, in a sentence (at most {REASON_CHARS} characters kept)."
 TEXT = "One or more lines to add, separated by newlines."
 DOCUMENT = "The whole new document, replacing the current one."
@@ -251,6 +258,22 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "status": "waiting for review",
                 "lands": landing_words(*lands) if lands else None,
                 "your_earlier_proposals": await earlier(workspace.id, client, but=proposal.id),
+            }
+
+        return await guarded(work())
+
+    @server.tool(description=WITHDRAW)
+    async def memory_withdraw(
+        ctx: Context, proposal_id: Annotated[str, Field(description=PROPOSAL_ID)]
+    ) -> dict[str, Any]:
+        async def work() -> dict[str, Any]:
+            workspace, _known = await stored()
+            client = await client_name(ctx)
+            withdrawn = await core.review.withdraw(workspace.id, proposal_id, client=client)
+            return {
+                "proposal_id": withdrawn.id,
+                "status": str(withdrawn.status),
+                "your_earlier_proposals": await earlier(workspace.id, client, but=withdrawn.id),
             }
 
         return await guarded(work())

@@ -289,6 +289,38 @@ class ReviewInbox:
         await self._inbox_changed(workspace_id)
         return rejected
 
+    async def withdraw(
+        self, workspace_id: str, proposal_id: str, *, client: str | None
+    ) -> Proposal:
+        """Take back an agent's pending proposal at the agent's request (``yak mcp``'s
+        ``memory_withdraw``): it ends as withdrawn, nothing is buried and the document is not
+        touched ("The inbox" in docs/memory.md).
+
+        Args:
+            client: the asking agent's client name; only its own proposals can be withdrawn
+                (a refresh's, a person's import or another client's cannot).
+
+        Raises:
+            UsageError: no such proposal, not this client's, or it no longer waits (what
+                became of it).
+        """
+        proposal = await self.get_proposal(workspace_id, proposal_id)
+        if proposal.origin is not ProposalOrigin.AGENT or proposal.client != client:
+            raise UsageError(
+                f"Proposal {proposal.id} was not made by this agent; only the developer can "
+                "reject it (yak memory reject)."
+            )
+        _require_pending(proposal)
+        try:
+            withdrawn = await self._offload(
+                self._proposals.withdraw_proposal, workspace_id, proposal.id
+            )
+        except ConflictError:  # decided meanwhile
+            _require_pending(await self.get_proposal(workspace_id, proposal.id))
+            raise
+        await self._inbox_changed(workspace_id)
+        return withdrawn
+
     async def _inbox_changed(self, workspace_id: str) -> None:
         pending = await self.proposals(workspace_id)
         self._bus.publish(ProposalsChanged(workspace_id, len(pending)))
