@@ -256,7 +256,9 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_
 
     gate = threading.Event()  # never set: the reply stalls after two words
     fake_api.script(text("Partial words then a long pause", gate=gate, pause_after=2))
-    env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL)
+    # PYTHONFAULTHANDLER: a process still running a minute after Ctrl-C is stopped with SIGABRT,
+    # which prints every thread's stack, so the failure says where it hung.
+    env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, PYTHONFAULTHANDLER="1")
     process = subprocess.Popen(
         [sys.executable, "-m", "yak", "ask", "-w", str(folder), "hi"],
         env=env,
@@ -267,7 +269,12 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_
     try:
         first = process.stdout.read(len("Partial words "))  # both deltas before the pause
         process.send_signal(signal.SIGINT)
-        rest, err = process.communicate(timeout=60)
+        try:
+            rest, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            _, stacks = process.communicate(timeout=30)
+            raise AssertionError(f"yak ask still ran a minute after Ctrl-C:\n{stacks}") from None
     finally:
         if process.poll() is None:
             process.kill()
