@@ -8,6 +8,7 @@ Imported once a command line has parsed (``yak.cli.main``), never for ``--help``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import logging
 import os
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from yak.events import SyncedFileFailed
 
 log = logging.getLogger("yak.cli")  # the log file names the command line
+# Seconds a command has, after Ctrl-C, to keep what was said and close before it just ends.
+INTERRUPT_GRACE_S = 10.0
 
 
 class Context:
@@ -60,6 +63,7 @@ class Context:
         self.overrides: dict[str, Any] = {}
         self._core: Core | None = None
         self.failed_syncs: list[SyncedFileFailed] = []  # said on stderr as they came
+        self._interrupted = False  # Ctrl-C cancelled the work (see _stop_on_ctrl_c)
 
     @property
     def core(self) -> Core:
@@ -110,7 +114,45 @@ class Context:
             return run_in_place(main())
         import asyncio  # an event loop: only for a command that writes or talks to a model
 
-        return asyncio.run(main())
+        async def interruptible() -> int:
+            self._stop_on_ctrl_c(asyncio.current_task())
+            return await main()
+
+        try:
+            return asyncio.run(interruptible())
+        except asyncio.CancelledError:
+            if self._interrupted:
+                raise KeyboardInterrupt from None
+            raise
+
+    def _stop_on_ctrl_c(self, task: Any) -> None:
+        """Ctrl-C cancels the command's work, which keeps what was said and closes the core; if
+        that has not ended within ``INTERRUPT_GRACE_S`` seconds, or at a second Ctrl-C, the
+        process ends at once with exit 130 and its one ``interrupted`` line, so a cleanup that
+        waits on the network can never keep the terminal (docs/cli.md, "Exit codes"). Stored
+        writes are whole transactions, so ending there loses nothing written."""
+        import asyncio
+        import signal
+        import threading
+
+        def end_now() -> None:
+            output.error("interrupted", 130, as_json=self.json)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+
+        def on_ctrl_c() -> None:
+            if self._interrupted:
+                end_now()
+            self._interrupted = True
+            task.cancel()
+            timer = threading.Timer(INTERRUPT_GRACE_S, end_now)
+            timer.daemon = True
+            timer.start()
+
+        # Where the loop takes no signal handlers (not the main thread), asyncio's own stays.
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_ctrl_c)
 
     def _say_failed_syncs(self, core: Core) -> Callable[[], None]:
         """A revision applied but not written into the kept-in-sync file: one stderr line, and
