@@ -433,3 +433,50 @@ def test_a_claude_md_linked_to_agents_md_is_read_once_and_a_cut_file_is_said(fol
     block = session_block(request.body)
     assert block.count("<instruction-file ") == 1 and "Always run make lint" in block
     assert "[AGENTS.md was cut: the first 12000 of 13022 characters are shown.]" in block
+
+
+# A command whose work ignores the cancel (as a cleanup stuck on the network would): after the
+# grace period Ctrl-C still ends it, with exit 130 and its one line.
+_STUCK_COMMAND = """
+import asyncio, sys
+from pathlib import Path
+from yak.cli import context
+
+context.INTERRUPT_GRACE_S = 1.0
+
+async def work(core):
+    print("ready", flush=True)
+    while True:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            pass  # stuck: the cancel is not honoured
+
+ctx = context.Context(data_dir=Path(sys.argv[1]))
+try:
+    ctx.run(work)
+except KeyboardInterrupt:
+    sys.exit(context.output.error("interrupted", 130, as_json=False))
+"""
+
+
+def test_ctrl_c_ends_a_command_whose_cleanup_does_not(tmp_path):
+    """Ctrl-C cancels the work; when the work does not end (a cleanup waiting on a connection),
+    the process still ends a moment later with exit 130 and "yak: interrupted", never hangs."""
+    import signal
+
+    (tmp_path / "data").mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _STUCK_COMMAND, str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout.readline() == "ready\n"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (process.returncode, err) == (130, "yak: interrupted\n")
