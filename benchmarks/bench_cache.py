@@ -133,7 +133,9 @@ def rebuild_every_turn(repository) -> None:
     def fresh(session_id: str):
         return replace(get_session(session_id), prompt_snapshot=None)
 
-    def not_stored(session_id: str, snapshot: str, memory_version: int):
+    def not_stored(
+        session_id: str, snapshot: str, memory_version: int, *, replacing: str | None = None
+    ):
         session = get_session(session_id)
         return replace(session, prompt_snapshot=snapshot, snapshot_memory_version=memory_version)
 
