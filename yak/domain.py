@@ -81,6 +81,15 @@ class ProposalOrigin(StrEnum):
     IMPORT = "import"
 
 
+class Speaker(StrEnum):
+    """Who said a passage that backs a memory line ("Evidence" in docs/memory.md): a person,
+    the assistant, or a tool call the assistant made (an observation of the project)."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL_CALL = "tool_call"
+
+
 class QueueState(StrEnum):
     """Where a workspace stands in the refresh queue: nothing to do, waiting out the debounce
     (or a free slot), running, or paused (automatic refreshes wait for an API key)."""
@@ -240,6 +249,7 @@ class Revision:
     restored_from: str | None = None  # revision id, for RESTORE
     added: int = 0  # lines added against the version it was based on
     removed: int = 0  # lines removed against it
+    evidence: tuple[Evidence, ...] = ()  # for the lines a refresh added or changed
 
 
 @dataclass(frozen=True)
@@ -408,6 +418,29 @@ class Tombstone:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """The passage of a folded conversation that backs one memory line a refresh added or
+    changed ("Evidence" in docs/memory.md).
+
+    Attributes:
+        line: the memory line it backs, exactly as stored.
+        session_id: the conversation (``ses_…``).
+        message_id: the message in it (``msg_…``).
+        speaker: who said it (a person's words count above the assistant's).
+        quote: the passage, at most ``EVIDENCE_QUOTE_CHARS`` characters, on one line.
+    """
+
+    line: str
+    session_id: str
+    message_id: str
+    speaker: Speaker
+    quote: str
+
+
+EVIDENCE_QUOTE_CHARS = 200  # the longest quote an evidence passage keeps (characters)
+
+
+@dataclass(frozen=True)
 class WriteEffects:
     """What a write does besides replacing the text, computed from the text it replaces (the
     memory rules decide; the repository stores it in the write's transaction).
@@ -441,6 +474,8 @@ class LineOrigin:
         model: the model that wrote it, for a refresh or proposal.
         by_person: a person wrote it (hand, import, an edited proposal): a rewrite may not
             remove or alter it without review.
+        evidence: the passage that backed it when a refresh wrote it, or ``None`` (typed by a
+            person, or written before evidence was recorded).
     """
 
     line: int
@@ -452,6 +487,7 @@ class LineOrigin:
     sessions: tuple[str, ...] = ()
     model: str | None = None
     by_person: bool = False
+    evidence: Evidence | None = None
 
 
 @dataclass(frozen=True)
