@@ -134,7 +134,7 @@ class SqlConversationRepository:
                     ChatSessionRow.id.in_(list(session_ids))
                 )
             )
-            return dict(rows.tuples().all())
+            return {session_id: title for session_id, title in rows}
 
     def get_session(self, session_id: str) -> ChatSession:
         """The session with that id. Raises ``UsageError`` for an unknown id."""
