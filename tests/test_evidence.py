@@ -254,3 +254,35 @@ def test_evidence_is_stored_as_json_text_and_an_old_database_reads_no_evidence_r
     code, _, err = run_cli(capsys, "memory", "blame", "-w", workspace.path)
     assert code == 0
     assert err.splitlines()[-1] == "lines 3-4: no evidence recorded"
+
+
+def test_review_json_lists_a_proposals_evidence(core, loop, tmp_path, capsys):
+    """``review --json``: a refresh's proposal carries its lines' evidence, as blame gives it."""
+    folder = project_folder(tmp_path, "proj")
+    workspace = loop.run_until_complete(workspace_with_document(core, folder, HAND))
+    session = say(core, workspace.id, SAID_UV, "Noted.", title="Packaging")
+    backing = Evidence(UV, session, message_ids(core, session)[0], Speaker.USER, SAID_UV)
+    loop.run_until_complete(
+        core.review.propose(
+            workspace.id,
+            HAND + UV + "\n",
+            base_version=1,
+            reasons=("this workspace is in review mode: every rewrite waits for you",),
+            model="claude-test",
+            session_ids=(session,),
+            watermarks={},
+            evidence=[backing],
+        )
+    )
+    code, out, _ = run_cli(capsys, "memory", "review", "--json", "-w", workspace.path)
+    assert code == 0
+    [listed] = json.loads(out)
+    assert listed["evidence"] == [
+        {
+            "line": UV,
+            "session_id": session,
+            "message_id": backing.message_id,
+            "speaker": "user",
+            "quote": SAID_UV,
+        }
+    ]

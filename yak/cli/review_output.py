@@ -121,7 +121,8 @@ def redacted_kinds(flags: Sequence[str]) -> list[str]:
 
 
 def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, Any]:
-    """A proposal as ``review --json`` lists it; with ``base`` (``review ID``) also its
+    """A proposal as ``review --json`` lists it (``evidence``: the passages behind the lines it
+    adds, as ``blame --json`` gives them); with ``base`` (``review ID``) also its
     ``content`` and ``diff`` (a unified line diff against the base version)."""
     item: dict[str, Any] = {
         "id": proposal.id,
@@ -141,6 +142,7 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
         "created_at": doc_rules.iso_utc(proposal.created_at),
         "sessions": list(proposal.session_ids),
         "flags": list(proposal.flags),
+        "evidence": [evidence_json(entry) for entry in proposal.evidence],
     }
     if base is not None:
         item["lands"] = lands_json(base, proposal)
