@@ -106,7 +106,9 @@ def test_verbatim_reply_plus_one_line_keeps_the_hand_lines_and_blame_says_so(pro
     # which the legend on stderr names.
     assert first.startswith("v1  hand edit  ") and first.endswith("       Project: yak")
     assert last.startswith("v2  refresh    ") and last.endswith("  [1]  - tests run with pytest")
-    assert human.stderr.decode() == f"[1] {session}: Tests\n"
+    # Then why the refresh's line is there (its evidence, or "no evidence recorded").
+    legend, why = human.stderr.decode().splitlines()
+    assert legend == f"[1] {session}: Tests" and why.startswith("line 6: ")
 
     history = as_json(project.run("history", "--json"))
     assert [(h["source"], h["added"], h["removed"]) for h in history] == [

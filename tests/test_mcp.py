@@ -50,7 +50,11 @@ async def mcp_session(data_dir, folder, client: str | None = None):
     server = StdioServerParameters(
         command=sys.executable,
         args=["-m", "yak", "mcp", "-w", str(folder)],
-        env={"YAK_DATA_DIR": str(data_dir)},
+        env={
+            "YAK_DATA_DIR": str(data_dir),
+            # The PostgreSQL test database, for a test run against it (``database``).
+            **{k: v for k, v in os.environ.items() if k == "YAK_DATABASE_URL"},
+        },
     )
     with open(os.devnull, "w") as errlog:
         async with (

@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 import pytest
 
 from yak.domain import (
+    DEFAULT_SESSION_TITLE,
+    EVIDENCE_QUOTE_CHARS,
     STORE_ERROR,
+    Evidence,
     Proposal,
     ProposalStatus,
     QueueState,
@@ -17,6 +20,7 @@ from yak.domain import (
     RefreshStatus,
     ReviewMode,
     RevisionSource,
+    Speaker,
     Workspace,
 )
 from yak.memory.document import (
@@ -32,6 +36,7 @@ from yak.presenters import (
     action_words,
     change_words,
     describe_outcome,
+    evidence_words,
     list_colour,
     mode_words,
     outcome_label,
@@ -217,3 +222,36 @@ def test_a_proposal_says_where_it_stands(changes, words):
         **changes,
     )
     assert proposal_outcome(proposal) == words
+
+
+SESSION = "01JDX3K8ABCDEFGHJKMNPQRSTV"
+
+
+@pytest.mark.parametrize(
+    ("speaker", "titles", "words"),
+    [
+        (Speaker.USER, {SESSION: "Packaging"}, 'you said in "Packaging": "use uv"'),
+        (Speaker.ASSISTANT, {SESSION: "Packaging"}, 'the assistant said in "Packaging": "use uv"'),
+        (Speaker.TOOL_CALL, {}, 'seen in a tool call in conversation 01JDX3K8: "use uv"'),
+        (
+            Speaker.USER,
+            {SESSION: DEFAULT_SESSION_TITLE},
+            'you said in conversation 01JDX3K8: "use uv"',
+        ),
+    ],
+)
+def test_a_lines_evidence_in_words(speaker, titles, words):
+    """Who said it, where (the conversation's title, else its short id), and the quote."""
+    evidence = Evidence("- use uv", SESSION, "01JDX3K9MESSAGE00000000000", speaker, "use uv")
+    assert evidence_words(evidence, titles=titles) == words
+    assert evidence_words(evidence, by_person=True, titles=titles) == words
+
+
+def test_a_line_without_evidence_is_typed_by_you_or_has_none_recorded():
+    """A person's line is "typed by you"; a refresh's without a passage "no evidence
+    recorded"; a long quote on several lines is one line, at most 200 characters."""
+    assert evidence_words(None, by_person=True) == "typed by you"
+    assert evidence_words(None) == "no evidence recorded"
+    long = Evidence("- x", SESSION, "m", Speaker.USER, "word\nword " * 60)
+    quote = evidence_words(long).split(": ", 1)[1]
+    assert "\n" not in quote and len(quote) == EVIDENCE_QUOTE_CHARS + 2  # with its quotes

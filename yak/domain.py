@@ -376,6 +376,7 @@ class Proposal:
         superseded_by: the id of the proposal that superseded it.
         conflicts_with: the document version it no longer applies to cleanly (a pending
             proposal kept for the person to decide), None when it applies to the current one.
+        evidence: the passages behind the lines a refresh proposes (``()``: none recorded).
     """
 
     id: str
@@ -397,6 +398,7 @@ class Proposal:
     result_version: int | None = None
     superseded_by: str | None = None
     conflicts_with: int | None = None
+    evidence: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)

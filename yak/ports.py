@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from yak.domain import (
         ChatMessage,
         ChatSession,
+        Evidence,
         MemoryDocument,
         MemorySummary,
         Proposal,
@@ -127,6 +128,7 @@ class WriteOptions(TypedDict):
             transaction, with the version it became).
         accepted_as: how it is marked: ``accepted`` (default) or ``edited`` (edited and
             accepted).
+        evidence: the passages behind the lines written, stored with the revision.
     """
 
     expected_version: int | None
@@ -139,6 +141,7 @@ class WriteOptions(TypedDict):
     effects: NotRequired[Callable[[str], WriteEffects] | None]
     accepts: NotRequired[str | None]
     accepted_as: NotRequired[ProposalStatus]
+    evidence: NotRequired[tuple[Evidence, ...]]
 
 
 class DocumentRepository(Protocol):

@@ -12,13 +12,16 @@ words are for people.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from yak.domain import (
+    DEFAULT_SESSION_TITLE,
+    EVIDENCE_QUOTE_CHARS,
     STORE_ERROR,
+    Evidence,
     Proposal,
     ProposalOrigin,
     ProposalStatus,
@@ -28,12 +31,15 @@ from yak.domain import (
     RefreshState,
     RefreshStatus,
     ReviewMode,
+    Speaker,
     UpkeepFigures,
 )
-from yak.text import plural
+from yak.text import one_line, plural
 
 __all__ = [
+    "NO_EVIDENCE",
     "PAUSED_TEXT",
+    "TYPED_BY_YOU",
     "UNFOLDED_TEXT",
     "UNFOLDED_TIP",
     "Colour",
@@ -43,6 +49,7 @@ __all__ = [
     "action_words",
     "change_words",
     "describe_outcome",
+    "evidence_words",
     "list_colour",
     "list_status",
     "mode_words",
@@ -459,6 +466,46 @@ def landing_words(line: int, section: str | None) -> str:
     "Conventions"`` or ``lands at line 30``."""
     under = f", under {section!r}" if section else ""
     return f"lands at line {line}{under}"
+
+
+# --- why a line is there ---------------------------------------------------------------------
+NO_EVIDENCE = "no evidence recorded"
+TYPED_BY_YOU = "typed by you"
+SHORT_ID_CHARS = 8  # a conversation named by its id shows this many characters of it
+_SAID = {
+    Speaker.USER: "you said",
+    Speaker.ASSISTANT: "the assistant said",
+    Speaker.TOOL_CALL: "seen in a tool call",
+}
+
+
+def evidence_words(
+    evidence: Evidence | None,
+    *,
+    by_person: bool = False,
+    titles: Mapping[str, str] | None = None,
+) -> str:
+    """A memory line's answer to "why is this here?" ("Evidence" in docs/memory.md), the
+    same in blame, the panel's hover, the editor's line status, the review dialog and MCP:
+
+    - with evidence: ``you said in "Set up CI": "we moved from Poetry to uv"`` (``the
+      assistant said in …``, ``seen in a tool call in …``); the conversation by its title
+      in ``titles`` (``{session_id: title}``), else ``conversation 01JDX3K8`` (its id's first
+      eight characters: deleted, or never titled); the quote on one line, at most
+      ``EVIDENCE_QUOTE_CHARS`` characters;
+    - else, a line a person wrote (``by_person``): ``typed by you``;
+    - else (a refresh or a proposal wrote it before evidence was kept, or found none):
+      ``no evidence recorded``.
+    """
+    if evidence is not None:
+        title = (titles or {}).get(evidence.session_id, "")
+        if title and title != DEFAULT_SESSION_TITLE:
+            where = f'"{one_line(title, 60)}"'
+        else:
+            where = f"conversation {evidence.session_id[:SHORT_ID_CHARS]}"
+        quote = one_line(evidence.quote, EVIDENCE_QUOTE_CHARS)
+        return f'{_SAID[evidence.speaker]} in {where}: "{quote}"'
+    return TYPED_BY_YOU if by_person else NO_EVIDENCE
 
 
 # --- who wrote a version ------------------------------------------------------------------

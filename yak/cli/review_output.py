@@ -15,8 +15,10 @@ from yak.domain import LineOrigin, MemoryDocument, Proposal, ProposalStatus, Wor
 from yak.events import SyncedFileFailed
 from yak.memory import document as doc_rules
 from yak.memory import placement
-from yak.memory.provenance import unified_diff
+from yak.memory.provenance import evidence_json, unified_diff
 from yak.presenters import (
+    NO_EVIDENCE,
+    evidence_words,
     landing_words,
     mode_words,
     proposal_origin,
@@ -24,6 +26,7 @@ from yak.presenters import (
     secrets_reason,
     source_label,
 )
+from yak.text import escape_controls
 
 
 def blame(
@@ -33,10 +36,13 @@ def blame(
     *,
     as_json: bool,
 ) -> None:
-    """``blame``: one origin per line, a JSON array or ``v4  hand edit  2026-12-01 10:02  [1]
-    text`` lines: the version, its source in the window's words, when, the markers of the
-    conversations a refresh took the line from, the text. The markers' legend (``[1]
-    ses_…: title``) follows on stderr, so stdout stays one line per document line."""
+    """``blame``: one origin per line, a JSON array (each line's ``evidence``: the passage
+    behind it, or ``null``) or ``v4  hand edit  2026-12-01 10:02  [1]  text`` lines: the
+    version, its source in the window's words, when, the markers of the conversations a
+    refresh took the line from, the text. The markers' legend (``[1] 01JD…: title``) and why
+    each line a refresh or a proposal wrote is there (``line 3: you said in "Set up CI":
+    "…"``, ``lines 1-2, 5: no evidence recorded``; ``presenters.evidence_words``) follow on
+    stderr, so stdout stays one line per document line."""
     if as_json:
         print_json(
             [
@@ -48,6 +54,7 @@ def blame(
                     "created_at": doc_rules.iso_utc(o.created_at),
                     "sessions": list(o.sessions),
                     "by_person": o.by_person,
+                    "evidence": evidence_json(o.evidence),
                 }
                 for o in origins
             ]
@@ -78,6 +85,34 @@ def blame(
         print("  ".join([*cells, o.text]))
     for sid, number in numbers.items():
         print(f"[{number}] {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
+    for said in why_lines(origins, titles):
+        print(escape_controls(said), file=sys.stderr)
+
+
+def why_lines(origins: Sequence[LineOrigin], titles: Mapping[str, str]) -> list[str]:
+    """Why each non-blank line that is not a person's is there, for text ``blame``: ``line
+    3: you said in "Set up CI": "…"`` per line with evidence, then one ``lines 1-2, 5: no
+    evidence recorded`` for those without (a person's lines say ``hand edit`` already)."""
+    said = [
+        f"line {o.line}: {evidence_words(o.evidence, titles=titles)}"
+        for o in origins
+        if o.evidence is not None and o.text.strip()
+    ]
+    bare = [o.line for o in origins if o.evidence is None and not o.by_person and o.text.strip()]
+    if bare:
+        said.append(f"{'line' if len(bare) == 1 else 'lines'} {_ranges(bare)}: {NO_EVIDENCE}")
+    return said
+
+
+def _ranges(numbers: Sequence[int]) -> str:
+    """``1-2, 5, 7-9`` for ``[1, 2, 5, 7, 8, 9]`` (sorted, distinct)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def redacted_kinds(flags: Sequence[str]) -> list[str]:
@@ -86,7 +121,8 @@ def redacted_kinds(flags: Sequence[str]) -> list[str]:
 
 
 def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, Any]:
-    """A proposal as ``review --json`` lists it; with ``base`` (``review ID``) also its
+    """A proposal as ``review --json`` lists it (``evidence``: the passages behind the lines it
+    adds, as ``blame --json`` gives them); with ``base`` (``review ID``) also its
     ``content`` and ``diff`` (a unified line diff against the base version)."""
     item: dict[str, Any] = {
         "id": proposal.id,
@@ -106,6 +142,7 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
         "created_at": doc_rules.iso_utc(proposal.created_at),
         "sessions": list(proposal.session_ids),
         "flags": list(proposal.flags),
+        "evidence": [evidence_json(entry) for entry in proposal.evidence],
     }
     if base is not None:
         item["lands"] = lands_json(base, proposal)

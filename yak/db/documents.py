@@ -44,7 +44,9 @@ from yak.db.rows import (
     require_workspace,
     to_tombstone,
 )
+from yak.db.schema import evidence_text
 from yak.domain import (
+    Evidence,
     MemoryDocument,
     MemorySummary,
     ProposalStatus,
@@ -113,6 +115,7 @@ class SqlDocumentRepository:
         effects: Callable[[str], WriteEffects] | None = None,
         accepts: str | None = None,
         accepted_as: ProposalStatus = ProposalStatus.ACCEPTED,
+        evidence: tuple[Evidence, ...] = (),
     ) -> MemoryDocument:
         """Write ``text`` (already checked) as the next version and append its revision; with
         ``watermarks`` (``{session_id: last folded message id}``) advance them in the same
@@ -126,6 +129,8 @@ class SqlDocumentRepository:
                 ``accepted_as`` with the version it became, in the same transaction, also when
                 the text is already stored).
             accepted_as: ``accepted``, or ``edited`` (edited and accepted).
+            evidence: the passages behind the lines written, stored with the revision
+                (``yak.db.schema.evidence_text``).
 
         Raises:
             ConflictError: ``expected_version`` is not the stored version, or ``accepts`` is no
@@ -148,6 +153,7 @@ class SqlDocumentRepository:
                 session_ids=tuple(session_ids),
                 restored_from=restored_from,
                 effects=effects,
+                evidence=evidence,
             )
             if accepts is not None:
                 record_result(s, accepted.id, result.version)
@@ -196,6 +202,7 @@ class SqlDocumentRepository:
         session_ids: tuple[str, ...] = (),
         restored_from: str | None = None,
         effects: Callable[[str], WriteEffects] | None = None,
+        evidence: tuple[Evidence, ...] = (),
     ) -> MemoryDocument:
         if expected_version is not None and int(expected_version) < 0:
             raise UsageError("The expected version must be 0 or more; nothing was saved.")
@@ -250,6 +257,7 @@ class SqlDocumentRepository:
                 "created_at": moment,
                 "added": change.added,
                 "removed": change.removed,
+                "evidence": evidence_text(evidence),
             },
         )
         change_tombstones(s, workspace_id, change, source=str(source), moment=moment)

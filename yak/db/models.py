@@ -146,6 +146,9 @@ class MemoryRevisionRow(Base):
     # Lines added and removed against the version it was based on.
     added: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     removed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The passages behind the lines a refresh wrote: JSON text (``yak.db.schema.evidence_text``),
+    # NULL when there are none ("Evidence" in docs/memory.md).
+    evidence: Mapped[str | None] = mapped_column(Text)
 
 
 class RefreshAttemptRow(Base):
@@ -202,6 +205,7 @@ class MemoryProposalRow(Base):
     result_version: Mapped[int | None] = mapped_column(Integer)
     superseded_by: Mapped[str | None] = mapped_column(String(26))
     conflicts_with: Mapped[int | None] = mapped_column(Integer)
+    evidence: Mapped[str | None] = mapped_column(Text)  # as a revision's
 
 
 class MemoryTombstoneRow(Base):

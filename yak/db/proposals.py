@@ -28,6 +28,7 @@ from yak.db.rows import (
     owner,
     require_workspace,
 )
+from yak.db.schema import evidence_text
 from yak.domain import Proposal, ProposalOrigin, ProposalStatus, WriteEffects
 from yak.errors import ConflictError
 from yak.ids import PROPOSAL_IDS, id_prefix, new_id, only_match
@@ -79,6 +80,7 @@ class ProposalRepository:
                 "result_version": None,
                 "superseded_by": None,
                 "conflicts_with": proposal.conflicts_with,
+                "evidence": evidence_text(proposal.evidence),
             }
             connection.execute(_INSERT, values)
         return replace(
@@ -94,6 +96,7 @@ class ProposalRepository:
             decided_at=None,
             result_version=None,
             superseded_by=None,
+            evidence=tuple(proposal.evidence),
         )
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from yak import paths
-from yak.db.schema import decode_document, review_mode, utc_time
+from yak.db.schema import decode_document, review_mode, stored_evidence, utc_time
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -258,14 +258,14 @@ def read_raw(query: Query, workspace_id: str) -> bytes:
 REVISION = (
     "SELECT id, workspace_id, version, source, content, lines, chars, CAST(flags AS VARCHAR), "
     "CAST(created_at AS VARCHAR), model, CAST(session_ids AS VARCHAR), restored_from, added, "
-    "removed FROM memory_revisions"
+    "removed, evidence FROM memory_revisions"
 )
 
 
 def revision_of(row: Row) -> Revision:
     """A revision from the columns of :data:`REVISION`."""
     (r_id, ws_id, version, source, content, n_lines, n_chars, flags, created_at) = row[:9]
-    model, session_ids, restored_from, added, removed = row[9:]
+    model, session_ids, restored_from, added, removed, evidence = row[9:]
     return Revision(
         id=r_id,
         workspace_id=ws_id,
@@ -281,6 +281,7 @@ def revision_of(row: Row) -> Revision:
         restored_from=restored_from,
         added=added or 0,
         removed=removed or 0,
+        evidence=stored_evidence(evidence),
     )
 
 
@@ -412,7 +413,7 @@ PROPOSAL = (
     "SELECT id, workspace_id, base_version, content, CAST(reasons AS VARCHAR), added, removed, "
     "status, CAST(created_at AS VARCHAR), model, CAST(session_ids AS VARCHAR), "
     "CAST(watermarks AS VARCHAR), CAST(flags AS VARCHAR), CAST(decided_at AS VARCHAR), "
-    "origin, client, result_version, superseded_by, conflicts_with "
+    "origin, client, result_version, superseded_by, conflicts_with, evidence "
     "FROM memory_proposals"
 )
 
@@ -421,7 +422,7 @@ def proposal_of(row: Row) -> Proposal:
     """A proposal from the columns of :data:`PROPOSAL`."""
     (p_id, ws_id, base, content, reasons, added, removed, status, created_at) = row[:9]
     model, session_ids, watermarks, flags, decided_at = row[9:14]
-    origin, client, result_version, superseded_by, conflicts_with = row[14:]
+    origin, client, result_version, superseded_by, conflicts_with, evidence = row[14:]
     return Proposal(
         id=p_id,
         workspace_id=ws_id,
@@ -442,6 +443,7 @@ def proposal_of(row: Row) -> Proposal:
         result_version=result_version,
         superseded_by=superseded_by,
         conflicts_with=conflicts_with,
+        evidence=stored_evidence(evidence),
     )
 
 

@@ -1,6 +1,6 @@
 """What both ways of reading the database share without SQLAlchemy: the file's name, the busy
 timeout, the newest migration's revision read from the migration files as text, and the
-decoding of stored values (naive-UTC time text, review modes, document bytes).
+decoding of stored values (naive-UTC time text, review modes, document bytes, evidence).
 
 ``yak.db.engine`` (SQLAlchemy and Alembic), ``yak.db.reads`` (the hot reads' SQL) and
 ``yak.db.sqlite_read`` (plain ``sqlite3``, the fast path of commands that only read) import
@@ -10,11 +10,13 @@ from here.
 from __future__ import annotations
 
 import functools
+import json
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from yak.domain import ReviewMode
+from yak.domain import Evidence, ReviewMode, Speaker
 from yak.errors import UnreadableDocument
 
 DB_FILE = "yak.db"
@@ -95,3 +97,50 @@ def decode_document(workspace_id: str, version: int, raw: bytes | None) -> str:
             version=version,
             raw=data,
         ) from None
+
+
+_EVIDENCE_KEYS = ("line", "session_id", "message_id", "speaker", "quote")
+
+
+def evidence_text(evidence: Iterable[Evidence]) -> str | None:
+    """Evidence as it is stored in a revision's or a proposal's ``evidence`` column: a JSON
+    list of ``{"line", "session_id", "message_id", "speaker", "quote"}`` objects, or ``None``
+    (SQL ``NULL``) when there is none ("Evidence" in docs/memory.md)."""
+    items = [
+        {
+            "line": e.line,
+            "session_id": e.session_id,
+            "message_id": e.message_id,
+            "speaker": str(e.speaker),
+            "quote": e.quote,
+        }
+        for e in evidence
+    ]
+    return json.dumps(items, ensure_ascii=False) if items else None
+
+
+_SPEAKERS = {speaker.value: speaker for speaker in Speaker}
+
+
+def stored_evidence(text: str | None) -> tuple[Evidence, ...]:
+    """The evidence of an ``evidence`` column (``()`` for ``NULL``). An entry that is not
+    an object of five strings with a known speaker (written by another program) is left
+    out: it backs nothing, and the line then reads "no evidence recorded"."""
+    if not text:
+        return ()
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return ()
+    found = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        values = [item.get(key) for key in _EVIDENCE_KEYS]
+        if not all(isinstance(value, str) for value in values):
+            continue
+        line, session_id, message_id, speaker, quote = map(str, values)
+        if speaker not in _SPEAKERS:
+            continue
+        found.append(Evidence(line, session_id, message_id, _SPEAKERS[speaker], quote))
+    return tuple(found)

@@ -7,7 +7,8 @@ descriptions (what the model reads) are plain prose with the limits in numbers:
 - ``memory_read()``: ``{"path", "version", "lines", "content"}`` (version 0 and empty for a
   folder that is not a workspace yet);
 - ``memory_blame()``: ``{"path", "version", "lines": [{"line", "text", "version", "source",
-  "created_at", "by_person"}]}``;
+  "created_at", "by_person", "evidence"}]}`` (``evidence``: ``{"line", "session_id",
+  "message_id", "speaker", "quote"}`` or ``null``, "Evidence" in docs/memory.md);
 - ``memory_search(query)``: ``{"query", "matches": [{"line", "text"}]}``, the document's lines
   holding ``query`` (case-insensitive), this workspace only;
 - ``memory_status()``: ``{"path", "memory_enabled", "mode", "version", "lines",
@@ -43,6 +44,7 @@ from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
 from yak.memory import placement
 from yak.memory.document import iso_utc
+from yak.memory.provenance import evidence_json
 from yak.memory.review import REASON_CHARS
 from yak.presenters import landing_words, proposal_outcome
 
@@ -66,7 +68,10 @@ STATUS = (
 )
 BLAME = (
     "Tell where each line of the memory came from: the version that wrote it, its source "
-    "(hand, import, refresh, proposal or restore), when, and whether a person wrote it."
+    "(hand, import, refresh, proposal or restore), when, whether a person wrote it, and "
+    "the evidence behind a line a refresh wrote: the passage of a conversation that said it "
+    "(who said it, user, assistant or tool_call, and a quote of at most 200 characters), or "
+    "null when none was recorded."
 )
 SEARCH = (
     "Find the lines of this project's memory that contain a word or phrase, ignoring case, "
@@ -196,6 +201,7 @@ def build_server(core: Core, folder: str) -> MCPServer:
                         "source": str(o.source),
                         "created_at": iso_utc(o.created_at),
                         "by_person": o.by_person,
+                        "evidence": evidence_json(o.evidence),
                     }
                     for o in origins
                 ],

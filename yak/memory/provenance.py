@@ -4,9 +4,9 @@ docs/memory.md). No I/O; the memory service and the refresher call these.
 
 - :func:`blame` walks the revision chain oldest first and diffs each revision's lines against
   the previous one (``difflib``): a line in an unchanged run keeps its origin, every inserted or
-  replaced line takes the origin of the revision that wrote it. So an origin is exact for a
-  line untouched since it was written. A restore gives back the origins the restored revision's
-  lines had.
+  replaced line takes the origin of the revision that wrote it, with that revision's evidence
+  for the same line text. So an origin is exact for a line untouched since it was written. A
+  restore gives back the origins (and evidence) the restored revision's lines had.
 - :func:`fold_line` is how a returning line is recognised: case, spacing and end punctuation
   folded.
 - :func:`write_effects` says what a write does to the tombstones: a hand save buries the lines
@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
 from yak.domain import (
+    Evidence,
     LineOrigin,
     ReviewMode,
     Revision,
@@ -69,7 +70,8 @@ def blame(
 
     Returns:
         One :class:`LineOrigin` per line of the last revision's content (``[]`` when there is
-        none or it is empty), with 1-based line numbers.
+        none or it is empty), with 1-based line numbers; ``evidence`` is the writing
+        revision's entry for the line's text, if it kept one.
     """
     lines, origins = start if start is not None else ([], [])
     by_revision: dict[str, tuple[list[str], list[LineOrigin]]] = {}
@@ -98,13 +100,47 @@ def blame(
             model=revision.model,
             by_person=_by_person(revision),
         )
+        # A line this revision wrote carries its evidence, matched by the line's text.
+        backed = {entry.line: entry for entry in reversed(revision.evidence)}
         origins = [
-            _at(origin if origin is not None else own, number, text)
+            _at(origin if origin is not None else _backed(own, backed, text), number, text)
             for number, (origin, text) in enumerate(zip(new_origins, new_lines, strict=True), 1)
         ]
         lines = new_lines
         by_revision[revision.id] = (lines, origins)
     return origins
+
+
+def evidence_kept(evidence: Iterable[Evidence], text: str) -> tuple[Evidence, ...]:
+    """The entries of ``evidence`` whose line is a line of ``text`` exactly, one per line
+    (the first given), in the order given: what a write of ``text`` stores ("Evidence" in
+    docs/memory.md)."""
+    present = set(text.splitlines())
+    kept: dict[str, Evidence] = {}
+    for entry in evidence:
+        if entry.line in present and entry.line not in kept:
+            kept[entry.line] = entry
+    return tuple(kept.values())
+
+
+def evidence_json(evidence: Evidence | None) -> dict[str, str] | None:
+    """A line's evidence as ``blame --json`` and MCP ``memory_blame`` give it: ``{"line",
+    "session_id", "message_id", "speaker", "quote"}`` (speaker ``user``, ``assistant`` or
+    ``tool_call``), or ``None``."""
+    if evidence is None:
+        return None
+    return {
+        "line": evidence.line,
+        "session_id": evidence.session_id,
+        "message_id": evidence.message_id,
+        "speaker": str(evidence.speaker),
+        "quote": evidence.quote,
+    }
+
+
+def _backed(own: LineOrigin, backed: dict[str, Evidence], text: str) -> LineOrigin:
+    entry = backed.get(text)
+    return own if entry is None else replace(own, evidence=entry)
 
 
 def _at(origin: LineOrigin, number: int, text: str) -> LineOrigin:

@@ -10,13 +10,14 @@ workspace's waiting proposals publishes ``ProposalsChanged``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from yak.aio import Offload, to_thread
 from yak.domain import (
     FLOOR_RATIO,
+    Evidence,
     MemoryDocument,
     Proposal,
     ProposalOrigin,
@@ -87,11 +88,17 @@ class ReviewInbox:
         flags: tuple[str, ...] = (),
         origin: ProposalOrigin = ProposalOrigin.REFRESH,
         client: str | None = None,
+        evidence: Sequence[Evidence] = (),
     ) -> Proposal:
         """Store a rewrite that must wait for review (the refresher's ``needs_review``, an
         agent's proposal). A refresh's proposal supersedes the workspace's older pending
         refresh proposals; an agent's supersedes nothing ("The inbox" in docs/memory.md).
-        Nothing in the document or the watermarks changes. Publishes ``ProposalsChanged``."""
+        Nothing in the document or the watermarks changes. Publishes ``ProposalsChanged``.
+
+        ``evidence``: the passages behind the lines it adds or changes, stored with it (an
+        entry whose ``line`` is not a line of ``text``, exactly, is left out); accepting it
+        stores on the revision those of the lines still in the text written ("Evidence" in
+        docs/memory.md)."""
         base = await self._memory.version_text(workspace_id, base_version)
         added, removed = line_changes(base, text)
         proposal = Proposal(
@@ -110,6 +117,7 @@ class ReviewInbox:
             flags=flags,
             origin=origin,
             client=client,
+            evidence=provenance.evidence_kept(evidence, text),
         )
         stored = await self._offload(self._proposals.add_proposal, proposal)
         await self._inbox_changed(workspace_id)

@@ -13,13 +13,14 @@ process, noticed by the watcher (``yak.memory.watcher``), is published with ``so
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
 from yak.aio import Offload, to_thread
 from yak.domain import (
+    Evidence,
     MemoryDocument,
     Proposal,
     ProposalStatus,
@@ -278,10 +279,15 @@ class MemoryService(MemoryReader):
         session_ids: tuple[str, ...],
         watermarks: Mapping[str, str],
         flags: tuple[str, ...] = (),
+        evidence: Sequence[Evidence] = (),
     ) -> MemoryDocument:
         """Apply a refresh's rewrite that passed the guards, advancing the session watermarks
         in the same transaction. The ceiling is checked again here as a last net. Refresh
         proposals still waiting become ``superseded``; the others are rebased (every write).
+
+        ``evidence``: the passages behind the lines it adds or changes, stored with the
+        revision; an entry whose ``line`` is not a line of the text, exactly, is left out
+        ("Evidence" in docs/memory.md).
 
         Raises:
             ConflictError: the document changed since ``base_version`` (superseded).
@@ -299,6 +305,7 @@ class MemoryService(MemoryReader):
             model=model,
             session_ids=session_ids,
             watermarks=watermarks,
+            evidence=provenance.evidence_kept(evidence, prepared),
             # A refresh proposal still waiting was made on an older version, and this rewrite
             # folded its conversations too: it leaves the inbox. An agent's stays (rebased).
             supersede=True,
@@ -322,6 +329,8 @@ class MemoryService(MemoryReader):
         transaction; ``edited``: ``text`` is the person's edit of it (flag ``edited``, status
         ``edited``). The proposal records the version it became. ``on_version``: write on
         this version instead (a conflicting proposal the person edited onto the current one).
+        The revision keeps the proposal's evidence for the lines still in ``text`` (the same
+        line, exactly: a line the person reworded has none).
 
         Raises:
             ConflictError: the document changed since the base version, or the proposal is no
@@ -339,6 +348,7 @@ class MemoryService(MemoryReader):
             initiator=initiator,
             accepts=proposal.id,
             accepted_as=ProposalStatus.EDITED if edited else ProposalStatus.ACCEPTED,
+            evidence=provenance.evidence_kept(proposal.evidence, text),
             edited=edited,
         )
 

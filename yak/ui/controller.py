@@ -527,7 +527,8 @@ class AppController(QObject):
         current = await self.core.memory.read(workspace_id)
         origins = await self.core.memory.blame(workspace_id)
         hand = hand_lines(base, origins, current=current.version == proposal.base_version)
-        self.review_dialog.show_proposal(proposal, base, hand=hand)
+        titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
+        self.review_dialog.show_proposal(proposal, base, hand=hand, titles=titles)
 
     async def _recheck_review(self, workspace_id: str, shown: Proposal) -> None:
         """The inbox changed while the dialog shows ``shown``: when it is no longer waiting

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, RevisionSource, count_lines
+from yak.domain import MAX_CHARS, MAX_LINES, Evidence, LineOrigin, RevisionSource, count_lines
+from yak.presenters import NO_EVIDENCE, evidence_words
 
 
 def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
@@ -122,6 +124,55 @@ def origin_text(origin: LineOrigin, titles: Mapping[str, str]) -> str:
     if origin.source is RevisionSource.COPY:
         return f"copied by you from the enclosing folder, {version} · {day}"
     return f"{origin.source}, {version} · {day}"
+
+
+def origin_and_why(origin: LineOrigin, titles: Mapping[str, str]) -> str:
+    """:func:`origin_text`, then on a second line why the line is there
+    (``presenters.evidence_words``): ``added by refresh v7 from 'Set up CI' · 3 Dec`` /
+    ``why: you said in "Set up CI": "we moved from Poetry to uv"``, or ``why: no evidence
+    recorded``. A person's line without evidence has no second line: the first says it
+    ("Evidence" in docs/memory.md)."""
+    said = origin_text(origin, titles)
+    if origin.evidence is None and origin.by_person:
+        return said
+    why = evidence_words(origin.evidence, by_person=origin.by_person, titles=titles)
+    return f"{said}\nwhy: {why}"
+
+
+# A passage a review reason quotes: "…", '…' or `…` (a line, a token it names).
+_QUOTED = re.compile(r""""([^"]{2,})"|'([^']{2,})'|`([^`]{2,})`""")
+
+
+def why_added(
+    lines: Sequence[str],
+    evidence: Sequence[Evidence],
+    reasons: Sequence[str],
+    titles: Mapping[str, str],
+) -> list[tuple[str, str]]:
+    """Why each line a proposal adds is there, for the review dialog: ``(line, words)`` with
+    its evidence in ``presenters.evidence_words``' words, or, for a line without any, the
+    reasons that quote it or a token of it (joined by "; "), else ``no evidence recorded``."""
+    backed = {entry.line: entry for entry in reversed(evidence)}
+    found = []
+    for line in lines:
+        entry = backed.get(line)
+        if entry is not None:
+            found.append((line, evidence_words(entry, titles=titles)))
+            continue
+        named = [reason for reason in reasons if _quotes_part_of(reason, line)]
+        found.append((line, "; ".join(named) if named else NO_EVIDENCE))
+    return found
+
+
+def _quotes_part_of(reason: str, line: str) -> bool:
+    """Whether ``reason`` quotes ``line`` (its start, as reasons shorten it) or a part of it."""
+    text = line.strip()
+    for match in _QUOTED.finditer(reason):
+        quoted = next(group for group in match.groups() if group is not None).strip()
+        quoted = quoted.removesuffix("…").strip()
+        if quoted and quoted in text:
+            return True
+    return False
 
 
 def origin_at(origins: list[LineOrigin], number: int, line: str) -> LineOrigin | None:

@@ -14,6 +14,7 @@ event's): the panel shows it as it is and merges it with nothing.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -33,8 +34,15 @@ from yak.presenters import (
     token_size,
 )
 from yak.ui.colours import text_style
-from yak.ui.formatting import line_count_text, origin_at, origin_text, relative_time
+from yak.ui.formatting import (
+    line_count_text,
+    origin_and_why,
+    origin_at,
+    relative_time,
+)
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
+
+TIP_CHARS = 90  # a line's hover tip wraps at this many characters
 
 NO_WORKSPACE_TEXT = (
     "No folder is open. Open a project folder with File › Open Folder… "
@@ -216,11 +224,13 @@ class MemoryPanel(QWidget):
 
     def origin_at_line(self, number: int) -> str:
         """What hovering line ``number`` (0-based) says: ``"Line 3: typed by you, v4 · 1 Dec"``,
-        or ``""`` for a blank line or one whose origin is not known."""
+        or for a line a refresh wrote also why it is there on a second line (``why: you said
+        in "Set up CI": "…"``, ``why: no evidence recorded``), or ``""`` for a blank line or
+        one whose origin is not known."""
         block = self.document_view.document().findBlockByNumber(number)
         line = block.text() if block.isValid() else ""
         origin = origin_at(self._origins, number, line) if line.strip() else None
-        return f"Line {number + 1}: {origin_text(origin, self._titles)}" if origin else ""
+        return f"Line {number + 1}: {origin_and_why(origin, self._titles)}" if origin else ""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A tooltip over the document: the origin of the line under the mouse."""
@@ -228,7 +238,9 @@ class MemoryPanel(QWidget):
             cursor = self.document_view.cursorForPosition(event.pos())
             said = self.origin_at_line(cursor.blockNumber())
             if said:
-                QToolTip.showText(event.globalPos(), said, self.document_view)
+                # Wrapped, so a long quote does not make the tip as wide as the screen.
+                shown = "\n".join(textwrap.fill(part, TIP_CHARS) for part in said.split("\n"))
+                QToolTip.showText(event.globalPos(), shown, self.document_view)
             else:
                 QToolTip.hideText()
             return True

@@ -4,8 +4,9 @@ Two uses, one view ("Review" in docs/memory.md, "The review dialog" in docs/ui.m
 
 - a **proposal** waiting for review: who proposes it (``presenters.proposal_origin``: "An agent
   (Claude Code over MCP) proposes…"), every reason it waits (the secrets redacted from it too),
-  its diff against the version it was based on, one hunk at a time when there are several
-  (``yak.memory.hunks``: a checkable list, each change taken or left out), and Accept
+  why each line it adds is there (its evidence, "Evidence" in docs/memory.md, or the reasons
+  that name it), its diff against the version it was based on, one hunk at a time when there
+  are several (``yak.memory.hunks``: a checkable list, each change taken or left out), and Accept
   (Ctrl+Return, Alt+A), Edit then accept (Ctrl+E, Alt+E: the text taken becomes editable;
   Ctrl+Return accepts the edited text), Reject (Ctrl+Delete, Alt+R) and Close (Esc, Alt+C).
   Accept is the default button (Enter) only when no change taken removes a line a person wrote;
@@ -20,7 +21,7 @@ edited and accepted) and ``reject_requested(proposal_id)``; the controller runs 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
@@ -35,17 +36,19 @@ from PySide6.QtWidgets import (
 
 from yak.domain import Proposal
 from yak.memory.hunks import Hunk, hunks, take
+from yak.memory.provenance import added_lines
 from yak.presenters import Colour, proposal_origin, proposal_reasons
-from yak.text import shorten
+from yak.text import plural, shorten
 from yak.ui.colours import text_style
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows
+from yak.ui.formatting import diff_rows, why_added
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
 ACCEPT_KEYS = "Ctrl+Return"
 EDIT_KEYS = "Ctrl+E"
 REJECT_KEYS = "Ctrl+Delete"
 HUNK_LIST_ROWS = 4  # the list of changes shows this many rows before it scrolls
+EVIDENCE_ROWS = 5  # added lines whose evidence is listed; the others are counted
 
 
 class ReviewDialog(QDialog):
@@ -73,6 +76,10 @@ class ReviewDialog(QDialog):
         font.setBold(True)
         self.title_label.setFont(font)
         self.reasons_label = create_label(self, object_name="reviewReasons", word_wrap=True)
+        # Why each line it adds is there: its evidence, or the reasons that name it.
+        self.evidence_label = create_label(
+            self, object_name="reviewEvidence", word_wrap=True, plain_text=True
+        )
         self.hunks_label = create_label(
             self, "C&hanges: untick one to leave it out (Space ticks the selected one)"
         )
@@ -127,6 +134,7 @@ class ReviewDialog(QDialog):
         vbox(
             self.title_label,
             self.reasons_label,
+            self.evidence_label,
             self.hunks_label,
             self.hunk_list,
             (self.stack, 1),
@@ -178,14 +186,23 @@ class ReviewDialog(QDialog):
         ticked = set(self.chosen)
         return any(h.hand_removed for h in self._hunks if h.number in ticked)
 
-    def show_proposal(self, proposal: Proposal, base: str, *, hand: Collection[int] = ()) -> None:
-        """Show ``proposal``: who proposes it, every reason it waits, its diff against
-        ``base`` (the text of the version it was based on) with one checkable entry per hunk
-        when there are several, and Accept, Edit then accept and Reject.
+    def show_proposal(
+        self,
+        proposal: Proposal,
+        base: str,
+        *,
+        hand: Collection[int] = (),
+        titles: Mapping[str, str] | None = None,
+    ) -> None:
+        """Show ``proposal``: who proposes it, every reason it waits, why each line it adds
+        is there (its evidence, or the reasons naming it), its diff against ``base`` (the
+        text of the version it was based on) with one checkable entry per hunk when there are
+        several, and Accept, Edit then accept and Reject.
 
         Args:
             hand: the 0-based numbers of ``base``'s lines a person wrote (from the blame):
                 while a hunk ticked removes one, Accept is not the default button.
+            titles: the conversations' titles by id, to name where evidence was said.
         """
         self._proposal = proposal
         self._base = base
@@ -195,7 +212,11 @@ class ReviewDialog(QDialog):
             f"{proposal_origin(proposal)} proposes +{proposal.added} −{proposal.removed} "
             f"lines on version {proposal.base_version}; it waits for you because:"
         )
-        self._show_reasons(proposal_reasons(proposal))
+        reasons = proposal_reasons(proposal)
+        self._show_reasons(reasons)
+        self._show_evidence(
+            why_added(added_lines(base, proposal.content), proposal.evidence, reasons, titles or {})
+        )
         self._hunks = hunks(base, proposal.content, hand=hand)
         self._fill_hunk_list()
         self.error_label.clear()
@@ -225,6 +246,7 @@ class ReviewDialog(QDialog):
         self.trim_button.setVisible(editable)
         self.title_label.setText(title)
         self._show_reasons(reasons)
+        self._show_evidence([])
         rows = diff_rows(old, new)
         if rows:
             self.diff_view.show_rows(rows)
@@ -269,6 +291,16 @@ class ReviewDialog(QDialog):
     def _show_reasons(self, reasons: Sequence[str]) -> None:
         self.reasons_label.setText("\n".join(f"• {reason}" for reason in reasons))
         self.reasons_label.setVisible(bool(reasons))
+
+    def _show_evidence(self, said: Sequence[tuple[str, str]]) -> None:
+        """``Why these lines:`` then ``"line": why`` per added line, at most
+        ``EVIDENCE_ROWS`` of them (then how many more)."""
+        rows = [f'• "{shorten(line.strip(), 70)}": {why}' for line, why in said[:EVIDENCE_ROWS]]
+        if len(said) > EVIDENCE_ROWS:
+            rows.append(f"… and {plural(len(said) - EVIDENCE_ROWS, 'more line')}")
+        heading = "Why this line:" if len(said) == 1 else "Why these lines:"
+        self.evidence_label.setText("\n".join([heading, *rows]) if rows else "")
+        self.evidence_label.setVisible(bool(rows))
 
     def _fill_hunk_list(self) -> None:
         """One checked entry per hunk; the list shows only when there is a choice to make."""

@@ -35,8 +35,8 @@ from yak.ui.colours import colour_hex
 from yak.ui.formatting import (
     counter_text,
     html_escape,
+    origin_and_why,
     origin_at,
-    origin_text,
     relative_time,
 )
 from yak.ui.layout import (
@@ -103,7 +103,9 @@ class MemoryEditor(QWidget):
             self, object_name="memoryMessage", word_wrap=True, selectable=True
         )
         # Where the line under the cursor came from ("why is this here?").
-        self.origin_label = create_label(self, object_name="memoryOrigin", word_wrap=True)
+        self.origin_label = create_label(
+            self, object_name="memoryOrigin", word_wrap=True, plain_text=True
+        )
         self._origins: list[LineOrigin] = []
         self._titles: dict[str, str] = {}
         self.text_edit.cursorPositionChanged.connect(self._show_origin)
@@ -449,7 +451,7 @@ class MemoryEditor(QWidget):
             self.origin_label.clear()
             return
         origin = origin_at(self._origins, number, line)
-        said = origin_text(origin, self._titles) if origin else "typed by you, not saved yet"
+        said = origin_and_why(origin, self._titles) if origin else "typed by you, not saved yet"
         self.origin_label.setText(f"Line {number + 1}: {said}")
 
     def _on_text_edit_text_changed(self) -> None:
