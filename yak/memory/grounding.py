@@ -42,12 +42,12 @@ ONLY_ASKED = "only asked about, not decided"
 NOT_TYPED = "an instruction no one typed"
 ALREADY_SAYS = "line {number} already says this"
 
-# How a speaker's passage ranks against another's with the same score (the person first; a
-# tool call is an observation, above the assistant's talk when the line names a command or a
-# path, below it otherwise).
-_RANK = {Speaker.USER: 1.0, Speaker.ASSISTANT: 0.75}
-_TOOL_RANK_WITH_TOKENS = 0.9
-_TOOL_RANK_WITHOUT = 0.6
+# Which speaker's backing passage is the evidence (the person first; a tool call is an
+# observation, above the assistant's talk when the line names a command or a path, below it
+# otherwise).
+_RANK = {Speaker.USER: 4, Speaker.ASSISTANT: 2}
+_TOOL_RANK_WITH_TOKENS = 3
+_TOOL_RANK_WITHOUT = 1
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ _URL = re.compile(r"(?:https?|ftp|file|ssh|git)://|www\.", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _FLAG = re.compile(r"--?[A-Za-z][\w-]*(?:=\S*)?")
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+[a-z0-9]*")
-_NUMBER = re.compile(r"\d{2,}")
+_NUMBER = re.compile(r"(\d{2,})[A-Za-z%]{0,3}")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z0-9]+[A-Z]|[A-Z][A-Z0-9]*\d")
 _BULLET_ONLY = re.compile(r"\s*(?:[-*+•]|\d+[.)])?\s*")
 _LEAD_STRIP = "\"'`“”‘’([{<*"  # a leading dot, tilde, slash or dash belongs to the token
@@ -235,13 +235,14 @@ def _chunk_token(chunk: str, line: str, start: int) -> str | None:
     if token[0].isdigit() or (token[0] == "v" and token[1:2].isdigit()):
         if _VERSION.fullmatch(token):
             return token
-        number = _NUMBER.match(token)
-        return number.group() if number else None
-    core = token.rstrip("'’s") if token.endswith(("'s", "’s")) else token
+        number = _NUMBER.fullmatch(token)  # 8080, 512MB, 30s, 90%; not 24/7
+        return number.group(1) if number else None
+    core = token[:-2] if token.endswith(("'s", "’s")) else token
     if not core.replace("_", "").replace(".", "").replace("-", "").isalnum():
         return None
-    if "_" in core or _CAMEL.search(core):
-        return core
+    mixed = any(ch.isdigit() for ch in core) and any(ch.isalpha() for ch in core)
+    if "_" in core or _CAMEL.search(core) or mixed:
+        return core  # snake_case, camelCase, PostgreSQL, letters with digits (us-east4, py311)
     if "." in core:
         parts = core.split(".")
         return core if any(len(part) > 1 for part in parts) and all(parts) else None
@@ -771,13 +772,15 @@ def _position(folded: str, stem: str) -> int:
     return at if at >= 0 else len(folded)
 
 
-def _rank(score: _Score, line: _Line) -> tuple[bool, float, int]:
+def _rank(score: _Score, line: _Line) -> tuple[bool, int, float, int]:
+    """Decided before wondering, then the speaker (the person; a tool call for a line with
+    tokens; the assistant; a tool call for a line without), then the share, then the latest."""
     speaker = score.entry.passage.speaker
     if speaker is Speaker.TOOL_CALL:
         weight = _TOOL_RANK_WITH_TOKENS if line.keys else _TOOL_RANK_WITHOUT
     else:
         weight = _RANK[speaker]
-    return (not score.entry.passage.wondering, round(score.share * weight, 9), score.entry.order)
+    return (not score.entry.passage.wondering, weight, score.share, score.entry.order)
 
 
 def _quote(passage: Passage, anchor: str) -> str:
@@ -899,9 +902,9 @@ def check_lines(
        same polarity backs it, nor does a document line it rewords (``an instruction no one
        typed``).
 
-    The evidence is the backing passage that ranks first: decided before wondering, then
-    share times speaker (the person 1, a tool call 0.9 for a line with tokens and 0.6
-    without, the assistant 0.75), ties to the latest said.
+    The evidence is the backing passage that ranks first: decided before wondering, then by
+    speaker (the person; a tool call for a line with tokens; the assistant; a tool call for a
+    line without), then by share, ties to the latest said.
 
     Args:
         new_lines: the lines the rewrite adds or changes, in order.
