@@ -61,6 +61,9 @@ class Passage:
         text: one sentence or line of a message's text (redacted), or for a tool call its
             name and target (``run_command pytest -q``, ``read_file src/app.py``).
         wondering: a question or a conditional ("…?", "could we…", "what if…", "maybe…").
+        quoted: pasted or quoted, not the speaker's own words (a file shown after "Here is
+            our README:", a block quote, an HTML comment, a fenced block): it counts as said,
+            but never as a person typing an instruction.
     """
 
     session_id: str
@@ -68,6 +71,7 @@ class Passage:
     speaker: Speaker
     text: str
     wondering: bool
+    quoted: bool = False
 
 
 @dataclass(frozen=True)
@@ -115,15 +119,43 @@ def is_wondering(text: str) -> bool:
     return bool(_WONDER.match(head))
 
 
-def _sentences(text: str) -> list[str]:
-    found: list[str] = []
+_PASTE_INTRO = re.compile(
+    r"\b(?:here is|here's|here are|below is|says|said|reads|read|pasted?|copied|"
+    r"contents? of|looks like)\b|\.(?:md|txt|rst|toml|ya?ml|json|cfg|ini)\b",
+    re.IGNORECASE,
+)
+_PASTE_LABEL = re.compile(r"^\s*(?:paste[d]?|quote[d]?|from \S+)\s*:\s*", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+
+
+def _sentences(text: str) -> list[tuple[str, bool]]:
+    """Each sentence of ``text`` with whether it is quoted rather than the writer's own:
+    a fenced block, a ``>`` quote, an HTML comment, a line after ``Paste:``, or everything
+    after an introduction ending with a colon ("Here is our CONTRIBUTING.md:", "Our README
+    says:") or from a Markdown heading on (a pasted document)."""
+    found: list[tuple[str, bool]] = []
+    fenced = comment = pasted = False
     for line in text.splitlines():
         if _FENCE.match(line):
+            fenced = not fenced
             continue
-        for sentence in _SENTENCE_END.split(line.strip()):
+        stripped = line.strip()
+        quoted = fenced or comment or pasted or stripped.startswith(">")
+        if "<!--" in stripped:
+            quoted = True
+            comment = "-->" not in stripped[stripped.index("<!--") :]
+        elif comment and "-->" in stripped:
+            comment = False
+        if _PASTE_LABEL.match(stripped):
+            quoted = True
+        if _HEADING.match(line):
+            pasted = quoted = True
+        for sentence in _SENTENCE_END.split(stripped):
             sentence = " ".join(sentence.split())
             if any(ch.isalnum() for ch in sentence):
-                found.append(sentence)
+                found.append((sentence, quoted))
+        if stripped.endswith(":") and _PASTE_INTRO.search(stripped):
+            pasted = True
     return found
 
 
@@ -153,7 +185,7 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
                 text = str(block.get("text") or "")
                 if redactor is not None:
                     text = redactor(text)[0]
-                for sentence in _sentences(text):
+                for sentence, quoted in _sentences(text):
                     found.append(
                         Passage(
                             message.session_id,
@@ -161,6 +193,7 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
                             speaker,
                             sentence,
                             is_wondering(sentence),
+                            quoted,
                         )
                     )
             elif kind == "tool_use":
@@ -184,6 +217,7 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _FLAG = re.compile(r"--?[A-Za-z][\w-]*(?:=\S*)?")
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+[a-z0-9]*")
 _NUMBER = re.compile(r"(\d{2,})[A-Za-z%]{0,3}")
+_HOST_PORT = re.compile(r"[A-Za-z][\w.-]*:\d{2,5}")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z0-9]+[A-Z]|[A-Z][A-Z0-9]*\d")
 _BULLET_ONLY = re.compile(r"\s*(?:[-*+•]|\d+[.)])?\s*")
 _LEAD_STRIP = "\"'`“”‘’([{<*"  # a leading dot, tilde, slash or dash belongs to the token
@@ -237,6 +271,8 @@ def _chunk_token(chunk: str, line: str, start: int) -> str | None:
             return token
         number = _NUMBER.fullmatch(token)  # 8080, 512MB, 30s, 90%; not 24/7
         return number.group(1) if number else None
+    if _HOST_PORT.fullmatch(token):
+        return token
     core = token[:-2] if token.endswith(("'s", "’s")) else token
     if not core.replace("_", "").replace(".", "").replace("-", "").isalnum():
         return None
@@ -558,16 +594,17 @@ def _starts_with_instruction(text: str) -> bool:
     words = text.split()
     if not words:
         return False
-    first = words[0].lower().strip(_STRIP)
-    if first in _IMPERATIVE:
+    first = words[0].strip(_STRIP)
+    if first.lower() in _IMPERATIVE:
         return True
+    # a command is typed in lower case ("Python 3.13" is a name) and has an argument
     if first in _COMMANDS and len(words) > 1:
         second = words[1].lower()
         if second.startswith(("-", "/", ".", "~")) or "/" in second:
             return True
         word = second.strip(_STRIP)
         verb = len(word) >= 5 and word.endswith("s") and not word.endswith(("ss", "us"))
-        return not second.startswith("(") and word not in _LINKING and not verb
+        return word.isalpha() and not second.startswith("(") and word not in _LINKING and not verb
     return False
 
 
@@ -851,11 +888,28 @@ def _duplicate_of(line: _Line, earlier: _Index) -> int | None:
     return best[1] if best is not None else None
 
 
+_TITLE_WORDS = 4  # the most words of a section title written without "#"
+
+
 def is_structure(line: str) -> bool:
-    """Whether ``line`` is a blank line or a Markdown heading (``## Decisions``): structure,
-    never checked for support."""
+    """Whether ``line`` is structure, never checked for support: a blank line, a Markdown
+    heading (``## Decisions``), or a section title without ``#`` (a section is a block of
+    lines between blank lines, its first line the title: docs/memory.md, "Placement"): at
+    most ``_TITLE_WORDS`` words, all letters, no bullet, no name in capitals (``GKE``), not
+    an instruction, every word capitalised or the line ending with a colon (``Open
+    Questions``, ``Build:``)."""
     stripped = line.strip()
-    return not stripped or bool(re.match(r"#{1,6}(?:\s|$)", stripped))
+    if not stripped or re.match(r"#{1,6}(?:\s|$)", stripped):
+        return True
+    words = stripped.rstrip(":").split()
+    if len(words) > _TITLE_WORDS or stripped[0] in "-*+>|`" or stripped[-1] in ".!?;,":
+        return False
+    if not all(word.replace("-", "").replace("&", "").isalpha() for word in words):
+        return False
+    if any(word.isupper() and word.lower() not in _COMMON_CAPS for word in words):
+        return False  # a name like GKE: a fact, not a title
+    titled = stripped.endswith(":") or all(word[:1].isupper() for word in words)
+    return titled and not is_instruction(stripped)
 
 
 def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
@@ -950,23 +1004,77 @@ def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck
         return LineCheck(line.text, evidence, ALREADY_SAYS.format(number=duplicate), duplicate)
 
     for token, key in zip(line.tokens, line.keys, strict=True):
-        if not said.hits(key) and not doc.hits(key):
+        if not _said(key, said, doc):
             return LineCheck(line.text, evidence, NOT_SAID.format(token=token))
 
     decided = any(not score.entry.passage.wondering for score in scores)
     if not decided and _document_share(line, doc) < DOCUMENT_SHARE:
-        return LineCheck(line.text, evidence, ONLY_ASKED if scores else NOTHING_SAYS)
+        carried = _carried(line, said, doc)
+        if carried is None:
+            return LineCheck(line.text, evidence, ONLY_ASKED if scores else NOTHING_SAYS)
+        evidence = _evidence(line.text, carried)
 
     if is_instruction(line.text) and not _typed(line, scores, doc):
         return LineCheck(line.text, evidence, NOT_TYPED)
     return LineCheck(line.text, evidence, None)
 
 
-def _document_share(line: _Line, doc: _Index) -> float:
-    """The share of ``line``'s weight that one line of the document, or two together (a
+_PIECES = re.compile(r"[=:/@?&#]+")
+
+
+def _pieces(key: str) -> list[str]:
+    """The parts of a URL, a ``KEY=value``, a ``host:port`` or an address (``[]`` for any
+    other token): each must be said for the whole to count as said."""
+    if "=" not in key and ":" not in key and "@" not in key:
+        return []
+    return [piece for piece in _PIECES.split(key) if len(piece) >= 2]
+
+
+def _said(key: str, said: _Index, doc: _Index) -> bool:
+    """Whether the token ``key`` was said in a passage or stands in the document; a URL,
+    ``KEY=value``, ``host:port`` or address also when each of its parts was (a changed port
+    carried into a dependent line)."""
+    if said.hits(key) or doc.hits(key):
+        return True
+    pieces = _pieces(key)
+    return bool(pieces) and all(said.hits(piece) or doc.hits(piece) for piece in pieces)
+
+
+def _carried(line: _Line, said: _Index, doc: _Index) -> _Score | None:
+    """The decided passage that, with the document, backs ``line`` (a value changed in the
+    conversation carried into a line that repeats it): the document's best one or two lines
+    plus the passage's words hold ``DOCUMENT_SHARE`` of the line, its tokens all said
+    somewhere (checked before), the passage adding at least one word; ``None`` when none
+    does."""
+    total = line.total
+    if not total:
+        return None
+    _tokens, from_document = _document_match(line, doc)
+    missing = [stem for stem in line.words.stems if stem not in from_document]
+    base = TOKEN_WEIGHT * len(line.keys) + len(line.words.stems) - len(missing)
+    best: tuple[tuple[int, int, int], _Score] | None = None
+    candidates: set[int] = set()
+    for stem in missing:
+        candidates.update(said.by_term.get(stem, ()))
+    for number in candidates:
+        entry = said.entries[number]
+        if entry.passage.wondering:
+            continue
+        added = [stem for stem in missing if stem in entry.line.terms]
+        share = (base + len(added)) / total
+        if share < DOCUMENT_SHARE:
+            continue
+        speaker = entry.passage.speaker
+        rank = _RANK.get(speaker, _TOOL_RANK_WITH_TOKENS if line.keys else _TOOL_RANK_WITHOUT)
+        key = (rank, len(added), entry.order)
+        if best is None or key > best[0]:
+            best = (key, _Score(share, entry, added[0]))
+    return best[1] if best is not None else None
+
+
+def _document_match(line: _Line, doc: _Index) -> tuple[set[str], set[str]]:
+    """The tokens and words of ``line`` that one line of the document, or two together (a
     merge), hold."""
-    if not line.total:
-        return 0.0
     near = sorted(
         doc.near(line, 0.0),
         key=lambda found: (TOKEN_WEIGHT * len(found[1]) + len(found[2]), -found[0].order),
@@ -977,6 +1085,15 @@ def _document_share(line: _Line, doc: _Index) -> float:
     for _entry, found_tokens, found_words in near:
         tokens |= found_tokens
         words |= found_words
+    return tokens, words
+
+
+def _document_share(line: _Line, doc: _Index) -> float:
+    """The share of ``line``'s weight that one line of the document, or two together (a
+    merge), hold."""
+    if not line.total:
+        return 0.0
+    tokens, words = _document_match(line, doc)
     return (TOKEN_WEIGHT * len(tokens) + len(words)) / line.total
 
 
@@ -989,6 +1106,7 @@ def _typed(line: _Line, scores: Sequence[_Score], doc: _Index) -> bool:
         if (
             passage.speaker is Speaker.USER
             and not passage.wondering
+            and not passage.quoted
             and score.entry.line.negated == line.negated
         ):
             return True
