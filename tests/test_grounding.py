@@ -119,6 +119,9 @@ def test_the_redactor_is_applied_so_a_quote_never_holds_a_secret():
         "Hmm, I wonder whether GKE is cheaper.",
         "If we used Redis the cache would be warm.",
         "How about an Obsidian vault.",
+        "It might: a Redis cache in front of the listing could cut latency, but measure first.",
+        "Just wondering, we are not planning anything yet.",
+        "Your notes are probably in ~/Documents/notes.",
     ],
 )
 def test_questions_and_conditionals_are_wondering(text):
@@ -133,6 +136,7 @@ def test_questions_and_conditionals_are_wondering(text):
         "Our notes are in ~/vaults/Dev",
         "Deploys go to GKE now.",
         "The wouldbe parser is gone.",
+        "We could not reproduce the crash on Linux.",
     ],
 )
 def test_decisions_are_not_wondering(text):
@@ -264,6 +268,14 @@ def test_a_long_passage_is_quoted_on_one_line_around_the_match():
     assert "/var/cache/yak" in quote and quote.startswith("…")
 
 
+def test_a_name_said_shorter_or_longer_is_said_and_a_different_name_is_not():
+    assert check("- Database: PostgreSQL 16", ("user", "we use postgres 16")).reason is None
+    assert check("- Database: Postgres 16", ("user", "we run PostgreSQL 16")).reason is None
+    assert check("- Database: MySQL 16", ("user", "we use postgres 16")).reason == (
+        "'MySQL' was not said in the conversations"
+    )
+
+
 def test_a_compound_word_matches_its_two_words():
     """ "xcodebuild" is backed by "Xcode build", and the other way round."""
     assert check("- Do not run xcodebuild.", ("user", "do not run the Xcode build")).reason is None
@@ -328,6 +340,12 @@ def test_a_line_backed_only_by_a_question_waits_and_a_decision_after_the_questio
     assert (
         asked.evidence is not None and asked.evidence.quote == "Could we use Redis for the cache?"
     )
+    hedged = check(
+        "- Redis cache in front of the /orders listing",
+        ("user", "Could Redis caching help the slow /orders listing? Just wondering."),
+        ("assistant", "It might: a Redis cache in front of the listing could cut latency."),
+    )
+    assert hedged.reason == ONLY_ASKED
     decided = check(
         line, ("user", "Could we use Redis?"), ("assistant", "Yes, let's use Redis for the cache.")
     )

@@ -28,10 +28,9 @@ from yak.text import tool_target
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
 
+_NAME_STEM = 5  # letters of a name that must match when it is said shorter or longer
 SUPPORT_SHARE = 0.5  # of a line's weighted words, the share a passage must hold to back it
-DOCUMENT_SHARE = (
-    0.8  # of a line's weighted words, the share that makes it a rewording of the document
-)
+DOCUMENT_SHARE = 0.8  # of a line's weighted words, the share of a rewording of the document
 DUPLICATE_SHARE = 0.8  # of a new line's content words, the share found in a line it restates
 TOKEN_WEIGHT = 3  # a distinctive token counts as this many content words
 TOOL_TARGET_CHARS = 500  # the longest tool-call target a passage keeps (characters)
@@ -100,23 +99,30 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _LEAD = re.compile(r"^(?:\s|[-*+>•#]|\d+[.)]\s|\*\*|__)+")
 _FILLER = re.compile(r"^(?:(?:so|ok|okay|hmm+|well|also|and|but|btw|then|now|right)\b[,\s]*)+")
 _WONDER = re.compile(
-    r"^(?:could|would|might|maybe|perhaps|possibly|what if|what about|how about|should we|"
-    r"should i|shall we|i wonder|i'm wondering|i am wondering|i was wondering|wondering|"
-    r"if we|do you think|is it worth|we could|we might|not sure (?:if|whether))\b"
+    r"^(?:what if|what about|how about|should we|should i|shall we|i wonder|i'm wondering|"
+    r"i am wondering|i was wondering|wondering|if we|do you think|is it worth|"
+    r"not sure (?:if|whether))\b"
+)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|someday|some day|one day|eventually|"
+    r"just wondering|just curious|thinking out loud|not planning|no plans?|not decided|"
+    r"(?:might|could|would)(?!\s+not\b|n['’]t))\b"
 )
 _TRAILING_CLOSERS = "\"')]}*_` "
 
 
 def is_wondering(text: str) -> bool:
     """Whether ``text`` (one sentence) asks or supposes rather than decides: it ends with
-    ``?``, or starts (after a bullet and a filler like "so," or "hmm") with could, would,
-    might, maybe, perhaps, what if, what about, how about, should we, shall we, I wonder,
-    if we, do you think, is it worth, we could, we might, not sure if."""
+    ``?``; it starts (after a bullet and a filler like "so," or "hmm") with what if, what
+    about, how about, should we, shall we, I wonder, if we, do you think, is it worth, not
+    sure if; or it hedges anywhere: could, would or might (not "could not"), maybe,
+    perhaps, possibly, probably, someday, eventually, just wondering, thinking out loud,
+    not planning, no plans."""
     stripped = text.strip().rstrip(_TRAILING_CLOSERS)
     if stripped.endswith("?"):
         return True
     head = _FILLER.sub("", _LEAD.sub("", stripped).lower())
-    return bool(_WONDER.match(head))
+    return bool(_WONDER.match(head) or _HEDGE.search(head))
 
 
 _PASTE_INTRO = re.compile(
@@ -419,9 +425,12 @@ def _matched_words(line: _Words, terms: frozenset[str]) -> set[str]:
 @lru_cache(maxsize=4096)
 def _standing(key: str) -> re.Pattern[str]:
     """Where the case-folded token ``key`` stands: not inside a longer word (a plural, past
-    or possessive ending allowed after a word)."""
+    or possessive ending allowed after a word; a name of five letters or more may run on by
+    three, so Postgres stands in PostgreSQL)."""
     before = r"(?<!\w)" if key[:1].isalnum() or key[:1] == "_" else ""
     after = r"(?:s|es|ed|d|ing|'s)?(?!\w)" if key[-1:].isalnum() or key[-1:] == "_" else ""
+    if key.isalpha() and len(key) >= _NAME_STEM:
+        after = r"(?:[a-z]{0,3}|'s)(?!\w)"
     return re.compile(before + re.escape(key) + after)
 
 
@@ -731,6 +740,9 @@ class _Index:
             at = _stands_at(key, joined, self._starts[number + 1])
         if key.isalnum():  # a compound said in two words: xcodebuild ~ Xcode build
             numbers.update(self.by_term.get(_stem(key), ()))
+        if key.isalpha():  # a name said shorter: PostgreSQL ~ Postgres
+            for end in range(_NAME_STEM, len(key) - 1):
+                numbers.update(self.by_term.get(_stem(key[:end]), ()))
         elif " " in key:
             pieces = [piece.strip(_STRIP) for piece in key.split()]
             every = [self.hits(piece) for piece in pieces if piece]
