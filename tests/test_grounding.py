@@ -608,3 +608,14 @@ def test_host_and_port_is_one_token():
 def test_a_version_after_a_name_is_a_fact_not_a_command():
     assert not is_instruction("- Python 3.13.")
     assert is_instruction("- python -m pytest -q")
+
+
+def test_an_instruction_turned_around_is_not_backed_by_the_words_it_turns():
+    """ "Push to main without asking" takes every word of "Always ask before pushing to main"
+    (the person's, or the document's) and says the opposite: it waits."""
+    line = "- Push to main without asking."
+    said_by_person = check(line, ("user", "Always ask before pushing to main."))
+    assert said_by_person.reason == NOT_TYPED
+    in_document = check(line, ("user", "ok"), document="- Ask before pushing to main.\n")
+    assert in_document.reason is not None
+    assert check(line, ("user", "Push to main without asking.")).reason is None

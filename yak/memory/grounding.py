@@ -349,8 +349,9 @@ _STOPWORDS = frozenset((
 # fmt: on
 # fmt: off
 _NEGATORS = frozenset((
-    "not", "never", "no", "cannot", "nothing", "none", "nobody", "neither", "nor", "dont",
-    "doesnt", "didnt", "cant", "wont", "shouldnt", "mustnt", "isnt", "arent", "wasnt", "werent"
+    "not", "never", "no", "without", "cannot", "nothing", "none", "nobody", "neither", "nor",
+    "dont", "doesnt", "didnt", "cant", "wont", "shouldnt", "mustnt", "isnt", "arent", "wasnt",
+    "werent"
 ))
 # fmt: on
 
