@@ -276,6 +276,12 @@ def test_a_name_said_shorter_or_longer_is_said_and_a_different_name_is_not():
     )
 
 
+def test_words_of_any_alphabet_are_compared():
+    result = check("- Änderungen gehen über GitLab.", ("user", "Änderungen gehen über GitLab"))
+    assert result.reason is None and result.evidence is not None
+    assert check("- Änderungen gehen über GitLab.", ("user", "hallo")).reason is not None
+
+
 def test_a_compound_word_matches_its_two_words():
     """ "xcodebuild" is backed by "Xcode build", and the other way round."""
     assert check("- Do not run xcodebuild.", ("user", "do not run the Xcode build")).reason is None
@@ -564,7 +570,7 @@ def test_passages_mark_quoted_text_and_leave_the_writers_own_words_unmarked():
 
 
 @pytest.mark.parametrize(
-    "title", ["Project", "Open Questions", "Build:", "Deployment notes:", "API Notes"]
+    "title", ["Project", "Open Questions", "Build:", "Deployment notes:", "API Notes", "---"]
 )
 def test_a_section_title_without_a_hash_is_structure(title):
     result = check(title, ("user", "hello"))

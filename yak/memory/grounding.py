@@ -328,7 +328,7 @@ def distinctive_tokens(line: str) -> list[str]:
     return tokens
 
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"[^\W_]+")  # letters and digits, of any script
 # fmt: off
 _STOPWORDS = frozenset((
     "a", "an", "the", "and", "or", "but", "nor", "so", "yet", "if", "then", "else", "when",
@@ -905,15 +905,15 @@ _TITLE_WORDS = 4  # the most words of a section title written without "#"
 
 
 def is_structure(line: str) -> bool:
-    """Whether ``line`` is structure, never checked for support: a blank line, a Markdown
-    heading (``## Decisions``), or a section title without ``#`` (a section is a block of
-    lines between blank lines, its first line the title: docs/memory.md, "Placement"): at
-    most ``_TITLE_WORDS`` words, all letters, no bullet, no name in capitals (``GKE``), not
-    an instruction, every word capitalised or the line ending with a colon (``Open
-    Questions``, ``Build:``)."""
+    """Whether ``line`` is structure, never checked for support: a blank line, a line of no
+    letter or digit (``---``), a Markdown heading (``## Decisions``), or a section title
+    without ``#`` (a section is a block of lines between blank lines, its first line the
+    title: docs/memory.md, "Placement"): at most ``_TITLE_WORDS`` words, all letters, no
+    bullet, no name in capitals (``GKE``), not an instruction, every word capitalised or the
+    line ending with a colon (``Open Questions``, ``Build:``)."""
     stripped = line.strip()
-    if not stripped or re.match(r"#{1,6}(?:\s|$)", stripped):
-        return True
+    if not any(ch.isalnum() for ch in stripped) or re.match(r"#{1,6}(?:\s|$)", stripped):
+        return True  # blank, a rule (---), a heading
     words = stripped.rstrip(":").split()
     if len(words) > _TITLE_WORDS or stripped[0] in "-*+>|`" or stripped[-1] in ".!?;,":
         return False
