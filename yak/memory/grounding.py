@@ -693,11 +693,13 @@ def _line(text: str, *, tokens_too: bool = True) -> _Line:
 
 @dataclass
 class _Entry:
-    """One indexed text: a passage (or a line of the document, or an earlier line)."""
+    """One indexed text: a passage, or a line of the document or of the candidate (with its
+    1-based number there)."""
 
     passage: Passage
     order: int
     line: _Line
+    number: int = 0
 
 
 @dataclass
@@ -713,11 +715,11 @@ class _Index:
     _joined: str | None = None
     _hits: dict[str, frozenset[int]] = field(default_factory=dict)
 
-    def add(self, passage: Passage, line: _Line) -> None:
-        number = len(self.entries)
-        self.entries.append(_Entry(passage, number, line))
+    def add(self, passage: Passage, line: _Line, *, number: int = 0) -> None:
+        order = len(self.entries)
+        self.entries.append(_Entry(passage, order, line, number))
         for term in line.terms:
-            self.by_term[term].append(number)
+            self.by_term[term].append(order)
         self._parts.append(line.folded)
         self._starts.append(self._length)
         self._length += len(line.folded) + 1
@@ -895,7 +897,7 @@ def _duplicate_of(line: _Line, earlier: _Index) -> int | None:
             continue
         entry = earlier.entries[number]
         share = _restates(line, entry.line)
-        candidate = int(entry.passage.message_id)
+        candidate = entry.number
         if share and (best is None or (share, -candidate) > (best[0], -best[1])):
             best = (share, candidate)
     return best[1] if best is not None else None
@@ -933,6 +935,10 @@ def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
             numbers.append(number)
         number += 1
     return numbers
+
+
+# The passage every line of the document or of the candidate is indexed under (never quoted).
+_DOCUMENT = Passage("", "", Speaker.USER, "", wondering=False)
 
 
 # --- the check ------------------------------------------------------------------------------
@@ -990,12 +996,12 @@ def check_lines(
     for text in document.splitlines():
         if not is_structure(text):
             line = lines[text] = lines.get(text) or _line(text)
-            doc.add(Passage("", "", Speaker.USER, text, False), line)
+            doc.add(_DOCUMENT, line)
     earlier = _Index()
     for number, text in sorted(kept.items()):
         if not is_structure(text):
             line = lines.get(text) or _line(text)
-            earlier.add(Passage("", str(number), Speaker.USER, text, False), line)
+            earlier.add(_DOCUMENT, line, number=number)
     checks: list[LineCheck] = []
     for number, text in zip(_new_line_numbers(len(new_lines), kept), new_lines, strict=True):
         if is_structure(text):
@@ -1003,7 +1009,7 @@ def check_lines(
             continue
         line = _line(text)
         checks.append(_check(line, earlier, said, doc))
-        earlier.add(Passage("", str(number), Speaker.USER, text, False), line)
+        earlier.add(_DOCUMENT, line, number=number)
     return checks
 
 
