@@ -225,8 +225,8 @@ def test_stemmed_words_back_a_reworded_line_and_unrelated_talk_does_not():
 
 
 def test_a_changed_value_is_not_backed_by_talk_about_its_label():
-    """ "Package manager: uv" needs the value said: talk of the package manager being Poetry
-    does not back it, while the move to uv does."""
+    """A "Package manager: uv" line needs the value said: talk of the package manager being
+    Poetry does not back it, while the move to uv does."""
     line = "- Package manager: uv"
     assert check(line, ("user", "Which package manager? We use Poetry.")).reason == NOTHING_SAYS
     assert check(line, ("user", "The package manager is uv now.")).reason is None
@@ -283,7 +283,7 @@ def test_words_of_any_alphabet_are_compared():
 
 
 def test_a_compound_word_matches_its_two_words():
-    """ "xcodebuild" is backed by "Xcode build", and the other way round."""
+    """A line saying xcodebuild is backed by "Xcode build", and the other way round."""
     assert check("- Do not run xcodebuild.", ("user", "do not run the Xcode build")).reason is None
     assert check("- Skip the Xcode build.", ("user", "skip xcodebuild please")).evidence is not None
 
@@ -617,8 +617,8 @@ def test_a_version_after_a_name_is_a_fact_not_a_command():
 
 
 def test_an_instruction_turned_around_is_not_backed_by_the_words_it_turns():
-    """ "Push to main without asking" takes every word of "Always ask before pushing to main"
-    (the person's, or the document's) and says the opposite: it waits."""
+    """The line "Push to main without asking" takes every word of "Always ask before pushing
+    to main" (the person's, or the document's) and says the opposite: it waits."""
     line = "- Push to main without asking."
     said_by_person = check(line, ("user", "Always ask before pushing to main."))
     assert said_by_person.reason == NOT_TYPED
