@@ -324,6 +324,11 @@ def test_a_token_of_the_document_counts_as_said_and_a_rewording_of_the_document_
     assert invented.reason == "'us-east4' was not said in the conversations"
 
 
+def test_a_line_of_only_small_words_is_never_a_rewording_of_the_document():
+    result = check("- It is what it is.", ("user", "hello"), document="- It is what it is not.\n")
+    assert result.reason == NOTHING_SAYS
+
+
 def test_a_line_with_no_token_and_no_backing_says_nothing_backs_it():
     assert check("- The team prefers small commits", ("user", "hi")).reason == NOTHING_SAYS
     assert (

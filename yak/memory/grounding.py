@@ -22,6 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from heapq import nlargest
 
 from yak.domain import EVIDENCE_QUOTE_CHARS, ChatMessage, Evidence, Speaker
 from yak.text import tool_target
@@ -31,6 +32,7 @@ Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
 _NAME_STEM = 5  # letters of a name that must match when it is said shorter or longer
 SUPPORT_SHARE = 0.5  # of a line's weighted words, the share a passage must hold to back it
 DOCUMENT_SHARE = 0.8  # of a line's weighted words, the share of a rewording of the document
+_DOCUMENT_CANDIDATES = 6  # document lines compared in full with a line (the most alike)
 DUPLICATE_SHARE = 0.8  # of a new line's content words, the share found in a line it restates
 TOKEN_WEIGHT = 3  # a distinctive token counts as this many content words
 TOOL_TARGET_CHARS = 500  # the longest tool-call target a passage keeps (characters)
@@ -755,9 +757,12 @@ class _Index:
         self._hits[key] = found
         return found
 
-    def near(self, line: _Line, share: float) -> list[tuple[_Entry, set[str], set[str]]]:
-        """The entries that may hold ``share`` of ``line``'s weight, with the tokens and the
-        words of ``line`` each holds."""
+    def near(
+        self, line: _Line, share: float, *, limit: int | None = None
+    ) -> list[tuple[_Entry, set[str], set[str]]]:
+        """The entries that hold ``share`` of ``line``'s weight, with the tokens and the words
+        of ``line`` each holds; with ``limit``, only among that many entries that may hold
+        the most (an entry's shared terms bound what it holds)."""
         total = line.total
         if not total:
             return []
@@ -773,7 +778,8 @@ class _Index:
                 bound[number] += TOKEN_WEIGHT
         need = share * total - 1e-9
         near: list[tuple[_Entry, set[str], set[str]]] = []
-        for number, weight in bound.items():
+        items = bound.items() if limit is None else nlargest(limit, bound.items(), key=_by_bound)
+        for number, weight in items:
             if weight < need:
                 continue
             entry = self.entries[number]
@@ -782,6 +788,11 @@ class _Index:
             if TOKEN_WEIGHT * len(tokens) + len(words) >= need:
                 near.append((entry, tokens, words))
         return near
+
+
+def _by_bound(item: tuple[int, int]) -> tuple[int, int]:
+    number, weight = item
+    return weight, -number
 
 
 def _index(texts: Sequence[Passage]) -> _Index:
@@ -1027,11 +1038,15 @@ def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck
             return LineCheck(line.text, evidence, NOT_SAID.format(token=token))
 
     decided = any(not score.entry.passage.wondering for score in scores)
-    if not decided and _document_share(line, doc) < DOCUMENT_SHARE:
-        carried = _carried(line, said, doc)
-        if carried is None:
+    if not decided:
+        tokens, words = _document_match(line, doc)
+        weight = TOKEN_WEIGHT * len(tokens) + len(words)
+        reworded = line.total > 0 and weight >= DOCUMENT_SHARE * line.total
+        carried = None if reworded else _carried(line, said, words)
+        if not reworded and carried is None:
             return LineCheck(line.text, evidence, ONLY_ASKED if scores else NOTHING_SAYS)
-        evidence = _evidence(line.text, carried)
+        if carried is not None:
+            evidence = _evidence(line.text, carried)
 
     if is_instruction(line.text) and not _typed(line, scores, doc):
         return LineCheck(line.text, evidence, NOT_TYPED)
@@ -1059,30 +1074,28 @@ def _said(key: str, said: _Index, doc: _Index) -> bool:
     return bool(pieces) and all(said.hits(piece) or doc.hits(piece) for piece in pieces)
 
 
-def _carried(line: _Line, said: _Index, doc: _Index) -> _Score | None:
+def _carried(line: _Line, said: _Index, from_document: set[str]) -> _Score | None:
     """The decided passage that, with the document, backs ``line`` (a value changed in the
     conversation carried into a line that repeats it): the document's best one or two lines
     plus the passage's words hold ``DOCUMENT_SHARE`` of the line, its tokens all said
     somewhere (checked before), the passage adding at least one word; ``None`` when none
     does."""
     total = line.total
-    if not total:
-        return None
-    _tokens, from_document = _document_match(line, doc)
     missing = [stem for stem in line.words.stems if stem not in from_document]
     base = TOKEN_WEIGHT * len(line.keys) + len(line.words.stems) - len(missing)
+    need = DOCUMENT_SHARE * total - base - 1e-9
+    if not total or not missing or need > len(missing):
+        return None
     best: tuple[tuple[int, int, int], _Score] | None = None
-    candidates: set[int] = set()
+    counts: Counter[int] = Counter()
     for stem in missing:
-        candidates.update(said.by_term.get(stem, ()))
-    for number in candidates:
+        counts.update(said.by_term.get(stem, ()))
+    for number, count in counts.items():
         entry = said.entries[number]
-        if entry.passage.wondering:
+        if count < need or entry.passage.wondering:
             continue
         added = [stem for stem in missing if stem in entry.line.terms]
         share = (base + len(added)) / total
-        if share < DOCUMENT_SHARE:
-            continue
         speaker = entry.passage.speaker
         rank = _RANK.get(speaker, _TOOL_RANK_WITH_TOKENS if line.keys else _TOOL_RANK_WITHOUT)
         key = (rank, len(added), entry.order)
@@ -1095,7 +1108,7 @@ def _document_match(line: _Line, doc: _Index) -> tuple[set[str], set[str]]:
     """The tokens and words of ``line`` that one line of the document, or two together (a
     merge), hold."""
     near = sorted(
-        doc.near(line, 0.0),
+        doc.near(line, 0.0, limit=_DOCUMENT_CANDIDATES),
         key=lambda found: (TOKEN_WEIGHT * len(found[1]) + len(found[2]), -found[0].order),
         reverse=True,
     )[:2]
@@ -1105,15 +1118,6 @@ def _document_match(line: _Line, doc: _Index) -> tuple[set[str], set[str]]:
         tokens |= found_tokens
         words |= found_words
     return tokens, words
-
-
-def _document_share(line: _Line, doc: _Index) -> float:
-    """The share of ``line``'s weight that one line of the document, or two together (a
-    merge), hold."""
-    if not line.total:
-        return 0.0
-    tokens, words = _document_match(line, doc)
-    return (TOKEN_WEIGHT * len(tokens) + len(words)) / line.total
 
 
 def _typed(line: _Line, scores: Sequence[_Score], doc: _Index) -> bool:
