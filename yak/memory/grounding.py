@@ -9,6 +9,8 @@ docs/memory.md, where "Grounding" describes these rules). Pure functions: no I/O
 - :func:`check_lines` scores every passage against every new line (distinctive tokens weigh
   most, then content words with light stemming and compound words) and says, per line, which
   passage backs it and, when the line must wait for review, one sentence why.
+- :func:`is_instruction`, :func:`is_wondering` and :func:`is_structure` name the kinds of
+  lines and passages those checks tell apart.
 
 The passages are indexed once per call (content word → passages), so a check costs about the
 passages that share a word with the line, not the whole transcript.
@@ -969,22 +971,26 @@ def check_lines(
     Per line, the first reason that applies is given, in this order; the evidence is filled
     whenever a passage backs the line, whatever the reason:
 
-    1. A blank line or a Markdown heading is structure: no reason, no evidence.
+    1. Structure (:func:`is_structure`: blank, ``---``, a heading, a section title): no
+       reason, no evidence.
     2. Duplicate: it restates a kept line or an earlier new line (``line N already says
        this``, ``duplicate_of`` N): at least ``DUPLICATE_SHARE`` of its content words (two or
        more) are in the other, or both carry the same distinctive tokens; never when one is
        negated and the other not, nor when it names a token the other does not.
     3. Unsupported: a distinctive token (:func:`distinctive_tokens`) found neither in a
-       passage nor in ``document`` (``'~/vaults/Dev' was not said in the conversations``); or
-       no passage backs it and it does not reword the document (``nothing in the
-       conversations says this``). A passage backs a line when it holds ``SUPPORT_SHARE`` of
-       the line's weight (``TOKEN_WEIGHT`` per token, 1 per content word: stopwords dropped,
-       light stemming, compounds like "Xcode build" ~ ``xcodebuild``); a line rewords the
-       document when one or two of its lines hold ``DOCUMENT_SHARE`` of it.
-    4. Wondered: only questions or conditionals back it (``only asked about, not decided``).
-    5. Instruction (:func:`is_instruction`): no non-wondering passage of the person with the
-       same polarity backs it, nor does a document line it rewords (``an instruction no one
-       typed``).
+       passage nor in ``document`` (``'~/vaults/Dev' was not said in the conversations``; a
+       URL, ``KEY=value`` or ``host:port`` also counts when each of its parts was said); or
+       nothing backs it (``nothing in the conversations says this``). A passage backs a line
+       when it holds ``SUPPORT_SHARE`` of the line's weight (``TOKEN_WEIGHT`` per token, 1
+       per content word: stopwords dropped, light stemming, compounds like "Xcode build" ~
+       ``xcodebuild``); the document backs it when one or two of its lines hold
+       ``DOCUMENT_SHARE`` of it, or when they do together with one decided passage (a value
+       the conversation changed, carried into a line that repeats it).
+    4. Wondered: only questions, conditionals or hedges back it (``only asked about, not
+       decided``).
+    5. Instruction (:func:`is_instruction`): no passage of the person backs it that is
+       decided, not quoted (:attr:`Passage.quoted`) and of the same polarity, nor does a
+       document line it rewords with the same polarity (``an instruction no one typed``).
 
     The evidence is the backing passage that ranks first: decided before wondering, then by
     speaker (the person; a tool call for a line with tokens; the assistant; a tool call for a
