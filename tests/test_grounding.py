@@ -21,6 +21,7 @@ from yak.memory.grounding import (
     LineCheck,
     Passage,
     check_lines,
+    check_rewrite,
     distinctive_tokens,
     is_instruction,
     is_wondering,
@@ -638,3 +639,18 @@ def test_an_instruction_turned_around_is_not_backed_by_the_words_it_turns():
     in_document = check(line, ("user", "ok"), document="- Ask before pushing to main.\n")
     assert in_document.reason is not None
     assert check(line, ("user", "Push to main without asking.")).reason is None
+
+
+def test_a_whole_rewrite_is_checked_line_by_line_against_the_lines_it_keeps():
+    """The Poetry line replaced, the uv line backed by the person, a duplicate of a kept line
+    numbered where it stands in the candidate."""
+    previous = "# Tooling\n- Package manager: Poetry\n- Do not run the Xcode build.\n"
+    candidate = (
+        "# Tooling\n- Package manager: uv (moved from Poetry)\n- Do not run the Xcode build.\n"
+        "- Do not run xcodebuild.\n"
+    )
+    results = check_rewrite(previous, candidate, said(("user", "We moved from Poetry to uv")))
+    assert [(r.line, r.reason, r.duplicate_of) for r in results] == [
+        ("- Package manager: uv (moved from Poetry)", None, None),
+        ("- Do not run xcodebuild.", "line 3 already says this", 3),
+    ]

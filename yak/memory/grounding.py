@@ -9,6 +9,7 @@ docs/memory.md, where "Grounding" describes these rules). Pure functions: no I/O
 - :func:`check_lines` scores every passage against every new line (distinctive tokens weigh
   most, then content words with light stemming and compound words) and says, per line, which
   passage backs it and, when the line must wait for review, one sentence why.
+- :func:`check_rewrite` does the same for a whole rewrite against the document it replaces.
 - :func:`is_instruction`, :func:`is_wondering` and :func:`is_structure` name the kinds of
   lines and passages those checks tell apart.
 
@@ -27,6 +28,7 @@ from functools import lru_cache
 from heapq import nlargest
 
 from yak.domain import EVIDENCE_QUOTE_CHARS, ChatMessage, Evidence, Speaker
+from yak.linediff import line_opcodes
 from yak.text import tool_target
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
@@ -948,6 +950,24 @@ def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
             numbers.append(number)
         number += 1
     return numbers
+
+
+def check_rewrite(previous: str, candidate: str, passages: Sequence[Passage]) -> list[LineCheck]:
+    """:func:`check_lines` for a whole rewrite: the lines ``candidate`` adds or changes
+    against ``previous`` (a line diff, :func:`yak.linediff.line_opcodes`), the others kept.
+
+    Returns:
+        One :class:`LineCheck` per added or changed line, in the candidate's order.
+    """
+    old, new = previous.splitlines(), candidate.splitlines()
+    kept: dict[int, str] = {}
+    added: list[str] = []
+    for tag, _i1, _i2, j1, j2 in line_opcodes(old, new):
+        if tag == "equal":
+            kept.update((number + 1, new[number]) for number in range(j1, j2))
+        else:
+            added += new[j1:j2]
+    return check_lines(added, document=previous, kept=kept, passages=passages)
 
 
 # The passage every line of the document or of the candidate is indexed under (never quoted).
