@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from benchmarks import memory_eval
-from benchmarks.memory_eval import WEB, Endpoint, ScriptedModel, run_scenario
+from benchmarks.memory_eval import Endpoint, ScriptedModel, run_scenario
+from benchmarks.memory_eval_scenarios import WEB, add
 from yak.domain import RewriteForm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,7 +98,7 @@ async def test_the_evaluation_reports_a_model_that_keeps_old_facts_and_stores_a_
             step,
             ops=tuple(op for op in step.ops if op.kind == "add")
             + (
-                (memory_eval.add("Ideas", "- Use Redis to cache the /orders listing."),)
+                (add("Ideas", "- Use Redis to cache the /orders listing."),)
                 if step.hypothetical
                 else ()
             ),
