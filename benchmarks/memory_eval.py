@@ -165,7 +165,7 @@ class ScriptedModel:
     that step's changes to the document it was shown, and answers in the form asked (edits, or
     the whole document for the whole form and for a retry). The first time it sees a step with
     a ``lapse`` it misbehaves instead, as real models do (see ``Step``), and a step with
-    ``echo_retry`` answers its first retry with the edits it sent and the retry's own words.
+    ``echo_retry`` answers its first retry with the request's own words around its lines.
     Used as the fake Messages API's responder."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
@@ -183,7 +183,7 @@ class ScriptedModel:
         current = self._lines(shown.group(1) if shown else "")
         new = list(current)
         lapse: Step | None = None
-        echo = False
+        echo = ""
         for title in _TITLE.findall(request):
             step = self.steps.get(title.split()[0]) if title else None
             if step is None:
@@ -194,15 +194,18 @@ class ScriptedModel:
                 lapse = step
             if step.echo_retry and len(messages) == 3 and f"{step.key} retry" not in self.lapsed:
                 self.lapsed.add(f"{step.key} retry")
-                echo = True
+                echo = step.echo_retry
         kind = lapse.lapse if lapse else ""
         if kind in _ADDS_BAD_LINE:
             assert lapse is not None
             new.append(lapse.bad_line)
         elif kind == "collapse":
             new = new[:3]
-        if echo:
+        if echo == "edits":
             reply = f"{_said(messages[1])}\n\n{_said(messages[2])}"
+        elif echo == "tags":
+            empty = "(empty: this project has no memory yet)"
+            reply = "\n".join(["<current-memory>", empty, *new, "</current-memory>"])
         elif kind == "bad_edits" and edit_form:
             reply = f"<edits>\n@@ replace {len(current) + 40}\n{new[-1]}\n</edits>"
         elif kind == "example" and edit_form:
@@ -401,6 +404,8 @@ def _request_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 _REQUEST_TEXTS, _REQUEST_SENTENCES = _request_words()
+_TAG_LINE = re.compile(r"</?([a-z][a-z-]*)\s*/?>", re.IGNORECASE)
+_REQUEST_TAGS = frozenset(tag for text in _REQUEST_TEXTS for tag in _TAG_LINE.findall(text))
 _EXAMPLE_LINES = frozenset(
     _norm(line) for line in EXAMPLE.splitlines() if line.strip() and not _EDIT_LINE.match(line)
 )
@@ -408,13 +413,17 @@ _EXAMPLE_LINES = frozenset(
 
 def copied_from_request(line: str) -> str | None:
     """Why ``line`` is not document text but the request's own (``None``: it is not): an edit
-    command, tag or numbered line, a line of the edit form's example, or Yak's own words (a
-    rule, the retry or condense message)."""
+    command, tag or numbered line, a line of the edit form's example, one of the request's
+    tags alone (``<current-memory>``), or Yak's own words (a rule, the empty-document
+    placeholder, the retry or condense message)."""
     if _EDIT_LINE.match(line):
         return "edit syntax"
     norm = _norm(line)
     if norm in _EXAMPLE_LINES:
         return "the edit form's example"
+    tag = _TAG_LINE.fullmatch(line.strip())
+    if tag and tag[1].lower() in _REQUEST_TAGS:
+        return "a tag of the request"
     if len(norm) >= 20 and any(norm in text for text in _REQUEST_TEXTS):
         return "Yak's own request text"
     if any(sentence in norm for sentence in _REQUEST_SENTENCES):

@@ -60,8 +60,10 @@ class Step:
             real small model: ``example`` (the edit form's example copied next to the true
             edits; in the whole form, the example's lines appended) and ``replace_empty``
             (``@@ replace 1`` on an empty document).
-        echo_retry: the first retry after edits that did not apply is answered with the same
-            edits block followed by the retry message's own text (a real small model did).
+        echo_retry: how the first retry after edits that did not apply is answered, as a real
+            small model did: ``edits`` (the same edits block followed by the retry message's own
+            text) or ``tags`` (the new lines inside the request's ``<current-memory>`` tags,
+            after its empty-document placeholder).
         bad_line: the line a lapse adds.
     """
 
@@ -81,7 +83,7 @@ class Step:
     hand_delete: str = ""
     hand_add: tuple[str, str] | None = None
     lapse: str = ""
-    echo_retry: bool = False
+    echo_retry: str = ""
     bad_line: str = ""
 
     @property
@@ -529,6 +531,7 @@ MOBILE = Scenario(
             ),
             keep=(r"SwiftUI", r"Kite\.xcodeproj", r"SwiftLint", r"Do not run the Xcode build"),
             lapse="example",
+            echo_retry="tags",
         ),
         Step(
             "ios-02 notes vault",
@@ -601,7 +604,7 @@ SAID = Scenario(
             ops=_LEDGER_OPS,
             keep=(r"cmd/", r"Go 1\.22"),
             lapse="replace_empty",
-            echo_retry=True,
+            echo_retry="edits",
         ),
         Step(
             "said-02 ci",

@@ -265,6 +265,8 @@ def test_every_line_a_decent_model_writes_is_supported_and_each_made_up_line_is_
     assert unsupported("@@ replace 1", said) == "edit syntax"
     assert unsupported("12| - Lint with SwiftLint.", said) == "edit syntax"
     assert unsupported("</edits>", said) == "edit syntax"
+    assert unsupported("</current-memory>", said) == "a tag of the request"
+    assert unsupported("(empty: this project has no memory yet)", said) == "Yak's own request text"
     assert unsupported("- Deploys go to Kubernetes on GKE.", said) == "the edit form's example"
     retry = whole_document_request([], reply="", reason="line 1 is outside")[-1]["content"]
     assert unsupported(retry, said) == "Yak's own request text"
