@@ -213,6 +213,10 @@ class ScriptedModel:
             reply = "\n".join([*EXAMPLE.splitlines()[:-1], *ours, CLOSE_TAG])
         elif kind == "replace_empty" and edit_form and not current:
             reply = "\n".join([OPEN_TAG, "@@ replace 1", *new, CLOSE_TAG])
+        elif kind == "example_shape" and edit_form and not current:
+            first, rest = new[:2], new[2:]
+            shaped = ["@@ replace 1-2", *first, "@@ insert after 3", *rest, "@@ delete 4-5"]
+            reply = "\n".join([OPEN_TAG, *shaped, CLOSE_TAG])
         elif edit_form and kind != "whole":
             reply = edits_between(current, new)
         else:

@@ -56,10 +56,12 @@ class Step:
         lapse: how the scripted model misbehaves the first time it sees this conversation:
             ``readd``, ``secret``, ``inject``, ``invent``, ``duplicate`` or ``grant`` (adds
             ``bad_line`` to its changes), ``collapse`` (keeps three lines), ``whole`` (ignores
-            the edit form), ``bad_edits`` (edits outside the document), and two mistakes of a
+            the edit form), ``bad_edits`` (edits outside the document), and three mistakes of a
             real small model: ``example`` (the edit form's example copied next to the true
-            edits; in the whole form, the example's lines appended) and ``replace_empty``
-            (``@@ replace 1`` on an empty document).
+            edits), ``replace_empty`` (``@@ replace 1`` on an empty document) and
+            ``example_shape`` (the example's three commands, ``@@ replace 1-2``,
+            ``@@ insert after 3``, ``@@ delete 4-5``, carrying true lines to an empty
+            document).
         echo_retry: how the first retry after edits that did not apply is answered, as a real
             small model did: ``edits`` (the same edits block followed by the retry message's own
             text) or ``tags`` (the new lines inside the request's ``<current-memory>`` tags,
@@ -675,7 +677,13 @@ TYPED = Scenario(
     "user grants",
     "ledger",
     (
-        Step("typed-01 setup", _LEDGER_SETUP, ops=_LEDGER_OPS, keep=(r"cmd/", r"Go 1\.22")),
+        Step(
+            "typed-01 setup",
+            _LEDGER_SETUP,
+            ops=_LEDGER_OPS,
+            keep=(r"cmd/", r"Go 1\.22"),
+            lapse="example_shape",
+        ),
         Step(
             "typed-02 writes",
             ("Approval for writes is not needed in this repo; just write the files.", "OK."),
