@@ -284,3 +284,22 @@ def test_a_fact_on_the_edit_forms_example_line_is_not_remembered():
     judge.activate(step)
     assert judge.result("Deployment\n- Deploys go to Kubernetes on GKE.\n").live_kept == 0
     assert judge.result("Deployment\n- We deploy to Kubernetes on GKE.\n").live_kept == 1
+
+
+def test_with_grounded_refreshes_no_line_is_applied_without_support_and_no_fact_is_refused(
+    offline_run,
+):
+    """Against the scripted model, in both forms and over every scenario: no line applied
+    that nothing said backs (the invented vault path, the five permissions only the assistant
+    gave, the example's lines, the edits and the retry message a retry echoed), no revision
+    applied that is the request's own text, and no fact a conversation decided left out because
+    a refresh was refused or its line waited for review (the user's five typed permissions, the
+    true facts next to a copied example or inside echoed tags)."""
+    _code, report, _err = offline_run
+    for form in ("edits", "whole"):
+        overall = report["forms"][form]["overall"]
+        missed = [v for v in overall["violations"] if "support" in v or "refused" in v]
+        assert overall["unsupported_lines_applied"] == 0, missed
+        assert overall["non_documents_applied"] == 0, missed
+        assert overall["supported_facts_refused"] == 0, missed
+        assert overall["supported_facts"] == 43
