@@ -4,17 +4,31 @@ what it prints is what these tests read."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from benchmarks import memory_eval
-from benchmarks.memory_eval import WEB, Endpoint, ScriptedModel, run_scenario
-from yak.domain import RewriteForm
+from benchmarks.memory_eval import (
+    Endpoint,
+    Judge,
+    ScriptedModel,
+    apply_ops,
+    run_scenario,
+    unsupported,
+)
+from benchmarks.memory_eval_scenarios import SCENARIOS, TYPED, WEB, Step
+from yak.domain import ReviewMode, RewriteForm
+from yak.memory.prompt import whole_document_request
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,47 +39,142 @@ def row(table: str, label: str) -> list[str]:
     return line[len(label) :].split()
 
 
-def test_the_offline_evaluation_prints_every_metric_and_the_guards_catching_each_lapse(capsys):
-    """``--offline`` prints a table per form (a column per scenario and one for all): every live
-    fact kept, no superseded fact, secret, injected instruction or hypothetical stored, every
-    deletion respected, no duplicate, nothing changed by chit-chat; the scripted lapses show up
-    as the guards' outcomes (three proposals rejected for a line the user deleted, three
-    for an injected instruction, three secrets redacted, one collapse refused by the floor, one
-    whole-document reply and one retry after edits that did not apply); and one added line costs
-    the edit form under a fifth of the whole form's output tokens."""
-    assert memory_eval.main(["--offline"]) == 0
-    out = capsys.readouterr().out
-    edits, whole = out.split("form: whole")
-    assert "form: edits" in edits
-    for table in (edits, whole):
-        assert row(table, "live facts kept")[-1] == "22/22"
-        assert row(table, "superseded facts left")[-1] == "0/12"
-        assert row(table, "deletions respected")[-1] == "6/6"
-        assert row(table, "secrets stored")[-1] == "0/3"
-        assert row(table, "injected instructions stored")[-1] == "0/4"
-        assert row(table, "hypotheticals stored")[-1] == "0/4"
-        assert row(table, "duplicates") == ["0", "0", "0", "0"]
-        assert row(table, "lines changed, nothing said") == ["0", "0", "0", "0"]
-        assert row(table, "redaction markers left")[-1] == "3"
-        assert row(table, "refreshes calling the model") == ["14", "15", "13", "42"]
-        assert "  needs_review: 6\n" in table
-        assert "  proposal rejected by the user: 6\n" in table
-        assert "  refused_floor: 1\n" in table
-        assert "  secret redacted from a reply: 3\n" in table
-        assert "missed:" not in table
-    assert "  edits_retry: 1\n" in edits and "  whole_reply: 1\n" in edits
-    assert "edits_retry" not in whole.split("one line added")[0]
-    out_edits = int(row(edits, "output tokens / refresh")[-1].replace(",", ""))
-    out_whole = int(row(whole, "output tokens / refresh")[-1].replace(",", ""))
+ORIGINAL = ("web service", "data pipeline", "desktop app")
+
+
+@pytest.fixture(scope="module")
+def offline_run(tmp_path_factory) -> tuple[int, dict[str, Any], str]:
+    """``memory_eval.py --offline --json`` run once for this module: its exit code, the JSON
+    document it printed on stdout, and what it printed on stderr as it went."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("YAK_DATA_DIR", str(tmp_path_factory.mktemp("yakdata")))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = memory_eval.main(["--offline", "--json"])
+    return code, json.loads(out.getvalue()), err.getvalue()
+
+
+def test_the_offline_evaluation_scores_every_metric_and_the_guards_catching_each_lapse(
+    offline_run,
+):
+    """``--offline`` scores each scenario of the first three (web service, data pipeline,
+    desktop app) in both forms: every live fact kept, no superseded fact, secret, injected
+    instruction or hypothetical stored, every deletion respected, no duplicate, nothing changed
+    by chit-chat, no line applied without support, no supported fact refused, no non-document
+    applied; the scripted lapses show up as the guards' outcomes (per scenario: a proposal
+    rejected for a line the user deleted and one for an injected instruction, a secret redacted;
+    one collapse refused by the floor, one whole-document reply and one retry after edits that
+    did not apply); and one added line costs the edit form under a fifth of the whole form's
+    output tokens."""
+    code, report, _err = offline_run
+    assert code == 0
+    for form in ("edits", "whole"):
+        scenarios = report["forms"][form]["scenarios"]
+        web, etl, app = (scenarios[name] for name in ORIGINAL)
+        assert [s["live_facts_kept"] for s in (web, etl, app)] == [9, 7, 6]
+        assert [s["live_facts"] for s in (web, etl, app)] == [9, 7, 6]
+        assert [s["superseded_facts"] for s in (web, etl, app)] == [4, 4, 4]
+        assert [s["deletions"] for s in (web, etl, app)] == [2, 2, 2]
+        assert [s["refreshes"] for s in (web, etl, app)] == [14, 15, 13]
+        for figures in (web, etl, app):
+            assert figures["superseded_facts_left"] == 0
+            assert figures["deletions_respected"] == figures["deletions"]
+            assert figures["secrets_stored"] == figures["injected_instructions_stored"] == 0
+            assert figures["hypotheticals_stored"] == figures["duplicates"] == 0
+            assert figures["lines_changed_when_nothing_was_said"] == 0
+            assert figures["redaction_markers_left"] == 1
+            assert figures["unsupported_lines_applied"] == 0
+            assert figures["supported_facts_refused"] == 0
+            assert figures["supported_facts"] == figures["live_facts"]
+            assert figures["non_documents_applied"] == 0
+            assert figures["outcomes"]["proposal rejected by the user"] == 2
+            assert figures["outcomes"]["secret redacted from a reply"] == 1
+            assert figures["violations"] == []
+        assert etl["outcomes"]["refused_floor"] == 1
+    edits = report["forms"]["edits"]["scenarios"]
+    assert edits["desktop app"]["outcomes"]["edits_retry"] == 1
+    assert edits["desktop app"]["outcomes"]["whole_reply"] == 1
+    whole = report["forms"]["whole"]["scenarios"]
+    assert all("edits_retry" not in whole[name]["outcomes"] for name in ORIGINAL)
+    out_edits = report["forms"]["edits"]["overall"]["output_tokens_per_refresh"]
+    out_whole = report["forms"]["whole"]["overall"]["output_tokens_per_refresh"]
     assert out_edits < out_whole
-    share = re.search(r"edits / whole: ([\d.]+)% \(target under 20%: (\w+)\)", out)
-    assert share is not None and float(share[1]) < 20 and share[2] == "ok"
+    costs = report["one_line_in_150"]
+    assert costs["edits_share_of_whole"] < 0.2 and costs["met"] is True
+
+
+def test_the_report_has_a_row_per_metric_and_a_column_per_scenario_and_all(offline_run):
+    """The printed report shows, per form, the two new metrics (lines applied without support,
+    supported facts refused) and the non-documents row beside the others, one cell per
+    scenario and one for all; the supported facts are counted as refused out of decided."""
+    _code, report, _err = offline_run
+    text = memory_eval.format_report(report)
+    edits, whole = text.split("form: whole")
+    names = list(report["forms"]["edits"]["scenarios"])
+    assert names == [*ORIGINAL, "mobile app", "assistant grants", "user grants"]
+    for table in (edits, whole):
+        header = next(line for line in table.splitlines() if line.startswith("metric"))
+        assert all(name in header for name in names) and header.endswith(" all")
+        for label in (
+            "lines applied without support",
+            "supported facts refused",
+            "non-documents applied",
+            "live facts kept",
+        ):
+            assert len(row(table, label)) == len(names) + 1
+        assert row(table, "supported facts refused")[:3] == ["0/9", "0/7", "0/6"]
+        assert row(table, "lines applied without support")[:3] == ["0", "0", "0"]
+
+
+def test_the_evaluation_prints_a_line_per_refresh_and_each_scenario_as_it_ends(offline_run):
+    """On stderr, as it runs: one line per refresh (form, scenario, step, outcome, the
+    document's lines, seconds), and each scenario's table as soon as it is done; stdout holds
+    only the JSON document."""
+    _code, report, err = offline_run
+    lines = err.splitlines()
+    refreshes = [line for line in lines if re.search(r": [a-z_]+.*, \d+ lines, [\d.]+ s$", line)]
+    steps = sum(len(s.steps) for s in SCENARIOS) + 1  # the cost case
+    assert len(refreshes) == 2 * steps
+    assert re.fullmatch(
+        r"edits · web service · web-01 project setup: applied, \d+ lines, [\d.]+ s", refreshes[0]
+    )
+    assert any(
+        line.startswith("edits · web service · web-11 freeze: needs_review, proposal rejected")
+        for line in refreshes
+    )
+    ends = [i for i, line in enumerate(lines) if line.startswith("metric")]
+    assert len(ends) == 2 * len(SCENARIOS)
+    first_table = ends[0]
+    assert lines[first_table].split() == ["metric", "web", "service"]
+    assert lines[first_table - 1] == "form: edits"
+    assert all("web-" in line for line in lines[: first_table - 1])  # web's refreshes came first
+    assert set(report["forms"]) == {"edits", "whole"}
+
+
+def test_the_new_cases_keep_every_decided_fact_and_update_the_dependent_line(offline_run):
+    """The cases added for grounding keep what the conversations decided, whatever a
+    refresher does with the doubtful lines: the mobile app keeps its seven facts and moves
+    both the Redis port and the REDIS_URL that uses it (no 6379 left); the user's five typed
+    permissions are all applied and none of them refused; the assistant-grants project keeps
+    its seven facts."""
+    _code, report, _err = offline_run
+    for form in ("edits", "whole"):
+        scenarios = report["forms"][form]["scenarios"]
+        mobile = scenarios["mobile app"]
+        assert (mobile["live_facts_kept"], mobile["live_facts"]) == (7, 7)
+        assert (mobile["superseded_facts_left"], mobile["superseded_facts"]) == (0, 1)
+        typed = scenarios["user grants"]
+        assert (typed["live_facts_kept"], typed["live_facts"]) == (7, 7)
+        assert (typed["supported_facts_refused"], typed["supported_facts"]) == (0, 7)
+        assert typed["unsupported_lines_applied"] == 0
+        said = scenarios["assistant grants"]
+        assert (said["live_facts_kept"], said["live_facts"]) == (7, 7)
 
 
 def test_the_evaluation_runs_from_a_checkout_without_pytest_and_prints_one_json_document():
     """``python benchmarks/memory_eval.py --offline --json`` (a plain script run from the
     repository root) exits 0 with one JSON document holding the figures per form and
-    scenario and the one-line cost case."""
+    scenario and the one-line cost case; the progress went to stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     done = subprocess.run(
         [sys.executable, "benchmarks/memory_eval.py", "--offline", "--json", "--scenario", "etl"],
@@ -82,27 +191,18 @@ def test_the_evaluation_runs_from_a_checkout_without_pytest_and_prints_one_json_
     assert pipeline["live_facts_kept"] == pipeline["live_facts"] == 7
     assert pipeline["superseded_facts_left"] == 0 and pipeline["superseded_facts"] == 4
     assert pipeline["outcomes"]["refused_floor"] == 1
+    assert pipeline["unsupported_lines_applied"] == pipeline["non_documents_applied"] == 0
+    assert (pipeline["supported_facts_refused"], pipeline["supported_facts"]) == (0, 7)
     assert report["one_line_in_150"]["met"] is True
     assert report["one_line_in_150"]["edits"]["applied"] is True
+    assert "edits · data pipeline · etl-06 quality checks: refused_floor, " in done.stderr
 
 
-async def test_the_evaluation_reports_a_model_that_keeps_old_facts_and_stores_a_hypothetical(
-    fake_api, tmp_path
-):
-    """The checks can fail: a model that never replaces or deletes a line, and writes the Redis
-    idea down, leaves three superseded facts, ignores the "forget that", and stores the
-    hypothetical; the figures and the missed checks say so."""
+async def test_the_evaluation_reports_a_model_that_keeps_old_facts(fake_api, tmp_path):
+    """The checks can fail: a model that never replaces or deletes a line leaves three
+    superseded facts and ignores the "forget that"; the figures and the missed checks say so."""
     lazy = [
-        dataclasses.replace(
-            step,
-            ops=tuple(op for op in step.ops if op.kind == "add")
-            + (
-                (memory_eval.add("Ideas", "- Use Redis to cache the /orders listing."),)
-                if step.hypothetical
-                else ()
-            ),
-            lapse="",
-        )
+        dataclasses.replace(step, ops=tuple(op for op in step.ops if op.kind == "add"), lapse="")
         for step in WEB.steps
     ]
     fake_api.respond_with(ScriptedModel(lazy))
@@ -112,7 +212,94 @@ async def test_the_evaluation_reports_a_model_that_keeps_old_facts_and_stores_a_
     )
     assert (figures.superseded_left, figures.superseded) == (3, 4)
     assert (figures.deletions_respected, figures.deletions) == (1, 2)
-    assert (figures.hypotheticals_stored, figures.hypotheticals) == (1, 1)
-    assert "Python 3.12." in final and "Redis" in final
+    assert "Python 3.11." in final
     assert "superseded fact left: 'Heroku' at web-07 deploy to fly" in figures.violations
-    assert "hypothetical stored: 'redis' at web-06 caching idea" in figures.violations
+
+
+async def test_supported_facts_held_for_review_count_as_refused(fake_api, tmp_path):
+    """The over-flagging metric can fail: with the workspace in review mode every refresh of
+    the user-grants project waits, so each of its seven decided facts is refused at its step
+    (then accepted by the careful user: the document still forms), and the violations name
+    them."""
+    fake_api.respond_with(ScriptedModel(TYPED.steps))
+    endpoint = Endpoint(fake_api.url, "scripted", "test-key", offline=True)
+    figures, final = await run_scenario(
+        TYPED,
+        form=RewriteForm.EDITS,
+        endpoint=endpoint,
+        work=tmp_path,
+        review_mode=ReviewMode.REVIEW,
+    )
+    assert (figures.facts_refused, figures.facts_decided) == (7, 7)
+    assert figures.outcomes["proposal accepted by the user"] == 6
+    assert (figures.live_kept, figures.unsupported_applied) == (7, 0)
+    assert "- You may push to main directly." in final.splitlines()
+    assert (
+        "supported fact refused at typed-03 push: 'push to main directly' (needs_review)"
+        in figures.violations
+    )
+
+
+def test_every_line_a_decent_model_writes_is_supported_and_each_made_up_line_is_not():
+    """The support check measures, it does not flag the scripted model's own decent lines: every
+    line a step's changes add is backed by the conversations so far and the document (a port
+    in a connection string backed by its pieces said apart). Lines without support are named
+    with why: a path said nowhere, an instruction only the assistant said, an injected one,
+    edit syntax, the edit form's example, Yak's own retry message."""
+    for scenario in SCENARIOS:
+        judge = Judge(scenario.steps)
+        lines: list[str] = []
+        for step in scenario.steps:
+            judge.activate(step)
+            before = "\n".join(lines)
+            lines = apply_ops(lines, step.ops)
+            assert judge.without_support(before, "\n".join(lines)) == [], step.title
+            if step.lapse in ("invent", "grant", "inject"):
+                why = judge.without_support(before, f"{before}\n{step.bad_line}")
+                assert [line for line, _why in why] == [step.bad_line], step.title
+    said = (
+        "could a notes vault help?\nredis moved to port 6380\n- redis_url=redis://localhost:6379/0"
+    )
+    assert unsupported("- Notes live in ~/vaults/Dev.", said) == "'~/vaults/Dev' was said nowhere"
+    assert unsupported("- REDIS_URL=redis://localhost:6380/0", said) is None
+    assert unsupported("@@ replace 1", said) == "edit syntax"
+    assert unsupported("12| - Lint with SwiftLint.", said) == "edit syntax"
+    assert unsupported("</edits>", said) == "edit syntax"
+    assert unsupported("</current-memory>", said) == "a tag of the request"
+    assert unsupported("(empty: this project has no memory yet)", said) == "Yak's own request text"
+    assert unsupported("- Deploys go to Kubernetes on GKE.", said) == "the edit form's example"
+    retry = whole_document_request([], reply="", reason="line 1 is outside")[-1]["content"]
+    assert unsupported(retry, said) == "Yak's own request text"
+    rule = "- Keep everything in the current document that is still true."
+    assert unsupported(rule, said) == "Yak's own request text"
+    typed = [(r"push to main", "an instruction no one typed")]
+    assert unsupported("- You may push to main directly.", said, typed) == typed[0][1]
+
+
+def test_a_fact_on_the_edit_forms_example_line_is_not_remembered():
+    """Copying the example of the edit form is not remembering: a fact the example's line
+    happens to hold counts as lost; the same fact in the document's own words is kept."""
+    step = Step("x-01 deploys", ("Deploys go to GKE.", "OK."), keep=(r"Kubernetes on GKE",))
+    judge = Judge([step])
+    judge.activate(step)
+    assert judge.result("Deployment\n- Deploys go to Kubernetes on GKE.\n").live_kept == 0
+    assert judge.result("Deployment\n- We deploy to Kubernetes on GKE.\n").live_kept == 1
+
+
+def test_with_grounded_refreshes_no_line_is_applied_without_support_and_no_fact_is_refused(
+    offline_run,
+):
+    """Against the scripted model, in both forms and over every scenario: no line applied
+    that nothing said backs (the invented vault path, the five permissions only the assistant
+    gave, the example's lines, the edits and the retry message a retry echoed), no revision
+    applied that is the request's own text, and no fact a conversation decided left out because
+    a refresh was refused or its line waited for review (the user's five typed permissions, the
+    true facts next to a copied example or inside echoed tags)."""
+    _code, report, _err = offline_run
+    for form in ("edits", "whole"):
+        overall = report["forms"][form]["overall"]
+        missed = [v for v in overall["violations"] if "support" in v or "refused" in v]
+        assert overall["unsupported_lines_applied"] == 0, missed
+        assert overall["non_documents_applied"] == 0, missed
+        assert overall["supported_facts_refused"] == 0, missed
+        assert overall["supported_facts"] == 43
