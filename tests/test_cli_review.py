@@ -164,7 +164,7 @@ def test_dropping_a_hand_line_waits_exit_3_and_accept_applies_exactly(project):
 def test_a_line_deleted_by_hand_or_rejected_stays_out(project):
     """Case 3 through the CLI: a hand deletion, then a reply bringing the line back → exit 3,
     the line is not in the document; reject (another process) folds the conversation, and the
-    line it added stays out of the next refresh too."""
+    line it added stays out of the next refresh too (which applies its other, new line)."""
     project.set_by_hand(doc(8))
     gone = "- fact 003: the project keeps this fact\n"
     hand = doc(8).replace(gone, "")
@@ -190,8 +190,12 @@ def test_a_line_deleted_by_hand_or_rejected_stays_out(project):
     project.say("Use ruff.", "Ok.")
     project.fake.script(text(hand + "- deploy on fridays.\n- use ruff\n"))
     again = project.run("refresh", "--json")
-    assert again.returncode == 3 and "you deleted or rejected" in as_json(again)["reason"]
-    assert b"fridays" not in project.content().lower()
+    # Decided per line: the new line is applied, the returning one waits on top of it.
+    payload = as_json(again)
+    assert again.returncode == 0 and payload["status"] == "applied" and payload["proposal"]
+    assert "1 line waits for review" in payload["reason"]
+    assert '"- deploy on fridays.": you deleted or rejected this line' in payload["reason"]
+    assert project.content() == (hand + "- use ruff\n").encode()
 
 
 def test_curl_piped_into_a_shell_waits_in_auto_mode(project):

@@ -654,3 +654,12 @@ def test_a_whole_rewrite_is_checked_line_by_line_against_the_lines_it_keeps():
         ("- Package manager: uv (moved from Poetry)", None, None),
         ("- Do not run xcodebuild.", "line 3 already says this", 3),
     ]
+
+
+def test_a_grant_typed_with_a_negation_in_another_clause_counts_as_typed():
+    """ "You may push to main directly, no pull request needed.": the "no" belongs to the
+    other clause, so the person did type the grant; "You may not push…" did not."""
+    line = "- You may push to main directly."
+    typed = ("user", "You may push to main directly, no pull request needed.")
+    assert check(line, typed).reason is None
+    assert check(line, ("user", "You may not push to main directly.")).reason == NOT_TYPED

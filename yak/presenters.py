@@ -202,6 +202,9 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
             if status in _REFUSED or status in (RefreshStatus.FAILED, RefreshStatus.SUPERSEDED):
                 # a refresh after the proposal went wrong: say so, the review still waits
                 waiting += f" · last refresh {status.value.partition('_')[0]}: {attempt.reason}"
+            elif status is RefreshStatus.APPLIED and attempt.proposal_id is not None:
+                # applied in part: its supported lines are in, the doubtful ones wait
+                waiting = f"refreshed: +{attempt.added} −{attempt.removed} · {waiting}"
         return StatusLine(StatusKind.REVIEW, waiting, StatusAction.REVIEW)
     if attempt is None or newer_write:
         return _settled(state)
@@ -341,7 +344,10 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
     size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
     if status is RefreshStatus.APPLIED:
         changes = f"+{outcome.added} −{outcome.removed}"
-        return f"{lead}: {size}, {changes}" + (f" ({reason})" if reason else "")
+        line = f"{lead}: {size}, {changes}" + (f" ({reason})" if reason else "")
+        if outcome.proposal_id is not None:  # applied in part; the doubtful lines wait
+            line += f". See what waits with 'yak memory review {outcome.proposal_id}'."
+        return line
     if status is RefreshStatus.UP_TO_DATE:
         return f"{lead}: {reason}; {size}" if reason else f"{lead}: {size}"
     if status is RefreshStatus.NEEDS_REVIEW:
@@ -359,6 +365,11 @@ def turn_refresh_line(outcome: RefreshOutcome) -> str:
     ``Memory refreshed: version 4, 57 lines``, ``Memory up to date: version 4, 57 lines``, or
     ``yak: memory refresh refused: <reason>; the memory document is unchanged.``"""
     size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
+    if outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is not None:
+        return (
+            f"Memory refreshed: {size}; some lines wait for review "
+            f"('yak memory review {outcome.proposal_id}')"
+        )
     if outcome.status is RefreshStatus.APPLIED:
         return f"Memory refreshed: {size}"
     if outcome.status is RefreshStatus.UP_TO_DATE:

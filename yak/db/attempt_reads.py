@@ -42,6 +42,8 @@ def attempt_of(row: Row) -> RefreshAttempt:
     duration, session_ids, flags, created_at, added, removed, proposal_id = row[10:17]
     cache_write, cache_read, decided, decided_version, superseded_by = row[17:22]
     outcome = None if decided in (None, ProposalStatus.PENDING) else ProposalStatus(decided)
+    if status != RefreshStatus.NEEDS_REVIEW:  # applied in part: its held lines' fate is their own
+        outcome = None
     return RefreshAttempt(
         id=a_id,
         workspace_id=ws_id,

@@ -78,6 +78,19 @@ def is_numbered(reply: str) -> bool:
     return bool(lines) and all(_NUMBERED.match(line.strip()) for line in lines)
 
 
+def is_edit_syntax(line: str) -> bool:
+    """Whether ``line`` belongs to the edit form rather than to a document: an ``<edits>`` or
+    ``</edits>`` tag, an ``@@`` command, or a line carrying a line number as the request shows
+    them (``12| …``). Such a line is never document content."""
+    return bool(
+        _OPEN.match(line)
+        or _CLOSE.match(line)
+        or _EMPTY_BLOCK.match(line)
+        or _LOOSE_COMMAND.match(line)
+        or _NUMBERED.match(line.strip())
+    )
+
+
 def holds_edits(reply: str) -> bool:
     """Whether ``reply`` answers in the edit form: a line that is only ``<edits>`` (or an
     empty ``<edits></edits>`` / ``<edits/>``). A reply without one is a whole document."""
@@ -174,11 +187,16 @@ def apply_edits(document: str, edits: list[Edit]) -> str:
         The new document, each line ending with LF (``""`` when no line is left); the untouched
         lines are ``document``'s own, byte for byte.
 
+    An edit aimed at a line of an empty document (``@@ replace 1`` as its first lines, a small
+    model's habit) inserts its lines at the top; a delete there changes nothing.
+
     Raises:
         EditError: a line number outside the document, or two edits touching the same line.
     """
     old = document.splitlines()
     count = len(old)
+    if count == 0:  # an empty document has no line to replace or delete: the new lines are added
+        edits = [Edit("insert", 0, 0, edit.lines) for edit in edits if edit.lines]
     taken: dict[int, Edit] = {}
     replaced_at: dict[int, tuple[str, ...]] = {}
     inserts: dict[int, list[str]] = {}

@@ -1156,9 +1156,26 @@ def _typed(line: _Line, scores: Sequence[_Score], doc: _Index) -> bool:
             passage.speaker is Speaker.USER
             and not passage.wondering
             and not passage.quoted
-            and score.entry.line.negated == line.negated
+            and _same_polarity(line, passage.text)
         ):
             return True
     return any(
         entry.line.negated == line.negated for entry, _t, _w in doc.near(line, DOCUMENT_SHARE)
     )
+
+
+_CLAUSE = re.compile(r"[,;:\u2013\u2014]|\bbut\b|\bso\b", re.IGNORECASE)
+
+
+def _same_polarity(line: _Line, text: str) -> bool:
+    """Whether the clause of ``text`` that says most of ``line``'s words has the line's polarity
+    ("You may push to main directly, no pull request needed." says "You may push to main
+    directly": its "no" belongs to another clause)."""
+    best: _Words | None = None
+    best_shared = 0
+    for clause in _CLAUSE.split(text):
+        words = _words(clause)
+        shared = len(words.terms & line.terms)
+        if shared > best_shared:
+            best, best_shared = words, shared
+    return best is not None and best.negated == line.negated

@@ -6,7 +6,9 @@ in docs/refresh.md):
 2. turned into a document: a reply's ``<edits>`` applied to the document it was shown
    (``yak.memory.edits``), or a reply's wrapping cleaned off (:func:`guards.clean_reply`); a
    proposal is taken as it is;
-3. normalized and checked by the guards (:func:`guards.check_rewrite`);
+3. normalized, its lines that are Yak's own request text or edit syntax dropped
+   (:func:`yak.memory.per_line.without_request_lines`), and checked by the guards
+   (:func:`guards.check_rewrite`);
 4. a candidate that passed asks the review rules (:func:`review_reasons`) whether it must wait
    for the person.
 """
@@ -21,7 +23,10 @@ from yak.domain import LineOrigin, RefreshStatus, ReviewMode, count_lines
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.edits import EditError, apply_edits, holds_edits, is_numbered, parse_edits
+from yak.memory.grounding import Passage
+from yak.memory.per_line import without_request_lines
 from yak.memory.redact import redact
+from yak.text import plural
 
 if TYPE_CHECKING:
     from yak.ports import Completion
@@ -46,6 +51,8 @@ class Judgement:
             for a proposal), and ``whole_reply`` when a reply asked for edits was a whole
             document.
         unchanged: the reply was an empty block of edits: nothing to change (``up_to_date``).
+        dropped: the reply's lines that were Yak's own request (a rule, the edits example, a
+            retry message) or edit syntax, dropped before the guards (never stored or proposed).
         edit_error: why the reply's edits do not apply (then ``text`` is ``""`` and the
             refresher asks for the whole document), else ``None``.
     """
@@ -55,11 +62,17 @@ class Judgement:
     verdict: guards.Verdict
     flags: tuple[str, ...]
     unchanged: bool = False
+    dropped: tuple[str, ...] = ()
     edit_error: str | None = None
 
 
 def judge_reply(
-    previous: str, completion: Completion, floor_ratio: float, *, edits: bool = False
+    previous: str,
+    completion: Completion,
+    floor_ratio: float,
+    *,
+    edits: bool = False,
+    said: Sequence[Passage] = (),
 ) -> Judgement:
     """Judge a memory model's reply to a refresh.
 
@@ -69,11 +82,14 @@ def judge_reply(
         floor_ratio: the floor's share (0-1).
         edits: the request asked for edits; a reply holding an ``<edits>`` block is applied to
             ``previous``, any other reply is judged as a whole document.
+        said: the folded conversations: a line of Yak's own request they back is kept.
     """
     raw, found = redact(completion.text)
     flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
     refused = completion.stop_reason == _REFUSAL  # judged as one, whatever its text holds
-    judged = _judge(previous, raw, flags, floor_ratio, edits=edits, refused=refused, clean=True)
+    judged = _judge(
+        previous, raw, flags, floor_ratio, edits=edits, refused=refused, clean=True, said=said
+    )
     if judged.unchanged or judged.edit_error is not None:
         return judged
     return replace(judged, verdict=_after_stop(judged.verdict, completion.stop_reason))
@@ -111,6 +127,7 @@ def _judge(
     edits: bool = False,
     refused: bool = False,
     clean: bool,
+    said: Sequence[Passage] = (),
 ) -> Judgement:
     """Steps 2 and 3 of the pipeline on a redacted candidate."""
     if edits and not refused and holds_edits(raw):
@@ -130,10 +147,20 @@ def _judge(
         text = guards.normalize_document(guards.clean_reply(raw) if clean else raw)
         if edits and raw.strip() and not holds_edits(raw):
             flags = merge_flags(flags, ("whole_reply",))
+    text, dropped = without_request_lines(previous, text, said) if clean else (text, ())
+    if dropped:
+        text = guards.normalize_document(text)
+        flags = merge_flags(flags, ("request_text_dropped",))
     verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
-    if verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
+    if verdict.status is RefreshStatus.REFUSED_EMPTY and dropped:
+        echo = (
+            f"the reply was only Yak's own request text ({plural(len(dropped), 'line')} of its "
+            f'rules, example edits or retry message, first "{dropped[0].strip()[:60]}")'
+        )
+        verdict = replace(verdict, status=RefreshStatus.REFUSED_NOT_DOCUMENT, reason=echo)
+    elif verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
         verdict = _judge_remarks(previous, raw, floor_ratio)
-    return Judgement(text=text, raw=raw, verdict=verdict, flags=flags)
+    return Judgement(text=text, raw=raw, verdict=verdict, flags=flags, dropped=dropped)
 
 
 def _edits_failed(raw: str, flags: tuple[str, ...], why: str) -> Judgement:

@@ -14,6 +14,7 @@ document in a retry ("The rewrite form" in docs/refresh.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -263,3 +264,95 @@ def whole_document_request(
             "Output only the document.",
         },
     ]
+
+
+# --- the request's own words ---------------------------------------------------------------------
+
+_SLOT = "\x00"  # stands for what a request fills in (a document, a reason, a number)
+_FILLED = re.compile(r"\x00|1,?234,?567|7,?654,?321")  # the slot and the sizes filled in
+
+
+def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
+    """Every line Yak itself sends the memory model, derived from the builders above so the list
+    cannot drift when a prompt changes: the system prompt of both forms (its rules and the
+    edits example), the request's framing sentences and tags (a rebuild's note, the lists of
+    hand and removed lines), and the two retry messages. Returns the folded fixed lines, and a
+    pattern per line that holds a filled-in part (a reason, a size)."""
+    sent: list[str] = [request_text(build_rewrite_request(current="", transcript=_SLOT)[1])]
+    for form in RewriteForm:
+        system, messages = build_rewrite_request(
+            current=_SLOT,
+            transcript=_SLOT,
+            workspace_name=_SLOT,
+            rebuild=True,
+            hand_lines=[_SLOT],
+            removed_lines=[_SLOT],
+            form=form,
+        )
+        sent += [block["text"] for block in system]
+        sent.append(request_text(messages))
+    retry = whole_document_request([], reply="", reason=_SLOT)[-1]["content"]
+    sent += [retry, condense_message(1_234_567, 7_654_321), duplicate_message([(1_234_567, _SLOT)])]
+    fixed: set[str] = set()
+    templates: list[re.Pattern[str]] = []
+    for line in "\n".join(sent).splitlines():
+        folded = fold_request_line(line.replace("1| " + _SLOT, _SLOT))
+        if not folded.strip(_SLOT + " "):
+            continue
+        if _FILLED.search(folded):
+            parts = _FILLED.split(folded)
+            templates.append(re.compile(".*".join(re.escape(part) for part in parts) + "$"))
+        else:
+            fixed.add(folded)
+    return frozenset(fixed), tuple(templates)
+
+
+def fold_request_line(line: str) -> str:
+    """A line as compared with the request's own lines: runs of whitespace made one space, case
+    folded, a list dash and end punctuation dropped."""
+    folded = " ".join(line.split()).casefold()
+    return folded.removeprefix("- ").rstrip(".:;,!? ")
+
+
+def echoes_request(line: str) -> bool:
+    """Whether ``line`` is a line of Yak's own request (a rule, the edits example, a framing
+    sentence, a tag, a retry or condense message) rather than something about the project:
+    such a line in a reply is dropped, never stored or proposed ("What a rewrite may add" in
+    docs/memory.md). Blank lines are not."""
+    folded = fold_request_line(line)
+    if not folded:
+        return False
+    fixed, templates = _REQUEST_LINES
+    return folded in fixed or any(pattern.match(folded) for pattern in templates)
+
+
+def duplicate_message(duplicates: Sequence[tuple[int, str]]) -> str:
+    """The edits retry after a reply that adds lines the document already says.
+
+    Args:
+        duplicates: ``(line number, the new line)`` per restatement: the numbered document's
+            line it repeats and the reply's line.
+    """
+    said = "; ".join(
+        f'line {number} already says this: "{line.strip()}"' for number, line in duplicates
+    )
+    return (
+        f"Those edits repeat what the document already says ({said}). Never keep two lines "
+        "that say the same thing: change such a line in place with '@@ replace', or leave it "
+        "out. Answer again with one block of edits, and nothing else."
+    )
+
+
+def duplicate_request(
+    messages: list[dict[str, Any]], *, reply: str, duplicates: Sequence[tuple[int, str]]
+) -> list[dict[str, Any]]:
+    """The messages of the retry after edits that restate lines of the document: ``messages``,
+    the reply as the assistant turn, and :func:`duplicate_message`."""
+    return [
+        *messages,
+        {"role": "assistant", "content": reply or "(empty)"},
+        {"role": "user", "content": duplicate_message(duplicates)},
+    ]
+
+
+_REQUEST_LINES = _fixed_lines()

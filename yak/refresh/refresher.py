@@ -47,14 +47,17 @@ from yak.domain import (
 from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.linediff import line_changes
-from yak.memory import prompt
+from yak.memory import grounding, prompt
 from yak.memory.document import merge_flags
-from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply, review_reasons
+from yak.memory.grounding import Passage
+from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
+from yak.memory.per_line import Decision, decide_lines
 from yak.memory.redact import redact
 from yak.memory.review import ReviewInbox
 from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
 from yak.ports import (
+    Completion,
     ConversationRepository,
     ModelClient,
     ModelClientFactory,
@@ -74,6 +77,7 @@ LOCK_WAIT_S = 900.0
 # The flags of the two retries a reply may earn (each at most once per attempt).
 _EDITS_RETRY = "edits_retry"
 _CONDENSE_RETRY = "condense_retry"
+_DUPLICATE_RETRY = "duplicate_retry"
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,7 @@ class _Input:
     origins: list[LineOrigin]  # of the document's lines ([] when unknown)
     tombstones: dict[str, str]  # folded key -> the line as the person had it
     client_from: Hashable  # what the model client would be built from now (KeptModelClient)
+    passages: tuple[Passage, ...] = ()  # the folded conversations, for grounding each line
 
 
 class _Store(Enum):
@@ -96,6 +101,7 @@ class _Store(Enum):
     WATERMARKS = "watermarks"  # the messages are marked folded; no revision
     PROPOSAL = "proposal"  # the rewrite waits for review
     REWRITE = "rewrite"  # the rewrite is applied on the version it was based on
+    SPLIT = "split"  # its supported part is applied, and the rest waits for review on top of it
 
 
 @dataclass
@@ -109,7 +115,7 @@ class _Attempt:
     outcome: RefreshOutcome  # so far
     store: _Store | None = None  # once decided
     reply: Judgement | None = None  # once the model answered
-    review: tuple[str, ...] = ()  # why the reply waits for review
+    decision: Decision | None = None  # once a reply passed the guards: what is applied, held
 
     @property
     def workspace_id(self) -> str:
@@ -355,7 +361,7 @@ class MemoryRefresher:
         that do not apply are asked once more for the whole document, a reply over the
         ceiling once to condense (:func:`_retry`); every reply is judged again. A failed call
         decides the attempt (``failed``, nothing stored from it): then ``False``."""
-        data, base = attempt.data, attempt.outcome
+        base = attempt.outcome
         model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
         request, usage, flags = messages, TokenUsage(), base.flags
         retried: tuple[str, ...] = ()  # the retries' flags, in order
@@ -378,28 +384,54 @@ class MemoryRefresher:
                 )
                 return False
             usage += completion.usage
-            edits = self._form is RewriteForm.EDITS and not retried
-            reply = await asyncio.to_thread(
-                judge_reply, data.document.content, completion, floor_ratio, edits=edits
+            # the first call and the duplicates retry ask for edits; the other retries for the
+            # whole document
+            edits = self._form is RewriteForm.EDITS and retried[-1:] in ((), (_DUPLICATE_RETRY,))
+            reply, decision = await asyncio.to_thread(
+                self._judge, attempt, completion, floor_ratio, edits=edits
             )
             flags = merge_flags(flags, reply.flags, retried[-1:])
             if retried[-1:] == (_CONDENSE_RETRY,):
                 reply = _after_condense(reply, before_lines)
-            retry = _retry(messages, reply, retried)
+            retry = _retry(messages, reply, retried, decision if edits else None)
             if retry is None:
+                attempt.decision = decision
                 break
             request, flag = retry
             retried += (flag,)
             before_lines = reply.verdict.lines
-            why = reply.edit_error or reply.verdict.reason
+            why = reply.edit_error or reply.verdict.reason or "it repeats lines of the document"
             log.info("memory rewrite of %s: %s; one %s", attempt.workspace_id, why, flag)
         attempt.answered(reply, model=completion.model or model, usage=usage, flags=flags)
         return True
 
+    def _judge(
+        self, attempt: _Attempt, completion: Completion, floor_ratio: float, *, edits: bool
+    ) -> tuple[Judgement, Decision | None]:
+        """A reply judged (blocking: on a worker thread) and, when it passed the guards,
+        decided per line (``yak.memory.per_line``)."""
+        data = attempt.data
+        reply = judge_reply(
+            data.document.content, completion, floor_ratio, edits=edits, said=data.passages
+        )
+        if reply.unchanged or not reply.verdict.ok:
+            return reply, None
+        decision = decide_lines(
+            data.document.content,
+            reply.text,
+            origins=data.origins,
+            tombstones=data.tombstones.keys(),
+            passages=data.passages,
+            mode=data.workspace.review_mode,
+            known=f"Project folder: {data.workspace.name}",
+        )
+        return reply, decision
+
     def _decide(self, attempt: _Attempt) -> None:
         """Decide what the judged reply becomes: nothing to change, a refusal, a proposal
-        that waits for review (``judging.review_reasons``), or a rewrite to apply."""
-        reply, data = attempt.reply, attempt.data
+        that waits for review, a rewrite to apply, or both: its supported lines applied and
+        the rest proposed (``yak.memory.per_line``)."""
+        reply, data, decision = attempt.reply, attempt.data, attempt.decision
         assert reply is not None  # asked, and the call answered
         if reply.unchanged:
             # An empty block of edits: nothing durable was said. The conversations are folded
@@ -409,14 +441,13 @@ class MemoryRefresher:
         elif not reply.verdict.ok:
             attempt.decide(_Store.NOTHING, status=reply.verdict.status, reason=reply.verdict.reason)
         else:
-            attempt.review = review_reasons(
-                data.document.content,
-                reply,
-                data.origins,
-                data.tombstones.keys(),
-                data.workspace.review_mode,
-            )
-            attempt.decide(_Store.PROPOSAL if attempt.review else _Store.REWRITE)
+            assert decision is not None  # every reply that passed the guards is decided
+            if decision.held is None:
+                attempt.decide(_Store.REWRITE)
+            elif decision.applied == data.document.content:
+                attempt.decide(_Store.PROPOSAL)
+            else:
+                attempt.decide(_Store.SPLIT)
 
     async def _store(self, attempt: _Attempt) -> None:
         """Store what was decided (the attempt itself is recorded after this)."""
@@ -426,39 +457,62 @@ class MemoryRefresher:
         elif attempt.store is _Store.PROPOSAL:
             # Waits for the person: the document and the watermarks stay as they are, so the
             # conversations it folds are folded only when it is accepted or rejected.
-            assert attempt.reply is not None
-            proposal = await self._review.propose(
-                attempt.workspace_id,
-                attempt.reply.text,
-                base_version=attempt.base_version,
-                reasons=attempt.review,
-                model=attempt.outcome.model,
-                session_ids=transcript.session_ids,
-                watermarks=transcript.watermarks,
-                flags=attempt.outcome.flags,
-            )
+            await self._propose(attempt, base_version=attempt.base_version)
+            assert attempt.decision is not None
             attempt.update(
                 status=RefreshStatus.NEEDS_REVIEW,
-                reason="waits for review: " + "; ".join(attempt.review),
-                proposal_id=proposal.id,
+                reason="waits for review: " + "; ".join(attempt.decision.reasons),
             )
         elif attempt.store is _Store.REWRITE:
             await self._apply(attempt)
+        elif attempt.store is _Store.SPLIT:
+            # The supported lines now; the doubtful ones wait, proposed on top of them.
+            await self._apply(attempt)
+            if attempt.outcome.status is RefreshStatus.APPLIED:
+                assert attempt.decision is not None
+                added, removed = line_changes(
+                    attempt.data.document.content, attempt.decision.applied
+                )
+                attempt.update(added=added, removed=removed)  # what was applied, not proposed
+                await self._propose(attempt, base_version=attempt.outcome.version)
+                held = attempt.decision.reasons
+                attempt.update(
+                    reason=f"{attempt.outcome.reason}; {plural(len(held), 'line')} "
+                    f"{'waits' if len(held) == 1 else 'wait'} for review: " + "; ".join(held)
+                )
+
+    async def _propose(self, attempt: _Attempt, *, base_version: int) -> None:
+        """The decision's held rewrite becomes a refresh proposal on ``base_version``."""
+        decision, transcript = attempt.decision, attempt.data.transcript
+        assert decision is not None and decision.held is not None
+        proposal = await self._review.propose(
+            attempt.workspace_id,
+            decision.held,
+            base_version=base_version,
+            reasons=decision.reasons,
+            model=attempt.outcome.model,
+            session_ids=transcript.session_ids,
+            watermarks=transcript.watermarks,
+            flags=attempt.outcome.flags,
+            evidence=decision.evidence,
+        )
+        attempt.update(proposal_id=proposal.id)
 
     async def _apply(self, attempt: _Attempt) -> None:
         """Apply the rewrite on the version it was based on: ``applied``; ``superseded`` when
         the document changed meanwhile."""
         outcome, transcript = attempt.outcome, attempt.data.transcript
-        assert attempt.reply is not None
+        assert attempt.decision is not None
         try:
             written = await self._memory.apply_rewrite(
                 attempt.workspace_id,
-                attempt.reply.text,
+                attempt.decision.applied,
                 base_version=attempt.base_version,
                 model=outcome.model,
                 session_ids=transcript.session_ids,
                 watermarks=transcript.watermarks,
                 flags=outcome.flags,
+                evidence=attempt.decision.evidence,
             )
         except ConflictError as exc:
             current = await self._memory.read(attempt.workspace_id)
@@ -501,7 +555,8 @@ class MemoryRefresher:
             log.info("could not read what the model client is built from", exc_info=True)
             client_from = None
         buried = {t.key: t.text for t in tombstones}
-        return _Input(workspace, document, messages, transcript, origins, buried, client_from)
+        said = tuple(grounding.passages(messages, redactor=redact))
+        return _Input(workspace, document, messages, transcript, origins, buried, client_from, said)
 
     def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
         if rebuild:
@@ -524,14 +579,24 @@ class MemoryRefresher:
 
 
 def _retry(
-    messages: list[dict], reply: Judgement, retried: tuple[str, ...]
+    messages: list[dict],
+    reply: Judgement,
+    retried: tuple[str, ...],
+    decision: Decision | None,
 ) -> tuple[list[dict], str] | None:
     """The request of the one retry a reply earns, and its flag, or ``None``: edits that do
-    not apply ask for the whole document; a document over the ceiling asks to condense it,
-    stating its size and the limit. Each retry happens at most once per attempt."""
+    not apply ask for the whole document; edits that restate lines of the document (the
+    ``decision`` of an edits reply) ask for edits again, naming each line that already says
+    it; a document over the ceiling asks to condense it, stating its size and the limit. Each
+    retry happens at most once per attempt."""
     if reply.edit_error is not None and _EDITS_RETRY not in retried:
         request = prompt.whole_document_request(messages, reply=reply.raw, reason=reply.edit_error)
         return request, _EDITS_RETRY
+    if decision is not None and decision.duplicates and _DUPLICATE_RETRY not in retried:
+        request = prompt.duplicate_request(
+            messages, reply=reply.raw, duplicates=decision.duplicates
+        )
+        return request, _DUPLICATE_RETRY
     if reply.verdict.status is RefreshStatus.REFUSED_CEILING and _CONDENSE_RETRY not in retried:
         request = prompt.condense_request(
             messages,

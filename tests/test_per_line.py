@@ -1,0 +1,125 @@
+"""A rewrite decided per line (``yak.memory.per_line``), pure: what is applied now, what waits
+on top of it and why, and which lines of Yak's own request are dropped. Each hold has a case
+beside it where the same shape is applied."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from yak.domain import LineOrigin, ReviewMode, RevisionSource, Speaker
+from yak.memory.edits import EXAMPLE
+from yak.memory.grounding import Passage
+from yak.memory.per_line import decide_lines, without_request_lines
+from yak.memory.prompt import condense_message, system_prompt
+from yak.memory.provenance import fold_line
+
+DOC = (
+    "Project\n- orders-api: a FastAPI service.\n- Python 3.12.\n- Lint with ruff.\n"
+    "- Postgres 16 holds the orders.\n- Tests run with pytest.\n"
+)
+
+
+def said(*texts: str, speaker: Speaker = Speaker.USER) -> list[Passage]:
+    return [
+        Passage("ses_1", f"msg_{i}", speaker, text, wondering=text.rstrip().endswith("?"))
+        for i, text in enumerate(texts)
+    ]
+
+
+def origin(line: int, text: str, *, by_person: bool) -> LineOrigin:
+    return LineOrigin(
+        line=line,
+        text=text,
+        version=1,
+        source=RevisionSource.HAND if by_person else RevisionSource.REFRESH,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        revision_id="rev_1",
+        by_person=by_person,
+    )
+
+
+def decide(new: str, *passages: Passage, **kwargs):
+    kwargs.setdefault("origins", [])
+    kwargs.setdefault("tombstones", set())
+    return decide_lines(DOC, new, passages=list(passages), **kwargs)
+
+
+def test_a_rewrite_that_changes_nothing_applies_nothing_and_holds_nothing():
+    decision = decide(DOC)
+    assert (decision.applied, decision.held, decision.reasons) == (DOC, None, ())
+
+
+def test_a_supported_line_is_applied_with_its_evidence():
+    new = DOC + "- Deploys go to Fly.io.\n"
+    decision = decide(new, *said("We deploy to Fly.io now."))
+    assert decision.applied == new and decision.held is None
+    [evidence] = decision.evidence
+    assert evidence.line == "- Deploys go to Fly.io." and "Fly.io" in evidence.quote
+
+
+def test_an_invented_path_waits_on_top_of_the_supported_line():
+    new = DOC + "- Deploys go to Fly.io.\n- Notes live in ~/vaults/Dev.\n"
+    decision = decide(new, *said("We deploy to Fly.io now.", "Could a notes vault help?"))
+    assert decision.applied == DOC + "- Deploys go to Fly.io.\n"
+    assert decision.held == new
+    assert decision.reasons == (
+        "\"- Notes live in ~/vaults/Dev.\": '~/vaults/Dev' was not said in the conversations",
+    )
+
+
+def test_a_hunk_that_changes_a_hand_line_waits_whole():
+    new = DOC.replace("pytest.", "pytest -q.")
+    origins = [origin(n, t, by_person=(n == 6)) for n, t in enumerate(DOC.splitlines(), 1)]
+    decision = decide(new, *said("Run pytest with -q."), origins=origins)
+    assert decision.applied == DOC and decision.held == new
+    assert decision.reasons[-1].startswith("it removes or changes 1 line you wrote")
+    refreshed = [origin(n, t, by_person=False) for n, t in enumerate(DOC.splitlines(), 1)]
+    assert decide(new, *said("Run pytest with -q."), origins=refreshed).applied == new
+
+
+def test_a_deleted_line_coming_back_waits_and_the_new_one_beside_it_is_applied():
+    new = DOC + "- Deploys go to Fly.io.\n- Deploy on Fridays.\n"
+    decision = decide(
+        new,
+        *said("We deploy to Fly.io now.", "Deploy on Fridays."),
+        tombstones={fold_line("- deploy on fridays")},
+    )
+    assert decision.applied == DOC + "- Deploys go to Fly.io.\n"
+    assert decision.reasons == ('"- Deploy on Fridays.": you deleted or rejected this line before',)
+
+
+def test_review_mode_and_a_large_removal_hold_the_whole_rewrite():
+    new = DOC + "- Deploys go to Fly.io.\n"
+    passages = said("We deploy to Fly.io now.")
+    held = decide(new, *passages, mode=ReviewMode.REVIEW)
+    assert held.applied == DOC and held.held == new
+    assert held.reasons[0].startswith("this workspace is in review mode")
+    cut = decide("Project\n- Deploys go to Fly.io.\n", *passages)
+    assert cut.applied == DOC and cut.reasons[0].startswith("it removes 5 of 6 lines")
+
+
+def test_blank_lines_and_moved_lines_pass_as_they_are():
+    new = DOC.replace("- Lint with ruff.\n", "").replace(
+        "Project\n", "Project\n\n\n- Lint with ruff.\n"
+    )
+    decision = decide(new)
+    assert decision.applied == new and decision.held is None
+
+
+def test_the_requests_own_lines_are_dropped_unless_a_person_said_them():
+    example_line = EXAMPLE.splitlines()[2]  # "- Python 3.13."
+    rule = system_prompt().splitlines()[-3]
+    reply = f"{DOC}<edits>\n@@ replace 3\n{example_line}\n{rule}\n{condense_message(230, 26_000)}\n"
+    kept, dropped = without_request_lines(DOC, reply)
+    assert kept == DOC
+    assert dropped == ("<edits>", "@@ replace 3", example_line, rule, condense_message(230, 26_000))
+    backed, gone = without_request_lines(
+        DOC, DOC + example_line + "\n", said("We moved to Python 3.13.")
+    )
+    assert backed == DOC + example_line + "\n" and gone == ()
+
+
+def test_a_line_the_document_already_had_is_never_dropped():
+    """Earlier garbage is the document's: dropping it would be a silent cut."""
+    document = DOC + "- Python 3.13.\n"
+    assert without_request_lines(document, document) == (document, ())

@@ -1,0 +1,239 @@
+"""A refresh's rewrite decided per line ("What a rewrite may add" in docs/memory.md). Pure.
+
+The guards judge a reply as a whole (empty, not a document, placeholder, ceiling, floor). A
+reply that passes them is then taken apart line by line against the document it was based on
+(``difflib`` hunks):
+
+1. lines that are Yak's own request (its rules, the edits example, a retry message) or edit
+   syntax are **dropped**: never stored, never proposed;
+2. every other line the rewrite adds or changes is checked against the folded conversations
+   (:func:`yak.memory.grounding.check_lines`: not said, only asked about, already said, an
+   instruction no one typed) and against the workspace's tombstones; it gets its evidence;
+3. a hunk that removes or changes a line a person wrote waits whole;
+4. what passes is **applied** (the rewrite's supported part), and what does not **waits** as one
+   proposal based on that applied text, with one reason per held line.
+
+Two reasons hold the whole rewrite instead, as before: the workspace is in review mode, or the
+rewrite removes more than ``REMOVAL_SHARE`` of the previous lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from yak.domain import Evidence, LineOrigin, ReviewMode
+from yak.linediff import line_opcodes
+from yak.memory import grounding
+from yak.memory.edits import is_edit_syntax
+from yak.memory.grounding import Passage
+from yak.memory.prompt import echoes_request
+from yak.memory.provenance import REMOVAL_SHARE, fold_line
+
+_QUOTE_CHARS = 60  # of a held line, in its reason
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What becomes of a rewrite.
+
+    Attributes:
+        applied: the document to store now: the previous document with the rewrite's lines
+            that pass (equal to the previous document when none does).
+        held: the document to propose on top of ``applied`` when some lines wait (the rewrite
+            without its dropped lines), else ``None``.
+        reasons: one sentence per held line or hunk (or the whole rewrite's reasons).
+        evidence: the backing passage of each line added (applied or held) that has one.
+        duplicates: ``(line number in the previous document, new line)`` per restatement
+            held (what the edits retry tells the model).
+    """
+
+    applied: str
+    held: str | None
+    reasons: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+    duplicates: tuple[tuple[int, str], ...] = ()
+
+
+def without_request_lines(
+    previous: str, text: str, passages: Sequence[Passage] = ()
+) -> tuple[str, tuple[str, ...]]:
+    """``text`` without its lines that are edit syntax, or Yak's own request text that the
+    conversations (``passages``) do not back, and are not in ``previous`` (a line the document
+    already had is the document's business); and those lines, in order. A line of the edits
+    example that a person really said ("We moved to Python 3.13.") stays. The result keeps
+    ``text``'s line endings; blank runs left behind are not folded."""
+    before = {fold_line(line) for line in previous.splitlines()}
+    lines = text.splitlines(keepends=True)
+    syntax = {i for i, line in enumerate(lines) if is_edit_syntax(line.rstrip("\n"))}
+    echoes = {
+        i: line.rstrip("\n")
+        for i, line in enumerate(lines)
+        if i not in syntax and echoes_request(line.rstrip("\n"))
+    }
+    if passages and echoes:
+        checks = grounding.check_lines(
+            list(echoes.values()), document=previous, kept={}, passages=passages
+        )
+        backed = {c.line for c in checks if c.evidence is not None and c.reason is None}
+        echoes = {i: line for i, line in echoes.items() if line not in backed}
+    gone = {i for i in syntax | echoes.keys() if fold_line(lines[i].rstrip("\n")) not in before}
+    kept = "".join(line for i, line in enumerate(lines) if i not in gone)
+    return kept, tuple(lines[i].rstrip("\n") for i in sorted(gone))
+
+
+def decide_lines(
+    previous: str,
+    new: str,
+    *,
+    origins: Sequence[LineOrigin],
+    tombstones: Collection[str],
+    passages: Sequence[Passage],
+    mode: ReviewMode = ReviewMode.AUTO,
+    known: str = "",
+) -> Decision:
+    """Decide a rewrite that passed the guards, line by line.
+
+    Args:
+        previous: the document the rewrite is based on.
+        new: the normalized rewrite (request lines already dropped: :func:`without_request_lines`).
+        origins: ``provenance.blame`` of ``previous`` (fewer than its lines when unknown).
+        tombstones: the folded keys of the workspace's tombstones.
+        passages: the folded conversations (``grounding.passages``).
+        mode: the workspace's review mode.
+        known: what the request itself tells the model besides the document (the project
+            folder's name): its words count as said.
+
+    Returns:
+        The :class:`Decision`; ``applied == previous`` and ``held is None`` when ``new`` is
+        ``previous``.
+    """
+    old_lines, new_lines = previous.splitlines(), new.splitlines()
+    opcodes = line_opcodes(old_lines, new_lines)
+    kept = {
+        j1 + offset + 1: new_lines[j1 + offset]
+        for tag, _i1, _i2, j1, j2 in opcodes
+        if tag == "equal"
+        for offset in range(j2 - j1)
+    }
+    old_keys = {fold_line(line) for line in old_lines if line.strip()}
+    added = [
+        line
+        for tag, _i1, _i2, j1, j2 in opcodes
+        if tag != "equal"
+        for line in new_lines[j1:j2]
+        if line.strip() and fold_line(line) not in old_keys  # a moved line needs no backing
+    ]
+    checks = {
+        check.line: check
+        for check in grounding.check_lines(
+            added,
+            document=f"{previous}\n{known}" if known else previous,
+            kept=kept,
+            passages=passages,
+        )
+    }
+    evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)
+    whole = _whole_reasons(old_lines, opcodes, mode)
+    person = {origin.line - 1 for origin in origins if origin.by_person}
+    applied: list[str] = []
+    reasons: list[str] = list(whole)
+    duplicates: list[tuple[int, str]] = []
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            applied += old_lines[i1:i2]
+            continue
+        touched = [old_lines[i] for i in range(i1, i2) if i in person and old_lines[i].strip()]
+        held_here: list[str] = []
+        passing: list[str] = []
+        for line in new_lines[j1:j2]:
+            why = _line_reason(line, checks, tombstones)
+            if why is None:
+                passing.append(line)
+                continue
+            held_here.append(line)
+            reasons.append(f'"{_short(line)}": {why}')
+            check = checks.get(line)
+            if check is not None and check.duplicate_of is not None:
+                duplicates.append((_old_number(check.duplicate_of, opcodes), line))
+        if touched:
+            reasons.append(
+                f"it removes or changes {_lines(len(touched))} you wrote: {_quote(touched)}"
+            )
+        substantive = [line for line in passing if line.strip()]
+        if touched or (held_here and not substantive and i2 > i1):
+            applied += old_lines[i1:i2]  # the hunk waits whole: nothing it removes goes yet
+        elif not held_here:
+            applied += new_lines[j1:j2]
+        elif substantive:
+            applied += passing
+    if whole:
+        held_text: str | None = new if new != previous else None
+        return Decision(previous, held_text, tuple(reasons), evidence, tuple(duplicates))
+    applied_text = "".join(line + "\n" for line in applied)
+    held = new if reasons and new != applied_text else None
+    return Decision(
+        applied_text,
+        held,
+        tuple(reasons) if held is not None else (),
+        evidence,
+        tuple(duplicates),
+    )
+
+
+def _whole_reasons(
+    old_lines: Sequence[str], opcodes: Sequence[tuple[str, int, int, int, int]], mode: ReviewMode
+) -> list[str]:
+    """The reasons that hold a rewrite whole: review mode, too many lines removed."""
+    reasons: list[str] = []
+    if mode is ReviewMode.REVIEW:
+        reasons.append("this workspace is in review mode: every rewrite waits for you")
+    removed = sum(
+        1
+        for tag, i1, i2, _j1, _j2 in opcodes
+        if tag != "equal"
+        for index in range(i1, i2)
+        if old_lines[index].strip()
+    )
+    before = sum(1 for line in old_lines if line.strip())
+    if before and removed > REMOVAL_SHARE * before:
+        reasons.append(
+            f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
+        )
+    return reasons
+
+
+def _line_reason(
+    line: str, checks: dict[str, grounding.LineCheck], tombstones: Collection[str]
+) -> str | None:
+    if not line.strip():
+        return None
+    if fold_line(line) in tombstones:
+        return "you deleted or rejected this line before"
+    check = checks.get(line)
+    return check.reason if check is not None else None
+
+
+def _old_number(candidate_line: int, opcodes: Sequence[tuple[str, int, int, int, int]]) -> int:
+    """The previous document's number of a line kept at ``candidate_line`` (1-based) in the
+    rewrite (what the model's numbered document showed); the number itself when not kept."""
+    index = candidate_line - 1
+    for tag, i1, _i2, j1, j2 in opcodes:
+        if tag == "equal" and j1 <= index < j2:
+            return i1 + (index - j1) + 1
+    return candidate_line
+
+
+def _short(line: str) -> str:
+    text = line.strip()
+    return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1] + "…"
+
+
+def _quote(lines: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(f'"{_short(line)}"' for line in lines[:limit])
+    more = len(lines) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _lines(n: int) -> str:
+    return "1 line" if n == 1 else f"{n} lines"
