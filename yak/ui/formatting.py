@@ -159,9 +159,18 @@ def why_added(
         if entry is not None:
             found.append((line, evidence_words(entry, titles=titles)))
             continue
-        named = [reason for reason in reasons if _quotes_part_of(reason, line)]
+        named = [_unquoted(reason, line) for reason in reasons if _quotes_part_of(reason, line)]
         found.append((line, "; ".join(named) if named else NO_EVIDENCE))
     return found
+
+
+def _unquoted(reason: str, line: str) -> str:
+    """``reason`` without a leading quote of ``line`` (a held line's reason begins
+    ``"- the line": …``), since the list shows the line already."""
+    match = re.match(r'"([^"]*)": ', reason)
+    if match and match[1].removesuffix("…").strip() in line.strip():
+        return reason[match.end() :]
+    return reason
 
 
 def _quotes_part_of(reason: str, line: str) -> bool:
