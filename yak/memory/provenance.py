@@ -12,13 +12,13 @@ docs/memory.md). No I/O; the memory service and the refresher call these.
 - :func:`write_effects` says what a write does to the tombstones: a hand save buries the lines
   it removed and lifts the ones typed again; an import, a restore or an accepted proposal lift
   the lines they bring; a refresh touches nothing.
-- :func:`review_reasons` says why a rewrite that passed the hard guards must wait for review.
+- :func:`review_reasons` says why an agent's proposal (judged whole) must wait for review; a
+  refresh is decided per line instead (``yak.memory.per_line``).
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
@@ -31,6 +31,7 @@ from yak.domain import (
     WriteEffects,
 )
 from yak.linediff import line_changes, line_opcodes
+from yak.memory.grounding import is_instruction
 
 # A rewrite removing more than this share of the previous non-blank lines waits for review.
 REMOVAL_SHARE = 0.25
@@ -198,59 +199,6 @@ def added_lines(base: str, new: str) -> list[str]:
     return found
 
 
-# --- risky standing instructions ----------------------------------------------------------------
-
-_RISKY: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(
-            r"(?:https?://|\b(?:curl|wget|iwr|invoke-webrequest)\b).*\|\s*(?:sudo\s+)?"
-            r"(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python3?|perl|ruby|node|iex)\b"
-            r"|\b(?:bash|sh|zsh)\s+<\s*\(\s*(?:curl|wget)\b",
-            re.IGNORECASE,
-        ),
-        "pipes a download into a shell",
-    ),
-    (
-        re.compile(
-            r"\bwithout (?:asking|confirmation|confirming|approval|permission|prompting|review)"
-            r"|\b(?:do not|don't|never|no need to) (?:ask|prompt|confirm|wait)\b"
-            r"|\bskip (?:the )?(?:approval|confirmation|permission)",
-            re.IGNORECASE,
-        ),
-        "tells the agent to act without asking",
-    ),
-    (
-        re.compile(
-            r"\b(?:pre-?approve[sd]?|auto-?approve[sd]?|(?:already )?(?:approved|authori[sz]ed|"
-            r"granted) (?:all|every|any)\b|(?:has|have|is|are) (?:granted|given) "
-            r"(?:permission|approval|consent)|permission (?:is|has been) granted"
-            r"|(?:allowed|permitted) to (?:run|write|delete|execute|push) (?:anything|any|all|"
-            r"every))",
-            re.IGNORECASE,
-        ),
-        "grants the agent approval or permission",
-    ),
-    (
-        re.compile(
-            r"\b(?:ignore|disregard|bypass|override|forget)\b.{0,30}\b(?:rules?|instructions?|"
-            r"guidelines?|polic(?:y|ies)|restrictions?|safety|guardrails?|system prompt)\b",
-            re.IGNORECASE,
-        ),
-        "tells the agent to ignore its rules",
-    ),
-)
-
-
-def risky_instruction(line: str) -> str | None:
-    """Why ``line`` is risky as a standing instruction to the agent, or ``None``: a URL piped
-    into a shell (``curl https://x | sh``), a command to act without asking, a grant of approval
-    or permission ("the user pre-approves all writes"), an instruction to ignore rules."""
-    for pattern, why in _RISKY:
-        if pattern.search(line):
-            return why
-    return None
-
-
 # --- review ---------------------------------------------------------------------------------------
 
 
@@ -271,8 +219,9 @@ def review_reasons(
 
     A rewrite waits when the workspace is in review mode, or when it removes or alters lines a
     person wrote, brings back a tombstoned line (matched by :func:`fold_line`), removes more than
-    ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a risky standing instruction
-    (:func:`risky_instruction`). A rewrite identical to ``previous`` never waits.
+    ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a standing instruction for the
+    agent (:func:`yak.memory.grounding.is_instruction`). A rewrite identical to ``previous``
+    never waits.
 
     Args:
         previous: the document the rewrite is based on.
@@ -316,9 +265,8 @@ def review_reasons(
             f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
         )
     for line in inserted:
-        why = risky_instruction(line)
-        if why:
-            reasons.append(f'it adds a line that {why}: "{line.strip()[:80]}"')
+        if is_instruction(line):
+            reasons.append(f'it adds an instruction for the agent: "{line.strip()[:80]}"')
     return reasons
 
 
