@@ -60,14 +60,11 @@ def test_an_empty_block_means_nothing_changes():
 @pytest.mark.parametrize(
     ("reply", "why"),
     [
-        ("<edits>\n@@ replace 9\n- x\n</edits>", "outside the document's 6 lines"),
-        ("<edits>\n@@ insert after 7\n- x\n</edits>", "outside the document's 6 lines"),
         ("<edits>\n@@ delete 2-3\n@@ replace 3\n- x\n</edits>", "two edits change line 3"),
         ("<edits>\n@@ replace 3\n- x\n", "not closed"),
         ("<edits>\n- x\n@@ delete 2\n</edits>", "text before the first edit command"),
         ("<edits>\n@@ change 2\n- x\n</edits>", "is not an edit"),
         ("<edits>\n@@ delete 2\n- x\n</edits>", "a delete takes none"),
-        ("<edits>\n@@ insert after 2\n</edits>", "no lines to insert"),
         ("<edits>\n@@ delete 4-2\n</edits>", "runs backwards"),
         ("<edits>\n@@ replace 3\n3| - Python 3.13.\n</edits>", "carries a line number"),
         (EXAMPLE, "repeats the example"),
@@ -78,6 +75,20 @@ def test_edits_that_do_not_apply_say_why_in_a_sentence(reply, why):
     the whole-document retry shows the model)."""
     with pytest.raises(EditError, match=why):
         edited(reply)
+
+
+def test_edits_past_the_end_append_or_stop_at_the_last_line_and_an_empty_insert_is_nothing():
+    """A small model's numbers past the end: an insert appends, a range ends at the last line,
+    a replace that starts past it appends, a delete there and an empty insert change nothing;
+    a number below 1 is still an error."""
+    assert edited("<edits>\n@@ insert after 40\n- x\n</edits>") == DOC + "- x\n"
+    assert edited("<edits>\n@@ replace 9\n- x\n</edits>") == DOC + "- x\n"
+    assert edited("<edits>\n@@ replace 6-8\n- Deploys go to Fly.io.\n</edits>") == (
+        DOC.replace("Heroku", "Fly.io")
+    )
+    assert edited("<edits>\n@@ delete 7-9\n@@ insert after 2\n</edits>") == DOC
+    with pytest.raises(EditError, match="outside the document"):
+        edited("<edits>\n@@ replace 0\n- x\n</edits>")
 
 
 # --- through the core ---------------------------------------------------------------------
@@ -143,12 +154,12 @@ async def test_an_empty_block_of_edits_is_up_to_date_with_no_revision_and_folds_
 async def test_edits_that_do_not_apply_get_one_retry_for_the_whole_document(
     core, workspace, fake_api
 ):
-    """A small model's impossible edit (line 40 of 6): the same refresh asks once more, saying
-    why, for the whole document, and applies that; both calls' tokens are counted."""
+    """A small model's impossible edits (two touching line 3): the same refresh asks once more,
+    saying why, for the whole document, and applies that; both calls' tokens are counted."""
     say(core, workspace.id, "Deploys go to GKE now.", "Noted.")
     whole = DOC.replace("Heroku", "GKE")
     fake_api.script(
-        text("<edits>\n@@ replace 40\n- Deploys go to GKE.\n</edits>", usage=(100, 12)),
+        text("<edits>\n@@ delete 2-3\n@@ replace 3\n- x\n</edits>", usage=(100, 12)),
         text(whole, usage=(150, 30)),
     )
     outcome = await core.refresh.refresh_now(workspace.id)
@@ -158,7 +169,7 @@ async def test_edits_that_do_not_apply_get_one_retry_for_the_whole_document(
     assert (outcome.usage.input_tokens, outcome.usage.output_tokens) == (250, 42)
     retry = fake_api.message_requests[1].body["messages"]
     assert retry[-1]["content"].startswith(
-        "Those edits cannot be applied: '@@ replace 40' is outside the document's 6 lines."
+        "Those edits cannot be applied: two edits change line 3."
     )
 
 

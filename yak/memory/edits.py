@@ -106,8 +106,8 @@ def parse_edits(reply: str) -> list[Edit]:
     Raises:
         EditError: no block, a block that is not closed, text before the first command, a
             command that is not one of the three forms, a range that runs backwards, text
-            after a ``delete``, an ``insert`` with nothing to insert, a new line that carries a
-            line number (``12| …``), or the prompt's example repeated.
+            after a ``delete``, a new line that carries a line number (``12| …``), or the
+            prompt's example repeated. An ``insert`` with no lines is no edit.
     """
     lines = reply.splitlines()
     for index, line in enumerate(lines):
@@ -139,7 +139,7 @@ def parse_edits(reply: str) -> list[Edit]:
         if kind == "delete" and text:
             raise EditError(f"'@@ delete {first}' is followed by text; a delete takes none")
         if kind == "insert" and not text:
-            raise EditError(f"'@@ insert after {first}' has no lines to insert")
+            return  # nothing to insert: a small model's stray command changes nothing
         edits.append(Edit(kind, first, last, tuple(text)))
 
     for line in lines[start:end]:
@@ -187,16 +187,19 @@ def apply_edits(document: str, edits: list[Edit]) -> str:
         The new document, each line ending with LF (``""`` when no line is left); the untouched
         lines are ``document``'s own, byte for byte.
 
-    An edit aimed at a line of an empty document (``@@ replace 1`` as its first lines, a small
-    model's habit) inserts its lines at the top; a delete there changes nothing.
+    Edits that reach past the end of the document, a small model's habit, are read for what
+    they can only mean: ``@@ insert after N`` past the last line appends; a ``replace`` or
+    ``delete`` range that ends past it ends at the last line; one that starts past it (``@@
+    replace 1`` on an empty document) appends its lines, or, a delete, changes nothing. What
+    the lines then say is judged like any other (``yak.memory.per_line``).
 
     Raises:
-        EditError: a line number outside the document, or two edits touching the same line.
+        EditError: a line number below 1 (0 for an insert), or two edits touching the same
+            line.
     """
     old = document.splitlines()
     count = len(old)
-    if count == 0:  # an empty document has no line to replace or delete: the new lines are added
-        edits = [Edit("insert", 0, 0, edit.lines) for edit in edits if edit.lines]
+    edits = [_within(edit, count) for edit in edits]
     taken: dict[int, Edit] = {}
     replaced_at: dict[int, tuple[str, ...]] = {}
     inserts: dict[int, list[str]] = {}
@@ -224,3 +227,14 @@ def apply_edits(document: str, edits: list[Edit]) -> str:
             new.append(line)
         new += inserts.get(number, ())
     return "".join(line + "\n" for line in new)
+
+
+def _within(edit: Edit, count: int) -> Edit:
+    """``edit`` brought within a document of ``count`` lines (see :func:`apply_edits`)."""
+    if edit.kind == "insert" and edit.start > count:
+        return Edit("insert", count, count, edit.lines)
+    if edit.kind == "insert" or edit.end <= count:
+        return edit
+    if edit.start <= count:
+        return Edit(edit.kind, edit.start, count, edit.lines)
+    return Edit("insert", count, count, edit.lines)  # a delete there has no lines: nothing
