@@ -16,7 +16,7 @@ from tests.support import project_folder, say
 from tests.support.builders import seed_document
 from tests.support.cli import run_cli
 from tests.support.fake_api import text
-from yak.domain import RefreshStatus, Speaker
+from yak.domain import ProposalOrigin, RefreshStatus, Speaker
 from yak.memory.edits import EXAMPLE, apply_edits, parse_edits
 
 DOC = (
@@ -239,3 +239,30 @@ async def test_one_doubtful_line_does_not_sink_the_supported_one(core, workspace
     assert proposal.base_version == document.version
     assert proposal.content == applied + "- The deploy key lives in /etc/orders/deploy.pem.\n"
     assert "'/etc/orders/deploy.pem' was not said" in " ".join(proposal.reasons)
+
+
+async def test_held_lines_outlive_the_next_refresh_and_are_rebased_onto_it(
+    core, workspace, fake_api
+):
+    """The held lines' conversations are folded, so no later refresh would bring them back: a
+    later applied refresh, or one that waits, never replaces them; they move onto its version."""
+    say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
+    fake_api.script(
+        text(
+            "<edits>\n@@ insert after 6\n- CI runs on GitHub Actions.\n"
+            "- The deploy key lives in /etc/orders/deploy.pem.\n</edits>"
+        )
+    )
+    await core.refresh.refresh_now(workspace.id)
+    [held] = await pending(core, workspace.id)
+    assert held.origin is ProposalOrigin.HELD
+    say(core, workspace.id, "The orders table is partitioned by month.", "Noted.")
+    fake_api.script(
+        text("<edits>\n@@ insert after 1\n- The orders table is partitioned by month.\n</edits>")
+    )
+    later = await core.refresh.refresh_now(workspace.id)
+    assert later.status is RefreshStatus.APPLIED and later.proposal_id is None
+    document = await core.memory.read(workspace.id)
+    [still] = await pending(core, workspace.id)
+    assert still.id == held.id and still.base_version == document.version
+    assert still.content == document.content + "- The deploy key lives in /etc/orders/deploy.pem.\n"

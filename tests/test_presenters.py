@@ -170,7 +170,9 @@ def test_the_command_line_refresh_lines_use_the_windows_words():
 
 
 def test_mode_words():
-    assert mode_words(ReviewMode.AUTO) == "auto (rewrites apply; risky ones wait for review)"
+    assert (
+        mode_words(ReviewMode.AUTO) == "auto (supported lines apply; doubtful ones wait for review)"
+    )
     assert mode_words(ReviewMode.REVIEW) == "review (every rewrite waits for review)"
 
 

@@ -37,8 +37,9 @@ class RevisionSource(StrEnum):
 
 
 class ReviewMode(StrEnum):
-    """How a workspace's rewrites land: ``auto`` applies them but makes risky ones wait for
-    review; ``review`` makes every rewrite wait ("Review" in docs/memory.md)."""
+    """How a workspace's rewrites land: ``auto`` applies their supported lines and makes the
+    doubtful ones wait for review; ``review`` makes every rewrite wait ("Review" in
+    docs/memory.md)."""
 
     AUTO = "auto"
     REVIEW = "review"
@@ -74,11 +75,15 @@ class ProposalStatus(StrEnum):
 
 class ProposalOrigin(StrEnum):
     """Who made a proposal: a memory refresh, an agent (over MCP, with its client's name),
-    or an import. A new refresh proposal replaces only an older refresh proposal."""
+    or an import. A new refresh proposal replaces only an older refresh proposal. ``HELD``
+    is the part of a refresh held back while the rest was applied ("What a rewrite may add"
+    in docs/memory.md): its conversations are folded, so, like an agent's, it is never
+    replaced, only rebased."""
 
     REFRESH = "refresh"
     AGENT = "agent"
     IMPORT = "import"
+    HELD = "held"
 
 
 class Speaker(StrEnum):

@@ -380,9 +380,10 @@ def turn_refresh_line(outcome: RefreshOutcome) -> str:
 
 
 def mode_words(mode: ReviewMode) -> str:
-    """A review mode with what it does: ``auto (rewrites apply; risky ones wait for review)``."""
+    """A review mode with what it does: ``auto (supported lines apply; doubtful ones wait for
+    review)``."""
     if mode is ReviewMode.AUTO:
-        return "auto (rewrites apply; risky ones wait for review)"
+        return "auto (supported lines apply; doubtful ones wait for review)"
     return "review (every rewrite waits for review)"
 
 
@@ -393,6 +394,8 @@ def proposal_origin(proposal: Proposal) -> str:
         return f"An agent ({proposal.client} over MCP)" if proposal.client else "An agent"
     if proposal.origin is ProposalOrigin.IMPORT:
         return "An import"
+    if proposal.origin is ProposalOrigin.HELD:
+        return "A refresh (the lines it held back)"
     return "A refresh"
 
 

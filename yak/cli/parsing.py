@@ -172,9 +172,10 @@ MEMORY_COMMANDS = {
         "print or set the review mode (auto or review)",
         "yak.cli.review",
         description=(
-            "auto: rewrites apply, but risky ones wait for review (removing or changing your "
-            "lines, bringing back a line you deleted or rejected, removing over a quarter of the "
-            "lines, risky standing instructions). review: every rewrite waits."
+            "auto: a rewrite's supported lines apply, and doubtful ones wait for review (a "
+            "token no one said, only asked about, a duplicate, an instruction no one typed, "
+            "removing or changing your lines, bringing back a line you deleted or rejected; "
+            "removing over a quarter of the lines holds it whole). review: every rewrite waits."
         ),
     ),
     "enable": Command("switch this workspace's memory on", "yak.cli.review"),

@@ -38,6 +38,7 @@ from yak.domain import (
     ChatMessage,
     LineOrigin,
     MemoryDocument,
+    ProposalOrigin,
     RefreshOutcome,
     RefreshStatus,
     RewriteForm,
@@ -482,7 +483,9 @@ class MemoryRefresher:
                 )
 
     async def _propose(self, attempt: _Attempt, *, base_version: int) -> None:
-        """The decision's held rewrite becomes a refresh proposal on ``base_version``."""
+        """The decision's held rewrite becomes a proposal on ``base_version``: a refresh
+        proposal, or, when the rest was applied (its conversations folded), the held lines
+        (``ProposalOrigin.HELD``: never replaced by a later refresh, only rebased)."""
         decision, transcript = attempt.decision, attempt.data.transcript
         assert decision is not None and decision.held is not None
         proposal = await self._review.propose(
@@ -495,6 +498,11 @@ class MemoryRefresher:
             watermarks=transcript.watermarks,
             flags=attempt.outcome.flags,
             evidence=decision.evidence,
+            origin=(
+                ProposalOrigin.HELD
+                if base_version != attempt.base_version
+                else ProposalOrigin.REFRESH
+            ),
         )
         attempt.update(proposal_id=proposal.id)
 

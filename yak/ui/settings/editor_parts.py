@@ -33,8 +33,8 @@ class MemoryOptions(QWidget):
         # the width to show whole names and statuses.
         self.review_mode_box = QCheckBox("Review every rewrite before it applies", self)
         self.review_mode_box.setToolTip(
-            "Otherwise only risky rewrites (many lines dropped, a secret, an instruction) wait "
-            "for you"
+            "Otherwise a rewrite's supported lines apply, and only doubtful ones (not said, "
+            "a duplicate, an instruction no one typed, your lines changed) wait for you"
         )
         self.review_mode_box.setObjectName("reviewModeBox")
         self.sync_file_box = QCheckBox(self)

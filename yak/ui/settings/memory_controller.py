@@ -543,7 +543,7 @@ class MemoryPageController(QObject):
         self.page.editor.show_message(
             "Every rewrite now waits for your review."
             if review
-            else "Rewrites now apply at once; risky ones still wait for your review."
+            else "Supported lines now apply at once; doubtful ones still wait for your review."
         )
 
     async def _set_memory_enabled(self, workspace_id: str, enabled: bool) -> None:
