@@ -189,13 +189,14 @@ async def test_a_whole_document_is_still_accepted_when_the_model_ignores_the_edi
 async def test_edits_that_collapse_the_document_are_refused_by_the_floor(core, workspace, fake_api):
     """The result of the edits is judged like a whole document: deleting most lines is
     ``refused_floor`` and the stored bytes do not move; a sound edit is applied next."""
-    say(core, workspace.id, "Let's tidy up.", "Sure.")
+    say(core, workspace.id, "Let's tidy up: tidy code is a team value.", "Sure.")
     fake_api.script(text("<edits>\n@@ delete 2-6\n</edits>"))
     outcome = await core.refresh.refresh_now(workspace.id)
     assert outcome.status is RefreshStatus.REFUSED_FLOOR
     assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
     fake_api.script(text("<edits>\n@@ insert after 6\n- Tidy code is a team value.\n</edits>"))
     assert (await core.refresh.refresh_now(workspace.id)).status is RefreshStatus.APPLIED
+    assert (await core.memory.read(workspace.id)).content == DOC + "- Tidy code is a team value.\n"
 
 
 async def test_a_secret_in_an_edit_is_redacted_and_a_risky_instruction_waits_for_review(

@@ -112,7 +112,7 @@ def test_two_agent_proposals_survive_a_refresh_and_each_accept_applies_exactly_i
     first = project.propose("- the window is built after the first paint", heading="Project")
     second = project.propose("- PostgreSQL for teams", heading="Decisions")
     clashing = project.propose("- format before committing", heading="Conventions")
-    say(project.core, project.id, "Lint before you push.", "Noted.")
+    say(project.core, project.id, "Lint first, before you push.", "Noted.")
     project.fake.script(text(REFRESHED))
     refreshed = project.run("refresh", "--json")
     assert as_json(refreshed)["status"] == "applied", refreshed.stderr

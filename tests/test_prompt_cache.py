@@ -196,7 +196,7 @@ async def test_a_hand_edit_arrives_once_as_a_note_on_the_next_user_turn(chat, ma
     await chat.turn(session, "We build with make.")
     await chat.core.memory.save(chat.workspace.id, EDITED_MEMORY, expected_version=None)
 
-    chat.fake.script(text("Ninja, then."))
+    chat.fake.script(text("Ninja replaced make, then."))
     await chat.turn(session, "What do we build with?")
     chat.fake.script(text("Yes."))
     await chat.turn(session, "Sure?", core=make_core())

@@ -212,7 +212,7 @@ async def test_a_reply_identical_to_the_document_is_up_to_date_and_folds_the_mes
 
 async def test_fences_and_chatter_are_stripped_before_storing(env):
     """A code fence and the model's remarks around the document are not stored."""
-    env.say("Use ruff.", "OK.")
+    env.say("We lint with ruff.", "OK.")
     env.fake.script(
         text(
             "Here is the updated memory:\n```\nProject\n- lint with ruff\n```\n"
@@ -242,7 +242,7 @@ async def test_chatter_fence_and_i_added_closing_around_a_rewrite_are_not_stored
 
 async def test_rebuild_reads_folded_conversations_again(env):
     """After a fold, a plain refresh is up to date; --rebuild sends the old conversation."""
-    env.say("We pin Python 3.12.", "Pinned.")
+    env.say("We pin Python 3.12 for the yak project.", "Pinned.")
     env.fake.script(text("- pin Python 3.12\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
     assert (await env.refresh()).status is RefreshStatus.UP_TO_DATE
@@ -250,7 +250,8 @@ async def test_rebuild_reads_folded_conversations_again(env):
     env.fake.script(text("- pin Python 3.12\n- project: yak\n"))
     outcome = await env.refresh(rebuild=True)
     assert outcome.status is RefreshStatus.APPLIED
-    assert "We pin Python 3.12." in env.sent() and "rebuild" in env.sent()
+    assert "We pin Python 3.12 for the yak project." in env.sent() and "rebuild" in env.sent()
+    assert (await env.content()) == "- pin Python 3.12\n- project: yak\n"
 
 
 # --- the ceiling -------------------------------------------------------------------------------
@@ -284,8 +285,8 @@ async def test_ceiling_180_lines_then_240_twice_is_refused_and_nothing_is_cut(en
 async def test_ceiling_retry_that_fits_is_applied(env):
     """Positive beside it: 240 lines, then 190 after the condense retry → applied."""
     await env.write(doc(180))
-    env.say("Add everything about the build.", "Sure.")
-    fits = doc(180) + doc(10, prefix="tight")
+    fits = doc(190)
+    env.say("Add everything about the build:\n" + fits.removeprefix(doc(180)), "Sure.")
     env.fake.script(text(doc(240, prefix="long")), text(fits))
     outcome = await env.refresh()
     assert outcome.status is RefreshStatus.APPLIED and outcome.lines == 190
@@ -331,7 +332,7 @@ async def test_a_long_reply_cut_at_the_output_limit_gets_the_condense_retry(env)
 async def test_floor_150_lines_to_12_is_refused(env):
     """Issue case: previous 150 lines, the model answers 12 → refused_floor, unchanged."""
     await env.write(doc(150))
-    env.say("Summarize the project.", "Ok.")
+    env.say("Summarize the project. Also:\n" + doc(155).removeprefix(doc(150)), "Ok.")
     before = await env.snapshot()
     env.fake.script(text(doc(12)))
     outcome = await env.refresh()
@@ -344,7 +345,7 @@ async def test_floor_150_lines_to_12_is_refused(env):
 async def test_floor_same_setup_155_lines_is_applied(env):
     """The positive beside it: previous 150 lines, a 155-line answer is applied."""
     await env.write(doc(150))
-    env.say("Summarize the project.", "Ok.")
+    env.say("Summarize the project. Also:\n" + doc(155).removeprefix(doc(150)), "Ok.")
     env.fake.script(text(doc(155)))
     outcome = await env.refresh()
     assert outcome.status is RefreshStatus.APPLIED and outcome.lines == 155
@@ -354,7 +355,7 @@ async def test_floor_same_setup_155_lines_is_applied(env):
 async def test_talk_about_the_document_is_refused(env):
     """A reply describing a change instead of being the document trips the floor; unchanged."""
     await env.write(doc(40))
-    env.say("We use ruff now.", "Ok.")
+    env.say("We lint with ruff now.", "Ok.")
     before = await env.snapshot()
     env.fake.script(text("I updated the memory to say that the project lints with ruff."))
     assert (await env.refresh()).status is RefreshStatus.REFUSED_FLOOR
@@ -365,7 +366,7 @@ async def test_a_reply_of_remarks_only_is_refused_by_the_floor_with_its_words_qu
     """ "I have updated the memory…" is all chatter: cleaning leaves nothing. It is talk about
     the document, so it trips the floor, and the reason says so instead of "empty"."""
     await env.write(doc(40))
-    env.say("We use ruff now.", "Ok.")
+    env.say("We lint with ruff now.", "Ok.")
     before = await env.snapshot()
     env.fake.script(text("I have updated the memory with the ruff decision."))
     outcome = await env.refresh()
@@ -387,7 +388,7 @@ async def test_a_reply_of_remarks_only_is_refused_by_the_floor_with_its_words_qu
 async def test_placeholder_replies_are_refused(env, bad):
     """ "rest unchanged", "..." or "(same as before)" in place of kept lines: refused, unchanged."""
     await env.write(doc(30))
-    env.say("We use ruff now.", "Ok.")
+    env.say("We lint with ruff now.", "Ok.")
     before = await env.snapshot()
     env.fake.script(text(bad))
     outcome = await env.refresh()
@@ -398,14 +399,14 @@ async def test_placeholder_replies_are_refused(env, bad):
 async def test_empty_reply_is_refused_and_a_full_one_then_applied(env):
     """An empty reply is refused and folds nothing; the next full reply gets the same talk."""
     await env.write(doc(30))
-    env.say("We use ruff now.", "Ok.")
+    env.say("We lint with ruff now.", "Ok.")
     before = await env.snapshot()
     env.fake.script(text("```\n```"))
     assert (await env.refresh()).status is RefreshStatus.REFUSED_EMPTY
     assert await env.snapshot() == before
     env.fake.script(text(doc(30) + "- lint with ruff\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
-    assert "We use ruff now." in env.sent()  # the refused attempt folded nothing
+    assert "We lint with ruff now." in env.sent()  # the refused attempt folded nothing
 
 
 @pytest.mark.parametrize("reply", [None, "I can't help with that.", "short"])
@@ -413,7 +414,7 @@ async def test_a_refusal_stop_reason_is_refused_and_the_document_kept(env, reply
     """A completion that stopped with "refusal" is never applied, whatever text it carries
     (here also a full, valid-looking document); the same reply ending normally is applied."""
     await env.write(doc(30))
-    env.say("We use ruff now.", "Ok.")
+    env.say("We lint with ruff now.", "Ok.")
     before = await env.snapshot()
     body = reply if reply is not None else doc(30) + "- lint with ruff\n"
     env.fake.script(text(body, stop_reason="refusal"))
@@ -456,6 +457,7 @@ async def test_two_refreshers_on_two_connections_make_one_model_call(env, make_c
         gate.set()
     assert sorted(str(o.status) for o in outcomes) == ["applied", "up_to_date"]
     assert len(env.fake.message_requests) == 1
+    assert env.fake.drop_pending() == 1  # the reply a second call would have got
     assert (await env.content()).encode() == new.encode()
     assert (await env.core.memory.read(env.workspace_id)).version == 2
     # The lock is free again: a later refresh of new talk calls the model.
@@ -463,6 +465,7 @@ async def test_two_refreshers_on_two_connections_make_one_model_call(env, make_c
     env.fake.script(text(new + "- pin Python 3.12\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
     assert len(env.fake.message_requests) == 2
+    assert (await env.content()) == new + "- pin Python 3.12\n"
 
 
 @pytest.mark.sqlite_only  # the lock file (PostgreSQL's lock: tests/test_postgresql.py)
@@ -717,7 +720,7 @@ async def test_n_turns_make_one_call_and_two_workspaces_two_calls_each_with_its_
         env.say(f"turn {n} in A", f"answer {n} in A", session=session)
         env.core.refresh.enqueue(env.workspace_id)
         env.timers.advance(2)
-    env.say("the only turn in B", "answer in B", workspace_id=other)
+    env.say("the only turn in B:\n" + doc(3), "answer in B: noted", workspace_id=other)
     env.core.refresh.enqueue(other)
     env.timers.advance(120)
     await env.core.refresh.queue.wait_idle()
@@ -812,7 +815,7 @@ class ClosingProvider(Provider):
 
 async def two_applied_refreshes(env, core) -> None:
     """Two conversations, each folded by its own refresh; both are applied."""
-    env.say("We use ruff.", "Ok.")
+    env.say("We lint with ruff.", "Ok.")
     env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
     first = await core.refresh.refresh_now(env.workspace_id)
     env.say("Pin 3.12.", "Ok.")
@@ -869,7 +872,7 @@ async def test_a_key_changed_in_settings_is_used_by_the_next_refresh(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     core = make_core(model_client=None)
     await core.settings.use_session_key("sk-first")
-    env.say("We use ruff.", "Ok.")
+    env.say("We lint with ruff.", "Ok.")
     env.fake.script(text("- lint with ruff\n"), text("- lint with ruff\n- pin 3.12\n"))
     assert (await core.refresh.refresh_now(env.workspace_id)).status is RefreshStatus.APPLIED
     env.say("Pin 3.12.", "Ok.")
