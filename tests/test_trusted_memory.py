@@ -333,15 +333,16 @@ async def test_a_rejected_proposals_added_line_stays_out_and_the_conversations_a
     [waiting] = await env.core.review.proposals(env.workspace_id)
     assert waiting.id == again.proposal_id and waiting.content == reply
     assert (waiting.base_version, waiting.added, waiting.removed) == (2, 1, 0)
-    # Negative beside it: a later reply without that line is applied whole, and the proposal
-    # that waited (made on the old version, its conversations folded) leaves the inbox.
+    # Negative beside it: a later reply without that line is applied whole; the held line
+    # (its conversations folded) still waits, moved onto the new version, until the person
+    # decides it.
     env.say("Pin Python 3.12.", "Ok.")
     env.fake.script(text(doc(8) + "- use ruff\n- pin Python 3.12\n"))
     assert (await env.refresh()).status is RefreshStatus.APPLIED
     assert (await env.content()) == doc(8) + "- use ruff\n- pin Python 3.12\n"
-    assert await env.core.review.proposals(env.workspace_id) == []
-    everything = await env.core.review.proposals(env.workspace_id, pending_only=False)
-    assert {p.id: p.status for p in everything}[again.proposal_id] is ProposalStatus.SUPERSEDED
+    [still] = await env.core.review.proposals(env.workspace_id)
+    assert still.id == again.proposal_id and still.base_version == 3
+    assert still.content == doc(8) + "- Deploy on Fridays\n- use ruff\n- pin Python 3.12\n"
 
 
 async def test_curl_piped_into_a_shell_waits_in_auto_mode(env: Env):
