@@ -663,3 +663,23 @@ def test_a_grant_typed_with_a_negation_in_another_clause_counts_as_typed():
     typed = ("user", "You may push to main directly, no pull request needed.")
     assert check(line, typed).reason is None
     assert check(line, ("user", "You may not push to main directly.")).reason == NOT_TYPED
+
+
+def test_a_grant_whose_negation_is_its_own_second_clause_counts_as_typed_only_as_said():
+    """ "Run the integration tests as root, without the sandbox; Docker needs it." typed by the
+    person backs the line saying the same in two clauses; it does not back the opposite
+    ("…, with the sandbox"), nor does a person's "the integration tests need Docker running"
+    back the assistant's "run them as root, without the sandbox"."""
+    line = "- Run the integration tests as root, without the sandbox."
+    typed = ("user", "Run the integration tests as root, without the sandbox; Docker needs it.")
+    assert check(line, typed).reason is None
+    opposite = ("user", "Run the integration tests as root, with the sandbox.")
+    assert check(line, opposite).reason == NOT_TYPED
+    assert check("- Run the integration tests as root, with the sandbox.", typed).reason == (
+        NOT_TYPED
+    )
+    assistant = (
+        ("user", "The integration tests need Docker running."),
+        ("assistant", "Then I will run them as root, without the sandbox, so Docker works."),
+    )
+    assert check(line, *assistant).reason == NOT_TYPED

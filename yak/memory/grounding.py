@@ -1168,14 +1168,11 @@ _CLAUSE = re.compile(r"[,;:\u2013\u2014]|\bbut\b|\bso\b", re.IGNORECASE)
 
 
 def _same_polarity(line: _Line, text: str) -> bool:
-    """Whether the clause of ``text`` that says most of ``line``'s words has the line's polarity
-    ("You may push to main directly, no pull request needed." says "You may push to main
-    directly": its "no" belongs to another clause)."""
-    best: _Words | None = None
-    best_shared = 0
-    for clause in _CLAUSE.split(text):
-        words = _words(clause)
-        shared = len(words.terms & line.terms)
-        if shared > best_shared:
-            best, best_shared = words, shared
-    return best is not None and best.negated == line.negated
+    """Whether ``text``'s clauses that say a word of ``line`` are negated when the line is: one
+    negated clause among them makes them negated ("You may push to main directly, no pull request
+    needed." says "You may push to main directly": its "no" belongs to a clause that says none of
+    the line's words; "Run the tests as root, without the sandbox." says the line "- Run the tests
+    as root, without the sandbox.", its clause "without the sandbox" saying the line's negation)."""
+    return line.negated == any(
+        words.negated for words in map(_words, _CLAUSE.split(text)) if words.terms & line.terms
+    )
