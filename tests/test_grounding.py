@@ -19,15 +19,10 @@ from yak.memory.grounding import (
     NOTHING_SAYS,
     ONLY_ASKED,
     LineCheck,
-    Passage,
     check_lines,
-    check_rewrite,
-    distinctive_tokens,
-    is_instruction,
-    is_wondering,
-    passages,
 )
 from yak.memory.redact import redact
+from yak.memory.said import Passage, distinctive_tokens, is_instruction, is_wondering, passages
 
 SESSION = "ses_1"
 
@@ -649,7 +644,11 @@ def test_a_whole_rewrite_is_checked_line_by_line_against_the_lines_it_keeps():
         "# Tooling\n- Package manager: uv (moved from Poetry)\n- Do not run the Xcode build.\n"
         "- Do not run xcodebuild.\n"
     )
-    results = check_rewrite(previous, candidate, said(("user", "We moved from Poetry to uv")))
+    kept = {1: "# Tooling", 3: "- Do not run the Xcode build."}  # as a line diff finds them
+    added = [line for line in candidate.splitlines() if line not in kept.values()]
+    results = check_lines(
+        added, document=previous, kept=kept, passages=said(("user", "We moved from Poetry to uv"))
+    )
     assert [(r.line, r.reason, r.duplicate_of) for r in results] == [
         ("- Package manager: uv (moved from Poetry)", None, None),
         ("- Do not run xcodebuild.", "line 3 already says this", 3),

@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 
 from yak.domain import LineOrigin, ReviewMode, RevisionSource, Speaker
 from yak.memory.edits import EXAMPLE
-from yak.memory.grounding import Passage
 from yak.memory.per_line import decide_lines, without_request_lines
 from yak.memory.prompt import condense_message, system_prompt
 from yak.memory.provenance import fold_line
+from yak.memory.said import Passage
 
 DOC = (
     "Project\n- orders-api: a FastAPI service.\n- Python 3.12.\n- Lint with ruff.\n"

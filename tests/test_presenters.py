@@ -257,3 +257,18 @@ def test_a_line_without_evidence_is_typed_by_you_or_has_none_recorded():
     long = Evidence("- x", SESSION, "m", Speaker.USER, "word\nword " * 60)
     quote = evidence_words(long).split(": ", 1)[1]
     assert "\n" not in quote and len(quote) == EVIDENCE_QUOTE_CHARS + 2  # with its quotes
+
+
+def test_a_refresh_applied_in_part_says_where_its_held_lines_wait():
+    """Applied with a proposal of the lines it held back: the command line names the proposal
+    to review; the panel reads the change and the review together."""
+    reason = 'folded 2 messages; 1 line waits for review: "- x": nothing in the conversations…'
+    part = outcome(RefreshStatus.APPLIED, reason, added=1, proposal_id="01JPROPOSAL")
+    assert refresh_summary(part) == (
+        f"Refreshed: version 4, 57 lines, +1 −0 ({reason}). See what waits with "
+        "'yak memory review 01JPROPOSAL'."
+    )
+    assert turn_refresh_line(part) == (
+        "Memory refreshed: version 4, 57 lines; some lines wait for review "
+        "('yak memory review 01JPROPOSAL')"
+    )

@@ -365,13 +365,9 @@ def turn_refresh_line(outcome: RefreshOutcome) -> str:
     ``Memory refreshed: version 4, 57 lines``, ``Memory up to date: version 4, 57 lines``, or
     ``yak: memory refresh refused: <reason>; the memory document is unchanged.``"""
     size = f"version {outcome.version}, {plural(outcome.lines, 'line')}"
-    if outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is not None:
-        return (
-            f"Memory refreshed: {size}; some lines wait for review "
-            f"('yak memory review {outcome.proposal_id}')"
-        )
-    if outcome.status is RefreshStatus.APPLIED:
-        return f"Memory refreshed: {size}"
+    if outcome.status is RefreshStatus.APPLIED:  # applied in part: the doubtful lines wait
+        waits = f"; some lines wait for review ('yak memory review {outcome.proposal_id}')"
+        return f"Memory refreshed: {size}" + (waits if outcome.proposal_id else "")
     if outcome.status is RefreshStatus.UP_TO_DATE:
         return f"Memory up to date: {size}"
     reason = outcome.reason.rstrip(". ")

@@ -23,9 +23,9 @@ from yak.domain import LineOrigin, RefreshStatus, ReviewMode, count_lines
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.edits import EditError, apply_edits, holds_edits, is_numbered, parse_edits
-from yak.memory.grounding import Passage
 from yak.memory.per_line import without_request_lines
 from yak.memory.redact import redact
+from yak.memory.said import Passage
 from yak.text import plural
 
 if TYPE_CHECKING:

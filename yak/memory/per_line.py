@@ -26,9 +26,9 @@ from yak.domain import Evidence, LineOrigin, ReviewMode
 from yak.linediff import line_opcodes
 from yak.memory import grounding
 from yak.memory.edits import is_edit_syntax
-from yak.memory.grounding import Passage
 from yak.memory.prompt import echoes_request
 from yak.memory.provenance import REMOVAL_SHARE, fold_line
+from yak.memory.said import Passage
 
 _QUOTE_CHARS = 60  # of a held line, in its reason
 
@@ -99,7 +99,7 @@ def decide_lines(
         new: the normalized rewrite (request lines already dropped: :func:`without_request_lines`).
         origins: ``provenance.blame`` of ``previous`` (fewer than its lines when unknown).
         tombstones: the folded keys of the workspace's tombstones.
-        passages: the folded conversations (``grounding.passages``).
+        passages: the folded conversations (``yak.memory.said.passages``).
         mode: the workspace's review mode.
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.

@@ -31,7 +31,7 @@ from yak.domain import (
     WriteEffects,
 )
 from yak.linediff import line_changes, line_opcodes
-from yak.memory.grounding import is_instruction
+from yak.memory.said import is_instruction
 
 # A rewrite removing more than this share of the previous non-blank lines waits for review.
 REMOVAL_SHARE = 0.25
@@ -220,7 +220,7 @@ def review_reasons(
     A rewrite waits when the workspace is in review mode, or when it removes or alters lines a
     person wrote, brings back a tombstoned line (matched by :func:`fold_line`), removes more than
     ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a standing instruction for the
-    agent (:func:`yak.memory.grounding.is_instruction`). A rewrite identical to ``previous``
+    agent (:func:`yak.memory.said.is_instruction`). A rewrite identical to ``previous``
     never waits.
 
     Args:

@@ -48,13 +48,13 @@ from yak.domain import (
 from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.linediff import line_changes
-from yak.memory import grounding, prompt
+from yak.memory import prompt
 from yak.memory.document import merge_flags
-from yak.memory.grounding import Passage
 from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
 from yak.memory.per_line import Decision, decide_lines
 from yak.memory.redact import redact
 from yak.memory.review import ReviewInbox
+from yak.memory.said import Passage, passages
 from yak.memory.service import MemoryService
 from yak.memory.transcript import Transcript, format_transcript
 from yak.ports import (
@@ -563,7 +563,7 @@ class MemoryRefresher:
             log.info("could not read what the model client is built from", exc_info=True)
             client_from = None
         buried = {t.key: t.text for t in tombstones}
-        said = tuple(grounding.passages(messages, redactor=redact))
+        said = tuple(passages(messages, redactor=redact))
         return _Input(workspace, document, messages, transcript, origins, buried, client_from, said)
 
     def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
