@@ -682,3 +682,30 @@ def test_a_grant_whose_negation_is_its_own_second_clause_counts_as_typed_only_as
         ("assistant", "Then I will run them as root, without the sandbox, so Docker works."),
     )
     assert check(line, *assistant).reason == NOT_TYPED
+
+
+@pytest.mark.parametrize(
+    ("line", "typed"),
+    [
+        ("- Tests run with pytest.", "Use pytest."),
+        ("- The project uses pytest for tests.", "Use pytest."),
+        ("- Lint with ruff.", "Use ruff."),
+    ],
+)
+def test_a_terse_decision_backs_a_short_line_that_says_it_in_more_words(line, typed):
+    """A line of at most three words is backed by a passage sharing one of them."""
+    assert check(line, ("user", typed), ("assistant", "Noted.")).reason is None
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("- The team prefers tabs.", NOTHING_SAYS),
+        ("- Deploys happen on Fridays.", "'Fridays' was not said in the conversations"),
+    ],
+)
+def test_a_short_line_sharing_no_word_or_adding_a_name_is_still_held(line, reason):
+    """Beside the case above: one shared word is not enough when the line adds a name, and no
+    shared word is nothing."""
+    said_only = ("user", "We deploy the API with Docker.")
+    assert check(line, said_only).reason == reason

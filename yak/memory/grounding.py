@@ -43,6 +43,8 @@ from yak.memory.said import (
 )
 
 SUPPORT_SHARE = 0.5  # of a line's weighted words, the share a passage must hold to back it
+SHORT_LINE = 3  # a line of at most this many words (no token) is backed by one of them
+SHORT_SHARE = 1 / 3
 DOCUMENT_SHARE = 0.8  # of a line's weighted words, the share of a rewording of the document
 _DOCUMENT_CANDIDATES = 6  # document lines compared in full with a line (the most alike)
 DUPLICATE_SHARE = 0.8  # of a new line's content words, the share found in a line it restates
@@ -252,10 +254,12 @@ class _Score:
 def _scores(line: _Line, index: _Index) -> list[_Score]:
     """The passages that back ``line``: each holds at least ``SUPPORT_SHARE`` of its weight,
     two of its words (one for a one-word line) or a token, and, for a "label: value" line,
-    a word of the value or a token."""
+    a word of the value or a token; a line of at most ``SHORT_LINE`` words needs only one of
+    them (``SHORT_SHARE``): a terse "Use pytest." backs "- Tests run with pytest."."""
     scores: list[_Score] = []
-    for entry, tokens, words in index.near(line, SUPPORT_SHARE):
-        if not tokens and len(words) < min(2, len(line.words.stems)):
+    short = line.total <= SHORT_LINE  # "Use pytest." backs "- Tests run with pytest."
+    for entry, tokens, words in index.near(line, SHORT_SHARE if short else SUPPORT_SHARE):
+        if not tokens and len(words) < (1 if short else min(2, len(line.words.stems))):
             continue
         if line.value and not (words & line.value) and not tokens:
             continue
