@@ -10,8 +10,9 @@ machine is shared and noisy).
    (target: exactly 1 whatever N), with a fake clock and timers fired by hand; then once more
    with real timers (2 s debounce, turns 0.1 s apart). Two workspaces → one call each.
 2. Overhead: everything a refresh does except the model call (reading the document and the
-   unfolded messages, formatting and redacting up to 48,000 characters, the guards, the write
-   with its revision and watermarks, recording the attempt), measured around
+   unfolded messages, formatting and redacting up to 48,000 characters, the guards, the
+   grounding of each new line and the per-line decision, the write with its revision and
+   watermarks, recording the attempt), measured around
    ``Provider.complete`` and compared with a 2 s model call (target: under 1%). Here the fake
    API runs in a child process, as the real one is remote, and the heap is frozen before the
    runs as the app's is once it has started (``yak.ui.heap.freeze_long_lived``): without that,
@@ -140,6 +141,8 @@ def instrument(core: Core) -> Breakdown:
         (core.memory._documents, "read", "read document"),
         (core.memory, "apply_rewrite", "write"),
         (core.memory, "record_attempt", "record attempt"),
+        (refresher.grounding, "passages", "passages"),
+        (refresher, "decide_lines", "decide"),
     ]
     for owner, name, label in steps:
         breakdown.wrap(owner, name, label)
@@ -158,6 +161,8 @@ BREAKDOWN_COLUMNS = (
     ("read doc+ws", lambda s: s.get("read document", 0) + s.get("read workspace", 0)),
     ("write", lambda s: s.get("write", 0)),
     ("record", lambda s: s.get("record attempt", 0)),
+    ("passages*", lambda s: s.get("passages", 0)),
+    ("per line", lambda s: s.get("decide", 0)),
 )
 
 
@@ -237,15 +242,18 @@ async def coalescing_real_timers(setup: Setup, turns: int) -> tuple[int, float]:
 
 
 def _rewrite_responder(body: dict):
-    """Answer a rewrite with one edit re-tagging the document's last line: a rewrite that
-    changes one line, which the review rules apply at once (re-tagging every line would remove
-    them all, and wait for review)."""
+    """Answer a rewrite with one edit replacing the document's last line with the newest
+    decision of the conversations: a rewrite that changes one line, backed by what was said,
+    which the review rules apply at once (re-tagging every line would remove them all, and
+    wait for review; a line nothing said would wait too)."""
     content = request_text(body["messages"])
     current = re.search(r"<current-memory>\n(.*?)\n</current-memory>", content, re.DOTALL)
     shown = current.group(1) if current else ""
     last = 0 if shown.startswith("(empty:") else len(shown.split("\n"))
     edit = f"@@ replace {last}" if last else "@@ insert after 0"
-    reply = f"<edits>\n{edit}\n- last fact -{time.monotonic_ns()}\n</edits>\n"
+    decided = re.findall(r"Decision (\d+): ([^\n]+?\.)", content.split("<conversations>")[-1])
+    number, what = decided[-1] if decided else ("none", "nothing was decided.")
+    reply = f"<edits>\n{edit}\n- decision {number}: {what}\n</edits>\n"
     return fake_api_module.text(reply, chunks=[reply])
 
 
@@ -282,6 +290,8 @@ async def overhead(
     samples = []
     for i in range(repeat):
         add_turns(core, ws, 4, title=f"Session {i}", turn=turn)
+        # what the rewrite adds (_rewrite_responder): a refresh applies only what was said
+        say(core, ws, f"Decision {i:03d}: release {i:03d} keeps this layout.", "Noted.")
         breakdown.take()
         called = setup.call_s()
         started = time.perf_counter()
@@ -448,6 +458,10 @@ async def main(repeat: int) -> None:
                     + f"  {rest * 1000:>8.1f}"
                 )
             print("(the rest: handing work to threads and back, events, the queue, the loop)")
+            print(
+                "(passages*: the conversations cut into passages for grounding, their redaction "
+                "also under redact; per line: the rewrite decided line by line)"
+            )
         finally:
             stop.set()
             server.join(10)

@@ -64,9 +64,28 @@ HEADER = re.compile(r"^document (set|refresh|import|race) (\w+) (\d+)\n")
 
 
 def document(kind: str, who: str, n: int) -> str:
-    """A whole document a worker writes: a header naming it, then ``BASE_LINES`` lines."""
+    """A whole document a worker writes, ``BASE_LINES`` lines: a header naming it, then facts.
+
+    A refresh's document changes only its header and its last line from one write to the
+    next: a rewrite that replaces more than a quarter of the lines waits for review whole
+    (docs/refresh.md), and an acknowledged refresh is one that was applied."""
+    if kind == "refresh":
+        body = "".join(f"- refresh: fact {i:02d} of the project\n" for i in range(BASE_LINES - 2))
+        return f"document {kind} {who} {n}\n{body}- the latest write is number {n}\n"
     body = "".join(f"- {kind} {who} write {n}: fact {i:02d} of the project\n" for i in range(29))
     return f"document {kind} {who} {n}\n{body}"
+
+
+def refresh_reply(body: dict) -> Reply:
+    """The memory model's reply to a refresh: the document the newest folded message says
+    (the worker says the whole document it wants, so every line of the reply is backed by the
+    conversation; a line nothing said would wait for review)."""
+    from yak.memory.prompt import request_text
+
+    said = request_text(body["messages"]).split("<conversations>", 1)[-1]
+    found = re.findall(r"document refresh (\S+) (\d+)", said)
+    who, n = found[-1] if found else ("model", "0")
+    return text(document("refresh", who, int(n)), chunk_delay_s=0.001)
 
 
 def is_whole(content: str) -> bool:
@@ -111,8 +130,8 @@ async def _worker(kind: str, data_dir: Path, folder: str, who: str, count: int) 
                         break
                     except ConflictError:
                         continue
-            else:  # refresh: a new message, then a rewrite the fake API streams slowly
-                say(core, workspace.id, f"turn {who} {n}", "ok", title=f"w{n}")
+            else:  # refresh: a message saying the document, then its rewrite streamed slowly
+                say(core, workspace.id, f"We settled:\n{content}", "ok", title=f"w{n}")
                 outcome = await core.refresh.refresh_now(workspace.id)
                 if str(outcome.status) != "applied":
                     continue
@@ -473,10 +492,7 @@ def main() -> int:
     rows: list[Figures] = []
     with tempfile.TemporaryDirectory(prefix="yak-faults-") as tmp, fake_api() as fake:
         base = Path(tmp)
-        counter = iter(range(1, 10**9))
-        fake.respond_with(
-            lambda body: text(document("refresh", "model", next(counter)), chunk_delay_s=0.001)
-        )
+        fake.respond_with(refresh_reply)
         env = {
             **os.environ,
             "ANTHROPIC_BASE_URL": fake.url,

@@ -111,17 +111,18 @@ def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
     """Without --no-refresh the memory model rewrites the document right after the reply."""
     fake_api.respond_with(
         lambda body: text(
-            "Demo project.\n\n- The user asked for a greeting.\n"
+            "Demo project.\n\n- We lint with ruff.\n"
             if body["model"] == MEMORY_MODEL
             else "Hi there."
         )
     )
-    result = yak("ask", "--model", "claude-other", "Greet me", cwd=folder)
+    prompt = "Greet me. This is the demo project; we lint with ruff."
+    result = yak("ask", "--model", "claude-other", prompt, cwd=folder)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hi there.\n"
     assert "Memory refreshed: version 1, 3 lines" in result.stderr
     assert [r.body["model"] for r in fake_api.message_requests] == ["claude-other", MEMORY_MODEL]
-    assert document_of(core, loop, folder) == "Demo project.\n\n- The user asked for a greeting.\n"
+    assert document_of(core, loop, folder) == "Demo project.\n\n- We lint with ruff.\n"
 
 
 def test_a_failed_refresh_is_reported_but_the_turn_succeeds(core, loop, folder, fake_api):

@@ -25,8 +25,10 @@ from yak.memory.prompt import request_text
 pytestmark = pytest.mark.databases
 
 
-def doc(lines: int, *, prefix: str = "fact") -> str:
-    return "".join(f"- {prefix} {i:03d}: the project keeps this fact\n" for i in range(lines))
+def doc(lines: int, *, prefix: str = "fact", start: int = 0) -> str:
+    return "".join(
+        f"- {prefix} {i:03d}: the project keeps this fact\n" for i in range(start, lines)
+    )
 
 
 def yak(data_dir, *args, env_extra=None):
@@ -64,6 +66,11 @@ class Project:
         """A hand edit on the current version, made from the fake API's thread while the
         command waits for the model's reply."""
         asyncio.run(self.core.memory.save(self.id, text, expected_version=None))
+
+    def say_facts(self, lines: int) -> None:
+        """A conversation that says the facts a ``doc(lines)`` reply adds to ``doc(150)``, so
+        a refresh may apply them (a line no conversation backs waits for review)."""
+        say(self.core, self.id, f"We settled more facts:\n{doc(lines, start=150)}", "Noted.")
 
     def snapshot(self):
         document = self.loop.run_until_complete(self.core.memory.read(self.id))
@@ -123,6 +130,7 @@ def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir
     assert "the document is unchanged" in err and err.count("\n") == 1
     assert project.snapshot() == before
 
+    project.say_facts(155)
     project.fake.script(text(doc(155)))
     result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
     assert result.returncode == 0 and as_json(result)["status"] == "applied"
@@ -225,6 +233,7 @@ def test_a_refresh_waiting_for_another_says_so_then_applies(data_dir, project):
     it runs and applies (exit 0, the new document stored)."""
     from filelock import FileLock
 
+    project.say_facts(151)
     project.fake.script(text(doc(151)))
     other = FileLock(data_dir / "locks" / f"{project.id}.lock", thread_local=False)
     other.acquire()
