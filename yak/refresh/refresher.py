@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import lru_cache
 from typing import Any
 
 from yak.bus import EventBus
@@ -551,7 +552,9 @@ class MemoryRefresher:
         the line origins, the tombstones and what the model client would be built from."""
         workspace_id = document.workspace_id
         workspace = self._workspaces.get(workspace_id)
-        messages, transcript = self._transcript(workspace_id, rebuild)
+        # One redaction per text for the transcript and the passages grounding reads.
+        redactor = lru_cache(maxsize=None)(redact)
+        messages, transcript = self._transcript(workspace_id, rebuild, redactor)
         if transcript.empty or not workspace.memory_enabled:
             return _Input(workspace, document, messages, transcript, [], {}, None)
         origins, tombstones = self._memory.origins_and_tombstones(workspace_id)
@@ -563,16 +566,21 @@ class MemoryRefresher:
             log.info("could not read what the model client is built from", exc_info=True)
             client_from = None
         buried = {t.key: t.text for t in tombstones}
-        said = tuple(passages(messages, redactor=redact))
+        said = tuple(passages(messages, redactor=redactor))
         return _Input(workspace, document, messages, transcript, origins, buried, client_from, said)
 
-    def _transcript(self, workspace_id: str, rebuild: bool) -> tuple[list[ChatMessage], Transcript]:
+    def _transcript(
+        self,
+        workspace_id: str,
+        rebuild: bool,
+        redactor: Callable[[str], tuple[str, tuple[str, ...]]],
+    ) -> tuple[list[ChatMessage], Transcript]:
         if rebuild:
             messages = self._conversations.recent_messages(workspace_id)
         else:
             messages = self._conversations.unfolded_messages(workspace_id)
         titles = self._conversations.session_titles({m.session_id for m in messages})
-        return messages, format_transcript(messages, session_titles=titles, redactor=redact)
+        return messages, format_transcript(messages, session_titles=titles, redactor=redactor)
 
     async def _record(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool
