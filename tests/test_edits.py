@@ -79,14 +79,18 @@ def test_edits_that_do_not_apply_say_why_in_a_sentence(reply, why):
 
 def test_edits_past_the_end_append_or_stop_at_the_last_line_and_an_empty_insert_is_nothing():
     """A small model's numbers past the end: an insert appends, a range ends at the last line,
-    a replace that starts past it appends, a delete there and an empty insert change nothing;
-    a number below 1 is still an error."""
+    a delete there and an empty insert change nothing; a replace that starts past the last line
+    meant another line (appending it would keep the fact it replaces), so it is an error, as is
+    a number below 1."""
     assert edited("<edits>\n@@ insert after 40\n- x\n</edits>") == DOC + "- x\n"
-    assert edited("<edits>\n@@ replace 9\n- x\n</edits>") == DOC + "- x\n"
+    with pytest.raises(EditError, match="outside the document's 6 lines"):
+        edited("<edits>\n@@ replace 9\n- x\n</edits>")
     assert edited("<edits>\n@@ replace 6-8\n- Deploys go to Fly.io.\n</edits>") == (
         DOC.replace("Heroku", "Fly.io")
     )
-    assert edited("<edits>\n@@ delete 7-9\n@@ insert after 2\n</edits>") == DOC
+    assert edited("<edits>\n@@ delete 6-9\n@@ insert after 2\n</edits>") == DOC.replace(
+        "- Deploys go to Heroku.\n", ""
+    )
     with pytest.raises(EditError, match="outside the document"):
         edited("<edits>\n@@ replace 0\n- x\n</edits>")
 

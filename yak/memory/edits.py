@@ -189,13 +189,15 @@ def apply_edits(document: str, edits: list[Edit]) -> str:
 
     Edits that reach past the end of the document, a small model's habit, are read for what
     they can only mean: ``@@ insert after N`` past the last line appends; a ``replace`` or
-    ``delete`` range that ends past it ends at the last line; one that starts past it (``@@
-    replace 1`` on an empty document) appends its lines, or, a delete, changes nothing. What
+    ``delete`` range that ends past it ends at the last line; on an empty document (``@@
+    replace 1`` as its first lines) a replace inserts and a delete changes nothing. One that
+    starts past the last line of a document meant another line: it does not apply (the whole
+    document is asked for instead), since appending it would keep the fact it replaces. What
     the lines then say is judged like any other (``yak.memory.per_line``).
 
     Raises:
-        EditError: a line number below 1 (0 for an insert), or two edits touching the same
-            line.
+        EditError: a line number below 1 (0 for an insert), a replace or delete that starts
+            past the last line of a document, or two edits touching the same line.
     """
     old = document.splitlines()
     count = len(old)
@@ -237,4 +239,6 @@ def _within(edit: Edit, count: int) -> Edit:
         return edit
     if edit.start <= count:
         return Edit(edit.kind, edit.start, count, edit.lines)
-    return Edit("insert", count, count, edit.lines)  # a delete there has no lines: nothing
+    if count == 0:  # nothing to replace yet: the lines are the document's first
+        return Edit("insert", 0, 0, edit.lines)  # (a delete's none: nothing)
+    return edit  # aimed at a line that is not there: it meant another, so it does not apply
