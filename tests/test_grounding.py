@@ -709,3 +709,13 @@ def test_a_short_line_sharing_no_word_or_adding_a_name_is_still_held(line, reaso
     shared word is nothing."""
     said_only = ("user", "We deploy the API with Docker.")
     assert check(line, said_only).reason == reason
+
+
+def test_a_question_backing_a_line_better_than_a_passing_mention_leaves_it_only_asked():
+    """Beside the short-line leniency: a decided passage that shares one word with the line
+    does not decide what a question asked in full."""
+    line = "- Cache sessions in Redis."
+    asked = ("user", "Could we cache sessions in Redis?")
+    assert check(line, asked, ("assistant", "Sessions are a big topic.")).reason == ONLY_ASKED
+    decided = ("user", "Yes, cache sessions in Redis.")
+    assert check(line, asked, decided).reason is None

@@ -482,7 +482,9 @@ def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck
         if not _said(key, said, doc):
             return LineCheck(line.text, evidence, NOT_SAID.format(token=token))
 
-    decided = any(not score.entry.passage.wondering for score in scores)
+    # Decided: a decided passage backs it as well as any question does (not a weak echo).
+    asked = max((sc.share for sc in scores if sc.entry.passage.wondering), default=0.0)
+    decided = any(not sc.entry.passage.wondering and sc.share >= asked for sc in scores)
     if not decided:
         tokens, words = _document_match(line, doc)
         weight = TOKEN_WEIGHT * len(tokens) + len(words)
@@ -573,6 +575,7 @@ def _typed(line: _Line, scores: Sequence[_Score], doc: _Index) -> bool:
         passage = score.entry.passage
         if (
             passage.speaker is Speaker.USER
+            and score.share >= SUPPORT_SHARE  # a short line's one shared word is not typing it
             and not passage.wondering
             and not passage.quoted
             and _same_polarity(line, passage.text)
