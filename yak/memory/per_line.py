@@ -14,7 +14,7 @@ reply that passes them is then taken apart line by line against the document it 
    proposal based on that applied text, with one reason per held line.
 
 Two reasons hold the whole rewrite instead, as before: the workspace is in review mode, or the
-rewrite removes more than ``REMOVAL_SHARE`` of the previous lines.
+rewrite removes more than ``provenance.REMOVAL_SHARE`` of the previous lines.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from yak.domain import Evidence, LineOrigin, ReviewMode
 from yak.linediff import line_opcodes
-from yak.memory import grounding
+from yak.memory import grounding, provenance
 from yak.memory.edits import is_edit_syntax
 from yak.memory.prompt import echoes_request
-from yak.memory.provenance import REMOVAL_SHARE, fold_line
+from yak.memory.provenance import fold_line
 from yak.memory.said import Passage
 
 _QUOTE_CHARS = 60  # of a held line, in its reason
@@ -134,7 +134,9 @@ def decide_lines(
         )
     }
     evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)
-    whole = _whole_reasons(old_lines, opcodes, mode)
+    removal = provenance.removal_reason(old_lines, new_lines)
+    whole = [provenance.MODE_REASON] if mode is ReviewMode.REVIEW else []
+    whole += [removal] if removal else []
     person = {origin.line - 1 for origin in origins if origin.by_person}
     applied: list[str] = []
     reasons: list[str] = list(whole)
@@ -157,9 +159,7 @@ def decide_lines(
             if check is not None and check.duplicate_of is not None:
                 duplicates.append((_old_number(check.duplicate_of, opcodes), line))
         if touched:
-            reasons.append(
-                f"it removes or changes {_lines(len(touched))} you wrote: {_quote(touched)}"
-            )
+            reasons.append(provenance.touched_reason(touched))
         substantive = [line for line in passing if line.strip()]
         if touched or (held_here and not substantive and i2 > i1):
             applied += old_lines[i1:i2]  # the hunk waits whole: nothing it removes goes yet
@@ -179,28 +179,6 @@ def decide_lines(
         evidence,
         tuple(duplicates),
     )
-
-
-def _whole_reasons(
-    old_lines: Sequence[str], opcodes: Sequence[tuple[str, int, int, int, int]], mode: ReviewMode
-) -> list[str]:
-    """The reasons that hold a rewrite whole: review mode, too many lines removed."""
-    reasons: list[str] = []
-    if mode is ReviewMode.REVIEW:
-        reasons.append("this workspace is in review mode: every rewrite waits for you")
-    removed = sum(
-        1
-        for tag, i1, i2, _j1, _j2 in opcodes
-        if tag != "equal"
-        for index in range(i1, i2)
-        if old_lines[index].strip()
-    )
-    before = sum(1 for line in old_lines if line.strip())
-    if before and removed > REMOVAL_SHARE * before:
-        reasons.append(
-            f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
-        )
-    return reasons
 
 
 def _line_reason(
@@ -227,13 +205,3 @@ def _old_number(candidate_line: int, opcodes: Sequence[tuple[str, int, int, int,
 def _short(line: str) -> str:
     text = line.strip()
     return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1] + "…"
-
-
-def _quote(lines: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(f'"{_short(line)}"' for line in lines[:limit])
-    more = len(lines) - limit
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
-def _lines(n: int) -> str:
-    return "1 line" if n == 1 else f"{n} lines"

@@ -202,10 +202,35 @@ def added_lines(base: str, new: str) -> list[str]:
 # --- review ---------------------------------------------------------------------------------------
 
 
-def _quote(lines: Sequence[str], limit: int = 3) -> str:
+MODE_REASON = "this workspace is in review mode: every rewrite waits for you"
+
+
+def quote_lines(lines: Sequence[str], limit: int = 3) -> str:
+    """``"a", "b", "c" and 2 more``: the first ``limit`` lines, each cut at 60 characters."""
     shown = ", ".join(f'"{line.strip()[:60]}"' for line in lines[:limit])
     more = len(lines) - limit
     return shown + (f" and {more} more" if more > 0 else "")
+
+
+def touched_reason(touched: Sequence[str]) -> str:
+    """The reason a rewrite that removes or changes lines a person wrote waits."""
+    return f"it removes or changes {_count(len(touched))} you wrote: {quote_lines(touched)}"
+
+
+def removal_reason(old_lines: Sequence[str], new_lines: Sequence[str]) -> str | None:
+    """The reason a rewrite that removes (or changes) more than ``REMOVAL_SHARE`` of the
+    previous non-blank lines waits whole, else ``None``."""
+    removed = sum(
+        1
+        for tag, i1, i2, _j1, _j2 in _opcodes(old_lines, new_lines)
+        if tag != "equal"
+        for index in range(i1, i2)
+        if old_lines[index].strip()
+    )
+    before = sum(1 for line in old_lines if line.strip())
+    if before and removed > REMOVAL_SHARE * before:
+        return f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
+    return None
 
 
 def review_reasons(
@@ -235,35 +260,27 @@ def review_reasons(
     """
     if new == previous:
         return []
-    reasons: list[str] = []
-    if mode is ReviewMode.REVIEW:
-        reasons.append("this workspace is in review mode: every rewrite waits for you")
+    reasons: list[str] = [MODE_REASON] if mode is ReviewMode.REVIEW else []
     old_lines, new_lines = previous.splitlines(), new.splitlines()
     person = {origin.line - 1 for origin in origins if origin.by_person}
     touched: list[str] = []
-    removed = 0
     inserted: list[str] = []
     for tag, i1, i2, j1, j2 in _opcodes(old_lines, new_lines):
         if tag == "equal":
             continue
-        for index in range(i1, i2):
-            if old_lines[index].strip():
-                removed += 1
-                if index in person:
-                    touched.append(old_lines[index])
+        touched += [old_lines[i] for i in range(i1, i2) if i in person and old_lines[i].strip()]
         inserted += [line for line in new_lines[j1:j2] if line.strip()]
     if touched:
-        reasons.append(f"it removes or changes {_count(len(touched))} you wrote: {_quote(touched)}")
+        reasons.append(touched_reason(touched))
     returning = [line for line in inserted if fold_line(line) in tombstones]
     if returning:
         reasons.append(
-            f"it brings back {_count(len(returning))} you deleted or rejected: {_quote(returning)}"
+            f"it brings back {_count(len(returning))} you deleted or rejected: "
+            f"{quote_lines(returning)}"
         )
-    before = sum(1 for line in old_lines if line.strip())
-    if before and removed > REMOVAL_SHARE * before:
-        reasons.append(
-            f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
-        )
+    removal = removal_reason(old_lines, new_lines)
+    if removal:
+        reasons.append(removal)
     for line in inserted:
         if is_instruction(line):
             reasons.append(f'it adds an instruction for the agent: "{line.strip()[:80]}"')
