@@ -134,7 +134,7 @@ def decide_lines(
         )
     }
     evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)
-    removal = provenance.removal_reason(old_lines, new_lines)
+    removal = provenance.removal_reason(old_lines, opcodes)
     whole = [provenance.MODE_REASON] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
     person = {origin.line - 1 for origin in origins if origin.by_person}

@@ -217,12 +217,14 @@ def touched_reason(touched: Sequence[str]) -> str:
     return f"it removes or changes {_count(len(touched))} you wrote: {quote_lines(touched)}"
 
 
-def removal_reason(old_lines: Sequence[str], new_lines: Sequence[str]) -> str | None:
+def removal_reason(
+    old_lines: Sequence[str], opcodes: Sequence[tuple[str, int, int, int, int]]
+) -> str | None:
     """The reason a rewrite that removes (or changes) more than ``REMOVAL_SHARE`` of the
-    previous non-blank lines waits whole, else ``None``."""
+    previous non-blank lines waits whole, else ``None``; ``opcodes``: its line diff."""
     removed = sum(
         1
-        for tag, i1, i2, _j1, _j2 in _opcodes(old_lines, new_lines)
+        for tag, i1, i2, _j1, _j2 in opcodes
         if tag != "equal"
         for index in range(i1, i2)
         if old_lines[index].strip()
@@ -265,7 +267,8 @@ def review_reasons(
     person = {origin.line - 1 for origin in origins if origin.by_person}
     touched: list[str] = []
     inserted: list[str] = []
-    for tag, i1, i2, j1, j2 in _opcodes(old_lines, new_lines):
+    opcodes = _opcodes(old_lines, new_lines)
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
         touched += [old_lines[i] for i in range(i1, i2) if i in person and old_lines[i].strip()]
@@ -278,7 +281,7 @@ def review_reasons(
             f"it brings back {_count(len(returning))} you deleted or rejected: "
             f"{quote_lines(returning)}"
         )
-    removal = removal_reason(old_lines, new_lines)
+    removal = removal_reason(old_lines, opcodes)
     if removal:
         reasons.append(removal)
     for line in inserted:
