@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from yak.domain import MAX_CHARS, MAX_LINES, RewriteForm
@@ -272,6 +273,7 @@ _SLOT = "\x00"  # stands for what a request fills in (a document, a reason, a nu
 _FILLED = re.compile(r"\x00|1,?234,?567|7,?654,?321")  # the slot and the sizes filled in
 
 
+@cache
 def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
     """Every line Yak itself sends the memory model, derived from the builders above so the list
     cannot drift when a prompt changes: the system prompt of both forms (its rules and the
@@ -322,7 +324,7 @@ def echoes_request(line: str) -> bool:
     folded = fold_request_line(line)
     if not folded:
         return False
-    fixed, templates = _REQUEST_LINES
+    fixed, templates = _fixed_lines()  # built on first use, never at start-up
     return folded in fixed or any(pattern.match(folded) for pattern in templates)
 
 
@@ -353,6 +355,3 @@ def duplicate_request(
         {"role": "assistant", "content": reply or "(empty)"},
         {"role": "user", "content": duplicate_message(duplicates)},
     ]
-
-
-_REQUEST_LINES = _fixed_lines()
