@@ -67,6 +67,7 @@ from yak.ports import (
     SystemPrompt,
     WorkspaceRepository,
 )
+from yak.refresh import retries
 from yak.refresh.client import KeptModelClient
 from yak.text import plural
 
@@ -75,11 +76,6 @@ log = logging.getLogger(__name__)
 # How long a refresh waits for another process's refresh of the same workspace (seconds): two
 # model calls at the provider's 120 s timeout with its retries fit well within it.
 LOCK_WAIT_S = 900.0
-
-# The flags of the two retries a reply may earn (each at most once per attempt).
-_EDITS_RETRY = "edits_retry"
-_CONDENSE_RETRY = "condense_retry"
-_DUPLICATE_RETRY = "duplicate_retry"
 
 
 @dataclass(frozen=True)
@@ -359,9 +355,9 @@ class MemoryRefresher:
         system: SystemPrompt,
         messages: list[dict],
     ) -> bool:
-        """The model call and its judged reply (kept on the attempt), in one retry loop: edits
-        that do not apply are asked once more for the whole document, a reply over the
-        ceiling once to condense (:func:`_retry`); every reply is judged again. A failed call
+        """The model call and its judged reply (kept on the attempt), in one retry loop
+        (:func:`yak.refresh.retries.next_retry`: the whole document, edits again without a
+        duplicate, or a condensed document); every reply is judged again. A failed call
         decides the attempt (``failed``, nothing stored from it): then ``False``."""
         base = attempt.outcome
         model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
@@ -386,16 +382,14 @@ class MemoryRefresher:
                 )
                 return False
             usage += completion.usage
-            # the first call and the duplicates retry ask for edits; the other retries for the
-            # whole document
-            edits = self._form is RewriteForm.EDITS and retried[-1:] in ((), (_DUPLICATE_RETRY,))
+            edits = self._form is RewriteForm.EDITS and retries.asks_for_edits(retried)
             reply, decision = await asyncio.to_thread(
                 self._judge, attempt, completion, floor_ratio, edits=edits
             )
             flags = merge_flags(flags, reply.flags, retried[-1:])
-            if retried[-1:] == (_CONDENSE_RETRY,):
-                reply = _after_condense(reply, before_lines)
-            retry = _retry(messages, reply, retried, decision if edits else None)
+            if retried[-1:] == (retries.CONDENSE_RETRY,):
+                reply = retries.after_condense(reply, before_lines)
+            retry = retries.next_retry(messages, reply, retried, decision if edits else None)
             if retry is None:
                 attempt.decision = decision
                 break
@@ -592,47 +586,6 @@ class MemoryRefresher:
             "memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status, outcome.reason
         )
         return replace(outcome, attempt_id=attempt.id)
-
-
-def _retry(
-    messages: list[dict],
-    reply: Judgement,
-    retried: tuple[str, ...],
-    decision: Decision | None,
-) -> tuple[list[dict], str] | None:
-    """The request of the one retry a reply earns, and its flag, or ``None``: edits that do
-    not apply ask for the whole document; edits that restate lines of the document (the
-    ``decision`` of an edits reply) ask for edits again, naming each line that already says
-    it; a document over the ceiling asks to condense it, stating its size and the limit. Each
-    retry happens at most once per attempt."""
-    if reply.edit_error is not None and _EDITS_RETRY not in retried:
-        request = prompt.whole_document_request(messages, reply=reply.raw, reason=reply.edit_error)
-        return request, _EDITS_RETRY
-    if decision is not None and decision.duplicates and _DUPLICATE_RETRY not in retried:
-        request = prompt.duplicate_request(
-            messages, reply=reply.raw, duplicates=decision.duplicates
-        )
-        return request, _DUPLICATE_RETRY
-    if reply.verdict.status is RefreshStatus.REFUSED_CEILING and _CONDENSE_RETRY not in retried:
-        request = prompt.condense_request(
-            messages,
-            reply=reply.text or reply.raw,
-            lines=reply.verdict.lines,
-            chars=reply.verdict.chars,
-        )
-        return request, _CONDENSE_RETRY
-    return None
-
-
-def _after_condense(reply: Judgement, before_lines: int) -> Judgement:
-    """A reply to the condense retry that is still over the ceiling says so."""
-    if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
-        return reply
-    reason = (
-        f"{reply.verdict.reason} after one condense retry "
-        f"(the first reply had {before_lines} lines)"
-    )
-    return replace(reply, verdict=replace(reply.verdict, reason=reason))
 
 
 def _applied_reason(transcript: Transcript) -> str:
