@@ -16,7 +16,8 @@ from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.cli import run_cli
 from tests.test_mcp import call, mcp_session
 from yak.db.engine import DB_FILE
-from yak.domain import Evidence, ProposalOrigin, Speaker
+from yak.domain import ProposalOrigin
+from yak.evidence import Evidence, Speaker
 from yak.memory import provenance
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.

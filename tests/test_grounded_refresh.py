@@ -16,7 +16,8 @@ from tests.support import project_folder, say
 from tests.support.builders import seed_document
 from tests.support.cli import run_cli
 from tests.support.fake_api import text
-from yak.domain import ProposalOrigin, RefreshStatus, Speaker
+from yak.domain import ProposalOrigin, RefreshStatus
+from yak.evidence import Speaker
 from yak.memory.edits import EXAMPLE, apply_edits, parse_edits
 
 DOC = (

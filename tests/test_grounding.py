@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from yak.domain import EVIDENCE_QUOTE_CHARS, ChatMessage, Evidence, Speaker
+from yak.domain import ChatMessage
+from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.memory.grounding import (
     NOT_TYPED,
     NOTHING_SAYS,

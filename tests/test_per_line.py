@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from yak.domain import LineOrigin, ReviewMode, RevisionSource, Speaker
+from yak.domain import LineOrigin, ReviewMode, RevisionSource
+from yak.evidence import Speaker
 from yak.memory.edits import EXAMPLE
 from yak.memory.per_line import decide_lines, without_request_lines
 from yak.memory.prompt import condense_message, system_prompt

@@ -9,9 +9,7 @@ import pytest
 
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
-    EVIDENCE_QUOTE_CHARS,
     STORE_ERROR,
-    Evidence,
     Proposal,
     ProposalStatus,
     QueueState,
@@ -20,9 +18,9 @@ from yak.domain import (
     RefreshStatus,
     ReviewMode,
     RevisionSource,
-    Speaker,
     Workspace,
 )
+from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.memory.document import (
     EXPORT_FORMATS,
     EXPORT_SUFFIXES,

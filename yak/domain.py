@@ -11,6 +11,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from yak.evidence import Evidence
+
 DEFAULT_SESSION_TITLE = "New conversation"  # a session before its first prompt titles it
 # The ceiling ("The memory document" in docs/memory.md): a document has at most this many
 # lines and characters.
@@ -84,15 +86,6 @@ class ProposalOrigin(StrEnum):
     AGENT = "agent"
     IMPORT = "import"
     HELD = "held"
-
-
-class Speaker(StrEnum):
-    """Who said a passage that backs a memory line ("Evidence" in docs/memory.md): a person,
-    the assistant, or a tool call the assistant made (an observation of the project)."""
-
-    USER = "user"
-    ASSISTANT = "assistant"
-    TOOL_CALL = "tool_call"
 
 
 class QueueState(StrEnum):
@@ -422,29 +415,6 @@ class Tombstone:
     text: str
     source: str
     created_at: datetime
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """The passage of a folded conversation that backs one memory line a refresh added or
-    changed ("Evidence" in docs/memory.md).
-
-    Attributes:
-        line: the memory line it backs, exactly as stored.
-        session_id: the conversation (``ses_…``).
-        message_id: the message in it (``msg_…``).
-        speaker: who said it (a person's words count above the assistant's).
-        quote: the passage, at most ``EVIDENCE_QUOTE_CHARS`` characters, on one line.
-    """
-
-    line: str
-    session_id: str
-    message_id: str
-    speaker: Speaker
-    quote: str
-
-
-EVIDENCE_QUOTE_CHARS = 200  # the longest quote an evidence passage keeps (characters)
 
 
 @dataclass(frozen=True)

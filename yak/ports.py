@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from yak.domain import (
         ChatMessage,
         ChatSession,
-        Evidence,
         MemoryDocument,
         MemorySummary,
         Proposal,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
         WorkspaceStamp,
         WriteEffects,
     )
+    from yak.evidence import Evidence
 
 
 class WorkspaceRepository(Protocol):

@@ -19,9 +19,7 @@ from enum import StrEnum
 
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
-    EVIDENCE_QUOTE_CHARS,
     STORE_ERROR,
-    Evidence,
     Proposal,
     ProposalOrigin,
     ProposalStatus,
@@ -31,9 +29,9 @@ from yak.domain import (
     RefreshState,
     RefreshStatus,
     ReviewMode,
-    Speaker,
     UpkeepFigures,
 )
+from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.text import one_line, plural
 
 __all__ = [

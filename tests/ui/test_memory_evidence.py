@@ -10,7 +10,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QHelpEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
-from yak.domain import Evidence, Speaker
+from yak.evidence import Evidence, Speaker
 
 UV = "- packages are managed with uv, not Poetry"
 CI = "- CI runs on every push"

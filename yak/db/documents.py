@@ -46,7 +46,6 @@ from yak.db.rows import (
 )
 from yak.db.schema import evidence_text
 from yak.domain import (
-    Evidence,
     MemoryDocument,
     MemorySummary,
     ProposalStatus,
@@ -58,6 +57,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.errors import UsageError
+from yak.evidence import Evidence
 from yak.ids import new_id
 from yak.linediff import line_changes
 

@@ -16,8 +16,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
-from yak.domain import Evidence, ReviewMode, Speaker
+from yak.domain import ReviewMode
 from yak.errors import UnreadableDocument
+from yak.evidence import Evidence, Speaker
 
 DB_FILE = "yak.db"
 BUSY_TIMEOUT_MS = 5000

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import nlargest
 
-from yak.domain import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
+from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.memory.said import (
     _BULLET,
     _COMMON_CAPS,

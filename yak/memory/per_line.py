@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from yak.domain import Evidence, LineOrigin, ReviewMode
+from yak.domain import LineOrigin, ReviewMode
+from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
 from yak.memory.edits import is_edit_syntax

@@ -22,14 +22,8 @@ import difflib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
-from yak.domain import (
-    Evidence,
-    LineOrigin,
-    ReviewMode,
-    Revision,
-    RevisionSource,
-    WriteEffects,
-)
+from yak.domain import LineOrigin, ReviewMode, Revision, RevisionSource, WriteEffects
+from yak.evidence import Evidence
 from yak.linediff import line_changes, line_opcodes
 from yak.memory.said import is_instruction
 

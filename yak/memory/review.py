@@ -15,16 +15,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from yak.aio import Offload, to_thread
-from yak.domain import (
-    FLOOR_RATIO,
-    Evidence,
-    MemoryDocument,
-    Proposal,
-    ProposalOrigin,
-    ProposalStatus,
-)
+from yak.domain import FLOOR_RATIO, MemoryDocument, Proposal, ProposalOrigin, ProposalStatus
 from yak.errors import ConflictError, RefusedError, UsageError
 from yak.events import ProposalsChanged
+from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import placement, provenance

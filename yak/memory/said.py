@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from yak.domain import ChatMessage, Speaker
+from yak.domain import ChatMessage
+from yak.evidence import Speaker
 from yak.text import tool_target
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Unpack
 
 from yak.aio import Offload, to_thread
 from yak.domain import (
-    Evidence,
     MemoryDocument,
     Proposal,
     ProposalStatus,
@@ -32,6 +31,7 @@ from yak.domain import (
 )
 from yak.errors import UsageError, YakError
 from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
+from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import provenance

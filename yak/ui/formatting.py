@@ -7,7 +7,8 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from yak.domain import MAX_CHARS, MAX_LINES, Evidence, LineOrigin, RevisionSource, count_lines
+from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, RevisionSource, count_lines
+from yak.evidence import Evidence
 from yak.presenters import NO_EVIDENCE, evidence_words
 
 
