@@ -141,7 +141,7 @@ def instrument(core: Core) -> Breakdown:
         (core.memory._documents, "read", "read document"),
         (core.memory, "apply_rewrite", "write"),
         (core.memory, "record_attempt", "record attempt"),
-        (refresher.grounding, "passages", "passages"),
+        (refresher, "passages", "passages"),
         (refresher, "decide_lines", "decide"),
     ]
     for owner, name, label in steps:

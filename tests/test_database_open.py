@@ -45,6 +45,37 @@ def test_programs_opening_a_new_database_at_once_all_succeed(tmp_path):
     assert {"workspaces", "memory_documents", "memory_revisions", "chat_messages"} <= tables
 
 
+def test_a_new_database_another_program_is_switching_to_wal_opens_when_it_is_done(tmp_path):
+    """Another program holds the write lock of a new database (it is switching it to WAL):
+    SQLite answers this program's own switch "database is locked" at once, without its busy
+    timeout (the two could deadlock). Opening waits for the other program, as the busy timeout
+    promises, and the database opens, in WAL mode, with its schema."""
+    import sqlite3
+    import threading
+
+    (tmp_path / "yak.db").touch()
+    other = sqlite3.connect(tmp_path / "yak.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # the lock a switch to WAL takes first
+
+    def finish() -> None:
+        other.execute("COMMIT")
+        other.execute("PRAGMA journal_mode=WAL")
+        other.close()
+
+    done = threading.Timer(0.3, finish)
+    done.start()
+    try:
+        db = open_database(tmp_path)
+    finally:
+        done.join()
+    try:
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar_one() == "wal"
+        assert "memory_documents" in inspect(db.engine).get_table_names()
+    finally:
+        db.close()
+
+
 def test_the_head_read_from_the_migration_files_is_alembics(tmp_path):
     """The cheap schema check compares the stored revision with the head read as text from the
     migration files; that head is exactly the one Alembic computes, and a new database is

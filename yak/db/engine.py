@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -58,6 +59,8 @@ MMAP_BYTES = 64 * 1024 * 1024  # SQLite's memory-mapped read window (a ceiling, 
 # still in the -wal file are not seen).
 READ_ONLY_MODES = ("mode=ro", "mode=ro&immutable=1")
 
+WAL_SWITCH_PAUSE_S = 0.01  # between tries to switch a new database to WAL (see _use_wal)
+
 
 def _connect(database: str, *, uri: bool = False) -> sqlite3.Connection:
     """Open one SQLite connection to a file (every file connection Yak makes goes through here).
@@ -73,14 +76,41 @@ def _connect(database: str, *, uri: bool = False) -> sqlite3.Connection:
 
 def _on_connect(dbapi_conn: sqlite3.Connection, _record: object) -> None:
     cursor = dbapi_conn.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    _use_wal(cursor)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     # Pages read through a memory map: a connection whose page cache another connection's write
     # made stale (every refresh writes) reads them back without a system call per page.
     cursor.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     cursor.close()
+
+
+def _use_wal(cursor: sqlite3.Cursor) -> None:
+    """Put the database in WAL mode (persistent: stored in the file, so only a new database, or
+    one another program left in a rollback mode, is switched).
+
+    Switching needs the exclusive lock. When several programs open a new database at once, each
+    connection holds a shared lock and wants that exclusive one; SQLite then answers SQLITE_BUSY
+    at once instead of calling the busy handler, which could deadlock (see "Sometimes Queries
+    Return SQLITE_BUSY" in SQLite's WAL documentation and ``sqlite3_busy_handler``). The waiting
+    the busy timeout stands for is done here instead, within the same time: the connection that
+    backs off lets the other switch, and then finds the file in WAL mode.
+
+    Raises:
+        sqlite3.OperationalError: still busy after ``BUSY_TIMEOUT_MS``, or any other failure.
+    """
+    if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorname != "SQLITE_BUSY" or time.monotonic() >= deadline:
+                raise
+        time.sleep(WAL_SWITCH_PAUSE_S)
 
 
 def _on_connect_read_only(dbapi_conn: sqlite3.Connection, _record: object) -> None:
