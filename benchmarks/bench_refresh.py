@@ -84,10 +84,12 @@ class Breakdown:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.wrapped: list[tuple[object, str, object]] = []  # (owner, name, original)
 
     def wrap(self, owner: object, name: str, label: str) -> None:
         """Time every call of ``owner.name`` (a function or a coroutine function) as ``label``."""
         original = getattr(owner, name)
+        self.wrapped.append((owner, name, original))
 
         def add(started: float) -> None:
             self.seconds[label] = self.seconds.get(label, 0.0) + time.perf_counter() - started
@@ -112,6 +114,12 @@ class Breakdown:
                     add(started)
 
             setattr(owner, name, timed)
+
+    def restore(self) -> None:
+        """Put back every function :meth:`wrap` replaced."""
+        for owner, name, original in reversed(self.wrapped):
+            setattr(owner, name, original)
+        self.wrapped.clear()
 
     def take(self) -> dict[str, float]:
         """The seconds per label since the last call, then start again from zero."""
