@@ -19,6 +19,7 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from heapq import nlargest
 
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
@@ -132,10 +133,13 @@ def _line(text: str, *, tokens_too: bool = True) -> _Line:
     )
 
 
+# Read once: a rewrite changes few of a document's lines, and their tokens cost the most to read.
+_document_line = lru_cache(maxsize=4096)(_line)
+
+
 @dataclass
 class _Entry:
-    """One indexed text: a passage, or a line of the document or of the candidate (with its
-    1-based number there)."""
+    """One indexed text: a passage, or a document's or the candidate's line (``number``)."""
 
     passage: Passage
     order: int
@@ -230,8 +234,7 @@ class _Index:
 
 
 def _by_bound(item: tuple[int, int]) -> tuple[int, int]:
-    number, weight = item
-    return weight, -number
+    return item[1], -item[0]  # (entry number, weight): the heaviest, then the earliest
 
 
 def _index(texts: Sequence[Passage]) -> _Index:
@@ -447,17 +450,14 @@ def check_lines(
         One :class:`LineCheck` per line of ``new_lines``, in order.
     """
     said = _index(passages)
-    lines: dict[str, _Line] = {}  # the document's lines, most of them kept too
     doc = _Index()
     for text in document.splitlines():
         if not is_structure(text):
-            line = lines[text] = lines.get(text) or _line(text)
-            doc.add(_DOCUMENT, line)
+            doc.add(_DOCUMENT, _document_line(text))
     earlier = _Index()
     for number, text in sorted(kept.items()):
         if not is_structure(text):
-            line = lines.get(text) or _line(text)
-            earlier.add(_DOCUMENT, line, number=number)
+            earlier.add(_DOCUMENT, _document_line(text), number=number)
     checks: list[LineCheck] = []
     for number, text in zip(_new_line_numbers(len(new_lines), kept), new_lines, strict=True):
         if is_structure(text):
