@@ -140,8 +140,9 @@ def test_hang_times_out_the_client_and_does_not_block_shutdown(fake_api):
 def test_stream_stall_after_some_deltas(fake_api):
     """``hang(after_deltas=1)`` starts the stream then stalls until the client's read timeout.
 
-    Measured: a timeout after the headers arrived is not wrapped by the SDK; it surfaces as the
-    transport's ``httpx2.ReadTimeout`` (the provider must translate both)."""
+    Measured: a timeout after the headers arrived surfaces as the transport's
+    ``httpx2.ReadTimeout`` in SDKs before 2.17, and wrapped as ``anthropic.APITimeoutError``
+    from 2.17 on (its body reads are wrapped); the provider translates both."""
     fake_api.script(hang(after_deltas=1))
 
     async def run():
@@ -152,7 +153,7 @@ def test_stream_stall_after_some_deltas(fake_api):
                 got.append(event.type)
         return got
 
-    with pytest.raises(httpx2.ReadTimeout):
+    with pytest.raises((httpx2.ReadTimeout, anthropic.APITimeoutError)):
         asyncio.run(run())
 
 
