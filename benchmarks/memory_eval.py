@@ -348,6 +348,13 @@ def _found(pattern: str, document: str) -> bool:
     return re.search(pattern, document, re.IGNORECASE | re.MULTILINE) is not None
 
 
+def _copies(document: str) -> list[str]:
+    """The lines ``document`` holds more than once, word for word (case, spacing, a list dash
+    and a final full stop aside); blank lines aside."""
+    counts = Counter(_norm(line) for line in document.splitlines() if line.strip())
+    return [line for line, count in counts.items() if count > 1]
+
+
 def _fact_found(pattern: str, document: str) -> bool:
     """Whether a fact is in ``document`` on a line of its own: a line that is the edit form's
     example (copied from the request) does not remember anything."""
@@ -543,6 +550,7 @@ class Judge:
             f"lost {p!r}" for p in self.live if p in earlier and not _fact_found(p, document)
         ]
         broken += [f"duplicate {p!r}" for p in self.single if self._count(p, document) > 1]
+        broken += [f"duplicate {line!r}" for line in _copies(document)]
         broken += [f"{line!r}: {why}" for line, why in self.without_support(current, document)]
         return broken
 
@@ -554,6 +562,8 @@ class Judge:
         for p in self.single:
             if self._count(p, document) > 1:
                 self.violated.setdefault(("duplicate", p), step.title)
+        for line in _copies(document):  # the same line twice, word for word
+            self.violated.setdefault(("duplicate", line), step.title)
 
     @staticmethod
     def _count(pattern: str, document: str) -> int:

@@ -107,6 +107,18 @@ def test_blank_lines_and_moved_lines_pass_as_they_are():
     assert decision.applied == new and decision.held is None
 
 
+def test_a_second_copy_of_a_line_the_document_keeps_is_a_duplicate_not_a_move():
+    """Seen with the 0.5B model: "@@ insert after 9" on a 2-line document appended a copy of
+    line 2 word for word. A copy is not a move: the document stays as it was, the copy waits
+    naming the line that already says it, and the edits retry is asked to name it too."""
+    line = "- Postgres 16 holds the orders."
+    new = DOC + line + "\n"
+    decision = decide(new, *said("Postgres 16 holds the orders."))
+    assert decision.applied == DOC and decision.held == new
+    assert decision.reasons == (f'"{line}": line 5 already says this',)
+    assert decision.duplicates == ((5, line),)
+
+
 def test_the_requests_own_lines_are_dropped_unless_a_person_said_them():
     example_line = EXAMPLE.splitlines()[2]  # "- Python 3.13."
     rule = system_prompt().splitlines()[-3]

@@ -19,6 +19,7 @@ rewrite removes more than ``provenance.REMOVAL_SHARE`` of the previous lines.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -117,14 +118,7 @@ def decide_lines(
         if tag == "equal"
         for offset in range(j2 - j1)
     }
-    old_keys = {fold_line(line) for line in old_lines if line.strip()}
-    added = [
-        line
-        for tag, _i1, _i2, j1, j2 in opcodes
-        if tag != "equal"
-        for line in new_lines[j1:j2]
-        if line.strip() and fold_line(line) not in old_keys  # a moved line needs no backing
-    ]
+    added = _added_lines(old_lines, new_lines, opcodes)
     checks = {
         check.line: check
         for check in grounding.check_lines(
@@ -180,6 +174,33 @@ def decide_lines(
         evidence,
         tuple(duplicates),
     )
+
+
+def _added_lines(
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+) -> list[str]:
+    """The lines of the rewrite's changed hunks that are new: a line the previous document
+    held is moved, and needs no backing, only as many times as the rewrite no longer keeps it
+    in place; a second copy of a line still there is new (and a duplicate)."""
+    spare = Counter(fold_line(line) for line in old_lines if line.strip())
+    for tag, i1, i2, _j1, _j2 in opcodes:
+        if tag == "equal":
+            spare.subtract(fold_line(line) for line in old_lines[i1:i2] if line.strip())
+    added: list[str] = []
+    for tag, _i1, _i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        for line in new_lines[j1:j2]:
+            key = fold_line(line)
+            if not line.strip():
+                continue
+            if spare[key] > 0:
+                spare[key] -= 1
+            else:
+                added.append(line)
+    return added
 
 
 def _line_reason(
