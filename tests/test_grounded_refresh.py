@@ -217,6 +217,38 @@ async def test_a_retry_answered_with_the_same_edits_and_yaks_retry_message_store
     assert await pending(core, ws.id) == []
 
 
+async def test_a_reply_repeating_the_lines_you_wrote_block_is_refused_and_nothing_waits(
+    core, workspace, fake_api
+):
+    """Seen with a real small model seven refreshes in a row: the reply was the request's
+    ``<lines-you-wrote>`` block sent back. Without its tags it read as a document deleting
+    every other line, and each refresh left that deletion waiting for review. It is refused as
+    not a document; the document and the inbox stay as they were. Beside it, a document wrapped
+    in the request's ``<current-memory>`` tag is still the document."""
+    await core.memory.save(
+        workspace.id, DOC + "- Ask before touching migrations.\n", expected_version=None
+    )
+    say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
+    echo = "<lines-you-wrote>\n- Ask before touching migrations.\n</lines-you-wrote>"
+    fake_api.script(text(echo))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    assert outcome.reason == (
+        "the reply repeats the request's <lines-you-wrote> block instead of being the document"
+    )
+    document = await core.memory.read(workspace.id)
+    assert document.content == DOC + "- Ask before touching migrations.\n"
+    assert await pending(core, workspace.id) == []
+
+    say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
+    wrapped = f"<current-memory>\n{document.content}- CI runs on GitHub Actions.\n</current-memory>"
+    fake_api.script(text(wrapped))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    applied = DOC + "- Ask before touching migrations.\n- CI runs on GitHub Actions.\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+
+
 # --- per line, not per rewrite ----------------------------------------------------------------
 
 

@@ -213,6 +213,11 @@ REQUEST_TAGS = (
     "workspace-memory",
 )
 _REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.IGNORECASE)
+# The request's blocks that are never the document (what was said, the lines the user wrote,
+# the lines the user removed): a reply holding one of their tags repeats that block. The
+# document's own tags (``current-memory``, ``workspace-memory``) may wrap a real document; those
+# tag lines are dropped as request text (``yak.memory.per_line.without_request_lines``).
+_ECHO_BLOCK = re.compile(r"<\s*(conversations|lines-you-wrote|removed-lines)\s*>", re.IGNORECASE)
 # Sentences only the request says (matched case-insensitively, as plain text: one pass of
 # ``in`` over the lowered reply is a fraction of what an alternation regex costs on 40 KB).
 _REQUEST_PHRASES = (
@@ -231,6 +236,19 @@ _ROLE_LINE = re.compile(r"^\s*(?:user|assistant|human)\s*:\s", re.IGNORECASE)
 _SESSION_LABEL = re.compile(r"^\s*---\s*conversation\s+\d+\b.*---\s*$", re.IGNORECASE)
 _TOOL_LINE = re.compile(r"^\s*\[tool:\s")
 CODE_SHARE = 0.5  # a reply with more than this share of its non-blank lines in fences is code
+
+
+def find_echoed_block(text: str) -> str | None:
+    """Why a reply repeats one of the request's blocks that are never the document
+    (``<conversations>``, ``<lines-you-wrote>``, ``<removed-lines>``), or ``None``. Judged
+    before the request's own lines are dropped from a reply: once its tags are gone, the
+    echo of ``<lines-you-wrote>`` reads as a document that deletes every other line (a 0.5B
+    model answered so seven refreshes in a row, and each waited for review)."""
+    tag = _ECHO_BLOCK.search(text)
+    if tag is None:
+        return None
+    block = tag.group(1).lower()
+    return f"the reply repeats the request's <{block}> block instead of being the document"
 
 
 def find_not_document(text: str) -> str | None:

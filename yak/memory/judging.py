@@ -147,6 +147,11 @@ def _judge(
         text = guards.normalize_document(guards.clean_reply(raw) if clean else raw)
         if edits and raw.strip() and not holds_edits(raw):
             flags = merge_flags(flags, ("whole_reply",))
+    echo = guards.find_echoed_block(text) if clean else None
+    if echo is not None:
+        lines, chars = count_lines(text), len(text)
+        echoed = guards.Verdict(RefreshStatus.REFUSED_NOT_DOCUMENT, echo, lines, chars)
+        return Judgement(text=text, raw=raw, verdict=echoed, flags=flags)
     text, dropped = without_request_lines(previous, text, said) if clean else (text, ())
     if dropped:
         text = guards.normalize_document(text)
