@@ -205,19 +205,14 @@ def normalize_document(text: str) -> str:
 
 # The request's own block tags (see ``yak.memory.prompt``) and the injection block's tag: a
 # reply holding one echoes the request instead of being the document.
-REQUEST_TAGS = (
-    "current-memory",
-    "conversations",
-    "lines-you-wrote",
-    "removed-lines",
-    "workspace-memory",
-)
+# Of those, the blocks that are never the document (what was said, the lines the user wrote, the
+# lines the user removed): a reply holding one of their tags repeats that block. The document's
+# own tags (``current-memory``, ``workspace-memory``) may wrap a real document; those tag lines
+# are dropped as request text (``yak.memory.per_line.without_request_lines``).
+ECHO_TAGS = ("conversations", "lines-you-wrote", "removed-lines")
+REQUEST_TAGS = ("current-memory", *ECHO_TAGS, "workspace-memory")
 _REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.IGNORECASE)
-# The request's blocks that are never the document (what was said, the lines the user wrote,
-# the lines the user removed): a reply holding one of their tags repeats that block. The
-# document's own tags (``current-memory``, ``workspace-memory``) may wrap a real document; those
-# tag lines are dropped as request text (``yak.memory.per_line.without_request_lines``).
-_ECHO_BLOCK = re.compile(r"<\s*(conversations|lines-you-wrote|removed-lines)\s*>", re.IGNORECASE)
+_ECHO_BLOCK = re.compile(r"<\s*(" + "|".join(ECHO_TAGS) + r")\s*>", re.IGNORECASE)
 # Sentences only the request says (matched case-insensitively, as plain text: one pass of
 # ``in`` over the lowered reply is a fraction of what an alternation regex costs on 40 KB).
 _REQUEST_PHRASES = (

@@ -184,15 +184,16 @@ def _added_lines(
     """The lines of the rewrite's changed hunks that are new: a line the previous document
     held is moved, and needs no backing, only as many times as the rewrite no longer keeps it
     in place; a second copy of a line still there is new (and a duplicate)."""
-    spare = Counter(fold_line(line) for line in old_lines if line.strip())
-    for tag, i1, i2, _j1, _j2 in opcodes:
-        if tag == "equal":
-            spare.subtract(fold_line(line) for line in old_lines[i1:i2] if line.strip())
+    spare = Counter(  # the previous lines the rewrite took out of their place
+        fold_line(line)
+        for tag, i1, i2, _j1, _j2 in opcodes
+        if tag != "equal"
+        for line in old_lines[i1:i2]
+        if line.strip()
+    )
     added: list[str] = []
     for tag, _i1, _i2, j1, j2 in opcodes:
-        if tag == "equal":
-            continue
-        for line in new_lines[j1:j2]:
+        for line in new_lines[j1:j2] if tag != "equal" else ():
             key = fold_line(line)
             if not line.strip():
                 continue
