@@ -19,6 +19,7 @@ from tests.support.fake_api import text
 from yak.domain import ProposalOrigin, RefreshStatus
 from yak.evidence import Speaker
 from yak.memory.edits import EXAMPLE, apply_edits, parse_edits
+from yak.memory.prompt import request_text
 
 DOC = (
     "Project\n- orders-api: a FastAPI service.\n- Do not run the Xcode build; the user runs it.\n"
@@ -247,6 +248,47 @@ async def test_a_reply_repeating_the_lines_you_wrote_block_is_refused_and_nothin
     assert outcome.status is RefreshStatus.APPLIED
     applied = DOC + "- Ask before touching migrations.\n- CI runs on GitHub Actions.\n"
     assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+
+
+async def test_the_numbered_document_sent_back_with_a_new_fact_keeps_both(
+    core, workspace, fake_api
+):
+    """Seen with a real small model: edits aimed past the end, then, asked for the whole
+    document, the numbered document inside ``<current-memory>`` with the new fact and stray
+    edit commands below it. The numbered lines that show the document's own lines under their
+    numbers are those lines kept; the fact is applied; the commands are dropped. Beside it, the
+    numbered document sent back with nothing new is still no document: nothing is stored and
+    the conversation is folded by the next refresh."""
+    say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
+    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    fake_api.script(
+        text("<edits>\n@@ delete 12-13\n</edits>"),
+        text(
+            f"<current-memory>\n{numbered}@@ insert after 9\n- CI runs on GitHub Actions.\n"
+            "@@ delete 12-13\n</current-memory>"
+        ),
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    applied = DOC + "- CI runs on GitHub Actions.\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    assert await pending(core, workspace.id) == []
+
+    say(core, workspace.id, "Money amounts use the shopspring/decimal package.", "OK.")
+    renumbered = "".join(f"{n}| {line}\n" for n, line in enumerate(applied.splitlines(), start=1))
+    fake_api.script(text(f"<current-memory>\n{renumbered}</current-memory>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is not RefreshStatus.APPLIED
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    fake_api.script(
+        text("<edits>\n@@ insert after 7\n- Money amounts use shopspring/decimal.\n</edits>")
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    sent = request_text(fake_api.message_requests[-1].body["messages"])
+    assert "shopspring/decimal package" in sent
+    document = (await core.memory.read(workspace.id)).content
+    assert document.encode() == (applied + "- Money amounts use shopspring/decimal.\n").encode()
 
 
 # --- per line, not per rewrite ----------------------------------------------------------------

@@ -136,3 +136,21 @@ def test_a_line_the_document_already_had_is_never_dropped():
     """Earlier garbage is the document's: dropping it would be a silent cut."""
     document = DOC + "- Python 3.13.\n"
     assert without_request_lines(document, document) == (document, ())
+
+
+def test_numbered_lines_beside_new_lines_are_the_documents_own_lines():
+    """A numbered line showing the document's own line under its number is that line kept when
+    the reply holds new lines too; a numbered line with other text, or under another number, is
+    dropped; the numbered document alone, with nothing new, is dropped whole."""
+    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    new_line = "- CI runs on GitHub Actions.\n"
+    assert without_request_lines(DOC, numbered + "@@ insert after 9\n" + new_line) == (
+        DOC + new_line,
+        ("@@ insert after 9",),
+    )
+    assert without_request_lines(DOC, "9| - Go 1.22.\n2| - Lint with ruff.\n" + new_line) == (
+        new_line,
+        ("9| - Go 1.22.", "2| - Lint with ruff."),
+    )
+    kept, dropped = without_request_lines(DOC, numbered)
+    assert kept == "" and len(dropped) == len(DOC.splitlines())

@@ -78,6 +78,21 @@ def is_numbered(reply: str) -> bool:
     return bool(lines) and all(_NUMBERED.match(line.strip()) for line in lines)
 
 
+def shown_line(line: str, document_lines: list[str]) -> str | None:
+    """The document's own line that ``line`` shows with its number (``12| - Python 3.12.``
+    when line 12 of the document is ``- Python 3.12.``), else ``None``: a numbered line whose
+    text is not that line of the document, or a line without a number."""
+    match = _NUMBERED.match(line.strip())
+    if match is None:
+        return None
+    number = int(line.strip().split("|", 1)[0])
+    text = line.strip()[match.end() :]
+    if not 1 <= number <= len(document_lines):
+        return None
+    own = document_lines[number - 1]
+    return own if own.strip() == text.strip() else None
+
+
 def is_edit_syntax(line: str) -> bool:
     """Whether ``line`` belongs to the edit form rather than to a document: an ``<edits>`` or
     ``</edits>`` tag, an ``@@`` command, or a line carrying a line number as the request shows

@@ -27,7 +27,7 @@ from yak.domain import LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
-from yak.memory.edits import is_edit_syntax
+from yak.memory.edits import is_edit_syntax, shown_line
 from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.said import Passage
@@ -63,9 +63,14 @@ def without_request_lines(
     """``text`` without its lines that are edit syntax, or Yak's own request text that the
     conversations (``passages``) do not back, and are not in ``previous`` (a line the document
     already had is the document's business); and those lines, in order. A line of the edits
-    example that a person really said ("We moved to Python 3.13.") stays. The result keeps
+    example that a person really said ("We moved to Python 3.13.") stays. When ``text`` also
+    holds new lines, a numbered line showing ``previous``'s own line under its number
+    (``3| - Go 1.22.``) is read as that line kept, not dropped: a small model sends the numbered
+    document back with its new facts below it, and dropping the numbered lines would lose the
+    document (a numbered echo alone, with nothing new, is still dropped whole). The result keeps
     ``text``'s line endings; blank runs left behind are not folded."""
-    before = {fold_line(line) for line in previous.splitlines()}
+    previous_lines = previous.splitlines()
+    before = {fold_line(line) for line in previous_lines}
     lines = text.splitlines(keepends=True)
     syntax = {i for i, line in enumerate(lines) if is_edit_syntax(line.rstrip("\n"))}
     echoes = {
@@ -79,6 +84,15 @@ def without_request_lines(
         )
         backed = {c.line for c in checks if c.evidence is not None and c.reason is None}
         echoes = {i: line for i, line in echoes.items() if line not in backed}
+    if any(  # new lines beside the numbered document: its numbered lines are its own lines
+        line.strip() and i not in syntax | echoes.keys() and fold_line(line) not in before
+        for i, line in enumerate(lines)
+    ):
+        for i in sorted(syntax):
+            own = shown_line(lines[i], previous_lines)
+            if own is not None:
+                lines[i] = own + "\n"
+                syntax.discard(i)
     gone = {i for i in syntax | echoes.keys() if fold_line(lines[i].rstrip("\n")) not in before}
     kept = "".join(line for i, line in enumerate(lines) if i not in gone)
     return kept, tuple(lines[i].rstrip("\n") for i in sorted(gone))
