@@ -95,7 +95,11 @@ def test_review_mode_and_a_large_removal_hold_the_whole_rewrite():
     held = decide(new, *passages, mode=ReviewMode.REVIEW)
     assert held.applied == DOC and held.held == new
     assert held.reasons[0].startswith("this workspace is in review mode")
-    cut = decide("Project\n- Deploys go to Fly.io.\n", *passages)
+    gone = said(
+        "We deploy to Fly.io now.",
+        "orders-api, Python, ruff, Postgres and the pytest tests are gone.",
+    )
+    cut = decide("Project\n- Deploys go to Fly.io.\n", *gone)
     assert cut.applied == DOC and cut.reasons[0].startswith("it removes 5 of 6 lines")
 
 
@@ -154,3 +158,24 @@ def test_numbered_lines_beside_new_lines_are_the_documents_own_lines():
     )
     kept, dropped = without_request_lines(DOC, numbered)
     assert kept == "" and len(dropped) == len(DOC.splitlines())
+
+
+def test_lines_replaced_by_lines_about_something_else_stay_and_their_removal_waits():
+    """Seen with the 0.5B model: "@@ replace 1" aimed at the wrong line put the new fact in
+    the place of the project's first line. Nothing said touches the lines it removes and the
+    new line does not restate them: they stay, the new fact is applied, and the removal waits
+    naming each line. Beside it, a line the conversation supersedes (a new version) or says to
+    forget is replaced or removed at once."""
+    new = "Project\n- Deploys go to Fly.io.\n"
+    decision = decide(new, *said("We deploy to Fly.io now."))
+    assert decision.applied == DOC + "- Deploys go to Fly.io.\n" and decision.held == new
+    assert decision.reasons == tuple(
+        f'"{line}": removed, though nothing in the conversations says it is wrong'
+        for line in DOC.splitlines()[1:]
+    )
+    bumped = DOC.replace("- Python 3.12.", "- Python 3.13.")
+    upgrade = decide(bumped, *said("We moved to 3.13 last week."))
+    assert upgrade.applied == bumped and upgrade.held is None
+    forgotten = DOC.replace("- Lint with ruff.\n", "")
+    forget = decide(forgotten, *said("Forget the linting with ruff, we dropped it."))
+    assert forget.applied == forgotten and forget.held is None

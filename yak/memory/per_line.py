@@ -23,16 +23,18 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from yak.domain import LineOrigin, ReviewMode
+from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
 from yak.memory.edits import is_edit_syntax, shown_line
 from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
+from yak.memory.removals import Removals
 from yak.memory.said import Passage
 
 _QUOTE_CHARS = 60  # of a held line, in its reason
+WITHOUT_CAUSE = "removed, though nothing in the conversations says it is wrong"
 
 
 @dataclass(frozen=True)
@@ -143,10 +145,11 @@ def decide_lines(
         )
     }
     evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)
-    removal = provenance.removal_reason(old_lines, opcodes)
+    person = {origin.line - 1 for origin in origins if origin.by_person}
+    spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages)
+    removal = provenance.removal_reason(old_lines, opcodes, spared=spared)
     whole = [provenance.MODE_REASON] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
-    person = {origin.line - 1 for origin in origins if origin.by_person}
     applied: list[str] = []
     reasons: list[str] = list(whole)
     duplicates: list[tuple[int, str]] = []
@@ -169,13 +172,15 @@ def decide_lines(
                 duplicates.append((_old_number(check.duplicate_of, opcodes), line))
         if touched:
             reasons.append(provenance.touched_reason(touched))
+        stays = [old_lines[i] for i in range(i1, i2) if i in spared]
+        reasons += [f'"{_short(line)}": {WITHOUT_CAUSE}' for line in stays]
         substantive = [line for line in passing if line.strip()]
         if touched or (held_here and not substantive and i2 > i1):
             applied += old_lines[i1:i2]  # the hunk waits whole: nothing it removes goes yet
         elif not held_here:
-            applied += new_lines[j1:j2]
-        elif substantive:
-            applied += passing
+            applied += stays + new_lines[j1:j2]
+        else:
+            applied += stays + (passing if substantive else [])
     if whole:
         held_text: str | None = new if new != previous else None
         return Decision(previous, held_text, tuple(reasons), evidence, tuple(duplicates))
@@ -188,6 +193,36 @@ def decide_lines(
         evidence,
         tuple(duplicates),
     )
+
+
+def _removed_without_cause(
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    person: Collection[int],
+    passages: Sequence[Passage],
+) -> set[int]:
+    """The indices of the previous lines the rewrite removes or changes without cause
+    (:class:`yak.memory.removals.Removals`): they stay in the applied document, their removal
+    waits. Blank lines, structure, a person's lines (their hunk waits whole) and lines the
+    rewrite keeps elsewhere are not judged. None at all when keeping them would take the
+    document past the ceiling (a condensed rewrite drops lines to fit)."""
+    after = {fold_line(line) for line in new_lines}
+    removals = Removals(passages)
+    spared: set[int] = set()
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        for i in range(i1, i2):
+            line = old_lines[i]
+            if i in person or fold_line(line) in after or grounding.is_structure(line):
+                continue
+            if removals.without_cause(line, new_lines[j1:j2]):
+                spared.add(i)
+    kept = [old_lines[i] for i in spared]
+    lines = len(new_lines) + len(kept)
+    chars = sum(len(line) + 1 for line in new_lines) + sum(len(line) + 1 for line in kept)
+    return spared if lines <= MAX_LINES and chars <= MAX_CHARS else set()
 
 
 def _added_lines(

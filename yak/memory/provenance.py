@@ -212,16 +212,21 @@ def touched_reason(touched: Sequence[str]) -> str:
 
 
 def removal_reason(
-    old_lines: Sequence[str], opcodes: Sequence[tuple[str, int, int, int, int]]
+    old_lines: Sequence[str],
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    *,
+    spared: Collection[int] = (),
 ) -> str | None:
     """The reason a rewrite that removes (or changes) more than ``REMOVAL_SHARE`` of the
-    previous non-blank lines waits whole, else ``None``; ``opcodes``: its line diff."""
+    previous non-blank lines waits whole, else ``None``; ``opcodes``: its line diff;
+    ``spared``: indices of previous lines the rewrite removes that stay all the same (their
+    removal waits on its own), not counted."""
     removed = sum(
         1
         for tag, i1, i2, _j1, _j2 in opcodes
         if tag != "equal"
         for index in range(i1, i2)
-        if old_lines[index].strip()
+        if old_lines[index].strip() and index not in spared
     )
     before = sum(1 for line in old_lines if line.strip())
     if before and removed > REMOVAL_SHARE * before:

@@ -1,0 +1,78 @@
+"""Which lines a rewrite removes without cause ("What a rewrite may remove" in docs/memory.md).
+Pure.
+
+A rewrite may drop or change a line of the document when the conversations touch it (they say it
+is wrong, obsolete, or to forget it) or when the lines that take its place restate it (a
+rewording, a new value of the same fact). A line replaced by lines about something else, that
+nothing said touches, is removed without cause: a small model aiming ``@@ replace 1`` at the
+wrong line does exactly that, and the project's first line is gone. Such a line stays in the
+applied document; its removal waits for review with the rewrite's other doubtful lines
+(``yak.memory.per_line``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from yak.memory.said import (
+    Passage,
+    _fold,
+    _found_in,
+    _squash,
+    _token_key,
+    _words,
+    distinctive_tokens,
+)
+
+TOUCH_SHARE = 0.5  # of a line's content words, the share one passage must hold to touch it
+RESTATE_SHARE = 0.5  # of a line's content words, the share the lines in its place must hold
+
+
+@dataclass(frozen=True)
+class _Said:
+    """A text ready to be searched for a line's words and tokens."""
+
+    terms: frozenset[str]
+    folded: str
+    squashed: str
+
+    @classmethod
+    def of(cls, text: str) -> _Said:
+        folded = _fold(text)
+        return cls(_words(text).terms, folded, _squash(folded))
+
+    def holds_token(self, keys: Sequence[str]) -> bool:
+        """Whether one of the token ``keys`` stands here."""
+        return any(_found_in(key, self.folded, self.squashed) for key in keys)
+
+    def holds_words(self, stems: Sequence[str], share: float) -> bool:
+        """Whether ``share`` of ``stems`` (at least one) are here."""
+        return bool(stems) and sum(stem in self.terms for stem in stems) >= share * len(stems)
+
+
+class Removals:
+    """Judges the lines a rewrite takes out against what was said; the passages are read once,
+    at the first line asked about (most rewrites remove nothing)."""
+
+    def __init__(self, passages: Sequence[Passage]) -> None:
+        self._passages = passages
+        self._said: list[_Said] | None = None
+
+    def without_cause(self, line: str, replacements: Sequence[str]) -> bool:
+        """Whether removing ``line`` (a line of the previous document, not structure) has no
+        cause: no passage holds one of its distinctive tokens or ``TOUCH_SHARE`` of its content
+        words, and the ``replacements`` (the lines of the rewrite in its place) hold neither
+        one of its tokens nor ``RESTATE_SHARE`` of its content words. A line with no content
+        word or token is never judged (``False``)."""
+        stems = _words(line).stems
+        keys = [_token_key(token) for token in distinctive_tokens(line)]
+        if not stems and not keys:
+            return False
+        if self._said is None:
+            self._said = [_Said.of(passage.text) for passage in self._passages]
+        return not any(
+            said.holds_token(keys) or said.holds_words(stems, share)
+            for said, share in [(_Said.of("\n".join(replacements)), RESTATE_SHARE)]
+            + [(said, TOUCH_SHARE) for said in self._said]
+        )
