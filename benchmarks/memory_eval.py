@@ -99,6 +99,7 @@ from yak.domain import RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
 from yak.linediff import line_changes
 from yak.llm.provider import Provider
 from yak.memory.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
+from yak.memory.grounding import is_structure
 from yak.memory.prompt import (
     build_rewrite_request,
     condense_message,
@@ -350,8 +351,9 @@ def _found(pattern: str, document: str) -> bool:
 
 def _copies(document: str) -> list[str]:
     """The lines ``document`` holds more than once, word for word (case, spacing, a list dash
-    and a final full stop aside); blank lines aside."""
-    counts = Counter(_norm(line) for line in document.splitlines() if line.strip())
+    and a final full stop aside); blank lines and section titles aside (a title twice is
+    untidy structure, not a fact said twice)."""
+    counts = Counter(_norm(line) for line in document.splitlines() if not is_structure(line))
     return [line for line, count in counts.items() if count > 1]
 
 

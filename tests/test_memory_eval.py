@@ -289,11 +289,13 @@ def test_a_fact_on_the_edit_forms_example_line_is_not_remembered():
 def test_a_line_held_twice_word_for_word_is_a_duplicate_whatever_the_scenario_lists():
     """The 0.5B model once appended a copy of a line; the evaluation counts every line a
     document holds twice (case and a final full stop aside), not only the listed patterns,
-    and a blank line or a distinct line is not one."""
+    and a blank line, a section title or a distinct line is not one."""
     step = Step("x-01 cache", ("The cache lives in .cache/app.", "OK."), keep=(r"\.cache/app",))
     judge = Judge([step])
     judge.activate(step)
     judge.check("Paths\n- The cache lives in .cache/app.\n\n\nOther\n- Tests in tests/.\n", step)
+    assert judge.result("").duplicates == 0
+    judge.check("Paths\n- The cache lives in .cache/app.\nPaths\n- Tests in tests/.\n", step)
     assert judge.result("").duplicates == 0
     judge.check("Paths\n- The cache lives in .cache/app.\n- the cache lives in .cache/app\n", step)
     assert judge.result("").duplicates == 1

@@ -179,3 +179,15 @@ def test_lines_replaced_by_lines_about_something_else_stay_and_their_removal_wai
     forgotten = DOC.replace("- Lint with ruff.\n", "")
     forget = decide(forgotten, *said("Forget the linting with ruff, we dropped it."))
     assert forget.applied == forgotten and forget.held is None
+
+
+def test_a_one_word_line_copied_word_for_word_is_a_duplicate():
+    """Seen with the 0.5B model: "- pytest." written a second time. Too short for the
+    content-word share, it is still the same line word for word."""
+    document = DOC + "- pytest.\n"
+    new = document + "- pytest.\n"
+    decision = decide_lines(
+        document, new, origins=(), tombstones=(), passages=said("We use pytest.")
+    )
+    assert decision.applied == document and decision.held == new
+    assert decision.reasons == ('"- pytest.": line 7 already says this',)

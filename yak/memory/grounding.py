@@ -14,6 +14,7 @@ passages that share a word with the line, not the whole transcript.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
@@ -318,12 +319,14 @@ def _evidence(line: str, score: _Score) -> Evidence:
 
 
 def _restates(new: _Line, other: _Line) -> float:
-    """How closely ``new`` restates ``other`` (0: it does not): the share of its content words
-    found in ``other`` (compounds counted), when it has at least two, or 1 when both carry the
-    same distinctive tokens and share at least half the words; never across polarity, nor
-    when ``new`` names a token ``other`` does not."""
+    """How closely ``new`` restates ``other`` (0: it does not): 1 when it is ``other`` word
+    for word; the share of its content words found in ``other`` (compounds counted), when it
+    has at least two, or 1 when both carry the same distinctive tokens and share at least half
+    the words; never across polarity, nor when ``new`` names a token ``other`` does not."""
     if new.negated != other.negated:
         return 0.0
+    if new.folded == other.folded:  # word for word, however short ("- pytest.")
+        return 1.0
     if any(not _found_in(key, other.folded, other.squashed) for key in new.keys):
         return 0.0
     stems = new.words.stems
@@ -383,13 +386,8 @@ def is_structure(line: str) -> bool:
 
 
 def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
-    numbers: list[int] = []
-    number = 1
-    while len(numbers) < count:
-        if number not in kept:
-            numbers.append(number)
-        number += 1
-    return numbers
+    free = (number for number in itertools.count(1) if number not in kept)
+    return list(itertools.islice(free, count))
 
 
 # The passage every line of the document or of the candidate is indexed under (never quoted).
