@@ -97,7 +97,7 @@ def test_review_mode_and_a_large_removal_hold_the_whole_rewrite():
     assert held.reasons[0].startswith("this workspace is in review mode")
     gone = said(
         "We deploy to Fly.io now.",
-        "orders-api, Python, ruff, Postgres and the pytest tests are gone.",
+        "orders-api on FastAPI, Python 3.12, ruff, Postgres 16 and the pytest tests are gone.",
     )
     cut = decide("Project\n- Deploys go to Fly.io.\n", *gone)
     assert cut.applied == DOC and cut.reasons[0].startswith("it removes 5 of 6 lines")
@@ -191,3 +191,25 @@ def test_a_one_word_line_copied_word_for_word_is_a_duplicate():
     )
     assert decision.applied == document and decision.held == new
     assert decision.reasons == ('"- pytest.": line 7 already says this',)
+
+
+def test_a_line_of_several_facts_replaced_by_one_of_them_stays():
+    """Seen with the 0.5B model: "@@ replace 1" put the new PgBouncer fact in the place of a
+    line holding the framework, the test runner, the Python version and the database URL. The
+    conversation touches the line (its port) but says nothing of the rest, and the new line
+    does not carry it: the line stays and its removal waits. Beside it, the dependent line
+    rewritten with the new port is a change with cause, applied."""
+    first = "- FastAPI in src/orders_api, pytest, Python 3.11, Postgres on localhost:5432."
+    document = DOC.replace("Project\n", f"Project\n{first}\n")
+    pgbouncer = "- Postgres sits behind PgBouncer on port 6432."
+    passages = said("Postgres now sits behind PgBouncer on port 6432; nothing uses 5432 directly.")
+    decision = decide_lines(
+        document, document.replace(first, pgbouncer), origins=(), tombstones=(), passages=passages
+    )
+    assert decision.applied == document.replace(first, f"{first}\n{pgbouncer}")
+    assert decision.reasons == (
+        f'"{first[:59]}…": removed, though nothing in the conversations says it is wrong',
+    )
+    moved = document.replace("localhost:5432", "localhost:6432")
+    followed = decide_lines(document, moved, origins=(), tombstones=(), passages=passages)
+    assert followed.applied == moved and followed.held is None

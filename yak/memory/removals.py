@@ -5,8 +5,9 @@ A rewrite may drop or change a line of the document when the conversations touch
 is wrong, obsolete, or to forget it) or when the lines that take its place restate it (a
 rewording, a new value of the same fact). A line replaced by lines about something else, that
 nothing said touches, is removed without cause: a small model aiming ``@@ replace 1`` at the
-wrong line does exactly that, and the project's first line is gone. Such a line stays in the
-applied document; its removal waits for review with the rewrite's other doubtful lines
+wrong line does exactly that, and the project's first line is gone. So is a line of several
+facts replaced by a line about one of them, when the others are said nowhere. Such a line stays
+in the applied document; its removal waits for review with the rewrite's other doubtful lines
 (``yak.memory.per_line``).
 """
 
@@ -61,18 +62,25 @@ class Removals:
 
     def without_cause(self, line: str, replacements: Sequence[str]) -> bool:
         """Whether removing ``line`` (a line of the previous document, not structure) has no
-        cause: no passage holds one of its distinctive tokens or ``TOUCH_SHARE`` of its content
-        words, and the ``replacements`` (the lines of the rewrite in its place) hold neither
-        one of its tokens nor ``RESTATE_SHARE`` of its content words. A line with no content
-        word or token is never judged (``False``)."""
+        cause. It has one when the ``replacements`` (the lines of the rewrite in its place)
+        hold ``RESTATE_SHARE`` of its content words (a rewording, a new value of the same
+        fact); or when a passage touches it (holds one of its distinctive tokens or
+        ``TOUCH_SHARE`` of its content words) and, if lines take its place, every one of its
+        tokens is said or carried into them: a line of five facts replaced by a line about
+        one of them loses the other four. A line with no content word or token is never
+        judged (``False``)."""
         stems = _words(line).stems
         keys = [_token_key(token) for token in distinctive_tokens(line)]
         if not stems and not keys:
             return False
+        instead = _Said.of("\n".join(replacements))
+        if instead.holds_words(stems, RESTATE_SHARE):
+            return False
         if self._said is None:
             self._said = [_Said.of(passage.text) for passage in self._passages]
-        return not any(
-            said.holds_token(keys) or said.holds_words(stems, share)
-            for said, share in [(_Said.of("\n".join(replacements)), RESTATE_SHARE)]
-            + [(said, TOUCH_SHARE) for said in self._said]
-        )
+        said = self._said
+        if not any(s.holds_token(keys) or s.holds_words(stems, TOUCH_SHARE) for s in said):
+            return True
+        if not any(text.strip() for text in replacements):
+            return False  # a deletion the conversations touch ("forget that")
+        return not all(any(s.holds_token((key,)) for s in [instead, *said]) for key in keys)
