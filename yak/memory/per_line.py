@@ -9,12 +9,15 @@ reply that passes them is then taken apart line by line against the document it 
 2. every other line the rewrite adds or changes is checked against the folded conversations
    (:func:`yak.memory.grounding.check_lines`: not said, only asked about, already said, an
    instruction no one typed) and against the workspace's tombstones; it gets its evidence;
-3. a hunk that removes or changes a line a person wrote waits whole;
+3. a hunk that removes or changes a line a person wrote waits whole; a line of the model's that
+   it removes without cause (:class:`yak.memory.removals.Removals`: replaced by lines about
+   something else, nothing said touches it) stays, and its removal waits;
 4. what passes is **applied** (the rewrite's supported part), and what does not **waits** as one
    proposal based on that applied text, with one reason per held line.
 
 Two reasons hold the whole rewrite instead, as before: the workspace is in review mode, or the
-rewrite removes more than ``provenance.REMOVAL_SHARE`` of the previous lines.
+rewrite removes more than ``provenance.REMOVAL_SHARE`` of the previous lines (those that stay
+aside).
 """
 
 from __future__ import annotations
