@@ -291,6 +291,51 @@ async def test_the_numbered_document_sent_back_with_a_new_fact_keeps_both(
     assert document.encode() == (applied + "- Money amounts use shopspring/decimal.\n").encode()
 
 
+async def test_the_numbered_document_written_on_keeps_its_supported_new_lines(
+    core, workspace, fake_api
+):
+    """The 0.5B model's answer to the whole-document retry, four refreshes in a row of one
+    scenario: the numbered document, then its new facts numbered on after it. The supported
+    fact is applied with its evidence; the invented one waits for review, named."""
+    say(
+        core,
+        workspace.id,
+        "We use SQLAlchemy 2.0 async sessions. Also: no deploys on Fridays.",
+        "Understood.",
+    )
+    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    fake_api.script(
+        text("<edits>\n@@ delete 12-13\n</edits>"),
+        text(
+            f"<current-memory>\n{numbered}7| - SQLAlchemy 2.0 async sessions are used.\n"
+            "8| - Deploys go to staging.example.net first.\n</current-memory>"
+        ),
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is not None
+    applied = DOC + "- SQLAlchemy 2.0 async sessions are used.\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    [proposal] = await pending(core, workspace.id)
+    assert proposal.content == applied + "- Deploys go to staging.example.net first.\n"
+    assert any("staging.example.net" in reason for reason in proposal.reasons)
+    assert not any("|" in line for line in proposal.content.splitlines())
+
+
+async def test_a_first_reply_writing_the_numbered_document_on_needs_no_retry(
+    core, workspace, fake_api
+):
+    """Asked for edits, the numbered document written on is read at once (one call); the
+    numbered document sent back as it was still gets the whole-document retry."""
+    say(core, workspace.id, "No deploys on Fridays.", "Understood.")
+    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    fake_api.script(text(f"{numbered}7| - No deploys on Fridays.\n"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and "edits_retry" not in outcome.flags
+    applied = DOC + "- No deploys on Fridays.\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    assert len(fake_api.message_requests) == 1
+
+
 # --- per line, not per rewrite ----------------------------------------------------------------
 
 

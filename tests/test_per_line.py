@@ -213,3 +213,20 @@ def test_a_line_of_several_facts_replaced_by_one_of_them_stays():
     moved = document.replace("localhost:5432", "localhost:6432")
     followed = decide_lines(document, moved, origins=(), tombstones=(), passages=passages)
     assert followed.applied == moved and followed.held is None
+
+
+def test_the_numbered_document_written_on_is_read_with_its_new_lines():
+    """Seen with the 0.5B model, asked for the whole document: the document under its numbers,
+    then its new facts numbered on after it. The numbers come off and the new lines are the
+    rewrite's; a gap in the numbering, or a document line left out, and the numbered lines are
+    dropped as before."""
+    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    written_on = f"<current-memory>\n{numbered}7| - No deploys on Fridays.\n8|\n</current-memory>"
+    assert without_request_lines(DOC, written_on) == (
+        f"{DOC}- No deploys on Fridays.\n\n",
+        ("<current-memory>", "</current-memory>"),
+    )
+    gap = numbered + "9| - No deploys on Fridays.\n"
+    assert without_request_lines(DOC, gap)[0] == ""
+    left_out = numbered.replace("4| - Lint with ruff.\n", "") + "7| - No deploys on Fridays.\n"
+    assert without_request_lines(DOC, left_out)[0] == ""

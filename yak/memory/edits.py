@@ -93,6 +93,29 @@ def shown_line(line: str, document_lines: list[str]) -> str | None:
     return own if own.strip() == text.strip() else None
 
 
+def continued_document(lines: list[str], document_lines: list[str]) -> dict[int, str]:
+    """The numbered lines of a reply that write the document on in the request's numbering,
+    ``{index in lines: text without its number}``; ``{}`` unless the reply's numbered lines
+    are exactly the document's own lines under their numbers (``1| …`` to ``n| …``, none
+    left out) followed by lines numbered ``n+1``, ``n+2``… in order, at least one of them
+    not blank. A small model asked for the whole document answers that way: the document it
+    was shown, and its new lines numbered after it."""
+    numbered = [
+        (i, int(line.strip().split("|", 1)[0]), line.strip()[match.end() :])
+        for i, line in enumerate(lines)
+        if (match := _NUMBERED.match(line.strip())) is not None
+    ]
+    count = len(document_lines)
+    if len(numbered) <= count or any(n != k for k, (_i, n, _t) in enumerate(numbered, 1)):
+        return {}
+    shown = [text.strip() for _i, _n, text in numbered[:count]]
+    if shown != [line.strip() for line in document_lines]:
+        return {}
+    if not any(text.strip() for _i, _n, text in numbered[count:]):
+        return {}
+    return {i: (document_lines[n - 1] if n <= count else text) for i, n, text in numbered}
+
+
 def is_edit_syntax(line: str) -> bool:
     """Whether ``line`` belongs to the edit form rather than to a document: an ``<edits>`` or
     ``</edits>`` tag, an ``@@`` command, or a line carrying a line number as the request shows

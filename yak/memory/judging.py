@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING
 from yak.domain import LineOrigin, RefreshStatus, ReviewMode, count_lines
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
-from yak.memory.edits import EditError, apply_edits, holds_edits, is_numbered, parse_edits
+from yak.memory.edits import (
+    EditError,
+    apply_edits,
+    continued_document,
+    holds_edits,
+    is_numbered,
+    parse_edits,
+)
 from yak.memory.per_line import without_request_lines
 from yak.memory.redact import redact
 from yak.memory.said import Passage
@@ -140,7 +147,11 @@ def _judge(
             kept = guards.Verdict(None, "", count_lines(previous), len(previous))
             return Judgement(text=previous, raw=raw, verdict=kept, flags=flags, unchanged=True)
         text = guards.normalize_document(applied)
-    elif edits and is_numbered(raw):
+    elif (
+        edits
+        and is_numbered(raw)
+        and not continued_document(raw.splitlines(), previous.splitlines())
+    ):
         why = "the reply is the numbered document sent back, with its line numbers"
         return _edits_failed(raw, flags, why)
     else:

@@ -30,7 +30,7 @@ from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
-from yak.memory.edits import is_edit_syntax, shown_line
+from yak.memory.edits import continued_document, is_edit_syntax, shown_line
 from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals
@@ -72,11 +72,18 @@ def without_request_lines(
     holds new lines, a numbered line showing ``previous``'s own line under its number
     (``3| - Go 1.22.``) is read as that line kept, not dropped: a small model sends the numbered
     document back with its new facts below it, and dropping the numbered lines would lose the
-    document (a numbered echo alone, with nothing new, is still dropped whole). The result keeps
+    document (a numbered echo alone, with nothing new, is still dropped whole). A numbered
+    reply that is the whole document under its numbers and then new lines numbered on after it
+    (:func:`yak.memory.edits.continued_document`) is read as that document with those lines,
+    their numbers taken off; the new lines are then checked like any other. The result keeps
     ``text``'s line endings; blank runs left behind are not folded."""
     previous_lines = previous.splitlines()
     before = {fold_line(line) for line in previous_lines}
     lines = text.splitlines(keepends=True)
+    for i, line in continued_document(
+        [line.rstrip("\n") for line in lines], previous_lines
+    ).items():
+        lines[i] = line + "\n"  # the numbered document written on: its lines, numbers off
     syntax = {i for i, line in enumerate(lines) if is_edit_syntax(line.rstrip("\n"))}
     echoes = {
         i: line.rstrip("\n")
