@@ -230,3 +230,13 @@ def test_the_numbered_document_written_on_is_read_with_its_new_lines():
     assert without_request_lines(DOC, gap)[0] == ""
     left_out = numbered.replace("4| - Lint with ruff.\n", "") + "7| - No deploys on Fridays.\n"
     assert without_request_lines(DOC, left_out)[0] == ""
+
+
+def test_a_line_rewritten_elsewhere_is_not_kept_beside_its_rewording():
+    """Seen with the 0.5B model in a chit-chat refresh: a line shortened and moved to the top.
+    The rewording, in another hunk than the removal, is its cause: the document never holds
+    both."""
+    old = DOC + "- The API listens on port 8080, behind nginx.\n"
+    new = DOC.replace("Project\n", "Project\n- The API listens on port 8080.\n")
+    decision = decide_lines(old, new, origins=(), tombstones=(), passages=said("Thanks, bye!"))
+    assert decision.applied == new and decision.held is None

@@ -218,6 +218,8 @@ def _removed_without_cause(
     rewrite keeps elsewhere are not judged. None at all when keeping them would take the
     document past the ceiling (a condensed rewrite drops lines to fit)."""
     after = {fold_line(line) for line in new_lines}
+    before = {fold_line(line) for line in old_lines}
+    added = [line for line in new_lines if line.strip() and fold_line(line) not in before]
     removals = Removals(passages)
     spared: set[int] = set()
     for tag, i1, i2, j1, j2 in opcodes:
@@ -227,7 +229,7 @@ def _removed_without_cause(
             line = old_lines[i]
             if i in person or fold_line(line) in after or grounding.is_structure(line):
                 continue
-            if removals.without_cause(line, new_lines[j1:j2]):
+            if removals.without_cause(line, new_lines[j1:j2], added):
                 spared.add(i)
     kept = [old_lines[i] for i in spared]
     lines = len(new_lines) + len(kept)

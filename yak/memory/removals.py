@@ -60,20 +60,22 @@ class Removals:
         self._passages = passages
         self._said: list[_Said] | None = None
 
-    def without_cause(self, line: str, replacements: Sequence[str]) -> bool:
+    def without_cause(
+        self, line: str, replacements: Sequence[str], added: Sequence[str] = ()
+    ) -> bool:
         """Whether removing ``line`` (a line of the previous document, not structure) has no
-        cause. It has one when the ``replacements`` (the lines of the rewrite in its place)
-        hold ``RESTATE_SHARE`` of its content words (a rewording, a new value of the same
-        fact); or when a passage touches it (holds one of its distinctive tokens or
-        ``TOUCH_SHARE`` of its content words) and, if lines take its place, every one of its
-        tokens is said or carried into them: a line of five facts replaced by a line about
-        one of them loses the other four. A line with no content word or token is never
-        judged (``False``)."""
+        cause. It has one when the lines the rewrite adds (``added``, anywhere: a line may be
+        rewritten elsewhere; the ``replacements`` in its place at least) hold
+        ``RESTATE_SHARE`` of its content words (a rewording, a new value of the same fact); or
+        when a passage touches it (holds one of its distinctive tokens or ``TOUCH_SHARE`` of its
+        content words) and, if lines take its place, every one of its tokens is said or carried
+        into the added lines: a line of five facts replaced by a line about one of them loses
+        the other four. A line with no content word or token is never judged (``False``)."""
         stems = _words(line).stems
         keys = [_token_key(token) for token in distinctive_tokens(line)]
         if not stems and not keys:
             return False
-        instead = _Said.of("\n".join(replacements))
+        instead = _Said.of("\n".join([*replacements, *added]))
         if instead.holds_words(stems, RESTATE_SHARE):
             return False
         if self._said is None:
