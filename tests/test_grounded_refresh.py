@@ -97,6 +97,37 @@ async def test_a_rule_restated_in_other_words_is_never_stored_twice(core, worksp
     assert "line 3 already says this" in outcome.reason
 
 
+async def test_a_refused_answer_to_the_duplicates_retry_loses_nothing_the_first_reply_got_right(
+    core, workspace, fake_api
+):
+    """Seen with the 0.5B model: a reply with a supported new fact and a restated rule earned
+    the duplicates retry; its answer aimed past the end, and the whole-document retry after it
+    sent the conversations back. The first reply is decided, as it would have been without
+    the retry: the fact applied, the restatement waiting."""
+    say(
+        core,
+        workspace.id,
+        "Remember: never run xcodebuild yourself. CI runs on GitHub Actions now.",
+        "Understood.",
+    )
+    fake_api.script(
+        text(
+            "<edits>\n@@ insert after 6\n- CI runs on GitHub Actions.\n"
+            "- Do not run xcodebuild.\n</edits>"
+        ),
+        text("<edits>\n@@ delete 12-13\n</edits>"),
+        text("<conversations>\nuser: CI runs on GitHub Actions now.\n</conversations>"),
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert len(fake_api.message_requests) == 3
+    assert outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is not None
+    applied = DOC + "- CI runs on GitHub Actions.\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    [proposal] = await pending(core, workspace.id)
+    assert proposal.content == applied + "- Do not run xcodebuild.\n"
+    assert any("line 3 already says this" in reason for reason in proposal.reasons)
+
+
 async def test_a_retry_that_replaces_the_line_in_place_is_applied(core, workspace, fake_api):
     say(core, workspace.id, "Remember: never run xcodebuild yourself.", "Understood.")
     fake_api.script(

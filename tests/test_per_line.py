@@ -240,3 +240,14 @@ def test_a_line_rewritten_elsewhere_is_not_kept_beside_its_rewording():
     new = DOC.replace("Project\n", "Project\n- The API listens on port 8080.\n")
     decision = decide_lines(old, new, origins=(), tombstones=(), passages=said("Thanks, bye!"))
     assert decision.applied == new and decision.held is None
+
+
+def test_a_retry_message_copied_with_its_ending_changed_is_still_dropped():
+    """Seen with the 0.5B model: the whole-document retry's message sent back with its end
+    reworded ("every line in full, plain text."). Its opening is Yak's own: it is dropped,
+    never proposed."""
+    message = (
+        "Those edits cannot be applied: '@@ replace 1,2,3,4,7' is not an edit. Write the "
+        "complete updated memory document instead: every line in full, plain text."
+    )
+    assert without_request_lines(DOC, DOC + message + "\n") == (DOC, (message,))

@@ -270,6 +270,7 @@ def whole_document_request(
 # --- the request's own words ---------------------------------------------------------------------
 
 _SLOT = "\x00"  # stands for what a request fills in (a document, a reason, a number)
+_OPENING_CHARS = 24  # a filled-in line's opening this long is the request's, whatever follows
 _FILLED = re.compile(r"\x00|1,?234,?567|7,?654,?321")  # the slot and the sizes filled in
 
 
@@ -279,7 +280,9 @@ def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
     cannot drift when a prompt changes: the system prompt of both forms (its rules and the
     edits example), the request's framing sentences and tags (a rebuild's note, the lists of
     hand and removed lines), and the two retry messages. Returns the folded fixed lines, and a
-    pattern per line that holds a filled-in part (a reason, a size)."""
+    pattern per line that holds a filled-in part (a reason, a size); such a line's opening, when
+    it is ``_OPENING_CHARS`` or longer ("Those edits cannot be applied: "), matches on its own,
+    so a retry message copied with its ending changed is still the request's."""
     sent: list[str] = [request_text(build_rewrite_request(current="", transcript=_SLOT)[1])]
     for form in RewriteForm:
         system, messages = build_rewrite_request(
@@ -304,6 +307,8 @@ def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
         if _FILLED.search(folded):
             parts = _FILLED.split(folded)
             templates.append(re.compile(".*".join(re.escape(part) for part in parts) + "$"))
+            if len(parts[0]) >= _OPENING_CHARS:  # its opening, however a model ends the line
+                templates.append(re.compile(re.escape(parts[0])))
         else:
             fixed.add(folded)
     return frozenset(fixed), tuple(templates)

@@ -364,6 +364,7 @@ class MemoryRefresher:
         request, usage, flags = messages, TokenUsage(), base.flags
         retried: tuple[str, ...] = ()  # the retries' flags, in order
         before_lines = 0  # of the reply a retry was asked for
+        passed: tuple[Judgement, Decision] | None = None  # the last reply that passed the guards
         while True:
             try:
                 completion = await provider.complete(
@@ -391,8 +392,15 @@ class MemoryRefresher:
                 reply = retries.after_condense(reply, before_lines)
             retry = retries.next_retry(messages, reply, retried, decision if edits else None)
             if retry is None:
+                if passed is not None and not reply.unchanged and not reply.verdict.ok:
+                    # A retry never loses what an earlier reply got right: the duplicates retry
+                    # was answered with a reply that is refused, so the reply it was asked
+                    # about is decided (its supported lines applied, the duplicates held).
+                    reply, decision = passed
                 attempt.decision = decision
                 break
+            if decision is not None and reply.verdict.ok:
+                passed = (reply, decision)
             request, flag = retry
             retried += (flag,)
             before_lines = reply.verdict.lines
