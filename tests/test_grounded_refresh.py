@@ -367,6 +367,32 @@ async def test_a_first_reply_writing_the_numbered_document_on_needs_no_retry(
     assert len(fake_api.message_requests) == 1
 
 
+async def test_a_reply_carrying_yaks_retry_message_is_refused_whole(core, workspace, fake_api):
+    """Seen with the 0.5B model: the numbered document, numbered on with lines of the
+    conversation (a pasted CONTRIBUTING.md, the assistant's answer), then Yak's own retry
+    message with its end reworded. Read line by line, the conversation's lines were applied as
+    memory; it is the conversation with the model sent back, refused whole."""
+    say(core, workspace.id, "Our CONTRIBUTING.md, have a look:", "Read it.")
+    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    fake_api.script(
+        text("<edits>\n@@ delete 12-13\n</edits>"),
+        text(
+            f"<current-memory>\n{numbered}7| Our CONTRIBUTING.md, have a look:\n# Contributing\n"
+            "Assistant: Read it.\n\nThose edits cannot be applied: '@@ delete 12-13' is outside "
+            "the document's 6 lines. Write the complete updated memory document instead: every "
+            "line in full, plain text. Output only the document."
+        ),
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.REFUSED_NOT_DOCUMENT
+    assert outcome.reason == (
+        "the reply repeats Yak's own request text (its retry message, \"Those edits cannot be "
+        "applied: '@@ delet…\") instead of being the document"
+    )
+    assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
+    assert await pending(core, workspace.id) == []
+
+
 # --- per line, not per rewrite ----------------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ from yak.memory.edits import (
     parse_edits,
 )
 from yak.memory.per_line import without_request_lines
+from yak.memory.prompt import copies_retry_message
 from yak.memory.redact import redact
 from yak.memory.said import Passage
 from yak.text import plural
@@ -159,6 +160,12 @@ def _judge(
         if edits and raw.strip() and not holds_edits(raw):
             flags = merge_flags(flags, ("whole_reply",))
     echo = guards.find_echoed_block(text) if clean else None
+    copied = [line for line in text.splitlines() if copies_retry_message(line)] if clean else []
+    if echo is None and copied:
+        echo = (
+            f"the reply repeats Yak's own request text (its retry message, "
+            f'"{copied[0].strip()[:40]}…") instead of being the document'
+        )
     if echo is not None:
         lines, chars = count_lines(text), len(text)
         echoed = guards.Verdict(RefreshStatus.REFUSED_NOT_DOCUMENT, echo, lines, chars)

@@ -314,6 +314,27 @@ def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
     return frozenset(fixed), tuple(templates)
 
 
+@cache
+def _retry_openings() -> tuple[str, ...]:
+    """The folded openings of the retry messages (the whole-document, duplicates and condense
+    retries), each up to what it fills in, when ``_OPENING_CHARS`` or longer."""
+    messages = (
+        whole_document_request([], reply="", reason=_SLOT)[-1]["content"],
+        duplicate_message([(1_234_567, _SLOT)]),
+        condense_message(1_234_567, 7_654_321),
+    )
+    openings = (_FILLED.split(fold_request_line(message))[0] for message in messages)
+    return tuple(opening for opening in openings if len(opening) >= _OPENING_CHARS)
+
+
+def copies_retry_message(line: str) -> bool:
+    """Whether ``line`` is one of Yak's retry messages, copied whole or with its end reworded
+    ("Those edits cannot be applied: …"): a reply holding one is the conversation with the
+    model sent back, not a document."""
+    folded = fold_request_line(line)
+    return any(folded.startswith(opening) for opening in _retry_openings())
+
+
 def fold_request_line(line: str) -> str:
     """A line as compared with the request's own lines: runs of whitespace made one space, case
     folded, a list dash and end punctuation dropped."""
