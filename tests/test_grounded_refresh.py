@@ -18,7 +18,7 @@ from tests.support.cli import run_cli
 from tests.support.fake_api import text
 from yak.domain import ProposalOrigin, RefreshStatus
 from yak.evidence import Speaker
-from yak.memory.edits import EXAMPLE, apply_edits, parse_edits
+from yak.memory.edits import EXAMPLE, apply_edits, number_lines, parse_edits
 from yak.memory.prompt import request_text
 
 DOC = (
@@ -291,7 +291,7 @@ async def test_the_numbered_document_sent_back_with_a_new_fact_keeps_both(
     numbered document sent back with nothing new is still no document: nothing is stored and
     the conversation is folded by the next refresh."""
     say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
-    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    numbered = number_lines(DOC) + "\n"
     fake_api.script(
         text("<edits>\n@@ delete 12-13\n</edits>"),
         text(
@@ -306,7 +306,7 @@ async def test_the_numbered_document_sent_back_with_a_new_fact_keeps_both(
     assert await pending(core, workspace.id) == []
 
     say(core, workspace.id, "Money amounts use the shopspring/decimal package.", "OK.")
-    renumbered = "".join(f"{n}| {line}\n" for n, line in enumerate(applied.splitlines(), start=1))
+    renumbered = number_lines(applied) + "\n"
     fake_api.script(text(f"<current-memory>\n{renumbered}</current-memory>"))
     outcome = await core.refresh.refresh_now(workspace.id)
     assert outcome.status is not RefreshStatus.APPLIED
@@ -334,7 +334,7 @@ async def test_the_numbered_document_written_on_keeps_its_supported_new_lines(
         "We use SQLAlchemy 2.0 async sessions. Also: no deploys on Fridays.",
         "Understood.",
     )
-    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    numbered = number_lines(DOC) + "\n"
     fake_api.script(
         text("<edits>\n@@ delete 12-13\n</edits>"),
         text(
@@ -358,7 +358,7 @@ async def test_a_first_reply_writing_the_numbered_document_on_needs_no_retry(
     """Asked for edits, the numbered document written on is read at once (one call); the
     numbered document sent back as it was still gets the whole-document retry."""
     say(core, workspace.id, "No deploys on Fridays.", "Understood.")
-    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    numbered = number_lines(DOC) + "\n"
     fake_api.script(text(f"{numbered}7| - No deploys on Fridays.\n"))
     outcome = await core.refresh.refresh_now(workspace.id)
     assert outcome.status is RefreshStatus.APPLIED and "edits_retry" not in outcome.flags
@@ -373,7 +373,7 @@ async def test_a_reply_carrying_yaks_retry_message_is_refused_whole(core, worksp
     message with its end reworded. Read line by line, the conversation's lines were applied as
     memory; it is the conversation with the model sent back, refused whole."""
     say(core, workspace.id, "Our CONTRIBUTING.md, have a look:", "Read it.")
-    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    numbered = number_lines(DOC) + "\n"
     fake_api.script(
         text("<edits>\n@@ delete 12-13\n</edits>"),
         text(

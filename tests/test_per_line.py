@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from yak.domain import LineOrigin, ReviewMode, RevisionSource
 from yak.evidence import Speaker
-from yak.memory.edits import EXAMPLE
+from yak.memory.edits import EXAMPLE, number_lines
 from yak.memory.per_line import decide_lines, without_request_lines
 from yak.memory.prompt import condense_message, system_prompt
 from yak.memory.provenance import fold_line
@@ -146,7 +146,7 @@ def test_numbered_lines_beside_new_lines_are_the_documents_own_lines():
     """A numbered line showing the document's own line under its number is that line kept when
     the reply holds new lines too; a numbered line with other text, or under another number, is
     dropped; the numbered document alone, with nothing new, is dropped whole."""
-    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    numbered = number_lines(DOC) + "\n"
     new_line = "- CI runs on GitHub Actions.\n"
     assert without_request_lines(DOC, numbered + "@@ insert after 9\n" + new_line) == (
         DOC + new_line,
@@ -220,7 +220,7 @@ def test_the_numbered_document_written_on_is_read_with_its_new_lines():
     then its new facts numbered on after it. The numbers come off and the new lines are the
     rewrite's; a gap in the numbering, or a document line left out, and the numbered lines are
     dropped as before."""
-    numbered = "".join(f"{n}| {line}\n" for n, line in enumerate(DOC.splitlines(), start=1))
+    numbered = number_lines(DOC) + "\n"
     written_on = f"<current-memory>\n{numbered}7| - No deploys on Fridays.\n8|\n</current-memory>"
     assert without_request_lines(DOC, written_on) == (
         f"{DOC}- No deploys on Fridays.\n\n",

@@ -78,19 +78,24 @@ def is_numbered(reply: str) -> bool:
     return bool(lines) and all(_NUMBERED.match(line.strip()) for line in lines)
 
 
+def _numbered(line: str) -> tuple[int, str] | None:
+    """The number and text of a line as the request numbers them (``12| - Python 3.12.`` is
+    ``(12, "- Python 3.12.")``), else ``None``."""
+    match = _NUMBERED.match(line.strip())
+    if match is None:
+        return None
+    return int(line.strip().split("|", 1)[0]), line.strip()[match.end() :]
+
+
 def shown_line(line: str, document_lines: list[str]) -> str | None:
     """The document's own line that ``line`` shows with its number (``12| - Python 3.12.``
     when line 12 of the document is ``- Python 3.12.``), else ``None``: a numbered line whose
     text is not that line of the document, or a line without a number."""
-    match = _NUMBERED.match(line.strip())
-    if match is None:
+    numbered = _numbered(line)
+    if numbered is None or not 1 <= numbered[0] <= len(document_lines):
         return None
-    number = int(line.strip().split("|", 1)[0])
-    text = line.strip()[match.end() :]
-    if not 1 <= number <= len(document_lines):
-        return None
-    own = document_lines[number - 1]
-    return own if own.strip() == text.strip() else None
+    own = document_lines[numbered[0] - 1]
+    return own if own.strip() == numbered[1].strip() else None
 
 
 def continued_document(lines: list[str], document_lines: list[str]) -> dict[int, str]:
@@ -100,20 +105,15 @@ def continued_document(lines: list[str], document_lines: list[str]) -> dict[int,
     left out) followed by lines numbered ``n+1``, ``n+2``… in order, at least one of them
     not blank. A small model asked for the whole document answers that way: the document it
     was shown, and its new lines numbered after it."""
-    numbered = [
-        (i, int(line.strip().split("|", 1)[0]), line.strip()[match.end() :])
-        for i, line in enumerate(lines)
-        if (match := _NUMBERED.match(line.strip())) is not None
-    ]
+    numbered = [(i, found) for i, line in enumerate(lines) if (found := _numbered(line))]
     count = len(document_lines)
-    if len(numbered) <= count or any(n != k for k, (_i, n, _t) in enumerate(numbered, 1)):
+    if len(numbered) <= count or any(n != k for k, (_i, (n, _t)) in enumerate(numbered, 1)):
         return {}
-    shown = [text.strip() for _i, _n, text in numbered[:count]]
-    if shown != [line.strip() for line in document_lines]:
+    if [shown_line(lines[i], document_lines) for i, _ in numbered[:count]] != document_lines:
         return {}
-    if not any(text.strip() for _i, _n, text in numbered[count:]):
+    if not any(text.strip() for _i, (_n, text) in numbered[count:]):
         return {}
-    return {i: (document_lines[n - 1] if n <= count else text) for i, n, text in numbered}
+    return {i: (document_lines[n - 1] if n <= count else text) for i, (n, text) in numbered}
 
 
 def is_edit_syntax(line: str) -> bool:

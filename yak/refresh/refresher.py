@@ -356,9 +356,8 @@ class MemoryRefresher:
         messages: list[dict],
     ) -> bool:
         """The model call and its judged reply (kept on the attempt), in one retry loop
-        (:func:`yak.refresh.retries.next_retry`: the whole document, edits again without a
-        duplicate, or a condensed document); every reply is judged again. A failed call
-        decides the attempt (``failed``, nothing stored from it): then ``False``."""
+        (``yak.refresh.retries``: which retry, and which reply decides); every reply is judged
+        again. A failed call decides the attempt (``failed``, nothing stored): then ``False``."""
         base = attempt.outcome
         model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
         request, usage, flags = messages, TokenUsage(), base.flags
@@ -392,11 +391,7 @@ class MemoryRefresher:
                 reply = retries.after_condense(reply, before_lines)
             retry = retries.next_retry(messages, reply, retried, decision if edits else None)
             if retry is None:
-                if passed is not None and not reply.unchanged and not reply.verdict.ok:
-                    # A retry never loses what an earlier reply got right: the duplicates retry
-                    # was answered with a reply that is refused, so the reply it was asked
-                    # about is decided (its supported lines applied, the duplicates held).
-                    reply, decision = passed
+                reply, decision = retries.settle(reply, decision, passed)
                 attempt.decision = decision
                 break
             if decision is not None and reply.verdict.ok:

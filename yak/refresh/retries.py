@@ -63,3 +63,15 @@ def after_condense(reply: Judgement, before_lines: int) -> Judgement:
         f"(the first reply had {before_lines} lines)"
     )
     return replace(reply, verdict=replace(reply.verdict, reason=reason))
+
+
+def settle(
+    reply: Judgement, decision: Decision | None, passed: tuple[Judgement, Decision] | None
+) -> tuple[Judgement, Decision | None]:
+    """The reply an attempt is decided by once no retry is left: the last one, unless it was
+    refused and an earlier one had passed the guards (``passed``: the reply the duplicates
+    retry was asked about). A retry never loses what an earlier reply got right: that one's
+    supported lines are applied and its restatements wait."""
+    if passed is not None and not reply.unchanged and not reply.verdict.ok:
+        return passed
+    return reply, decision
