@@ -9,7 +9,15 @@ import socket
 
 import pytest
 
-from tests.support.fake_api import cut, error, hang, stream_error, text, tool_use
+from tests.support.fake_api import (
+    count_request_tokens,
+    cut,
+    error,
+    hang,
+    stream_error,
+    text,
+    tool_use,
+)
 from yak.domain import TokenUsage
 from yak.errors import (
     AuthenticationFailed,
@@ -308,3 +316,54 @@ def test_a_credential_in_the_base_url_is_never_in_the_message():
         run_stream(Provider(api_key="k", base_url=url, max_retries=0, timeout_s=5))
     assert str(info.value).startswith(f"Could not reach http://127.0.0.1:{port}; check")
     assert "BasePw-9" not in str(info.value) and "user" not in str(info.value)
+
+
+# --- counting tokens ---------------------------------------------------------------------------
+
+
+def run_count(provider: Provider, **kwargs):
+    async def go():
+        try:
+            return await provider.count_tokens(
+                model="claude-test", system=kwargs.pop("system", "sys"), messages=MESSAGES, **kwargs
+            )
+        finally:
+            await provider.aclose()
+
+    return asyncio.run(go())
+
+
+def test_count_tokens_asks_the_endpoint_and_returns_its_count(fake_api):
+    """``count_tokens`` posts the request (system, messages, tools as ``stream`` would send
+    them, no ``max_tokens``) to ``/v1/messages/count_tokens`` and returns the endpoint's count;
+    no reply is generated."""
+    tools = [{"name": "t", "description": "T.", "input_schema": {"type": "object"}}]
+    counted = run_count(Provider(max_retries=0), system="Be brief.", tools=tools)
+    (request,) = fake_api.requests
+    assert request.path == "/v1/messages/count_tokens"
+    assert request.body == {
+        "model": "claude-test",
+        "system": "Be brief.",
+        "messages": MESSAGES,
+        "tools": tools,
+    }
+    assert counted == count_request_tokens(request.body) and counted > 0
+    assert fake_api.message_requests == []
+
+
+def test_count_tokens_is_none_where_the_endpoint_cannot_count(fake_api):
+    """An endpoint without the route (404) cannot count: ``None``, not an error."""
+    fake_api.counts_tokens = False
+    assert run_count(Provider(max_retries=0)) is None
+    assert len(fake_api.count_requests) == 1
+
+
+def test_count_tokens_translates_other_failures():
+    """Nothing listening: the same ProviderUnavailable sentence as a request."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    with pytest.raises(ProviderUnavailable) as info:
+        run_count(Provider(api_key="k", base_url=url, max_retries=0, timeout_s=5))
+    assert info.value.reason == "unreachable" and url in str(info.value)

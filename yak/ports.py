@@ -404,6 +404,19 @@ class ModelClient(Protocol):
         max_tokens: int = 8192,
     ) -> Completion: ...
 
+    async def count_tokens(
+        self,
+        *,
+        model: str,
+        system: SystemPrompt,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> int | None:
+        """The input tokens of a request as the endpoint counts them (``POST
+        /v1/messages/count_tokens``), or ``None`` when the endpoint cannot count (it has no
+        such route). Nothing is generated and nothing is charged. Raises the errors above."""
+        ...
+
     async def check(self, *, model: str) -> str: ...
 
     async def aclose(self) -> None: ...

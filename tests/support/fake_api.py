@@ -84,7 +84,11 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
   lower-case names, ``body`` the parsed JSON or ``None``, ``raw`` its bytes, ``unmarked`` the
   body without its ``cache_control`` markers, ``usage`` the usage dict the fake reported or
   ``None``), in arrival order, including retries.
-  ``message_requests`` filters ``POST /v1/messages``.
+  ``message_requests`` filters ``POST /v1/messages``; ``count_requests`` filters
+  ``POST /v1/messages/count_tokens``.
+- ``POST /v1/messages/count_tokens`` answers ``{"input_tokens": N}``, N counted as the prompt
+  cache counts a request (:func:`count_request_tokens`), without taking a scripted reply;
+  ``counts_tokens = False`` makes it answer 404 (an endpoint that cannot count).
 - ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued,
   ``drop_pending()`` drops them.
 - ``start()`` / ``stop()`` (also a context manager). ``stop()`` releases hanging and gated
@@ -373,6 +377,13 @@ def request_blocks(body: dict) -> list[tuple[Any, bool]]:
     return out
 
 
+def count_request_tokens(body: dict) -> int:
+    """A request's input tokens as the fake's token counting answers them: :func:`approx_tokens`
+    of each block of :func:`request_blocks` (``cache_control`` markers left out), added up, as
+    the prompt cache counts them."""
+    return sum(approx_tokens(block) for block, _marked in request_blocks(body))
+
+
 def count_breakpoints(body: dict) -> int:
     """The ``cache_control`` blocks of a request (the API accepts at most 4)."""
     return sum(1 for _block, marked in request_blocks(body) if marked)
@@ -465,6 +476,7 @@ class FakeAnthropic:
     ) -> None:
         self.cache = PromptCache(clock=clock, ttl_s=cache_ttl_s, min_tokens=min_cacheable_tokens)
         self.requests: list[RecordedRequest] = []
+        self.counts_tokens = True  # False: /v1/messages/count_tokens answers 404
         self._queue: deque[Reply | Responder] = deque()
         self._responder: Responder | None = None
         self._lock = threading.Lock()
@@ -544,6 +556,13 @@ class FakeAnthropic:
         """The recorded ``POST /v1/messages`` requests."""
         return [r for r in self.requests if r.method == "POST" and r.path == "/v1/messages"]
 
+    @property
+    def count_requests(self) -> list[RecordedRequest]:
+        """The recorded ``POST /v1/messages/count_tokens`` requests."""
+        return [
+            r for r in self.requests if r.method == "POST" and r.path == "/v1/messages/count_tokens"
+        ]
+
     def _next_reply(self, body: dict) -> Reply:
         with self._lock:
             item = self._queue.popleft() if self._queue else self._responder
@@ -622,6 +641,9 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         recorded = self._record(body)
         recorded.raw = raw
+        if self.path.split("?")[0] == "/v1/messages/count_tokens" and isinstance(body, dict):
+            self._count_tokens(body)
+            return
         if self.path.split("?")[0] != "/v1/messages" or not isinstance(body, dict):
             self._error(404, "not_found_error", f"fake: no route {self.path}")
             return
@@ -643,6 +665,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(reply, streaming=streaming, model=model, usage=recorded.usage or {})
 
     # --- answers ----------------------------------------------------------------------------
+    def _count_tokens(self, body: dict) -> None:
+        """``POST /v1/messages/count_tokens``: the request's tokens as the fake counts them
+        (:func:`count_request_tokens`), or 404 while ``owner.counts_tokens`` is off."""
+        if not self.owner.counts_tokens:
+            self._error(404, "not_found_error", f"fake: no route {self.path}")
+            return
+        self._json(200, {"input_tokens": count_request_tokens(body)})
+
     def _answer(self, reply: Reply, *, streaming: bool, model: str, usage: dict[str, int]) -> None:
         if reply.kind == "error":
             self._error(

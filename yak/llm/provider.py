@@ -35,6 +35,11 @@ from yak.ports import Completion, StreamEvent, SystemPrompt, TextDelta, ToolUseS
 
 log = logging.getLogger(__name__)
 
+# The answers of an endpoint without token counting: no such route (404), a method not allowed
+# on it (405), not implemented (501). Anthropic answers 404 for an unknown model too; the
+# request itself then fails with its own sentence.
+NO_COUNTING_STATUSES = frozenset({404, 405, 501})
+
 
 class MessagesRequest(TypedDict):
     """The parameters of one request, as ``ModelClient.stream`` takes them.
@@ -206,6 +211,52 @@ class Provider:
         return await self.stream(
             model=model, system=system, messages=messages, max_tokens=max_tokens
         )
+
+    async def count_tokens(
+        self,
+        *,
+        model: str,
+        system: SystemPrompt,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> int | None:
+        """The input tokens of a request (``ModelClient.count_tokens``): the SDK's
+        ``messages.count_tokens`` (``POST /v1/messages/count_tokens``, which Anthropic's API and
+        llama.cpp's server answer), with ``system``, ``messages`` and ``tools`` as
+        :meth:`stream` would send them.
+
+        Returns:
+            The count, or ``None`` when the endpoint has no such route (an answer of
+            :data:`NO_COUNTING_STATUSES`: a proxy or server that cannot count).
+
+        Raises:
+            the errors of :meth:`stream` (a request that does not start answering within
+            ``timeout_s``, retries included, is ``ProviderUnavailable``).
+        """
+        client = self._sdk_client()
+        params = request_params(
+            MessagesRequest(model=model, system=system, messages=messages, tools=tools)
+        )
+        del params["max_tokens"]  # not a parameter of the count
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                counted = await client.messages.count_tokens(**params)
+        except TimeoutError:
+            raise start_timeout_error(self.timeout_s) from None
+        except YakError:
+            raise
+        except Exception as exc:
+            if not is_provider_exception(exc):
+                raise
+            status = getattr(exc, "status_code", None)
+            if status in NO_COUNTING_STATUSES:
+                log.info("%s cannot count tokens (%s)", shown_url(self.base_url), status)
+                return None
+            raise self._translate(exc, started=False) from exc
+        tokens = getattr(counted, "input_tokens", None)
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+            raise malformed_error(TypeError(f"input_tokens is {tokens!r}"))
+        return tokens
 
     async def check(self, *, model: str) -> str:
         """ "Test connection": a tiny request; returns a one-line success message or raises.
