@@ -6,8 +6,10 @@ rewrite model), ``YAK_REFRESH_IDLE_SECONDS`` (2-600: how long a conversation is 
 its memory refresh runs), ``YAK_COMMAND_SANDBOX`` (``auto``,
 ``landlock``, ``bubblewrap`` or ``none``: how ``run_command`` is confined),
 ``YAK_TIMEOUT_SECONDS`` (1-3600: how long a model request may take to start answering, retries
-included, and the longest pause inside a reply). ``ANTHROPIC_API_KEY`` and
-``ANTHROPIC_BASE_URL`` are read by the SDK itself; the key may instead live in the OS keyring.
+included, and the longest pause inside a reply), ``YAK_MEMORY_CONTEXT_WINDOW`` (tokens: the
+memory model's context window, for a local server; 0: Anthropic's known windows).
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` are read by the SDK itself; the key may
+instead live in the OS keyring.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ COMMAND_SANDBOXES = ("auto", "landlock", "bubblewrap", "none")
 DEFAULT_TIMEOUT_S = 120.0
 MIN_TIMEOUT_S = 1.0
 MAX_TIMEOUT_S = 3600.0
+# The memory model's context window in tokens ("Context" in docs/refresh.md); 0: not set (the
+# known window of Anthropic's models, else unchecked). The most is ten times Anthropic's largest
+# window, so a typo cannot switch the check off unnoticed.
+MAX_CONTEXT_WINDOW = 10_000_000
 SETTINGS_FILE_MODE = 0o600  # the user's alone, like the database and the log (yak.paths)
 # Settings field -> the environment variable that overrides it (over ``settings.json``): the
 # one table the settings service reads and a settings page shows as "set by the environment".
@@ -47,12 +53,13 @@ ENV_OVERRIDES = {
     "refresh_idle_s": "YAK_REFRESH_IDLE_SECONDS",
     "request_timeout_s": "YAK_TIMEOUT_SECONDS",
     "command_sandbox": "YAK_COMMAND_SANDBOX",
+    "memory_context_window": "YAK_MEMORY_CONTEXT_WINDOW",
 }
 
 
 @dataclass(frozen=True)
 class Settings:
-    """User settings. Times in seconds."""
+    """User settings. Times in seconds, context windows in tokens."""
 
     chat_model: str = DEFAULT_CHAT_MODEL
     memory_model: str = DEFAULT_MEMORY_MODEL
@@ -61,6 +68,7 @@ class Settings:
     floor_ratio: float = 0.5
     command_sandbox: str = "auto"  # auto | landlock | bubblewrap | none (unconfined)
     request_timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_context_window: int = 0  # 0: Anthropic's known windows, else unchecked
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and clamped (:func:`clamp`)."""
@@ -68,20 +76,23 @@ class Settings:
 
 
 def clamp(settings: Settings) -> Settings:
-    """Clamp the refresh's quiet time to 2-600 s, the floor ratio to 0-1 and the request timeout to
-    1-3600 s; an unknown command sandbox is ``auto``."""
+    """Clamp the refresh's quiet time to 2-600 s, the floor ratio to 0-1, the request timeout to
+    1-3600 s and the memory model's context window to 0-``MAX_CONTEXT_WINDOW`` tokens (a
+    fraction dropped); an unknown command sandbox is ``auto``."""
     idle = min(max(float(settings.refresh_idle_s), MIN_IDLE_S), MAX_IDLE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
     sandbox = settings.command_sandbox
     if sandbox not in COMMAND_SANDBOXES:
         sandbox = "auto"
     timeout = min(max(float(settings.request_timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+    window = min(max(int(settings.memory_context_window), 0), MAX_CONTEXT_WINDOW)
     return replace(
         settings,
         refresh_idle_s=idle,
         floor_ratio=ratio,
         command_sandbox=sandbox,
         request_timeout_s=timeout,
+        memory_context_window=window,
     )
 
 
@@ -106,6 +117,11 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
             continue
         if field == "command_sandbox":
             values[field] = value.strip().lower()
+        elif isinstance(getattr(Settings, field), int):
+            try:
+                values[field] = int(value)
+            except ValueError:
+                log.warning("ignoring %s=%r: not a whole number", variable, value)
         elif isinstance(getattr(Settings, field), float):
             try:
                 values[field] = float(value)
@@ -115,7 +131,7 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
             values[field] = value
     try:
         return clamp(Settings(**values))
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # a field of the wrong type
         log.warning("ignoring settings file %s: %s", path, exc)
         return Settings()
 
