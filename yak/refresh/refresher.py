@@ -67,7 +67,7 @@ from yak.ports import (
     SystemPrompt,
     WorkspaceRepository,
 )
-from yak.refresh import retries
+from yak.refresh import context, retries
 from yak.refresh.client import KeptModelClient
 from yak.text import plural
 
@@ -342,6 +342,22 @@ class MemoryRefresher:
         answered = False
         try:
             provider = await self._clients.take(data.client_from)
+            too_large = await context.check_fit(
+                provider,
+                settings=attempt.settings,
+                system=system,
+                messages=messages,
+                reserve=REWRITE_MAX_TOKENS,
+            )
+            if too_large is not None:  # not sent to be cut by the server; nothing is folded
+                attempt.decide(
+                    _Store.NOTHING,
+                    status=RefreshStatus.FAILED,
+                    reason=too_large,
+                    model=attempt.settings.memory_model,
+                    flags=merge_flags(attempt.outcome.flags, ("context_window",)),
+                )
+                return
             answered = await self._call(provider, attempt, system=system, messages=messages)
         finally:
             if provider is not None:
