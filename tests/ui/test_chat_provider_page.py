@@ -322,3 +322,33 @@ def test_no_sandbox_is_warned_about_and_the_time_limit_is_stored(make_page, data
     assert page.sandbox_warning.isHidden()
     page.timeout_spin.setValue(0)
     assert page.timeout_spin.value() == 1
+
+
+def test_the_memory_context_window_is_automatic_until_set_and_then_stored(make_page, data_dir):
+    """The field shows "Automatic" for 0 (Anthropic's known windows); a window typed and
+    applied is stored in tokens and used by the next refresh; it comes back on load."""
+    page, core = make_page(key_store=StubKeyStore(key="k"))
+    assert page.context_window_spin.value() == 0
+    assert page.context_window_spin.text() == "Automatic"
+    page.context_window_spin.setValue(32_768)
+    assert page.is_changed() and page.apply_button.isEnabled()
+    page.apply_button.click()
+    stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
+    assert stored["memory_context_window"] == 32_768
+    assert core.settings.current().memory_context_window == 32_768
+    page.load()
+    assert page.context_window_spin.value() == 32_768
+    assert page.context_window_spin.text() == "32,768 tokens"
+    page.context_window_spin.setValue(-1)
+    assert page.context_window_spin.value() == 0
+
+
+def test_a_context_window_from_the_environment_cannot_be_edited(make_page):
+    """``YAK_MEMORY_CONTEXT_WINDOW`` wins: the field shows it, read-only, and says so."""
+    page, _core = make_page(
+        key_store=StubKeyStore(key="k"), env={"YAK_MEMORY_CONTEXT_WINDOW": "8192"}
+    )
+    assert page.context_window_spin.value() == 8_192
+    assert not page.context_window_spin.isEnabled()
+    assert "YAK_MEMORY_CONTEXT_WINDOW" in page.context_window_spin.toolTip()
+    assert "YAK_MEMORY_CONTEXT_WINDOW" in page.env_note.text()

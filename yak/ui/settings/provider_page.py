@@ -1,6 +1,6 @@
-"""Settings › Provider: the API key, base URL, chat and memory models, refresh debounce, the
-time limit of a model request, and how commands are confined (choosing "no sandbox" shows a
-warning under the field before anything is applied).
+"""Settings › Provider: the API key, base URL, chat and memory models, the memory model's context
+window, refresh debounce, the time limit of a model request, and how commands are confined
+(choosing "no sandbox" shows a warning under the field before anything is applied).
 
 A :class:`yak.ui.settings.page.SettingsPage`: ``load()`` fills the fields from what is stored, every
 edit emits ``changed``, the page's Apply (and Revert) button is enabled only while ``is_changed()``,
@@ -9,7 +9,8 @@ Apply / Discard / Cancel. Settings go to ``settings.json`` and the key to the OS
 through the settings service (never the key to the database, the settings file or a log line);
 where the key comes from is read on a worker thread, never on the UI thread. A value set by an
 environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``, ``YAK_MEMORY_MODEL``,
-``YAK_REFRESH_IDLE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``) wins over the
+``YAK_REFRESH_IDLE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``,
+``YAK_MEMORY_CONTEXT_WINDOW``) wins over the
 stored one, so its field is read-only and says so; saving never copies an environment value into
 the settings file.
 """
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLineEdit,
     QMessageBox,
+    QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -41,6 +43,7 @@ from yak.config import (
     DEFAULT_CHAT_MODEL,
     DEFAULT_MEMORY_MODEL,
     ENV_OVERRIDES,
+    MAX_CONTEXT_WINDOW,
     MAX_IDLE_S,
     MAX_TIMEOUT_S,
     MIN_IDLE_S,
@@ -48,6 +51,7 @@ from yak.config import (
 )
 from yak.errors import YakError
 from yak.presenters import Colour
+from yak.refresh.context import ANTHROPIC_CONTEXT_WINDOW
 from yak.settings import SettingsService
 from yak.ui.colours import text_style
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
@@ -128,6 +132,8 @@ class ProviderPage(SettingsPage):
             "enough",
         )
         form.addRow("Memory model:", self.memory_model_edit)
+        self.context_window_spin = self._setup_context_window_spin()
+        form.addRow("Memory model context window:", self.context_window_spin)
         self.debounce_spin = self._setup_seconds_spin(
             "debounce",
             low=MIN_IDLE_S,
@@ -238,6 +244,23 @@ class ProviderPage(SettingsPage):
         spin.valueChanged.connect(self._on_field_edited)
         return spin
 
+    def _setup_context_window_spin(self) -> QSpinBox:
+        """The memory model's context window in tokens; 0 shows as automatic."""
+        spin = QSpinBox(self)
+        spin.setObjectName("memory_context_window")
+        spin.setRange(0, MAX_CONTEXT_WINDOW)
+        spin.setSingleStep(1024)
+        spin.setGroupSeparatorShown(True)
+        spin.setSuffix(" tokens")
+        spin.setSpecialValueText("Automatic")
+        spin.setToolTip(
+            "How many tokens the memory model's server holds (for a local server, its context "
+            "size); a refresh request that cannot fit, with room for the reply, is not sent. "
+            f"Automatic: {ANTHROPIC_CONTEXT_WINDOW:,} for Claude models, unchecked for others"
+        )
+        spin.valueChanged.connect(self._on_field_edited)
+        return spin
+
     def _setup_buttons(self) -> QDialogButtonBox:
         """Apply and Revert, enabled only while the page holds changes."""
         buttons = QDialogButtonBox(self)
@@ -262,6 +285,7 @@ class ProviderPage(SettingsPage):
             effective = self.settings.reload()
             self.chat_model_edit.setText(effective.chat_model)
             self.memory_model_edit.setText(effective.memory_model)
+            self.context_window_spin.setValue(effective.memory_context_window)
             self.debounce_spin.setValue(effective.refresh_idle_s)
             self.timeout_spin.setValue(effective.request_timeout_s)
             self.sandbox_combo.setCurrentIndex(
@@ -455,6 +479,7 @@ class ProviderPage(SettingsPage):
         return {
             "chat_model": self.chat_model_edit,
             "memory_model": self.memory_model_edit,
+            "memory_context_window": self.context_window_spin,
             "refresh_idle_s": self.debounce_spin,
             "base_url": self.base_url_edit,
             "request_timeout_s": self.timeout_spin,
@@ -467,6 +492,7 @@ class ProviderPage(SettingsPage):
             "base_url": self.base_url_edit.text().strip() or None,
             "chat_model": self.chat_model_edit.text().strip() or DEFAULT_CHAT_MODEL,
             "memory_model": self.memory_model_edit.text().strip() or DEFAULT_MEMORY_MODEL,
+            "memory_context_window": int(self.context_window_spin.value()),
             "refresh_idle_s": float(self.debounce_spin.value()),
             "request_timeout_s": float(self.timeout_spin.value()),
             "command_sandbox": str(self.sandbox_combo.currentData()),
