@@ -414,7 +414,7 @@ class ModelClient(Protocol):
     ) -> int | None:
         """The input tokens of a request as the endpoint counts them (``POST
         /v1/messages/count_tokens``), or ``None`` when the endpoint cannot count (it has no
-        such route). Nothing is generated and nothing is charged. Raises the errors above."""
+        such route). Nothing is generated. Raises the errors above."""
         ...
 
     async def check(self, *, model: str) -> str: ...
