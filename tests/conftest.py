@@ -200,10 +200,14 @@ def make_core(data_dir, loop, fake_api, timers, model_clients):
     """``make_core(**options)`` opens a core on ``data_dir`` with ``open_core(data_dir,
     **options)`` (``folder=`` another data directory: another machine on the same team
     database); by default with the ``timers`` clock and scheduler and the ``model_clients``
-    (``model_client=None`` asks for the core's own). Each core has its own database connections,
-    like another process sharing the database. Every core is closed after the test, on ``loop``.
+    (``model_client=None`` asks for the core's own), and in the edits rewrite form: the scripted
+    replies of most tests are edits or whole documents (``rewrite_form=None`` asks for the
+    settings' form, the tool where the endpoint supports it; the tool form's own tests say so).
+    Each core has its own database connections, like another process sharing the database.
+    Every core is closed after the test, on ``loop``.
     """
     from yak.bootstrap import open_core
+    from yak.domain import RewriteForm
 
     opened = []
 
@@ -211,6 +215,7 @@ def make_core(data_dir, loop, fake_api, timers, model_clients):
         options.setdefault("clock", timers.clock)
         options.setdefault("timer_scheduler", timers.schedule)
         options.setdefault("model_client", model_clients)
+        options.setdefault("rewrite_form", RewriteForm.EDITS)
         core = open_core(folder, **options)
         opened.append(core)
         return core

@@ -36,6 +36,9 @@ DOCUMENT = "".join(f"- fact {i:03d}: the project keeps this fact\n" for i in ran
 NEW = DOCUMENT + "- lint with ruff\n"
 TOO_SMALL = REWRITE_MAX_TOKENS + 100  # the reply's reserve and 100 tokens: no request fits
 ROOMY = 100_000
+# Near the limit: the reply's reserve and 2,000 tokens. The request (about 1,400 tokens by the
+# estimate) is counted there, since twice its estimate does not fit, and the count fits.
+NEAR = REWRITE_MAX_TOKENS + 2_000
 
 
 @dataclass
@@ -105,10 +108,20 @@ async def test_a_request_over_the_window_is_not_sent_and_its_conversations_wait(
     assert content == NEW.encode() and unfolded == []
 
 
-async def test_a_request_that_fits_is_counted_as_sent_and_applied(env):
-    """Within the window: the request counted is the one sent (same model, system and
-    messages), and its reply is applied."""
+async def test_a_request_far_within_the_window_is_sent_without_a_count(env):
+    """Twice its estimate fits beside the reply: no count round trip, the request is sent and
+    its reply applied."""
     env.configure(window=ROOMY)
+    env.fake.script(text(NEW))
+    outcome = await env.core.refresh.refresh_now(env.workspace_id)
+    assert outcome.status is RefreshStatus.APPLIED
+    assert env.fake.count_requests == [] and len(env.fake.message_requests) == 1
+
+
+async def test_a_request_that_fits_is_counted_as_sent_and_applied(env):
+    """Near the window: the request counted is the one sent (same model, system and
+    messages), and its reply is applied."""
+    env.configure(window=NEAR)
     env.fake.script(text(NEW))
     outcome = await env.core.refresh.refresh_now(env.workspace_id)
     assert outcome.status is RefreshStatus.APPLIED

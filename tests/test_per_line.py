@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from yak.domain import LineOrigin, ReviewMode, RevisionSource
 from yak.evidence import Speaker
 from yak.memory.edits import EXAMPLE, number_lines
-from yak.memory.per_line import decide_lines, without_request_lines
+from yak.memory.forms.text import without_request_lines
+from yak.memory.per_line import decide_lines
 from yak.memory.prompt import condense_message, system_prompt
 from yak.memory.provenance import fold_line
 from yak.memory.said import Passage

@@ -66,7 +66,7 @@ def open_core(
     timer_scheduler: Scheduler | None = None,
     poll_interval_s: float = 1.0,
     max_tool_rounds: int | None = None,
-    rewrite_form: RewriteForm = RewriteForm.EDITS,
+    rewrite_form: RewriteForm | None = None,
     in_place: bool = False,
 ) -> Core:
     """Open the database in ``data_dir`` (migrating it), or the team database on a PostgreSQL
@@ -93,8 +93,10 @@ def open_core(
         timer_scheduler: the queue's timers (tests fire them by hand).
         poll_interval_s: seconds between checks for writes by another process.
         max_tool_rounds: the agent's cap on tool rounds per turn (tests lower it).
-        rewrite_form: how the memory model answers a refresh: edits (the default) or the
-            whole document (the memory evaluation compares them).
+        rewrite_form: how the memory model answers a refresh, whatever the settings say (the
+            memory evaluation compares the forms); ``None``: the settings' ``memory_form``
+            (``auto``: the tool where the endpoint supports it, found out and remembered in
+            ``endpoints.json``).
         in_place: the services make their repository, file and key store calls in place
             (``yak.aio.in_place``) instead of on worker threads: for a command that only reads
             and drives the core with ``yak.aio.run_in_place``, without an event loop.
@@ -153,7 +155,7 @@ class _Options:
         timer_scheduler: Scheduler | None,
         poll_interval_s: float,
         max_tool_rounds: int | None,
-        rewrite_form: RewriteForm,
+        rewrite_form: RewriteForm | None,
         offload: Offload,
     ) -> None:
         self.clock = clock
@@ -316,6 +318,7 @@ def _build(
 
     def build_services() -> Services:
         from yak.chat.service import ChatService
+        from yak.llm.endpoints import EndpointForms
         from yak.refresh.refresher import MemoryRefresher
         from yak.refresh.scheduler import RefreshScheduler
 
@@ -330,6 +333,7 @@ def _build(
             lock=storage.lock(),
             bus=bus,
             form=options.rewrite_form,
+            endpoint_forms=EndpointForms(data_dir),
         )
         queue_options: dict[str, object] = {
             "debounce_s": settings.current().refresh_idle_s

@@ -54,7 +54,12 @@ ENV_OVERRIDES = {
     "request_timeout_s": "YAK_TIMEOUT_SECONDS",
     "command_sandbox": "YAK_COMMAND_SANDBOX",
     "memory_context_window": "YAK_MEMORY_CONTEXT_WINDOW",
+    "memory_form": "YAK_MEMORY_FORM",
 }
+# How the memory model is asked to answer ("The rewrite forms" in docs/refresh.md): ``auto``
+# asks for the tool where the endpoint supports it (found out on the first refresh and
+# remembered), else edits; the others ask for that form always.
+MEMORY_FORMS = ("auto", "tool", "edits", "whole")
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class Settings:
     command_sandbox: str = "auto"  # auto | landlock | bubblewrap | none (unconfined)
     request_timeout_s: float = DEFAULT_TIMEOUT_S
     memory_context_window: int = 0  # 0: Anthropic's known windows, else unchecked
+    memory_form: str = "auto"  # one of MEMORY_FORMS
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and clamped (:func:`clamp`)."""
@@ -78,7 +84,7 @@ class Settings:
 def clamp(settings: Settings) -> Settings:
     """Clamp the refresh's quiet time to 2-600 s, the floor ratio to 0-1, the request timeout to
     1-3600 s and the memory model's context window to 0-``MAX_CONTEXT_WINDOW`` tokens (a
-    fraction dropped); an unknown command sandbox is ``auto``."""
+    fraction dropped); an unknown command sandbox or memory form is ``auto``."""
     idle = min(max(float(settings.refresh_idle_s), MIN_IDLE_S), MAX_IDLE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
     sandbox = settings.command_sandbox
@@ -86,8 +92,10 @@ def clamp(settings: Settings) -> Settings:
         sandbox = "auto"
     timeout = min(max(float(settings.request_timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
     window = min(max(int(settings.memory_context_window), 0), MAX_CONTEXT_WINDOW)
+    form = settings.memory_form if settings.memory_form in MEMORY_FORMS else "auto"
     return replace(
         settings,
+        memory_form=form,
         refresh_idle_s=idle,
         floor_ratio=ratio,
         command_sandbox=sandbox,
@@ -115,7 +123,7 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
         value = env.get(variable)
         if not value:
             continue
-        if field == "command_sandbox":
+        if field in ("command_sandbox", "memory_form"):
             values[field] = value.strip().lower()
         elif isinstance(getattr(Settings, field), int):
             try:

@@ -48,10 +48,13 @@ class ReviewMode(StrEnum):
 
 
 class RewriteForm(StrEnum):
-    """How the memory model is asked to answer a refresh ("The rewrite form" in
-    docs/refresh.md): ``edits`` against the numbered document (the default; a whole
-    document is still accepted), or the ``whole`` document."""
+    """How the memory model is asked to answer a refresh ("The rewrite forms" in
+    docs/refresh.md), in order of preference: a forced ``tool`` call whose input lists the
+    facts the conversations established (the default where the endpoint supports it),
+    ``edits`` against the numbered document (a whole document is still accepted), or the
+    ``whole`` document."""
 
+    TOOL = "tool"
     EDITS = "edits"
     WHOLE = "whole"
 

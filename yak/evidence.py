@@ -28,6 +28,9 @@ class Evidence:
         message_id: the message in it (``msg_…``).
         speaker: who said it (a person's words count above the assistant's).
         quote: the passage, at most ``EVIDENCE_QUOTE_CHARS`` characters, on one line.
+        verified: the memory model named this passage (a tool-form quote) and Yak found it
+            in that conversation (``yak.memory.quotes``); ``False`` when Yak found the passage
+            itself from the line's words.
     """
 
     line: str
@@ -35,6 +38,7 @@ class Evidence:
     message_id: str
     speaker: Speaker
     quote: str
+    verified: bool = False
 
 
 EVIDENCE_QUOTE_CHARS = 200  # the longest quote an evidence passage keeps (characters)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         ReviewMode,
         Revision,
         RevisionSource,
+        RewriteForm,
         Tombstone,
         UpkeepStats,
         Workspace,
@@ -402,6 +403,8 @@ class ModelClient(Protocol):
         system: SystemPrompt,
         messages: list[dict[str, Any]],
         max_tokens: int = 8192,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
     ) -> Completion: ...
 
     async def count_tokens(
@@ -431,6 +434,15 @@ class ModelClient(Protocol):
             ``True`` when the client was built, ``False`` when no key was available.
         """
         ...
+
+
+class EndpointForms(Protocol):
+    """The rewrite form that worked per memory endpoint and model ("The rewrite forms" in
+    docs/refresh.md). Blocking: call it off the event loop's thread."""
+
+    def remembered(self, base_url: str, model: str) -> RewriteForm | None: ...
+
+    def remember(self, base_url: str, model: str, form: RewriteForm) -> None: ...
 
 
 ModelClientFactory = Callable[[], ModelClient]

@@ -114,6 +114,7 @@ def evidence_text(evidence: Iterable[Evidence]) -> str | None:
             "message_id": e.message_id,
             "speaker": str(e.speaker),
             "quote": e.quote,
+            **({"verified": True} if e.verified else {}),
         }
         for e in evidence
     ]
@@ -143,5 +144,8 @@ def stored_evidence(text: str | None) -> tuple[Evidence, ...]:
         line, session_id, message_id, speaker, quote = map(str, values)
         if speaker not in _SPEAKERS:
             continue
-        found.append(Evidence(line, session_id, message_id, _SPEAKERS[speaker], quote))
+        verified = item.get("verified") is True
+        found.append(
+            Evidence(line, session_id, message_id, _SPEAKERS[speaker], quote, verified=verified)
+        )
     return tuple(found)

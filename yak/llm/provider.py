@@ -49,6 +49,8 @@ class MessagesRequest(TypedDict):
         system: the system prompt, text or text blocks (omitted from the request when empty).
         messages: the conversation as Messages API dicts, oldest first.
         tools: tool definitions (name, description, input_schema); none when absent or empty.
+        tool_choice: which tool the model must call (``{"type": "tool", "name": …}`` forces
+            one); the API's default (``auto``) when absent.
         max_tokens: the reply's token budget (8192 when absent).
     """
 
@@ -56,6 +58,7 @@ class MessagesRequest(TypedDict):
     system: SystemPrompt
     messages: list[dict[str, Any]]
     tools: NotRequired[list[dict[str, Any]] | None]
+    tool_choice: NotRequired[dict[str, Any] | None]
     max_tokens: NotRequired[int]
 
 
@@ -204,12 +207,20 @@ class Provider:
         system: SystemPrompt,
         messages: list[dict[str, Any]],
         max_tokens: int = 8192,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
     ) -> Completion:
-        """One reply without tools, for the memory rewrite (streamed underneath so a dropped
-        stream is detected); ``system`` and ``messages`` are sent as given, their
-        ``cache_control`` breakpoints included. Same errors as :meth:`stream`."""
+        """One reply for the memory rewrite (streamed underneath so a dropped stream is
+        detected); ``system``, ``messages``, ``tools`` and ``tool_choice`` are sent as given,
+        their ``cache_control`` breakpoints included (the tool form forces its one tool). Same
+        errors as :meth:`stream`."""
         return await self.stream(
-            model=model, system=system, messages=messages, max_tokens=max_tokens
+            model=model,
+            system=system,
+            messages=messages,
+            max_tokens=max_tokens,
+            tools=tools,
+            tool_choice=tool_choice,
         )
 
     async def count_tokens(
@@ -320,6 +331,8 @@ def request_params(request: MessagesRequest) -> dict[str, Any]:
         params["system"] = request["system"]
     if request.get("tools"):
         params["tools"] = request["tools"]
+        if request.get("tool_choice"):
+            params["tool_choice"] = request["tool_choice"]
     return params
 
 

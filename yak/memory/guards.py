@@ -208,7 +208,7 @@ def normalize_document(text: str) -> str:
 # Of those, the blocks that are never the document (what was said, the lines the user wrote, the
 # lines the user removed): a reply holding one of their tags repeats that block. The document's
 # own tags (``current-memory``, ``workspace-memory``) may wrap a real document; those tag lines
-# are dropped as request text (``yak.memory.per_line.without_request_lines``).
+# are dropped as request text (``yak.memory.forms.text.without_request_lines``).
 ECHO_TAGS = ("conversations", "lines-you-wrote", "removed-lines")
 REQUEST_TAGS = ("current-memory", *ECHO_TAGS, "workspace-memory")
 _REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.IGNORECASE)

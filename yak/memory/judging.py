@@ -1,40 +1,32 @@
 """Judging a candidate memory document: a refresh's model reply and an agent's proposal go
-through the same pipeline (pure; run on a worker thread; "The refresh" and "The rewrite form"
+through the same pipeline (pure; run on a worker thread; "The refresh" and "The rewrite forms"
 in docs/refresh.md):
 
 1. redacted (:func:`yak.memory.redact.redact`; each finding is a flag);
-2. turned into a document: a reply's ``<edits>`` applied to the document it was shown
-   (``yak.memory.edits``), or a reply's wrapping cleaned off (:func:`guards.clean_reply`); a
-   proposal is taken as it is;
-3. normalized, its lines that are Yak's own request text or edit syntax dropped
-   (:func:`yak.memory.per_line.without_request_lines`), and checked by the guards
-   (:func:`guards.check_rewrite`);
+2. read by the form the request asked for (``yak.memory.forms``): a tool call's input merged, a
+   block of edits applied, a whole document cleaned of its wrapping; a reply that cannot be
+   read is a :class:`~yak.memory.forms.FormError` (the form's retry says why). A proposal is
+   taken as it is;
+3. normalized and checked by the guards (:func:`guards.check_rewrite`): not a document, empty,
+   placeholders, the ceiling, the floor. Nothing here looks at a reply's shape;
 4. a candidate that passed asks the review rules (:func:`review_reasons`) whether it must wait
    for the person.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from yak.domain import LineOrigin, RefreshStatus, ReviewMode, count_lines
+from yak.domain import LineOrigin, RefreshStatus, ReviewMode, RewriteForm, count_lines
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
-from yak.memory.edits import (
-    EditError,
-    apply_edits,
-    continued_document,
-    holds_edits,
-    is_numbered,
-    parse_edits,
-)
-from yak.memory.per_line import without_request_lines
-from yak.memory.prompt import copies_retry_message
+from yak.memory.forms import Candidate, FormError, Quote
+from yak.memory.forms.text import read_text
+from yak.memory.forms.tool import read_tool, tool_call
 from yak.memory.redact import redact
 from yak.memory.said import Passage
-from yak.text import plural
 
 if TYPE_CHECKING:
     from yak.ports import Completion
@@ -56,13 +48,18 @@ class Judgement:
         raw: the redacted candidate as given, for the record when nothing is left of it.
         verdict: the guards' verdict on ``text``.
         flags: one per redaction (``redacted_reply:<kind>`` for a reply, ``redacted:<kind>``
-            for a proposal), and ``whole_reply`` when a reply asked for edits was a whole
-            document.
-        unchanged: the reply was an empty block of edits: nothing to change (``up_to_date``).
+            for a proposal), and what the form's reader saw (``whole_reply`` when a reply
+            asked for edits was a whole document, ``tool_text_reply`` when a forced tool call
+            was answered in text).
+        unchanged: the reply said nothing changes (``up_to_date``).
         dropped: the reply's lines that were Yak's own request (a rule, the edits example, a
             retry message) or edit syntax, dropped before the guards (never stored or proposed).
-        edit_error: why the reply's edits do not apply (then ``text`` is ``""`` and the
-            refresher asks for the whole document), else ``None``.
+        form_error: why the reply cannot be read in its form (then ``text`` is ``""`` and the
+            refresher retries), else ``None``.
+        read_as: the form whose reader read the reply (a text answer to the tool form is read
+            as edits).
+        quotes: a tool-form reply's claimed support per fact line (checked later).
+        call: the tool call read, for the tool form's retry.
     """
 
     text: str
@@ -71,7 +68,10 @@ class Judgement:
     flags: tuple[str, ...]
     unchanged: bool = False
     dropped: tuple[str, ...] = ()
-    edit_error: str | None = None
+    form_error: str | None = None
+    read_as: RewriteForm = RewriteForm.WHOLE
+    quotes: tuple[Quote, ...] = ()
+    call: Mapping[str, Any] | None = None
 
 
 def judge_reply(
@@ -79,7 +79,7 @@ def judge_reply(
     completion: Completion,
     floor_ratio: float,
     *,
-    edits: bool = False,
+    form: RewriteForm = RewriteForm.WHOLE,
     said: Sequence[Passage] = (),
 ) -> Judgement:
     """Judge a memory model's reply to a refresh.
@@ -88,17 +88,26 @@ def judge_reply(
         previous: the document the request showed.
         completion: the model's reply.
         floor_ratio: the floor's share (0-1).
-        edits: the request asked for edits; a reply holding an ``<edits>`` block is applied to
-            ``previous``, any other reply is judged as a whole document.
+        form: the form the request asked for; its reader reads the reply. A text answer to the
+            tool form is read by the edits reader (no second request).
         said: the folded conversations: a line of Yak's own request they back is kept.
     """
+    call = tool_call(completion.content) if form is RewriteForm.TOOL else None
+    if call is not None:
+        given, found = _redacted(call.get("input"))
+        call = {**call, "input": given}
+        flags = _reply_flags(found)
+        read = read_tool(call, previous, said=said)
+        return _judged(previous, read, flags, floor_ratio, form, call=call)
     raw, found = redact(completion.text)
-    flags = tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
-    refused = completion.stop_reason == _REFUSAL  # judged as one, whatever its text holds
-    judged = _judge(
-        previous, raw, flags, floor_ratio, edits=edits, refused=refused, clean=True, said=said
-    )
-    if judged.unchanged or judged.edit_error is not None:
+    flags = _reply_flags(found)
+    read_as = RewriteForm.EDITS if form is RewriteForm.TOOL else form
+    if form is RewriteForm.TOOL:
+        flags = merge_flags(flags, ("tool_text_reply",))
+    declined = completion.stop_reason == _REFUSAL  # judged as one, whatever its text holds
+    candidate = read_text(read_as, raw, previous, said=said, declined=declined)
+    judged = _judged(previous, candidate, flags, floor_ratio, read_as)
+    if judged.unchanged or judged.form_error is not None:
         return judged
     return replace(judged, verdict=_after_stop(judged.verdict, completion.stop_reason))
 
@@ -108,7 +117,8 @@ def judge_proposal(previous: str, text: str, floor_ratio: float) -> Judgement:
     (flags ``redacted:<kind>``), normalized, guarded; a refusal's reason speaks of "the
     proposal"."""
     raw, found = redact(text)
-    judged = _judge(previous, raw, tuple(found), floor_ratio, clean=False)
+    candidate = Candidate(text=guards.normalize_document(raw), record=raw)
+    judged = _judged(previous, candidate, tuple(found), floor_ratio, RewriteForm.WHOLE)
     reason = judged.verdict.reason.replace("the reply", "the proposal", 1)
     return replace(judged, verdict=replace(judged.verdict, reason=reason))
 
@@ -126,69 +136,71 @@ def review_reasons(
     return tuple(provenance.review_reasons(previous, judged.text, origins, tombstones, mode))
 
 
-def _judge(
+def _judged(
     previous: str,
-    raw: str,
+    read: Candidate | FormError,
     flags: tuple[str, ...],
     floor_ratio: float,
+    read_as: RewriteForm,
     *,
-    edits: bool = False,
-    refused: bool = False,
-    clean: bool,
-    said: Sequence[Passage] = (),
+    call: Mapping[str, Any] | None = None,
 ) -> Judgement:
-    """Steps 2 and 3 of the pipeline on a redacted candidate."""
-    if edits and not refused and holds_edits(raw):
-        try:
-            parsed = parse_edits(raw)
-            applied = apply_edits(previous, parsed)
-        except EditError as exc:
-            return _edits_failed(raw, flags, str(exc))
-        if not parsed:
-            kept = guards.Verdict(None, "", count_lines(previous), len(previous))
-            return Judgement(text=previous, raw=raw, verdict=kept, flags=flags, unchanged=True)
-        text = guards.normalize_document(applied)
-    elif (
-        edits
-        and is_numbered(raw)
-        and not continued_document(raw.splitlines(), previous.splitlines())
-    ):
-        why = "the reply is the numbered document sent back, with its line numbers"
-        return _edits_failed(raw, flags, why)
-    else:
-        text = guards.normalize_document(guards.clean_reply(raw) if clean else raw)
-        if edits and raw.strip() and not holds_edits(raw):
-            flags = merge_flags(flags, ("whole_reply",))
-    echo = guards.find_echoed_block(text) if clean else None
-    copied = [line for line in text.splitlines() if copies_retry_message(line)] if clean else []
-    if echo is None and copied:
-        echo = (
-            f"the reply repeats Yak's own request text (its retry message, "
-            f'"{copied[0].strip()[:40]}…") instead of being the document'
+    """Steps 3 and 4 of the pipeline on what the form's reader made of a redacted reply."""
+    if isinstance(read, FormError):
+        failed = guards.Verdict(
+            RefreshStatus.FAILED, f"the model's reply cannot be read: {read.reason}", 0, 0
         )
-    if echo is not None:
+        return Judgement(
+            text="",
+            raw=read.record,
+            verdict=failed,
+            flags=flags,
+            form_error=read.reason,
+            read_as=read_as,
+            call=call,
+        )
+    flags = merge_flags(flags, read.flags)
+    common: dict[str, Any] = {
+        "raw": read.record,
+        "read_as": read_as,
+        "quotes": read.quotes,
+        "call": call,
+        "dropped": read.dropped,
+    }
+    if read.unchanged:
+        kept = guards.Verdict(None, "", count_lines(previous), len(previous))
+        return Judgement(text=previous, verdict=kept, flags=flags, unchanged=True, **common)
+    text = guards.normalize_document(read.text)
+    if read.not_document is not None:
         lines, chars = count_lines(text), len(text)
-        echoed = guards.Verdict(RefreshStatus.REFUSED_NOT_DOCUMENT, echo, lines, chars)
-        return Judgement(text=text, raw=raw, verdict=echoed, flags=flags)
-    text, dropped = without_request_lines(previous, text, said) if clean else (text, ())
-    if dropped:
-        text = guards.normalize_document(text)
-        flags = merge_flags(flags, ("request_text_dropped",))
-    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
-    if verdict.status is RefreshStatus.REFUSED_EMPTY and dropped:
-        echo = (
-            f"the reply was only Yak's own request text ({plural(len(dropped), 'line')} of its "
-            f'rules, example edits or retry message, first "{dropped[0].strip()[:60]}")'
+        refused = guards.Verdict(
+            RefreshStatus.REFUSED_NOT_DOCUMENT, read.not_document, lines, chars
         )
-        verdict = replace(verdict, status=RefreshStatus.REFUSED_NOT_DOCUMENT, reason=echo)
-    elif verdict.status is RefreshStatus.REFUSED_EMPTY and _has_words(raw):
-        verdict = _judge_remarks(previous, raw, floor_ratio)
-    return Judgement(text=text, raw=raw, verdict=verdict, flags=flags, dropped=dropped)
+        return Judgement(text=text, verdict=refused, flags=flags, **common)
+    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
+    if verdict.status is RefreshStatus.REFUSED_EMPTY and read.talk:
+        verdict = _judge_remarks(previous, read.talk, floor_ratio)
+    return Judgement(text=text, verdict=verdict, flags=flags, **common)
 
 
-def _edits_failed(raw: str, flags: tuple[str, ...], why: str) -> Judgement:
-    failed = guards.Verdict(RefreshStatus.FAILED, f"the model's edits do not apply: {why}", 0, 0)
-    return Judgement(text="", raw=raw, verdict=failed, flags=flags, edit_error=why)
+def _reply_flags(found: Sequence[str]) -> tuple[str, ...]:
+    """A reply's redaction findings as flags (``redacted_reply:<kind>``)."""
+    return tuple(flag.replace("redacted:", "redacted_reply:", 1) for flag in found)
+
+
+def _redacted(value: Any) -> tuple[Any, tuple[str, ...]]:
+    """A tool call's input with every string in it redacted, and the findings."""
+    if isinstance(value, str):
+        text, found = redact(value)
+        return text, tuple(found)
+    if isinstance(value, list):
+        items = [_redacted(item) for item in value]
+        return [item for item, _ in items], merge_flags((), *(found for _, found in items))
+    if isinstance(value, dict):
+        pairs = {key: _redacted(item) for key, item in value.items()}
+        found = merge_flags((), *(found for _, found in pairs.values()))
+        return {key: item for key, (item, _) in pairs.items()}, found
+    return value, ()
 
 
 def _after_stop(verdict: guards.Verdict, stop_reason: str | None) -> guards.Verdict:
@@ -216,16 +228,6 @@ def _after_stop(verdict: guards.Verdict, stop_reason: str | None) -> guards.Verd
         f"after {verdict.lines} lines, so it is incomplete; nothing was stored"
     )
     return replace(verdict, status=RefreshStatus.FAILED, reason=cut)
-
-
-def _has_words(reply: str) -> bool:
-    """Whether a reply says anything outside code-fence lines (an empty fence says nothing)."""
-    return any(
-        char.isalnum()
-        for line in reply.splitlines()
-        if not line.lstrip().startswith(("```", "~~~"))
-        for char in line
-    )
 
 
 def _judge_remarks(previous: str, raw: str, floor_ratio: float) -> guards.Verdict:

@@ -4,9 +4,9 @@ The guards judge a reply as a whole (empty, not a document, placeholder, ceiling
 reply that passes them is then taken apart line by line against the document it was based on
 (``difflib`` hunks):
 
-1. lines that are Yak's own request (its rules, the edits example, a retry message) or edit
-   syntax are **dropped**: never stored, never proposed;
-2. every other line the rewrite adds or changes is checked against the folded conversations
+1. (the form's reader has already dropped lines that are Yak's own request or edit syntax:
+   ``yak.memory.forms``);
+2. every line the rewrite adds or changes is checked against the folded conversations
    (:func:`yak.memory.grounding.check_lines`: not said, only asked about, already said, an
    instruction no one typed) and against the workspace's tombstones; it gets its evidence;
 3. a hunk that removes or changes a line a person wrote waits whole; a line of the model's that
@@ -30,8 +30,6 @@ from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
-from yak.memory.edits import continued_document, is_edit_syntax, shown_line
-from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals
 from yak.memory.said import Passage
@@ -62,54 +60,6 @@ class Decision:
     duplicates: tuple[tuple[int, str], ...] = ()
 
 
-def without_request_lines(
-    previous: str, text: str, passages: Sequence[Passage] = ()
-) -> tuple[str, tuple[str, ...]]:
-    """``text`` without its lines that are edit syntax, or Yak's own request text that the
-    conversations (``passages``) do not back, and are not in ``previous`` (a line the document
-    already had is the document's business); and those lines, in order. A line of the edits
-    example that a person really said ("We moved to Python 3.13.") stays. When ``text`` also
-    holds new lines, a numbered line showing ``previous``'s own line under its number
-    (``3| - Go 1.22.``) is read as that line kept, not dropped: a small model sends the numbered
-    document back with its new facts below it, and dropping the numbered lines would lose the
-    document (a numbered echo alone, with nothing new, is still dropped whole). A numbered
-    reply that is the whole document under its numbers and then new lines numbered on after it
-    (:func:`yak.memory.edits.continued_document`) is read as that document with those lines,
-    their numbers taken off; the new lines are then checked like any other. The result keeps
-    ``text``'s line endings; blank runs left behind are not folded."""
-    previous_lines = previous.splitlines()
-    before = {fold_line(line) for line in previous_lines}
-    lines = text.splitlines(keepends=True)
-    for i, line in continued_document(
-        [line.rstrip("\n") for line in lines], previous_lines
-    ).items():
-        lines[i] = line + "\n"  # the numbered document written on: its lines, numbers off
-    syntax = {i for i, line in enumerate(lines) if is_edit_syntax(line.rstrip("\n"))}
-    echoes = {
-        i: line.rstrip("\n")
-        for i, line in enumerate(lines)
-        if i not in syntax and echoes_request(line.rstrip("\n"))
-    }
-    if passages and echoes:
-        checks = grounding.check_lines(
-            list(echoes.values()), document=previous, kept={}, passages=passages
-        )
-        backed = {c.line for c in checks if c.evidence is not None and c.reason is None}
-        echoes = {i: line for i, line in echoes.items() if line not in backed}
-    if any(  # new lines beside the numbered document: its numbered lines are its own lines
-        line.strip() and i not in syntax | echoes.keys() and fold_line(line) not in before
-        for i, line in enumerate(lines)
-    ):
-        for i in sorted(syntax):
-            own = shown_line(lines[i], previous_lines)
-            if own is not None:
-                lines[i] = own + "\n"
-                syntax.discard(i)
-    gone = {i for i in syntax | echoes.keys() if fold_line(lines[i].rstrip("\n")) not in before}
-    kept = "".join(line for i, line in enumerate(lines) if i not in gone)
-    return kept, tuple(lines[i].rstrip("\n") for i in sorted(gone))
-
-
 def decide_lines(
     previous: str,
     new: str,
@@ -124,7 +74,7 @@ def decide_lines(
 
     Args:
         previous: the document the rewrite is based on.
-        new: the normalized rewrite (request lines already dropped: :func:`without_request_lines`).
+        new: the normalized rewrite (request lines already dropped by the form's reader).
         origins: ``provenance.blame`` of ``previous`` (fewer than its lines when unknown).
         tombstones: the folded keys of the workspace's tombstones.
         passages: the folded conversations (``yak.memory.said.passages``).

@@ -35,6 +35,9 @@ _TASK = {
     RewriteForm.EDITS: "You receive the current document, each line numbered, and the "
     "conversations held since it was last updated. Answer with the edits that bring the "
     "document up to date.",
+    RewriteForm.TOOL: "You receive the conversations held since the document was last "
+    "updated, numbered, and then the current document, each line numbered. Record what the "
+    "conversations established by calling the update_memory tool.",
 }
 
 _CONTENT = f"""What the document holds:
@@ -76,6 +79,18 @@ inserts at the top (and is how an empty document gets its first lines).
 Write new lines without numbers.
 - Lines you do not edit stay exactly as they are: edit only what the conversations change.
 - If nothing durable was said, answer with an empty block: <edits></edits>""",
+    RewriteForm.TOOL: """\
+How to answer: call update_memory once.
+- facts: each durable fact a conversation states that the document does not already say, \
+written as one line of the document ("- Tests run with pytest -q."). conversation: the number \
+of the conversation that states it. quote: the words of that conversation that state it, \
+copied exactly. replaces: the numbers of the document's lines this fact makes outdated (a \
+new value of the same setting, a decision reversed); [] when it only adds.
+- forget: each line of the document a conversation says is wrong or asks to remove, by its \
+number, with the conversation and the words that say so.
+- Never list a line the document already has, and never a fact no conversation states.
+- Replace or forget a line only when a conversation is about that line.
+- If nothing durable was said, call update_memory with both lists empty.""",
 }
 
 
@@ -133,8 +148,10 @@ def build_rewrite_request(
             the instruction to keep them word for word.
         removed_lines: lines the user removed on purpose (tombstones): listed in
             ``<removed-lines>`` with the instruction never to add them back.
-        form: ``edits`` shows the document with numbered lines and asks for edits; ``whole``
-            asks for the full document.
+        form: ``tool`` shows the conversations, then the numbered document, and asks for an
+            ``update_memory`` call (``yak.memory.forms.tool``: the caller adds the tool and
+            forces it); ``edits`` shows the document with numbered lines and asks for edits;
+            ``whole`` asks for the full document.
 
     Returns:
         The system prompt as one cached text block, and a one-message user turn of two text
@@ -142,7 +159,7 @@ def build_rewrite_request(
         the rest (the conversations and the closing instruction), which is never cached.
     """
     project = f' for the project folder "{workspace_name}"' if workspace_name else ""
-    edits = form is RewriteForm.EDITS
+    edits = form in (RewriteForm.EDITS, RewriteForm.TOOL)
     shown = number_lines(current) if edits else current.rstrip("\n")
     document = _contained(shown) if current.strip() else "(empty: this project has no memory yet)"
     transcript = _contained(transcript)
@@ -174,6 +191,14 @@ def build_rewrite_request(
     )
     if rebuild:
         parts.append(_REBUILD_NOTE)
+    if form is RewriteForm.TOOL:
+        # The conversations come first, then the document: shown the numbered document
+        # first, a 1.5B model restated its lines as new facts (docs/refresh.md, "The tool
+        # form"). Only the rules are cached then; the document follows what changes.
+        parts.append(TOOL_CLOSING)
+        ordered = [parts[0], parts[1], head, *parts[2:]]
+        content = [{"type": "text", "text": "\n\n".join(ordered)}]
+        return [cached_block(system_prompt(form))], [{"role": "user", "content": content}]
     if edits:
         parts.append(EDITS_CLOSING)
     else:
@@ -183,6 +208,10 @@ def build_rewrite_request(
 
 
 EDITS_CLOSING = "Write the edits to the memory document now. Output only the block of edits."
+TOOL_CLOSING = (
+    "Call update_memory now with what the conversations above established: new facts with "
+    "their quotes, and the numbers of the lines they make outdated."
+)
 
 
 def _contained(text: str) -> str:

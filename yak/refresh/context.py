@@ -129,12 +129,17 @@ async def check_fit(
     settings' ``memory_model`` and ``memory_context_window``), counted with ``client`` when the
     window is known (no request otherwise).
 
+    A request whose estimate, doubled, still fits beside the reply is not counted: no round
+    trip for the usual refresh (its transcript budget keeps it far below Anthropic's window).
+
     Returns:
         ``None`` when it fits or the window is unknown, else :func:`refusal`'s sentence.
     """
     window = context_window(settings.memory_model, configured=settings.memory_context_window)
     if window is None:
         return None
+    if 2 * estimate_tokens(system, messages) + reserve <= window:
+        return None  # fits even were the estimate off by half
     size = await request_size(client, model=settings.memory_model, system=system, messages=messages)
     return refusal(size, window=window, reserve=reserve)
 

@@ -49,10 +49,10 @@ from yak.domain import (
 from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.linediff import line_changes
-from yak.memory import prompt
 from yak.memory.document import merge_flags
 from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
 from yak.memory.per_line import Decision, decide_lines
+from yak.memory.quotes import with_quotes
 from yak.memory.redact import redact
 from yak.memory.review import ReviewInbox
 from yak.memory.said import Passage, passages
@@ -61,10 +61,10 @@ from yak.memory.transcript import Transcript, format_transcript
 from yak.ports import (
     Completion,
     ConversationRepository,
+    EndpointForms,
     ModelClient,
     ModelClientFactory,
     RefreshLock,
-    SystemPrompt,
     WorkspaceRepository,
 )
 from yak.refresh import context, retries
@@ -161,8 +161,11 @@ class MemoryRefresher:
         settings: returns the current settings (``memory_model``, ``floor_ratio``).
         lock: keeps one refresh of a workspace in flight across processes.
         bus: where ``RefreshFinished`` is published, if given (on the event-loop thread).
-        form: how the model is asked to answer: ``edits`` against the numbered document (the
-            default), or the ``whole`` document (the memory evaluation compares the two).
+        form: how the model is asked to answer, whatever the settings say (the memory
+            evaluation compares the forms); ``None``: the settings' ``memory_form``, where
+            ``auto`` asks for the tool unless ``endpoint_forms`` remembers that this endpoint
+            and model answer in text (then edits).
+        endpoint_forms: the form that worked per endpoint and model, remembered across runs.
     """
 
     def __init__(
@@ -176,11 +179,13 @@ class MemoryRefresher:
         settings: Callable[[], Settings],
         lock: RefreshLock | None = None,
         bus: EventBus | None = None,
-        form: RewriteForm = RewriteForm.EDITS,
+        form: RewriteForm | None = None,
+        endpoint_forms: EndpointForms | None = None,
     ) -> None:
         self._memory = memory
         self._review = review
         self._form = form
+        self._endpoint_forms = endpoint_forms
         self._workspaces = workspaces
         self._conversations = conversations
         self._clients = KeptModelClient(model_client)
@@ -327,26 +332,31 @@ class MemoryRefresher:
         return attempt
 
     async def _ask(self, attempt: _Attempt) -> None:
-        """Ask the memory model for the rewrite (:meth:`_call`) on a kept or new client."""
+        """Ask the memory model for the rewrite (:meth:`_call`) on a kept or new client, in the
+        form chosen for its endpoint (:meth:`_form_for`)."""
         data = attempt.data
-        system, messages = prompt.build_rewrite_request(
-            current=data.document.content,
-            transcript=data.transcript.text,
-            workspace_name=data.workspace.name,
-            rebuild=attempt.rebuild,
-            hand_lines=[o.text for o in data.origins if o.by_person and o.text.strip()],
-            removed_lines=list(data.tombstones.values()),
-            form=self._form,
-        )
+        request = {
+            "current": data.document.content,
+            "transcript": data.transcript.text,
+            "workspace_name": data.workspace.name,
+            "rebuild": attempt.rebuild,
+            "hand_lines": [o.text for o in data.origins if o.by_person and o.text.strip()],
+            "removed_lines": list(data.tombstones.values()),
+        }
         provider: ModelClient | None = None
         answered = False
         try:
             provider = await self._clients.take(data.client_from)
+            form, auto = await self._form_for(provider, attempt.settings)
+            first = retries.first_request(form, **request)
+            fallback = first
+            if form is RewriteForm.TOOL:
+                fallback = retries.first_request(RewriteForm.EDITS, **request)
             too_large = await context.check_fit(
                 provider,
                 settings=attempt.settings,
-                system=system,
-                messages=messages,
+                system=first.system,
+                messages=first.messages,
                 reserve=REWRITE_MAX_TOKENS,
             )
             if too_large is not None:  # not sent to be cut by the server; nothing is folded
@@ -358,35 +368,87 @@ class MemoryRefresher:
                     flags=merge_flags(attempt.outcome.flags, ("context_window",)),
                 )
                 return
-            answered = await self._call(provider, attempt, system=system, messages=messages)
+            answered = await self._call(provider, attempt, first, fallback=fallback)
+            if answered and auto:
+                await self._remember(provider, attempt)
         finally:
             if provider is not None:
                 await self._clients.give_back(provider, healthy=answered)
+
+    async def _form_for(
+        self, provider: ModelClient, settings: Settings
+    ) -> tuple[RewriteForm, bool]:
+        """The form to ask in, and whether it was chosen automatically (then what the endpoint
+        does with it is remembered): the refresher's own form, else the settings'
+        ``memory_form``; ``auto`` is the tool unless this endpoint and model were found to
+        answer in text (then edits)."""
+        if self._form is not None:
+            return self._form, False
+        if settings.memory_form != "auto":
+            return RewriteForm(settings.memory_form), False
+        if self._endpoint_forms is None:
+            return RewriteForm.TOOL, True
+        remembered = await asyncio.to_thread(
+            self._endpoint_forms.remembered, provider.base_url, settings.memory_model
+        )
+        return remembered or RewriteForm.TOOL, True
+
+    async def _remember(self, provider: ModelClient, attempt: _Attempt) -> None:
+        """Remember what the endpoint did with the tool: it called it (tool), or rejected the
+        tools or answered the forced call in text (edits). A tool call that could not be read
+        says nothing about the endpoint."""
+        flags, forms = attempt.outcome.flags, self._endpoint_forms
+        if forms is None:
+            return
+        if "tool_rejected" in flags or "tool_text_reply" in flags:
+            form = RewriteForm.EDITS
+        elif "form:tool" in flags:
+            form = RewriteForm.TOOL
+        else:
+            return
+        model = attempt.settings.memory_model
+        await asyncio.to_thread(forms.remember, provider.base_url, model, form)
 
     async def _call(
         self,
         provider: ModelClient,
         attempt: _Attempt,
+        first: retries.Request,
         *,
-        system: SystemPrompt,
-        messages: list[dict],
+        fallback: retries.Request,
     ) -> bool:
         """The model call and its judged reply (kept on the attempt), in one retry loop
         (``yak.refresh.retries``: which retry, and which reply decides); every reply is judged
-        again. A failed call decides the attempt (``failed``, nothing stored): then ``False``."""
+        again. A tool form the endpoint rejects (a 400 answer) is asked once more in the edits
+        form (``fallback``). A failed call decides the attempt (``failed``, nothing stored):
+        then ``False``."""
         base = attempt.outcome
         model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
-        request, usage, flags = messages, TokenUsage(), base.flags
+        request, usage, flags = first, TokenUsage(), base.flags
         retried: tuple[str, ...] = ()  # the retries' flags, in order
         before_lines = 0  # of the reply a retry was asked for
         passed: tuple[Judgement, Decision] | None = None  # the last reply that passed the guards
         while True:
             try:
                 completion = await provider.complete(
-                    model=model, system=system, messages=request, max_tokens=REWRITE_MAX_TOKENS
+                    model=model,
+                    system=request.system,
+                    messages=request.messages,
+                    max_tokens=REWRITE_MAX_TOKENS,
+                    tools=request.tools,
+                    tool_choice=request.tool_choice,
                 )
             except ProviderError as exc:  # an earlier call's tokens were spent all the same
-                failed = merge_flags(base.flags, (f"provider:{exc.reason}",))
+                if (
+                    exc.reason == "bad_request"
+                    and request.form is RewriteForm.TOOL
+                    and "tool_rejected" not in flags
+                ):
+                    log.info("memory endpoint rejected the tool form (%s); asking for edits", exc)
+                    flags = merge_flags(flags, ("tool_rejected",))
+                    request = fallback
+                    continue
+                failed = merge_flags(flags, (f"provider:{exc.reason}",))
                 attempt.decide(
                     _Store.NOTHING,
                     status=RefreshStatus.FAILED,
@@ -398,14 +460,14 @@ class MemoryRefresher:
                 )
                 return False
             usage += completion.usage
-            edits = self._form is RewriteForm.EDITS and retries.asks_for_edits(retried)
             reply, decision = await asyncio.to_thread(
-                self._judge, attempt, completion, floor_ratio, edits=edits
+                self._judge, attempt, completion, floor_ratio, request.form
             )
-            flags = merge_flags(flags, reply.flags, retried[-1:])
+            form_flag = f"form:{reply.read_as}"
+            flags = merge_flags(flags, (form_flag,), reply.flags, retried[-1:])
             if retried[-1:] == (retries.CONDENSE_RETRY,):
                 reply = retries.after_condense(reply, before_lines)
-            retry = retries.next_retry(messages, reply, retried, decision if edits else None)
+            retry = retries.next_retry(request, reply, retried, decision, fallback=fallback)
             if retry is None:
                 reply, decision = retries.settle(reply, decision, passed)
                 attempt.decision = decision
@@ -415,19 +477,20 @@ class MemoryRefresher:
             request, flag = retry
             retried += (flag,)
             before_lines = reply.verdict.lines
-            why = reply.edit_error or reply.verdict.reason or "it repeats lines of the document"
+            why = reply.form_error or reply.verdict.reason or "it repeats lines of the document"
             log.info("memory rewrite of %s: %s; one %s", attempt.workspace_id, why, flag)
         attempt.answered(reply, model=completion.model or model, usage=usage, flags=flags)
         return True
 
     def _judge(
-        self, attempt: _Attempt, completion: Completion, floor_ratio: float, *, edits: bool
+        self, attempt: _Attempt, completion: Completion, floor_ratio: float, form: RewriteForm
     ) -> tuple[Judgement, Decision | None]:
         """A reply judged (blocking: on a worker thread) and, when it passed the guards,
-        decided per line (``yak.memory.per_line``)."""
+        decided per line (``yak.memory.per_line``); a tool-form reply's quotes that Yak finds
+        in the conversations they name become their lines' evidence (``yak.memory.quotes``)."""
         data = attempt.data
         reply = judge_reply(
-            data.document.content, completion, floor_ratio, edits=edits, said=data.passages
+            data.document.content, completion, floor_ratio, form=form, said=data.passages
         )
         if reply.unchanged or not reply.verdict.ok:
             return reply, None
@@ -440,6 +503,18 @@ class MemoryRefresher:
             mode=data.workspace.review_mode,
             known=f"Project folder: {data.workspace.name}",
         )
+        if reply.quotes:
+            before = set(data.document.content.splitlines())
+            quotes = [q for q in reply.quotes if q.line not in before]
+            evidence = with_quotes(
+                decision.evidence,
+                quotes,
+                session_ids=data.transcript.session_ids,
+                passages=data.passages,
+            )
+            decision = replace(decision, evidence=evidence)
+            verified = _verified_flag(data.document.content, decision)
+            reply = replace(reply, flags=merge_flags(reply.flags, verified))
         return reply, decision
 
     def _decide(self, attempt: _Attempt) -> None:
@@ -614,3 +689,17 @@ def _applied_reason(transcript: Transcript) -> str:
     if transcript.dropped:
         reason += f" ({transcript.dropped} older messages dropped over the budget)"
     return reason
+
+
+def _verified_flag(previous: str, decision: Decision) -> tuple[str, ...]:
+    """``evidence_verified:K/N``: of the N lines the decision applies that ``previous`` did
+    not have, K have a quote the model named and Yak found (the evaluation's "evidence
+    verified" row)."""
+    verified = {e.line for e in decision.evidence if e.verified}
+    before = set(previous.splitlines())
+    applied = [
+        line for line in decision.applied.splitlines() if line.strip() and line not in before
+    ]
+    if not applied:
+        return ()
+    return (f"evidence_verified:{sum(line in verified for line in applied)}/{len(applied)}",)

@@ -1,0 +1,251 @@
+"""The tool rewrite form ("The rewrite forms" in docs/refresh.md), through the core and the real
+SDK against the scripted Messages API: the refresh forces one tool, ``update_memory``; Yak merges
+its facts into the document, checks each quote against the conversation it names, retries a call
+it cannot read once, then asks for edits; an endpoint that rejects tools or answers in text is
+asked for edits, and that is remembered per base URL and model. Documents are compared byte for
+byte."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support import project_folder, say
+from tests.support.builders import seed_document
+from tests.support.fake_api import error, text, tool_use
+from yak.domain import RefreshStatus
+from yak.evidence import Speaker
+from yak.memory.forms import FormError
+from yak.memory.forms.tool import TOOL_NAME, merge, read_tool
+from yak.memory.prompt import request_text
+
+DOC = (
+    "Project\n- orders-api: a FastAPI service that takes orders from the shop and bills them.\n"
+    "- Python 3.12.\n- Lint with ruff.\n"
+    "\nTesting\n- Tests run with pytest.\n"
+)
+
+
+@pytest.fixture
+def tool_core(make_core):
+    """A core in the settings' form (``auto``: the tool where the endpoint supports it)."""
+    return make_core(rewrite_form=None)
+
+
+@pytest.fixture
+def workspace(tool_core, loop, tmp_path):
+    ws = loop.run_until_complete(tool_core.workspaces.open(str(project_folder(tmp_path, "proj"))))
+    loop.run_until_complete(seed_document(tool_core, ws.id, DOC))
+    return ws
+
+
+def call(facts=(), forget=()):
+    return tool_use(TOOL_NAME, {"facts": list(facts), "forget": list(forget)})
+
+
+def fact(text_, conversation, quote, replaces=()):
+    return {"text": text_, "conversation": conversation, "quote": quote, "replaces": list(replaces)}
+
+
+# --- pure: the merge --------------------------------------------------------------------------
+
+
+def test_a_fact_that_replaces_a_line_takes_its_place_and_a_new_fact_joins_its_section():
+    facts = [
+        fact("- Python 3.13.", 1, "we moved to 3.13", replaces=[3]),
+        fact("- Tests run in parallel with pytest -n 4.", 1, "pytest -n 4", replaces=[]),
+    ]
+    merged, quotes = merge(DOC, facts, [])
+    assert merged == (
+        "Project\n- orders-api: a FastAPI service that takes orders from the shop and bills them.\n"
+        "- Python 3.13.\n- Lint with ruff.\n"
+        "\nTesting\n- Tests run with pytest.\n- Tests run in parallel with pytest -n 4.\n"
+    )
+    assert [q.line for q in quotes] == [
+        "- Python 3.13.",
+        "- Tests run in parallel with pytest -n 4.",
+    ]
+
+
+def test_a_fact_the_document_holds_adds_nothing_and_forget_removes_its_line():
+    facts = [fact("- lint with ruff", 1, "ruff", replaces=[])]
+    merged, _ = merge(DOC, facts, [{"line": 3, "conversation": 1, "quote": "drop it"}])
+    assert merged == DOC.replace("- Python 3.12.\n", "")
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ({"facts": []}, "its input has no forget list"),
+        ({"facts": [fact("- A.\n- B.", 1, "a")], "forget": []}, "fact 1 is not one line"),
+        (
+            {"facts": [fact("- A.", 1, "a", replaces=[9])], "forget": []},
+            "fact 1 replaces line 9, but the document has 7 lines",
+        ),
+        ({"facts": [], "forget": [{"conversation": 1, "quote": "x"}]}, "forget 1 names no line"),
+        ({"facts": [fact("- A.", "one", "a")], "forget": []}, "fact 1 names no conversation"),
+    ],
+)
+def test_a_call_that_cannot_be_applied_names_its_first_problem(given, problem):
+    read = read_tool({"type": "tool_use", "name": TOOL_NAME, "input": given}, DOC)
+    assert isinstance(read, FormError) and read.reason.startswith(problem)
+
+
+# --- end to end --------------------------------------------------------------------------------
+
+
+async def test_the_refresh_forces_the_tool_and_applies_the_merged_facts_with_verified_quotes(
+    tool_core, workspace, fake_api, data_dir
+):
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    fake_api.script(call([fact("- Python 3.13.", 1, "we moved to Python 3.13", replaces=[3])]))
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    expected = DOC.replace("3.12", "3.13")
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+    [request] = fake_api.message_requests
+    [sent_tool] = request.body["tools"]
+    assert sent_tool["name"] == TOOL_NAME and sent_tool["strict"] is True
+    assert request.body["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
+    asked = request_text(request.body["messages"])
+    assert asked.index("<conversations>") < asked.index("<current-memory>")
+    assert "3| - Python 3.12." in asked
+    assert "form:tool" in outcome.flags and "evidence_verified:1/1" in outcome.flags
+    line = (await tool_core.memory.blame(workspace.id))[2]
+    assert line.evidence is not None and line.evidence.verified
+    assert line.evidence.speaker is Speaker.USER
+    assert line.evidence.quote == "we moved to Python 3.13"
+    remembered = json.loads((data_dir / "endpoints.json").read_text())
+    assert list(remembered.values()) == ["tool"]
+
+
+async def test_both_lists_empty_is_up_to_date_and_the_document_is_untouched(
+    tool_core, workspace, fake_api
+):
+    say(tool_core, workspace.id, "Thanks, that's all for today!", "You're welcome.")
+    fake_api.script(call())
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.UP_TO_DATE
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == DOC.encode()
+    assert tool_core.chat.conversations.unfolded_messages(workspace.id) == []
+
+
+async def test_a_line_number_past_the_end_gets_one_retry_naming_it_then_applies(
+    tool_core, workspace, fake_api
+):
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    bad = call([fact("- Python 3.13.", 1, "we moved to Python 3.13", replaces=[30])])
+    good = call([fact("- Python 3.13.", 1, "we moved to Python 3.13", replaces=[3])])
+    fake_api.script(bad, good)
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and "tool_retry" in outcome.flags
+    retry = fake_api.message_requests[1].body
+    [result] = retry["messages"][-1]["content"]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "fact 1 replaces line 30, but the document has 7 lines" in result["content"]
+    assert retry["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
+    expected = DOC.replace("3.12", "3.13")
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+async def test_a_second_call_that_cannot_be_read_falls_back_to_the_edits_form(
+    tool_core, workspace, fake_api
+):
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    bad = call([fact("- Python 3.13.", 1, "we moved to Python 3.13", replaces=[30])])
+    fake_api.script(bad, bad, text("<edits>\n@@ replace 3\n- Python 3.13.\n</edits>"))
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    assert {"tool_retry", "tool_fallback", "form:edits"} <= set(outcome.flags)
+    fallback = fake_api.message_requests[2].body
+    assert "tools" not in fallback and "@@ insert after N" in fallback["system"][0]["text"]
+    expected = DOC.replace("3.12", "3.13")
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+async def test_a_text_answer_to_the_forced_call_is_read_as_edits_and_remembered(
+    tool_core, workspace, fake_api, data_dir
+):
+    """No second request for the first refresh; the next one asks for edits, without tools."""
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    fake_api.script(text("<edits>\n@@ replace 3\n- Python 3.13.\n</edits>"))
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    assert {"tool_text_reply", "form:edits"} <= set(outcome.flags)
+    assert len(fake_api.message_requests) == 1
+    assert list(json.loads((data_dir / "endpoints.json").read_text()).values()) == ["edits"]
+    say(tool_core, workspace.id, "We lint with ruff and mypy now.", "Noted.")
+    fake_api.script(text("<edits>\n@@ replace 4\n- Lint with ruff and mypy.\n</edits>"))
+    await tool_core.refresh.refresh_now(workspace.id)
+    second = fake_api.message_requests[1].body
+    assert "tools" not in second and "tool_choice" not in second
+
+
+async def test_an_endpoint_that_rejects_tools_is_asked_for_edits_in_the_same_refresh(
+    tool_core, workspace, fake_api, data_dir
+):
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    fake_api.script(
+        error(400, message="tools are not supported"),
+        text("<edits>\n@@ replace 3\n- Python 3.13.\n</edits>"),
+    )
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and "tool_rejected" in outcome.flags
+    assert "tools" in fake_api.message_requests[0].body
+    assert "tools" not in fake_api.message_requests[1].body
+    assert list(json.loads((data_dir / "endpoints.json").read_text()).values()) == ["edits"]
+
+
+async def test_a_quote_not_in_the_conversation_proves_nothing(tool_core, workspace, fake_api):
+    """The supported fact is applied on Yak's own grounding, its evidence not verified; the
+    invented one waits, whatever its quote claims."""
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    fake_api.script(
+        call(
+            [
+                fact("- Python 3.13.", 1, "the team agreed on 3.13 in March", replaces=[3]),
+                fact("- Deploys go to fly.io.", 1, "we deploy to fly.io"),
+            ]
+        )
+    )
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    assert "'fly.io' was not said" in outcome.reason
+    document = (await tool_core.memory.read(workspace.id)).content
+    assert document == DOC.replace("3.12", "3.13")
+    line = (await tool_core.memory.blame(workspace.id))[2]
+    assert line.evidence is not None and not line.evidence.verified
+    assert "evidence_verified:0/1" in outcome.flags
+
+
+async def test_a_quote_of_the_assistant_never_makes_a_permission_typed_by_a_person(
+    tool_core, workspace, fake_api
+):
+    say(
+        tool_core,
+        workspace.id,
+        "Can you push the fix?",
+        "Sure. From now on you may push to main without asking.",
+    )
+    grant = "- The agent may push to main without asking."
+    fake_api.script(call([fact(grant, 1, "you may push to main without asking")]))
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == DOC.encode()
+
+
+async def test_a_line_replaced_by_an_unrelated_fact_stays_and_its_removal_waits(
+    tool_core, workspace, fake_api
+):
+    """The model claims a fact makes line 2 outdated; nothing said touches it."""
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    fake_api.script(call([fact("- Python 3.13.", 1, "we moved to Python 3.13", replaces=[2, 3])]))
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    document = (await tool_core.memory.read(workspace.id)).content
+    assert (
+        "- orders-api: a FastAPI service that takes orders" in document
+        and "- Python 3.13." in document
+    )
+    assert "- Python 3.12." not in document

@@ -1,0 +1,294 @@
+"""The ``tool`` rewrite form: the memory model calls one tool, ``update_memory``, forced with
+``tool_choice`` and held to a strict input schema, listing what the conversations established;
+Yak merges it into the document itself ("The rewrite forms" in docs/refresh.md). Pure.
+
+The model never writes the document: it lists facts (each one line, with the conversation and
+the words that support it, and the lines it makes outdated) and lines to forget. The merge is
+deterministic: a fact that replaces lines takes the place of the first of them, a new fact joins
+its section (``yak.memory.placement``), a fact the document already holds word for word changes
+nothing. Whatever the merge gives is judged like any other candidate: a line removed without
+cause stays, an unsupported line waits, a quote is checked before it counts as evidence.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from yak.memory.forms import Candidate, FormError, Quote
+from yak.memory.grounding import is_structure
+from yak.memory.placement import place
+from yak.memory.provenance import fold_line
+from yak.memory.removals import Removals
+from yak.memory.said import Passage
+
+TOOL_NAME = "update_memory"
+TOOL_CHOICE: dict[str, str] = {"type": "tool", "name": TOOL_NAME}
+
+_REFERENCE = {
+    "conversation": {
+        "type": "integer",
+        "description": "The number of the conversation that says it (conversation 1 is the "
+        "first in the request).",
+    },
+    "quote": {
+        "type": "string",
+        "description": "The exact words of that conversation that say it, copied.",
+    },
+}
+
+TOOL: dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": (
+        "Record what the conversations established in the project's memory document. List "
+        "each durable fact the document does not already say, and each line of the document "
+        "a conversation says is wrong or asks to remove. Both lists empty when nothing "
+        "durable was said."
+    ),
+    "strict": True,
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "description": "New or changed facts, one line of the document each.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {
+                            "type": "string",
+                            "description": "The fact as one line of the document, such as "
+                            '"- Tests run with pytest -q."',
+                        },
+                        **_REFERENCE,
+                        "replaces": {
+                            "type": "array",
+                            "items": {"type": "integer"},
+                            "description": "Numbers of the document's lines this fact makes "
+                            "outdated; empty when it only adds.",
+                        },
+                    },
+                    "required": ["text", "conversation", "quote", "replaces"],
+                    "additionalProperties": False,
+                },
+            },
+            "forget": {
+                "type": "array",
+                "description": "Lines of the document a conversation says are wrong or asks "
+                "to remove.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "line": {"type": "integer", "description": "The line's number."},
+                        **_REFERENCE,
+                    },
+                    "required": ["line", "conversation", "quote"],
+                    "additionalProperties": False,
+                },
+            },
+        },
+        "required": ["facts", "forget"],
+        "additionalProperties": False,
+    },
+}
+
+
+def tool_call(content: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The reply's ``update_memory`` call (its ``tool_use`` block), or ``None``."""
+    for block in content:
+        if block.get("type") == "tool_use" and block.get("name") == TOOL_NAME:
+            return block
+    return None
+
+
+def read_tool(
+    call: Mapping[str, Any], previous: str, *, said: Sequence[Passage] = ()
+) -> Candidate | FormError:
+    """Read an ``update_memory`` call against the document it was shown.
+
+    Args:
+        call: the reply's ``tool_use`` block (``input`` already redacted).
+        previous: the document the request showed (its lines are numbered from 1).
+        said: the folded conversations: a line the call replaces or forgets stays unless they
+            give a cause (:class:`yak.memory.removals.Removals`; flag ``removal_without_cause``).
+
+    Returns:
+        The merged candidate (``unchanged`` when both lists are empty), with one
+        :class:`~yak.memory.forms.Quote` per fact line, or a :class:`FormError` naming the
+        first problem: a list missing, a fact that is not one line, a line number outside the
+        document, a forget without a line, a conversation that is not a number.
+    """
+    given = call.get("input")
+    record = json.dumps(given, ensure_ascii=False, sort_keys=True)
+    problem = _problem(given, previous.splitlines())
+    if problem is not None:
+        return FormError(problem, record=record)
+    assert isinstance(given, Mapping)  # checked by _problem
+    facts, forget = list(given["facts"]), list(given["forget"])
+    if not facts and not forget:
+        return Candidate(text=previous, unchanged=True, record=record)
+    facts, forget, spared = _with_cause(previous, facts, forget, said)
+    text, quotes = merge(previous, facts, forget)
+    flags = ("removal_without_cause",) if spared else ()
+    return Candidate(text=text, quotes=quotes, record=record, flags=flags)
+
+
+def _with_cause(
+    previous: str,
+    facts: list[Mapping[str, Any]],
+    forget: list[Mapping[str, Any]],
+    said: Sequence[Passage],
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], int]:
+    """The call's claims that a line is outdated, kept only where the conversations give a
+    cause ("What a rewrite may remove" in docs/memory.md): a fact that restates the line, or
+    a passage that touches it. A model's claim alone removes nothing (a 1.5B model listed
+    lines 1-4 as replaced where one line was touched); the lines it named without cause stay
+    in place, and how many is returned."""
+    lines = previous.splitlines()
+    removals = Removals(said)
+    added = [str(fact["text"]).strip() for fact in facts]
+    spared = 0
+
+    def caused(number: int, replacement: list[str]) -> bool:
+        nonlocal spared
+        line = lines[number - 1]
+        if is_structure(line) or not removals.without_cause(line, replacement, added):
+            return True
+        spared += 1
+        return False
+
+    kept_facts = []
+    for fact in facts:
+        text = str(fact["text"]).strip()
+        replaces = [n for n in fact["replaces"] if caused(n, [text])]
+        kept_facts.append({**fact, "replaces": replaces})
+    kept_forget = [item for item in forget if caused(item["line"], [])]
+    return kept_facts, kept_forget, spared
+
+
+def merge(
+    previous: str, facts: Sequence[Mapping[str, Any]], forget: Sequence[Mapping[str, Any]]
+) -> tuple[str, tuple[Quote, ...]]:
+    """The document with ``facts`` merged and ``forget`` removed (both already checked).
+
+    A fact replacing lines takes the place of the first of them (several facts replacing the
+    same line keep their order); the other lines it replaces go. A new fact joins the section
+    its words fit best (:func:`yak.memory.placement.place`), never blindly the end. A fact the
+    document keeps word for word (case, spacing and end punctuation folded) adds nothing.
+
+    Returns:
+        The document (LF, one final newline unless empty) and each placed fact's quote.
+    """
+    lines = previous.splitlines()
+    gone = {int(item["line"]) for item in forget}
+    at_line: dict[int, list[str]] = {}
+    new: list[str] = []
+    quotes: list[Quote] = []
+    for fact in facts:
+        text = str(fact["text"]).strip()
+        replaces = sorted({int(n) for n in fact["replaces"]})
+        gone.update(replaces)
+        if replaces:
+            at_line.setdefault(replaces[0], []).append(text)
+        else:
+            new.append(text)
+        quotes.append(Quote(text, int(fact["conversation"]), str(fact["quote"])))
+    merged: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        merged += at_line.get(number, [])
+        if number not in gone:
+            merged.append(line)
+    kept = {fold_line(line) for line in merged}
+    document = "".join(line + "\n" for line in merged)
+    for text in new:
+        if fold_line(text) in kept:
+            continue  # the document says it already
+        document = place(document, text).document if document.strip() else text + "\n"
+        kept.add(fold_line(text))
+    return document, tuple(quotes)
+
+
+def retry_request(
+    messages: list[dict[str, Any]], *, call: Mapping[str, Any], reason: str
+) -> list[dict[str, Any]]:
+    """The messages of the one retry after an ``update_memory`` call that cannot be read: the
+    call as the assistant turn, and its ``tool_result`` marked as an error that names the
+    problem (the API's way to say a tool call failed), asking for the call again."""
+    return [
+        *messages,
+        {"role": "assistant", "content": [dict(call)]},
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call.get("id", ""),
+                    "is_error": True,
+                    "content": retry_message(reason),
+                }
+            ],
+        },
+    ]
+
+
+def retry_message(reason: str) -> str:
+    """The tool form's retry message for a call that cannot be read."""
+    return (
+        f"That update_memory call cannot be applied: {reason}. Call update_memory again with "
+        "valid input: line numbers of the document as you received it, each fact one line."
+    )
+
+
+def _problem(given: object, lines: Sequence[str]) -> str | None:
+    """The first thing wrong with a call's input, in words, or ``None``."""
+    if not isinstance(given, Mapping):
+        return "its input is not an object with facts and forget"
+    count = len(lines)
+    for key in ("facts", "forget"):
+        if not isinstance(given.get(key), list):
+            return f"its input has no {key} list"
+    for number, fact in enumerate(given["facts"], start=1):
+        if not isinstance(fact, Mapping):
+            return f"fact {number} is not an object"
+        text = fact.get("text")
+        if not isinstance(text, str) or not text.strip():
+            return f"fact {number} has no text"
+        if "\n" in text.strip():
+            return f"fact {number} is not one line (it holds a line break)"
+        wrong = _reference_problem(fact, f"fact {number}")
+        if wrong is not None:
+            return wrong
+        replaces = fact.get("replaces", [])
+        if not isinstance(replaces, list) or not all(_is_int(n) for n in replaces):
+            return f"fact {number}'s replaces is not a list of line numbers"
+        outside = [n for n in replaces if not 1 <= n <= count]
+        if outside:
+            return f"fact {number} replaces line {outside[0]}, but the document has {_lines(count)}"
+    for number, item in enumerate(given["forget"], start=1):
+        if not isinstance(item, Mapping) or not _is_int(item.get("line")):
+            return f"forget {number} names no line"
+        if not 1 <= item["line"] <= count:
+            return (
+                f"forget {number} names line {item['line']}, but the document has {_lines(count)}"
+            )
+        wrong = _reference_problem(item, f"forget {number}")
+        if wrong is not None:
+            return wrong
+    return None
+
+
+def _reference_problem(item: Mapping[str, Any], name: str) -> str | None:
+    if not _is_int(item.get("conversation")):
+        return f"{name} names no conversation by its number"
+    if not isinstance(item.get("quote", ""), str):
+        return f"{name}'s quote is not text"
+    return None
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _lines(count: int) -> str:
+    return "no lines" if count == 0 else f"{count} line{'s' if count != 1 else ''}"
