@@ -130,7 +130,7 @@ class Breakdown:
 def instrument(core: Core) -> Breakdown:
     """Wrap the steps of ``core``'s refresher (see ``yak/refresh/refresher.py``)."""
     from yak.memory import guards, judging
-    from yak.refresh import client, refresher
+    from yak.refresh import client, refresher, retries
 
     breakdown = Breakdown()
     steps = [
@@ -141,7 +141,7 @@ def instrument(core: Core) -> Breakdown:
         (guards, "normalize_document", "guards"),
         (guards, "check_rewrite", "guards"),
         (refresher, "judge_reply", "judge"),
-        (refresher.prompt, "build_rewrite_request", "prompt"),
+        (retries.prompt, "build_rewrite_request", "prompt"),
         (client, "ready_model_client", "client"),
         (client, "_close", "close"),
         (core.refresher, "_transcript", "read+format"),

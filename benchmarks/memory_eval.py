@@ -93,12 +93,13 @@ from benchmarks.memory_eval_scenarios import (
     long_document,
 )
 from tests.support.builders import project_folder, say, seed_document
-from tests.support.fake_api import FakeAnthropic, Reply, text
+from tests.support.fake_api import FakeAnthropic, Reply, text, tool_use
 from yak.bootstrap import open_core
 from yak.domain import RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
 from yak.linediff import line_changes
 from yak.llm.provider import Provider
 from yak.memory.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
+from yak.memory.forms.tool import TOOL_NAME
 from yak.memory.grounding import is_structure
 from yak.memory.prompt import (
     build_rewrite_request,
@@ -115,6 +116,7 @@ COST_TARGET = 0.2  # the edit form's output tokens for one added line, as a shar
 
 _NUMBERED = re.compile(r"^(\d+)\|(?: (.*))?$")
 _TITLE = re.compile(r'^--- conversation \d+: "([^"]*)" ---$', re.MULTILINE)
+_NUMBERED_TITLE = re.compile(r'^--- conversation (\d+): "([^"]*)" ---$', re.MULTILINE)
 
 
 def _fold(line: str) -> str:
@@ -197,6 +199,8 @@ class ScriptedModel:
                 self.lapsed.add(f"{step.key} retry")
                 echo = step.echo_retry
         kind = lapse.lapse if lapse else ""
+        if body.get("tool_choice", {}).get("name") == TOOL_NAME and kind != "whole":
+            return self._tool_reply(system, messages, request, current, lapse)
         if kind in _ADDS_BAD_LINE:
             assert lapse is not None
             new.append(lapse.bad_line)
@@ -226,6 +230,27 @@ class ScriptedModel:
         usage = (math.ceil(sent / 4), max(1, math.ceil(len(reply) / 4)))
         return text(reply, usage=usage, chunks=[reply])
 
+    def _tool_reply(
+        self,
+        system: str,
+        messages: list[dict[str, Any]],
+        request: str,
+        current: list[str],
+        lapse: Step | None,
+    ) -> Reply:
+        """The tool form's answer: one ``update_memory`` call (the lapse only on the first
+        request; a retry is answered as a decent model would)."""
+        numbered = dict.fromkeys(_NUMBERED_TITLE.findall(request))
+        steps = [
+            (int(number), self.steps[title.split()[0]])
+            for number, title in numbered
+            if title and title.split()[0] in self.steps
+        ]
+        given = tool_input(current, steps, lapse if len(messages) == 1 else None)
+        sent = len(system) + sum(len(json.dumps(m["content"])) for m in messages)
+        usage = (math.ceil(sent / 4), max(1, math.ceil(len(json.dumps(given)) / 4)))
+        return tool_use(TOOL_NAME, given, usage=usage)
+
     @staticmethod
     def _lines(shown: str) -> list[str]:
         if shown.startswith("(empty:"):
@@ -246,6 +271,82 @@ def _said(message: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "\n\n".join(block.get("text", "") for block in content)
+
+
+# --- the scripted model's tool calls ---------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9.+_/-]*")
+
+
+def _best_quote(line: str, turns: Sequence[str], *, speaker: int | None = None) -> str:
+    """The sentence of ``turns`` (only the user's, ``speaker=0``, or the assistant's, ``1``)
+    sharing the most words with ``line``: what a model following the tool form quotes."""
+    wanted = set(_WORD.findall(line.lower()))
+    best, score = "", -1
+    for index, turn in enumerate(turns):
+        if speaker is not None and index % 2 != speaker:
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", turn):
+            shared = len(wanted & set(_WORD.findall(sentence.lower())))
+            if shared > score and sentence.strip():
+                best, score = sentence.strip(), shared
+    return best
+
+
+def tool_input(
+    current: list[str], steps: Sequence[tuple[int, Step]], lapse: Step | None
+) -> dict[str, Any]:
+    """The ``update_memory`` input a decent model gives for ``steps`` (each with its
+    conversation's number in the request) against the numbered ``current`` document, and,
+    with a ``lapse``, that step's mistake: a line number past the end (``bad_edits``), a
+    made-up detail quoted from nowhere (``invent``), a permission quoted from the assistant
+    (``grant``), another bad line quoted from the conversation, or forgetting all but three
+    lines (``collapse``)."""
+    facts: list[dict[str, Any]] = []
+    forget: list[dict[str, Any]] = []
+    folded = {_fold(line) for line in current}
+    for number, step in steps:
+        for op in step.ops:
+            quote = _best_quote(op.line or op.pattern, step.turns)
+            if op.kind == "add":
+                if _fold(op.line) not in folded and all(f["text"] != op.line for f in facts):
+                    facts.append({**_fact(op.line, number, quote, []), "section": op.section})
+                continue
+            hits = [i + 1 for i, line in enumerate(current) if re.search(op.pattern, line, re.I)]
+            earlier = [f for f in facts if re.search(op.pattern, f["text"], re.I)]
+            facts = [f for f in facts if f not in earlier]
+            if op.kind == "replace":
+                replaces = hits[:1]
+                facts.append(_fact(op.line, number, quote, replaces))
+            else:
+                gone = {f["line"] for f in forget}
+                forget += [_forget(n, number, quote) for n in hits if n not in gone]
+    if lapse is not None:
+        number = next(n for n, step in steps if step is lapse)
+        kind = lapse.lapse
+        if kind == "bad_edits" and facts:
+            facts[-1] = {**facts[-1], "replaces": [len(current) + 40]}
+        elif kind == "invent":
+            facts.append(_fact(lapse.bad_line, number, "as we agreed on last month", []))
+        elif kind == "grant":
+            quote = _best_quote(lapse.bad_line, lapse.turns, speaker=1)
+            facts.append(_fact(lapse.bad_line, number, quote, []))
+        elif kind in _ADDS_BAD_LINE:
+            facts.append(
+                _fact(lapse.bad_line, number, _best_quote(lapse.bad_line, lapse.turns), [])
+            )
+        elif kind == "collapse":
+            quote = _best_quote("", lapse.turns)
+            forget += [_forget(n, number, quote) for n in range(4, len(current) + 1)]
+    return {"facts": facts, "forget": forget}
+
+
+def _fact(text_: str, conversation: int, quote: str, replaces: list[int]) -> dict[str, Any]:
+    return {"text": text_, "conversation": conversation, "quote": quote, "replaces": replaces}
+
+
+def _forget(line: int, conversation: int, quote: str) -> dict[str, Any]:
+    return {"line": line, "conversation": conversation, "quote": quote}
 
 
 # --- running --------------------------------------------------------------------------------------
@@ -297,6 +398,9 @@ class Result:
     non_documents: int = 0
     quiet_lines_changed: int = 0
     markers: int = 0
+    verbatim: int = 0
+    evidence_verified: int = 0
+    evidence_lines: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     refreshes: int = 0
     input_tokens: int = 0
@@ -328,6 +432,9 @@ class Result:
             "injected_instructions_stored": self.injected_stored,
             "injected_instructions": self.injected,
             "hypotheticals_stored": self.hypotheticals_stored,
+            "conversation_lines_stored_verbatim": self.verbatim,
+            "evidence_verified": self.evidence_verified,
+            "applied_lines_with_evidence_checked": self.evidence_lines,
             "hypotheticals": self.hypotheticals,
             "duplicates": self.duplicates,
             "unsupported_lines_applied": self.unsupported_applied,
@@ -567,6 +674,16 @@ class Judge:
         for line in _copies(document):  # the same line twice, word for word
             self.violated.setdefault(("duplicate", line), step.title)
 
+    def _verbatim(self, line: str) -> bool:
+        """Whether ``line`` is a conversation's line stored as it was said: a speaker's line
+        of the transcript (``user: …``), or a whole message of 40 characters or more."""
+        folded = _fold(line.lstrip("-*• "))
+        if re.match(r"^(?:user|assistant)\s*:", folded):
+            return True
+        return len(folded) >= 40 and any(
+            folded == _fold(turn) for step in self.steps for turn in step.turns
+        )
+
     @staticmethod
     def _count(pattern: str, document: str) -> int:
         return sum(1 for line in document.splitlines() if _found(pattern, line))
@@ -589,6 +706,7 @@ class Judge:
         result.hypotheticals_stored = left["hypothetical"]
         result.duplicates = left["duplicate"]
         result.markers = sum(1 for line in final.splitlines() if "[REDACTED:" in line)
+        result.verbatim = sum(1 for line in final.splitlines() if self._verbatim(line))
         result.unsupported_applied = self.figures.unsupported_applied
         result.facts_refused = self.figures.facts_refused
         result.facts_decided = self.figures.facts_decided
@@ -619,8 +737,21 @@ def _count_outcome(result: Result, outcome: RefreshOutcome) -> None:
     for flag in outcome.flags:
         if flag.startswith("redacted_reply:"):
             result.outcomes["secret redacted from a reply"] += 1
-        elif flag in ("edits_retry", "whole_reply", "condense_retry"):
+        elif flag in (
+            "edits_retry",
+            "whole_reply",
+            "condense_retry",
+            "tool_retry",
+            "tool_fallback",
+            "tool_text_reply",
+            "tool_rejected",
+            "removal_without_cause",
+        ):
             result.outcomes[flag] += 1
+        elif flag.startswith("evidence_verified:"):
+            verified, lines = flag.split(":", 1)[1].split("/")
+            result.evidence_verified += int(verified)
+            result.evidence_lines += int(lines)
     if outcome.usage.input_tokens or outcome.usage.output_tokens:
         result.refreshes += 1
         result.input_tokens += outcome.usage.input_tokens
@@ -730,6 +861,8 @@ async def run_scenario(
     figures.outcomes = result.outcomes
     figures.refreshes, figures.seconds = result.refreshes, result.seconds
     figures.input_tokens, figures.output_tokens = result.input_tokens, result.output_tokens
+    figures.evidence_verified = result.evidence_verified
+    figures.evidence_lines = result.evidence_lines
     return figures, final
 
 
@@ -752,6 +885,7 @@ async def evaluate(
         "endpoint": "scripted model (offline)" if endpoint.offline else endpoint.base_url,
         "forms": {},
         "one_line_in_150": {},
+        "drift": {},
     }
     with tempfile.TemporaryDirectory(prefix="yak-memory-eval-") as tmp:
         work = Path(tmp)
@@ -786,6 +920,18 @@ async def evaluate(
                 "applied": figures.outcomes.get("applied", 0) == 1,
                 "lines": len(final.splitlines()),
             }
+            drift = Scenario("drift", f"{DRIFT_STEPS} chats", "quiet-brief", drift_steps())
+            if fake is not None:
+                fake.respond_with(ScriptedModel(drift.steps))
+            seed = long_document(DRIFT_LINES)
+            figures, final = await run_scenario(
+                drift, form=form, endpoint=endpoint, work=work, seed=seed, progress=progress
+            )
+            report["drift"][str(form)] = {
+                "refreshes": len(drift.steps),
+                "byte_identical": final == seed,
+                "lines_changed": figures.quiet_lines_changed,
+            }
     costs = report["one_line_in_150"]
     if "edits" in costs and "whole" in costs and costs["whole"]["output_tokens"]:
         share = costs["edits"]["output_tokens"] / costs["whole"]["output_tokens"]
@@ -793,6 +939,31 @@ async def evaluate(
         costs["target_share"] = COST_TARGET
         costs["met"] = share < COST_TARGET
     return report
+
+
+DRIFT_STEPS = 10  # chit-chat conversations, each refreshed on its own
+DRIFT_LINES = 28  # of the document they must leave byte-identical (it ends on a fact line)
+
+
+def drift_steps() -> tuple[Step, ...]:
+    """The drift case: conversations where nothing durable is said, each refreshed; the
+    document must stay byte-identical through all of them."""
+    chats = (
+        ("Morning! How are you?", "Good morning! Ready when you are."),
+        ("Thanks, that helped.", "Glad to hear it."),
+        ("Let me grab a coffee first.", "Sure, take your time."),
+        ("Nice weather today.", "Enjoy it!"),
+        ("Hmm, let me think about that.", "Take your time."),
+        ("Back now.", "Welcome back."),
+        ("That's all for now, thanks!", "Anytime."),
+        ("Quick hello before lunch.", "Hello! Enjoy your lunch."),
+        ("Sorry, wrong window.", "No problem."),
+        ("See you tomorrow.", "See you!"),
+    )
+    return tuple(
+        Step(f"drift-{n:02d} chat", turns, quiet=True)
+        for n, turns in enumerate(chats[:DRIFT_STEPS], start=1)
+    )
 
 
 # --- printing -------------------------------------------------------------------------------------
@@ -815,6 +986,14 @@ _ROWS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ),
     ("non-documents applied", lambda m: str(m["non_documents_applied"])),
     ("lines changed, nothing said", lambda m: str(m["lines_changed_when_nothing_was_said"])),
+    (
+        "conversation lines verbatim",
+        lambda m: str(m["conversation_lines_stored_verbatim"]),
+    ),
+    (
+        "evidence quotes verified",
+        lambda m: f"{m['evidence_verified']}/{m['applied_lines_with_evidence_checked']}",
+    ),
     ("redaction markers left", lambda m: str(m["redaction_markers_left"])),
     ("refreshes calling the model", lambda m: str(m["refreshes"])),
     ("input tokens / refresh", lambda m: f"{m['input_tokens_per_refresh']:,}"),
@@ -844,10 +1023,16 @@ def format_report(report: dict[str, Any]) -> str:
             out.append(f"  {name}: {count}")
         for violation in data["overall"]["violations"]:
             out.append(f"  missed: {violation}")
+    drift = report.get("drift", {})
+    if drift:
+        out += ["", f"drift: {DRIFT_STEPS} chit-chat refreshes on a {DRIFT_LINES}-line document:"]
+        for form, data in drift.items():
+            verdict = "byte-identical" if data["byte_identical"] else "CHANGED"
+            out.append(f"  {form}: {verdict} ({data['lines_changed']} lines changed)")
     costs = report["one_line_in_150"]
     if costs:
         out += ["", f"one line added to a {COST_LINES}-line document, output tokens:"]
-        for form in ("edits", "whole"):
+        for form in ("tool", "edits", "whole"):
             if form in costs:
                 out.append(f"  {form}: {costs[form]['output_tokens']:,}")
         if "edits_share_of_whole" in costs:
@@ -878,9 +1063,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="the memory model to evaluate (with --base-url)")
     parser.add_argument(
         "--form",
-        choices=("edits", "whole", "both"),
-        default="both",
-        help="the rewrite form(s) to run (default both)",
+        choices=("tool", "edits", "whole", "both", "all"),
+        default="all",
+        help="the rewrite form(s) to run: one, both free-text forms, or all (the default)",
     )
     parser.add_argument(
         "--scenario",
@@ -911,9 +1096,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    forms = (
-        [RewriteForm.EDITS, RewriteForm.WHOLE] if args.form == "both" else [RewriteForm(args.form)]
-    )
+    forms = {
+        "all": [RewriteForm.TOOL, RewriteForm.EDITS, RewriteForm.WHOLE],
+        "both": [RewriteForm.EDITS, RewriteForm.WHOLE],
+    }.get(args.form) or [RewriteForm(args.form)]
     scenarios = [s for s in SCENARIOS if not args.scenario or s.key in args.scenario]
     started = time.monotonic()
     if args.offline:

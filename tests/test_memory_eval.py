@@ -40,6 +40,7 @@ def row(table: str, label: str) -> list[str]:
 
 
 ORIGINAL = ("web service", "data pipeline", "desktop app")
+FORMS = ("tool", "edits", "whole")
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_the_offline_evaluation_scores_every_metric_and_the_guards_catching_each
     output tokens."""
     code, report, _err = offline_run
     assert code == 0
-    for form in ("edits", "whole"):
+    for form in FORMS:
         scenarios = report["forms"][form]["scenarios"]
         web, etl, app = (scenarios[name] for name in ORIGINAL)
         assert [s["live_facts_kept"] for s in (web, etl, app)] == [9, 7, 6]
@@ -88,9 +89,16 @@ def test_the_offline_evaluation_scores_every_metric_and_the_guards_catching_each
             assert figures["supported_facts"] == figures["live_facts"]
             assert figures["non_documents_applied"] == 0
             assert figures["outcomes"]["proposal rejected by the user"] == 2
-            assert figures["outcomes"]["secret redacted from a reply"] == 1
+            # in the tool form the quote may hold the secret too: redacted there as well
+            assert figures["outcomes"]["secret redacted from a reply"] in (
+                (1, 2) if form == "tool" else (1,)
+            )
             assert figures["violations"] == []
-        assert etl["outcomes"]["refused_floor"] == 1
+        if form != "tool":  # the tool form keeps the lines a collapse forgets without cause
+            assert etl["outcomes"]["refused_floor"] == 1
+    tool = report["forms"]["tool"]["scenarios"]
+    assert tool["data pipeline"]["outcomes"]["removal_without_cause"] == 1
+    assert "refused_floor" not in tool["data pipeline"]["outcomes"]
     edits = report["forms"]["edits"]["scenarios"]
     assert edits["desktop app"]["outcomes"]["edits_retry"] == 1
     assert edits["desktop app"]["outcomes"]["whole_reply"] == 1
@@ -109,10 +117,11 @@ def test_the_report_has_a_row_per_metric_and_a_column_per_scenario_and_all(offli
     scenario and one for all; the supported facts are counted as refused out of decided."""
     _code, report, _err = offline_run
     text = memory_eval.format_report(report)
-    edits, whole = text.split("form: whole")
+    tool, rest = text.split("form: edits")
+    edits, whole = rest.split("form: whole")
     names = list(report["forms"]["edits"]["scenarios"])
     assert names == [*ORIGINAL, "mobile app", "assistant grants", "user grants"]
-    for table in (edits, whole):
+    for table in (tool, edits, whole):
         header = next(line for line in table.splitlines() if line.startswith("metric"))
         assert all(name in header for name in names) and header.endswith(" all")
         for label in (
@@ -120,6 +129,8 @@ def test_the_report_has_a_row_per_metric_and_a_column_per_scenario_and_all(offli
             "supported facts refused",
             "non-documents applied",
             "live facts kept",
+            "evidence quotes verified",
+            "conversation lines verbatim",
         ):
             assert len(row(table, label)) == len(names) + 1
         assert row(table, "supported facts refused")[:3] == ["0/9", "0/7", "0/6"]
@@ -133,22 +144,23 @@ def test_the_evaluation_prints_a_line_per_refresh_and_each_scenario_as_it_ends(o
     _code, report, err = offline_run
     lines = err.splitlines()
     refreshes = [line for line in lines if re.search(r": [a-z_]+.*, \d+ lines, [\d.]+ s$", line)]
-    steps = sum(len(s.steps) for s in SCENARIOS) + 1  # the cost case
-    assert len(refreshes) == 2 * steps
+    # the scenarios, the cost case and the drift case, in each form
+    steps = sum(len(s.steps) for s in SCENARIOS) + 1 + memory_eval.DRIFT_STEPS
+    assert len(refreshes) == len(FORMS) * steps
     assert re.fullmatch(
-        r"edits · web service · web-01 project setup: applied, \d+ lines, [\d.]+ s", refreshes[0]
+        r"tool · web service · web-01 project setup: applied, \d+ lines, [\d.]+ s", refreshes[0]
     )
     assert any(
         line.startswith("edits · web service · web-11 freeze: needs_review, proposal rejected")
         for line in refreshes
     )
     ends = [i for i, line in enumerate(lines) if line.startswith("metric")]
-    assert len(ends) == 2 * len(SCENARIOS)
+    assert len(ends) == len(FORMS) * len(SCENARIOS)
     first_table = ends[0]
     assert lines[first_table].split() == ["metric", "web", "service"]
-    assert lines[first_table - 1] == "form: edits"
+    assert lines[first_table - 1] == "form: tool"
     assert all("web-" in line for line in lines[: first_table - 1])  # web's refreshes came first
-    assert set(report["forms"]) == {"edits", "whole"}
+    assert set(report["forms"]) == set(FORMS)
 
 
 def test_the_new_cases_keep_every_decided_fact_and_update_the_dependent_line(offline_run):
@@ -158,7 +170,7 @@ def test_the_new_cases_keep_every_decided_fact_and_update_the_dependent_line(off
     permissions are all applied and none of them refused; the assistant-grants project keeps
     its seven facts."""
     _code, report, _err = offline_run
-    for form in ("edits", "whole"):
+    for form in FORMS:
         scenarios = report["forms"][form]["scenarios"]
         mobile = scenarios["mobile app"]
         assert (mobile["live_facts_kept"], mobile["live_facts"]) == (7, 7)
@@ -311,10 +323,37 @@ def test_with_grounded_refreshes_no_line_is_applied_without_support_and_no_fact_
     a refresh was refused or its line waited for review (the user's five typed permissions, the
     true facts next to a copied example or inside echoed tags)."""
     _code, report, _err = offline_run
-    for form in ("edits", "whole"):
+    for form in FORMS:
         overall = report["forms"][form]["overall"]
         missed = [v for v in overall["violations"] if "support" in v or "refused" in v]
         assert overall["unsupported_lines_applied"] == 0, missed
         assert overall["non_documents_applied"] == 0, missed
         assert overall["supported_facts_refused"] == 0, missed
         assert overall["supported_facts"] == 43
+
+
+def test_ten_chit_chat_refreshes_leave_the_document_byte_identical_in_every_form(offline_run):
+    """The drift case: ten conversations where nothing durable is said, each refreshed, leave
+    the document as it was, byte for byte, whatever the form."""
+    _code, report, _err = offline_run
+    for form in FORMS:
+        drift = report["drift"][form]
+        assert drift == {"refreshes": 10, "byte_identical": True, "lines_changed": 0}, form
+
+
+def test_the_tool_form_verifies_every_quote_and_its_scripted_mistakes_are_caught(offline_run):
+    """The scripted model answers the tool form with tool calls, with its mistakes: a line
+    number past the end (one retry, then applied), a made-up path quoted from nowhere and a
+    permission quoted from the assistant (both wait and are rejected), a collapse (the lines it
+    forgets without cause stay). Every line it applied has its quote found in the
+    conversation it named; none is stored verbatim from a transcript."""
+    _code, report, _err = offline_run
+    overall = report["forms"]["tool"]["overall"]
+    assert overall["evidence_verified"] == overall["applied_lines_with_evidence_checked"] > 40
+    assert overall["outcomes"]["tool_retry"] == 1
+    assert overall["outcomes"]["tool_text_reply"] == 1  # the "whole" lapse answers in text
+    scenarios = report["forms"]["tool"]["scenarios"]
+    assert scenarios["mobile app"]["outcomes"]["proposal rejected by the user"] >= 1  # invent
+    assert scenarios["assistant grants"]["unsupported_lines_applied"] == 0
+    edits = report["forms"]["edits"]["overall"]
+    assert edits["applied_lines_with_evidence_checked"] == 0  # only the tool form quotes

@@ -81,6 +81,7 @@ def judge_reply(
     *,
     form: RewriteForm = RewriteForm.WHOLE,
     said: Sequence[Passage] = (),
+    sessions: Sequence[str] = (),
 ) -> Judgement:
     """Judge a memory model's reply to a refresh.
 
@@ -91,13 +92,15 @@ def judge_reply(
         form: the form the request asked for; its reader reads the reply. A text answer to the
             tool form is read by the edits reader (no second request).
         said: the folded conversations: a line of Yak's own request they back is kept.
+        sessions: the request's conversations in order (what a tool call's conversation
+            numbers name).
     """
     call = tool_call(completion.content) if form is RewriteForm.TOOL else None
     if call is not None:
         given, found = _redacted(call.get("input"))
         call = {**call, "input": given}
         flags = _reply_flags(found)
-        read = read_tool(call, previous, said=said)
+        read = read_tool(call, previous, said=said, sessions=sessions)
         return _judged(previous, read, flags, floor_ratio, form, call=call)
     raw, found = redact(completion.text)
     flags = _reply_flags(found)

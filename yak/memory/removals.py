@@ -13,6 +13,7 @@ in the applied document; its removal waits for review with the rewrite's other d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,9 @@ from yak.memory.said import (
 
 TOUCH_SHARE = 0.5  # of a line's content words, the share one passage must hold to touch it
 RESTATE_SHARE = 0.5  # of a line's content words, the share the lines in its place must hold
+# Of a line's content words, the share the words that ask to forget it must hold (when they name
+# none of its tokens): higher than touching it, since nothing takes its place.
+FORGET_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -86,3 +90,25 @@ class Removals:
         if not any(text.strip() for text in replacements):
             return False  # a deletion the conversations touch ("forget that")
         return not all(any(s.holds_token((key,)) for s in [instead, *said]) for key in keys)
+
+
+def names_line(quote: str, line: str) -> bool:
+    """Whether ``quote`` (the words a model says ask to forget ``line``) asks for it: it names
+    the line (one of its distinctive tokens, or ``FORGET_SHARE`` of its content words), or it
+    touches the line (``TOUCH_SHARE`` of its words) and says to drop something ("forget",
+    "no longer", "we dropped it", "that's wrong"). A line with no content word or token is
+    named by nothing. A passage that only mentions the line's subject ("we added quality
+    checks") does not forget it."""
+    stems = _words(line).stems
+    keys = [_token_key(token) for token in distinctive_tokens(line)]
+    said = _Said.of(quote)
+    if said.holds_token(keys) or (bool(stems) and said.holds_words(stems, FORGET_SHARE)):
+        return True
+    return bool(stems) and said.holds_words(stems, TOUCH_SHARE) and bool(_DROP.search(quote))
+
+
+_DROP = re.compile(
+    r"\b(?:forget|remove|delete|drop(?:ped)?|no longer|not any ?more|stop(?:ped)?|wrong|"
+    r"outdated|obsolete|retired?|gone|moved (?:off|away)|replaced|instead|abandon(?:ed)?)\b",
+    re.IGNORECASE,
+)

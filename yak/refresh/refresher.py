@@ -50,6 +50,7 @@ from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderEr
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.linediff import line_changes
 from yak.memory.document import merge_flags
+from yak.memory.grounding import is_structure
 from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
 from yak.memory.per_line import Decision, decide_lines
 from yak.memory.quotes import with_quotes
@@ -490,7 +491,12 @@ class MemoryRefresher:
         in the conversations they name become their lines' evidence (``yak.memory.quotes``)."""
         data = attempt.data
         reply = judge_reply(
-            data.document.content, completion, floor_ratio, form=form, said=data.passages
+            data.document.content,
+            completion,
+            floor_ratio,
+            form=form,
+            said=data.passages,
+            sessions=data.transcript.session_ids,
         )
         if reply.unchanged or not reply.verdict.ok:
             return reply, None
@@ -698,7 +704,9 @@ def _verified_flag(previous: str, decision: Decision) -> tuple[str, ...]:
     verified = {e.line for e in decision.evidence if e.verified}
     before = set(previous.splitlines())
     applied = [
-        line for line in decision.applied.splitlines() if line.strip() and line not in before
+        line
+        for line in decision.applied.splitlines()
+        if line not in before and not is_structure(line)
     ]
     if not applied:
         return ()

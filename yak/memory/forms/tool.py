@@ -16,11 +16,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from yak.errors import UsageError
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.grounding import is_structure
-from yak.memory.placement import place
+from yak.memory.placement import place, sections
 from yak.memory.provenance import fold_line
-from yak.memory.removals import Removals
+from yak.memory.quotes import verify
+from yak.memory.removals import Removals, names_line
 from yak.memory.said import Passage
 
 TOOL_NAME = "update_memory"
@@ -62,6 +64,12 @@ TOOL: dict[str, Any] = {
                             '"- Tests run with pytest -q."',
                         },
                         **_REFERENCE,
+                        "section": {
+                            "type": "string",
+                            "description": "The title of the document's section it belongs "
+                            'in, such as "Conventions"; a new section is started when the '
+                            "document has none with that title.",
+                        },
                         "replaces": {
                             "type": "array",
                             "items": {"type": "integer"},
@@ -103,7 +111,11 @@ def tool_call(content: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 
 
 def read_tool(
-    call: Mapping[str, Any], previous: str, *, said: Sequence[Passage] = ()
+    call: Mapping[str, Any],
+    previous: str,
+    *,
+    said: Sequence[Passage] = (),
+    sessions: Sequence[str] = (),
 ) -> Candidate | FormError:
     """Read an ``update_memory`` call against the document it was shown.
 
@@ -112,6 +124,9 @@ def read_tool(
         previous: the document the request showed (its lines are numbered from 1).
         said: the folded conversations: a line the call replaces or forgets stays unless they
             give a cause (:class:`yak.memory.removals.Removals`; flag ``removal_without_cause``).
+        sessions: the request's conversations in order (``Transcript.session_ids``): a forget
+            counts only when its quote is found in the conversation it names and touches the
+            line.
 
     Returns:
         The merged candidate (``unchanged`` when both lists are empty), with one
@@ -128,7 +143,7 @@ def read_tool(
     facts, forget = list(given["facts"]), list(given["forget"])
     if not facts and not forget:
         return Candidate(text=previous, unchanged=True, record=record)
-    facts, forget, spared = _with_cause(previous, facts, forget, said)
+    facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
     text, quotes = merge(previous, facts, forget)
     flags = ("removal_without_cause",) if spared else ()
     return Candidate(text=text, quotes=quotes, record=record, flags=flags)
@@ -139,12 +154,15 @@ def _with_cause(
     facts: list[Mapping[str, Any]],
     forget: list[Mapping[str, Any]],
     said: Sequence[Passage],
+    sessions: Sequence[str],
 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], int]:
     """The call's claims that a line is outdated, kept only where the conversations give a
-    cause ("What a rewrite may remove" in docs/memory.md): a fact that restates the line, or
-    a passage that touches it. A model's claim alone removes nothing (a 1.5B model listed
-    lines 1-4 as replaced where one line was touched); the lines it named without cause stay
-    in place, and how many is returned."""
+    cause ("What a rewrite may remove" in docs/memory.md): for a replaced line, a fact that
+    restates it or a passage that touches it; for a forgotten line, its own quote, found in
+    the conversation it names, asking for it (:func:`yak.memory.removals.names_line`). A
+    model's claim alone removes nothing (a 1.5B model listed lines 1-4 as replaced where one
+    line was touched); the lines it named without cause stay in place, and how many is
+    returned."""
     lines = previous.splitlines()
     removals = Removals(said)
     added = [str(fact["text"]).strip() for fact in facts]
@@ -153,17 +171,26 @@ def _with_cause(
     def caused(number: int, replacement: list[str]) -> bool:
         nonlocal spared
         line = lines[number - 1]
-        if is_structure(line) or not removals.without_cause(line, replacement, added):
+        if not line.strip():
+            return False  # a blank line is no fact: it stays where it is
+        if not is_structure(line) and not removals.without_cause(line, replacement, added):
             return True
         spared += 1
         return False
 
-    kept_facts = []
+    kept_facts: list[Mapping[str, Any]] = []
     for fact in facts:
         text = str(fact["text"]).strip()
         replaces = [n for n in fact["replaces"] if caused(n, [text])]
         kept_facts.append({**fact, "replaces": replaces})
-    kept_forget = [item for item in forget if caused(item["line"], [])]
+    kept_forget = []
+    for item in forget:
+        line = lines[item["line"] - 1]
+        found = verify(Quote(line, item["conversation"], item["quote"]), sessions, said)
+        if not is_structure(line) and found is not None and names_line(found.quote, line):
+            kept_forget.append(item)
+        elif line.strip():
+            spared += 1
     return kept_facts, kept_forget, spared
 
 
@@ -174,8 +201,10 @@ def merge(
 
     A fact replacing lines takes the place of the first of them (several facts replacing the
     same line keep their order); the other lines it replaces go. A new fact joins the section
-    its words fit best (:func:`yak.memory.placement.place`), never blindly the end. A fact the
-    document keeps word for word (case, spacing and end punctuation folded) adds nothing.
+    it names (``section``, optional: started at the end when the document has no section of
+    that title) or else the section its words fit best (:func:`yak.memory.placement.place`),
+    never blindly the end. A fact the document keeps word for word (case, spacing and end
+    punctuation folded) adds nothing.
 
     Returns:
         The document (LF, one final newline unless empty) and each placed fact's quote.
@@ -183,7 +212,7 @@ def merge(
     lines = previous.splitlines()
     gone = {int(item["line"]) for item in forget}
     at_line: dict[int, list[str]] = {}
-    new: list[str] = []
+    new: list[tuple[str, str]] = []  # (text, section)
     quotes: list[Quote] = []
     for fact in facts:
         text = str(fact["text"]).strip()
@@ -192,7 +221,8 @@ def merge(
         if replaces:
             at_line.setdefault(replaces[0], []).append(text)
         else:
-            new.append(text)
+            section = fact.get("section")
+            new.append((text, section.strip() if isinstance(section, str) else ""))
         quotes.append(Quote(text, int(fact["conversation"]), str(fact["quote"])))
     merged: list[str] = []
     for number, line in enumerate(lines, start=1):
@@ -201,12 +231,29 @@ def merge(
             merged.append(line)
     kept = {fold_line(line) for line in merged}
     document = "".join(line + "\n" for line in merged)
-    for text in new:
+    for text, section in new:
         if fold_line(text) in kept:
             continue  # the document says it already
-        document = place(document, text).document if document.strip() else text + "\n"
+        document = _placed(document, text, section)
         kept.add(fold_line(text))
     return document, tuple(quotes)
+
+
+def _placed(document: str, text: str, section: str) -> str:
+    """``document`` with the new line ``text`` in ``section`` (its title; a new section at
+    the end when none has it), or where its words fit best."""
+    if section and fold_line(section) not in {fold_line(s.title) for s in sections(document)}:
+        if not document.strip():
+            return f"{section}\n{text}\n"
+        return f"{document.rstrip(chr(10))}\n\n{section}\n{text}\n"
+    if not document.strip():
+        return text + "\n"
+    if section:
+        try:
+            return place(document, text, heading=section).document
+        except UsageError:  # several sections of that title: where its words fit best
+            pass
+    return place(document, text).document
 
 
 def retry_request(
