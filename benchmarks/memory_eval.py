@@ -107,6 +107,7 @@ from yak.memory.prompt import (
     system_prompt,
     whole_document_request,
 )
+from yak.memory.said import unmarked
 
 OFFLINE_MODEL = "scripted-memory-model"
 COST_TARGET = 0.2  # the edit form's output tokens for one added line, as a share of the whole's
@@ -350,7 +351,7 @@ def _found(pattern: str, document: str) -> bool:
 
 
 def _copies(document: str) -> list[str]:
-    """The lines ``document`` holds more than once, word for word (case, spacing, a list dash
+    """The lines ``document`` holds more than once, word for word (case, spacing, list markers
     and a final full stop aside); blank lines and section titles aside (a title twice is
     untidy structure, not a fact said twice)."""
     counts = Counter(_norm(line) for line in document.splitlines() if not is_structure(line))
@@ -381,9 +382,10 @@ _HOLE = "\x00"  # where a request text has a part that varies (a reason, a line)
 
 
 def _norm(line: str) -> str:
-    """A line compared with the request's words: lower case, spaces collapsed, without a list
-    dash or a final full stop."""
-    return " ".join(line.lower().split()).removeprefix("- ").rstrip(".")
+    """A line compared with the request's words and with the document's other lines: lower
+    case, spaces collapsed, without its list markers (any run of them: ``- - x`` is ``- x``)
+    or a final full stop."""
+    return unmarked(" ".join(line.lower().split())).rstrip(".")
 
 
 def _request_words() -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -97,6 +97,44 @@ async def test_a_rule_restated_in_other_words_is_never_stored_twice(core, worksp
     assert "line 3 already says this" in outcome.reason
 
 
+async def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate_and_stored_once(
+    core, workspace, fake_api
+):
+    """A model wrote "- - orders-api: …" where "- orders-api: …" stood and the line again at
+    the end: list markers folded, the two are one line moved and its copy, so the copy waits
+    as a duplicate and the document holds the line once."""
+    say(core, workspace.id, "orders-api is a FastAPI service, as before.", "Yes.")
+    copied = (
+        "<edits>\n@@ replace 2\n- - orders-api: a FastAPI service.\n"
+        "@@ insert after 6\n- orders-api: a FastAPI service.\n</edits>"
+    )
+    fake_api.script(text(copied), text(copied))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    applied = DOC.replace("- orders-api", "- - orders-api")
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    [proposal] = await pending(core, workspace.id)
+    assert proposal.reasons == ('"- orders-api: a FastAPI service.": line 2 already says this',)
+
+
+async def test_a_short_line_copied_behind_an_extra_marker_beside_itself_is_not_stored_twice(
+    core, tmp_path, fake_api
+):
+    """A line of one word ("- uv.") copied as "- - uv." under it is the same line, markers
+    aside: it waits as a duplicate; another one-word fact beside it is applied."""
+    ws = await core.workspaces.open(str(project_folder(tmp_path, "tools")))
+    await seed_document(core, ws.id, "Tools\n- uv.\n")
+    say(core, ws.id, "We use uv and ruff.", "OK.")
+    again = "<edits>\n@@ insert after 2\n- - uv.\n- ruff.\n</edits>"
+    fake_api.script(text(again), text(again))
+    outcome = await core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    stored = (await core.memory.read(ws.id)).content
+    assert stored.encode() == b"Tools\n- uv.\n- ruff.\n"
+    [proposal] = await pending(core, ws.id)
+    assert proposal.reasons == ('"- - uv.": line 2 already says this',)
+
+
 async def test_a_refused_answer_to_the_duplicates_retry_loses_nothing_the_first_reply_got_right(
     core, workspace, fake_api
 ):

@@ -301,6 +301,22 @@ def test_a_line_held_twice_word_for_word_is_a_duplicate_whatever_the_scenario_li
     assert judge.result("").duplicates == 1
 
 
+def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate():
+    """A model copied "- orders-api: …" as "- - orders-api: …" beside it: the evaluation
+    counts the pair as a duplicate, list markers folded (any run of -, * or •); a line that
+    differs in more than its markers is not one."""
+    step = Step("x-01 orders", ("orders-api is a Go service.", "OK."), keep=(r"orders-api",))
+    judge = Judge([step])
+    judge.activate(step)
+    judge.check("Services\n- orders-api: a Go service.\n- billing: a Go service.\n", step)
+    assert judge.result("").duplicates == 0
+    judge.check("Services\n- orders-api: a Go service.\n- - orders-api: a Go service.\n", step)
+    assert judge.result("").duplicates == 1
+    assert "duplicate lines: 'orders-api: a go service' at x-01 orders" in (
+        judge.result("").violations
+    )
+
+
 def test_with_grounded_refreshes_no_line_is_applied_without_support_and_no_fact_is_refused(
     offline_run,
 ):

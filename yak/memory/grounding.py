@@ -42,6 +42,7 @@ from yak.memory.said import (
     _words,
     distinctive_tokens,
     is_instruction,
+    unmarked,
 )
 
 SUPPORT_SHARE = 0.5  # of a line's weighted words, the share a passage must hold to back it
@@ -320,12 +321,13 @@ def _evidence(line: str, score: _Score) -> Evidence:
 
 def _restates(new: _Line, other: _Line) -> float:
     """How closely ``new`` restates ``other`` (0: it does not): 1 when it is ``other`` word
-    for word; the share of its content words found in ``other`` (compounds counted), when it
-    has at least two, or 1 when both carry the same distinctive tokens and share at least half
-    the words; never across polarity, nor when ``new`` names a token ``other`` does not."""
+    for word, list markers aside (``- - pytest.`` is ``- pytest.``); the share of its content
+    words found in ``other`` (compounds counted), when it has at least two, or 1 when both
+    carry the same distinctive tokens and share at least half the words; never across
+    polarity, nor when ``new`` names a token ``other`` does not."""
     if new.negated != other.negated:
         return 0.0
-    if new.folded == other.folded:  # word for word, however short ("- pytest.")
+    if unmarked(new.folded) == unmarked(other.folded):  # word for word, however short
         return 1.0
     if any(not _found_in(key, other.folded, other.squashed) for key in new.keys):
         return 0.0

@@ -34,7 +34,7 @@ from yak.memory.edits import continued_document, is_edit_syntax, shown_line
 from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals
-from yak.memory.said import Passage
+from yak.memory.said import Passage, unmarked
 
 _QUOTE_CHARS = 60  # of a held line, in its reason
 WITHOUT_CAUSE = "removed, though nothing in the conversations says it is wrong"
@@ -138,13 +138,11 @@ def decide_lines(
     """
     old_lines, new_lines = previous.splitlines(), new.splitlines()
     opcodes = line_opcodes(old_lines, new_lines)
-    kept = {
-        j1 + offset + 1: new_lines[j1 + offset]
-        for tag, _i1, _i2, j1, j2 in opcodes
-        if tag == "equal"
-        for offset in range(j2 - j1)
-    }
-    added = _added_lines(old_lines, new_lines, opcodes)
+    new_at = _added_lines(old_lines, new_lines, opcodes)
+    # The previous document's lines still in the rewrite, in place or moved: a new line that
+    # restates a moved one is a duplicate too.
+    kept = {j + 1: line for j, line in enumerate(new_lines) if j not in new_at}
+    added = [new_lines[j] for j in new_at]
     checks = {
         check.line: check
         for check in grounding.check_lines(
@@ -241,27 +239,28 @@ def _added_lines(
     old_lines: Sequence[str],
     new_lines: Sequence[str],
     opcodes: Sequence[tuple[str, int, int, int, int]],
-) -> list[str]:
-    """The lines of the rewrite's changed hunks that are new: a line the previous document
-    held is moved, and needs no backing, only as many times as the rewrite no longer keeps it
-    in place; a second copy of a line still there is new (and a duplicate)."""
+) -> list[int]:
+    """The indices in ``new_lines`` of the rewrite's lines that are new, in order: a line the
+    previous document held (list markers aside: ``- - x`` is ``- x`` moved) is moved, and
+    needs no backing, only as many times as the rewrite no longer keeps it in place; a second
+    copy of a line still there is new (and a duplicate). Blank lines are never new."""
     spare = Counter(  # the previous lines the rewrite took out of their place
-        fold_line(line)
+        unmarked(fold_line(line))
         for tag, i1, i2, _j1, _j2 in opcodes
         if tag != "equal"
         for line in old_lines[i1:i2]
         if line.strip()
     )
-    added: list[str] = []
+    added: list[int] = []
     for tag, _i1, _i2, j1, j2 in opcodes:
-        for line in new_lines[j1:j2] if tag != "equal" else ():
-            key = fold_line(line)
-            if not line.strip():
+        for j in range(j1, j2) if tag != "equal" else ():
+            key = unmarked(fold_line(new_lines[j]))
+            if not new_lines[j].strip():
                 continue
             if spare[key] > 0:
                 spare[key] -= 1
             else:
-                added.append(line)
+                added.append(j)
     return added
 
 

@@ -421,6 +421,17 @@ def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+_LIST_MARKERS = re.compile(r"^[-*•\s]+")
+
+
+def unmarked(text: str) -> str:
+    """``text`` without its leading list markers: any run of ``-``, ``*``, ``•`` and spaces,
+    so ``- - orders-api: Go.`` and ``- orders-api: Go.`` compare as the same line (a model
+    that copies a line behind an extra marker restates it: "What a rewrite may add" in
+    docs/memory.md)."""
+    return _LIST_MARKERS.sub("", text)
+
+
 def _squash(folded: str) -> str:
     return re.sub(r"[\s_-]+", "", folded)
 
