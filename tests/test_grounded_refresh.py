@@ -80,6 +80,36 @@ async def test_the_same_path_said_by_the_user_is_applied_with_evidence_quoting_t
     assert await pending(core, workspace.id) == []
 
 
+async def test_a_number_with_its_unit_copied_word_for_word_is_applied(core, workspace, fake_api):
+    """The user's "more than 10k transactions", copied into a line, is what they said: "10k" is
+    one token, said as written."""
+    say(core, workspace.id, "The orders-api handles more than 10k transactions a day.", "OK.")
+    line = "- orders-api handles more than 10k transactions a day."
+    fake_api.script(text(f"<edits>\n@@ insert after 6\n{line}\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is None
+    expected = DOC + line + "\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+@pytest.mark.parametrize(
+    ("line", "token"),
+    [
+        ("- Each batch holds 10 transactions.", "10"),  # 10 alone is not 10k
+        ("- orders-api handles more than 10m transactions a day.", "10m"),
+    ],
+)
+async def test_a_number_said_only_with_another_unit_or_none_waits_naming_it(
+    core, workspace, fake_api, line, token
+):
+    say(core, workspace.id, "The orders-api handles more than 10k transactions a day.", "OK.")
+    fake_api.script(text(f"<edits>\n@@ insert after 6\n{line}\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert f"'{token}' was not said in the conversations" in outcome.reason
+    assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
+
+
 # --- already said -----------------------------------------------------------------------------
 
 

@@ -511,11 +511,19 @@ def _pieces(key: str) -> list[str]:
     return [piece for piece in _PIECES.split(key) if len(piece) >= 2]
 
 
+_WITH_UNIT = re.compile(r"(\d+)[a-z%]+")
+
+
 def _said(key: str, said: _Index, doc: _Index) -> bool:
-    """Whether the token ``key`` was said in a passage or stands in the document; a URL,
+    """Whether the token ``key`` was said in a passage or stands in the document; a number
+    with a unit (``10k``, ``512mb``) also when the number stands alone ("512 MB", "30
+    seconds"), never the other way round (a line's ``10`` is not said by "10k"); a URL,
     ``KEY=value``, ``host:port`` or address also when each of its parts was (a changed port
     carried into a dependent line)."""
     if said.hits(key) or doc.hits(key):
+        return True
+    number = _WITH_UNIT.fullmatch(key)
+    if number is not None and (said.hits(number[1]) or doc.hits(number[1])):
         return True
     pieces = _pieces(key)
     return bool(pieces) and all(said.hits(piece) or doc.hits(piece) for piece in pieces)
