@@ -31,9 +31,11 @@ refresh the document is judged by deterministic checks on its text (never by ano
 - guard outcomes (applied, up to date, refused, waiting for review, redactions, the edit
   form's fallbacks), input and output tokens and seconds per refresh.
 
-A refresh that leaves a proposal waiting is decided as a careful user would: accepted when its
-document breaks none of the checks and adds no line without support, rejected otherwise (its
-lines then become tombstones).
+A refresh that leaves a proposal waiting is decided as a careful user would: rejected (its
+lines then become tombstones) when its document breaks a check the current document does not
+(it loses a live fact the current document has, brings back a superseded or deleted line, a
+secret, a duplicate…) or adds a line without support, accepted otherwise: a fact neither holds
+is not the proposal's fault.
 
 Both rewrite forms run on the same scenarios (edits against the numbered document, the
 default, and the whole document), and one more case measures what a refresh that adds one line
@@ -540,9 +542,19 @@ class Judge:
                 )
 
     def breaks(self, document: str, upto: int, current: str) -> list[str]:
+        """What a proposal ``document`` brings that ``current`` does not: what it breaks among
+        the active checks and the live facts of the steps before ``upto`` that ``current``
+        does not break already (a fact both lack was lost before, not by the proposal), and
+        the lines it adds to ``current`` without support. A careful user rejects a proposal
+        that does."""
+        before = set(self._broken(current, upto))
+        broken = [why for why in self._broken(document, upto) if why not in before]
+        broken += [f"{line!r}: {why}" for line, why in self.without_support(current, document)]
+        return broken
+
+    def _broken(self, document: str, upto: int) -> list[str]:
         """What ``document`` breaks among the active checks and the live facts of the steps
-        before ``upto``, and the lines it adds to ``current`` without support (a careful user
-        rejects a proposal that does)."""
+        before ``upto``."""
         broken = [
             f"{kind} {p!r}"
             for kind, patterns in self.negative.items()
@@ -555,7 +567,6 @@ class Judge:
         ]
         broken += [f"duplicate {p!r}" for p in self.single if self._count(p, document) > 1]
         broken += [f"duplicate {line!r}" for line in _copies(document)]
-        broken += [f"{line!r}: {why}" for line, why in self.without_support(current, document)]
         return broken
 
     def check(self, document: str, step: Step) -> None:

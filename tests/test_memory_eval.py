@@ -301,6 +301,27 @@ def test_a_line_held_twice_word_for_word_is_a_duplicate_whatever_the_scenario_li
     assert judge.result("").duplicates == 1
 
 
+def test_the_careful_user_rejects_a_proposal_only_for_what_it_brings():
+    """A proposal that misses a fact the current document lacks too is accepted (the fact was
+    lost before, not by it); one that drops a fact the current document has, or adds a line
+    said nowhere, is rejected, naming why."""
+    steps = [
+        Step("x-01 db", ("We use Postgres 16.", "OK."), keep=(r"Postgres 16",)),
+        Step("x-02 ci", ("CI runs on GitHub Actions.", "OK."), keep=(r"GitHub Actions",)),
+    ]
+    judge = Judge(steps)
+    for step in steps:
+        judge.activate(step)
+    without_db = "Stack\n- CI: GitHub Actions.\n"
+    assert judge.breaks("Stack\n- CI runs on GitHub Actions.\n", 2, without_db) == []
+    current = "Stack\n- Postgres 16.\n- CI: GitHub Actions.\n"
+    assert judge.breaks(without_db, 2, current) == ["lost 'Postgres 16'"]
+    invented = current + "- Notes live in ~/vaults/Dev.\n"
+    assert judge.breaks(invented, 2, current) == [
+        "'- Notes live in ~/vaults/Dev.': '~/vaults/Dev' was said nowhere"
+    ]
+
+
 def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate():
     """A model copied "- orders-api: …" as "- - orders-api: …" beside it: the evaluation
     counts the pair as a duplicate, list markers folded (any run of -, * or •); a line that
