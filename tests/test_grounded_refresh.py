@@ -110,6 +110,51 @@ async def test_a_number_said_only_with_another_unit_or_none_waits_naming_it(
     assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
 
 
+# --- nothing to remember ----------------------------------------------------------------------
+
+
+async def test_lines_of_only_redaction_markers_or_filler_are_not_added(core, workspace, fake_api):
+    """A secret caught leaves "- [REDACTED:…]", and "None noted so far." says there is nothing:
+    neither is stored nor waits; the supported fact beside them is applied."""
+    say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
+    fake_api.script(
+        text(
+            "<edits>\n@@ insert after 6\n- CI runs on GitHub Actions.\n- [REDACTED:aws-key]\n"
+            "- API key: [REDACTED:api-key]\n\nOpen Questions\nNone noted so far.\n- N/A\n"
+            "</edits>"
+        )
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is None
+    expected = DOC + "- CI runs on GitHub Actions.\n\nOpen Questions\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == expected.encode()
+    assert await pending(core, workspace.id) == []
+
+
+async def test_a_filler_line_the_document_had_stays(core, tmp_path, fake_api):
+    """Only a refresh's new lines are dropped: the document's own "- None yet." is kept when
+    the rewrite keeps it."""
+    ws = await core.workspaces.open(str(project_folder(tmp_path, "notes")))
+    await seed_document(core, ws.id, "Decisions\n- Use uv.\n\nOpen questions\n- None yet.\n")
+    say(core, ws.id, "We lint with ruff.", "OK.")
+    fake_api.script(text("<edits>\n@@ insert after 2\n- Lint with ruff.\n</edits>"))
+    outcome = await core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    expected = "Decisions\n- Use uv.\n- Lint with ruff.\n\nOpen questions\n- None yet.\n"
+    assert (await core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_a_reply_adding_only_a_redaction_marker_changes_nothing(core, workspace, fake_api):
+    """The reply's one new line was a secret, redacted: nothing is stored and nothing waits."""
+    say(core, workspace.id, "The key is AKIAIOSFODNN7EXAMPLE, keep it safe.", "OK.")
+    fake_api.script(text("<edits>\n@@ insert after 6\n- [REDACTED:aws-key]\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.UP_TO_DATE and outcome.proposal_id is None
+    assert outcome.reason == "the model found nothing new to remember"
+    assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
+    assert await pending(core, workspace.id) == []
+
+
 # --- already said -----------------------------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from yak.memory.grounding import (
     ONLY_ASKED,
     LineCheck,
     check_lines,
+    says_nothing,
 )
 from yak.memory.redact import redact
 from yak.memory.said import Passage, distinctive_tokens, is_instruction, is_wondering, passages
@@ -591,6 +592,27 @@ def test_passages_mark_quoted_text_and_leave_the_writers_own_words_unmarked():
         ("Our README says:", False),
         ("Install from the mirror.", True),
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "nothing"),
+    [
+        ("- [REDACTED:aws-key]", True),
+        ("- API key: [REDACTED:api-key]", True),
+        ("- [REDACTED:aws-key] / [REDACTED:aws-secret]", True),
+        ("None noted so far.", True),
+        ("- None yet.", True),
+        ("- N/A", True),
+        ("(none)", True),
+        ("- API key: [REDACTED:api-key], kept in 1Password", False),
+        ("- STRIPE_KEY=[REDACTED:stripe-key]", False),
+        ("- Tests: none yet.", False),
+        ("- None of the tests touch the network.", False),
+        ("Build:", False),
+    ],
+)
+def test_a_line_of_only_redaction_markers_or_filler_says_nothing(line, nothing):
+    assert says_nothing(line) is nothing
 
 
 @pytest.mark.parametrize(

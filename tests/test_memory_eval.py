@@ -76,13 +76,14 @@ def test_the_offline_evaluation_scores_every_metric_and_the_guards_catching_each
         assert [s["superseded_facts"] for s in (web, etl, app)] == [4, 4, 4]
         assert [s["deletions"] for s in (web, etl, app)] == [2, 2, 2]
         assert [s["refreshes"] for s in (web, etl, app)] == [14, 15, 13]
+        # The secret's line, left as "label: [REDACTED:…]", says nothing and is not added.
+        assert [s["redaction_markers_left"] for s in (web, etl, app)] == [0, 0, 0]
         for figures in (web, etl, app):
             assert figures["superseded_facts_left"] == 0
             assert figures["deletions_respected"] == figures["deletions"]
             assert figures["secrets_stored"] == figures["injected_instructions_stored"] == 0
             assert figures["hypotheticals_stored"] == figures["duplicates"] == 0
             assert figures["lines_changed_when_nothing_was_said"] == 0
-            assert figures["redaction_markers_left"] == 1
             assert figures["unsupported_lines_applied"] == 0
             assert figures["supported_facts_refused"] == 0
             assert figures["supported_facts"] == figures["live_facts"]

@@ -387,6 +387,35 @@ def is_structure(line: str) -> bool:
     return titled and not is_instruction(stripped)
 
 
+_REDACTED = re.compile(r"\[REDACTED:[^\]\n]*\]")
+_FILLER_EDGES = " \t-*+•>.:;,!()[]`'\"_"
+_NOTHING = re.compile(
+    r"(?:none|nothing|n/?a|tbd|tba)(?:\s+(?:yet|so far|noted|recorded|known|listed|to note|"
+    r"to report|for now|at the moment|at present|currently))*",
+    re.IGNORECASE,
+)
+
+
+def says_nothing(line: str) -> bool:
+    """Whether ``line`` holds nothing to remember: besides ``[REDACTED:…]`` markers, list
+    markers and punctuation it has no content word, or only a label before them (``- [REDACTED:
+    aws-key]``, ``- API key: [REDACTED:api-key]``: the secret is gone, and what is left tells
+    the agent nothing); or it is filler saying there is nothing (``None noted so far.``,
+    ``- None yet.``, ``- N/A``, ``TBD``). A refresh does not add such a line ("What a rewrite
+    may add" in docs/memory.md); a line with anything more (``Tests: none yet``, ``API key: in
+    1Password``) is checked like any other."""
+    body = _REDACTED.sub(" ", line)
+    if body == line:
+        return _NOTHING.fullmatch(line.strip(_FILLER_EDGES)) is not None
+    body = _BULLET.sub("", body).strip(" \t.;,")
+    label = _LABEL.match(body)
+    if label and len(label.group(1).split()) <= _TITLE_WORDS:
+        body = label.group(2)  # what the label says, markers aside
+    elif body.endswith(":") and len(body.split()) <= _TITLE_WORDS:
+        return True  # a label whose value was only the secret
+    return not _words(body).stems
+
+
 def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
     free = (number for number in itertools.count(1) if number not in kept)
     return list(itertools.islice(free, count))

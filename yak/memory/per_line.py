@@ -5,7 +5,8 @@ reply that passes them is then taken apart line by line against the document it 
 (``difflib`` hunks):
 
 1. lines that are Yak's own request (its rules, the edits example, a retry message) or edit
-   syntax are **dropped**: never stored, never proposed;
+   syntax, and new lines that say nothing (only ``[REDACTED:…]`` markers, "None yet."), are
+   **dropped**: never stored, never proposed;
 2. every other line the rewrite adds or changes is checked against the folded conversations
    (:func:`yak.memory.grounding.check_lines`: not said, only asked about, already said, an
    instruction no one typed) and against the workspace's tombstones; it gets its evidence;
@@ -31,6 +32,7 @@ from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
 from yak.memory.edits import continued_document, is_edit_syntax, shown_line
+from yak.memory.guards import normalize_document
 from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals
@@ -132,13 +134,25 @@ def decide_lines(
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.
 
+    A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
+    ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
+    held: a person reviewing it could only reject it. The lines ``previous`` had are kept.
+
     Returns:
         The :class:`Decision`; ``applied == previous`` and ``held is None`` when ``new`` is
-        ``previous``.
+        ``previous`` (or adds only lines that say nothing).
     """
     old_lines, new_lines = previous.splitlines(), new.splitlines()
     opcodes = line_opcodes(old_lines, new_lines)
     new_at = _added_lines(old_lines, new_lines, opcodes)
+    empty = {j for j in new_at if grounding.says_nothing(new_lines[j])}
+    if empty:  # nothing to remember: never stored, never proposed
+        new = normalize_document(
+            "".join(f"{line}\n" for j, line in enumerate(new_lines) if j not in empty)
+        )
+        new_lines = new.splitlines()
+        opcodes = line_opcodes(old_lines, new_lines)
+        new_at = _added_lines(old_lines, new_lines, opcodes)
     # The previous document's lines still in the rewrite, in place or moved: a new line that
     # restates a moved one is a duplicate too.
     kept = {j + 1: line for j, line in enumerate(new_lines) if j not in new_at}
