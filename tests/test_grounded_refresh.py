@@ -185,6 +185,8 @@ async def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate_and_stor
     )
     fake_api.script(text(copied), text(copied))
     outcome = await core.refresh.refresh_now(workspace.id)
+    retry = fake_api.message_requests[1].body["messages"][-1]["content"]
+    assert 'line 2 already says this: "- orders-api: a FastAPI service."' in retry
     assert outcome.status is RefreshStatus.APPLIED
     applied = DOC.replace("- orders-api", "- - orders-api")
     assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()

@@ -191,7 +191,8 @@ def decide_lines(
             reasons.append(f'"{_short(line)}": {why}')
             check = checks.get(line)
             if check is not None and check.duplicate_of is not None:
-                duplicates.append((_old_number(check.duplicate_of, opcodes), line))
+                number = _old_number(check.duplicate_of, opcodes, old_lines, new_lines)
+                duplicates.append((number, line))
         if touched:
             reasons.append(provenance.touched_reason(touched))
         stays = [old_lines[i] for i in range(i1, i2) if i in spared]
@@ -289,14 +290,22 @@ def _line_reason(
     return check.reason if check is not None else None
 
 
-def _old_number(candidate_line: int, opcodes: Sequence[tuple[str, int, int, int, int]]) -> int:
-    """The previous document's number of a line kept at ``candidate_line`` (1-based) in the
-    rewrite (what the model's numbered document showed); the number itself when not kept."""
+def _old_number(
+    candidate_line: int,
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+) -> int:
+    """The previous document's number of a line kept or moved to ``candidate_line`` (1-based)
+    in the rewrite (what the model's numbered document showed); the number itself when the
+    previous document did not have it."""
     index = candidate_line - 1
     for tag, i1, _i2, j1, j2 in opcodes:
         if tag == "equal" and j1 <= index < j2:
             return i1 + (index - j1) + 1
-    return candidate_line
+    key = unmarked(fold_line(new_lines[index])) if index < len(new_lines) else None
+    moved = (i for i, line in enumerate(old_lines) if unmarked(fold_line(line)) == key)
+    return next(moved, index) + 1
 
 
 def _short(line: str) -> str:

@@ -422,14 +422,14 @@ def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-_LIST_MARKERS = re.compile(r"^[-*•\s]+")
+_LIST_MARKERS = re.compile(r"^\s*(?:[-*•]+(?:\s+|$))*")
 
 
 def unmarked(text: str) -> str:
-    """``text`` without its leading list markers: any run of ``-``, ``*``, ``•`` and spaces,
-    so ``- - orders-api: Go.`` and ``- orders-api: Go.`` compare as the same line (a model
-    that copies a line behind an extra marker restates it: "What a rewrite may add" in
-    docs/memory.md)."""
+    """``text`` without its leading list markers: any run of ``-``, ``*`` and ``•`` markers,
+    each followed by spaces (``--verbose`` and ``**Bold**`` keep theirs), so ``- - orders-api:
+    Go.`` and ``- orders-api: Go.`` compare as the same line (a line copied behind an extra
+    marker restates it: "What a rewrite may add" in docs/memory.md)."""
     return _LIST_MARKERS.sub("", text)
 
 
