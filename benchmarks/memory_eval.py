@@ -31,9 +31,11 @@ refresh the document is judged by deterministic checks on its text (never by ano
 - guard outcomes (applied, up to date, refused, waiting for review, redactions, the edit
   form's fallbacks), input and output tokens and seconds per refresh.
 
-A refresh that leaves a proposal waiting is decided as a careful user would: accepted when its
-document breaks none of the checks and adds no line without support, rejected otherwise (its
-lines then become tombstones).
+A refresh that leaves a proposal waiting is decided as a careful user would: rejected (its
+lines then become tombstones) when its document breaks a check the current document does not
+(it loses a live fact the current document has, brings back a superseded or deleted line, a
+secret, a duplicate…) or adds a line without support, accepted otherwise: a fact neither holds
+is not the proposal's fault.
 
 Both rewrite forms run on the same scenarios (edits against the numbered document, the
 default, and the whole document), and one more case measures what a refresh that adds one line
@@ -108,6 +110,7 @@ from yak.memory.prompt import (
     system_prompt,
     whole_document_request,
 )
+from yak.memory.said import unmarked
 
 OFFLINE_MODEL = "scripted-memory-model"
 COST_TARGET = 0.2  # the edit form's output tokens for one added line, as a share of the whole's
@@ -457,7 +460,7 @@ def _found(pattern: str, document: str) -> bool:
 
 
 def _copies(document: str) -> list[str]:
-    """The lines ``document`` holds more than once, word for word (case, spacing, a list dash
+    """The lines ``document`` holds more than once, word for word (case, spacing, list markers
     and a final full stop aside); blank lines and section titles aside (a title twice is
     untidy structure, not a fact said twice)."""
     counts = Counter(_norm(line) for line in document.splitlines() if not is_structure(line))
@@ -488,9 +491,10 @@ _HOLE = "\x00"  # where a request text has a part that varies (a reason, a line)
 
 
 def _norm(line: str) -> str:
-    """A line compared with the request's words: lower case, spaces collapsed, without a list
-    dash or a final full stop."""
-    return " ".join(line.lower().split()).removeprefix("- ").rstrip(".")
+    """A line compared with the request's words and with the document's other lines: lower
+    case, spaces collapsed, without its list markers (any run of them: ``- - x`` is ``- x``)
+    or a final full stop."""
+    return unmarked(" ".join(line.lower().split())).rstrip(".")
 
 
 def _request_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -645,9 +649,19 @@ class Judge:
                 )
 
     def breaks(self, document: str, upto: int, current: str) -> list[str]:
+        """What a proposal ``document`` brings that ``current`` does not: what it breaks among
+        the active checks and the live facts of the steps before ``upto`` that ``current``
+        does not break already (a fact both lack was lost before, not by the proposal), and
+        the lines it adds to ``current`` without support. A careful user rejects a proposal
+        that does."""
+        before = set(self._broken(current, upto))
+        broken = [why for why in self._broken(document, upto) if why not in before]
+        broken += [f"{line!r}: {why}" for line, why in self.without_support(current, document)]
+        return broken
+
+    def _broken(self, document: str, upto: int) -> list[str]:
         """What ``document`` breaks among the active checks and the live facts of the steps
-        before ``upto``, and the lines it adds to ``current`` without support (a careful user
-        rejects a proposal that does)."""
+        before ``upto``."""
         broken = [
             f"{kind} {p!r}"
             for kind, patterns in self.negative.items()
@@ -660,7 +674,6 @@ class Judge:
         ]
         broken += [f"duplicate {p!r}" for p in self.single if self._count(p, document) > 1]
         broken += [f"duplicate {line!r}" for line in _copies(document)]
-        broken += [f"{line!r}: {why}" for line, why in self.without_support(current, document)]
         return broken
 
     def check(self, document: str, step: Step) -> None:

@@ -80,6 +80,81 @@ async def test_the_same_path_said_by_the_user_is_applied_with_evidence_quoting_t
     assert await pending(core, workspace.id) == []
 
 
+async def test_a_number_with_its_unit_copied_word_for_word_is_applied(core, workspace, fake_api):
+    """The user's "more than 10k transactions", copied into a line, is what they said: "10k" is
+    one token, said as written."""
+    say(core, workspace.id, "The orders-api handles more than 10k transactions a day.", "OK.")
+    line = "- orders-api handles more than 10k transactions a day."
+    fake_api.script(text(f"<edits>\n@@ insert after 6\n{line}\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is None
+    expected = DOC + line + "\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+@pytest.mark.parametrize(
+    ("line", "token"),
+    [
+        ("- Each batch holds 10 transactions.", "10"),  # 10 alone is not 10k
+        ("- orders-api handles more than 10m transactions a day.", "10m"),
+    ],
+)
+async def test_a_number_said_only_with_another_unit_or_none_waits_naming_it(
+    core, workspace, fake_api, line, token
+):
+    say(core, workspace.id, "The orders-api handles more than 10k transactions a day.", "OK.")
+    fake_api.script(text(f"<edits>\n@@ insert after 6\n{line}\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert f"'{token}' was not said in the conversations" in outcome.reason
+    assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
+
+
+# --- nothing to remember ----------------------------------------------------------------------
+
+
+async def test_lines_of_only_redaction_markers_or_filler_are_not_added(core, workspace, fake_api):
+    """A secret caught leaves "- [REDACTED:…]", and "None noted so far." says there is nothing:
+    neither is stored nor waits; the supported fact beside them is applied."""
+    say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
+    fake_api.script(
+        text(
+            "<edits>\n@@ insert after 6\n- CI runs on GitHub Actions.\n- [REDACTED:aws-key]\n"
+            "- API key: [REDACTED:api-key]\n\nOpen Questions\nNone noted so far.\n- N/A\n"
+            "</edits>"
+        )
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and outcome.proposal_id is None
+    expected = DOC + "- CI runs on GitHub Actions.\n\nOpen Questions\n"
+    assert (await core.memory.read(workspace.id)).content.encode() == expected.encode()
+    assert await pending(core, workspace.id) == []
+
+
+async def test_a_filler_line_the_document_had_stays(core, tmp_path, fake_api):
+    """Only a refresh's new lines are dropped: the document's own "- None yet." is kept when
+    the rewrite keeps it."""
+    ws = await core.workspaces.open(str(project_folder(tmp_path, "notes")))
+    await seed_document(core, ws.id, "Decisions\n- Use uv.\n\nOpen questions\n- None yet.\n")
+    say(core, ws.id, "We lint with ruff.", "OK.")
+    fake_api.script(text("<edits>\n@@ insert after 2\n- Lint with ruff.\n</edits>"))
+    outcome = await core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    expected = "Decisions\n- Use uv.\n- Lint with ruff.\n\nOpen questions\n- None yet.\n"
+    assert (await core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_a_reply_adding_only_a_redaction_marker_changes_nothing(core, workspace, fake_api):
+    """The reply's one new line was a secret, redacted: nothing is stored and nothing waits."""
+    say(core, workspace.id, "The key is AKIAIOSFODNN7EXAMPLE, keep it safe.", "OK.")
+    fake_api.script(text("<edits>\n@@ insert after 6\n- [REDACTED:aws-key]\n</edits>"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.UP_TO_DATE and outcome.proposal_id is None
+    assert outcome.reason == "the model found nothing new to remember"
+    assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
+    assert await pending(core, workspace.id) == []
+
+
 # --- already said -----------------------------------------------------------------------------
 
 
@@ -95,6 +170,46 @@ async def test_a_rule_restated_in_other_words_is_never_stored_twice(core, worksp
     assert (await core.memory.read(workspace.id)).content.encode() == DOC.encode()
     assert outcome.status is RefreshStatus.NEEDS_REVIEW
     assert "line 3 already says this" in outcome.reason
+
+
+async def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate_and_stored_once(
+    core, workspace, fake_api
+):
+    """A model wrote "- - orders-api: …" where "- orders-api: …" stood and the line again at
+    the end: list markers folded, the two are one line moved and its copy, so the copy waits
+    as a duplicate and the document holds the line once."""
+    say(core, workspace.id, "orders-api is a FastAPI service, as before.", "Yes.")
+    copied = (
+        "<edits>\n@@ replace 2\n- - orders-api: a FastAPI service.\n"
+        "@@ insert after 6\n- orders-api: a FastAPI service.\n</edits>"
+    )
+    fake_api.script(text(copied), text(copied))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    retry = fake_api.message_requests[1].body["messages"][-1]["content"]
+    assert 'line 2 already says this: "- orders-api: a FastAPI service."' in retry
+    assert outcome.status is RefreshStatus.APPLIED
+    applied = DOC.replace("- orders-api", "- - orders-api")
+    assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
+    [proposal] = await pending(core, workspace.id)
+    assert proposal.reasons == ('"- orders-api: a FastAPI service.": line 2 already says this',)
+
+
+async def test_a_short_line_copied_behind_an_extra_marker_beside_itself_is_not_stored_twice(
+    core, tmp_path, fake_api
+):
+    """A line of one word ("- uv.") copied as "- - uv." under it is the same line, markers
+    aside: it waits as a duplicate; another one-word fact beside it is applied."""
+    ws = await core.workspaces.open(str(project_folder(tmp_path, "tools")))
+    await seed_document(core, ws.id, "Tools\n- uv.\n")
+    say(core, ws.id, "We use uv and ruff.", "OK.")
+    again = "<edits>\n@@ insert after 2\n- - uv.\n- ruff.\n</edits>"
+    fake_api.script(text(again), text(again))
+    outcome = await core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    stored = (await core.memory.read(ws.id)).content
+    assert stored.encode() == b"Tools\n- uv.\n- ruff.\n"
+    [proposal] = await pending(core, ws.id)
+    assert proposal.reasons == ('"- - uv.": line 2 already says this',)
 
 
 async def test_a_refused_answer_to_the_duplicates_retry_loses_nothing_the_first_reply_got_right(

@@ -21,6 +21,7 @@ from yak.memory.grounding import (
     ONLY_ASKED,
     LineCheck,
     check_lines,
+    says_nothing,
 )
 from yak.memory.redact import redact
 from yak.memory.said import Passage, distinctive_tokens, is_instruction, is_wondering, passages
@@ -155,6 +156,7 @@ def test_decisions_are_not_wondering(text):
         ("Pass --index-url or -q to pip", ["--index-url", "-q"]),
         ("Pin Python 3.11, and the API is at v2.4.1", ["Python", "3.11", "v2.4.1"]),
         ("The service listens on port 8080.", ["8080"]),
+        ("More than 10k rows, 512MB each, in 30s", ["10k", "512MB", "30s"]),
         ("Deploy to us-east4 with gpt-4o", ["us-east4", "gpt-4o"]),
         (
             "Set DATABASE_URL via load_config in yak.memory",
@@ -311,6 +313,19 @@ def test_tokens_match_whatever_their_case_and_trailing_punctuation_or_backticks(
         "- Notes live in `~/Vaults/dev`.", ("user", "Our notes are in ~/vaults/Dev/, by the way.")
     )
     assert result.reason is None
+
+
+def test_a_number_with_its_unit_is_said_as_written_or_by_the_number_but_not_the_reverse():
+    """ "10k" said backs "10k" (and "10K"); "512 MB" and "30 seconds" back "512MB" and "30s";
+    "10k" never backs a line's bare "10"."""
+    assert (
+        check("- Over 10K transactions a day.", ("user", "over 10k transactions a day")).reason
+        is None
+    )
+    said_apart = ("user", "Workers get 512 MB of memory and a 30 seconds timeout.")
+    assert check("- Workers: 512MB of memory, 30s timeout.", said_apart).reason is None
+    bare = check("- Batches hold 10 transactions.", ("user", "Batches hold 10k transactions."))
+    assert bare.reason == "'10' was not said in the conversations"
 
 
 def test_a_token_of_the_document_counts_as_said_and_a_rewording_of_the_document_is_kept():
@@ -577,6 +592,27 @@ def test_passages_mark_quoted_text_and_leave_the_writers_own_words_unmarked():
         ("Our README says:", False),
         ("Install from the mirror.", True),
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "nothing"),
+    [
+        ("- [REDACTED:aws-key]", True),
+        ("- API key: [REDACTED:api-key]", True),
+        ("- [REDACTED:aws-key] / [REDACTED:aws-secret]", True),
+        ("None noted so far.", True),
+        ("- None yet.", True),
+        ("- N/A", True),
+        ("(none)", True),
+        ("- API key: [REDACTED:api-key], kept in 1Password", False),
+        ("- STRIPE_KEY=[REDACTED:stripe-key]", False),
+        ("- Tests: none yet.", False),
+        ("- None of the tests touch the network.", False),
+        ("Build:", False),
+    ],
+)
+def test_a_line_of_only_redaction_markers_or_filler_says_nothing(line, nothing):
+    assert says_nothing(line) is nothing
 
 
 @pytest.mark.parametrize(

@@ -77,13 +77,14 @@ def test_the_offline_evaluation_scores_every_metric_and_the_guards_catching_each
         assert [s["superseded_facts"] for s in (web, etl, app)] == [4, 4, 4]
         assert [s["deletions"] for s in (web, etl, app)] == [2, 2, 2]
         assert [s["refreshes"] for s in (web, etl, app)] == [14, 15, 13]
+        # The secret's line, left as "label: [REDACTED:…]", says nothing and is not added.
+        assert [s["redaction_markers_left"] for s in (web, etl, app)] == [0, 0, 0]
         for figures in (web, etl, app):
             assert figures["superseded_facts_left"] == 0
             assert figures["deletions_respected"] == figures["deletions"]
             assert figures["secrets_stored"] == figures["injected_instructions_stored"] == 0
             assert figures["hypotheticals_stored"] == figures["duplicates"] == 0
             assert figures["lines_changed_when_nothing_was_said"] == 0
-            assert figures["redaction_markers_left"] == 1
             assert figures["unsupported_lines_applied"] == 0
             assert figures["supported_facts_refused"] == 0
             assert figures["supported_facts"] == figures["live_facts"]
@@ -311,6 +312,43 @@ def test_a_line_held_twice_word_for_word_is_a_duplicate_whatever_the_scenario_li
     assert judge.result("").duplicates == 0
     judge.check("Paths\n- The cache lives in .cache/app.\n- the cache lives in .cache/app\n", step)
     assert judge.result("").duplicates == 1
+
+
+def test_the_careful_user_rejects_a_proposal_only_for_what_it_brings():
+    """A proposal that misses a fact the current document lacks too is accepted (the fact was
+    lost before, not by it); one that drops a fact the current document has, or adds a line
+    said nowhere, is rejected, naming why."""
+    steps = [
+        Step("x-01 db", ("We use Postgres 16.", "OK."), keep=(r"Postgres 16",)),
+        Step("x-02 ci", ("CI runs on GitHub Actions.", "OK."), keep=(r"GitHub Actions",)),
+    ]
+    judge = Judge(steps)
+    for step in steps:
+        judge.activate(step)
+    without_db = "Stack\n- CI: GitHub Actions.\n"
+    assert judge.breaks("Stack\n- CI runs on GitHub Actions.\n", 2, without_db) == []
+    current = "Stack\n- Postgres 16.\n- CI: GitHub Actions.\n"
+    assert judge.breaks(without_db, 2, current) == ["lost 'Postgres 16'"]
+    invented = current + "- Notes live in ~/vaults/Dev.\n"
+    assert judge.breaks(invented, 2, current) == [
+        "'- Notes live in ~/vaults/Dev.': '~/vaults/Dev' was said nowhere"
+    ]
+
+
+def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate():
+    """A model copied "- orders-api: …" as "- - orders-api: …" beside it: the evaluation
+    counts the pair as a duplicate, list markers folded (any run of -, * or •); a line that
+    differs in more than its markers is not one."""
+    step = Step("x-01 orders", ("orders-api is a Go service.", "OK."), keep=(r"orders-api",))
+    judge = Judge([step])
+    judge.activate(step)
+    judge.check("Services\n- orders-api: a Go service.\n- billing: a Go service.\n", step)
+    assert judge.result("").duplicates == 0
+    judge.check("Services\n- orders-api: a Go service.\n- - orders-api: a Go service.\n", step)
+    assert judge.result("").duplicates == 1
+    assert "duplicate lines: 'orders-api: a go service' at x-01 orders" in (
+        judge.result("").violations
+    )
 
 
 def test_with_grounded_refreshes_no_line_is_applied_without_support_and_no_fact_is_refused(

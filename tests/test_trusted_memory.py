@@ -345,6 +345,30 @@ async def test_a_rejected_proposals_added_line_stays_out_and_the_conversations_a
     assert still.content == doc(8) + "- Deploy on Fridays\n- use ruff\n- pin Python 3.12\n"
 
 
+async def test_rejecting_a_proposal_never_buries_a_line_the_document_holds(env: Env):
+    """The person typed the proposal's new line themselves while it waited, then rejected the
+    proposal: their line is not a removed line (the next request does not list it both as
+    theirs to keep and as removed on purpose); the proposal's other added line is buried."""
+    await env.write(doc(8))
+    await env.core.memory.set_review_mode(env.workspace_id, "review")
+    env.say("Deploy on Fridays. Use ruff.", "Ok.")
+    env.fake.script(text(doc(8) + "- deploy on Fridays\n- use ruff\n"))
+    outcome = await env.refresh()
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    typed = "- Deploy on Fridays.\n" + doc(8)
+    await env.write(typed, by_hand=True)
+    await env.core.review.reject(env.workspace_id, outcome.proposal_id)
+    assert (await env.content()) == typed
+    buried = await env.core.memory.tombstones(env.workspace_id)
+    assert [tombstone.key for tombstone in buried] == ["- use ruff"]
+
+    env.say("Anything else?", "No.")
+    env.fake.script(text(typed))
+    await env.refresh()
+    assert "<removed-lines>\n- use ruff\n</removed-lines>" in env.sent()
+    assert "- Deploy on Fridays." in env.sent().split("<lines-you-wrote>")[1]
+
+
 async def test_curl_piped_into_a_shell_waits_in_auto_mode(env: Env):
     """Case 4: a download piped into a shell waits, named by its URL when no one said it, and
     as an instruction no one typed when only the assistant did."""

@@ -42,6 +42,7 @@ from yak.memory.said import (
     _words,
     distinctive_tokens,
     is_instruction,
+    unmarked,
 )
 
 SUPPORT_SHARE = 0.5  # of a line's weighted words, the share a passage must hold to back it
@@ -320,12 +321,13 @@ def _evidence(line: str, score: _Score) -> Evidence:
 
 def _restates(new: _Line, other: _Line) -> float:
     """How closely ``new`` restates ``other`` (0: it does not): 1 when it is ``other`` word
-    for word; the share of its content words found in ``other`` (compounds counted), when it
-    has at least two, or 1 when both carry the same distinctive tokens and share at least half
-    the words; never across polarity, nor when ``new`` names a token ``other`` does not."""
+    for word, list markers aside (``- - pytest.`` is ``- pytest.``); the share of its content
+    words found in ``other`` (compounds counted), when it has at least two, or 1 when both
+    carry the same distinctive tokens and share at least half the words; never across
+    polarity, nor when ``new`` names a token ``other`` does not."""
     if new.negated != other.negated:
         return 0.0
-    if new.folded == other.folded:  # word for word, however short ("- pytest.")
+    if unmarked(new.folded) == unmarked(other.folded):  # word for word, however short
         return 1.0
     if any(not _found_in(key, other.folded, other.squashed) for key in new.keys):
         return 0.0
@@ -383,6 +385,35 @@ def is_structure(line: str) -> bool:
         return False  # a name like GKE: a fact, not a title
     titled = stripped.endswith(":") or all(word[:1].isupper() for word in words)
     return titled and not is_instruction(stripped)
+
+
+_REDACTED = re.compile(r"\[REDACTED:[^\]\n]*\]")
+_FILLER_EDGES = " \t-*+•>.:;,!()[]`'\"_"
+_NOTHING = re.compile(
+    r"(?:none|nothing|n/?a|tbd|tba)(?:\s+(?:yet|so far|noted|recorded|known|listed|to note|"
+    r"to report|for now|at the moment|at present|currently))*",
+    re.IGNORECASE,
+)
+
+
+def says_nothing(line: str) -> bool:
+    """Whether ``line`` holds nothing to remember: besides ``[REDACTED:…]`` markers, list
+    markers and punctuation it has no content word, or only a label before them (``- [REDACTED:
+    aws-key]``, ``- API key: [REDACTED:api-key]``: the secret is gone, and what is left tells
+    the agent nothing); or it is filler saying there is nothing (``None noted so far.``,
+    ``- None yet.``, ``- N/A``, ``TBD``). A refresh does not add such a line ("What a rewrite
+    may add" in docs/memory.md); a line with anything more (``Tests: none yet``, ``API key: in
+    1Password``) is checked like any other."""
+    body = _REDACTED.sub(" ", line)
+    if body == line:
+        return _NOTHING.fullmatch(line.strip(_FILLER_EDGES)) is not None
+    body = _BULLET.sub("", body).strip(" \t.;,")
+    label = _LABEL.match(body)
+    if label and len(label.group(1).split()) <= _TITLE_WORDS:
+        body = label.group(2)  # what the label says, markers aside
+    elif body.endswith(":") and len(body.split()) <= _TITLE_WORDS:
+        return True  # a label whose value was only the secret
+    return not _words(body).stems
 
 
 def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
@@ -509,11 +540,19 @@ def _pieces(key: str) -> list[str]:
     return [piece for piece in _PIECES.split(key) if len(piece) >= 2]
 
 
+_WITH_UNIT = re.compile(r"(\d+)[a-z%]+")
+
+
 def _said(key: str, said: _Index, doc: _Index) -> bool:
-    """Whether the token ``key`` was said in a passage or stands in the document; a URL,
+    """Whether the token ``key`` was said in a passage or stands in the document; a number
+    with a unit (``10k``, ``512mb``) also when the number stands alone ("512 MB", "30
+    seconds"), never the other way round (a line's ``10`` is not said by "10k"); a URL,
     ``KEY=value``, ``host:port`` or address also when each of its parts was (a changed port
     carried into a dependent line)."""
     if said.hits(key) or doc.hits(key):
+        return True
+    number = _WITH_UNIT.fullmatch(key)
+    if number is not None and (said.hits(number[1]) or doc.hits(number[1])):
         return True
     pieces = _pieces(key)
     return bool(pieces) and all(said.hits(piece) or doc.hits(piece) for piece in pieces)

@@ -4,9 +4,10 @@ The guards judge a reply as a whole (empty, not a document, placeholder, ceiling
 reply that passes them is then taken apart line by line against the document it was based on
 (``difflib`` hunks):
 
-1. (the form's reader has already dropped lines that are Yak's own request or edit syntax:
-   ``yak.memory.forms``);
-2. every line the rewrite adds or changes is checked against the folded conversations
+1. new lines that say nothing (only ``[REDACTED:…]`` markers, "None yet.") are **dropped**:
+   never stored, never proposed (the form's reader has already dropped lines that are Yak's
+   own request or edit syntax: ``yak.memory.forms``);
+2. every other line the rewrite adds or changes is checked against the folded conversations
    (:func:`yak.memory.grounding.check_lines`: not said, only asked about, already said, an
    instruction no one typed) and against the workspace's tombstones; it gets its evidence;
 3. a hunk that removes or changes a line a person wrote waits whole; a line of the model's that
@@ -30,9 +31,10 @@ from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
+from yak.memory.guards import normalize_document
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals
-from yak.memory.said import Passage
+from yak.memory.said import Passage, unmarked
 
 _QUOTE_CHARS = 60  # of a held line, in its reason
 WITHOUT_CAUSE = "removed, though nothing in the conversations says it is wrong"
@@ -82,19 +84,29 @@ def decide_lines(
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.
 
+    A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
+    ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
+    held: a person reviewing it could only reject it. The lines ``previous`` had are kept.
+
     Returns:
         The :class:`Decision`; ``applied == previous`` and ``held is None`` when ``new`` is
-        ``previous``.
+        ``previous`` (or adds only lines that say nothing).
     """
     old_lines, new_lines = previous.splitlines(), new.splitlines()
     opcodes = line_opcodes(old_lines, new_lines)
-    kept = {
-        j1 + offset + 1: new_lines[j1 + offset]
-        for tag, _i1, _i2, j1, j2 in opcodes
-        if tag == "equal"
-        for offset in range(j2 - j1)
-    }
-    added = _added_lines(old_lines, new_lines, opcodes)
+    new_at = _added_lines(old_lines, new_lines, opcodes)
+    empty = {j for j in new_at if grounding.says_nothing(new_lines[j])}
+    if empty:  # nothing to remember: never stored, never proposed
+        new = normalize_document(
+            "".join(f"{line}\n" for j, line in enumerate(new_lines) if j not in empty)
+        )
+        new_lines = new.splitlines()
+        opcodes = line_opcodes(old_lines, new_lines)
+        new_at = _added_lines(old_lines, new_lines, opcodes)
+    # The previous document's lines still in the rewrite, in place or moved: a new line that
+    # restates a moved one is a duplicate too.
+    kept = {j + 1: line for j, line in enumerate(new_lines) if j not in new_at}
+    added = [new_lines[j] for j in new_at]
     checks = {
         check.line: check
         for check in grounding.check_lines(
@@ -129,7 +141,8 @@ def decide_lines(
             reasons.append(f'"{_short(line)}": {why}')
             check = checks.get(line)
             if check is not None and check.duplicate_of is not None:
-                duplicates.append((_old_number(check.duplicate_of, opcodes), line))
+                number = _old_number(check.duplicate_of, opcodes, old_lines, new_lines)
+                duplicates.append((number, line))
         if touched:
             reasons.append(provenance.touched_reason(touched))
         stays = [old_lines[i] for i in range(i1, i2) if i in spared]
@@ -191,27 +204,28 @@ def _added_lines(
     old_lines: Sequence[str],
     new_lines: Sequence[str],
     opcodes: Sequence[tuple[str, int, int, int, int]],
-) -> list[str]:
-    """The lines of the rewrite's changed hunks that are new: a line the previous document
-    held is moved, and needs no backing, only as many times as the rewrite no longer keeps it
-    in place; a second copy of a line still there is new (and a duplicate)."""
+) -> list[int]:
+    """The indices in ``new_lines`` of the rewrite's lines that are new, in order: a line the
+    previous document held (list markers aside: ``- - x`` is ``- x`` moved) is moved, and
+    needs no backing, only as many times as the rewrite no longer keeps it in place; a second
+    copy of a line still there is new (and a duplicate). Blank lines are never new."""
     spare = Counter(  # the previous lines the rewrite took out of their place
-        fold_line(line)
+        unmarked(fold_line(line))
         for tag, i1, i2, _j1, _j2 in opcodes
         if tag != "equal"
         for line in old_lines[i1:i2]
         if line.strip()
     )
-    added: list[str] = []
+    added: list[int] = []
     for tag, _i1, _i2, j1, j2 in opcodes:
-        for line in new_lines[j1:j2] if tag != "equal" else ():
-            key = fold_line(line)
-            if not line.strip():
+        for j in range(j1, j2) if tag != "equal" else ():
+            key = unmarked(fold_line(new_lines[j]))
+            if not new_lines[j].strip():
                 continue
             if spare[key] > 0:
                 spare[key] -= 1
             else:
-                added.append(line)
+                added.append(j)
     return added
 
 
@@ -226,14 +240,22 @@ def _line_reason(
     return check.reason if check is not None else None
 
 
-def _old_number(candidate_line: int, opcodes: Sequence[tuple[str, int, int, int, int]]) -> int:
-    """The previous document's number of a line kept at ``candidate_line`` (1-based) in the
-    rewrite (what the model's numbered document showed); the number itself when not kept."""
+def _old_number(
+    candidate_line: int,
+    opcodes: Sequence[tuple[str, int, int, int, int]],
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+) -> int:
+    """The previous document's number of a line kept or moved to ``candidate_line`` (1-based)
+    in the rewrite (what the model's numbered document showed); the number itself when the
+    previous document did not have it."""
     index = candidate_line - 1
     for tag, i1, _i2, j1, j2 in opcodes:
         if tag == "equal" and j1 <= index < j2:
             return i1 + (index - j1) + 1
-    return candidate_line
+    key = unmarked(fold_line(new_lines[index])) if index < len(new_lines) else None
+    moved = (i for i, line in enumerate(old_lines) if unmarked(fold_line(line)) == key)
+    return next(moved, index) + 1
 
 
 def _short(line: str) -> str:

@@ -265,6 +265,9 @@ class ReviewInbox:
     async def reject(self, workspace_id: str, proposal_id: str) -> Proposal:
         """Drop a pending proposal: the lines it added become tombstones (a later rewrite that
         brings one back waits for review), and the conversations it folded are marked folded.
+        A line the current document holds (folded as tombstones are: a person typed it while
+        the proposal waited) is not buried: it is kept, not removed on purpose ("Tombstones"
+        in docs/memory.md).
 
         Raises:
             UsageError: no such proposal, or it no longer waits (what became of it).
@@ -272,10 +275,12 @@ class ReviewInbox:
         proposal = await self.get_proposal(workspace_id, proposal_id)
         _require_pending(proposal)
         base = await self._memory.version_text(workspace_id, proposal.base_version)
+        current = await self._memory.read(workspace_id)
+        held = {provenance.fold_line(line) for line in current.content.splitlines()}
         bury = tuple(
             (key, line)
             for line in provenance.added_lines(base, proposal.content)
-            if (key := provenance.fold_line(line))
+            if (key := provenance.fold_line(line)) and key not in held
         )
         try:
             rejected = await self._offload(

@@ -233,8 +233,8 @@ def _chunk_token(chunk: str, line: str, start: int) -> str | None:
     if token[0].isdigit() or (token[0] == "v" and token[1:2].isdigit()):
         if _VERSION.fullmatch(token):
             return token
-        number = _NUMBER.fullmatch(token)  # 8080, 512MB, 30s, 90%; not 24/7
-        return number.group(1) if number else None
+        number = _NUMBER.fullmatch(token)  # 8080, 512MB, 30s, 90%, 10k; not 24/7
+        return number.group() if number else None  # with its unit: 10k is not 10
     if _HOST_PORT.fullmatch(token):
         return token
     core = token[:-2] if token.endswith(("'s", "’s")) else token
@@ -261,7 +261,8 @@ def distinctive_tokens(line: str) -> list[str]:
     URLs, e-mail addresses, backticked spans (whole), ``--flags`` and ``-q``, versions
     (``3.11``, ``v2.4.1``), dotted names (``app.py``, ``yak.memory``), ``snake_case``,
     ``camelCase``, ``PostgreSQL``, ``ALL_CAPS`` (not everyday abbreviations like API or CI),
-    numbers of two digits or more (``8080``), and names: capitalised words not at the start
+    numbers of two digits or more (``8080``) with their unit (``10k``, ``512MB``, ``30s``:
+    the number alone, ``10``, is another value), and names: capitalised words not at the start
     of a sentence, a bullet or a label's value. Not ordinary words, capitalised or not.
     """
     found: list[tuple[int, str]] = []
@@ -419,6 +420,17 @@ def _found_in(key: str, text: str, squashed: str) -> bool:
 
 def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
+
+
+_LIST_MARKERS = re.compile(r"^\s*(?:[-*•]+(?:\s+|$))*")
+
+
+def unmarked(text: str) -> str:
+    """``text`` without its leading list markers: any run of ``-``, ``*`` and ``•`` markers,
+    each followed by spaces (``--verbose`` and ``**Bold**`` keep theirs), so ``- - orders-api:
+    Go.`` and ``- orders-api: Go.`` compare as the same line (a line copied behind an extra
+    marker restates it: "What a rewrite may add" in docs/memory.md)."""
+    return _LIST_MARKERS.sub("", text)
 
 
 def _squash(folded: str) -> str:
