@@ -82,8 +82,9 @@ Write new lines without numbers.
     RewriteForm.TOOL: """\
 How to answer: call update_memory once.
 - facts: each durable fact a conversation states that the document does not already say, \
-written as one line of the document ("- Tests run with pytest -q."). conversation: the number \
-of the conversation that states it. quote: the words of that conversation that state it, \
+written as one line of the document: a dash, then a full sentence that names what it is about \
+and keeps the conversation's own names, numbers and paths. conversation: the number of the \
+conversation that states it. quote: the words of that conversation that state it, \
 copied exactly. replaces: the numbers of the document's lines this fact makes outdated (a \
 new value of the same setting, a decision reversed); [] when it only adds.
 - forget: each line of the document a conversation says is wrong or asks to remove, by its \

@@ -112,3 +112,11 @@ _DROP = re.compile(
     r"outdated|obsolete|retired?|gone|moved (?:off|away)|replaced|instead|abandon(?:ed)?)\b",
     re.IGNORECASE,
 )
+
+
+def restated(line: str, lines: Sequence[str]) -> bool:
+    """Whether ``lines`` restate ``line``: they hold ``RESTATE_SHARE`` of its content words (a
+    rewording, a new value of the same fact). A line with no content word is restated by
+    nothing."""
+    stems = _words(line).stems
+    return bool(stems) and _Said.of("\n".join(lines)).holds_words(stems, RESTATE_SHARE)

@@ -22,7 +22,7 @@ from yak.memory.grounding import is_structure
 from yak.memory.placement import place, sections
 from yak.memory.provenance import fold_line
 from yak.memory.quotes import verify
-from yak.memory.removals import Removals, names_line
+from yak.memory.removals import Removals, names_line, restated
 from yak.memory.said import Passage
 
 TOOL_NAME = "update_memory"
@@ -60,8 +60,8 @@ TOOL: dict[str, Any] = {
                     "properties": {
                         "text": {
                             "type": "string",
-                            "description": "The fact as one line of the document, such as "
-                            '"- Tests run with pytest -q."',
+                            "description": "The fact as one line of the document: a dash, then "
+                            "a full sentence that names what it is about.",
                         },
                         **_REFERENCE,
                         "section": {
@@ -159,7 +159,9 @@ def _with_cause(
     """The call's claims that a line is outdated, kept only where the conversations give a
     cause ("What a rewrite may remove" in docs/memory.md): for a replaced line, a fact that
     restates it or a passage that touches it; for a forgotten line, its own quote, found in
-    the conversation it names, asking for it (:func:`yak.memory.removals.names_line`). A
+    the conversation it names, asking for it (:func:`yak.memory.removals.names_line`), or a
+    fact of the call restating it (a new value: the 1.5B model forgot "Redis on 6379" with a
+    quote of the document and added "Redis on 6380" beside it). A
     model's claim alone removes nothing (a 1.5B model listed lines 1-4 as replaced where one
     line was touched); the lines it named without cause stay in place, and how many is
     returned."""
@@ -187,7 +189,8 @@ def _with_cause(
     for item in forget:
         line = lines[item["line"] - 1]
         found = verify(Quote(line, item["conversation"], item["quote"]), sessions, said)
-        if not is_structure(line) and found is not None and names_line(found.quote, line):
+        asked = found is not None and names_line(found.quote, line)
+        if not is_structure(line) and (asked or restated(line, added)):
             kept_forget.append(item)
         elif line.strip():
             spared += 1
