@@ -130,6 +130,7 @@ class Breakdown:
 def instrument(core: Core) -> Breakdown:
     """Wrap the steps of ``core``'s refresher (see ``yak/refresh/refresher.py``)."""
     from yak.memory import guards, judging
+    from yak.memory.forms import text as text_form
     from yak.refresh import client, refresher, retries
 
     breakdown = Breakdown()
@@ -137,7 +138,7 @@ def instrument(core: Core) -> Breakdown:
         (refresher, "redact", "redact transcript"),
         (refresher, "format_transcript", "format+redact"),
         (judging, "redact", "redact reply"),
-        (guards, "clean_reply", "guards"),
+        (text_form, "clean_reply", "guards"),
         (guards, "normalize_document", "guards"),
         (guards, "check_rewrite", "guards"),
         (refresher, "judge_reply", "judge"),

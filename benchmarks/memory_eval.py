@@ -100,7 +100,7 @@ from yak.bootstrap import open_core
 from yak.domain import RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
 from yak.linediff import line_changes
 from yak.llm.provider import Provider
-from yak.memory.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
+from yak.memory.forms.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
 from yak.memory.forms.tool import TOOL_NAME
 from yak.memory.grounding import is_structure
 from yak.memory.prompt import (

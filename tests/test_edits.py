@@ -1,7 +1,7 @@
 """The edit form of a memory rewrite: the numbered document, the edits parsed and applied
-(``yak.memory.edits``), and a refresh through the core that asks for edits, applies them, judges
-the result with the same guards, falls back to the whole document, and treats an empty block as
-nothing to change."""
+(``yak.memory.forms.edits``), and a refresh through the core that asks for edits, applies them,
+judges the result with the same guards, falls back to the whole document, and treats an empty
+block as nothing to change."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.support import project_folder, say
 from tests.support.builders import seed_document
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus
-from yak.memory.edits import EXAMPLE, EditError, apply_edits, number_lines, parse_edits
+from yak.memory.forms.edits import EXAMPLE, EditError, apply_edits, number_lines, parse_edits
 from yak.memory.prompt import request_text
 
 DOC = (

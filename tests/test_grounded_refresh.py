@@ -18,7 +18,7 @@ from tests.support.cli import run_cli
 from tests.support.fake_api import text
 from yak.domain import ProposalOrigin, RefreshStatus
 from yak.evidence import Speaker
-from yak.memory.edits import EXAMPLE, apply_edits, number_lines, parse_edits
+from yak.memory.forms.edits import EXAMPLE, apply_edits, number_lines, parse_edits
 from yak.memory.prompt import request_text
 
 DOC = (

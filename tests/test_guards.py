@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from yak.domain import RefreshStatus
+from yak.memory.forms.text import clean_reply
 from yak.memory.guards import (
     check_rewrite,
-    clean_reply,
     find_placeholder,
     normalize_document,
 )

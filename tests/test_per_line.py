@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from yak.domain import LineOrigin, ReviewMode, RevisionSource
 from yak.evidence import Speaker
-from yak.memory.edits import EXAMPLE, number_lines
+from yak.memory.forms.edits import EXAMPLE, number_lines
 from yak.memory.forms.text import without_request_lines
 from yak.memory.per_line import decide_lines
 from yak.memory.prompt import condense_message, system_prompt

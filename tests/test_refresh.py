@@ -34,7 +34,7 @@ from yak.db.locks import FileRefreshLock
 from yak.domain import RefreshStatus, RevisionSource, TokenUsage
 from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnCompleted
 from yak.llm.provider import Provider
-from yak.memory.edits import number_lines
+from yak.memory.forms.edits import number_lines
 from yak.memory.prompt import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.

@@ -3,9 +3,8 @@ docs/memory.md). Pure functions, no I/O.
 
 A model's reply goes through three steps before it may replace the document:
 
-1. :func:`clean_reply` strips what surrounds the document: one outer code fence, an outer
-   ``<memory>``-style tag, a leading "Here is the updated memory:" line, a trailing "Let me
-   know if…" or "I added…" paragraph.
+1. the form's reader (``yak.memory.forms.text.clean_reply``) has stripped what surrounds
+   the document: an outer code fence, an outer tag, chatter before and after it.
 2. :func:`normalize_document` makes it the way Yak stores text: LF line endings, no trailing
    whitespace, no control characters, no blank lines at either end, one final newline. It
    never edits a content line's characters, keeps the blank lines between lines and never cuts
@@ -36,143 +35,12 @@ from yak.domain import (
 )
 from yak.text import plural
 
-# --- cleaning ---------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"^\s*(```+|~~~+)[\w+.-]*\s*$")
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$")
-# A first line that introduces the document rather than belonging to it.
-_LEADING_CHATTER = re.compile(
-    r"^\s*(?:"
-    r"(?:sure|okay|ok|certainly|of course|absolutely|great|done)\b[^\n]*"
-    r"|here(?:'s| is| are)\b[^\n]*"
-    r"|below is\b[^\n]*"
-    r"|i(?:'ve| have)\s+(?:updated|rewritten|revised|merged|folded|incorporated)\b[^\n]*"
-    r"|(?:the\s+)?(?:updated|revised|new|rewritten|full)\s+(?:memory|document|brief)\b[^\n]*"
-    r")$",
-    re.IGNORECASE,
-)
-# The first line of a closing paragraph that talks to the user rather than describing the project.
-_TRAILING_CHATTER = re.compile(
-    r"^\s*(?:"
-    r"let me know\b|i hope\b|feel free\b|hope this helps\b"
-    r"|if you(?:'d| would)? (?:like|want|need)\b"
-    r"|i(?:'ve| have) (?:updated|added|removed|kept|made|merged|replaced|folded|incorporated)\b"
-    r"|i (?:added|updated|removed|kept|merged|replaced|changed|folded|incorporated|included)\b"
-    r"|(?:summary of )?changes(?: made)?\s*:"
-    r"|(?:note|notes)\s*:\s*i\b"
-    r"|this (?:updated|revised|new) (?:memory|document|version)\b"
-    r")",
-    re.IGNORECASE,
-)
-_MAX_CHATTER_CHARS = 300  # a leading chatter line longer than this is probably content
-# An XML-like tag on a line of its own wrapping the whole reply (the prompt's own tag echoed).
-_OPEN_TAG = re.compile(r"^\s*<(current-memory|memory|document)(?:\s[^<>]*)?>\s*$", re.IGNORECASE)
-_BOM = "\ufeff"
-
-
-def clean_reply(text: str) -> str:
-    """Strip what surrounds the document in a model's reply.
-
-    Removes, in this order: a leading byte-order mark, one outer code fence (when the text
-    outside it is only chatter or blank) and an outer ``<current-memory>``, ``<memory>`` or
-    ``<document>`` tag pair on lines of their own, a leading chatter line such as "Here is the
-    updated memory:" (at most two), and a closing paragraph that talks to the user ("Let me know
-    if you want changes.", "Changes made: …"). Inner content is never touched; a fence that does
-    not wrap the whole document is kept.
-
-    Args:
-        text: the reply as the model sent it.
-
-    Returns:
-        The document part of the reply, without leading or trailing blank lines (may be ``""``).
-    """
-    text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    lines = _strip_wrappers(lines)
-    for _ in range(2):
-        if lines and len(lines[0]) <= _MAX_CHATTER_CHARS and _LEADING_CHATTER.match(lines[0]):
-            lines = _strip_wrappers(_trim_blank(lines[1:]))
-    lines = _strip_trailing_chatter(lines)
-    return "\n".join(_trim_blank(lines))
-
-
-def _strip_wrappers(lines: list[str]) -> list[str]:
-    """Strip an outer code fence and an outer ``<memory>``-style tag, in either nesting order."""
-    for _ in range(2):
-        lines = _trim_blank(_strip_outer_fence(_trim_blank(lines)))
-        lines = _trim_blank(_strip_outer_tag(lines))
-    return lines
-
-
-def _strip_outer_tag(lines: list[str]) -> list[str]:
-    """Drop a ``<current-memory>``/``<memory>``/``<document>`` line and its closing line when
-    they are the first and last lines; otherwise the lines are returned as they are."""
-    if len(lines) < 2:
-        return lines
-    opening = _OPEN_TAG.match(lines[0])
-    if opening and lines[-1].strip().lower() == f"</{opening.group(1).lower()}>":
-        return lines[1:-1]
-    return lines
-
-
-def _trim_blank(lines: list[str]) -> list[str]:
-    start, end = 0, len(lines)
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    return lines[start:end]
-
-
-def _is_chatter(lines: list[str], *, leading: bool) -> bool:
-    """Whether the lines outside a fence are only blank lines or remarks to the user."""
-    content = [line for line in lines if line.strip()]
-    if not content:
-        return True
-    if leading:
-        if any(_HEADING.match(line) for line in content):
-            return False  # "# Project:" above a fence is the document's title, not a remark
-        return (
-            len(content) <= 2
-            and sum(len(line) for line in content) <= _MAX_CHATTER_CHARS
-            and (
-                _LEADING_CHATTER.match(content[0]) is not None or content[-1].rstrip().endswith(":")
-            )
-        )
-    return _TRAILING_CHATTER.match(content[0]) is not None
-
-
-def _strip_outer_fence(lines: list[str]) -> list[str]:
-    fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
-    if len(fences) < 2:
-        return lines
-    first, last = fences[0], fences[-1]
-    if _is_chatter(lines[:first], leading=True) and _is_chatter(lines[last + 1 :], leading=False):
-        return lines[first + 1 : last]
-    return lines
-
-
-def _strip_trailing_chatter(lines: list[str]) -> list[str]:
-    """Drop the last paragraph when it opens with a remark to the user; only the last one."""
-    lines = _trim_blank(lines)
-    if not lines:
-        return lines
-    start = len(lines) - 1
-    while start > 0 and lines[start - 1].strip():
-        start -= 1
-    if start == 0:
-        # A one-paragraph reply: drop only trailing lines that are remarks, never the paragraph.
-        end = len(lines)
-        while end > 1 and _TRAILING_CHATTER.match(lines[end - 1]):
-            end -= 1
-        return lines[:end]
-    if _TRAILING_CHATTER.match(lines[start]):
-        return _trim_blank(lines[:start])
-    return lines
+FENCE = re.compile(r"^\s*(```+|~~~+)[\w+.-]*\s*$")
 
 
 # --- normalization ----------------------------------------------------------------------------
 
+_BOM = "\ufeff"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -212,7 +80,6 @@ def normalize_document(text: str) -> str:
 ECHO_TAGS = ("conversations", "lines-you-wrote", "removed-lines")
 REQUEST_TAGS = ("current-memory", *ECHO_TAGS, "workspace-memory")
 _REQUEST_TAG = re.compile(r"</?\s*(?:" + "|".join(REQUEST_TAGS) + r")\s*>", re.IGNORECASE)
-_ECHO_BLOCK = re.compile(r"<\s*(" + "|".join(ECHO_TAGS) + r")\s*>", re.IGNORECASE)
 # Sentences only the request says (matched case-insensitively, as plain text: one pass of
 # ``in`` over the lowered reply is a fraction of what an alternation regex costs on 40 KB).
 _REQUEST_PHRASES = (
@@ -231,19 +98,6 @@ _ROLE_LINE = re.compile(r"^\s*(?:user|assistant|human)\s*:\s", re.IGNORECASE)
 _SESSION_LABEL = re.compile(r"^\s*---\s*conversation\s+\d+\b.*---\s*$", re.IGNORECASE)
 _TOOL_LINE = re.compile(r"^\s*\[tool:\s")
 CODE_SHARE = 0.5  # a reply with more than this share of its non-blank lines in fences is code
-
-
-def find_echoed_block(text: str) -> str | None:
-    """Why a reply repeats one of the request's blocks that are never the document
-    (``<conversations>``, ``<lines-you-wrote>``, ``<removed-lines>``), or ``None``. Judged
-    before the request's own lines are dropped from a reply: once its tags are gone, the
-    echo of ``<lines-you-wrote>`` reads as a document that deletes every other line (a 0.5B
-    model answered so seven refreshes in a row, and each waited for review)."""
-    tag = _ECHO_BLOCK.search(text)
-    if tag is None:
-        return None
-    block = tag.group(1).lower()
-    return f"the reply repeats the request's <{block}> block instead of being the document"
 
 
 def find_not_document(text: str) -> str | None:
@@ -277,7 +131,7 @@ def find_not_document(text: str) -> str | None:
         return "the reply is a transcript of the conversation, not the document"
     inside, fenced = False, 0
     for line in lines:
-        if _FENCE.match(line):
+        if FENCE.match(line):
             inside = not inside
             fenced += 1
         elif inside:

@@ -7,7 +7,7 @@ first block of the user turn), so consecutive refreshes within the cache's lifet
 from the cache and pay full price only for the conversations. The
 conversation is wrapped in tags and framed as material to summarize, never as instructions. In
 the edit form (the default) the model sees the document with numbered lines and answers with
-line edits (``yak.memory.edits``); in the whole form it writes the full document, plain text,
+line edits (``yak.memory.forms.edits``); in the whole form it writes the full document, plain text,
 within the ceiling. When edits do not apply, :func:`whole_document_request` asks for the full
 document in a retry ("The rewrite form" in docs/refresh.md).
 """
@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any
 
 from yak.domain import MAX_CHARS, MAX_LINES, RewriteForm
-from yak.memory.edits import EXAMPLE, number_lines
+from yak.memory.forms.edits import EXAMPLE, number_lines
 from yak.memory.injection import neutralize_tags
 
 _ROLE = """\

@@ -2,7 +2,7 @@
 document ("The rewrite forms" in docs/refresh.md). Pure.
 
 Their readers hold every rule about a free-text reply's shape: the ``<edits>`` block and its
-commands (``yak.memory.edits``), the wrapping a model puts around a whole document (an outer
+commands (``yak.memory.forms.edits``), the wrapping a model puts around a whole document (an outer
 fence, a tag, chatter: ``guards.clean_reply``), the request's own blocks or retry message sent
 back, and lines that are Yak's own request text or edit syntax. A model's habits that only
 one model needs are a profile's business (``yak.memory.forms.profiles``), not a reader's.
@@ -10,12 +10,14 @@ one model needs are a profile's business (``yak.memory.forms.profiles``), not a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from yak.domain import RewriteForm
 from yak.memory import grounding, guards
 from yak.memory.document import merge_flags
-from yak.memory.edits import (
+from yak.memory.forms import Candidate, FormError
+from yak.memory.forms.edits import (
     EditError,
     apply_edits,
     continued_document,
@@ -25,7 +27,7 @@ from yak.memory.edits import (
     parse_edits,
     shown_line,
 )
-from yak.memory.forms import Candidate, FormError
+from yak.memory.guards import ECHO_TAGS
 from yak.memory.prompt import copies_retry_message, echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.said import Passage
@@ -74,7 +76,7 @@ def read_text(
     ):
         return FormError(NUMBERED_ECHO, record=raw)
     else:
-        text = guards.normalize_document(guards.clean_reply(raw))
+        text = guards.normalize_document(clean_reply(raw))
         if form is RewriteForm.EDITS and raw.strip():
             flags = ("whole_reply",)
     return _without_echoes(text, raw, previous, flags, said)
@@ -86,7 +88,7 @@ def _without_echoes(
     """The reply's document once what is Yak's own request is taken out: a reply that repeats
     a request block or a retry message is not a document; lines that are request text or
     edit syntax are dropped (:func:`without_request_lines`)."""
-    echo = guards.find_echoed_block(text)
+    echo = find_echoed_block(text)
     copied = [line for line in text.splitlines() if copies_retry_message(line)]
     if echo is None and copied:
         echo = (
@@ -129,7 +131,7 @@ def without_request_lines(
     document back with its new facts below it, and dropping the numbered lines would lose the
     document (a numbered echo alone, with nothing new, is still dropped whole). A numbered
     reply that is the whole document under its numbers and then new lines numbered on after it
-    (:func:`yak.memory.edits.continued_document`) is read as that document with those lines,
+    (:func:`yak.memory.forms.edits.continued_document`) is read as that document with those lines,
     their numbers taken off; the new lines are then checked like any other. The result keeps
     ``text``'s line endings; blank runs left behind are not folded."""
     previous_lines = previous.splitlines()
@@ -163,6 +165,157 @@ def without_request_lines(
     gone = {i for i in syntax | echoes.keys() if fold_line(lines[i].rstrip("\n")) not in before}
     kept = "".join(line for i, line in enumerate(lines) if i not in gone)
     return kept, tuple(lines[i].rstrip("\n") for i in sorted(gone))
+
+
+# --- a reply's wrapping ------------------------------------------------------------------
+
+_BOM = "\ufeff"
+_FENCE = guards.FENCE
+# The request's blocks that are never the document (``guards.ECHO_TAGS``).
+_ECHO_BLOCK = re.compile(r"<\s*(" + "|".join(ECHO_TAGS) + r")\s*>", re.IGNORECASE)
+
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t]*#*[ \t]*$")
+# A first line that introduces the document rather than belonging to it.
+_LEADING_CHATTER = re.compile(
+    r"^\s*(?:"
+    r"(?:sure|okay|ok|certainly|of course|absolutely|great|done)\b[^\n]*"
+    r"|here(?:'s| is| are)\b[^\n]*"
+    r"|below is\b[^\n]*"
+    r"|i(?:'ve| have)\s+(?:updated|rewritten|revised|merged|folded|incorporated)\b[^\n]*"
+    r"|(?:the\s+)?(?:updated|revised|new|rewritten|full)\s+(?:memory|document|brief)\b[^\n]*"
+    r")$",
+    re.IGNORECASE,
+)
+# The first line of a closing paragraph that talks to the user rather than describing the project.
+_TRAILING_CHATTER = re.compile(
+    r"^\s*(?:"
+    r"let me know\b|i hope\b|feel free\b|hope this helps\b"
+    r"|if you(?:'d| would)? (?:like|want|need)\b"
+    r"|i(?:'ve| have) (?:updated|added|removed|kept|made|merged|replaced|folded|incorporated)\b"
+    r"|i (?:added|updated|removed|kept|merged|replaced|changed|folded|incorporated|included)\b"
+    r"|(?:summary of )?changes(?: made)?\s*:"
+    r"|(?:note|notes)\s*:\s*i\b"
+    r"|this (?:updated|revised|new) (?:memory|document|version)\b"
+    r")",
+    re.IGNORECASE,
+)
+_MAX_CHATTER_CHARS = 300  # a leading chatter line longer than this is probably content
+# An XML-like tag on a line of its own wrapping the whole reply (the prompt's own tag echoed).
+_OPEN_TAG = re.compile(r"^\s*<(current-memory|memory|document)(?:\s[^<>]*)?>\s*$", re.IGNORECASE)
+
+
+def clean_reply(text: str) -> str:
+    """Strip what surrounds the document in a model's reply.
+
+    Removes, in this order: a leading byte-order mark, one outer code fence (when the text
+    outside it is only chatter or blank) and an outer ``<current-memory>``, ``<memory>`` or
+    ``<document>`` tag pair on lines of their own, a leading chatter line such as "Here is the
+    updated memory:" (at most two), and a closing paragraph that talks to the user ("Let me know
+    if you want changes.", "Changes made: …"). Inner content is never touched; a fence that does
+    not wrap the whole document is kept.
+
+    Args:
+        text: the reply as the model sent it.
+
+    Returns:
+        The document part of the reply, without leading or trailing blank lines (may be ``""``).
+    """
+    text = text.removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    lines = _strip_wrappers(lines)
+    for _ in range(2):
+        if lines and len(lines[0]) <= _MAX_CHATTER_CHARS and _LEADING_CHATTER.match(lines[0]):
+            lines = _strip_wrappers(_trim_blank(lines[1:]))
+    lines = _strip_trailing_chatter(lines)
+    return "\n".join(_trim_blank(lines))
+
+
+def _strip_wrappers(lines: list[str]) -> list[str]:
+    """Strip an outer code fence and an outer ``<memory>``-style tag, in either nesting order."""
+    for _ in range(2):
+        lines = _trim_blank(_strip_outer_fence(_trim_blank(lines)))
+        lines = _trim_blank(_strip_outer_tag(lines))
+    return lines
+
+
+def _strip_outer_tag(lines: list[str]) -> list[str]:
+    """Drop a ``<current-memory>``/``<memory>``/``<document>`` line and its closing line when
+    they are the first and last lines; otherwise the lines are returned as they are."""
+    if len(lines) < 2:
+        return lines
+    opening = _OPEN_TAG.match(lines[0])
+    if opening and lines[-1].strip().lower() == f"</{opening.group(1).lower()}>":
+        return lines[1:-1]
+    return lines
+
+
+def _trim_blank(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end]
+
+
+def _is_chatter(lines: list[str], *, leading: bool) -> bool:
+    """Whether the lines outside a fence are only blank lines or remarks to the user."""
+    content = [line for line in lines if line.strip()]
+    if not content:
+        return True
+    if leading:
+        if any(_HEADING.match(line) for line in content):
+            return False  # "# Project:" above a fence is the document's title, not a remark
+        return (
+            len(content) <= 2
+            and sum(len(line) for line in content) <= _MAX_CHATTER_CHARS
+            and (
+                _LEADING_CHATTER.match(content[0]) is not None or content[-1].rstrip().endswith(":")
+            )
+        )
+    return _TRAILING_CHATTER.match(content[0]) is not None
+
+
+def _strip_outer_fence(lines: list[str]) -> list[str]:
+    fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
+    if len(fences) < 2:
+        return lines
+    first, last = fences[0], fences[-1]
+    if _is_chatter(lines[:first], leading=True) and _is_chatter(lines[last + 1 :], leading=False):
+        return lines[first + 1 : last]
+    return lines
+
+
+def _strip_trailing_chatter(lines: list[str]) -> list[str]:
+    """Drop the last paragraph when it opens with a remark to the user; only the last one."""
+    lines = _trim_blank(lines)
+    if not lines:
+        return lines
+    start = len(lines) - 1
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    if start == 0:
+        # A one-paragraph reply: drop only trailing lines that are remarks, never the paragraph.
+        end = len(lines)
+        while end > 1 and _TRAILING_CHATTER.match(lines[end - 1]):
+            end -= 1
+        return lines[:end]
+    if _TRAILING_CHATTER.match(lines[start]):
+        return _trim_blank(lines[:start])
+    return lines
+
+
+def find_echoed_block(text: str) -> str | None:
+    """Why a reply repeats one of the request's blocks that are never the document
+    (``<conversations>``, ``<lines-you-wrote>``, ``<removed-lines>``), or ``None``. Judged
+    before the request's own lines are dropped from a reply: once its tags are gone, the
+    echo of ``<lines-you-wrote>`` reads as a document that deletes every other line (a 0.5B
+    model answered so seven refreshes in a row, and each waited for review)."""
+    tag = _ECHO_BLOCK.search(text)
+    if tag is None:
+        return None
+    block = tag.group(1).lower()
+    return f"the reply repeats the request's <{block}> block instead of being the document"
 
 
 def _has_words(reply: str) -> bool:
