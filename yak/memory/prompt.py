@@ -81,15 +81,17 @@ Write new lines without numbers.
 - If nothing durable was said, answer with an empty block: <edits></edits>""",
     RewriteForm.TOOL: """\
 How to answer: call update_memory once.
-- facts: each durable fact a conversation states that the document does not already say, \
-written as one line of the document: a dash, then a full sentence that names what it is about \
-and keeps the conversation's own names, numbers and paths. conversation: the number of the \
-conversation that states it. quote: the words of that conversation that state it, \
-copied exactly. replaces: the numbers of the document's lines this fact makes outdated (a \
-new value of the same setting, a decision reversed); [] when it only adds.
+- facts: go through the conversations sentence by sentence. For each sentence that states a \
+durable fact the document does not already say, add one entry: conversation (its number), \
+quote (that sentence, copied exactly), then text (the fact written from it as one line of the \
+document: a dash, then a full sentence that names what it is about and keeps the sentence's \
+own names, numbers and paths), and replaces (the numbers of the document's lines this fact \
+makes outdated, such as an older value of the same setting; [] when it only adds). One \
+sentence may give several facts; one fact per entry.
 - forget: each line of the document a conversation says is wrong or asks to remove, by its \
-number, with the conversation and the words that say so.
-- Never list a line the document already has, and never a fact no conversation states.
+number, with the conversation and the sentence that says so.
+- Never list a line the document already has, a conversation's title, or a fact no \
+conversation states; an assistant's "Understood" or "Noted" is not a fact.
 - Replace or forget a line only when a conversation is about that line.
 - If nothing durable was said, call update_memory with both lists empty.""",
 }

@@ -36,7 +36,7 @@ _REFERENCE = {
     },
     "quote": {
         "type": "string",
-        "description": "The exact words of that conversation that say it, copied.",
+        "description": "One sentence of that conversation that says it, copied exactly.",
     },
 }
 
@@ -58,12 +58,13 @@ TOOL: dict[str, Any] = {
                 "items": {
                     "type": "object",
                     "properties": {
+                        **_REFERENCE,
                         "text": {
                             "type": "string",
-                            "description": "The fact as one line of the document: a dash, then "
-                            "a full sentence that names what it is about.",
+                            "description": "The fact, written from the quote as one line of "
+                            "the document: a dash, then a full sentence that names what it is "
+                            "about.",
                         },
-                        **_REFERENCE,
                         "section": {
                             "type": "string",
                             "description": "The title of the document's section it belongs "
