@@ -29,6 +29,7 @@ from yak.domain import (
     RefreshState,
     RefreshStatus,
     ReviewMode,
+    RewriteForm,
     UpkeepFigures,
     forms_in,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "evidence_words",
     "form_counts",
     "forms_words",
+    "found_form_words",
     "list_colour",
     "list_status",
     "mode_words",
@@ -623,3 +625,14 @@ def form_counts(figures: UpkeepFigures) -> str:
         return ""
     return "reply forms: " + ", ".join(f"{form} {count}" for form, count in figures.forms)
 
+
+def found_form_words(form: RewriteForm | None) -> str:
+    """What the automatic memory reply form found for an endpoint and model (Settings ›
+    Provider): the form remembered for it, or ``None`` when no refresh has asked it yet."""
+    if form is None:
+        return "Not found out yet: the first refresh tries the tool."
+    if form is RewriteForm.TOOL:
+        return "This endpoint answered with the tool."
+    if form is RewriteForm.EDITS:
+        return "This endpoint answers in text: edits are used."
+    return "This endpoint answers in text: the whole document is asked for."
