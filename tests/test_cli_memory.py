@@ -556,7 +556,8 @@ def record(data_dir, folder, *outcomes):
 def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
     data_dir, folder, capsysbinary, tmp_path
 ):
-    """``history --refreshes`` lists attempts newest first (text and ``--json``);
+    """``history --refreshes`` lists attempts newest first (text and ``--json``), each with the
+    rewrite form its reply was read in;
     ``show --reply ID`` prints the kept reply byte for byte, so it can be trimmed and saved
     with ``set --file``; an attempt that kept no reply is one line, exit 2. Plain ``history``
     keeps its contract."""
@@ -581,7 +582,7 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         model="claude-haiku-4-5",
         usage=TokenUsage(1234, 5678),
         duration_s=3.14159,
-        flags=("condense_retry",),
+        flags=("tool_rejected", "form:edits", "condense_retry"),
     )
     failed_id, refused_id = record(data_dir, folder, (failed, 1), (refused, 1))
 
@@ -599,7 +600,8 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         "input_tokens": 1234,
         "output_tokens": 5678,
         "duration_s": 3.142,
-        "flags": ["condense_retry"],
+        "flags": ["tool_rejected", "form:edits", "condense_retry"],
+        "forms": ["edits"],
         "created_at": listed[0]["created_at"],
         "has_reply": True,
         "added": 0,
@@ -608,6 +610,7 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         "superseded_by": None,
     }
     assert listed[0]["created_at"].endswith("Z") and listed[1]["has_reply"] is False
+    assert listed[1]["forms"] == []  # no reply was read
 
     code, out, _ = run(capsysbinary, "memory", "history", "-w", folder, "--refreshes")
     table = out.decode().splitlines()
@@ -617,10 +620,13 @@ def test_refresh_attempts_are_listed_and_a_refused_reply_is_printed_exactly(
         "STATUS",
         "REPLY",
         "MODEL",
+        "FORM",
         "TOKENS",
         "REASON",
     ]
     assert table[1].startswith(refused_id) and "refused: too long" in table[1]
+    assert "claude-haiku-4-5  edits (tool rejected)  1,234 in" in table[1]
+    assert "claude-haiku-4-5  -  " in table[2]  # a failed call read no reply
     assert "240 lines" in table[1] and "1,234 in / 5,678 out" in table[1]
     assert table[2].startswith(failed_id) and "rate limited (HTTP 429)" in table[2]
 

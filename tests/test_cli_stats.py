@@ -65,6 +65,7 @@ def test_stats_give_the_size_in_tokens_and_the_refreshes_of_7_and_30_days(
         "cache_read_tokens": applied_usage["cache_read_input_tokens"],
         "output_tokens": applied_usage["output_tokens"],
         "outcomes": {"applied": 1, "up_to_date": 1},
+        "forms": {"edits": 1},  # a text answer to the tool call is read as edits
     }
     assert week["cache_write_tokens"] > 0  # the rules and the document went to the cache
     assert payload["last_30_days"] == week
@@ -87,7 +88,7 @@ def test_stats_give_the_size_in_tokens_and_the_refreshes_of_7_and_30_days(
     )
     assert lines[1] == "  last 7 days:  1 refresh, 0 model calls · 1 up to date"
     assert lines[2].startswith("  last 30 days: 2 refreshes, 1 model call · ")
-    assert lines[2].endswith(" out · 1 applied, 1 up to date")
+    assert lines[2].endswith(" out · 1 applied, 1 up to date · reply forms: edits 1")
 
     age_attempts(data_dir, 40, status="applied")  # out of both windows
     age_attempts(data_dir, 40, status="up_to_date")
@@ -95,6 +96,38 @@ def test_stats_give_the_size_in_tokens_and_the_refreshes_of_7_and_30_days(
     assert payload == {"workspaces": []}
     result = yak(data_dir, "memory", "stats", "--all")
     assert result.stdout.decode() == "No workspace had a memory refresh in the last 30 days.\n"
+
+
+def test_stats_and_history_say_which_rewrite_form_each_refresh_used(
+    core, data_dir, project, fake_api
+):
+    """The first refresh is answered with the tool; the endpoint then rejects tools and the
+    same refresh asks for edits: ``history --refreshes`` names each attempt's form, and
+    ``stats`` counts the attempts per form (text and ``--json``)."""
+    from tests.support.fake_api import error, tool_use
+    from yak.memory.forms.tool import TOOL_NAME
+
+    folder, workspace_id = project
+    fake_api.script(tool_use(TOOL_NAME, {"facts": [], "forget": []}))
+    assert as_json(yak(data_dir, "memory", "refresh", "-w", folder, "--json"))["status"] == (
+        "up_to_date"
+    )
+    say(core, workspace_id, "Thanks, that's all.", "Bye.")
+    fake_api.script(error(400, message="tools are not supported"), text("<edits>\n</edits>"))
+    assert yak(data_dir, "memory", "refresh", "-w", folder).returncode == 0
+
+    history = yak(data_dir, "memory", "history", "-w", folder, "--refreshes")
+    rows = history.stdout.decode().splitlines()
+    assert rows[0].split()[5] == "FORM"
+    assert "  edits (tool rejected)  " in rows[1] and "  tool  " in rows[2]
+    listed = as_json(yak(data_dir, "memory", "history", "-w", folder, "--refreshes", "--json"))
+    assert [a["forms"] for a in listed] == [["edits"], ["tool"]]
+
+    payload = as_json(yak(data_dir, "memory", "stats", "-w", folder, "--json"))
+    assert payload["last_7_days"]["forms"] == {"tool": 1, "edits": 1}
+    assert payload["last_30_days"]["forms"] == {"tool": 1, "edits": 1}
+    lines = yak(data_dir, "memory", "stats", "-w", folder).stdout.decode().splitlines()
+    assert lines[1].endswith(" · reply forms: tool 1, edits 1")
 
 
 def test_stats_of_a_folder_without_memory_are_zero(data_dir, tmp_path):

@@ -183,7 +183,8 @@ def test_export_formats():
 
 @pytest.mark.parametrize("reply, has_reply", [("- kept\n", True), ("", False), (None, False)])
 def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
-    """``history --refreshes --json``: the agreed keys, times in UTC with Z, no reply text."""
+    """``history --refreshes --json``: the agreed keys, times in UTC with Z, no reply text, and
+    the rewrite forms from the ``form:*`` flags."""
     moment = datetime(2026, 11, 30, 3, 9, 18, tzinfo=UTC)
     attempt = RefreshAttempt(
         id="01ABCDEFGHJKMNPQRSTVWXYZ00",
@@ -197,7 +198,7 @@ def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
         usage=TokenUsage(10, 20),
         duration_s=1.23456,
         session_ids=("S",),
-        flags=("redacted_reply:aws",),
+        flags=("form:tool", "tool_fallback", "form:edits", "redacted_reply:aws"),
         created_at=moment,
     )
     assert attempt_json(attempt) == {
@@ -211,7 +212,8 @@ def test_attempt_json_is_the_history_refreshes_contract(reply, has_reply):
         "input_tokens": 10,
         "output_tokens": 20,
         "duration_s": 1.235,
-        "flags": ["redacted_reply:aws"],
+        "flags": ["form:tool", "tool_fallback", "form:edits", "redacted_reply:aws"],
+        "forms": ["tool", "edits"],  # the forms its replies were read in, in order
         "created_at": "2026-11-30T03:09:18Z",
         "has_reply": has_reply,
         "added": 0,

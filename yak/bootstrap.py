@@ -300,9 +300,18 @@ def _build_reading(
 def _build(
     storage: _Storage, data_dir: Path | None, *, key_store: KeyStore, options: _Options, lazy: bool
 ) -> Core:
+    from yak.llm.endpoints import EndpointForms  # a small module: json and a lock
+
     bus = EventBus()
     offload = options.offload
-    settings = SettingsService(data_dir, key_store=key_store, env=options.env, offload=offload)
+    endpoint_forms = EndpointForms(data_dir)
+    settings = SettingsService(
+        data_dir,
+        key_store=key_store,
+        env=options.env,
+        offload=offload,
+        endpoint_forms=endpoint_forms,
+    )
     memory = MemoryService(
         workspaces=storage.workspaces,
         documents=storage.documents,
@@ -318,7 +327,6 @@ def _build(
 
     def build_services() -> Services:
         from yak.chat.service import ChatService
-        from yak.llm.endpoints import EndpointForms
         from yak.refresh.refresher import MemoryRefresher
         from yak.refresh.scheduler import RefreshScheduler
 
@@ -333,7 +341,7 @@ def _build(
             lock=storage.lock(),
             bus=bus,
             form=options.rewrite_form,
-            endpoint_forms=EndpointForms(data_dir),
+            endpoint_forms=endpoint_forms,
         )
         queue_options: dict[str, object] = {
             "debounce_s": settings.current().refresh_idle_s

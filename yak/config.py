@@ -56,10 +56,21 @@ ENV_OVERRIDES = {
     "memory_context_window": "YAK_MEMORY_CONTEXT_WINDOW",
     "memory_form": "YAK_MEMORY_FORM",
 }
+# Where model requests go without a base URL setting: ``ANTHROPIC_BASE_URL`` in the process's
+# environment (the SDK's own variable), else Anthropic's API.
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
 # How the memory model is asked to answer ("The rewrite forms" in docs/refresh.md): ``auto``
 # asks for the tool where the endpoint supports it (found out on the first refresh and
 # remembered), else edits; the others ask for that form always.
 MEMORY_FORMS = ("auto", "tool", "edits", "whole")
+
+
+def endpoint_url(base_url: str | None, env: Mapping[str, str]) -> str:
+    """Where requests go: the base URL setting, else ``ANTHROPIC_BASE_URL`` in ``env``, else
+    Anthropic's API; without a trailing slash (the key the endpoint's rewrite form is remembered
+    by, "The rewrite forms" in docs/refresh.md)."""
+    return (base_url or env.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ timezone-aware UTC ``datetime`` objects.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -57,6 +58,22 @@ class RewriteForm(StrEnum):
     TOOL = "tool"
     EDITS = "edits"
     WHOLE = "whole"
+
+    @property
+    def flag(self) -> str:
+        """The flag an attempt records when a reply was read in this form: ``form:tool``."""
+        return f"{FORM_FLAG_PREFIX}{self.value}"
+
+
+FORM_FLAG_PREFIX = "form:"
+
+
+def forms_in(flags: Sequence[str]) -> tuple[RewriteForm, ...]:
+    """The rewrite forms an attempt's replies were read in, from its ``form:*`` flags, in the
+    order first recorded (``(TOOL, EDITS)``: the tool form, then the edits form it fell back
+    to); ``()`` for an attempt that made no model call. An unknown form is skipped."""
+    known = {form.flag: form for form in RewriteForm}
+    return tuple(known[flag] for flag in flags if flag in known)
 
 
 class ProposalStatus(StrEnum):
@@ -350,6 +367,11 @@ class RefreshAttempt:
     outcome: ProposalStatus | None = None
     superseded_by: str | None = None
 
+    @property
+    def forms(self) -> tuple[RewriteForm, ...]:
+        """The rewrite forms its replies were read in, in order (:func:`forms_in`)."""
+        return forms_in(self.flags)
+
 
 @dataclass(frozen=True)
 class Proposal:
@@ -557,12 +579,16 @@ class UpkeepFigures:
         usage: their tokens (uncached input, cache writes, cache reads, output).
         outcomes: attempts per outcome (``applied``, ``up_to_date``, ``failed``…), the most
             frequent first.
+        forms: attempts per rewrite form a reply was read in (its ``form:*`` flag), in
+            ``RewriteForm``'s order, forms no attempt used left out; an attempt whose tool call
+            fell back to edits counts in both, one with no model call in none.
     """
 
     refreshes: int = 0
     calls: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
     outcomes: tuple[tuple[RefreshStatus, int], ...] = ()
+    forms: tuple[tuple[RewriteForm, int], ...] = ()
 
     def __add__(self, other: UpkeepFigures) -> UpkeepFigures:
         """The two windows' figures summed (outcomes merged)."""
@@ -576,6 +602,11 @@ class UpkeepFigures:
             calls=self.calls + other.calls,
             usage=self.usage + other.usage,
             outcomes=tuple(sorted(merged.items(), key=lambda item: (-item[1], item[0].value))),
+            forms=tuple(
+                (form, count)
+                for form in RewriteForm
+                if (count := dict(self.forms).get(form, 0) + dict(other.forms).get(form, 0))
+            ),
         )
 
 

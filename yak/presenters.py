@@ -29,7 +29,9 @@ from yak.domain import (
     RefreshState,
     RefreshStatus,
     ReviewMode,
+    RewriteForm,
     UpkeepFigures,
+    forms_in,
 )
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.text import one_line, plural
@@ -48,6 +50,9 @@ __all__ = [
     "change_words",
     "describe_outcome",
     "evidence_words",
+    "form_counts",
+    "forms_words",
+    "found_form_words",
     "list_colour",
     "list_status",
     "mode_words",
@@ -595,3 +600,39 @@ def upkeep_line(figures: UpkeepFigures) -> str:
         text += f", {token_count(usage.output_tokens)} out"
     outcomes = ", ".join(f"{count} {outcome_label(status)}" for status, count in figures.outcomes)
     return f"{text} · {outcomes}"
+
+
+# --- the rewrite forms ("The rewrite forms" in docs/refresh.md) --------------------------------
+# What the refresher's flags say happened to a tool call that was asked for, short for a cell.
+_TOOL_NOTES = (("tool_rejected", "tool rejected"), ("tool_text_reply", "tool answered in text"))
+
+
+def forms_words(flags: Sequence[str]) -> str:
+    """The rewrite forms an attempt's replies were read in, from its flags, for a table cell:
+    ``tool``, ``tool → edits`` (a tool call that could not be read, then the edits form),
+    ``edits (tool rejected)``, ``edits (tool answered in text)``, ``edits → whole`` (edits
+    that did not apply, then the whole document); ``-`` when no model call was made."""
+    words = " → ".join(str(form) for form in forms_in(flags)) or "-"
+    notes = [note for flag, note in _TOOL_NOTES if flag in flags]
+    return f"{words} ({', '.join(notes)})" if notes else words
+
+
+def form_counts(figures: UpkeepFigures) -> str:
+    """A window's attempts per rewrite form, for ``yak memory stats``: ``"reply forms: tool 3,
+    edits 1"`` (an attempt that fell back from the tool to edits counts in both); ``""`` when
+    no reply was read."""
+    if not figures.forms:
+        return ""
+    return "reply forms: " + ", ".join(f"{form} {count}" for form, count in figures.forms)
+
+
+def found_form_words(form: RewriteForm | None) -> str:
+    """What the automatic memory reply form found for an endpoint and model (Settings ›
+    Provider): the form remembered for it, or ``None`` when no refresh has asked it yet."""
+    if form is None:
+        return "Not found out yet: the first refresh tries the tool."
+    if form is RewriteForm.TOOL:
+        return "This endpoint answered with the tool."
+    if form is RewriteForm.EDITS:
+        return "This endpoint answers in text: edits are used."
+    return "This endpoint answers in text: the whole document is asked for."

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yak.aio import Offload, to_thread
-from yak.config import Settings, clamp, load_settings, save_settings
+from yak.config import Settings, clamp, endpoint_url, load_settings, save_settings
 
 if TYPE_CHECKING:  # a type only: the ports' dataclasses cost a reading command's start
-    from yak.ports import KeyStore
+    from yak.domain import RewriteForm
+    from yak.ports import EndpointForms, KeyStore
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,8 @@ class SettingsService:
         env: the environment to read overrides from (default ``os.environ``).
         offload: runs each key store call (``yak.aio``): on a worker thread, or in place for a
             command that only reads.
+        endpoint_forms: the rewrite form remembered per memory endpoint and model (the
+            refresher's own, so a page says what the next refresh will find); ``None``: none.
     """
 
     def __init__(
@@ -46,9 +49,11 @@ class SettingsService:
         key_store: KeyStore,
         env: Mapping[str, str] | None = None,
         offload: Offload = to_thread,
+        endpoint_forms: EndpointForms | None = None,
     ) -> None:
         self.data_dir = data_dir
         self._offload = offload
+        self._endpoint_forms = endpoint_forms
         self._key_store = key_store
         self._env = env
         self._settings: Settings | None = None
@@ -111,6 +116,19 @@ class SettingsService:
             return self._settings
         save_settings(self.data_dir, settings)
         return self.reload()
+
+    async def memory_form_found(self) -> RewriteForm | None:
+        """The rewrite form the automatic memory reply form found for the current endpoint and
+        memory model ("The rewrite forms" in docs/refresh.md), read on a worker thread:
+        ``TOOL`` (it answered with the tool), ``EDITS`` (it rejected tools or answered in
+        text), or ``None`` (no refresh has asked it yet). The endpoint is the base URL setting,
+        else ``ANTHROPIC_BASE_URL`` in the process's environment, as the model client reads
+        it."""
+        if self._endpoint_forms is None:
+            return None
+        current = self.current()
+        base_url = endpoint_url(current.base_url, os.environ)
+        return await self._offload(self._endpoint_forms.remembered, base_url, current.memory_model)
 
     # --- the API key ----------------------------------------------------------------------
     @property

@@ -353,3 +353,77 @@ def test_a_context_window_from_the_environment_cannot_be_edited(make_page):
     assert not page.context_window_spin.isEnabled()
     assert "YAK_MEMORY_CONTEXT_WINDOW" in page.context_window_spin.toolTip()
     assert "YAK_MEMORY_CONTEXT_WINDOW" in page.env_note.text()
+
+
+def test_the_memory_reply_form_is_automatic_until_chosen_and_then_stored(make_page, data_dir):
+    """The combo box shows Automatic by default; choosing Edits enables Apply, applying stores
+    ``memory_form: edits`` for the next refresh, and it comes back on load."""
+    page, core = make_page(key_store=StubKeyStore(key="k"))
+    combo = page.memory_form_combo
+    assert combo.currentText() == "Automatic — a tool call where the endpoint supports it"
+    assert [combo.itemText(i) for i in range(combo.count())][1:] == [
+        "Tool call",
+        "Edits",
+        "Whole document",
+    ]
+    assert not page.is_changed()
+    combo.setCurrentIndex(combo.findText("Edits"))
+    assert page.is_changed() and page.apply_button.isEnabled()
+    page.apply_button.click()
+    stored = json.loads((data_dir / "settings.json").read_text(encoding="utf-8"))
+    assert stored["memory_form"] == "edits"
+    assert core.settings.current().memory_form == "edits"
+    assert not page.apply_button.isEnabled()
+    page.load()
+    assert combo.currentText() == "Edits"
+
+
+def test_a_memory_reply_form_from_the_environment_cannot_be_edited(make_page):
+    """``YAK_MEMORY_FORM`` wins: the combo box shows it, read-only, and says so."""
+    page, _core = make_page(key_store=StubKeyStore(key="k"), env={"YAK_MEMORY_FORM": "whole"})
+    assert page.memory_form_combo.currentText() == "Whole document"
+    assert not page.memory_form_combo.isEnabled()
+    assert "YAK_MEMORY_FORM" in page.memory_form_combo.toolTip()
+    assert "YAK_MEMORY_FORM" in page.env_note.text()
+
+
+def test_the_page_says_what_the_automatic_form_found_for_the_endpoint_and_memory_model(
+    make_page, qloop, fake_api, tmp_path
+):
+    """Under the combo box: nothing found before the first refresh; after a refresh answered
+    with the tool, that; another memory model applied is not found out yet, and once it
+    answers the forced call in text, edits are used for it."""
+    from tests.support import project_folder, say
+    from tests.support.fake_api import text, tool_use
+    from yak.memory.forms.tool import TOOL_NAME
+
+    page, core = make_page()
+    workspace = run(qloop, core.workspaces.open(str(project_folder(tmp_path, "proj"))))
+    run(qloop, page.read_memory_form())
+    assert page.memory_form_note.text() == "Not found out yet: the first refresh tries the tool."
+
+    say(core, workspace.id, "Thanks, that's all for today!", "You're welcome.")
+    fake_api.script(tool_use(TOOL_NAME, {"facts": [], "forget": []}))
+    outcome = run(qloop, core.refresh.refresh_now(workspace.id))
+    assert "form:tool" in outcome.flags
+    run(qloop, page.read_memory_form())
+    assert page.memory_form_note.text() == "This endpoint answered with the tool."
+
+    page.memory_model_edit.setText("small-model")
+    page.memory_model_edit.textEdited.emit("small-model")
+
+    async def apply() -> None:
+        page.apply_button.click()  # the page reads again for the new model by itself
+        await until(
+            lambda: page.memory_form_note.text().startswith("Not found out yet"),
+            what="the label for the new model",
+        )
+
+    run(qloop, apply())
+
+    say(core, workspace.id, "Bye!", "Bye.")
+    fake_api.script(text("<edits>\n</edits>"))
+    outcome = run(qloop, core.refresh.refresh_now(workspace.id))
+    assert "tool_text_reply" in outcome.flags
+    run(qloop, page.read_memory_form())
+    assert page.memory_form_note.text() == "This endpoint answers in text: edits are used."

@@ -47,7 +47,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.memory import document as doc_rules
-from yak.presenters import attempt_outcome, outcome_label, refresh_summary
+from yak.presenters import attempt_outcome, forms_words, outcome_label, refresh_summary
 
 if TYPE_CHECKING:
     from yak.events import SyncedFileFailed
@@ -361,6 +361,7 @@ def attempts(workspace: Workspace, found: Sequence[RefreshAttempt], *, as_json: 
             outcome_label(a.status) if a.outcome is None else attempt_outcome(a),
             lines(count_lines(a.reply)) if a.reply else "-",
             a.model or "-",
+            forms_words(a.flags),
             f"{a.usage.input_tokens:,} in / {a.usage.output_tokens:,} out",
             a.reason or "-",
         ]
@@ -368,7 +369,7 @@ def attempts(workspace: Workspace, found: Sequence[RefreshAttempt], *, as_json: 
     ]
     print(
         table(
-            ["ID", "CREATED", "STATUS", "REPLY", "MODEL", "TOKENS", "REASON"],
+            ["ID", "CREATED", "STATUS", "REPLY", "MODEL", "FORM", "TOKENS", "REASON"],
             rows,
             right=frozenset({3}),
         )

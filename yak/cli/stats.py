@@ -5,8 +5,9 @@ For one workspace (``-w DIR``, default the current directory), or with ``--all``
 workspace with a refresh attempt in the last 30 days: the document's size in tokens (an
 estimate, ``MemoryDocument.tokens``), which every chat request in the workspace carries, and
 its refreshes over the last 7 and 30 days (``MemoryReader.upkeep``): attempts, model calls,
-tokens and outcomes. Reads only (the database may be read-only); the lines are worded by
-``yak.presenters.upkeep_line``.
+tokens, outcomes and the rewrite forms their replies were read in (an attempt that fell back
+from the tool to edits counts in both). Reads only (the database may be read-only); the lines
+are worded by ``yak.presenters.upkeep_line`` and ``form_counts``.
 
 ``--json`` prints one object per workspace (``--all``: ``{"workspaces": [...]}``, most tokens in
 30 days first)::
@@ -14,7 +15,8 @@ tokens and outcomes. Reads only (the database may be read-only); the lines are w
     {"workspace": PATH, "workspace_id": ID, "lines": N, "tokens": N,
      "last_7_days": {"refreshes": N, "calls": N, "input_tokens": N,
                      "cache_write_tokens": N, "cache_read_tokens": N, "output_tokens": N,
-                     "outcomes": {"applied": N, ...}},
+                     "outcomes": {"applied": N, ...},
+                     "forms": {"tool": N, "edits": N, "whole": N}},
      "last_30_days": {...}}
 """
 
@@ -98,7 +100,9 @@ def _print(workspace: Workspace, document_lines: int, tokens: int, stats: Upkeep
     )
     for days in UPKEEP_WINDOWS_DAYS:
         label = f"last {days} days:"
-        print(f"  {label:<14}{presenters.upkeep_line(stats.window(days))}")
+        figures = stats.window(days)
+        forms = presenters.form_counts(figures)
+        print(f"  {label:<14}{presenters.upkeep_line(figures)}{' · ' + forms if forms else ''}")
 
 
 def _json(
@@ -121,5 +125,6 @@ def _json(
             "cache_read_tokens": usage.cache_read_input_tokens,
             "output_tokens": usage.output_tokens,
             "outcomes": {str(status): count for status, count in figures.outcomes},
+            "forms": {str(form): count for form, count in figures.forms},
         }
     return item

@@ -12,6 +12,7 @@ from yak.domain import (
     ProposalStatus,
     RefreshAttempt,
     RefreshStatus,
+    RewriteForm,
     TokenUsage,
     UpkeepFigures,
     UpkeepStats,
@@ -116,19 +117,29 @@ def latest_attempts(query: Query) -> dict[str, RefreshAttempt]:
 # shortest: one pass over the ``(workspace_id, created_at)`` index. Times compare as their stored
 # text (``YYYY-MM-DD HH:MM:SS[.ffffff]``, naive UTC, on both dialects), like every read here. A
 # call is an attempt whose usage is not all zero; a retry (``edits_retry``, ``condense_retry``
-# in its flags) is one more.
-_UPKEEP = """
+# in its flags) is one more. The attempts that read a reply in each rewrite form (its ``form:*``
+# flag, a JSON string in the stored list) follow, in ``RewriteForm``'s order.
+_FORMS = tuple(RewriteForm)
+_UPKEEP = (
+    """
 SELECT workspace_id, status,
     CASE WHEN CAST(created_at AS VARCHAR) >= :recent THEN 1 ELSE 0 END AS recent,
     COUNT(*),
     SUM(CASE WHEN input_tokens + output_tokens + cache_write_tokens + cache_read_tokens > 0
         THEN 1 ELSE 0 END),
     SUM(CASE WHEN CAST(flags AS VARCHAR) LIKE '%retry%' THEN 1 ELSE 0 END),
-    SUM(input_tokens), SUM(output_tokens), SUM(cache_write_tokens), SUM(cache_read_tokens)
+    SUM(input_tokens), SUM(output_tokens), SUM(cache_write_tokens), SUM(cache_read_tokens),
+"""
+    + ",\n".join(
+        f"    SUM(CASE WHEN CAST(flags AS VARCHAR) LIKE '%\"{form.flag}\"%' THEN 1 ELSE 0 END)"
+        for form in _FORMS
+    )
+    + """
 FROM refresh_attempts
 WHERE CAST(created_at AS VARCHAR) >= :since {workspace}
 GROUP BY 1, 2, 3
 """
+)
 
 
 def upkeep(
@@ -153,11 +164,13 @@ def upkeep(
     for row in query.rows(_UPKEEP.format(workspace=where), parameters):
         ws_id, status, recent, count, asked, retried = row[:6]
         tokens_in, tokens_out, written, read = (int(n or 0) for n in row[6:10])
+        in_form = zip(_FORMS, (int(n or 0) for n in row[10:]), strict=True)
         part = UpkeepFigures(
             refreshes=int(count),
             calls=int(asked or 0) + int(retried or 0),
             usage=TokenUsage(tokens_in, tokens_out, written, read),
             outcomes=((RefreshStatus(status), int(count)),),
+            forms=tuple((form, n) for form, n in in_form if n),
         )
         windows = figures.setdefault(ws_id, {short: UpkeepFigures(), long: UpkeepFigures()})
         windows[long] = windows[long] + part

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Container
 from typing import NamedTuple
 
+from yak.config import DEFAULT_BASE_URL
 from yak.errors import (
     AuthenticationFailed,
     IncompleteResponse,
@@ -30,8 +31,6 @@ from yak.llm import sdk
 from yak.ports import Completion
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
 def is_provider_exception(exc: BaseException) -> bool:

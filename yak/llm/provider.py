@@ -17,11 +17,11 @@ import os
 from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict, Unpack
 
+from yak.config import endpoint_url
 from yak.domain import TokenUsage
 from yak.errors import MissingApiKey, ProviderError, YakError
 from yak.llm import credentials, sdk
 from yak.llm.errors import (
-    DEFAULT_BASE_URL,
     check_content_type,
     check_reply,
     incomplete_error,
@@ -94,9 +94,7 @@ class Provider:
     @property
     def base_url(self) -> str:
         """Where requests go: the explicit base URL, ``ANTHROPIC_BASE_URL``, or Anthropic's."""
-        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip(
-            "/"
-        )
+        return endpoint_url(self._base_url, os.environ)
 
     def _key(self) -> str:
         key = (self._api_key or "").strip() or credentials.api_key()

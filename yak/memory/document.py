@@ -384,7 +384,9 @@ def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
     that waited for review and was decided since has its proposal's outcome as ``status``
     (``accepted``, ``edited_accepted``, ``rejected``, ``superseded``, ``withdrawn``; "The
     inbox" in docs/memory.md), ``result_version`` the version it became when accepted, and
-    ``superseded_by`` the newer proposal that superseded it."""
+    ``superseded_by`` the newer proposal that superseded it. ``forms`` are the rewrite forms its
+    replies were read in, in order (``["tool", "edits"]`` after a fallback; ``[]`` with no
+    model call)."""
     outcome = attempt.outcome
     return {
         "id": attempt.id,
@@ -398,6 +400,7 @@ def attempt_json(attempt: RefreshAttempt) -> dict[str, Any]:
         "output_tokens": attempt.usage.output_tokens,
         "duration_s": round(attempt.duration_s, 3),
         "flags": list(attempt.flags),
+        "forms": [str(form) for form in attempt.forms],
         "created_at": iso_utc(attempt.created_at),
         "has_reply": bool(attempt.reply),
         "added": attempt.added,

@@ -403,7 +403,7 @@ class MemoryRefresher:
             return
         if "tool_rejected" in flags or "tool_text_reply" in flags:
             form = RewriteForm.EDITS
-        elif "form:tool" in flags:
+        elif RewriteForm.TOOL.flag in flags:
             form = RewriteForm.TOOL
         else:
             return
@@ -464,8 +464,7 @@ class MemoryRefresher:
             reply, decision = await asyncio.to_thread(
                 self._judge, attempt, completion, floor_ratio, request.form
             )
-            form_flag = f"form:{reply.read_as}"
-            flags = merge_flags(flags, (form_flag,), reply.flags, retried[-1:])
+            flags = merge_flags(flags, (reply.read_as.flag,), reply.flags, retried[-1:])
             if retried[-1:] == (retries.CONDENSE_RETRY,):
                 reply = retries.after_condense(reply, before_lines)
             retry = retries.next_retry(request, reply, retried, decision, fallback=fallback)

@@ -1,6 +1,7 @@
 """Settings › Provider: the API key, base URL, chat and memory models, the memory model's context
-window, refresh debounce, the time limit of a model request, and how commands are confined
-(choosing "no sandbox" shows a warning under the field before anything is applied).
+window and reply form (with what the automatic form found for the endpoint and model), refresh
+debounce, the time limit of a model request, and how commands are confined (choosing "no
+sandbox" shows a warning under the field before anything is applied).
 
 A :class:`yak.ui.settings.page.SettingsPage`: ``load()`` fills the fields from what is stored, every
 edit emits ``changed``, the page's Apply (and Revert) button is enabled only while ``is_changed()``,
@@ -10,7 +11,7 @@ through the settings service (never the key to the database, the settings file o
 where the key comes from is read on a worker thread, never on the UI thread. A value set by an
 environment variable (``ANTHROPIC_API_KEY``, ``YAK_MODEL``, ``YAK_MEMORY_MODEL``,
 ``YAK_REFRESH_IDLE_SECONDS``, ``YAK_TIMEOUT_SECONDS``, ``YAK_COMMAND_SANDBOX``,
-``YAK_MEMORY_CONTEXT_WINDOW``) wins over the
+``YAK_MEMORY_CONTEXT_WINDOW``, ``YAK_MEMORY_FORM``) wins over the
 stored one, so its field is read-only and says so; saving never copies an environment value into
 the settings file.
 """
@@ -40,6 +41,8 @@ from PySide6.QtWidgets import (
 from yak.agent.sandbox import AUTO, BUBBLEWRAP, LANDLOCK, NONE, UNCONFINED_WARNING
 from yak.chat.service import ChatService
 from yak.config import (
+    BASE_URL_ENV,
+    DEFAULT_BASE_URL,
     DEFAULT_CHAT_MODEL,
     DEFAULT_MEMORY_MODEL,
     ENV_OVERRIDES,
@@ -49,8 +52,9 @@ from yak.config import (
     MIN_IDLE_S,
     MIN_TIMEOUT_S,
 )
+from yak.domain import RewriteForm
 from yak.errors import YakError
-from yak.presenters import Colour
+from yak.presenters import Colour, found_form_words
 from yak.refresh.context import ANTHROPIC_CONTEXT_WINDOW
 from yak.settings import SettingsService
 from yak.ui.colours import text_style
@@ -61,13 +65,18 @@ from yak.ui.tasks import TaskGroup, settled
 log = logging.getLogger(__name__)
 
 KEY_ENV = "ANTHROPIC_API_KEY"
-BASE_URL_ENV = "ANTHROPIC_BASE_URL"
-DEFAULT_BASE_URL = "https://api.anthropic.com"
 SANDBOX_CHOICES = (
     (AUTO, "Sandboxed (Landlock, else bubblewrap)"),
     (LANDLOCK, "Sandboxed with Landlock"),
     (BUBBLEWRAP, "Sandboxed with bubblewrap"),
     (NONE, "No sandbox (unconfined)"),
+)
+# The values of ``yak.config.MEMORY_FORMS``, as the combo box names them.
+MEMORY_FORM_CHOICES = (
+    ("auto", "Automatic — a tool call where the endpoint supports it"),
+    ("tool", "Tool call"),
+    ("edits", "Edits"),
+    ("whole", "Whole document"),
 )
 NO_KEYRING_NOTE = (
     "No key yet, and this system has no usable keyring to store one: tick “Use for this "
@@ -134,6 +143,7 @@ class ProviderPage(SettingsPage):
         form.addRow("Memory model:", self.memory_model_edit)
         self.context_window_spin = self._setup_context_window_spin()
         form.addRow("Memory model context window:", self.context_window_spin)
+        form.addRow("Memory reply form:", self._setup_memory_form_box())
         self.debounce_spin = self._setup_seconds_spin(
             "debounce",
             low=MIN_IDLE_S,
@@ -261,6 +271,25 @@ class ProviderPage(SettingsPage):
         spin.valueChanged.connect(self._on_field_edited)
         return spin
 
+    def _setup_memory_form_box(self) -> QVBoxLayout:
+        """The memory reply form's combo box, and under it what the automatic form found for
+        the applied endpoint and memory model (read by :meth:`read_memory_form`)."""
+        self.memory_form_combo = QComboBox(self)
+        self.memory_form_combo.setObjectName("memory_form")
+        for value, label in MEMORY_FORM_CHOICES:
+            self.memory_form_combo.addItem(label, value)
+        self.memory_form_combo.setToolTip(
+            "How the memory model answers a refresh: a forced tool call listing the facts, "
+            "line edits against the numbered document, or the whole document. Automatic asks "
+            "for the tool unless this endpoint and model rejected it or answered in text, "
+            "then edits"
+        )
+        self.memory_form_combo.currentIndexChanged.connect(self._on_field_edited)
+        self.memory_form_note = create_label(
+            self, object_name="memory_form_found", word_wrap=True, plain_text=True
+        )
+        return vbox(self.memory_form_combo, self.memory_form_note, margins=0)
+
     def _setup_buttons(self) -> QDialogButtonBox:
         """Apply and Revert, enabled only while the page holds changes."""
         buttons = QDialogButtonBox(self)
@@ -286,6 +315,9 @@ class ProviderPage(SettingsPage):
             self.chat_model_edit.setText(effective.chat_model)
             self.memory_model_edit.setText(effective.memory_model)
             self.context_window_spin.setValue(effective.memory_context_window)
+            self.memory_form_combo.setCurrentIndex(
+                max(self.memory_form_combo.findData(effective.memory_form), 0)
+            )
             self.debounce_spin.setValue(effective.refresh_idle_s)
             self.timeout_spin.setValue(effective.request_timeout_s)
             self.sandbox_combo.setCurrentIndex(
@@ -298,7 +330,7 @@ class ProviderPage(SettingsPage):
                 else f"{DEFAULT_BASE_URL} (default)"
             )
             self.key_edit.clear()
-            self._update_key_state()
+            self._update_core_state()
             overridden: list[str] = []
             for name, widget in self._setting_widgets().items():
                 variable = ENV_OVERRIDES.get(name)
@@ -383,6 +415,7 @@ class ProviderPage(SettingsPage):
             effective = self.settings.save(stored.with_changes(**changes))
             log.info("provider settings changed: %s", ", ".join(sorted(changes)))
             self.settings_applied.emit(effective)
+            self._reread_memory_form()  # the endpoint or the memory model may have changed
         key = str(values["api_key"])
         self._loaded = {**values, "api_key": ""}
         if key:
@@ -418,6 +451,11 @@ class ProviderPage(SettingsPage):
         source = await self.settings.key_source()
         self._keyring_usable = await self.settings.can_store_key()
         self._show_key_state(source)
+
+    async def read_memory_form(self) -> None:
+        """Ask the settings service what the automatic reply form found for the applied
+        endpoint and memory model (on a worker thread) and show it under the combo box."""
+        self._show_memory_form(await self.settings.memory_form_found())
 
     async def _remove_key(self) -> None:
         try:
@@ -480,6 +518,7 @@ class ProviderPage(SettingsPage):
             "chat_model": self.chat_model_edit,
             "memory_model": self.memory_model_edit,
             "memory_context_window": self.context_window_spin,
+            "memory_form": self.memory_form_combo,
             "refresh_idle_s": self.debounce_spin,
             "base_url": self.base_url_edit,
             "request_timeout_s": self.timeout_spin,
@@ -493,27 +532,42 @@ class ProviderPage(SettingsPage):
             "chat_model": self.chat_model_edit.text().strip() or DEFAULT_CHAT_MODEL,
             "memory_model": self.memory_model_edit.text().strip() or DEFAULT_MEMORY_MODEL,
             "memory_context_window": int(self.context_window_spin.value()),
+            "memory_form": str(self.memory_form_combo.currentData()),
             "refresh_idle_s": float(self.debounce_spin.value()),
             "request_timeout_s": float(self.timeout_spin.value()),
             "command_sandbox": str(self.sandbox_combo.currentData()),
         }
 
-    def _update_key_state(self) -> None:
-        """Show what is known of the key now, and read it again when the event loop runs."""
+    def _update_core_state(self) -> None:
+        """Show what is known of the key now, and read it and what the automatic reply form
+        found again when the event loop runs."""
         self._show_key_state(self._key_source)
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # built before the loop runs: read when the page is shown
             return
         self._reread_key_state()
+        self._reread_memory_form()
 
     def _reread_key_state(self) -> asyncio.Task[None]:
         """Read where the key is again; a read still running is cancelled (the newest wins)."""
         return self.tasks.replace("provider-key-state", self.read_key_state())
 
+    def _reread_memory_form(self) -> None:
+        """Read what the automatic reply form found again (the newest read wins), once the
+        event loop runs; before that the page reads it when shown."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.tasks.replace("provider-memory-form", self.read_memory_form())
+
+    def _show_memory_form(self, found: RewriteForm | None) -> None:
+        self.memory_form_note.setText(found_form_words(found))
+
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        self._update_key_state()
+        self._update_core_state()
 
     def _show_key_state(self, source: str | None) -> None:
         """``source`` is where the key is: ``"environment"``, ``"session"`` (this run only),
