@@ -91,7 +91,8 @@ sentence may give several facts; one fact per entry.
 - forget: each line of the document a conversation says is wrong or asks to remove, by its \
 number, with the conversation and the sentence that says so.
 - Never list a line the document already has, a conversation's title, or a fact no \
-conversation states; an assistant's "Understood" or "Noted" is not a fact.
+conversation states. Greetings, thanks, questions, guesses and an assistant's "Understood" \
+or "Noted" are not facts.
 - Replace or forget a line only when a conversation is about that line.
 - If nothing durable was said, call update_memory with both lists empty.""",
 }
