@@ -249,3 +249,23 @@ async def test_a_line_replaced_by_an_unrelated_fact_stays_and_its_removal_waits(
         and "- Python 3.13." in document
     )
     assert "- Python 3.12." not in document
+
+
+async def test_a_transcript_line_listed_as_a_fact_is_dropped_and_the_real_fact_applied(
+    tool_core, workspace, fake_api
+):
+    """The 1.5B model listed "user: ok, calling it a day." beside a real fact; read as a
+    document the transcript line refused the whole call. It is dropped on its own."""
+    say(tool_core, workspace.id, "We moved to Python 3.13 last week.", "Good to know.")
+    fake_api.script(
+        call(
+            [
+                fact("- Python 3.13.", 1, "we moved to Python 3.13", replaces=[3]),
+                fact("user: We moved to Python 3.13 last week.", 1, "we moved to Python 3.13"),
+            ]
+        )
+    )
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and "request_text_dropped" in outcome.flags
+    expected = DOC.replace("3.12", "3.13")
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()

@@ -13,6 +13,7 @@ cause stays, an unsupported line waits, a quote is checked before it counts as e
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,7 @@ from yak.errors import UsageError
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.grounding import is_structure
 from yak.memory.placement import place, sections
+from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.quotes import verify
 from yak.memory.removals import Removals, names_line, restated
@@ -142,12 +144,30 @@ def read_tool(
         return FormError(problem, record=record)
     assert isinstance(given, Mapping)  # checked by _problem
     facts, forget = list(given["facts"]), list(given["forget"])
+    kept_facts = [fact for fact in facts if not _not_a_fact(str(fact["text"]))]
+    dropped = tuple(str(fact["text"]).strip() for fact in facts if fact not in kept_facts)
+    facts = kept_facts
     if not facts and not forget:
-        return Candidate(text=previous, unchanged=True, record=record)
+        return Candidate(text=previous, unchanged=True, record=record, dropped=dropped)
     facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
     text, quotes = merge(previous, facts, forget)
     flags = ("removal_without_cause",) if spared else ()
-    return Candidate(text=text, quotes=quotes, record=record, flags=flags)
+    flags += ("request_text_dropped",) if dropped else ()
+    return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=dropped)
+
+
+_TRANSCRIPT_LINE = re.compile(
+    r"^\s*(?:user|assistant|human)\s*:|^\s*---\s*conversation\s+\d+", re.I
+)
+
+
+def _not_a_fact(text: str) -> bool:
+    """Whether a fact's text is the request's own words rather than a fact: a line of the
+    transcript as it was shown (``user: …``, a ``--- conversation 2 ---`` label) or a line of
+    Yak's own request (its rules, the tool's descriptions). Such a fact is dropped on its own,
+    the rest of the call kept (the 1.5B model listed "user: ok, calling it a day." beside real
+    facts, and the whole call was refused as a transcript)."""
+    return bool(_TRANSCRIPT_LINE.match(text)) or echoes_request(text)
 
 
 def _with_cause(
