@@ -21,7 +21,6 @@ from yak.errors import UsageError
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.grounding import is_structure
 from yak.memory.placement import place, sections
-from yak.memory.prompt import echoes_request
 from yak.memory.provenance import fold_line
 from yak.memory.quotes import verify
 from yak.memory.removals import Removals, names_line, restated
@@ -162,12 +161,12 @@ _TRANSCRIPT_LINE = re.compile(
 
 
 def _not_a_fact(text: str) -> bool:
-    """Whether a fact's text is the request's own words rather than a fact: a line of the
-    transcript as it was shown (``user: …``, a ``--- conversation 2 ---`` label) or a line of
-    Yak's own request (its rules, the tool's descriptions). Such a fact is dropped on its own,
+    """Whether a fact's text is a line of the transcript as the request showed it (``user: …``,
+    a ``--- conversation 2 ---`` label) rather than a fact. Such a fact is dropped on its own,
     the rest of the call kept (the 1.5B model listed "user: ok, calling it a day." beside real
-    facts, and the whole call was refused as a transcript)."""
-    return bool(_TRANSCRIPT_LINE.match(text)) or echoes_request(text)
+    facts, and the whole call was refused as a transcript). Anything else is judged as a line
+    (grounding), whatever words it shares with the request."""
+    return bool(_TRANSCRIPT_LINE.match(text))
 
 
 def _with_cause(
