@@ -8,6 +8,7 @@ byte for byte."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
@@ -33,6 +34,13 @@ def workspace(core, loop, tmp_path):
     ws = loop.run_until_complete(core.workspaces.open(str(project_folder(tmp_path, "proj"))))
     loop.run_until_complete(seed_document(core, ws.id, DOC))
     return ws
+
+
+def small_local(core):
+    """The memory model's profile set to ``small-local`` (the 0.5B model's habits read back),
+    as Settings or ``YAK_MEMORY_PROFILE`` would."""
+    settings = core.settings.current()
+    core.settings.save(dataclasses.replace(settings, memory_profile="small-local"))
 
 
 async def pending(core, workspace_id):
@@ -405,6 +413,7 @@ async def test_the_numbered_document_sent_back_with_a_new_fact_keeps_both(
     numbers are those lines kept; the fact is applied; the commands are dropped. Beside it, the
     numbered document sent back with nothing new is still no document: nothing is stored and
     the conversation is folded by the next refresh."""
+    small_local(core)
     say(core, workspace.id, "CI runs on GitHub Actions now.", "Great.")
     numbered = number_lines(DOC) + "\n"
     fake_api.script(
@@ -443,6 +452,7 @@ async def test_the_numbered_document_written_on_keeps_its_supported_new_lines(
     """The 0.5B model's answer to the whole-document retry, four refreshes in a row of one
     scenario: the numbered document, then its new facts numbered on after it. The supported
     fact is applied with its evidence; the invented one waits for review, named."""
+    small_local(core)
     say(
         core,
         workspace.id,
@@ -472,6 +482,7 @@ async def test_a_first_reply_writing_the_numbered_document_on_needs_no_retry(
 ):
     """Asked for edits, the numbered document written on is read at once (one call); the
     numbered document sent back as it was still gets the whole-document retry."""
+    small_local(core)
     say(core, workspace.id, "No deploys on Fridays.", "Understood.")
     numbered = number_lines(DOC) + "\n"
     fake_api.script(text(f"{numbered}7| - No deploys on Fridays.\n"))
@@ -480,6 +491,20 @@ async def test_a_first_reply_writing_the_numbered_document_on_needs_no_retry(
     applied = DOC + "- No deploys on Fridays.\n"
     assert (await core.memory.read(workspace.id)).content.encode() == applied.encode()
     assert len(fake_api.message_requests) == 1
+
+
+async def test_the_same_reply_under_the_plain_profile_is_not_read_back(core, workspace, fake_api):
+    """The numbered document written on is one small model's habit: for another model (the
+    plain profile) it is the numbered document sent back, which gets the whole-document retry."""
+    say(core, workspace.id, "No deploys on Fridays.", "Understood.")
+    numbered = number_lines(DOC) + "\n"
+    fake_api.script(
+        text(f"{numbered}7| - No deploys on Fridays.\n"),
+        text(DOC + "- No deploys on Fridays.\n"),
+    )
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED and "edits_retry" in outcome.flags
+    assert len(fake_api.message_requests) == 2
 
 
 async def test_a_reply_carrying_yaks_retry_message_is_refused_whole(core, workspace, fake_api):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from yak.domain import LineOrigin, ReviewMode, RevisionSource
 from yak.evidence import Speaker
 from yak.memory.forms.edits import EXAMPLE, number_lines
+from yak.memory.forms.profiles import SMALL_LOCAL
 from yak.memory.forms.text import without_request_lines
 from yak.memory.per_line import decide_lines
 from yak.memory.prompt import condense_message, system_prompt
@@ -146,19 +147,27 @@ def test_a_line_the_document_already_had_is_never_dropped():
 def test_numbered_lines_beside_new_lines_are_the_documents_own_lines():
     """A numbered line showing the document's own line under its number is that line kept when
     the reply holds new lines too; a numbered line with other text, or under another number, is
-    dropped; the numbered document alone, with nothing new, is dropped whole."""
+    dropped; the numbered document alone, with nothing new, is dropped whole. A habit of the
+    0.5B model: read back only in its profile (``small-local``); under the plain profile the
+    numbered lines are dropped."""
     numbered = number_lines(DOC) + "\n"
     new_line = "- CI runs on GitHub Actions.\n"
-    assert without_request_lines(DOC, numbered + "@@ insert after 9\n" + new_line) == (
+    assert without_request_lines(
+        DOC, numbered + "@@ insert after 9\n" + new_line, profile=SMALL_LOCAL
+    ) == (
         DOC + new_line,
         ("@@ insert after 9",),
     )
-    assert without_request_lines(DOC, "9| - Go 1.22.\n2| - Lint with ruff.\n" + new_line) == (
+    assert without_request_lines(
+        DOC, "9| - Go 1.22.\n2| - Lint with ruff.\n" + new_line, profile=SMALL_LOCAL
+    ) == (
         new_line,
         ("9| - Go 1.22.", "2| - Lint with ruff."),
     )
-    kept, dropped = without_request_lines(DOC, numbered)
+    kept, dropped = without_request_lines(DOC, numbered, profile=SMALL_LOCAL)
     assert kept == "" and len(dropped) == len(DOC.splitlines())
+    plain = without_request_lines(DOC, numbered + "@@ insert after 9\n" + new_line)
+    assert plain[0] == new_line  # the numbered lines are edit syntax, dropped
 
 
 def test_lines_replaced_by_lines_about_something_else_stay_and_their_removal_waits():
@@ -220,17 +229,19 @@ def test_the_numbered_document_written_on_is_read_with_its_new_lines():
     """Seen with the 0.5B model, asked for the whole document: the document under its numbers,
     then its new facts numbered on after it. The numbers come off and the new lines are the
     rewrite's; a gap in the numbering, or a document line left out, and the numbered lines are
-    dropped as before."""
+    dropped as before. Read back only in the
+    ``small-local`` profile."""
     numbered = number_lines(DOC) + "\n"
     written_on = f"<current-memory>\n{numbered}7| - No deploys on Fridays.\n8|\n</current-memory>"
-    assert without_request_lines(DOC, written_on) == (
+    assert without_request_lines(DOC, written_on, profile=SMALL_LOCAL) == (
         f"{DOC}- No deploys on Fridays.\n\n",
         ("<current-memory>", "</current-memory>"),
     )
     gap = numbered + "9| - No deploys on Fridays.\n"
-    assert without_request_lines(DOC, gap)[0] == ""
+    assert without_request_lines(DOC, gap, profile=SMALL_LOCAL)[0] == ""
     left_out = numbered.replace("4| - Lint with ruff.\n", "") + "7| - No deploys on Fridays.\n"
-    assert without_request_lines(DOC, left_out)[0] == ""
+    assert without_request_lines(DOC, left_out, profile=SMALL_LOCAL)[0] == ""
+    assert without_request_lines(DOC, written_on)[0].strip() == ""  # plain: numbered lines go
 
 
 def test_a_line_rewritten_elsewhere_is_not_kept_beside_its_rewording():

@@ -55,6 +55,7 @@ ENV_OVERRIDES = {
     "command_sandbox": "YAK_COMMAND_SANDBOX",
     "memory_context_window": "YAK_MEMORY_CONTEXT_WINDOW",
     "memory_form": "YAK_MEMORY_FORM",
+    "memory_profile": "YAK_MEMORY_PROFILE",
 }
 # Where model requests go without a base URL setting: ``ANTHROPIC_BASE_URL`` in the process's
 # environment (the SDK's own variable), else Anthropic's API.
@@ -64,6 +65,9 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 # asks for the tool where the endpoint supports it (found out on the first refresh and
 # remembered), else edits; the others ask for that form always.
 MEMORY_FORMS = ("auto", "tool", "edits", "whole")
+# The memory model's habits read back in the free-text forms (``yak.memory.forms.profiles``:
+# ``auto`` by the model's name).
+MEMORY_PROFILES = ("auto", "plain", "small-local")
 
 
 def endpoint_url(base_url: str | None, env: Mapping[str, str]) -> str:
@@ -86,6 +90,7 @@ class Settings:
     request_timeout_s: float = DEFAULT_TIMEOUT_S
     memory_context_window: int = 0  # 0: Anthropic's known windows, else unchecked
     memory_form: str = "auto"  # one of MEMORY_FORMS
+    memory_profile: str = "auto"  # the memory model's habits read back: yak.memory.forms.profiles
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and clamped (:func:`clamp`)."""
@@ -104,9 +109,11 @@ def clamp(settings: Settings) -> Settings:
     timeout = min(max(float(settings.request_timeout_s), MIN_TIMEOUT_S), MAX_TIMEOUT_S)
     window = min(max(int(settings.memory_context_window), 0), MAX_CONTEXT_WINDOW)
     form = settings.memory_form if settings.memory_form in MEMORY_FORMS else "auto"
+    profile = settings.memory_profile if settings.memory_profile in MEMORY_PROFILES else "auto"
     return replace(
         settings,
         memory_form=form,
+        memory_profile=profile,
         refresh_idle_s=idle,
         floor_ratio=ratio,
         command_sandbox=sandbox,
@@ -134,7 +141,7 @@ def load_settings(data_dir: Path, env: Mapping[str, str] | None = None) -> Setti
         value = env.get(variable)
         if not value:
             continue
-        if field in ("command_sandbox", "memory_form"):
+        if field in ("command_sandbox", "memory_form", "memory_profile"):
             values[field] = value.strip().lower()
         elif isinstance(getattr(Settings, field), int):
             try:

@@ -23,6 +23,7 @@ from yak.domain import LineOrigin, RefreshStatus, ReviewMode, RewriteForm, count
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError, Quote
+from yak.memory.forms.profiles import PLAIN, Profile
 from yak.memory.forms.text import read_text
 from yak.memory.forms.tool import read_tool, tool_call
 from yak.memory.redact import redact
@@ -82,6 +83,7 @@ def judge_reply(
     form: RewriteForm = RewriteForm.WHOLE,
     said: Sequence[Passage] = (),
     sessions: Sequence[str] = (),
+    profile: Profile = PLAIN,
 ) -> Judgement:
     """Judge a memory model's reply to a refresh.
 
@@ -94,6 +96,7 @@ def judge_reply(
         said: the folded conversations: a line of Yak's own request they back is kept.
         sessions: the request's conversations in order (what a tool call's conversation
             numbers name).
+        profile: the memory model's habits the free-text readers read back.
     """
     call = tool_call(completion.content) if form is RewriteForm.TOOL else None
     if call is not None:
@@ -108,7 +111,7 @@ def judge_reply(
     if form is RewriteForm.TOOL:
         flags = merge_flags(flags, ("tool_text_reply",))
     declined = completion.stop_reason == _REFUSAL  # judged as one, whatever its text holds
-    candidate = read_text(read_as, raw, previous, said=said, declined=declined)
+    candidate = read_text(read_as, raw, previous, said=said, declined=declined, profile=profile)
     judged = _judged(previous, candidate, flags, floor_ratio, read_as)
     if judged.unchanged or judged.form_error is not None:
         return judged

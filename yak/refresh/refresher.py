@@ -50,6 +50,7 @@ from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderEr
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.linediff import line_changes
 from yak.memory.document import merge_flags
+from yak.memory.forms.profiles import profile_for
 from yak.memory.grounding import is_structure
 from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
 from yak.memory.per_line import Decision, decide_lines
@@ -496,6 +497,7 @@ class MemoryRefresher:
             form=form,
             said=data.passages,
             sessions=data.transcript.session_ids,
+            profile=profile_for(attempt.settings.memory_profile, attempt.settings.memory_model),
         )
         if reply.unchanged or not reply.verdict.ok:
             return reply, None

@@ -5,7 +5,7 @@ Their readers hold every rule about a free-text reply's shape: the ``<edits>`` b
 commands (``yak.memory.forms.edits``), the wrapping a model puts around a whole document (an outer
 fence, a tag, chatter: ``guards.clean_reply``), the request's own blocks or retry message sent
 back, and lines that are Yak's own request text or edit syntax. A model's habits that only
-one model needs are a profile's business (``yak.memory.forms.profiles``), not a reader's.
+one model needs are read back only where its profile asks (``yak.memory.forms.profiles``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from yak.memory.forms.edits import (
     parse_edits,
     shown_line,
 )
+from yak.memory.forms.profiles import PLAIN, Habit, Profile
 from yak.memory.guards import ECHO_TAGS
 from yak.memory.prompt import copies_retry_message, echoes_request
 from yak.memory.provenance import fold_line
@@ -43,6 +44,7 @@ def read_text(
     *,
     said: Sequence[Passage] = (),
     declined: bool = False,
+    profile: Profile = PLAIN,
 ) -> Candidate | FormError:
     """Read a free-text reply (already redacted) in ``form``.
 
@@ -54,6 +56,7 @@ def read_text(
         said: the folded conversations: a line of Yak's own request they back is kept.
         declined: the model declined (stop reason ``refusal``): read as a whole document,
             never as edits.
+        profile: the memory model's habits read back (``yak.memory.forms.profiles``).
 
     Returns:
         The candidate, or a :class:`FormError` when edits do not apply (a line number below
@@ -72,18 +75,26 @@ def read_text(
     elif (
         form is RewriteForm.EDITS
         and is_numbered(raw)
-        and not continued_document(raw.splitlines(), previous.splitlines())
+        and not (
+            profile.tolerates(Habit.DOCUMENT_WRITTEN_ON)
+            and continued_document(raw.splitlines(), previous.splitlines())
+        )
     ):
         return FormError(NUMBERED_ECHO, record=raw)
     else:
         text = guards.normalize_document(clean_reply(raw))
         if form is RewriteForm.EDITS and raw.strip():
             flags = ("whole_reply",)
-    return _without_echoes(text, raw, previous, flags, said)
+    return _without_echoes(text, raw, previous, flags, said, profile)
 
 
 def _without_echoes(
-    text: str, raw: str, previous: str, flags: tuple[str, ...], said: Sequence[Passage]
+    text: str,
+    raw: str,
+    previous: str,
+    flags: tuple[str, ...],
+    said: Sequence[Passage],
+    profile: Profile,
 ) -> Candidate:
     """The reply's document once what is Yak's own request is taken out: a reply that repeats
     a request block or a retry message is not a document; lines that are request text or
@@ -97,7 +108,7 @@ def _without_echoes(
         )
     if echo is not None:
         return Candidate(text=text, flags=flags, not_document=echo, record=raw)
-    text, dropped = without_request_lines(previous, text, said)
+    text, dropped = without_request_lines(previous, text, said, profile=profile)
     not_document = None
     if dropped:
         text = guards.normalize_document(text)
@@ -120,26 +131,30 @@ def _without_echoes(
 
 
 def without_request_lines(
-    previous: str, text: str, passages: Sequence[Passage] = ()
+    previous: str, text: str, passages: Sequence[Passage] = (), *, profile: Profile = PLAIN
 ) -> tuple[str, tuple[str, ...]]:
     """``text`` without its lines that are edit syntax, or Yak's own request text that the
     conversations (``passages``) do not back, and are not in ``previous`` (a line the document
     already had is the document's business); and those lines, in order. A line of the edits
-    example that a person really said ("We moved to Python 3.13.") stays. When ``text`` also
-    holds new lines, a numbered line showing ``previous``'s own line under its number
-    (``3| - Go 1.22.``) is read as that line kept, not dropped: a small model sends the numbered
-    document back with its new facts below it, and dropping the numbered lines would lose the
-    document (a numbered echo alone, with nothing new, is still dropped whole). A numbered
-    reply that is the whole document under its numbers and then new lines numbered on after it
-    (:func:`yak.memory.forms.edits.continued_document`) is read as that document with those lines,
-    their numbers taken off; the new lines are then checked like any other. The result keeps
+    example that a person really said ("We moved to Python 3.13.") stays. Two small models'
+    habits are read back only where the ``profile`` tolerates them
+    (``yak.memory.forms.profiles``): when ``text`` also holds new lines, a numbered line
+    showing ``previous``'s own line under its number (``3| - Go 1.22.``) is read as that line
+    kept, not dropped (the numbered document sent back with its new facts below it; a
+    numbered echo alone, with nothing new, is still dropped whole); and a numbered reply that
+    is the whole document under its numbers, then new lines numbered on after it
+    (:func:`yak.memory.forms.edits.continued_document`), is read as that document with those
+    lines, their numbers taken off, the new lines then checked like any other. The result keeps
     ``text``'s line endings; blank runs left behind are not folded."""
     previous_lines = previous.splitlines()
     before = {fold_line(line) for line in previous_lines}
     lines = text.splitlines(keepends=True)
-    for i, line in continued_document(
-        [line.rstrip("\n") for line in lines], previous_lines
-    ).items():
+    written_on = (
+        continued_document([line.rstrip("\n") for line in lines], previous_lines)
+        if profile.tolerates(Habit.DOCUMENT_WRITTEN_ON)
+        else {}
+    )
+    for i, line in written_on.items():
         lines[i] = line + "\n"  # the numbered document written on: its lines, numbers off
     syntax = {i for i, line in enumerate(lines) if is_edit_syntax(line.rstrip("\n"))}
     echoes = {
@@ -153,7 +168,8 @@ def without_request_lines(
         )
         backed = {c.line for c in checks if c.evidence is not None and c.reason is None}
         echoes = {i: line for i, line in echoes.items() if line not in backed}
-    if any(  # new lines beside the numbered document: its numbered lines are its own lines
+    if profile.tolerates(Habit.NUMBERED_LINES_KEPT) and any(
+        # new lines beside the numbered document: its numbered lines are its own lines
         line.strip() and i not in syntax | echoes.keys() and fold_line(line) not in before
         for i, line in enumerate(lines)
     ):

@@ -150,7 +150,7 @@ def read_tool(
         return Candidate(text=previous, unchanged=True, record=record, dropped=dropped)
     facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
     text, quotes = merge(previous, facts, forget)
-    flags = ("removal_without_cause",) if spared else ()
+    flags: tuple[str, ...] = ("removal_without_cause",) if spared else ()
     flags += ("request_text_dropped",) if dropped else ()
     return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=dropped)
 

@@ -1,0 +1,82 @@
+"""A memory model's habits, as data ("The rewrite forms" in docs/refresh.md). Pure.
+
+Some models mis-write a free-text reply in ways one can read back safely; reading them back is
+a tolerance, and a tolerance for one model's habit is never on for every model. Each tolerance
+here names the habit, why reading it back is safe, and the model it was measured on; a
+:class:`Profile` lists the tolerances a model gets. The free-text readers
+(``yak.memory.forms.text``) apply a tolerance only where the profile asks for it; the tool form
+needs none (the schema holds the reply).
+
+The profile comes from the setting ``memory_profile`` (``YAK_MEMORY_PROFILE``): ``auto`` (the
+default) picks it by the memory model's name (:data:`SMALL_MODELS`), or a profile by its name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Habit(StrEnum):
+    """A way a model mis-writes a free-text reply that Yak can read back."""
+
+    NUMBERED_LINES_KEPT = "numbered_lines_kept"
+    DOCUMENT_WRITTEN_ON = "document_written_on"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """One habit read back: why it is safe, and the model it was seen with."""
+
+    habit: Habit
+    reason: str
+    measured_on: str
+
+
+TOLERANCES: tuple[Tolerance, ...] = (
+    Tolerance(
+        Habit.NUMBERED_LINES_KEPT,
+        "Asked for the whole document, the model sent the numbered document back with a new "
+        "fact below it; a numbered line showing the document's own line under its own number "
+        "is that line kept (never new content), so the fact is not lost to the floor.",
+        "Qwen2.5-Coder-0.5B-Instruct (llama.cpp), edits form, four refreshes of one scenario",
+    ),
+    Tolerance(
+        Habit.DOCUMENT_WRITTEN_ON,
+        "The model wrote the whole numbered document, then its new facts numbered on after it; "
+        "read only when the numbered lines are exactly the document (no line left out, no "
+        "gap), the numbers taken off, each new line then checked like any other.",
+        "Qwen2.5-Coder-0.5B-Instruct (llama.cpp), edits form",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The tolerances a memory model gets (``habits``)."""
+
+    name: str
+    habits: frozenset[Habit] = frozenset()
+
+    def tolerates(self, habit: Habit) -> bool:
+        """Whether this profile reads ``habit`` back."""
+        return habit in self.habits
+
+
+PLAIN = Profile("plain")
+SMALL_LOCAL = Profile("small-local", frozenset(t.habit for t in TOLERANCES))
+PROFILES = {profile.name: profile for profile in (PLAIN, SMALL_LOCAL)}
+
+# Memory model names that get ``small-local`` under ``auto``: the small models the tolerances
+# were measured on, by their file or served names (and the local server's own example names).
+SMALL_MODELS = re.compile(r"qwen2\.5-coder-(?:0\.5|1\.5)b|^local-(?:small|medium)$", re.IGNORECASE)
+
+
+def profile_for(setting: str, model: str) -> Profile:
+    """The profile of the setting ``memory_profile`` for the memory ``model``: a profile by
+    name, or under ``auto`` (and any unknown name) ``small-local`` for a model
+    :data:`SMALL_MODELS` names, else ``plain``."""
+    if setting in PROFILES:
+        return PROFILES[setting]
+    return SMALL_LOCAL if SMALL_MODELS.search(model) else PLAIN
