@@ -9,7 +9,7 @@ in docs/refresh.md):
    taken as it is;
 3. normalized and checked by the guards (:func:`guards.check_rewrite`): not a document, empty,
    placeholders, the ceiling, the floor. Nothing here looks at a reply's shape;
-4. a candidate that passed asks the review rules (:func:`review_reasons`) whether it must wait
+4. a candidate that passed asks the review rules (:func:`review_held`) whether it must wait
    for the person.
 """
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from yak.domain import LineOrigin, RefreshStatus, ReviewMode, RewriteForm, count_lines
+from yak.held import HeldLine
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError, Quote
@@ -126,17 +127,17 @@ def judge_proposal(previous: str, text: str, floor_ratio: float) -> Judgement:
     return replace(judged, verdict=replace(judged.verdict, reason=reason))
 
 
-def review_reasons(
+def review_held(
     previous: str,
     judged: Judgement,
     origins: Sequence[LineOrigin],
     tombstones: Collection[str],
     mode: ReviewMode = ReviewMode.AUTO,
-) -> tuple[str, ...]:
+) -> tuple[HeldLine, ...]:
     """Why a candidate that passed the guards must wait for review (``()``: it may be applied):
-    :func:`yak.memory.provenance.review_reasons` of ``previous`` (whose line ``origins``
-    these are) and the judged text; ``tombstones`` are the workspace's folded keys."""
-    return tuple(provenance.review_reasons(previous, judged.text, origins, tombstones, mode))
+    :func:`yak.memory.provenance.review_held` of ``previous`` (whose line ``origins`` these
+    are) and the judged text; ``tombstones`` are the workspace's folded keys."""
+    return tuple(provenance.review_held(previous, judged.text, origins, tombstones, mode))
 
 
 def _judged(
