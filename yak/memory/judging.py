@@ -119,12 +119,12 @@ def judge_reply(
 def judge_proposal(previous: str, text: str, floor_ratio: float) -> Judgement:
     """Judge a whole document another agent proposes (already normalized to LF): redacted
     (flags ``redacted:<kind>``), normalized, guarded; a refusal's reason speaks of "the
-    proposal"."""
+    proposal" (``guards.PROPOSAL``)."""
     raw, found = redact(text)
     candidate = Candidate(text=guards.normalize_document(raw), record=raw)
-    judged = _judged(previous, candidate, tuple(found), floor_ratio, RewriteForm.WHOLE)
-    reason = judged.verdict.reason.replace("the reply", "the proposal", 1)
-    return replace(judged, verdict=replace(judged.verdict, reason=reason))
+    return _judged(
+        previous, candidate, tuple(found), floor_ratio, RewriteForm.WHOLE, subject=guards.PROPOSAL
+    )
 
 
 def review_held(
@@ -148,8 +148,10 @@ def _judged(
     read_as: RewriteForm,
     *,
     call: Mapping[str, Any] | None = None,
+    subject: str = guards.REPLY,
 ) -> Judgement:
-    """Steps 3 and 4 of the pipeline on what the form's reader made of a redacted reply."""
+    """Steps 3 and 4 of the pipeline on what the form's reader made of a redacted reply (or
+    a proposal: ``subject``, what the guards' reasons call it)."""
     if isinstance(read, FormError):
         failed = guards.Verdict(
             RefreshStatus.FAILED, f"the model's reply cannot be read: {read.reason}", 0, 0
@@ -181,7 +183,7 @@ def _judged(
             RefreshStatus.REFUSED_NOT_DOCUMENT, read.not_document, lines, chars
         )
         return Judgement(text=text, verdict=refused, flags=flags, **common)
-    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
+    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio, subject=subject)
     if verdict.status is RefreshStatus.REFUSED_EMPTY and read.talk:
         verdict = _judge_remarks(previous, read.talk, floor_ratio)
     return Judgement(text=text, verdict=verdict, flags=flags, **common)
