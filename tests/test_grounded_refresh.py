@@ -19,6 +19,7 @@ from tests.support.cli import run_cli
 from tests.support.fake_api import text
 from yak.domain import ProposalOrigin, RefreshStatus
 from yak.evidence import Speaker
+from yak.held import HeldKind, HeldLine
 from yak.memory.forms.edits import EXAMPLE, apply_edits, number_lines, parse_edits
 from yak.memory.prompt import request_text
 
@@ -556,6 +557,13 @@ async def test_one_doubtful_line_does_not_sink_the_supported_one(core, workspace
     assert proposal.base_version == document.version
     assert proposal.content == applied + "- The deploy key lives in /etc/orders/deploy.pem.\n"
     assert "'/etc/orders/deploy.pem' was not said" in " ".join(proposal.reasons)
+    assert proposal.held_lines == (
+        HeldLine(
+            "- The deploy key lives in /etc/orders/deploy.pem.",
+            HeldKind.NOT_SAID,
+            "/etc/orders/deploy.pem",
+        ),
+    )
 
 
 async def test_held_lines_outlive_the_next_refresh_and_are_rebased_onto_it(

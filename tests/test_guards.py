@@ -15,6 +15,7 @@ from yak.memory.guards import (
     find_placeholder,
     normalize_document,
 )
+from yak.memory.judging import judge_proposal
 
 
 def doc(lines: int, *, width: int = 40, prefix: str = "fact") -> str:
@@ -372,3 +373,13 @@ def test_150_to_100_lines_with_a_bracketed_placeholder_is_refused():
     verdict = check_rewrite(doc(150), new)
     assert verdict.status is RefreshStatus.REFUSED_PLACEHOLDER
     assert "line 101" in verdict.reason
+
+
+def test_a_proposals_refusal_speaks_of_the_proposal_and_a_replys_of_the_reply():
+    """The guards word the reason with what they judged: another agent's whole document is
+    "the proposal" in every sentence, a memory model's answer "the reply"."""
+    transcript = "user: what do we use?\nassistant: uv\n"
+    refused = judge_proposal(doc(10), transcript, 0.5).verdict
+    assert refused.reason == "the proposal is a transcript of the conversation, not the document"
+    assert check_rewrite(doc(10), transcript).reason.startswith("the reply is a transcript")
+    assert judge_proposal(doc(10), "  \n", 0.5).verdict.reason == "the proposal was empty"

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from yak.evidence import Evidence
+from yak.held import HeldLine
 
 DEFAULT_SESSION_TITLE = "New conversation"  # a session before its first prompt titles it
 # The ceiling ("The memory document" in docs/memory.md): a document has at most this many
@@ -400,6 +401,8 @@ class Proposal:
         conflicts_with: the document version it no longer applies to cleanly (a pending
             proposal kept for the person to decide), None when it applies to the current one.
         evidence: the passages behind the lines a refresh proposes (``()``: none recorded).
+        held_lines: why it waits, as data (``reasons`` words them and more: an agent's own
+            reason); ``()`` for a proposal stored before they were kept.
     """
 
     id: str
@@ -422,6 +425,7 @@ class Proposal:
     superseded_by: str | None = None
     conflicts_with: int | None = None
     evidence: tuple[Evidence, ...] = ()
+    held_lines: tuple[HeldLine, ...] = ()
 
 
 @dataclass(frozen=True)

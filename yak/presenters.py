@@ -34,6 +34,7 @@ from yak.domain import (
     forms_in,
 )
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
+from yak.held import held_line_words
 from yak.text import one_line, plural
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "form_counts",
     "forms_words",
     "found_form_words",
+    "held_line_words",
     "list_colour",
     "list_status",
     "mode_words",

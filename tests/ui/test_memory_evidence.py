@@ -11,6 +11,7 @@ from PySide6.QtGui import QHelpEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from yak.evidence import Evidence, Speaker
+from yak.held import HeldKind, HeldLine, held_line_words
 
 UV = "- packages are managed with uv, not Poetry"
 CI = "- CI runs on every push"
@@ -100,16 +101,18 @@ def test_the_review_dialog_says_why_each_added_line_is_there(env, ui, qtbot, qlo
     session = env.say(workspace.id, "Which package manager?", SAID, title="Packaging")
     said = env.other.core.chat.conversations.messages(session)[1].id
     vault = "- notes live in ~/vaults/Dev"
+    held = HeldLine(vault, HeldKind.NOT_SAID, "~/vaults/Dev")
     env.other.run(
         env.other.core.review.propose(
             workspace.id,
             lines(2) + UV + "\n" + vault + "\n" + CI + "\n",
             base_version=1,
-            reasons=("'~/vaults/Dev' was not said in the conversations",),
+            reasons=(held_line_words(held),),
             model="m",
             session_ids=(session,),
             watermarks={},
             evidence=[Evidence(UV, session, said, Speaker.ASSISTANT, SAID)],
+            held_lines=[held],
         )
     )
 

@@ -206,6 +206,8 @@ class MemoryProposalRow(Base):
     superseded_by: Mapped[str | None] = mapped_column(String(26))
     conflicts_with: Mapped[int | None] = mapped_column(Integer)
     evidence: Mapped[str | None] = mapped_column(Text)  # as a revision's
+    # Why it waits, as data: JSON text (``yak.db.schema.held_lines_text``), NULL when none.
+    held_lines: Mapped[str | None] = mapped_column(Text)
 
 
 class MemoryTombstoneRow(Base):

@@ -28,7 +28,7 @@ from yak.db.rows import (
     owner,
     require_workspace,
 )
-from yak.db.schema import evidence_text
+from yak.db.schema import evidence_text, held_lines_text
 from yak.domain import Proposal, ProposalOrigin, ProposalStatus, WriteEffects
 from yak.errors import ConflictError
 from yak.ids import PROPOSAL_IDS, id_prefix, new_id, only_match
@@ -81,6 +81,7 @@ class ProposalRepository:
                 "superseded_by": None,
                 "conflicts_with": proposal.conflicts_with,
                 "evidence": evidence_text(proposal.evidence),
+                "held_lines": held_lines_text(proposal.held_lines),
             }
             connection.execute(_INSERT, values)
         return replace(
@@ -97,6 +98,7 @@ class ProposalRepository:
             result_version=None,
             superseded_by=None,
             evidence=tuple(proposal.evidence),
+            held_lines=tuple(proposal.held_lines),
         )
 
     def proposals(self, workspace_id: str, *, pending_only: bool = True) -> list[Proposal]:

@@ -19,7 +19,13 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from yak import paths
-from yak.db.schema import decode_document, review_mode, stored_evidence, utc_time
+from yak.db.schema import (
+    decode_document,
+    review_mode,
+    stored_evidence,
+    stored_held_lines,
+    utc_time,
+)
 from yak.domain import (
     MemoryDocument,
     MemorySummary,
@@ -413,7 +419,7 @@ PROPOSAL = (
     "SELECT id, workspace_id, base_version, content, CAST(reasons AS VARCHAR), added, removed, "
     "status, CAST(created_at AS VARCHAR), model, CAST(session_ids AS VARCHAR), "
     "CAST(watermarks AS VARCHAR), CAST(flags AS VARCHAR), CAST(decided_at AS VARCHAR), "
-    "origin, client, result_version, superseded_by, conflicts_with, evidence "
+    "origin, client, result_version, superseded_by, conflicts_with, evidence, held_lines "
     "FROM memory_proposals"
 )
 
@@ -422,7 +428,7 @@ def proposal_of(row: Row) -> Proposal:
     """A proposal from the columns of :data:`PROPOSAL`."""
     (p_id, ws_id, base, content, reasons, added, removed, status, created_at) = row[:9]
     model, session_ids, watermarks, flags, decided_at = row[9:14]
-    origin, client, result_version, superseded_by, conflicts_with, evidence = row[14:]
+    origin, client, result_version, superseded_by, conflicts_with, evidence, held = row[14:]
     return Proposal(
         id=p_id,
         workspace_id=ws_id,
@@ -444,6 +450,7 @@ def proposal_of(row: Row) -> Proposal:
         superseded_by=superseded_by,
         conflicts_with=conflicts_with,
         evidence=stored_evidence(evidence),
+        held_lines=stored_held_lines(held),
     )
 
 

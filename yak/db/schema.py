@@ -1,6 +1,7 @@
 """What both ways of reading the database share without SQLAlchemy: the file's name, the busy
 timeout, the newest migration's revision read from the migration files as text, and the
-decoding of stored values (naive-UTC time text, review modes, document bytes, evidence).
+decoding of stored values (naive-UTC time text, review modes, document bytes, evidence, held
+lines).
 
 ``yak.db.engine`` (SQLAlchemy and Alembic), ``yak.db.reads`` (the hot reads' SQL) and
 ``yak.db.sqlite_read`` (plain ``sqlite3``, the fast path of commands that only read) import
@@ -19,6 +20,7 @@ from pathlib import Path
 from yak.domain import ReviewMode
 from yak.errors import UnreadableDocument
 from yak.evidence import Evidence, Speaker
+from yak.held import HeldKind, HeldLine
 
 DB_FILE = "yak.db"
 BUSY_TIMEOUT_MS = 5000
@@ -148,4 +150,46 @@ def stored_evidence(text: str | None) -> tuple[Evidence, ...]:
         found.append(
             Evidence(line, session_id, message_id, _SPEAKERS[speaker], quote, verified=verified)
         )
+    return tuple(found)
+
+
+def held_lines_text(held: Iterable[HeldLine]) -> str | None:
+    """Why a proposal waits, as it is stored in its ``held_lines`` column: a JSON list of
+    ``{"kind", "line"}`` objects, with ``"detail"`` and ``"lines"`` when they have any, or
+    ``None`` (SQL ``NULL``) when there is none ("The inbox" in docs/memory.md)."""
+    items = [
+        {
+            "kind": str(h.kind),
+            "line": h.line,
+            **({"detail": h.detail} if h.detail else {}),
+            **({"lines": list(h.lines)} if h.lines else {}),
+        }
+        for h in held
+    ]
+    return json.dumps(items, ensure_ascii=False) if items else None
+
+
+_KINDS = {kind.value: kind for kind in HeldKind}
+
+
+def stored_held_lines(text: str | None) -> tuple[HeldLine, ...]:
+    """The held lines of a ``held_lines`` column (``()`` for ``NULL``). An entry of an unknown
+    kind or not of strings (written by another program) is left out: the proposal's stored
+    reasons still say why it waits."""
+    if not text:
+        return ()
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return ()
+    found = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict) or item.get("kind") not in _KINDS:
+            continue
+        line, detail, lines = item.get("line", ""), item.get("detail", ""), item.get("lines", [])
+        if not (isinstance(line, str) and isinstance(detail, str) and isinstance(lines, list)):
+            continue
+        if not all(isinstance(named, str) for named in lines):
+            continue
+        found.append(HeldLine(line, _KINDS[item["kind"]], detail, tuple(lines)))
     return tuple(found)

@@ -5,7 +5,7 @@ docs/memory.md, where "Grounding" describes these rules). Pure functions: no I/O
 
 - :func:`check_lines` scores every passage against every new line (distinctive tokens weigh
   most, then content words with light stemming and compound words) and says, per line, which
-  passage backs it and, when the line must wait for review, one sentence why.
+  passage backs it and, when the line must wait for review, why (a :class:`yak.held.HeldLine`).
 - :func:`is_structure` names the lines never checked (blank lines, headings, section titles).
 
 The passages are indexed once per call (content word → passages), so a check costs about the
@@ -24,6 +24,7 @@ from functools import lru_cache
 from heapq import nlargest
 
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
+from yak.held import HeldKind, HeldLine, held_line_words
 from yak.memory.said import (
     _BULLET,
     _COMMON_CAPS,
@@ -53,11 +54,10 @@ _DOCUMENT_CANDIDATES = 6  # document lines compared in full with a line (the mos
 DUPLICATE_SHARE = 0.8  # of a new line's content words, the share found in a line it restates
 TOKEN_WEIGHT = 3  # a distinctive token counts as this many content words
 
-NOT_SAID = "'{token}' was not said in the conversations"
-NOTHING_SAYS = "nothing in the conversations says this"
-ONLY_ASKED = "only asked about, not decided"
-NOT_TYPED = "an instruction no one typed"
-ALREADY_SAYS = "line {number} already says this"
+# The reasons as a line's status shows them (``yak.held`` words them).
+NOTHING_SAYS = held_line_words(HeldLine("", HeldKind.NOTHING_SAYS), line_shown=True)
+ONLY_ASKED = held_line_words(HeldLine("", HeldKind.ONLY_ASKED), line_shown=True)
+NOT_TYPED = held_line_words(HeldLine("", HeldKind.NOT_TYPED), line_shown=True)
 
 # Which speaker's backing passage is the evidence (the person first; a tool call is an
 # observation, above the assistant's talk when the line names a command or a path, below it
@@ -75,15 +75,19 @@ class LineCheck:
         line: the line, as given.
         evidence: the passage that backs it best (``None``: none does, or the line is
             structure, or only the previous document backs it).
-        reason: ``None`` when the line may be applied; else one sentence why it waits for
-            review.
+        held: ``None`` when the line may be applied; else why it waits for review.
         duplicate_of: the 1-based number, in the candidate, of the line it restates.
     """
 
     line: str
     evidence: Evidence | None
-    reason: str | None
+    held: HeldLine | None
     duplicate_of: int | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the line waits, in words, without its quote (``None``: it may be applied)."""
+        return None if self.held is None else held_line_words(self.held, line_shown=True)
 
 
 # --- lines and the index --------------------------------------------------------------------
@@ -505,11 +509,12 @@ def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck
 
     duplicate = _duplicate_of(line, earlier)
     if duplicate is not None:
-        return LineCheck(line.text, evidence, ALREADY_SAYS.format(number=duplicate), duplicate)
+        held = HeldLine(line.text, HeldKind.DUPLICATE, str(duplicate))
+        return LineCheck(line.text, evidence, held, duplicate)
 
     for token, key in zip(line.tokens, line.keys, strict=True):
         if not _said(key, said, doc):
-            return LineCheck(line.text, evidence, NOT_SAID.format(token=token))
+            return LineCheck(line.text, evidence, HeldLine(line.text, HeldKind.NOT_SAID, token))
 
     # Decided: a decided passage backs it as well as any question does (not a weak echo).
     asked = max((sc.share for sc in scores if sc.entry.passage.wondering), default=0.0)
@@ -520,12 +525,13 @@ def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck
         reworded = line.total > 0 and weight >= DOCUMENT_SHARE * line.total
         carried = None if reworded else _carried(line, said, words)
         if not reworded and carried is None:
-            return LineCheck(line.text, evidence, ONLY_ASKED if scores else NOTHING_SAYS)
+            kind = HeldKind.ONLY_ASKED if scores else HeldKind.NOTHING_SAYS
+            return LineCheck(line.text, evidence, HeldLine(line.text, kind))
         if carried is not None:
             evidence = _evidence(line.text, carried)
 
     if is_instruction(line.text) and not _typed(line, scores, doc):
-        return LineCheck(line.text, evidence, NOT_TYPED)
+        return LineCheck(line.text, evidence, HeldLine(line.text, HeldKind.NOT_TYPED))
     return LineCheck(line.text, evidence, None)
 
 

@@ -97,10 +97,14 @@ _REQUEST_PHRASES = (
 _ROLE_LINE = re.compile(r"^\s*(?:user|assistant|human)\s*:\s", re.IGNORECASE)
 _SESSION_LABEL = re.compile(r"^\s*---\s*conversation\s+\d+\b.*---\s*$", re.IGNORECASE)
 _TOOL_LINE = re.compile(r"^\s*\[tool:\s")
+# What a guard's reason calls the text it judged: a memory model's reply to a refresh, or a
+# whole document another agent proposes.
+REPLY = "the reply"
+PROPOSAL = "the proposal"
 CODE_SHARE = 0.5  # a reply with more than this share of its non-blank lines in fences is code
 
 
-def find_not_document(text: str) -> str | None:
+def find_not_document(text: str, *, subject: str = REPLY) -> str | None:
     """Why a reply is not a memory document, or ``None`` when it may be one.
 
     A reply is not a document when it echoes the request (its block tags such as
@@ -111,6 +115,7 @@ def find_not_document(text: str) -> str | None:
 
     Args:
         text: a cleaned, normalized reply.
+        subject: what the phrase calls the text (``REPLY`` or ``PROPOSAL``).
 
     Returns:
         One phrase for the refusal's reason (``"the reply echoes the request (<conversations>)"``),
@@ -118,17 +123,17 @@ def find_not_document(text: str) -> str | None:
     """
     tag = _REQUEST_TAG.search(text)
     if tag:
-        return f"the reply echoes the request ({tag.group(0)}) instead of being the document"
+        return f"{subject} echoes the request ({tag.group(0)}) instead of being the document"
     lowered = text.lower()
     found = [(lowered.find(p), p) for p in _REQUEST_PHRASES if p in lowered]
     if found:
         phrase = min(found)[1]
-        return f'the reply echoes the request ("{phrase}") instead of being the document'
+        return f'{subject} echoes the request ("{phrase}") instead of being the document'
     lines = [line for line in text.split("\n") if line.strip()]
     roles = sum(1 for line in lines if _ROLE_LINE.match(line))
     tools = sum(1 for line in lines if _TOOL_LINE.match(line))
     if roles >= 2 or tools >= 2 or any(_SESSION_LABEL.match(line) for line in lines):
-        return "the reply is a transcript of the conversation, not the document"
+        return f"{subject} is a transcript of the conversation, not the document"
     inside, fenced = False, 0
     for line in lines:
         if FENCE.match(line):
@@ -138,7 +143,7 @@ def find_not_document(text: str) -> str | None:
             fenced += 1
     if fenced and fenced > CODE_SHARE * len(lines):
         return (
-            f"the reply is mostly code listings ({fenced} of {len(lines)} lines in code "
+            f"{subject} is mostly code listings ({fenced} of {len(lines)} lines in code "
             "fences), not the document"
         )
     return None
@@ -273,7 +278,9 @@ def non_blank_lines(text: str) -> int:
     return sum(1 for line in text.split("\n") if line.strip())
 
 
-def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) -> Verdict:
+def check_rewrite(
+    previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO, subject: str = REPLY
+) -> Verdict:
     """Decide whether ``new`` may replace ``previous`` as the memory document.
 
     Checks, in this order: empty; not a document (:func:`find_not_document`); placeholder
@@ -287,6 +294,8 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
         previous: the stored document the rewrite was based on.
         new: the cleaned, normalized rewrite.
         floor_ratio: the share (0-1) of non-blank lines and characters a rewrite must keep.
+        subject: what the reason calls ``new``: ``REPLY`` (a memory model's) or ``PROPOSAL``
+            (another agent's).
 
     Returns:
         A :class:`Verdict`; its ``reason`` states the numbers, e.g. "the reply kept 12 of 150
@@ -294,8 +303,8 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
     """
     lines, chars = count_lines(new), len(new)
     if not new.strip():
-        return Verdict(RefreshStatus.REFUSED_EMPTY, "the reply was empty", lines, chars)
-    not_document = find_not_document(new)
+        return Verdict(RefreshStatus.REFUSED_EMPTY, f"{subject} was empty", lines, chars)
+    not_document = find_not_document(new, subject=subject)
     if not_document is not None:
         return Verdict(RefreshStatus.REFUSED_NOT_DOCUMENT, not_document, lines, chars)
     placeholder = find_placeholder(new, known=previous)
@@ -304,45 +313,47 @@ def check_rewrite(previous: str, new: str, *, floor_ratio: float = FLOOR_RATIO) 
         shown = text if len(text) <= 60 else text[:57] + "..."
         return Verdict(
             RefreshStatus.REFUSED_PLACEHOLDER,
-            f'the reply has a placeholder instead of content on line {number}: "{shown}"',
+            f'{subject} has a placeholder instead of content on line {number}: "{shown}"',
             lines,
             chars,
         )
     if lines > MAX_LINES or chars > MAX_CHARS:
-        return Verdict(RefreshStatus.REFUSED_CEILING, ceiling_reason(lines, chars), lines, chars)
+        ceiling = ceiling_reason(lines, chars, subject=subject)
+        return Verdict(RefreshStatus.REFUSED_CEILING, ceiling, lines, chars)
     if previous.strip():
-        reason = _floor_reason(previous, new, floor_ratio)
+        reason = _floor_reason(previous, new, floor_ratio, subject)
         if reason:
             return Verdict(RefreshStatus.REFUSED_FLOOR, reason, lines, chars)
     return Verdict(None, "", lines, chars)
 
 
-def ceiling_reason(lines: int, chars: int) -> str:
-    """The sentence for a document over the ceiling, naming what is over and the limit."""
+def ceiling_reason(lines: int, chars: int, *, subject: str = REPLY) -> str:
+    """The sentence for a document over the ceiling, naming what is over and the limit;
+    ``subject``: what it calls the document (``REPLY`` or ``PROPOSAL``)."""
     over = []
     if lines > MAX_LINES:
         over.append(f"{lines} lines (limit {MAX_LINES})")
     if chars > MAX_CHARS:
         over.append(f"{chars:,} characters (limit {MAX_CHARS:,})")
-    return "the reply has " + " and ".join(over or [f"{lines} lines"])
+    return f"{subject} has " + " and ".join(over or [f"{lines} lines"])
 
 
-def _floor_reason(previous: str, new: str, ratio: float) -> str:
+def _floor_reason(previous: str, new: str, ratio: float, subject: str) -> str:
     prev_chars, new_chars = len(previous), len(new)
     if prev_chars >= FLOOR_MIN_CHARS and new_chars < FLOOR_MIN_CHARS:
         return (
-            f"the reply has {new_chars} characters where the document had {prev_chars:,} "
+            f"{subject} has {new_chars} characters where the document had {prev_chars:,} "
             f"(minimum {FLOOR_MIN_CHARS})"
         )
     prev_lines, new_lines = non_blank_lines(previous), non_blank_lines(new)
     if prev_lines and new_lines < ratio * prev_lines:
         return (
-            f"the reply kept {new_lines} of {prev_lines} lines "
+            f"{subject} kept {new_lines} of {prev_lines} lines "
             f"({_percent(new_lines, prev_lines)}; minimum {_percent(ratio, 1)})"
         )
     if prev_chars and new_chars < ratio * prev_chars:
         return (
-            f"the reply kept {new_chars:,} of {prev_chars:,} characters "
+            f"{subject} kept {new_chars:,} of {prev_chars:,} characters "
             f"({_percent(new_chars, prev_chars)}; minimum {_percent(ratio, 1)})"
         )
     return ""

@@ -9,7 +9,7 @@ in docs/refresh.md):
    taken as it is;
 3. normalized and checked by the guards (:func:`guards.check_rewrite`): not a document, empty,
    placeholders, the ceiling, the floor. Nothing here looks at a reply's shape;
-4. a candidate that passed asks the review rules (:func:`review_reasons`) whether it must wait
+4. a candidate that passed asks the review rules (:func:`review_held`) whether it must wait
    for the person.
 """
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from yak.domain import LineOrigin, RefreshStatus, ReviewMode, RewriteForm, count_lines
+from yak.held import HeldLine
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError, Quote
@@ -121,25 +122,25 @@ def judge_reply(
 def judge_proposal(previous: str, text: str, floor_ratio: float) -> Judgement:
     """Judge a whole document another agent proposes (already normalized to LF): redacted
     (flags ``redacted:<kind>``), normalized, guarded; a refusal's reason speaks of "the
-    proposal"."""
+    proposal" (``guards.PROPOSAL``)."""
     raw, found = redact(text)
     candidate = Candidate(text=guards.normalize_document(raw), record=raw)
-    judged = _judged(previous, candidate, tuple(found), floor_ratio, RewriteForm.WHOLE)
-    reason = judged.verdict.reason.replace("the reply", "the proposal", 1)
-    return replace(judged, verdict=replace(judged.verdict, reason=reason))
+    return _judged(
+        previous, candidate, tuple(found), floor_ratio, RewriteForm.WHOLE, subject=guards.PROPOSAL
+    )
 
 
-def review_reasons(
+def review_held(
     previous: str,
     judged: Judgement,
     origins: Sequence[LineOrigin],
     tombstones: Collection[str],
     mode: ReviewMode = ReviewMode.AUTO,
-) -> tuple[str, ...]:
+) -> tuple[HeldLine, ...]:
     """Why a candidate that passed the guards must wait for review (``()``: it may be applied):
-    :func:`yak.memory.provenance.review_reasons` of ``previous`` (whose line ``origins``
-    these are) and the judged text; ``tombstones`` are the workspace's folded keys."""
-    return tuple(provenance.review_reasons(previous, judged.text, origins, tombstones, mode))
+    :func:`yak.memory.provenance.review_held` of ``previous`` (whose line ``origins`` these
+    are) and the judged text; ``tombstones`` are the workspace's folded keys."""
+    return tuple(provenance.review_held(previous, judged.text, origins, tombstones, mode))
 
 
 def _judged(
@@ -150,8 +151,10 @@ def _judged(
     read_as: RewriteForm,
     *,
     call: Mapping[str, Any] | None = None,
+    subject: str = guards.REPLY,
 ) -> Judgement:
-    """Steps 3 and 4 of the pipeline on what the form's reader made of a redacted reply."""
+    """Steps 3 and 4 of the pipeline on what the form's reader made of a redacted reply (or
+    a proposal: ``subject``, what the guards' reasons call it)."""
     if isinstance(read, FormError):
         failed = guards.Verdict(
             RefreshStatus.FAILED, f"the model's reply cannot be read: {read.reason}", 0, 0
@@ -183,7 +186,7 @@ def _judged(
             RefreshStatus.REFUSED_NOT_DOCUMENT, read.not_document, lines, chars
         )
         return Judgement(text=text, verdict=refused, flags=flags, **common)
-    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio)
+    verdict = guards.check_rewrite(previous, text, floor_ratio=floor_ratio, subject=subject)
     if verdict.status is RefreshStatus.REFUSED_EMPTY and read.talk:
         verdict = _judge_remarks(previous, read.talk, floor_ratio)
     return Judgement(text=text, verdict=verdict, flags=flags, **common)

@@ -14,10 +14,11 @@ reply that passes them is then taken apart line by line against the document it 
    it removes without cause (:class:`yak.memory.removals.Removals`: replaced by lines about
    something else, nothing said touches it) stays, and its removal waits;
 4. what passes is **applied** (the rewrite's supported part), and what does not **waits** as one
-   proposal based on that applied text, with one reason per held line.
+   proposal based on that applied text, with one reason (:class:`yak.held.HeldLine`) per held
+   line.
 
 Two reasons hold the whole rewrite instead, as before: the workspace is in review mode, or the
-rewrite removes more than ``provenance.REMOVAL_SHARE`` of the previous lines (those that stay
+rewrite removes more than ``yak.held.REMOVAL_SHARE`` of the previous lines (those that stay
 aside).
 """
 
@@ -29,15 +30,13 @@ from dataclasses import dataclass
 
 from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
+from yak.held import HeldKind, HeldLine, held_line_words
 from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
 from yak.memory.guards import normalize_document
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals
 from yak.memory.said import Passage, unmarked
-
-_QUOTE_CHARS = 60  # of a held line, in its reason
-WITHOUT_CAUSE = "removed, though nothing in the conversations says it is wrong"
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,8 @@ class Decision:
             that pass (equal to the previous document when none does).
         held: the document to propose on top of ``applied`` when some lines wait (the rewrite
             without its dropped lines), else ``None``.
-        reasons: one sentence per held line or hunk (or the whole rewrite's reasons).
+        held_lines: why it waits: one reason per held line or hunk (or the whole rewrite's
+            reasons); ``()`` when nothing waits.
         evidence: the backing passage of each line added (applied or held) that has one.
         duplicates: ``(line number in the previous document, new line)`` per restatement
             held (what the edits retry tells the model).
@@ -57,9 +57,14 @@ class Decision:
 
     applied: str
     held: str | None
-    reasons: tuple[str, ...]
+    held_lines: tuple[HeldLine, ...]
     evidence: tuple[Evidence, ...]
     duplicates: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """One sentence per reason it waits (``yak.held.held_line_words``)."""
+        return tuple(held_line_words(held) for held in self.held_lines)
 
 
 def decide_lines(
@@ -119,11 +124,11 @@ def decide_lines(
     evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)
     person = {origin.line - 1 for origin in origins if origin.by_person}
     spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages)
-    removal = provenance.removal_reason(old_lines, opcodes, spared=spared)
-    whole = [provenance.MODE_REASON] if mode is ReviewMode.REVIEW else []
+    removal = provenance.removal_held(old_lines, opcodes, spared=spared)
+    whole = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
     applied: list[str] = []
-    reasons: list[str] = list(whole)
+    reasons: list[HeldLine] = list(whole)
     duplicates: list[tuple[int, str]] = []
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
@@ -138,15 +143,15 @@ def decide_lines(
                 passing.append(line)
                 continue
             held_here.append(line)
-            reasons.append(f'"{_short(line)}": {why}')
+            reasons.append(why)
             check = checks.get(line)
             if check is not None and check.duplicate_of is not None:
                 number = _old_number(check.duplicate_of, opcodes, old_lines, new_lines)
                 duplicates.append((number, line))
         if touched:
-            reasons.append(provenance.touched_reason(touched))
+            reasons.append(HeldLine("", HeldKind.TOUCHED, lines=tuple(touched)))
         stays = [old_lines[i] for i in range(i1, i2) if i in spared]
-        reasons += [f'"{_short(line)}": {WITHOUT_CAUSE}' for line in stays]
+        reasons += [HeldLine(line, HeldKind.WITHOUT_CAUSE) for line in stays]
         substantive = [line for line in passing if line.strip()]
         if touched or (held_here and not substantive and i2 > i1):
             applied += old_lines[i1:i2]  # the hunk waits whole: nothing it removes goes yet
@@ -231,13 +236,13 @@ def _added_lines(
 
 def _line_reason(
     line: str, checks: dict[str, grounding.LineCheck], tombstones: Collection[str]
-) -> str | None:
+) -> HeldLine | None:
     if not line.strip():
         return None
     if fold_line(line) in tombstones:
-        return "you deleted or rejected this line before"
+        return HeldLine(line, HeldKind.TOMBSTONED)
     check = checks.get(line)
-    return check.reason if check is not None else None
+    return check.held if check is not None else None
 
 
 def _old_number(
@@ -256,8 +261,3 @@ def _old_number(
     key = unmarked(fold_line(new_lines[index])) if index < len(new_lines) else None
     moved = (i for i, line in enumerate(old_lines) if unmarked(fold_line(line)) == key)
     return next(moved, index) + 1
-
-
-def _short(line: str) -> str:
-    text = line.strip()
-    return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1] + "…"

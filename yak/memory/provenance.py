@@ -12,8 +12,9 @@ docs/memory.md). No I/O; the memory service and the refresher call these.
 - :func:`write_effects` says what a write does to the tombstones: a hand save buries the lines
   it removed and lifts the ones typed again; an import, a restore or an accepted proposal lift
   the lines they bring; a refresh touches nothing.
-- :func:`review_reasons` says why an agent's proposal (judged whole) must wait for review; a
-  refresh is decided per line instead (``yak.memory.per_line``).
+- :func:`review_held` says why an agent's proposal (judged whole) must wait for review
+  (:func:`review_reasons` in words); a refresh is decided per line instead
+  (``yak.memory.per_line``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,10 @@ from dataclasses import replace
 
 from yak.domain import LineOrigin, ReviewMode, Revision, RevisionSource, WriteEffects
 from yak.evidence import Evidence
+from yak.held import REMOVAL_SHARE, HeldKind, HeldLine, held_line_words
 from yak.linediff import line_changes, line_opcodes
 from yak.memory.said import is_instruction
 
-# A rewrite removing more than this share of the previous non-blank lines waits for review.
-REMOVAL_SHARE = 0.25
 _PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT, RevisionSource.COPY})
 _END_PUNCTUATION = ".,;:!?…"
 
@@ -196,51 +196,36 @@ def added_lines(base: str, new: str) -> list[str]:
 # --- review ---------------------------------------------------------------------------------------
 
 
-MODE_REASON = "this workspace is in review mode: every rewrite waits for you"
-
-
-def quote_lines(lines: Sequence[str], limit: int = 3) -> str:
-    """``"a", "b", "c" and 2 more``: the first ``limit`` lines, each cut at 60 characters."""
-    shown = ", ".join(f'"{line.strip()[:60]}"' for line in lines[:limit])
-    more = len(lines) - limit
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
-def touched_reason(touched: Sequence[str]) -> str:
-    """The reason a rewrite that removes or changes lines a person wrote waits."""
-    return f"it removes or changes {_count(len(touched))} you wrote: {quote_lines(touched)}"
-
-
-def removal_reason(
+def removal_held(
     old_lines: Sequence[str],
     opcodes: Sequence[tuple[str, int, int, int, int]],
     *,
     spared: Collection[int] = (),
-) -> str | None:
-    """The reason a rewrite that removes (or changes) more than ``REMOVAL_SHARE`` of the
-    previous non-blank lines waits whole, else ``None``; ``opcodes``: its line diff;
-    ``spared``: indices of previous lines the rewrite removes that stay all the same (their
-    removal waits on its own), not counted."""
-    removed = sum(
-        1
+) -> HeldLine | None:
+    """Why a rewrite that removes (or changes) more than ``REMOVAL_SHARE`` of the previous
+    non-blank lines waits whole (``HeldKind.REMOVES_SHARE``), else ``None``; ``opcodes``: its
+    line diff; ``spared``: indices of previous lines the rewrite removes that stay all the
+    same (their removal waits on its own), not counted."""
+    removed = tuple(
+        old_lines[index]
         for tag, i1, i2, _j1, _j2 in opcodes
         if tag != "equal"
         for index in range(i1, i2)
         if old_lines[index].strip() and index not in spared
     )
     before = sum(1 for line in old_lines if line.strip())
-    if before and removed > REMOVAL_SHARE * before:
-        return f"it removes {removed} of {before} lines (more than {int(REMOVAL_SHARE * 100)}%)"
+    if before and len(removed) > REMOVAL_SHARE * before:
+        return HeldLine("", HeldKind.REMOVES_SHARE, str(before), removed)
     return None
 
 
-def review_reasons(
+def review_held(
     previous: str,
     new: str,
     origins: Sequence[LineOrigin],
     tombstones: Collection[str],
     mode: ReviewMode = ReviewMode.AUTO,
-) -> list[str]:
+) -> list[HeldLine]:
     """Why a rewrite that passed the hard guards must wait for review (``[]``: apply it).
 
     A rewrite waits when the workspace is in review mode, or when it removes or alters lines a
@@ -257,11 +242,11 @@ def review_reasons(
         mode: the workspace's review mode.
 
     Returns:
-        One sentence per reason, in the order above.
+        One reason per cause, in the order above (``yak.held.held_line_words`` words each).
     """
     if new == previous:
         return []
-    reasons: list[str] = [MODE_REASON] if mode is ReviewMode.REVIEW else []
+    held = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     old_lines, new_lines = previous.splitlines(), new.splitlines()
     person = {origin.line - 1 for origin in origins if origin.by_person}
     touched: list[str] = []
@@ -273,24 +258,26 @@ def review_reasons(
         touched += [old_lines[i] for i in range(i1, i2) if i in person and old_lines[i].strip()]
         inserted += [line for line in new_lines[j1:j2] if line.strip()]
     if touched:
-        reasons.append(touched_reason(touched))
-    returning = [line for line in inserted if fold_line(line) in tombstones]
+        held.append(HeldLine("", HeldKind.TOUCHED, lines=tuple(touched)))
+    returning = tuple(line for line in inserted if fold_line(line) in tombstones)
     if returning:
-        reasons.append(
-            f"it brings back {_count(len(returning))} you deleted or rejected: "
-            f"{quote_lines(returning)}"
-        )
-    removal = removal_reason(old_lines, opcodes)
+        held.append(HeldLine("", HeldKind.RETURNING, lines=returning))
+    removal = removal_held(old_lines, opcodes)
     if removal:
-        reasons.append(removal)
-    for line in inserted:
-        if is_instruction(line):
-            reasons.append(f'it adds an instruction for the agent: "{line.strip()[:80]}"')
-    return reasons
+        held.append(removal)
+    held += [HeldLine(line, HeldKind.INSTRUCTION) for line in inserted if is_instruction(line)]
+    return held
 
 
-def _count(n: int) -> str:
-    return "1 line" if n == 1 else f"{n} lines"
+def review_reasons(
+    previous: str,
+    new: str,
+    origins: Sequence[LineOrigin],
+    tombstones: Collection[str],
+    mode: ReviewMode = ReviewMode.AUTO,
+) -> list[str]:
+    """:func:`review_held`, each reason in words (``yak.held.held_line_words``)."""
+    return [held_line_words(held) for held in review_held(previous, new, origins, tombstones, mode)]
 
 
 def unified_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:

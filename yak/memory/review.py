@@ -19,6 +19,7 @@ from yak.domain import FLOOR_RATIO, MemoryDocument, Proposal, ProposalOrigin, Pr
 from yak.errors import ConflictError, RefusedError, UsageError
 from yak.events import ProposalsChanged
 from yak.evidence import Evidence
+from yak.held import HeldLine, held_line_words
 from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import placement, provenance
@@ -83,6 +84,7 @@ class ReviewInbox:
         origin: ProposalOrigin = ProposalOrigin.REFRESH,
         client: str | None = None,
         evidence: Sequence[Evidence] = (),
+        held_lines: Sequence[HeldLine] = (),
     ) -> Proposal:
         """Store a rewrite that must wait for review (the refresher's ``needs_review``, an
         agent's proposal). A refresh's proposal supersedes the workspace's older pending
@@ -92,7 +94,8 @@ class ReviewInbox:
         ``evidence``: the passages behind the lines it adds or changes, stored with it (an
         entry whose ``line`` is not a line of ``text``, exactly, is left out); accepting it
         stores on the revision those of the lines still in the text written ("Evidence" in
-        docs/memory.md)."""
+        docs/memory.md). ``held_lines``: why it waits, as data (``reasons`` in words), stored
+        with it."""
         base = await self._memory.version_text(workspace_id, base_version)
         added, removed = line_changes(base, text)
         proposal = Proposal(
@@ -112,6 +115,7 @@ class ReviewInbox:
             origin=origin,
             client=client,
             evidence=provenance.evidence_kept(evidence, text),
+            held_lines=tuple(held_lines),
         )
         stored = await self._offload(self._proposals.add_proposal, proposal)
         await self._inbox_changed(workspace_id)
@@ -181,20 +185,22 @@ class ReviewInbox:
         if judged.text == current.content:
             raise UsageError("The memory already says exactly this; nothing was proposed.")
         origins, tombstones = await self._offload(self._memory.origins_and_tombstones, workspace_id)
-        review = judging.review_reasons(
-            current.content, judged, origins, {t.key for t in tombstones}
-        )
+        review = judging.review_held(current.content, judged, origins, {t.key for t in tombstones})
         return await self.propose(
             workspace_id,
             judged.text,
             base_version=current.version,
-            reasons=(f"proposed by {origin}: {shorten(why, REASON_CHARS)}", *review),
+            reasons=(
+                f"proposed by {origin}: {shorten(why, REASON_CHARS)}",
+                *map(held_line_words, review),
+            ),
             model=None,
             session_ids=(),
             watermarks={},
             flags=rules.merge_flags(("agent",), judged.flags, reason_findings),
             origin=ProposalOrigin.AGENT,
             client=controls_to_spaces(client)[:100] if client else None,
+            held_lines=review,
         )
 
     async def accept(

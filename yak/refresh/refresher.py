@@ -594,6 +594,7 @@ class MemoryRefresher:
             watermarks=transcript.watermarks,
             flags=attempt.outcome.flags,
             evidence=decision.evidence,
+            held_lines=decision.held_lines,
             origin=(
                 ProposalOrigin.HELD
                 if base_version != attempt.base_version

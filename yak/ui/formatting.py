@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, RevisionSource, count_lines
 from yak.evidence import Evidence
-from yak.presenters import NO_EVIDENCE, evidence_words
+from yak.held import HeldLine
+from yak.presenters import NO_EVIDENCE, evidence_words, held_line_words
 
 
 def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
@@ -140,19 +140,17 @@ def origin_and_why(origin: LineOrigin, titles: Mapping[str, str]) -> str:
     return f"{said}\nwhy: {why}"
 
 
-# A passage a review reason quotes: "…", '…' or `…` (a line, a token it names).
-_QUOTED = re.compile(r""""([^"]{2,})"|'([^']{2,})'|`([^`]{2,})`""")
-
-
 def why_added(
     lines: Sequence[str],
     evidence: Sequence[Evidence],
-    reasons: Sequence[str],
+    held: Sequence[HeldLine],
     titles: Mapping[str, str],
 ) -> list[tuple[str, str]]:
     """Why each line a proposal adds is there, for the review dialog: ``(line, words)`` with
     its evidence in ``presenters.evidence_words``' words, or, for a line without any, the
-    reasons that quote it or a token of it (joined by "; "), else ``no evidence recorded``."""
+    reasons it waits that name it (``HeldLine.names``; worded by
+    ``presenters.held_line_words`` without the quote of the line the list shows already,
+    joined by "; "), else ``no evidence recorded``."""
     backed = {entry.line: entry for entry in reversed(evidence)}
     found = []
     for line in lines:
@@ -160,29 +158,9 @@ def why_added(
         if entry is not None:
             found.append((line, evidence_words(entry, titles=titles)))
             continue
-        named = [_unquoted(reason, line) for reason in reasons if _quotes_part_of(reason, line)]
+        named = [held_line_words(h, line_shown=True) for h in held if h.names(line)]
         found.append((line, "; ".join(named) if named else NO_EVIDENCE))
     return found
-
-
-def _unquoted(reason: str, line: str) -> str:
-    """``reason`` without a leading quote of ``line`` (a held line's reason begins
-    ``"- the line": …``), since the list shows the line already."""
-    match = re.match(r'"([^"]*)": ', reason)
-    if match and match[1].removesuffix("…").strip() in line.strip():
-        return reason[match.end() :]
-    return reason
-
-
-def _quotes_part_of(reason: str, line: str) -> bool:
-    """Whether ``reason`` quotes ``line`` (its start, as reasons shorten it) or a part of it."""
-    text = line.strip()
-    for match in _QUOTED.finditer(reason):
-        quoted = next(group for group in match.groups() if group is not None).strip()
-        quoted = quoted.removesuffix("…").strip()
-        if quoted and quoted in text:
-            return True
-    return False
 
 
 def origin_at(origins: list[LineOrigin], number: int, line: str) -> LineOrigin | None:

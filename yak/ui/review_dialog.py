@@ -215,7 +215,12 @@ class ReviewDialog(QDialog):
         reasons = proposal_reasons(proposal)
         self._show_reasons(reasons)
         self._show_evidence(
-            why_added(added_lines(base, proposal.content), proposal.evidence, reasons, titles or {})
+            why_added(
+                added_lines(base, proposal.content),
+                proposal.evidence,
+                proposal.held_lines,
+                titles or {},
+            )
         )
         self._hunks = hunks(base, proposal.content, hand=hand)
         self._fill_hunk_list()
