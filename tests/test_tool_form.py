@@ -269,3 +269,26 @@ async def test_a_transcript_line_listed_as_a_fact_is_dropped_and_the_real_fact_a
     assert outcome.status is RefreshStatus.APPLIED and "request_text_dropped" in outcome.flags
     expected = DOC.replace("3.12", "3.13")
     assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+async def test_a_new_value_listed_without_its_line_takes_the_old_values_place(
+    tool_core, workspace, fake_api
+):
+    """The 1.5B model listed "- Python 3.13." as a new fact, naming no line it replaces: it is a
+    new value of line 3 (same words, the old version gone, a new one), so it takes its place;
+    an unrelated new fact beside it is added, and nothing else goes."""
+    say(tool_core, workspace.id, "We moved to Python 3.13; CI runs on GitHub Actions.", "OK.")
+    fake_api.script(
+        call(
+            [
+                fact("- Python 3.13.", 1, "we moved to Python 3.13"),
+                fact("- CI runs on GitHub Actions.", 1, "CI runs on GitHub Actions"),
+            ]
+        )
+    )
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED
+    document = (await tool_core.memory.read(workspace.id)).content
+    assert "- Python 3.13." in document and "3.12" not in document
+    assert "- CI runs on GitHub Actions." in document
+    assert len(document.splitlines()) == len(DOC.splitlines()) + 1

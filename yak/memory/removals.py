@@ -120,3 +120,16 @@ def restated(line: str, lines: Sequence[str]) -> bool:
     nothing."""
     stems = _words(line).stems
     return bool(stems) and _Said.of("\n".join(lines)).holds_words(stems, RESTATE_SHARE)
+
+
+def new_value_of(line: str, fact: str) -> bool:
+    """Whether ``fact`` is a new value of ``line``: each restates the other (:func:`restated`
+    both ways: the same subject, not a longer line that mentions it), and the fact drops one of
+    the line's distinctive tokens and brings one of its own ("- Python 3.12." and "- Python
+    3.13."; "- Deploys go to Heroku." and "- Deploys go to Fly.io."). A line with no
+    distinctive token has no value to replace."""
+    old = {_token_key(token) for token in distinctive_tokens(line)}
+    new = {_token_key(token) for token in distinctive_tokens(fact)}
+    if not (old - new and new - old):
+        return False
+    return restated(line, [fact]) and restated(fact, [line])

@@ -23,7 +23,7 @@ from yak.memory.grounding import is_structure
 from yak.memory.placement import place, sections
 from yak.memory.provenance import fold_line
 from yak.memory.quotes import verify
-from yak.memory.removals import Removals, names_line, restated
+from yak.memory.removals import Removals, names_line, new_value_of, restated
 from yak.memory.said import Passage
 
 TOOL_NAME = "update_memory"
@@ -155,6 +155,23 @@ def read_tool(
     return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=dropped)
 
 
+def _superseded(lines: Sequence[str], fact: str, claimed: set[int]) -> list[int]:
+    """The line a fact listed as new is a new value of, when exactly one is
+    (:func:`yak.memory.removals.new_value_of`): the fact takes its place. The 1.5B model added
+    "- Python 3.12 from now on." beside "- Python 3.11." without naming the line it
+    replaces, and left superseded values in 9 of 13 cases; two lines that could be meant
+    leave both in place."""
+    found = [
+        number
+        for number, line in enumerate(lines, start=1)
+        if number not in claimed
+        and line.strip()
+        and not is_structure(line)
+        and new_value_of(line, fact)
+    ]
+    return found if len(found) == 1 else []
+
+
 _TRANSCRIPT_LINE = re.compile(
     r"^\s*(?:user|assistant|human)\s*:|^\s*---\s*conversation\s+\d+", re.I
 )
@@ -201,9 +218,13 @@ def _with_cause(
         return False
 
     kept_facts: list[Mapping[str, Any]] = []
+    claimed = {n for fact in facts for n in fact["replaces"]} | {i["line"] for i in forget}
     for fact in facts:
         text = str(fact["text"]).strip()
         replaces = [n for n in fact["replaces"] if caused(n, [text])]
+        if not fact["replaces"]:
+            replaces = _superseded(lines, text, claimed)
+            claimed.update(replaces)
         kept_facts.append({**fact, "replaces": replaces})
     kept_forget = []
     for item in forget:
