@@ -141,6 +141,10 @@ def test_dropping_a_hand_line_waits_exit_3_and_accept_applies_exactly(project):
     listed = as_json(project.run("review", "--json"))
     assert [p["id"] for p in listed] == [proposal]
     assert set(listed[0]) >= {"id", "base_version", "reasons", "added", "removed", "created_at"}
+    held = listed[0]["held"]  # each reason as data beside its sentence
+    assert [h["reason"] for h in held] == listed[0]["reasons"]
+    touched = next(h for h in held if h["kind"] == "touched")
+    assert touched["lines"] and touched["line"] == ""
     one = as_json(project.run("review", proposal, "--json"))
     assert one["content"] == reply
     assert "-# of workers: 4\n" in one["diff"] and "+# of workers: 8\n" in one["diff"]

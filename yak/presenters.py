@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
@@ -34,7 +35,7 @@ from yak.domain import (
     forms_in,
 )
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
-from yak.held import held_line_words
+from yak.held import HeldLine, held_line_words
 from yak.text import one_line, plural
 
 __all__ = [
@@ -638,3 +639,15 @@ def found_form_words(form: RewriteForm | None) -> str:
     if form is RewriteForm.EDITS:
         return "This endpoint answers in text: edits are used."
     return "This endpoint answers in text: the whole document is asked for."
+
+
+def held_json(held: HeldLine) -> dict[str, Any]:
+    """One reason a proposal waits, as data: the line held (``""`` for a reason about several
+    lines or the whole rewrite), its kind, its detail, the lines it names, and its sentence."""
+    return {
+        "line": held.line,
+        "kind": str(held.kind),
+        "detail": held.detail,
+        "lines": list(held.lines),
+        "reason": held_line_words(held),
+    }

@@ -19,6 +19,7 @@ from yak.memory.provenance import evidence_json, unified_diff
 from yak.presenters import (
     NO_EVIDENCE,
     evidence_words,
+    held_json,
     landing_words,
     mode_words,
     proposal_origin,
@@ -137,6 +138,7 @@ def proposal_json(proposal: Proposal, *, base: str | None = None) -> dict[str, A
         "conflicts_with": proposal.conflicts_with,
         "base_version": proposal.base_version,
         "reasons": list(proposal.reasons),
+        "held": [held_json(held) for held in proposal.held_lines],
         "added": proposal.added,
         "removed": proposal.removed,
         "created_at": doc_rules.iso_utc(proposal.created_at),

@@ -46,7 +46,7 @@ from yak.memory import placement
 from yak.memory.document import iso_utc
 from yak.memory.provenance import evidence_json
 from yak.memory.review import REASON_CHARS
-from yak.presenters import landing_words, proposal_outcome
+from yak.presenters import held_json, landing_words, proposal_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -261,6 +261,7 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "added": proposal.added,
                 "removed": proposal.removed,
                 "reasons": list(proposal.reasons),
+                "held": [held_json(held) for held in proposal.held_lines],
                 "status": "waiting for review",
                 "lands": landing_words(*lands) if lands else None,
                 "your_earlier_proposals": await earlier(workspace.id, client, but=proposal.id),
