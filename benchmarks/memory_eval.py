@@ -1086,6 +1086,13 @@ def build_parser() -> argparse.ArgumentParser:
         choices=[s.key for s in SCENARIOS],
         help="run only this scenario (repeatable)",
     )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds a refresh call may take (default 120, as the app's; a CPU-only local "
+        "model writing a long tool call needs more, say 600)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     return parser
 
@@ -1128,7 +1135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             )
     else:
-        endpoint = Endpoint(args.base_url, args.model, None, offline=False)
+        endpoint = Endpoint(args.base_url, args.model, None, offline=False, timeout_s=args.timeout)
         report = asyncio.run(
             evaluate(endpoint=endpoint, forms=forms, scenarios=scenarios, progress=_to_stderr)
         )
