@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import text
+from yak.errors import UsageError
 from yak.memory.merge import merge3
 from yak.memory.placement import landing, place
 
@@ -103,6 +104,29 @@ def test_added_lines_go_under_the_best_matching_section_or_the_one_named():
     unrelated = place(THREE, "- zebra crossings")
     assert unrelated.document == THREE + "\n- zebra crossings\n"  # a block of its own
     assert (unrelated.line, unrelated.section) == (12, None)
+
+
+def test_a_block_without_a_title_is_never_named_as_a_heading(core, loop, tmp_path, data_dir):
+    """Issue 33, item 12: in a document without sections, where an agent's line lands is said
+    by its line alone (``review`` printed "under '- project: api'", a fact line, as a
+    heading), and a heading cannot name a fact line; the titled case is in the test above."""
+    untitled = "- project: api\n- Go 1.22, built with make.\n- Deploys go to Fly.io.\n"
+    folder = project_folder(tmp_path, "api")
+    workspace = loop.run_until_complete(workspace_with_document(core, folder, untitled))
+    project = Project(core, loop, folder, workspace.id, None, data_dir)
+    proposal = project.propose("- the api is built with make release")
+    listed = as_json(project.run("review", "--json"))
+    assert [p["lands"] for p in listed] == [{"line": 4, "section": None}]
+    shown = project.run("review").stdout.decode()
+    assert "lands at line 4\n" in shown and "under" not in shown
+    assert project.run("accept", proposal).returncode == 0
+    assert project.content() == (untitled + "- the api is built with make release\n").encode()
+    with pytest.raises(UsageError) as refused:
+        project.propose("- more", heading="project")
+    assert str(refused.value) == (
+        "No section of the memory is titled 'project' (its sections: none); nothing was "
+        "proposed."
+    )
 
 
 # --- many proposals -------------------------------------------------------------------------
