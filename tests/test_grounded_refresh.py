@@ -651,7 +651,9 @@ async def test_jest_said_without_giving_it_up_keeps_the_jest_line(core, tooling,
     both lines stay."""
     say(core, tooling.id, "Jest is slow. The tests of the new package run with Vitest.", "OK.")
     fake_api.script(
-        text("<edits>\n@@ insert after 5\n- The tests of the new package run with Vitest.\n</edits>")
+        text(
+            "<edits>\n@@ insert after 5\n- The tests of the new package run with Vitest.\n</edits>"
+        )
     )
     outcome = await core.refresh.refresh_now(tooling.id)
     assert outcome.status is RefreshStatus.APPLIED, outcome.reason
@@ -659,7 +661,9 @@ async def test_jest_said_without_giving_it_up_keeps_the_jest_line(core, tooling,
     assert (await core.memory.read(tooling.id)).content.encode() == expected.encode()
 
 
-async def test_a_switch_yak_cannot_place_waits_for_review_saying_why(core, loop, tmp_path, fake_api):
+async def test_a_switch_yak_cannot_place_waits_for_review_saying_why(
+    core, loop, tmp_path, fake_api
+):
     """Two lines name npm and the new line restates neither: Yak cannot tell which one pnpm
     replaces, so the new line waits, its reason naming both; nothing is removed."""
     document = TOOLS.replace("- Tests run", "- Install with npm ci.\n- Tests run")

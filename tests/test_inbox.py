@@ -124,8 +124,7 @@ def test_a_block_without_a_title_is_never_named_as_a_heading(core, loop, tmp_pat
     with pytest.raises(UsageError) as refused:
         project.propose("- more", heading="project")
     assert str(refused.value) == (
-        "No section of the memory is titled 'project' (its sections: none); nothing was "
-        "proposed."
+        "No section of the memory is titled 'project' (its sections: none); nothing was proposed."
     )
 
 

@@ -92,9 +92,9 @@ def decide_lines(
     A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
     ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
     held: a person reviewing it could only reject it. The lines ``previous`` had are kept,
-    except one the conversations say is superseded that ``new`` keeps beside the line taking
-    its place (:func:`superseded_kept`): that line takes its place; when Yak cannot tell which line the new one
-    replaces, the new line waits (``superseded_unclear``).
+    except one the conversations say is superseded that ``new`` keeps beside a line it adds
+    in its place (:func:`superseded_kept`): the added line takes its place; when Yak cannot
+    tell which line the added one replaces, the added line waits (``superseded_unclear``).
 
     Returns:
         The :class:`Decision`; ``applied == previous`` and ``held is None`` when ``new`` is

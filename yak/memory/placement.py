@@ -4,10 +4,11 @@ rules, no I/O.
 The document is plain text in sections: blocks of lines separated by blank lines, each
 starting with a short title line (a Markdown heading alone in its block belongs to the block
 after it). A block whose first line is a fact ("- project: api"), not a title
-(:func:`is_title`), has no title: it is never named as a heading. Lines are placed after a given line, at the end of the section under a given
-title, or, with no place given, at the end of the section whose words match them best (its
-title counts three times); only when no section shares a word with them do they go at the
-end of the document, as a block of their own (or into the one block there is).
+(:func:`is_title`), has no title: it is never named as a heading. Lines are placed after a
+given line, at the end of the section under a given title, or, with no place given, at the
+end of the section whose words match them best (its title counts three times); only when no
+section shares a word with them do they go at the end of the document, as a block of their
+own (or into the one block there is).
 """
 
 from __future__ import annotations

@@ -165,7 +165,8 @@ class Supersession:
 # optionally in backticks or quotes.
 _TERM = r"[`'\"]?([A-Za-z0-9@][\w.+#@/-]*)[`'\"]?"
 _THE = r"(?:(?:the|our|a|an|using)\s+)?"
-# "switched from npm to pnpm", "moved CI from CircleCI to GitHub Actions", "migrated away from X to Y"
+# "switched from npm to pnpm", "moved CI from CircleCI to GitHub Actions", "migrated away from
+# Poetry to uv"
 _FROM_TO = re.compile(
     r"\b(?:switch|move|migrate|change|go|went|convert|port|transition)(?:e?d|ing|es|s)?\s+"
     r"(?:[\w.-]+\s+){0,3}?from\s+" + _THE + _TERM + r"\s+(?:over\s+)?to\s+" + _THE + _TERM,
@@ -177,8 +178,7 @@ _REPLACED_WITH = re.compile(
     re.IGNORECASE,
 )
 _WAS_REPLACED = re.compile(
-    _TERM + r"\s+(?:was|is|has been|got|have been|were)\s+replaced\s+(?:with|by)\s+"
-    + _THE + _TERM,
+    _TERM + r"\s+(?:was|is|has been|got|have been|were)\s+replaced\s+(?:with|by)\s+" + _THE + _TERM,
     re.IGNORECASE,
 )
 _INSTEAD_OF = re.compile(
@@ -186,17 +186,23 @@ _INSTEAD_OF = re.compile(
     re.IGNORECASE,
 )
 # "we no longer use Jest", "stopped using Poetry", "moved off CircleCI (to GitHub Actions)"
+_NAME = _THE + _TERM
 _GONE = re.compile(
     r"\b(?:no\s+longer\s+(?:use|uses|using|need|needs|run|runs|on)|(?:stop|stopped)\s+using|"
     r"(?:move|moved|moving)\s+(?:off|away\s+from)|got\s+rid\s+of|(?:are|is)\s+not\s+using)\s+"
-    + _THE + _TERM + r"(?:\s+(?:anymore|any\s+more))?(?:\s*,?\s+(?:to|for)\s+" + _THE + _TERM + ")?",
+    + _NAME
+    + r"(?:\s+(?:anymore|any\s+more))?(?:\s*,?\s+(?:to|for)\s+"
+    + _NAME
+    + ")?",
     re.IGNORECASE,
 )
 # Words that stand for a name said before, not a name: "we no longer use it".
-_NOT_A_NAME = frozenset(
-    {"it", "that", "this", "them", "those", "these", "one", "any", "anything", "something",
-     "to", "from", "with", "by", "and", "or", "now"}
-)
+# fmt: off
+_NOT_A_NAME = frozenset((
+    "it", "that", "this", "them", "those", "these", "one", "any", "anything", "something", "to",
+    "from", "with", "by", "and", "or", "now",
+))
+# fmt: on
 
 
 def supersessions(passages: Sequence[Passage]) -> tuple[Supersession, ...]:
