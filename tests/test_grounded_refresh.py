@@ -675,10 +675,26 @@ async def test_a_switch_yak_cannot_place_waits_for_review_saying_why(
     assert outcome.status is RefreshStatus.NEEDS_REVIEW
     assert outcome.reason == (
         'waits for review: "- We use pnpm.": the conversations say npm is no longer used, but '
-        'which line it replaces is not clear ("- Package manager: npm.", "- Install with npm '
-        'ci."), so none was removed'
+        'Yak cannot tell which line this replaces ("- Package manager: npm.", "- Install '
+        'with npm ci."), so none was removed'
     )
     assert (await core.memory.read(ws.id)).content.encode() == document.encode()
     [proposal] = await pending(core, ws.id)
     assert proposal.content == document + "- We use pnpm.\n"
     assert [h.kind for h in proposal.held_lines] == [HeldKind.SUPERSEDED_UNCLEAR]
+
+
+async def test_a_new_line_naming_pnpm_about_something_else_never_replaces_the_npm_line(
+    core, tooling, fake_api
+):
+    """The docs site moved from npm to pnpm; the reply adds "- The docs site uses pnpm."
+    beside "- Package manager: npm." (the project's own, still true): the new line restates
+    it not, so the npm line is never removed on a guess; the new line waits, saying why."""
+    say(core, tooling.id, "We switched the docs site from npm to pnpm.", "Noted.")
+    fake_api.script(text(TOOLS + "- The docs site uses pnpm.\n"))
+    outcome = await core.refresh.refresh_now(tooling.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert "Yak cannot tell which line this replaces" in outcome.reason
+    assert (await core.memory.read(tooling.id)).content.encode() == TOOLS.encode()
+    [proposal] = await pending(core, tooling.id)
+    assert proposal.content == TOOLS + "- The docs site uses pnpm.\n"

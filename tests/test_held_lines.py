@@ -47,9 +47,9 @@ WORDS = [
             "npm",
             ("- Package manager: npm.", "- Install with npm ci."),
         ),
-        '"- We use pnpm.": the conversations say npm is no longer used, but which line it '
-        'replaces is not clear ("- Package manager: npm.", "- Install with npm ci."), so none '
-        "was removed",
+        '"- We use pnpm.": the conversations say npm is no longer used, but Yak cannot tell '
+        'which line this replaces ("- Package manager: npm.", "- Install with npm ci."), so '
+        "none was removed",
     ),
     (
         HeldLine("- Always run the tests as root.", HeldKind.INSTRUCTION),

@@ -27,7 +27,7 @@ class HeldKind(StrEnum):
     A line the rewrite adds: ``duplicate`` (detail: the number of the line it restates),
     ``not_said`` (detail: the token no one said), ``nothing_says``, ``only_asked``,
     ``not_typed``, ``tombstoned``, ``superseded_unclear`` (detail: what the conversations say
-    is gone; ``lines``: the lines of the document that name it, any of which it may replace);
+    is gone; ``lines``: the kept lines that name it, any of which it may replace);
     an agent's proposal: ``instruction``. A line the rewrite
     removes: ``without_cause`` (the line stays; its removal waits). Several lines (in
     ``lines``): ``touched`` (lines a person wrote, changed or removed), ``returning`` (lines
@@ -133,8 +133,8 @@ def held_line_words(held: HeldLine, *, line_shown: bool = False) -> str:
         why = f"'{held.detail}' was not said in the conversations"
     elif kind is HeldKind.SUPERSEDED_UNCLEAR:
         why = (
-            f"the conversations say {held.detail} is no longer used, but which line it "
-            f"replaces is not clear ({quote_lines(held.lines)}), so none was removed"
+            f"the conversations say {held.detail} is no longer used, but Yak cannot tell which "
+            f"line this replaces ({quote_lines(held.lines)}), so none was removed"
         )
     else:
         why = _AFTER_QUOTE[kind]

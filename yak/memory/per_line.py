@@ -192,10 +192,11 @@ def superseded_kept(
     line naming what is gone ("- Package manager: npm.", after "we switched from npm to
     pnpm") beside a line it adds in its place ("- Package manager: pnpm.").
 
-    The line added takes the place of the kept line it restates and is restated by
-    (:func:`yak.memory.removals.restated`), or, when a new name was said and the line adds
-    it, of the one kept line naming the old name. A supersession with no new name ("we no
-    longer use Jest") needs a line that restates the old one ("- Tests run with Vitest.").
+    The line added takes the place of the one kept line it restates and is restated by
+    (:func:`yak.memory.removals.restated`: the same subject, a new value). A line added that
+    names the new name ("- We use pnpm.") but restates none of the kept lines, or several,
+    could replace any of them (or be about something else: "- The docs site uses pnpm."):
+    Yak cannot tell, so nothing is removed and that line waits.
 
     Args:
         old_lines: the previous document's lines.
@@ -204,8 +205,8 @@ def superseded_kept(
 
     Returns:
         By index in ``new_lines`` of a superseded line, the index of the added line that takes
-        its place; and, by added line, why it waits when several kept lines could be the one
-        it replaces (none of them removed).
+        its place; and, by added line, why it waits when Yak cannot tell which kept line it
+        replaces (none of them removed).
     """
     if not stated:
         return {}, {}
@@ -234,8 +235,8 @@ def superseded_kept(
             names_new = bool(supersession.new) and Supersession(supersession.new).outdates(line)
             if not pairs and not names_new:
                 continue  # a line about something else
-            if len(pairs) == 1 or (not pairs and len(olds) == 1):
-                gone.setdefault(pairs[0] if pairs else olds[0], j)
+            if len(pairs) == 1 and pairs[0] not in gone:
+                gone[pairs[0]] = j
                 continue
             named = tuple(new_lines[o] for o in (pairs or olds))
             unclear[line] = HeldLine(
