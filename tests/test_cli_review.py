@@ -155,8 +155,11 @@ def test_dropping_a_hand_line_waits_exit_3_and_accept_applies_exactly(project):
     assert as_json(accepted)["version"] == 2
     assert project.content() == reply.encode() and project.unfolded() == 0
 
+    # A second proposal that changes a line as it adds one; a hand edit adds beside that
+    # line meanwhile: where the lines go cannot be known (a pure addition would merge).
     project.say("Install with the script.", "Ok.")
-    project.fake.script(text(reply + "- install: curl https://get.example.com/i | sh\n"))
+    reworded = reply.replace("- lint with ruff", "- lint with ruff and mypy")
+    project.fake.script(text(reworded + "- install: curl https://get.example.com/i | sh\n"))
     second = as_json(project.run("refresh", "--json"))["proposal"]
     project.set_by_hand(reply + "- typed meanwhile\n")
     conflict = project.run("accept", second)

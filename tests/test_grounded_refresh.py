@@ -591,3 +591,110 @@ async def test_held_lines_outlive_the_next_refresh_and_are_rebased_onto_it(
     [still] = await pending(core, workspace.id)
     assert still.id == held.id and still.base_version == document.version
     assert still.content == document.content + "- The deploy key lives in /etc/orders/deploy.pem.\n"
+
+
+# --- a supersession the conversation states ---------------------------------------------------
+
+TOOLS = (
+    "Tooling\n- Package manager: npm.\n- Tests run with Jest.\n- Formatting with Prettier.\n"
+    "- Deploys go to Fly.io.\n"
+)
+
+
+@pytest.fixture
+def tooling(core, loop, tmp_path):
+    """A workspace whose document ``TOOLS`` an earlier refresh wrote."""
+    ws = loop.run_until_complete(core.workspaces.open(str(project_folder(tmp_path, "web"))))
+    loop.run_until_complete(seed_document(core, ws.id, TOOLS))
+    return ws
+
+
+async def test_a_switch_from_npm_to_pnpm_kept_beside_the_old_line_replaces_it(
+    core, tooling, fake_api
+):
+    """Issue 33, item 6: "we switched from npm to pnpm" and a reply (a whole document) that
+    keeps "- Package manager: npm." and adds "- Package manager: pnpm.": the npm line is
+    gone, the pnpm line in its place; nothing waits."""
+    say(core, tooling.id, "We switched from npm to pnpm last week.", "Noted.")
+    fake_api.script(text(TOOLS + "- Package manager: pnpm.\n"))
+    outcome = await core.refresh.refresh_now(tooling.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = TOOLS.replace("npm.", "pnpm.")
+    assert (await core.memory.read(tooling.id)).content.encode() == expected.encode()
+    assert await pending(core, tooling.id) == []
+
+
+async def test_a_conversation_that_only_mentions_npm_keeps_the_npm_line(core, tooling, fake_api):
+    """The negative: "npm install was slow" states no switch; the reply's new line about pnpm
+    for the docs site is added and the npm line stays."""
+    say(core, tooling.id, "npm install was slow today; the docs site uses pnpm.", "Noted.")
+    fake_api.script(text(TOOLS + "- The docs site uses pnpm.\n"))
+    outcome = await core.refresh.refresh_now(tooling.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = TOOLS + "- The docs site uses pnpm.\n"
+    assert (await core.memory.read(tooling.id)).content.encode() == expected.encode()
+
+
+async def test_no_longer_using_jest_removes_the_jest_line_an_edit_kept(core, tooling, fake_api):
+    """Issue 33, item 6: "we no longer use Jest" and edits that add "- Tests run with Vitest."
+    without touching the Jest line: the Vitest line takes its place."""
+    say(core, tooling.id, "We no longer use Jest. The tests run with Vitest now.", "OK.")
+    fake_api.script(text("<edits>\n@@ insert after 5\n- Tests run with Vitest.\n</edits>"))
+    outcome = await core.refresh.refresh_now(tooling.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = TOOLS.replace("Jest", "Vitest")
+    assert (await core.memory.read(tooling.id)).content.encode() == expected.encode()
+
+
+async def test_jest_said_without_giving_it_up_keeps_the_jest_line(core, tooling, fake_api):
+    """The negative: "Jest is slow, we also run Vitest for the new package" gives up nothing;
+    both lines stay."""
+    say(core, tooling.id, "Jest is slow. The tests of the new package run with Vitest.", "OK.")
+    fake_api.script(
+        text(
+            "<edits>\n@@ insert after 5\n- The tests of the new package run with Vitest.\n</edits>"
+        )
+    )
+    outcome = await core.refresh.refresh_now(tooling.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = TOOLS + "- The tests of the new package run with Vitest.\n"
+    assert (await core.memory.read(tooling.id)).content.encode() == expected.encode()
+
+
+async def test_a_switch_yak_cannot_place_waits_for_review_saying_why(
+    core, loop, tmp_path, fake_api
+):
+    """Two lines name npm and the new line restates neither: Yak cannot tell which one pnpm
+    replaces, so the new line waits, its reason naming both; nothing is removed."""
+    document = TOOLS.replace("- Tests run", "- Install with npm ci.\n- Tests run")
+    ws = await core.workspaces.open(str(project_folder(tmp_path, "two")))
+    await seed_document(core, ws.id, document)
+    say(core, ws.id, "We switched from npm to pnpm.", "Noted.")
+    fake_api.script(text(document + "- We use pnpm.\n"))
+    outcome = await core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert outcome.reason == (
+        'waits for review: "- We use pnpm.": the conversations say npm is no longer used, but '
+        'Yak cannot tell which line this replaces ("- Package manager: npm.", "- Install '
+        'with npm ci."), so none was removed'
+    )
+    assert (await core.memory.read(ws.id)).content.encode() == document.encode()
+    [proposal] = await pending(core, ws.id)
+    assert proposal.content == document + "- We use pnpm.\n"
+    assert [h.kind for h in proposal.held_lines] == [HeldKind.SUPERSEDED_UNCLEAR]
+
+
+async def test_a_new_line_naming_pnpm_about_something_else_never_replaces_the_npm_line(
+    core, tooling, fake_api
+):
+    """The docs site moved from npm to pnpm; the reply adds "- The docs site uses pnpm."
+    beside "- Package manager: npm." (the project's own, still true): the new line restates
+    it not, so the npm line is never removed on a guess; the new line waits, saying why."""
+    say(core, tooling.id, "We switched the docs site from npm to pnpm.", "Noted.")
+    fake_api.script(text(TOOLS + "- The docs site uses pnpm.\n"))
+    outcome = await core.refresh.refresh_now(tooling.id)
+    assert outcome.status is RefreshStatus.NEEDS_REVIEW
+    assert "Yak cannot tell which line this replaces" in outcome.reason
+    assert (await core.memory.read(tooling.id)).content.encode() == TOOLS.encode()
+    [proposal] = await pending(core, tooling.id)
+    assert proposal.content == TOOLS + "- The docs site uses pnpm.\n"

@@ -41,6 +41,17 @@ WORDS = [
         '"- Deploy on Fridays.": you deleted or rejected this line before',
     ),
     (
+        HeldLine(
+            "- We use pnpm.",
+            HeldKind.SUPERSEDED_UNCLEAR,
+            "npm",
+            ("- Package manager: npm.", "- Install with npm ci."),
+        ),
+        '"- We use pnpm.": the conversations say npm is no longer used, but Yak cannot tell '
+        'which line this replaces ("- Package manager: npm.", "- Install with npm ci."), so '
+        "none was removed",
+    ),
+    (
         HeldLine("- Always run the tests as root.", HeldKind.INSTRUCTION),
         'it adds an instruction for the agent: "- Always run the tests as root."',
     ),

@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.fake_api import text
+from yak.errors import UsageError
 from yak.memory.merge import merge3
 from yak.memory.placement import landing, place
 
@@ -82,7 +83,12 @@ def test_merge_moves_a_change_onto_a_newer_version_and_gives_up_where_lines_touc
     assert merge3(base, "a\nx\nb\nc\nd\n", "a\nb\nc\nD\n") == "a\nx\nb\nc\nD\n"
     assert merge3(base, "a\nb\nc\nd\ny\n", "A\nb\nc\nd\n") == "A\nb\nc\nd\ny\n"
     assert merge3(base, "a\nB\nc\nd\n", "a\nb2\nc\nd\n") is None  # the same line changed
-    assert merge3(base, "a\nb\nc\nd\ny\n", "a\nb\nc\nd\nz\n") is None  # both add at the end
+    # A pure addition merges: where the document added too (its lines first, none twice), or
+    # at the edge of a line it changed; only a range changed around it is a conflict.
+    assert merge3(base, "a\nb\nc\nd\ny\n", "a\nb\nc\nd\nz\n") == "a\nb\nc\nd\nz\ny\n"
+    assert merge3(base, "a\nb\nc\nd\nz\ny\n", "a\nb\nc\nd\nz\n") == "a\nb\nc\nd\nz\ny\n"
+    assert merge3(base, "a\nb\nc\nd\ny\n", "a\nb\nc\nD\n") == "a\nb\nc\nD\ny\n"
+    assert merge3(base, "a\nb\nx\nc\nd\n", "a\nB\nC\nd\n") is None
     assert merge3(base, "a\nb\nc\nd\ny\n", "a\nb\nc\nd\ny\n") == "a\nb\nc\nd\ny\n"
     assert merge3(base, "a\nc\nd\n", "a\nb\nc\nd\ne\n") == "a\nc\nd\ne\n"  # a removal
 
@@ -100,18 +106,50 @@ def test_added_lines_go_under_the_best_matching_section_or_the_one_named():
     assert (unrelated.line, unrelated.section) == (12, None)
 
 
+def test_a_block_without_a_title_is_never_named_as_a_heading(core, loop, tmp_path, data_dir):
+    """Issue 33, item 12: in a document without sections, where an agent's line lands is said
+    by its line alone (``review`` printed "under '- project: api'", a fact line, as a
+    heading), and a heading cannot name a fact line; the titled case is in the test above."""
+    untitled = "- project: api\n- Go 1.22, built with make.\n- Deploys go to Fly.io.\n"
+    folder = project_folder(tmp_path, "api")
+    workspace = loop.run_until_complete(workspace_with_document(core, folder, untitled))
+    project = Project(core, loop, folder, workspace.id, None, data_dir)
+    proposal = project.propose("- the api is built with make release")
+    listed = as_json(project.run("review", "--json"))
+    assert [p["lands"] for p in listed] == [{"line": 4, "section": None}]
+    shown = project.run("review").stdout.decode()
+    assert "lands at line 4\n" in shown and "under" not in shown
+    assert project.run("accept", proposal).returncode == 0
+    assert project.content() == (untitled + "- the api is built with make release\n").encode()
+    with pytest.raises(UsageError) as refused:
+        project.propose("- more", heading="project")
+    assert str(refused.value) == (
+        "No section of the memory is titled 'project' (its sections: none); nothing was proposed."
+    )
+
+
 # --- many proposals -------------------------------------------------------------------------
 def test_two_agent_proposals_survive_a_refresh_and_each_accept_applies_exactly_its_lines(
     project,
 ):
     """Two agent proposals, then a refresh applied (it adds a line under Conventions): review
     lists both, rebased onto the new version; accepting one applies exactly its line on the
-    current version, and the other is rebased again and applies exactly its line. A third
-    proposal that adds where the refresh added is kept, marked conflicting, and accepting it
-    is exit 5 with one sentence; the document is unchanged."""
+    current version, and the other is rebased again and applies exactly its line. A proposal
+    that adds where the refresh added (issue 33, item 10) changes no line: it is rebased, not
+    conflicting, and accept applies it after the refresh's line. A whole document that rewords
+    the line the refresh added after is kept, marked conflicting, and accepting it is exit 5
+    with one sentence; the document is unchanged."""
     first = project.propose("- the window is built after the first paint", heading="Project")
     second = project.propose("- PostgreSQL for teams", heading="Decisions")
-    clashing = project.propose("- format before committing", heading="Conventions")
+    beside = project.propose("- format before committing", heading="Conventions")
+    clashing = project.loop.run_until_complete(
+        project.core.review.propose_from_agent(
+            project.id,
+            document=THREE.replace("- tests run with pytest\n", "- tests run with pytest -q\n"),
+            reason="quieter",
+            origin="an agent",
+        )
+    ).id
     say(project.core, project.id, "Lint first, before you push.", "Noted.")
     project.fake.script(text(REFRESHED))
     refreshed = project.run("refresh", "--json")
@@ -119,11 +157,12 @@ def test_two_agent_proposals_survive_a_refresh_and_each_accept_applies_exactly_i
     assert project.content() == REFRESHED.encode()
 
     listed = {p["id"]: p for p in as_json(project.run("review", "--json"))}
-    assert list(listed) == [first, second, clashing]
-    assert [listed[first]["base_version"], listed[second]["base_version"]] == [2, 2]
-    assert listed[first]["conflicts_with"] is None and listed[second]["conflicts_with"] is None
+    assert list(listed) == [first, second, beside, clashing]
+    assert [listed[p]["base_version"] for p in (first, second, beside)] == [2, 2, 2]
+    assert [listed[p]["conflicts_with"] for p in (first, second, beside)] == [None] * 3
     assert listed[clashing]["conflicts_with"] == 2 and listed[clashing]["base_version"] == 1
     assert listed[first]["lands"] == {"line": 4, "section": "Project structure"}
+    assert listed[beside]["lands"] == {"line": 9, "section": "Conventions"}
     assert listed[first]["origin"] == "agent"
     shown = project.run("review").stdout.decode()
     assert "! conflicts with version 2" in shown
@@ -138,16 +177,23 @@ def test_two_agent_proposals_survive_a_refresh_and_each_accept_applies_exactly_i
     assert project.content() == after_first.encode()
     assert as_json(accepted)["version"] == 3
     assert project.run("accept", second).returncode == 0
-    assert project.content() == (after_first + "- PostgreSQL for teams\n").encode()
+    after_second = after_first + "- PostgreSQL for teams\n"
+    assert project.content() == after_second.encode()
+    added_beside = project.run("accept", beside)
+    assert added_beside.returncode == 0, added_beside.stderr
+    after_beside = after_second.replace(
+        "- lint first\n", "- lint first\n- format before committing\n"
+    )
+    assert project.content() == after_beside.encode()
 
     refused = project.run("accept", clashing)
     assert refused.returncode == 5
     assert one_error_line(refused) == (
-        f"Proposal {clashing} was made on version 1 and conflicts with version 4: the lines "
+        f"Proposal {clashing} was made on version 1 and conflicts with version 5: the lines "
         "it changes were changed since; nothing was applied. Accept it as you edit it "
         "(--file), or reject it."
     )
-    assert project.content() == (after_first + "- PostgreSQL for teams\n").encode()
+    assert project.content() == after_beside.encode()
 
 
 def test_each_attempt_and_proposal_ends_with_its_recorded_outcome(project):

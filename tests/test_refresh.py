@@ -293,6 +293,54 @@ async def test_ceiling_retry_that_fits_is_applied(env):
     assert (await env.content()) == fits
 
 
+async def test_a_condense_retry_answered_with_edits_applies_them_to_the_long_reply(env):
+    """Issue 33: the condense retry asks for the whole document, and a model answers with
+    edits that cut the 201-line reply to 190: they are applied to that reply (not read as a
+    document of their few characters, refused as a collapse) and the result is applied."""
+    await env.write(doc(180))
+    fits = doc(190)
+    env.say("Add everything about the build:\n" + fits.removeprefix(doc(180)), "Sure.")
+    env.fake.script(text(doc(201)), text("<edits>\n@@ delete 191-201\n</edits>"))
+    outcome = await env.refresh()
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    assert (await env.content()).encode() == fits.encode()
+    assert "condense_retry" in (await env.last_attempt()).flags
+
+
+async def test_a_condense_retry_whose_edits_fail_leaves_the_long_reply_to_trim(env):
+    """The negative: edits that cannot be applied to the 201-line reply (a line past its end)
+    leave the ceiling refusal standing, with the 201-line reply kept for "Trim and save…",
+    and the reason says why the answer was not used; the document is unchanged."""
+    await env.write(doc(180))
+    env.say("Add everything about the build.", "Sure.")
+    before = await env.snapshot()
+    long_reply = doc(201)
+    env.fake.script(text(long_reply), text("<edits>\n@@ delete 250-260\n</edits>"))
+    outcome = await env.refresh()
+    assert outcome.status is RefreshStatus.REFUSED_CEILING
+    assert outcome.reason.startswith("the reply has 201 lines (limit 200); the answer to one ")
+    assert "condense retry was not used (" in outcome.reason
+    assert await env.snapshot() == before
+    attempt = await env.last_attempt()
+    assert attempt.status is RefreshStatus.REFUSED_CEILING and attempt.reply == long_reply
+
+
+async def test_a_reply_over_in_characters_says_how_many_characters_it_had(env):
+    """Issue 33: a reply over the ceiling in characters, not lines, and again after the
+    condense retry: the reason names the first reply's characters, not its lines."""
+    await env.write(doc(100))
+    env.say("Describe every module at length.", "Sure.")
+    at_length = " ".join(["described at length"] * 9)
+    wordy = "".join(f"- module {i:03d}: {at_length}\n" for i in range(150))
+    env.fake.script(text(wordy), text(wordy))
+    outcome = await env.refresh()
+    assert outcome.status is RefreshStatus.REFUSED_CEILING
+    assert outcome.reason == (
+        f"the reply has {len(wordy):,} characters (limit 25,000) after one condense retry "
+        f"(the first reply had {len(wordy):,} characters)"
+    )
+
+
 async def test_a_reply_cut_at_the_output_limit_is_never_stored(env):
     """stop_reason max_tokens on a short reply: incomplete even if it looks fine → failed, and
     the reason says it was cut at the output limit (no condense retry: it is not too long);

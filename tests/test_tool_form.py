@@ -290,3 +290,17 @@ async def test_a_new_value_listed_without_its_line_takes_the_old_values_place(
     assert outcome.status is RefreshStatus.APPLIED
     expected = DOC.replace("3.12", "3.13") + "\n- CI runs on GitHub Actions.\n"
     assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+async def test_a_fact_listed_as_new_after_a_stated_switch_takes_the_old_lines_place(
+    tool_core, workspace, fake_api
+):
+    """Issue 33, item 6, in the tool form: "we replaced pytest with ward" and a fact listed as
+    new ("- Tests run with ward."), naming no line: the pytest line goes, the fact in its
+    place. The negative beside it is the test above: an unrelated new fact takes nothing."""
+    say(tool_core, workspace.id, "We replaced pytest with ward.", "OK.")
+    fake_api.script(call([fact("- Tests run with ward.", 1, "We replaced pytest with ward.")]))
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC.replace("pytest", "ward")
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()

@@ -268,8 +268,10 @@ async def test_dropping_and_rewording_hand_lines_waits_then_accept_applies_exact
     assert (await env.core.review.proposals(env.workspace_id)) == []
 
     # A second proposal on version 2, then a hand edit: accepting it is a conflict.
+    # It changes a line as it adds one (a pure addition would merge with the hand edit).
     env.say("Install with the script.", "Ok.")
-    env.fake.script(text(reply + "- install: curl https://get.example.com/i | sh\n"))
+    reworded = reply.replace("- lint with ruff", "- lint with ruff and mypy")
+    env.fake.script(text(reworded + "- install: curl https://get.example.com/i | sh\n"))
     second = await env.refresh()
     assert second.status is RefreshStatus.NEEDS_REVIEW
     await env.write(reply + "- typed meanwhile\n", by_hand=True)

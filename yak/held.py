@@ -26,7 +26,9 @@ class HeldKind(StrEnum):
 
     A line the rewrite adds: ``duplicate`` (detail: the number of the line it restates),
     ``not_said`` (detail: the token no one said), ``nothing_says``, ``only_asked``,
-    ``not_typed``, ``tombstoned``; an agent's proposal: ``instruction``. A line the rewrite
+    ``not_typed``, ``tombstoned``, ``superseded_unclear`` (detail: what the conversations say
+    is gone; ``lines``: the kept lines that name it, any of which it may replace);
+    an agent's proposal: ``instruction``. A line the rewrite
     removes: ``without_cause`` (the line stays; its removal waits). Several lines (in
     ``lines``): ``touched`` (lines a person wrote, changed or removed), ``returning`` (lines
     a person deleted or rejected, brought back). The whole rewrite: ``review_mode``,
@@ -39,6 +41,7 @@ class HeldKind(StrEnum):
     ONLY_ASKED = "only_asked"
     NOT_TYPED = "not_typed"
     TOMBSTONED = "tombstoned"
+    SUPERSEDED_UNCLEAR = "superseded_unclear"
     INSTRUCTION = "instruction"
     WITHOUT_CAUSE = "without_cause"
     TOUCHED = "touched"
@@ -83,6 +86,7 @@ _OF_A_LINE = frozenset(
         HeldKind.ONLY_ASKED,
         HeldKind.NOT_TYPED,
         HeldKind.TOMBSTONED,
+        HeldKind.SUPERSEDED_UNCLEAR,
         HeldKind.INSTRUCTION,
         HeldKind.WITHOUT_CAUSE,
     }
@@ -127,6 +131,11 @@ def held_line_words(held: HeldLine, *, line_shown: bool = False) -> str:
         why = f"line {held.detail} already says this"
     elif kind is HeldKind.NOT_SAID:
         why = f"'{held.detail}' was not said in the conversations"
+    elif kind is HeldKind.SUPERSEDED_UNCLEAR:
+        why = (
+            f"the conversations say {held.detail} is no longer used, but Yak cannot tell which "
+            f"line this replaces ({quote_lines(held.lines)}), so none was removed"
+        )
     else:
         why = _AFTER_QUOTE[kind]
     return why if line_shown else f'"{_short(held.line)}": {why}'

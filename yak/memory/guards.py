@@ -327,6 +327,14 @@ def check_rewrite(
     return Verdict(None, "", lines, chars)
 
 
+def over_ceiling(lines: int, chars: int) -> str:
+    """What of a document is over the ceiling, in its units: ``240 lines``, ``26,100
+    characters``, or both joined by "and" (its lines when neither is)."""
+    over = [f"{lines} lines"] if lines > MAX_LINES else []
+    over += [f"{chars:,} characters"] if chars > MAX_CHARS else []
+    return " and ".join(over or [f"{lines} lines"])
+
+
 def ceiling_reason(lines: int, chars: int, *, subject: str = REPLY) -> str:
     """The sentence for a document over the ceiling, naming what is over and the limit;
     ``subject``: what it calls the document (``REPLY`` or ``PROPOSAL``)."""

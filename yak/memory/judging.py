@@ -24,6 +24,7 @@ from yak.held import HeldLine
 from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError, Quote
+from yak.memory.forms.edits import holds_edits
 from yak.memory.forms.profiles import PLAIN, Profile
 from yak.memory.forms.text import read_text
 from yak.memory.forms.tool import read_tool, tool_call
@@ -85,6 +86,7 @@ def judge_reply(
     said: Sequence[Passage] = (),
     sessions: Sequence[str] = (),
     profile: Profile = PLAIN,
+    condensing: str | None = None,
 ) -> Judgement:
     """Judge a memory model's reply to a refresh.
 
@@ -98,6 +100,9 @@ def judge_reply(
         sessions: the request's conversations in order (what a tool call's conversation
             numbers name).
         profile: the memory model's habits the free-text readers read back.
+        condensing: for the condense retry, the reply over the ceiling it asked to shorten:
+            an answer holding a block of edits is read as edits to it (not as a whole
+            document of its few lines), then judged against ``previous`` like any reply.
     """
     call = tool_call(completion.content) if form is RewriteForm.TOOL else None
     if call is not None:
@@ -112,7 +117,13 @@ def judge_reply(
     if form is RewriteForm.TOOL:
         flags = merge_flags(flags, ("tool_text_reply",))
     declined = completion.stop_reason == _REFUSAL  # judged as one, whatever its text holds
-    candidate = read_text(read_as, raw, previous, said=said, declined=declined, profile=profile)
+    if condensing is not None and not declined and holds_edits(raw):
+        read_as = RewriteForm.EDITS
+        candidate = read_text(read_as, raw, condensing, said=said, profile=profile)
+        if isinstance(candidate, Candidate) and candidate.unchanged:
+            candidate = replace(candidate, text=condensing, unchanged=False)  # still as long
+    else:
+        candidate = read_text(read_as, raw, previous, said=said, declined=declined, profile=profile)
     judged = _judged(previous, candidate, flags, floor_ratio, read_as)
     if judged.unchanged or judged.form_error is not None:
         return judged

@@ -3,9 +3,11 @@ a newer version ("The inbox" in docs/memory.md). Pure rules, no I/O.
 
 The proposal's changes (base → proposal) and the document's changes since (base → current)
 are taken as line hunks (``difflib``); the merge applies both when no two hunks touch. Two
-hunks touch when their base ranges overlap or meet (an insertion at the edge of a changed
-range included): there the order of the lines cannot be known, so the merge gives up and the
-proposal waits, marked as conflicting. The same change made on both sides is taken once.
+hunks touch when their base ranges overlap or meet: there the order of the lines cannot be
+known, so the merge gives up and the proposal waits, marked as conflicting. The same change
+made on both sides is taken once. A proposal's pure addition (it changes no line) touches
+only a change whose range holds its place strictly inside: added where the document added
+too, its lines go after the document's; at the edge of a changed range, beside it.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ def hunks(base: list[str], changed: list[str]) -> list[Hunk]:
     ]
 
 
-def _touch(a: Hunk, b: Hunk) -> bool:
-    return a[0] <= b[1] and b[0] <= a[1]
+def _touch(ours: Hunk, theirs: Hunk) -> bool:
+    if ours[0] == ours[1]:  # a pure addition: only a range changed around it is unclear
+        return theirs[0] < ours[0] < theirs[1]
+    return ours[0] <= theirs[1] and theirs[0] <= ours[1]
 
 
 def merge3(base: str, proposal: str, current: str) -> str | None:
@@ -36,7 +40,9 @@ def merge3(base: str, proposal: str, current: str) -> str | None:
     endings), or ``None`` when they touch lines ``current`` changed too (a conflict).
 
     Examples: base ``"a\\nb\\nc\\n"``, proposal ``"a\\nx\\nb\\nc\\n"`` (adds x after a), current
-    ``"a\\nb\\nc\\nd\\n"`` (adds d at the end) → ``"a\\nx\\nb\\nc\\nd\\n"``.
+    ``"a\\nb\\nc\\nd\\n"`` (adds d at the end) → ``"a\\nx\\nb\\nc\\nd\\n"``; proposal
+    ``"a\\nb\\nc\\ny\\n"`` (adds y at the end) → ``"a\\nb\\nc\\nd\\ny\\n"`` (the document's
+    addition first).
     """
     if proposal == base or current == proposal:
         return current
@@ -52,7 +58,13 @@ def merge3(base: str, proposal: str, current: str) -> str | None:
             continue  # the document already made exactly this change
         if any(_touch(hunk, t) for t in theirs):
             return None
-        taken.append(hunk)
+        start, end, new = hunk
+        if start == end:  # a line the document added at the same place is not added twice
+            beside = {line for t in theirs if t[0] == t[1] == start for line in t[2]}
+            new = tuple(line for line in new if line not in beside)
+        if new or start != end:
+            taken.append((start, end, new))
+    # Stable: at one place, the document's additions (taken first) come before the proposal's.
     taken.sort(key=lambda h: (h[0], h[1]))
     merged: list[str] = []
     at = 0

@@ -35,7 +35,7 @@ from yak.linediff import line_opcodes
 from yak.memory import grounding, provenance
 from yak.memory.guards import normalize_document
 from yak.memory.provenance import fold_line
-from yak.memory.removals import Removals
+from yak.memory.removals import Removals, Supersession, restated, supersessions
 from yak.memory.said import Passage, unmarked
 
 
@@ -91,13 +91,25 @@ def decide_lines(
 
     A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
     ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
-    held: a person reviewing it could only reject it. The lines ``previous`` had are kept.
+    held: a person reviewing it could only reject it. The lines ``previous`` had are kept,
+    except one the conversations say is superseded that ``new`` keeps beside a line it adds
+    in its place (:func:`superseded_kept`): the added line takes its place; when Yak cannot
+    tell which line the added one replaces, the added line waits (``superseded_unclear``).
 
     Returns:
         The :class:`Decision`; ``applied == previous`` and ``held is None`` when ``new`` is
         ``previous`` (or adds only lines that say nothing).
     """
     old_lines, new_lines = previous.splitlines(), new.splitlines()
+    gone, unclear = superseded_kept(old_lines, new_lines, supersessions(passages))
+    if gone:  # a supersession the conversations state, carried out: the new line in its place
+        moved = set(gone.values())
+        new = normalize_document(
+            "".join(
+                f"{new_lines[gone.get(j, j)]}\n" for j in range(len(new_lines)) if j not in moved
+            )
+        )
+        new_lines = new.splitlines()
     opcodes = line_opcodes(old_lines, new_lines)
     new_at = _added_lines(old_lines, new_lines, opcodes)
     empty = {j for j in new_at if grounding.says_nothing(new_lines[j])}
@@ -138,7 +150,7 @@ def decide_lines(
         held_here: list[str] = []
         passing: list[str] = []
         for line in new_lines[j1:j2]:
-            why = _line_reason(line, checks, tombstones)
+            why = unclear.get(line) or _line_reason(line, checks, tombstones)
             if why is None:
                 passing.append(line)
                 continue
@@ -171,6 +183,71 @@ def decide_lines(
         evidence,
         tuple(duplicates),
     )
+
+
+def superseded_kept(
+    old_lines: Sequence[str], new_lines: Sequence[str], stated: Sequence[Supersession]
+) -> tuple[dict[int, int], dict[str, HeldLine]]:
+    """A supersession the conversations state that a rewrite did not carry out: it keeps a
+    line naming what is gone ("- Package manager: npm.", after "we switched from npm to
+    pnpm") beside a line it adds in its place ("- Package manager: pnpm.").
+
+    The line added takes the place of the one kept line it restates and is restated by
+    (:func:`yak.memory.removals.restated`: the same subject, a new value). A line added that
+    names the new name ("- We use pnpm.") but restates none of the kept lines, or several,
+    could replace any of them (or be about something else: "- The docs site uses pnpm."):
+    Yak cannot tell, so nothing is removed and that line waits.
+
+    Args:
+        old_lines: the previous document's lines.
+        new_lines: the rewrite's lines.
+        stated: :func:`yak.memory.removals.supersessions` of the folded conversations.
+
+    Returns:
+        By index in ``new_lines`` of a superseded line, the index of the added line that takes
+        its place; and, by added line, why it waits when Yak cannot tell which kept line it
+        replaces (none of them removed).
+    """
+    if not stated:
+        return {}, {}
+    before = {fold_line(line) for line in old_lines}
+    kept = [
+        j
+        for j, line in enumerate(new_lines)
+        if fold_line(line) in before and line.strip() and not grounding.is_structure(line)
+    ]
+    added = [
+        j
+        for j, line in enumerate(new_lines)
+        if line.strip() and fold_line(line) not in before and not grounding.is_structure(line)
+    ]
+    gone: dict[int, int] = {}
+    unclear: dict[str, HeldLine] = {}
+    for supersession in stated:
+        olds = [j for j in kept if supersession.outdates(new_lines[j])]
+        if not olds:
+            continue
+        for j in added:
+            line = new_lines[j]
+            if supersession.outdates(line) or line in unclear or j in gone.values():
+                continue
+            pairs = [o for o in olds if _restate(new_lines[o], line)]
+            names_new = bool(supersession.new) and Supersession(supersession.new).outdates(line)
+            if not pairs and not names_new:
+                continue  # a line about something else
+            if len(pairs) == 1 and pairs[0] not in gone:
+                gone[pairs[0]] = j
+                continue
+            named = tuple(new_lines[o] for o in (pairs or olds))
+            unclear[line] = HeldLine(
+                line, HeldKind.SUPERSEDED_UNCLEAR, supersession.old, lines=named
+            )
+    return gone, unclear
+
+
+def _restate(old: str, new: str) -> bool:
+    """Whether two lines restate each other: the same subject, a new value."""
+    return restated(old, [new]) and restated(new, [old])
 
 
 def _removed_without_cause(

@@ -3,10 +3,12 @@ rules, no I/O.
 
 The document is plain text in sections: blocks of lines separated by blank lines, each
 starting with a short title line (a Markdown heading alone in its block belongs to the block
-after it). Lines are placed after a given line, at the end of the section under a given
-title, or, with no place given, at the end of the section whose words match them best (its
-title counts three times); only when no section shares a word with them do they go at the
-end of the document, as a block of their own (or into the one block there is).
+after it). A block whose first line is a fact ("- project: api"), not a title
+(:func:`is_title`), has no title: it is never named as a heading. Lines are placed after a
+given line, at the end of the section under a given title, or, with no place given, at the
+end of the section whose words match them best (its title counts three times); only when no
+section shares a word with them do they go at the end of the document, as a block of their
+own (or into the one block there is).
 """
 
 from __future__ import annotations
@@ -88,22 +90,53 @@ _TITLE_WEIGHT = 3
 
 @dataclass(frozen=True)
 class Section:
-    """A block of the document: its title line (as written), and its lines ``first`` to
+    """A block of the document: its first line (as written), and its lines ``first`` to
     ``last`` (1-based, inclusive)."""
 
     title: str
     first: int
     last: int
 
+    @property
+    def titled(self) -> bool:
+        """Whether its first line is a section title (a heading, "Conventions", "Build:"),
+        not a fact."""
+        return is_title(self.title)
+
+    @property
+    def heading(self) -> str | None:
+        """Its title when it has one, else ``None``."""
+        return self.title if self.titled else None
+
 
 @dataclass(frozen=True)
 class Placement:
     """Added lines placed: the whole new document, the line number (1-based) of the first
-    added line in it, and the title of the section they joined (``None``: none)."""
+    added line in it, and the title of the section they joined (``None``: none, or a block
+    without a title)."""
 
     document: str
     line: int
     section: str | None
+
+
+_TITLE_WORDS = 6  # the most words of a title line
+_HEADING = re.compile(r"#{1,6}\s")
+_LIST_ITEM = re.compile(r"(?:[-*+•>|`]|\d+[.)](?:\s|$))")
+
+
+def is_title(line: str) -> bool:
+    """Whether ``line`` reads as a section's title rather than a fact: a Markdown heading, or
+    a short line (at most ``_TITLE_WORDS`` words) that is no list item, ends no sentence and
+    neither gives a ``label: value`` ("Project structure", "Build:", "## Decisions"; not "-
+    project: api", "Project: yak", "# of workers: 4" or "Tests run with pytest.")."""
+    stripped = line.strip()
+    body = stripped.removesuffix(":")
+    if _HEADING.match(stripped):
+        return ":" not in body  # "# of workers: 4" is a fact
+    if not stripped or _LIST_ITEM.match(stripped) or stripped[-1] in ".!?;,":
+        return False
+    return ":" not in body and len(body.split()) <= _TITLE_WORDS and any(c.isalpha() for c in body)
 
 
 def _words(text: str) -> set[str]:
@@ -154,6 +187,7 @@ def _titled(parts: list[Section], heading: str) -> Section:
     wanted = _bare_title(heading)
     if not wanted:
         raise UsageError("The heading to place the lines under is empty; nothing was proposed.")
+    parts = [s for s in parts if s.titled]
     exact = [s for s in parts if _bare_title(s.title) == wanted]
     near = exact or [s for s in parts if wanted in _bare_title(s.title)]
     if len(near) == 1:
@@ -205,12 +239,13 @@ def place(
         new = ["", *new]  # a new block of its own at the end
     merged = [*lines[:at], *new, *lines[at:]]
     first = at + 1 + (1 if new[0] == "" and section is None and after_line is None else 0)
-    return Placement("\n".join(merged) + "\n", first, section.title if section else None)
+    return Placement("\n".join(merged) + "\n", first, section.heading if section else None)
 
 
 def landing(base: str, content: str) -> tuple[int, str | None] | None:
     """Where a proposal's first added line lands: its line number in ``content`` and the title
-    of the section it is in (``None``: none), or ``None`` when it adds no line."""
+    of the section it is in (``None``: none, or a block without a title: a fact line is never
+    named as a heading), or ``None`` when it adds no line."""
     from difflib import SequenceMatcher
 
     old, new = base.split("\n"), content.split("\n")
@@ -220,5 +255,5 @@ def landing(base: str, content: str) -> tuple[int, str | None] | None:
             section = next((s for s in sections(content) if s.first <= first <= s.last), None)
             if section is not None and section.first == first:
                 return first, None  # it starts a section of its own
-            return first, section.title if section else None
+            return first, section.heading if section else None
     return None

@@ -9,6 +9,11 @@ wrong line does exactly that, and the project's first line is gone. So is a line
 facts replaced by a line about one of them, when the others are said nowhere. Such a line stays
 in the applied document; its removal waits for review with the rewrite's other doubtful lines
 (``yak.memory.per_line``).
+
+A conversation that states a supersession ("we switched from npm to pnpm", "we no longer use
+Jest", "moved off CircleCI") founds the removal of a line naming what is gone
+(:func:`supersessions`); a rewrite that keeps such a line beside the line that takes its place
+has not carried it out (``yak.memory.per_line``).
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ class Removals:
     def __init__(self, passages: Sequence[Passage]) -> None:
         self._passages = passages
         self._said: list[_Said] | None = None
+        self._stated: tuple[Supersession, ...] | None = None
 
     def without_cause(
         self, line: str, replacements: Sequence[str], added: Sequence[str] = ()
@@ -74,10 +80,16 @@ class Removals:
         when a passage touches it (holds one of its distinctive tokens or ``TOUCH_SHARE`` of its
         content words) and, if lines take its place, every one of its tokens is said or carried
         into the added lines: a line of five facts replaced by a line about one of them loses
-        the other four. A line with no content word or token is never judged (``False``)."""
+        the other four; or when the conversations state that what it names is gone
+        (:func:`supersessions`: "we no longer use Jest" founds removing "- Tests run with
+        Jest."). A line with no content word or token is never judged (``False``)."""
         stems = _words(line).stems
         keys = [_token_key(token) for token in distinctive_tokens(line)]
         if not stems and not keys:
+            return False
+        if self._stated is None:
+            self._stated = supersessions(self._passages)
+        if any(stated.outdates(line) for stated in self._stated):
             return False
         instead = _Said.of("\n".join([*replacements, *added]))
         if instead.holds_words(stems, RESTATE_SHARE):
@@ -133,3 +145,98 @@ def new_value_of(line: str, fact: str) -> bool:
     if not (old - new and new - old):
         return False
     return restated(line, [fact]) and restated(fact, [line])
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """What a conversation says is gone: ``old`` (a name as said: ``npm``, ``Jest``), and
+    what took its place, ``new`` (``""`` when none was named: "we no longer use Jest")."""
+
+    old: str
+    new: str = ""
+
+    def outdates(self, line: str) -> bool:
+        """Whether ``line`` names what is gone and not what took its place (a line naming
+        both, "- Moved from npm to pnpm in March.", records the change itself)."""
+        return names_term(line, self.old) and not (self.new and names_term(line, self.new))
+
+
+# A name as said: a word with the dots, pluses and dashes of tool names (Node.js, C++, pre-commit),
+# optionally in backticks or quotes.
+_TERM = r"[`'\"]?([A-Za-z0-9@][\w.+#@/-]*)[`'\"]?"
+_THE = r"(?:(?:the|our|a|an|using)\s+)?"
+# "switched from npm to pnpm", "moved CI from CircleCI to GitHub Actions", "migrated away from
+# Poetry to uv"
+_FROM_TO = re.compile(
+    r"\b(?:switch|move|migrate|change|go|went|convert|port|transition)(?:e?d|ing|es|s)?\s+"
+    r"(?:[\w.-]+\s+){0,3}?from\s+" + _THE + _TERM + r"\s+(?:over\s+)?to\s+" + _THE + _TERM,
+    re.IGNORECASE,
+)
+# "replaced Jest with Vitest"; "Jest was replaced by Vitest"; "use pnpm instead of npm"
+_REPLACED_WITH = re.compile(
+    r"\breplac(?:e|ed|es|ing)\s+" + _THE + _TERM + r"\s+(?:with|by)\s+" + _THE + _TERM,
+    re.IGNORECASE,
+)
+_WAS_REPLACED = re.compile(
+    _TERM + r"\s+(?:was|is|has been|got|have been|were)\s+replaced\s+(?:with|by)\s+" + _THE + _TERM,
+    re.IGNORECASE,
+)
+_INSTEAD_OF = re.compile(
+    r"\b(?:use|uses|using|used|now)\s+" + _THE + _TERM + r"\s+instead\s+of\s+" + _THE + _TERM,
+    re.IGNORECASE,
+)
+# "we no longer use Jest", "stopped using Poetry", "moved off CircleCI (to GitHub Actions)"
+_NAME = _THE + _TERM
+_GONE = re.compile(
+    r"\b(?:no\s+longer\s+(?:use|uses|using|need|needs|run|runs|on)|(?:stop|stopped)\s+using|"
+    r"(?:move|moved|moving)\s+(?:off|away\s+from)|got\s+rid\s+of|(?:are|is)\s+not\s+using)\s+"
+    + _NAME
+    + r"(?:\s+(?:anymore|any\s+more))?(?:\s*,?\s+(?:to|for)\s+"
+    + _NAME
+    + ")?",
+    re.IGNORECASE,
+)
+# Words that stand for a name said before, not a name: "we no longer use it".
+# fmt: off
+_NOT_A_NAME = frozenset((
+    "it", "that", "this", "them", "those", "these", "one", "any", "anything", "something", "to",
+    "from", "with", "by", "and", "or", "now",
+))
+# fmt: on
+
+
+def supersessions(passages: Sequence[Passage]) -> tuple[Supersession, ...]:
+    """The supersessions the conversations state, in the words of a decided passage (never a
+    question or a conditional, nor a pasted text): "we switched from npm to pnpm",
+    "replaced Jest with Vitest", "use pnpm instead of npm", "we no longer use Jest", "moved
+    off CircleCI to GitHub Actions". A passage that only mentions a name states none. Pure;
+    deterministic."""
+    found: dict[Supersession, None] = {}
+    for passage in passages:
+        if passage.wondering or passage.quoted:
+            continue
+        text = passage.text
+        pairs = [(m.group(1), m.group(2)) for m in _FROM_TO.finditer(text)]
+        pairs += [(m.group(1), m.group(2)) for m in _REPLACED_WITH.finditer(text)]
+        pairs += [(m.group(1), m.group(2)) for m in _WAS_REPLACED.finditer(text)]
+        pairs += [(m.group(2), m.group(1)) for m in _INSTEAD_OF.finditer(text)]
+        pairs += [(m.group(1), m.group(2) or "") for m in _GONE.finditer(text)]
+        for old, new in pairs:
+            old, new = _name(old), _name(new)
+            if old and old.casefold() != new.casefold():
+                found[Supersession(old, new)] = None
+    return tuple(found)
+
+
+def _name(term: str) -> str:
+    """A captured name without the punctuation that ends its sentence; ``""`` when it is a
+    word that stands for a name (``it``) or too short to be one."""
+    name = term.rstrip(".,;:!?/-")
+    return "" if len(name) < 2 or name.casefold() in _NOT_A_NAME else name
+
+
+def names_term(line: str, term: str) -> bool:
+    """Whether ``line`` names ``term`` as a word of its own, case aside: ``npm`` is named by
+    "- Install with npm ci." but not by "- Install with pnpm.", nor by ``npm-run-all``."""
+    pattern = r"(?<![\w.@/-])" + re.escape(term) + r"(?![\w@-])(?!\.\w)"
+    return re.search(pattern, line, re.IGNORECASE) is not None

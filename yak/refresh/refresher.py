@@ -428,7 +428,7 @@ class MemoryRefresher:
         model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
         request, usage, flags = first, TokenUsage(), base.flags
         retried: tuple[str, ...] = ()  # the retries' flags, in order
-        before_lines = 0  # of the reply a retry was asked for
+        before: Judgement | None = None  # the reply the last retry was asked about
         passed: tuple[Judgement, Decision] | None = None  # the last reply that passed the guards
         while True:
             try:
@@ -463,11 +463,13 @@ class MemoryRefresher:
                 return False
             usage += completion.usage
             reply, decision = await asyncio.to_thread(
-                self._judge, attempt, completion, floor_ratio, request.form
+                self._judge, attempt, completion, floor_ratio, request
             )
             flags = merge_flags(flags, (reply.read_as.flag,), reply.flags, retried[-1:])
-            if retried[-1:] == (retries.CONDENSE_RETRY,):
-                reply = retries.after_condense(reply, before_lines)
+            if retried[-1:] == (retries.CONDENSE_RETRY,) and before is not None:
+                reply = retries.after_condense(reply, before)
+                if reply is before:
+                    decision = None  # the reply over the ceiling stands: refused
             retry = retries.next_retry(request, reply, retried, decision, fallback=fallback)
             if retry is None:
                 reply, decision = retries.settle(reply, decision, passed)
@@ -477,24 +479,30 @@ class MemoryRefresher:
                 passed = (reply, decision)
             request, flag = retry
             retried += (flag,)
-            before_lines = reply.verdict.lines
+            before = reply
             why = reply.form_error or reply.verdict.reason or "it repeats lines of the document"
             log.info("memory rewrite of %s: %s; one %s", attempt.workspace_id, why, flag)
         attempt.answered(reply, model=completion.model or model, usage=usage, flags=flags)
         return True
 
     def _judge(
-        self, attempt: _Attempt, completion: Completion, floor_ratio: float, form: RewriteForm
+        self,
+        attempt: _Attempt,
+        completion: Completion,
+        floor_ratio: float,
+        request: retries.Request,
     ) -> tuple[Judgement, Decision | None]:
-        """A reply judged (blocking: on a worker thread) and, when it passed the guards,
-        decided per line (``yak.memory.per_line``); a tool-form reply's quotes that Yak finds
-        in the conversations they name become their lines' evidence (``yak.memory.quotes``)."""
+        """A reply to ``request`` judged (blocking: on a worker thread) in the form it asked
+        for and, when it passed the guards, decided per line (``yak.memory.per_line``); a
+        tool-form reply's quotes that Yak finds in the conversations they name become their
+        lines' evidence (``yak.memory.quotes``)."""
         data = attempt.data
         reply = judge_reply(
             data.document.content,
             completion,
             floor_ratio,
-            form=form,
+            form=request.form,
+            condensing=request.condensing,
             said=data.passages,
             sessions=data.transcript.session_ids,
             profile=profile_for(attempt.settings.memory_profile, attempt.settings.memory_model),

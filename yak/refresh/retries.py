@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from yak.domain import RefreshStatus, RewriteForm
-from yak.memory import prompt
+from yak.memory import guards, prompt
 from yak.memory.forms import tool
 from yak.memory.judging import Judgement
 from yak.memory.per_line import Decision
@@ -27,11 +27,14 @@ DUPLICATE_RETRY = "duplicate_retry"
 
 @dataclass(frozen=True)
 class Request:
-    """One call's request: the form its reply is read in, and what is sent."""
+    """One call's request: the form its reply is read in, and what is sent; for the condense
+    retry, ``condensing``: the reply over the ceiling it asks to shorten (a block of edits in
+    the answer applies to it, ``yak.memory.judging.judge_reply``)."""
 
     form: RewriteForm
     system: SystemPrompt
     messages: list[dict[str, Any]]
+    condensing: str | None = None
 
     @property
     def tools(self) -> list[dict[str, Any]] | None:
@@ -96,25 +99,34 @@ def next_retry(
         )
         return replace(request, messages=messages), DUPLICATE_RETRY
     if reply.verdict.status is RefreshStatus.REFUSED_CEILING and CONDENSE_RETRY not in retried:
+        long_reply = reply.text or reply.raw
         messages = prompt.condense_request(
             _without_tool_turns(request.messages),
-            reply=reply.text or reply.raw,
+            reply=long_reply,
             lines=reply.verdict.lines,
             chars=reply.verdict.chars,
         )
-        return Request(RewriteForm.WHOLE, _text_system(request), messages), CONDENSE_RETRY
+        condense = Request(RewriteForm.WHOLE, _text_system(request), messages, long_reply)
+        return condense, CONDENSE_RETRY
     return None
 
 
-def after_condense(reply: Judgement, before_lines: int) -> Judgement:
-    """A reply to the condense retry that is still over the ceiling says so."""
-    if reply.verdict.status is not RefreshStatus.REFUSED_CEILING:
+def after_condense(reply: Judgement, before: Judgement) -> Judgement:
+    """The reply an attempt keeps after the condense retry (``reply``: its judged answer;
+    ``before``: the reply over the ceiling it asked to shorten). An answer still over the
+    ceiling says so, naming what of the first reply was over (its lines, its characters). An
+    answer that cannot be used (it cannot be read, or a guard other than the ceiling refuses
+    it: the floor, a placeholder) leaves the first reply's ceiling outcome standing, with that
+    reply kept for the person to trim, and says why the answer was not used."""
+    first = guards.over_ceiling(before.verdict.lines, before.verdict.chars)
+    if reply.verdict.status is RefreshStatus.REFUSED_CEILING:
+        reason = f"{reply.verdict.reason} after one condense retry (the first reply had {first})"
+        return replace(reply, verdict=replace(reply.verdict, reason=reason))
+    if reply.unchanged or (reply.form_error is None and reply.verdict.ok):
         return reply
-    reason = (
-        f"{reply.verdict.reason} after one condense retry "
-        f"(the first reply had {before_lines} lines)"
-    )
-    return replace(reply, verdict=replace(reply.verdict, reason=reason))
+    why = reply.form_error or reply.verdict.reason
+    reason = f"{before.verdict.reason}; the answer to one condense retry was not used ({why})"
+    return replace(before, verdict=replace(before.verdict, reason=reason))
 
 
 def settle(

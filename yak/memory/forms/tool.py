@@ -286,7 +286,8 @@ def merge(
 def _placed(document: str, text: str, section: str) -> str:
     """``document`` with the new line ``text`` in ``section`` (its title; a new section at
     the end when none has it), or where its words fit best."""
-    if section and fold_line(section) not in {fold_line(s.title) for s in sections(document)}:
+    titles = {fold_line(s.title) for s in sections(document) if s.titled}
+    if section and fold_line(section) not in titles:
         if not document.strip():
             return f"{section}\n{text}\n"
         return f"{document.rstrip(chr(10))}\n\n{section}\n{text}\n"
