@@ -26,11 +26,13 @@ class HeldKind(StrEnum):
 
     A line the rewrite adds: ``duplicate`` (detail: the number of the line it restates),
     ``not_said`` (detail: the token no one said), ``nothing_says``, ``only_asked``,
-    ``not_typed``, ``tombstoned``; an agent's proposal: ``instruction``. A line the rewrite
-    removes: ``without_cause`` (the line stays; its removal waits). Several lines (in
-    ``lines``): ``touched`` (lines a person wrote, changed or removed), ``returning`` (lines
-    a person deleted or rejected, brought back). The whole rewrite: ``review_mode``,
-    ``removes_share`` (``lines``: the lines removed; detail: the previous non-blank lines).
+    ``not_typed``, ``tombstoned``, ``dangerous`` (detail: the :class:`Capability` it gives the
+    agent; any rewrite or proposal, whoever typed the line); an agent's proposal:
+    ``instruction``. A line the rewrite removes: ``without_cause`` (the line stays; its
+    removal waits). Several lines (in ``lines``): ``touched`` (lines a person wrote, changed
+    or removed), ``returning`` (lines a person deleted or rejected, brought back). The whole
+    rewrite: ``review_mode``, ``removes_share`` (``lines``: the lines removed; detail: the
+    previous non-blank lines).
     """
 
     DUPLICATE = "duplicate"
@@ -40,11 +42,23 @@ class HeldKind(StrEnum):
     NOT_TYPED = "not_typed"
     TOMBSTONED = "tombstoned"
     INSTRUCTION = "instruction"
+    DANGEROUS = "dangerous"
     WITHOUT_CAUSE = "without_cause"
     TOUCHED = "touched"
     RETURNING = "returning"
     REVIEW_MODE = "review_mode"
     REMOVES_SHARE = "removes_share"
+
+
+class Capability(StrEnum):
+    """The dangerous capability a line gives the agent (``yak.memory.dangerous``: "Dangerous
+    lines always wait" in docs/memory.md); the value is a ``dangerous`` held line's detail."""
+
+    DOWNLOADED_SCRIPT = "downloaded_script"
+    UNKNOWN_SOURCE = "unknown_source"
+    ROOT = "root"
+    NO_SANDBOX = "no_sandbox"
+    CREDENTIALS = "credentials"
 
 
 @dataclass(frozen=True)
@@ -84,9 +98,31 @@ _OF_A_LINE = frozenset(
         HeldKind.NOT_TYPED,
         HeldKind.TOMBSTONED,
         HeldKind.INSTRUCTION,
+        HeldKind.DANGEROUS,
         HeldKind.WITHOUT_CAUSE,
     }
 )
+# The reasons that doubt a line itself (said by no one, only asked about, an instruction no one
+# typed, dangerous): the review dialog does not make Accept the default while one is taken.
+DOUBTFUL = frozenset(
+    {
+        HeldKind.NOT_SAID,
+        HeldKind.NOTHING_SAYS,
+        HeldKind.ONLY_ASKED,
+        HeldKind.NOT_TYPED,
+        HeldKind.DANGEROUS,
+    }
+)
+_CAPABILITY_WORDS = {
+    Capability.DOWNLOADED_SCRIPT: "it has the agent run a script downloaded from the internet",
+    Capability.UNKNOWN_SOURCE: (
+        "it has the agent install from an index or URL the memory does not already name"
+    ),
+    Capability.ROOT: "it has the agent run commands as root",
+    Capability.NO_SANDBOX: "it has the agent run commands without the sandbox",
+    Capability.CREDENTIALS: "it has the agent print or send credentials",
+}
+DANGEROUS_WAITS = "such a line always waits for you, whoever typed it"
 _AFTER_QUOTE = {
     HeldKind.NOTHING_SAYS: "nothing in the conversations says this",
     HeldKind.ONLY_ASKED: "only asked about, not decided",
@@ -94,6 +130,7 @@ _AFTER_QUOTE = {
     HeldKind.TOMBSTONED: "you deleted or rejected this line before",
     HeldKind.WITHOUT_CAUSE: "removed, though nothing in the conversations says it is wrong",
 }
+_CAPABILITIES = {capability.value: capability for capability in Capability}
 MODE_WORDS = "this workspace is in review mode: every rewrite waits for you"
 
 
@@ -125,6 +162,10 @@ def held_line_words(held: HeldLine, *, line_shown: bool = False) -> str:
         return f"it removes {len(held.lines)} of {held.detail} lines (more than {share}%)"
     if kind is HeldKind.DUPLICATE:
         why = f"line {held.detail} already says this"
+    elif kind is HeldKind.DANGEROUS:
+        capability = _CAPABILITIES.get(held.detail)
+        gives = _CAPABILITY_WORDS[capability] if capability else "it is dangerous for the agent"
+        why = f"{gives} ({DANGEROUS_WAITS})"
     elif kind is HeldKind.NOT_SAID:
         why = f"'{held.detail}' was not said in the conversations"
     else:
