@@ -272,7 +272,19 @@ def list_colour(label: str) -> Colour | None:
     return _LIST_COLOURS.get(label.replace(":", " ").split(" ", 1)[0])
 
 
-def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[str, str]:
+def waiting_for_you(count: int) -> str:
+    """How many changes to the memory wait for the person's review, as the Settings list, the
+    window's recent workspaces and ``yak memory list`` say it: ``1 change waiting for you``,
+    ``3 changes waiting for you`` (``""`` for none)."""
+    return f"{plural(count, 'change')} waiting for you" if count > 0 else ""
+
+
+REVIEW_HOW = "Review them in the memory panel (Review…) or with yak memory review."
+
+
+def list_status(
+    state: RefreshState, *, updated_at: datetime | None, waiting: int = 0
+) -> tuple[str, str]:
     """The memory list's Status cell for a workspace, and its tooltip.
 
     Args:
@@ -281,13 +293,17 @@ def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[st
         updated_at: when the document was last written, as the list's row has it; a write
             after the attempt (a hand edit after a refusal) is the newest word, so the cell
             says up to date.
+        waiting: how many proposals wait for review; any is the cell's first word, whatever
+            the last refresh did.
 
     Returns:
-        ``(text, tooltip)``: ``("paused", …)``, ``("not folded in yet", …)``,
-        ``("up to date", …)``, the outcome's label for the rest (``"refused: too short"``,
-        ``"failed"``, ``"superseded"``…) with its reason as the tooltip, or ``("", "")`` when
-        nothing was ever attempted.
+        ``(text, tooltip)``: ``("2 changes waiting for you", …)``, ``("paused", …)``,
+        ``("not folded in yet", …)``, ``("up to date", …)``, the outcome's label for the rest
+        (``"refused: too short"``, ``"failed"``, ``"superseded"``…) with its reason as the
+        tooltip, or ``("", "")`` when nothing was ever attempted.
     """
+    if waiting > 0:
+        return waiting_for_you(waiting), REVIEW_HOW
     if state.state is QueueState.PAUSED:
         return "paused", PAUSED_TEXT
     last = state.last_attempt
