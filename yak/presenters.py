@@ -382,6 +382,13 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
     return f"{lead}: {reason}; the document is unchanged ({size})."
 
 
+# The memory refresh after ``yak ask``, on stderr (stdout stays the answer).
+REFRESHING_AFTER_TURN = "Refreshing the memory… (Ctrl-C skips it)"
+REFRESH_SKIPPED = (
+    "Memory refresh skipped; the answer is kept, and the next refresh folds this conversation in."
+)
+
+
 def turn_refresh_line(outcome: RefreshOutcome) -> str:
     """The line ``yak ask`` prints about the refresh after its turn, in the window's words:
     ``Memory refreshed: version 4, 57 lines``, ``Memory up to date: version 4, 57 lines``, or
