@@ -419,9 +419,23 @@ def proposal_origin(proposal: Proposal) -> str:
         return f"An agent ({proposal.client} over MCP)" if proposal.client else "An agent"
     if proposal.origin is ProposalOrigin.IMPORT:
         return "An import"
-    if proposal.origin is ProposalOrigin.HELD:
-        return "A refresh (the lines it held back)"
     return "A refresh"
+
+
+def review_title(proposal: Proposal, *, reasons_listed: bool) -> str:
+    """The review dialog's title for a proposal: who proposes what, on which version, and
+    where its reasons are: ``A refresh proposes +1 −0 lines on version 3; it waits for you
+    because:`` (the reasons follow), or, when every reason is about one of its lines and
+    shown beside it, ``…; why it waits is said beside each line below:``. The lines a refresh
+    held back while applying the rest (``held``) are said so: ``A refresh applied what the
+    conversations back and held back +1 −0 lines on version 3; …``."""
+    change = f"+{proposal.added} −{proposal.removed} lines on version {proposal.base_version}"
+    if proposal.origin is ProposalOrigin.HELD:
+        what = f"A refresh applied what the conversations back and held back {change}"
+    else:
+        what = f"{proposal_origin(proposal)} proposes {change}"
+    why = "it waits for you because:" if reasons_listed else "why it waits is beside each line:"
+    return f"{what}; {why}"
 
 
 def secrets_reason(flags: Sequence[str]) -> str | None:
