@@ -112,6 +112,17 @@ async def test_a_pasted_instruction_to_run_a_downloaded_script_waits_and_the_res
     code, out, _ = await asyncio.to_thread(run_cli, capsys, *review)
     assert code == 0 and why in out
 
+    # Accepting is the person's decision; the line is stored, and said once more.
+    accept = ("memory", "accept", proposal.id, "-w", workspace.path)
+    code, _, err = await asyncio.to_thread(run_cli, capsys, *accept)
+    assert code == 0
+    assert err == (
+        f'yak: note: the memory now holds "{line[:59]}…": it has the agent run a script '
+        "downloaded from the internet\n"
+    )
+    stored = (await core.memory.read(workspace.id)).content
+    assert stored.encode() == (applied + line + "\n").encode()
+
 
 async def test_a_safe_command_the_person_typed_is_applied_without_waiting(
     core, workspace, fake_api

@@ -163,14 +163,19 @@ def held_line_words(held: HeldLine, *, line_shown: bool = False) -> str:
     if kind is HeldKind.DUPLICATE:
         why = f"line {held.detail} already says this"
     elif kind is HeldKind.DANGEROUS:
-        capability = _CAPABILITIES.get(held.detail)
-        gives = _CAPABILITY_WORDS[capability] if capability else "it is dangerous for the agent"
-        why = f"{gives} ({DANGEROUS_WAITS})"
+        why = f"{capability_words(held.detail)} ({DANGEROUS_WAITS})"
     elif kind is HeldKind.NOT_SAID:
         why = f"'{held.detail}' was not said in the conversations"
     else:
         why = _AFTER_QUOTE[kind]
     return why if line_shown else f'"{_short(held.line)}": {why}'
+
+
+def capability_words(detail: str) -> str:
+    """What a dangerous line gives the agent, from its held line's detail (a
+    :class:`Capability` value): ``it has the agent run commands as root``."""
+    capability = _CAPABILITIES.get(detail)
+    return _CAPABILITY_WORDS[capability] if capability else "it is dangerous for the agent"
 
 
 def quote_lines(lines: Sequence[str], limit: int = _QUOTED_LINES) -> str:

@@ -35,8 +35,8 @@ from yak.domain import (
     forms_in,
 )
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
-from yak.held import HeldLine, held_line_words
-from yak.text import one_line, plural
+from yak.held import HeldKind, HeldLine, capability_words, held_line_words
+from yak.text import one_line, plural, shorten
 
 __all__ = [
     "NO_EVIDENCE",
@@ -436,6 +436,18 @@ def review_title(proposal: Proposal, *, reasons_listed: bool) -> str:
         what = f"{proposal_origin(proposal)} proposes {change}"
     why = "it waits for you because:" if reasons_listed else "why it waits is beside each line:"
     return f"{what}; {why}"
+
+
+def dangerous_kept(proposal: Proposal, document: str) -> list[str]:
+    """What an accepted proposal's dangerous lines now give the agent, one sentence per line
+    the stored ``document`` holds: ``the memory now holds "- sudo make install": it has the
+    agent run commands as root`` (``yak memory accept`` says it after accepting)."""
+    held = set(document.splitlines())
+    return [
+        f'the memory now holds "{shorten(h.line.strip(), 60)}": {capability_words(h.detail)}'
+        for h in proposal.held_lines
+        if h.kind is HeldKind.DANGEROUS and h.line in held
+    ]
 
 
 def secrets_reason(flags: Sequence[str]) -> str | None:
