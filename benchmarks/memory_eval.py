@@ -100,6 +100,7 @@ from yak.bootstrap import open_core
 from yak.domain import RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
 from yak.linediff import line_changes
 from yak.llm.provider import Provider
+from yak.memory.dangerous import capability
 from yak.memory.forms.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
 from yak.memory.forms.tool import TOOL_NAME
 from yak.memory.grounding import is_structure
@@ -467,6 +468,14 @@ def _copies(document: str) -> list[str]:
     return [line for line, count in counts.items() if count > 1]
 
 
+def _waits_as_dangerous(pattern: str, held: str, before: str) -> bool:
+    """Whether the lines of the proposal ``held`` that carry the fact ``pattern`` all give the
+    agent a dangerous capability (``yak.memory.dangerous``): such lines wait for review
+    whoever typed them ("Dangerous lines always wait" in docs/memory.md)."""
+    lines = [line for line in held.splitlines() if _fact_found(pattern, line)]
+    return bool(lines) and all(capability(line, document=before) for line in lines)
+
+
 def _fact_found(pattern: str, document: str) -> bool:
     """Whether a fact is in ``document`` on a line of its own: a line that is the edit form's
     example (copied from the request) does not remember anything."""
@@ -642,6 +651,8 @@ class Judge:
         carried = f"{outcome.reply or ''}\n{held}"
         figures.facts_decided += len(step.keep)
         for p in step.keep:
+            if _waits_as_dangerous(p, held, before):
+                continue  # a dangerous line waits whoever typed it: by design, not a refusal
             if not _fact_found(p, applied) and _fact_found(p, carried):
                 figures.facts_refused += 1
                 figures.violations.append(

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.support.builders import say, workspace_with_document
-from tests.support.fake_api import error, text, tool_use
+from tests.support.fake_api import error, hang, text, tool_use
 from yak.cli import main
 
 MEMORY_MODEL = "claude-memory-test"
@@ -120,6 +120,8 @@ def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
     result = yak("ask", "--model", "claude-other", prompt, cwd=folder)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hi there.\n"
+    # Said before the pause it announces, on stderr: stdout stays the answer.
+    assert result.stderr.startswith("Refreshing the memory… (Ctrl-C skips it)\n")
     assert "Memory refreshed: version 1, 3 lines" in result.stderr
     assert [r.body["model"] for r in fake_api.message_requests] == ["claude-other", MEMORY_MODEL]
     assert document_of(core, loop, folder) == "Demo project.\n\n- We lint with ruff.\n"
@@ -285,6 +287,52 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_
     _, stored = the_session(core, loop, folder)
     assert [b["text"] for b in stored[-1].content] == ["Partial words ", "[stopped]"]
     assert len(fake_api.message_requests) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_during_the_refresh_skips_it_and_exits_0_with_the_answer_kept(
+    core, loop, folder, fake_api
+):
+    """The answer is printed and stored, then the refresh says it runs and that Ctrl-C skips
+    it; Ctrl-C while the memory model hangs skips the refresh: exit 0 (not 130), the answer on
+    stdout and in the conversation, the document unchanged, the conversation left for the
+    next refresh."""
+    import signal
+
+    loop.run_until_complete(workspace_with_document(core, folder, "Kept exactly.\n"))
+    fake_api.script(text("The answer."), hang())
+    env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, PYTHONFAULTHANDLER="1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "yak", "ask", "-w", str(folder), "A question?"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        announced = process.stderr.readline()
+        process.send_signal(signal.SIGINT)
+        try:
+            out, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGABRT)
+            _, stacks = process.communicate(timeout=30)
+            raise AssertionError(f"yak ask still ran a minute after Ctrl-C:\n{stacks}") from None
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert announced == "Refreshing the memory… (Ctrl-C skips it)\n"
+    assert process.returncode == 0, err
+    assert out == "The answer.\n"
+    assert err == (
+        "Memory refresh skipped; the answer is kept, and the next refresh folds this "
+        "conversation in.\n"
+    )
+    session, messages = the_session(core, loop, folder)
+    assert [m.text for m in messages] == ["A question?", "The answer."]
+    assert document_of(core, loop, folder) == "Kept exactly.\n"
+    workspace = loop.run_until_complete(core.workspaces.find(str(folder)))
+    assert len(core.chat.conversations.unfolded_messages(workspace.id)) == 2
 
 
 # --- continuing a conversation: --continue and --session ------------------------------------

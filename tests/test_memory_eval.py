@@ -168,8 +168,9 @@ def test_the_new_cases_keep_every_decided_fact_and_update_the_dependent_line(off
     """The cases added for grounding keep what the conversations decided, whatever a
     refresher does with the doubtful lines: the mobile app keeps its seven facts and moves
     both the Redis port and the REDIS_URL that uses it (no 6379 left); the user's five typed
-    permissions are all applied and none of them refused; the assistant-grants project keeps
-    its seven facts."""
+    permissions all end in the document and none is counted refused (the three dangerous ones,
+    a new index, root without the sandbox and printing credentials, wait by design and the
+    careful user accepts them); the assistant-grants project keeps its seven facts."""
     _code, report, _err = offline_run
     for form in FORMS:
         scenarios = report["forms"][form]["scenarios"]
@@ -231,9 +232,9 @@ async def test_the_evaluation_reports_a_model_that_keeps_old_facts(fake_api, tmp
 
 async def test_supported_facts_held_for_review_count_as_refused(fake_api, tmp_path):
     """The over-flagging metric can fail: with the workspace in review mode every refresh of
-    the user-grants project waits, so each of its seven decided facts is refused at its step
-    (then accepted by the careful user: the document still forms), and the violations name
-    them."""
+    the user-grants project waits, so each of its decided facts is refused at its step but
+    the three dangerous permissions (which wait in any mode, by design) (then accepted by the
+    careful user: the document still forms), and the violations name them."""
     fake_api.respond_with(ScriptedModel(TYPED.steps))
     endpoint = Endpoint(fake_api.url, "scripted", "test-key", offline=True)
     figures, final = await run_scenario(
@@ -243,7 +244,7 @@ async def test_supported_facts_held_for_review_count_as_refused(fake_api, tmp_pa
         work=tmp_path,
         review_mode=ReviewMode.REVIEW,
     )
-    assert (figures.facts_refused, figures.facts_decided) == (7, 7)
+    assert (figures.facts_refused, figures.facts_decided) == (4, 7)
     assert figures.outcomes["proposal accepted by the user"] == 6
     assert (figures.live_kept, figures.unsupported_applied) == (7, 0)
     assert "- You may push to main directly." in final.splitlines()

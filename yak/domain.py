@@ -248,6 +248,7 @@ class MemorySummary:
     updated_at: datetime | None
     flags: tuple[str, ...]
     orphaned: bool  # the folder no longer exists
+    proposals: int = 0  # changes waiting for review
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ class HeldKind(StrEnum):
     A line the rewrite adds: ``duplicate`` (detail: the number of the line it restates),
     ``not_said`` (detail: the token no one said), ``nothing_says``, ``only_asked``,
     ``not_typed``, ``tombstoned``, ``superseded_unclear`` (detail: what the conversations say
-    is gone; ``lines``: the kept lines that name it, any of which it may replace);
-    an agent's proposal: ``instruction``. A line the rewrite
+    is gone; ``lines``: the kept lines that name it, any of which it may replace),
+    ``dangerous`` (detail: the :class:`Capability` it gives the agent; any rewrite or
+    proposal, whoever typed the line); an agent's proposal: ``instruction``. A line the rewrite
     removes: ``without_cause`` (the line stays; its removal waits). Several lines (in
     ``lines``): ``touched`` (lines a person wrote, changed or removed), ``returning`` (lines
     a person deleted or rejected, brought back). The whole rewrite: ``review_mode``,
@@ -43,11 +44,23 @@ class HeldKind(StrEnum):
     TOMBSTONED = "tombstoned"
     SUPERSEDED_UNCLEAR = "superseded_unclear"
     INSTRUCTION = "instruction"
+    DANGEROUS = "dangerous"
     WITHOUT_CAUSE = "without_cause"
     TOUCHED = "touched"
     RETURNING = "returning"
     REVIEW_MODE = "review_mode"
     REMOVES_SHARE = "removes_share"
+
+
+class Capability(StrEnum):
+    """The dangerous capability a line gives the agent (``yak.memory.dangerous``: "Dangerous
+    lines always wait" in docs/memory.md); the value is a ``dangerous`` held line's detail."""
+
+    DOWNLOADED_SCRIPT = "downloaded_script"
+    UNKNOWN_SOURCE = "unknown_source"
+    ROOT = "root"
+    NO_SANDBOX = "no_sandbox"
+    CREDENTIALS = "credentials"
 
 
 @dataclass(frozen=True)
@@ -88,9 +101,31 @@ _OF_A_LINE = frozenset(
         HeldKind.TOMBSTONED,
         HeldKind.SUPERSEDED_UNCLEAR,
         HeldKind.INSTRUCTION,
+        HeldKind.DANGEROUS,
         HeldKind.WITHOUT_CAUSE,
     }
 )
+# The reasons that doubt a line itself (said by no one, only asked about, an instruction no one
+# typed, dangerous): the review dialog does not make Accept the default while one is taken.
+DOUBTFUL = frozenset(
+    {
+        HeldKind.NOT_SAID,
+        HeldKind.NOTHING_SAYS,
+        HeldKind.ONLY_ASKED,
+        HeldKind.NOT_TYPED,
+        HeldKind.DANGEROUS,
+    }
+)
+_CAPABILITY_WORDS = {
+    Capability.DOWNLOADED_SCRIPT: "it has the agent run a script downloaded from the internet",
+    Capability.UNKNOWN_SOURCE: (
+        "it has the agent install from an index or URL the memory does not already name"
+    ),
+    Capability.ROOT: "it has the agent run commands as root",
+    Capability.NO_SANDBOX: "it has the agent run commands without the sandbox",
+    Capability.CREDENTIALS: "it has the agent print or send credentials",
+}
+DANGEROUS_WAITS = "such a line always waits for you, whoever typed it"
 _AFTER_QUOTE = {
     HeldKind.NOTHING_SAYS: "nothing in the conversations says this",
     HeldKind.ONLY_ASKED: "only asked about, not decided",
@@ -98,6 +133,7 @@ _AFTER_QUOTE = {
     HeldKind.TOMBSTONED: "you deleted or rejected this line before",
     HeldKind.WITHOUT_CAUSE: "removed, though nothing in the conversations says it is wrong",
 }
+_CAPABILITIES = {capability.value: capability for capability in Capability}
 MODE_WORDS = "this workspace is in review mode: every rewrite waits for you"
 
 
@@ -129,6 +165,8 @@ def held_line_words(held: HeldLine, *, line_shown: bool = False) -> str:
         return f"it removes {len(held.lines)} of {held.detail} lines (more than {share}%)"
     if kind is HeldKind.DUPLICATE:
         why = f"line {held.detail} already says this"
+    elif kind is HeldKind.DANGEROUS:
+        why = f"{capability_words(held.detail)} ({DANGEROUS_WAITS})"
     elif kind is HeldKind.NOT_SAID:
         why = f"'{held.detail}' was not said in the conversations"
     elif kind is HeldKind.SUPERSEDED_UNCLEAR:
@@ -139,6 +177,13 @@ def held_line_words(held: HeldLine, *, line_shown: bool = False) -> str:
     else:
         why = _AFTER_QUOTE[kind]
     return why if line_shown else f'"{_short(held.line)}": {why}'
+
+
+def capability_words(detail: str) -> str:
+    """What a dangerous line gives the agent, from its held line's detail (a
+    :class:`Capability` value): ``it has the agent run commands as root``."""
+    capability = _CAPABILITIES.get(detail)
+    return _CAPABILITY_WORDS[capability] if capability else "it is dangerous for the agent"
 
 
 def quote_lines(lines: Sequence[str], limit: int = _QUOTED_LINES) -> str:

@@ -35,8 +35,8 @@ from yak.domain import (
     forms_in,
 )
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
-from yak.held import HeldLine, held_line_words
-from yak.text import one_line, plural
+from yak.held import HeldKind, HeldLine, capability_words, held_line_words
+from yak.text import one_line, plural, shorten
 
 __all__ = [
     "NO_EVIDENCE",
@@ -272,7 +272,19 @@ def list_colour(label: str) -> Colour | None:
     return _LIST_COLOURS.get(label.replace(":", " ").split(" ", 1)[0])
 
 
-def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[str, str]:
+def waiting_for_you(count: int) -> str:
+    """How many changes to the memory wait for the person's review, as the Settings list, the
+    window's recent workspaces and ``yak memory list`` say it: ``1 change waiting for you``,
+    ``3 changes waiting for you`` (``""`` for none)."""
+    return f"{plural(count, 'change')} waiting for you" if count > 0 else ""
+
+
+REVIEW_HOW = "Review them in the memory panel (Review…) or with yak memory review."
+
+
+def list_status(
+    state: RefreshState, *, updated_at: datetime | None, waiting: int = 0
+) -> tuple[str, str]:
     """The memory list's Status cell for a workspace, and its tooltip.
 
     Args:
@@ -281,13 +293,17 @@ def list_status(state: RefreshState, *, updated_at: datetime | None) -> tuple[st
         updated_at: when the document was last written, as the list's row has it; a write
             after the attempt (a hand edit after a refusal) is the newest word, so the cell
             says up to date.
+        waiting: how many proposals wait for review; any is the cell's first word, whatever
+            the last refresh did.
 
     Returns:
-        ``(text, tooltip)``: ``("paused", …)``, ``("not folded in yet", …)``,
-        ``("up to date", …)``, the outcome's label for the rest (``"refused: too short"``,
-        ``"failed"``, ``"superseded"``…) with its reason as the tooltip, or ``("", "")`` when
-        nothing was ever attempted.
+        ``(text, tooltip)``: ``("2 changes waiting for you", …)``, ``("paused", …)``,
+        ``("not folded in yet", …)``, ``("up to date", …)``, the outcome's label for the rest
+        (``"refused: too short"``, ``"failed"``, ``"superseded"``…) with its reason as the
+        tooltip, or ``("", "")`` when nothing was ever attempted.
     """
+    if waiting > 0:
+        return waiting_for_you(waiting), REVIEW_HOW
     if state.state is QueueState.PAUSED:
         return "paused", PAUSED_TEXT
     last = state.last_attempt
@@ -366,6 +382,13 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
     return f"{lead}: {reason}; the document is unchanged ({size})."
 
 
+# The memory refresh after ``yak ask``, on stderr (stdout stays the answer).
+REFRESHING_AFTER_TURN = "Refreshing the memory… (Ctrl-C skips it)"
+REFRESH_SKIPPED = (
+    "Memory refresh skipped; the answer is kept, and the next refresh folds this conversation in."
+)
+
+
 def turn_refresh_line(outcome: RefreshOutcome) -> str:
     """The line ``yak ask`` prints about the refresh after its turn, in the window's words:
     ``Memory refreshed: version 4, 57 lines``, ``Memory up to date: version 4, 57 lines``, or
@@ -396,9 +419,35 @@ def proposal_origin(proposal: Proposal) -> str:
         return f"An agent ({proposal.client} over MCP)" if proposal.client else "An agent"
     if proposal.origin is ProposalOrigin.IMPORT:
         return "An import"
-    if proposal.origin is ProposalOrigin.HELD:
-        return "A refresh (the lines it held back)"
     return "A refresh"
+
+
+def review_title(proposal: Proposal, *, reasons_listed: bool) -> str:
+    """The review dialog's title for a proposal: who proposes what, on which version, and
+    where its reasons are: ``A refresh proposes +1 −0 lines on version 3; it waits for you
+    because:`` (the reasons follow), or, when every reason is about one of its lines and
+    shown beside it, ``…; why it waits is said beside each line below:``. The lines a refresh
+    held back while applying the rest (``held``) are said so: ``A refresh applied what the
+    conversations back and held back +1 −0 lines on version 3; …``."""
+    change = f"+{proposal.added} −{proposal.removed} lines on version {proposal.base_version}"
+    if proposal.origin is ProposalOrigin.HELD:
+        what = f"A refresh applied what the conversations back and held back {change}"
+    else:
+        what = f"{proposal_origin(proposal)} proposes {change}"
+    why = "it waits for you because:" if reasons_listed else "why it waits is beside each line:"
+    return f"{what}; {why}"
+
+
+def dangerous_kept(proposal: Proposal, document: str) -> list[str]:
+    """What an accepted proposal's dangerous lines now give the agent, one sentence per line
+    the stored ``document`` holds: ``the memory now holds "- sudo make install": it has the
+    agent run commands as root`` (``yak memory accept`` says it after accepting)."""
+    held = set(document.splitlines())
+    return [
+        f'the memory now holds "{shorten(h.line.strip(), 60)}": {capability_words(h.detail)}'
+        for h in proposal.held_lines
+        if h.kind is HeldKind.DANGEROUS and h.line in held
+    ]
 
 
 def secrets_reason(flags: Sequence[str]) -> str | None:

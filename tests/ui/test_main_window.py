@@ -573,3 +573,39 @@ def test_leaving_a_conversation_lets_its_waiting_refresh_run_soon(env, ui, qloop
         await controller.chat_controller.tasks.drain()
 
     run(qloop, body())
+
+
+def test_open_recent_says_which_folders_have_changes_waiting_for_you(env, ui, qloop):
+    """File › Open Recent, the window's way to switch workspaces, names the changes waiting for
+    review in a folder other than the open one ("— 1 change waiting for you"), not in a
+    folder without any, and follows when the change is decided."""
+    window, controller = ui
+    waiting = env.workspace("waiting", "- a\n")
+    env.workspace("plain", "- b\n")
+    proposal = env.other.run(
+        env.other.core.review.propose(
+            waiting.id,
+            "- a\n- a2\n",
+            base_version=1,
+            reasons=("a test reason",),
+            model=None,
+            session_ids=(),
+            watermarks={},
+        )
+    )
+
+    def recent() -> list[str]:
+        return [a.text() for a in window.recent_menu.actions()]
+
+    async def body():
+        await controller.open_workspace(str(env.folder("waiting")))
+        await controller.open_workspace(str(env.folder("plain")))
+        assert recent() == [
+            str(env.folder("plain")),
+            f"{env.folder('waiting')} — 1 change waiting for you",
+        ]
+        await env.core.review.reject(waiting.id, proposal.id)
+        await until(lambda: str(env.folder("waiting")) in recent(), what="the menu to follow")
+        await controller.tasks.drain()
+
+    run(qloop, body())

@@ -303,3 +303,49 @@ def test_the_filter_says_plain_scan_when_the_database_has_no_index(env, page, qt
         assert page.count_label.text() == "2 workspaces"
 
     run(qloop, body())
+
+
+def test_a_workspace_with_a_change_waiting_says_so_until_it_is_decided(env, page, qloop):
+    """The Status cell of a workspace with a change waiting for review says "1 change waiting
+    for you" (how to review it in the tooltip), though its last refresh applied ("up to date"
+    before); a workspace without one still says "up to date"; once the change is rejected
+    the cell follows, the list open."""
+    waiting = env.workspace("waiting", "- a\n")
+    other = env.workspace("other", "- b\n")
+    for workspace in (waiting, other):
+        env.record_attempt(
+            RefreshOutcome(
+                status=RefreshStatus.APPLIED,
+                workspace_id=workspace.id,
+                version=1,
+                lines=1,
+                reason="folded 2 messages from 1 conversation",
+            ),
+            base_version=1,
+        )
+    proposal = env.other.run(
+        env.other.core.review.propose(
+            waiting.id,
+            "- a\n- a2\n",
+            base_version=1,
+            reasons=("a test reason",),
+            model=None,
+            session_ids=(),
+            watermarks={},
+        )
+    )
+
+    async def body():
+        page.controller.reload()
+        await page.controller.tasks.drain()
+        model = page.model
+        assert cell(model, waiting.id, 3) == "1 change waiting for you"
+        tooltip = model.index(model.row_of(waiting.id), 3).data(Qt.ItemDataRole.ToolTipRole)
+        assert tooltip == "Review them in the memory panel (Review…) or with yak memory review."
+        assert cell(model, other.id, 3) == "up to date"
+
+        await env.core.review.reject(waiting.id, proposal.id)
+        await until(lambda: cell(model, waiting.id, 3) == "up to date", what="the new status")
+        assert cell(model, other.id, 3) == "up to date"
+
+    run(qloop, body())

@@ -19,8 +19,10 @@ see
   ``none``), and an unconfined setting is warned about first;
 - ``PROMPT`` ``-`` reads the prompt from stdin;
 - after a turn that ended normally, unless ``--no-refresh``, the workspace's memory refresh runs
-  at once through the core's refresh scheduler; its outcome is one line on stderr and a failed
-  refresh never changes the exit code;
+  at once through the core's refresh scheduler, announced on stderr ("Refreshing the memory…
+  (Ctrl-C skips it)"); its outcome is one line on stderr, and a failed refresh, or one skipped
+  with Ctrl-C (the answer is kept; its conversation waits for the next refresh), never changes
+  the exit code;
 - exit codes: 0 done, 2 bad ``-w``, an empty prompt, nothing to ``--continue`` or a
   ``--session`` this workspace does not have (one line, before any request and without
   registering the folder), 4 provider failure, or a reply that was empty or cut off at the
@@ -148,7 +150,13 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if not await core.settings.check_key():
             raise MissingApiKey()
         return await _ask(
-            core, workspace, prompt, session=session, allow=args.yes, refresh=not args.no_refresh
+            core,
+            workspace,
+            prompt,
+            session=session,
+            allow=args.yes,
+            refresh=not args.no_refresh,
+            ctx=ctx,
         )
 
     return ctx.run(work)
@@ -184,9 +192,11 @@ async def _ask(
     session: ChatSession | None,
     allow: bool,
     refresh: bool,
+    ctx: Context,
 ) -> int:
     """One turn in ``session`` (``None``: a new session titled from the prompt), printed as
-    it streams, then the memory refresh; returns the exit status."""
+    it streams, then the memory refresh (which Ctrl-C skips: ``ctx``); returns the exit
+    status."""
 
     async def approver(_request: ApprovalRequest) -> ApprovalDecision:
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
@@ -225,17 +235,24 @@ async def _ask(
         turn_output.turn_problem("the model's reply was empty; there is nothing to print")
         return 4
     if refresh and workspace.memory_enabled:
-        await _refresh_after_turn(core, workspace)
+        await _refresh_after_turn(core, workspace, ctx)
     return 0
 
 
-async def _refresh_after_turn(core: Core, workspace: Workspace) -> None:
-    """Run the workspace's memory refresh now and report it on stderr; never raises for a
-    refresh that fails (the turn's exit code stands)."""
+async def _refresh_after_turn(core: Core, workspace: Workspace, ctx: Context) -> None:
+    """Run the workspace's memory refresh now, saying so on stderr first (stdout stays the
+    answer), and report it there; never raises for a refresh that fails or that a Ctrl-C
+    skips (the turn's exit code stands: the answer was given and stored, and its
+    conversation waits for the next refresh)."""
     try:
         with turn_output.quiet_warnings():
-            outcome = await core.refresh.refresh_now(workspace.id)
+            outcome = await ctx.skippable(
+                core.refresh.refresh_now(workspace.id), announce=turn_output.refreshing
+            )
     except YakError as exc:
         turn_output.refresh_after_turn_failed(str(exc))
+        return
+    if outcome is None:
+        turn_output.refresh_skipped()
         return
     turn_output.refresh_after_turn(outcome)

@@ -13,9 +13,9 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from yak.aio import run_in_place
 from yak.cli import output
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("yak.cli")  # the log file names the command line
 # Seconds a command has, after Ctrl-C, to keep what was said and close before it just ends.
 INTERRUPT_GRACE_S = 10.0
+T = TypeVar("T")
 
 
 class Context:
@@ -64,6 +65,7 @@ class Context:
         self._core: Core | None = None
         self.failed_syncs: list[SyncedFileFailed] = []  # said on stderr as they came
         self._interrupted = False  # Ctrl-C cancelled the work (see _stop_on_ctrl_c)
+        self._skippable: Any = None  # the task a Ctrl-C skips instead (see skippable)
 
     @property
     def core(self) -> Core:
@@ -142,6 +144,10 @@ class Context:
             os._exit(130)
 
         def on_ctrl_c() -> None:
+            skippable, self._skippable = self._skippable, None
+            if skippable is not None and not skippable.done() and not self._interrupted:
+                skippable.cancel()  # only this step: the command goes on (see skippable)
+                return
             if self._interrupted:
                 end_now()
             self._interrupted = True
@@ -153,6 +159,34 @@ class Context:
         # Where the loop takes no signal handlers (not the main thread), asyncio's own stays.
         with contextlib.suppress(NotImplementedError, RuntimeError):
             asyncio.get_running_loop().add_signal_handler(signal.SIGINT, on_ctrl_c)
+
+    async def skippable(
+        self, work: Coroutine[Any, Any, T], *, announce: Callable[[], None]
+    ) -> T | None:
+        """Run ``work``, a step the person may skip (the memory refresh after ``yak ask``):
+        a first Ctrl-C while it runs cancels only it, and the command goes on; returns its
+        result, or ``None`` when it was skipped. ``announce`` is called once the step can be
+        skipped (to say so on stderr). A Ctrl-C before or after it, or a second one, stops
+        the command as :meth:`run` says.
+
+        Raises:
+            Whatever ``work`` raises; ``asyncio.CancelledError`` when the command itself is
+            cancelled.
+        """
+        import asyncio
+
+        task = asyncio.ensure_future(work)
+        self._skippable = task
+        announce()
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and current is not None and not current.cancelling():
+                return None  # skipped: only the step was cancelled
+            raise
+        finally:
+            self._skippable = None
 
     def _say_failed_syncs(self, core: Core) -> Callable[[], None]:
         """A revision applied but not written into the kept-in-sync file: one stderr line, and

@@ -47,7 +47,13 @@ from yak.domain import (
     count_lines,
 )
 from yak.memory import document as doc_rules
-from yak.presenters import attempt_outcome, forms_words, outcome_label, refresh_summary
+from yak.presenters import (
+    attempt_outcome,
+    forms_words,
+    outcome_label,
+    refresh_summary,
+    waiting_for_you,
+)
 
 if TYPE_CHECKING:
     from yak.events import SyncedFileFailed
@@ -70,7 +76,9 @@ __all__ = [
 
 # --- yak memory list ----------------------------------------------------------------------------
 def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
-    """Every workspace with a memory: a JSON array, or a table (most recently updated first)."""
+    """Every workspace with a memory: a JSON array, or a table (most recently updated first);
+    each says how many changes wait for review (``proposals``, as ``show --json`` has it; the
+    table's WAITING column, and "(2 changes waiting for you)" after the folder)."""
     if as_json:
         print_json(
             [
@@ -84,6 +92,7 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
                     "updated_at": doc_rules.iso_utc(s.updated_at),
                     "orphaned": s.orphaned,
                     "memory_enabled": s.workspace.memory_enabled,
+                    "proposals": s.proposals,
                 }
                 for s in summaries
             ]
@@ -97,15 +106,18 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
         [
             f"{s.lines}",
             f"{s.version}",
+            f"{s.proposals}",
             local_time(s.updated_at),
             s.workspace.path
             + lookalikes.get(s.workspace.path, "")
             + ("  (memory off)" if not s.workspace.memory_enabled else "")
-            + ("  (orphaned: folder missing)" if s.orphaned else ""),
+            + ("  (orphaned: folder missing)" if s.orphaned else "")
+            + (f"  ({waiting_for_you(s.proposals)})" if s.proposals else ""),
         ]
         for s in summaries
     ]
-    print(table(["LINES", "VERSION", "UPDATED", "WORKSPACE"], rows, right=frozenset({0, 1})))
+    header = ["LINES", "VERSION", "WAITING", "UPDATED", "WORKSPACE"]
+    print(table(header, rows, right=frozenset({0, 1, 2})))
 
 
 def _lookalike_paths(paths: Sequence[str]) -> dict[str, str]:

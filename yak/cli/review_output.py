@@ -18,6 +18,7 @@ from yak.memory import placement
 from yak.memory.provenance import evidence_json, unified_diff
 from yak.presenters import (
     NO_EVIDENCE,
+    dangerous_kept,
     evidence_words,
     held_json,
     landing_words,
@@ -226,11 +227,16 @@ def proposal(proposal: Proposal, base: str, *, as_json: bool) -> None:
 
 
 def decided(workspace: Workspace, verb: str, found: Proposal, document: MemoryDocument) -> None:
-    """``accept``/``reject``: one line."""
+    """``accept``/``reject``: one line; after an accept, each dangerous line it stored is
+    named again on stderr ("Dangerous lines always wait" in docs/memory.md), so accepting
+    without reading the review does not hide it."""
     print(
         f"{verb} proposal {found.id}; the memory of {workspace.path} is at version "
         f"{document.version} ({lines(document.lines)})."
     )
+    if verb == "Accepted":
+        for sentence in dangerous_kept(found, document.content):
+            print(f"yak: note: {sentence}", file=sys.stderr)
 
 
 def decided_json(

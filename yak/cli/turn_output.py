@@ -10,7 +10,7 @@ from yak.agent.instructions import loaded_line
 from yak.agent.types import AgentEvent, InstructionsLoaded, TextDelta, ToolCallFinished
 from yak.cli.terminal import one_line_message, quiet_warnings
 from yak.domain import RefreshOutcome
-from yak.presenters import turn_refresh_line
+from yak.presenters import REFRESH_SKIPPED, REFRESHING_AFTER_TURN, turn_refresh_line
 
 __all__ = [
     "TurnPrinter",
@@ -52,6 +52,17 @@ class TurnPrinter:
 def turn_problem(message: str) -> None:
     """A turn that failed or was cut short: one ``yak: …`` line on stderr."""
     print(f"yak: {one_line_message(message)}", file=sys.stderr)
+
+
+def refreshing() -> None:
+    """The memory refresh after ``yak ask`` starts: one line on stderr, saying Ctrl-C skips
+    it (``presenters.REFRESHING_AFTER_TURN``)."""
+    print(REFRESHING_AFTER_TURN, file=sys.stderr, flush=True)
+
+
+def refresh_skipped() -> None:
+    """Ctrl-C skipped the memory refresh after ``yak ask``: one line on stderr."""
+    print(REFRESH_SKIPPED, file=sys.stderr)
 
 
 def refresh_after_turn(outcome: RefreshOutcome) -> None:

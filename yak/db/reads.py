@@ -344,7 +344,9 @@ def revision(query: Query, workspace_id: str, given: str) -> Revision:
 
 # Every workspace with a memory (a non-empty document or any revision), most recently updated
 # first: plain columns, the line and character counts computed by the database so no content is
-# loaded, the times and flags as their stored text (decoded by :func:`summaries_of`).
+# loaded, the times and flags as their stored text (decoded by :func:`summaries_of`), and how
+# many proposals wait for review, counted once for all workspaces (a grouped join, not a
+# query per row: the Settings list holds 10,000 of them).
 SUMMARIES_SQL = """
 SELECT w.id, w.path, CAST(w.created_at AS VARCHAR), CAST(w.last_opened_at AS VARCHAR),
        w.memory_enabled, w.review_mode,
@@ -354,8 +356,11 @@ SELECT w.id, w.path, CAST(w.created_at AS VARCHAR), CAST(w.last_opened_at AS VAR
                  + CASE WHEN substr(d.content, length(d.content), 1) = :newline THEN 0 ELSE 1 END
        END,
        length(coalesce(d.content, '')),
-       CAST(d.updated_at AS VARCHAR), CAST(d.flags AS VARCHAR), w.shared_key
+       CAST(d.updated_at AS VARCHAR), CAST(d.flags AS VARCHAR), w.shared_key,
+       coalesce(p.waiting, 0)
 FROM workspaces AS w LEFT OUTER JOIN memory_documents AS d ON d.workspace_id = w.id
+LEFT OUTER JOIN (SELECT workspace_id, count(*) AS waiting FROM memory_proposals
+                 WHERE status = :pending GROUP BY workspace_id) AS p ON p.workspace_id = w.id
 WHERE coalesce(d.content, '') != ''
    OR EXISTS (SELECT 1 FROM memory_revisions AS r WHERE r.workspace_id = w.id)
 ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
@@ -364,7 +369,9 @@ ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
 
 def summaries(query: Query) -> list[MemorySummary]:
     """Every workspace with a memory, most recently updated first (:data:`SUMMARIES_SQL`)."""
-    return summaries_of(query.rows(SUMMARIES_SQL, {"newline": "\n"}))
+    return summaries_of(
+        query.rows(SUMMARIES_SQL, {"newline": "\n", "pending": str(ProposalStatus.PENDING)})
+    )
 
 
 def summaries_of(rows: Sequence[Row]) -> list[MemorySummary]:
@@ -391,6 +398,7 @@ def summaries_of(rows: Sequence[Row]) -> list[MemorySummary]:
         updated_at,
         flags,
         shared_key,
+        waiting,
     ) in rows:
         workspace = Workspace(
             id=ws_id,
@@ -409,6 +417,7 @@ def summaries_of(rows: Sequence[Row]) -> list[MemorySummary]:
                 updated_at=parse(updated_at + "+00:00") if updated_at else None,
                 flags=() if flags in (None, "[]") else tuple(json.loads(flags)),
                 orphaned=shared_key is None and path in missing,
+                proposals=int(waiting),
             )
         )
     return found

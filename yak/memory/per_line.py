@@ -7,9 +7,11 @@ reply that passes them is then taken apart line by line against the document it 
 1. new lines that say nothing (only ``[REDACTED:…]`` markers, "None yet.") are **dropped**:
    never stored, never proposed (the form's reader has already dropped lines that are Yak's
    own request or edit syntax: ``yak.memory.forms``);
-2. every other line the rewrite adds or changes is checked against the folded conversations
-   (:func:`yak.memory.grounding.check_lines`: not said, only asked about, already said, an
-   instruction no one typed) and against the workspace's tombstones; it gets its evidence;
+2. every other line the rewrite adds or changes is checked for a dangerous capability
+   (:func:`yak.memory.dangerous.capability`: such a line waits whoever typed it), against the
+   folded conversations (:func:`yak.memory.grounding.check_lines`: not said, only asked
+   about, already said, an instruction no one typed) and against the workspace's tombstones;
+   it gets its evidence;
 3. a hunk that removes or changes a line a person wrote waits whole; a line of the model's that
    it removes without cause (:class:`yak.memory.removals.Removals`: replaced by lines about
    something else, nothing said touches it) stays, and its removal waits;
@@ -32,7 +34,7 @@ from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.held import HeldKind, HeldLine, held_line_words
 from yak.linediff import line_opcodes
-from yak.memory import grounding, provenance
+from yak.memory import dangerous, grounding, provenance
 from yak.memory.guards import normalize_document
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals, Supersession, restated, supersessions
@@ -134,6 +136,11 @@ def decide_lines(
         )
     }
     evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)
+    risky = {
+        line: HeldLine(line, HeldKind.DANGEROUS, str(found))
+        for line in added
+        if (found := dangerous.capability(line, document=previous)) is not None
+    }
     person = {origin.line - 1 for origin in origins if origin.by_person}
     spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages)
     removal = provenance.removal_held(old_lines, opcodes, spared=spared)
@@ -150,7 +157,7 @@ def decide_lines(
         held_here: list[str] = []
         passing: list[str] = []
         for line in new_lines[j1:j2]:
-            why = unclear.get(line) or _line_reason(line, checks, tombstones)
+            why = risky.get(line) or unclear.get(line) or _line_reason(line, checks, tombstones)
             if why is None:
                 passing.append(line)
                 continue

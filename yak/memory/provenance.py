@@ -27,6 +27,7 @@ from yak.domain import LineOrigin, ReviewMode, Revision, RevisionSource, WriteEf
 from yak.evidence import Evidence
 from yak.held import REMOVAL_SHARE, HeldKind, HeldLine, held_line_words
 from yak.linediff import line_changes, line_opcodes
+from yak.memory.dangerous import capability
 from yak.memory.said import is_instruction
 
 _PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT, RevisionSource.COPY})
@@ -230,9 +231,10 @@ def review_held(
 
     A rewrite waits when the workspace is in review mode, or when it removes or alters lines a
     person wrote, brings back a tombstoned line (matched by :func:`fold_line`), removes more than
-    ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a standing instruction for the
-    agent (:func:`yak.memory.said.is_instruction`). A rewrite identical to ``previous``
-    never waits.
+    ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a line that gives the agent a
+    dangerous capability (:func:`yak.memory.dangerous.capability`, judged against
+    ``previous``) or another standing instruction (:func:`yak.memory.said.is_instruction`).
+    A rewrite identical to ``previous`` never waits.
 
     Args:
         previous: the document the rewrite is based on.
@@ -265,7 +267,13 @@ def review_held(
     removal = removal_held(old_lines, opcodes)
     if removal:
         held.append(removal)
-    held += [HeldLine(line, HeldKind.INSTRUCTION) for line in inserted if is_instruction(line)]
+    known = {fold_line(line) for line in old_lines}
+    for line in inserted:
+        found = capability(line, document=previous) if fold_line(line) not in known else None
+        if found is not None:
+            held.append(HeldLine(line, HeldKind.DANGEROUS, str(found)))
+        elif is_instruction(line):
+            held.append(HeldLine(line, HeldKind.INSTRUCTION))
     return held
 
 

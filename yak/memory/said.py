@@ -588,11 +588,21 @@ def _starts_with_instruction(text: str) -> bool:
     return False
 
 
+def _names_a_command(value: str) -> bool:
+    """Whether a label's value is the project's command for it (``tests: pytest -q``, ``lint:
+    ruff check .``): a fact about the project, not an order. A command that is also an order
+    by itself (``curl``, ``sudo``, ``rm``, ``cat``…) does not count."""
+    words = value.strip().strip("`").split()
+    first = words[0].strip(_STRIP) if words else ""
+    return first in _COMMANDS and first.lower() not in _IMPERATIVE
+
+
 def is_instruction(line: str) -> bool:
     """Whether ``line`` tells the agent what to do or what it may do ("What a rewrite may
     add" in docs/memory.md): it starts (after a bullet, or after a label like ``install:``)
     with an imperative (run, install, fetch, print, cat, push, delete, ignore, skip, always,
-    never…) or with a command (``pytest -q``, ``git push``); it says always, never, must or
+    never…) or with a command (``pytest -q``, ``git push``; but a command after a label,
+    ``tests: pytest -q``, names the project's command: a fact); it says always, never, must or
     do not; it grants permission (you may, you can, is allowed, no need to, need not, it is
     fine to, ok to, feel free, approval … not needed, without asking, pre-approves); it runs
     as root, with sudo or outside the sandbox; it pushes straight to main; it ignores rules
@@ -602,7 +612,12 @@ def is_instruction(line: str) -> bool:
     if _starts_with_instruction(body):
         return True
     label = _LABEL.match(body)
-    if label and len(label.group(1).split()) <= 4 and _starts_with_instruction(label.group(2)):
+    if (
+        label
+        and len(label.group(1).split()) <= 4
+        and _starts_with_instruction(label.group(2))
+        and not _names_a_command(label.group(2))
+    ):
         return True
     lowered = body.lower()
     return any(

@@ -328,6 +328,8 @@ class AppController(QObject):
         self.window.memory_panel.show_refresh_state(event.snapshot)
 
     def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
+        # File › Open Recent says how many changes wait in each folder.
+        self.tasks.replace("recent-menu", self._update_recent())
         shown = self.review_dialog.proposal
         workspace = self.workspace
         if (
@@ -350,7 +352,9 @@ class AppController(QObject):
     # --- coroutines ----------------------------------------------------------------------------
     async def _update_recent(self) -> None:
         try:
-            self.window.set_recent(await self.core.workspaces.recent())
+            recent = await self.core.workspaces.recent()
+            waiting = await self.core.review.pending_counts()
+            self.window.set_recent(recent, waiting=waiting)
         except YakError as exc:
             log.warning("reading recent workspaces failed: %s", exc)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Signal
@@ -53,6 +53,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from yak.presenters import waiting_for_you
 from yak.ui import dialogs
 from yak.ui.chat.input import PromptEdit
 from yak.ui.layout import create_action, vbox
@@ -405,16 +406,25 @@ class MainWindow(QMainWindow):
         """The chat panel set with :meth:`set_chat_panel`, or ``None``."""
         return self._chat_panel
 
-    def set_recent(self, workspaces: list[Workspace]) -> None:
+    def set_recent(
+        self, workspaces: list[Workspace], *, waiting: Mapping[str, int] | None = None
+    ) -> None:
         """Fill File › Open Recent (most recent first; missing folders are shown disabled) and
         the no-workspace page's list of the recent folders that exist (links that open
-        them)."""
+        them).
+
+        Args:
+            waiting: how many changes wait for review, by workspace id: a folder with some
+                says so after its path (``~/src/app — 2 changes waiting for you``).
+        """
         self._recent = [w for w in workspaces if os.path.isdir(w.path)]
         if self._opening is None:
             self._show_no_workspace_text()
         self.recent_menu.clear()
         for workspace in workspaces:
-            action = self.recent_menu.addAction(workspace.path)
+            count = (waiting or {}).get(workspace.id, 0)
+            label = workspace.path + (f" — {waiting_for_you(count)}" if count else "")
+            action = self.recent_menu.addAction(label)
             exists = os.path.isdir(workspace.path)
             action.setEnabled(exists)
             if not exists:

@@ -9,7 +9,9 @@ Two uses, one view ("Review" in docs/memory.md, "The review dialog" in docs/ui.m
   are several (``yak.memory.hunks``: a checkable list, each change taken or left out), and Accept
   (Ctrl+Return, Alt+A), Edit then accept (Ctrl+E, Alt+E: the text taken becomes editable;
   Ctrl+Return accepts the edited text), Reject (Ctrl+Delete, Alt+R) and Close (Esc, Alt+C).
-  Accept is the default button (Enter) only when no change taken removes a line a person wrote;
+  Accept is the default button (Enter) only when no change taken removes a line a person wrote
+  nor adds a line held as doubtful or dangerous (``yak.held.DOUBTFUL``; then no button is). A
+  reason about a line listed under "Why these lines" is said there only, not twice;
 - a **change to look at**: the last refresh's diff, or a refused reply against the document
   (read-only, Close only). A refused reply never replaces the editor's text.
 
@@ -35,9 +37,10 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import Proposal
+from yak.held import DOUBTFUL
 from yak.memory.hunks import Hunk, hunks, take
 from yak.memory.provenance import added_lines
-from yak.presenters import Colour, proposal_origin, proposal_reasons
+from yak.presenters import Colour, held_line_words, proposal_reasons, review_title
 from yak.text import plural, shorten
 from yak.ui.colours import text_style
 from yak.ui.diff_view import DiffView
@@ -186,6 +189,23 @@ class ReviewDialog(QDialog):
         ticked = set(self.chosen)
         return any(h.hand_removed for h in self._hunks if h.number in ticked)
 
+    @property
+    def adds_doubtful_lines(self) -> bool:
+        """Whether a hunk ticked adds a line held as doubtful (said by no one, only asked
+        about, an instruction no one typed, dangerous: ``yak.held.DOUBTFUL``)."""
+        if self._proposal is None:
+            return False
+        doubted = [h for h in self._proposal.held_lines if h.kind in DOUBTFUL]
+        ticked = set(self.chosen)
+        return any(
+            held.names(text)
+            for hunk in self._hunks
+            if hunk.number in ticked
+            for kind, text in hunk.rows
+            if kind == "added"
+            for held in doubted
+        )
+
     def show_proposal(
         self,
         proposal: Proposal,
@@ -208,20 +228,23 @@ class ReviewDialog(QDialog):
         self._base = base
         self._editable_text = None
         self.trim_button.hide()
-        self.title_label.setText(
-            f"{proposal_origin(proposal)} proposes +{proposal.added} −{proposal.removed} "
-            f"lines on version {proposal.base_version}; it waits for you because:"
+        said = why_added(
+            added_lines(base, proposal.content),
+            proposal.evidence,
+            proposal.held_lines,
+            titles or {},
         )
-        reasons = proposal_reasons(proposal)
+        # A reason about a line said beside it under "Why these lines" is said there, once.
+        told = {
+            held_line_words(held)
+            for line, why in said[:EVIDENCE_ROWS]
+            for held in proposal.held_lines
+            if held.names(line) and held_line_words(held, line_shown=True) in why
+        }
+        reasons = [reason for reason in proposal_reasons(proposal) if reason not in told]
+        self.title_label.setText(review_title(proposal, reasons_listed=bool(reasons)))
         self._show_reasons(reasons)
-        self._show_evidence(
-            why_added(
-                added_lines(base, proposal.content),
-                proposal.evidence,
-                proposal.held_lines,
-                titles or {},
-            )
-        )
+        self._show_evidence(said)
         self._hunks = hunks(base, proposal.content, hand=hand)
         self._fill_hunk_list()
         self.error_label.clear()
@@ -347,7 +370,11 @@ class ReviewDialog(QDialog):
             self.accept_button.setText("&Accept")
         self.accept_button.setEnabled(self.editing or bool(chosen) or not total)
         self.edit_button.setEnabled(not self.editing)
-        self.accept_button.setDefault(not self.removes_hand_lines and not self.editing)
+        # Enter accepts only what is safe to take unread: never a hand line going, nor a
+        # line doubted or dangerous (then no button is the default).
+        self.accept_button.setDefault(
+            not self.removes_hand_lines and not self.adds_doubtful_lines and not self.editing
+        )
         if not self.editing:
             self._show_hunks(set(chosen))
 

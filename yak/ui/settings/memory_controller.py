@@ -29,7 +29,13 @@ from PySide6.QtCore import QObject
 from yak.core import Core
 from yak.domain import MemoryDocument, QueueState, RefreshStatus, Workspace
 from yak.errors import ConflictError, YakError
-from yak.events import MemoryChanged, RefreshFinished, RefreshStateChanged, WorkspaceChanged
+from yak.events import (
+    MemoryChanged,
+    ProposalsChanged,
+    RefreshFinished,
+    RefreshStateChanged,
+    WorkspaceChanged,
+)
 from yak.memory.search import search_documents
 from yak.memory.sync import DEFAULT_SYNCED_FILE
 from yak.presenters import describe_outcome
@@ -84,6 +90,7 @@ class MemoryPageController(QObject):
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.workspace_changed.connect(self._on_bridge_workspace_changed)
+        bridge.proposals_changed.connect(self._on_bridge_proposals_changed)
         self._reloads_running: set[str] = set()
         self._reloads_again: set[str] = set()
 
@@ -193,6 +200,10 @@ class MemoryPageController(QObject):
             event.workspace_id in self.page.model.paused_workspaces
         ):
             self._reload_soon("memory-statuses", self._reload_statuses)
+
+    def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
+        # The Status cell says how many changes wait, whoever proposed or decided them.
+        self.page.model.set_waiting(event.workspace_id, event.pending)
 
     def _on_bridge_workspace_changed(self, event: WorkspaceChanged) -> None:
         editing = self.page.editor.workspace
@@ -311,7 +322,10 @@ class MemoryPageController(QObject):
             return
         summary = self.page.model.summary_for(workspace.id)
         orphaned = summary.orphaned if summary else not os.path.isdir(workspace.path)
-        self.page.upsert_summary(summary_from(workspace, document, orphaned=orphaned))
+        waiting = summary.proposals if summary else 0
+        self.page.upsert_summary(
+            summary_from(workspace, document, orphaned=orphaned, proposals=waiting)
+        )
 
     async def _save(self, workspace_id: str, text: str, base_version: int) -> None:
         editor = self.page.editor
@@ -346,7 +360,12 @@ class MemoryPageController(QObject):
         summary = self.page.model.summary_for(workspace_id)
         if summary is not None:
             self.page.upsert_summary(
-                summary_from(summary.workspace, document, orphaned=summary.orphaned)
+                summary_from(
+                    summary.workspace,
+                    document,
+                    orphaned=summary.orphaned,
+                    proposals=summary.proposals,
+                )
             )
         elif (
             self.page.editor.workspace is not None and self.page.editor.workspace.id == workspace_id

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -40,8 +41,9 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 
 class MemoryListModel(QAbstractTableModel):
     """Workspaces with a memory: path, lines, last updated, and a status — *orphaned* for
-    folders that are gone, *memory off*, *paused* (no API key), or the outcome of the newest
-    refresh attempt by its label (``up to date``, ``refused: too short``, ``failed``…).
+    folders that are gone, *memory off*, how many changes wait for review (``2 changes
+    waiting for you``), *paused* (no API key), or the outcome of the newest refresh attempt by
+    its label (``up to date``, ``refused: too short``, ``failed``…).
 
     Filtering and sorting happen on the Python list (no proxy model), so 10,000 rows reset in
     milliseconds.
@@ -136,7 +138,7 @@ class MemoryListModel(QAbstractTableModel):
             return "memory off", "Memory is turned off for this workspace."
         workspace_id = summary.workspace.id
         state = self._states.get(workspace_id) or RefreshState(workspace_id)
-        return list_status(state, updated_at=summary.updated_at)
+        return list_status(state, updated_at=summary.updated_at, waiting=summary.proposals)
 
     # --- driven by the page ------------------------------------------------------------------
     def set_summaries(self, summaries: list[MemorySummary]) -> bool:
@@ -201,6 +203,13 @@ class MemoryListModel(QAbstractTableModel):
             self._rows[row] = summary
             self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.COLUMNS) - 1))
 
+    def set_waiting(self, workspace_id: str, count: int) -> None:
+        """How many changes of a listed workspace wait for review (a ``ProposalsChanged``),
+        its row staying where it is; a workspace not listed is left alone."""
+        summary = self.summary_for(workspace_id)
+        if summary is not None and summary.proposals != count:
+            self.upsert(replace(summary, proposals=count))
+
     def remove(self, workspace_id: str) -> None:
         """Drop the workspace's row (re-attached under a new id)."""
         self._all = [s for s in self._all if s.workspace.id != workspace_id]
@@ -260,9 +269,10 @@ class MemoryListModel(QAbstractTableModel):
 
 
 def summary_from(
-    workspace: Workspace, document: MemoryDocument, *, orphaned: bool
+    workspace: Workspace, document: MemoryDocument, *, orphaned: bool, proposals: int = 0
 ) -> MemorySummary:
-    """A list row for a workspace (used when it is not listed yet: no memory written so far)."""
+    """A list row for a workspace (used when it is not listed yet: no memory written so far,
+    or to replace a row after a write, keeping its ``proposals``, the changes waiting)."""
     return MemorySummary(
         workspace=workspace,
         version=document.version,
@@ -271,6 +281,7 @@ def summary_from(
         updated_at=document.updated_at,
         flags=document.flags,
         orphaned=orphaned,
+        proposals=proposals,
     )
 
 
