@@ -81,8 +81,9 @@ _CREDENTIALS = (
     ),
     # send / post / upload / email … the token to …
     re.compile(
-        r"\b(?:send|post|upload|share|email|mail|forward|transmit|exfiltrate|leak|submit)\w*"
-        rf"\b[^.;]{{0,40}}?{_CREDENTIAL}",
+        # (whole words with their endings: "postgres://" is no "post")
+        r"\b(?:send|post|upload|share|email|mail|forward|transmit|exfiltrate|leak|submit)"
+        rf"(?:s|es|ed|ted|ing|ting)?\b[^.;]{{0,40}}?{_CREDENTIAL}",
         _FLAGS,
     ),
 )
