@@ -559,3 +559,39 @@ def test_the_warm_up_runs_while_the_window_keeps_working(app_env, data_dir, tmp_
     assert status == 0
     assert events == ["other folder shown", "released"]
     assert results == [True]
+
+
+def test_yak_dir_open_in_another_window_brings_it_to_the_front_and_quits(
+    app_env, data_dir, tmp_path
+):
+    """``yak DIR`` while another Yak window shows DIR: that window is asked to come to the
+    front (it hears the request once), and this app shows no "already open" box, runs no
+    start-up work and quits with status 0 by itself."""
+    from yak.ui.window_lock import WindowLock
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    workspace = with_core(data_dir, lambda core: core.workspaces.open(str(folder)))
+    holder = WindowLock(data_dir)  # the first window's lock, in this process
+    assert holder.claim(workspace.id)
+    requests: list[str] = []
+    holder.show_requested.connect(lambda: requests.append("show"))
+    boxes: list[str] = []
+    finished = threading.Event()
+
+    def step() -> bool:
+        box = visible_box("already open")
+        if box is not None:
+            boxes.append(box.text())
+            box.done(0)
+        return finished.is_set() or bool(boxes)
+
+    problems = drive(step)
+    try:
+        status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    finally:
+        finished.set()
+        holder.release()
+    assert problems == []
+    assert (status, requests, boxes) == (0, ["show"], [])
+    assert main_window() is None

@@ -105,7 +105,13 @@ class AppController(QObject):
         notice.link_requested.connect(self._on_notice_link_requested)
         notice.dismissed.connect(self._on_notice_dismissed)
         self._dismissed: set[str] = set()  # workspaces whose offer was put aside
-        self.window_lock = WindowLock(core.data_dir)  # one window per workspace
+        self.window_lock = WindowLock(core.data_dir, self)  # one window per workspace
+        self.window_lock.show_requested.connect(self._on_window_lock_show_requested)
+        # Set when, at start, the folder asked for is open in another Yak window: that app
+        # runs the start-up refreshes, this one does not run them again.
+        self.other_window_open = False
+        self._held_elsewhere = False  # the last open_workspace found its folder held
+        self._handed_over = False  # … and its holder came to the front when asked
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
@@ -135,11 +141,17 @@ class AppController(QObject):
         """The workspace open in the window."""
         return self.window.workspace
 
-    async def start(self, workspace_path: str | None = None) -> None:
+    async def start(self, workspace_path: str | None = None) -> bool:
         """Check for an API key (in the background), open ``workspace_path`` when given (an
         error is shown in the window, never raised), fill the recent menu, and start reading
         the Settings memory list. The folder goes first: the window already shows it as
-        opening."""
+        opening.
+
+        Returns:
+            ``False`` when ``workspace_path`` is open in another Yak window, which came to the
+            front when asked: this window has nothing to show and the app should quit.
+            ``True`` otherwise.
+        """
         self.chat_controller.refresh_key_notice()
         reopening = not workspace_path
         if reopening:
@@ -148,10 +160,15 @@ class AppController(QObject):
             not workspace_path
             or await self.open_workspace(workspace_path, quiet_if_open_elsewhere=reopening) is None
         ):
+            # Another app shows that workspace and ran the start-up refreshes already.
+            self.other_window_open = self._held_elsewhere
+            if self._handed_over:
+                return False
             await self._update_recent()  # (opening a workspace fills it too)
         # Read the memory list now, in the background, so Settings opens with it at once
         # (and re-reads it then, in the background too).
         self.memory_controller.reload()
+        return True
 
     async def open_workspace(
         self, path: str, *, quiet_if_open_elsewhere: bool = False
@@ -162,10 +179,12 @@ class AppController(QObject):
         window as it was when it cannot be opened.
 
         A workspace open in another Yak window (another process on this data directory) is
-        not opened a second time beside it: a message says so (unless
-        ``quiet_if_open_elsewhere``: the last workspace reopened at start) and the window stays
-        as it was.
+        not opened a second time beside it: that window is asked to come to the front and the
+        status bar says so; when it does not answer, a message says where the folder is open.
+        With ``quiet_if_open_elsewhere`` (the last workspace reopened at start) neither happens.
+        The window stays as it was.
         """
+        self._held_elsewhere = self._handed_over = False
         try:
             workspace = await self.core.workspaces.open(path)
         except YakError as exc:
@@ -173,8 +192,17 @@ class AppController(QObject):
             self.window.show_error(str(exc), title="Cannot open the folder")
             return None
         if not self.window_lock.claim(workspace.id):
+            self._held_elsewhere = True
             self.window.cancel_opening()
             if quiet_if_open_elsewhere:
+                await self._update_recent()
+                return None
+            if await self.window_lock.ask_holder_to_show(workspace.id):
+                self._handed_over = True
+                self.window.show_status(
+                    f"{workspace.path} is open in another Yak window, now in front.",
+                    timeout_ms=10000,
+                )
                 await self._update_recent()
                 return None
             self.window.show_error(
@@ -238,6 +266,14 @@ class AppController(QObject):
         self.window_lock.release()
 
     # --- slots ---------------------------------------------------------------------------------
+    def _on_window_lock_show_requested(self) -> None:
+        # Another `yak DIR` (or Open Folder… in another window) asked for this workspace.
+        window = self.window
+        if window.isMinimized():
+            window.showNormal()
+        window.raise_()
+        window.activateWindow()
+
     def _on_window_open_folder_requested(self, path: str) -> None:
         self.tasks.spawn(self.open_workspace(path), name="open-workspace")
 
