@@ -121,14 +121,11 @@ def test_the_window_says_a_kept_block_edited_by_hand_was_left(env, ui, qloop):
             lambda: "could not be kept in sync" in window.statusBar().currentMessage(),
             what="the status line",
         )
-        assert (
-            window.statusBar()
-            .currentMessage()
-            .endswith(
-                f"{agents}'s memory block holds text Yak did not write there (an edit by hand?), so "
-                "nothing was written; move what you want to keep into the memory, then sync with "
-                "--force to replace the block"
-            )
+        said = window.statusBar().currentMessage()
+        assert said.endswith(
+            f"{agents}'s memory block holds text Yak did not write there (an edit by hand?), "
+            "so nothing was written; move what you want to keep into the memory, then sync "
+            "with --force to replace the block"
         )
         assert agents.read_bytes() == edited
         assert env.stored(workspace.id).content == "- two\n"
