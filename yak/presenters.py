@@ -651,3 +651,14 @@ def held_json(held: HeldLine) -> dict[str, Any]:
         "lines": list(held.lines),
         "reason": held_line_words(held),
     }
+
+
+def read_only_words(data_dir: str | None) -> str:
+    """The window's banner when the database was opened read-only (a read-only or immutable
+    data folder): what still works, what does not, and what to do about it."""
+    where = f" in {data_dir}" if data_dir else ""
+    return (
+        f"Read-only: the Yak database{where} cannot be written, so changes cannot be saved "
+        "(memory edits, refreshes, new messages). You can read everything. Make the folder "
+        "writable and restart Yak to save changes."
+    )

@@ -20,10 +20,15 @@ from PySide6.QtCore import QObject
 from yak.config import Settings
 from yak.core import Core
 from yak.domain import Proposal, ProposalStatus, RefreshStatus, Workspace
-from yak.errors import YakError
+from yak.errors import WorkspaceNotFound, YakError
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
 from yak.memory.hunks import hand_lines
-from yak.presenters import change_words, decided_elsewhere, describe_outcome
+from yak.presenters import (
+    change_words,
+    decided_elsewhere,
+    describe_outcome,
+    read_only_words,
+)
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
@@ -152,6 +157,9 @@ class AppController(QObject):
             front when asked: this window has nothing to show and the app should quit.
             ``True`` otherwise.
         """
+        if self.core.read_only:
+            data_dir = None if self.core.data_dir is None else str(self.core.data_dir)
+            self.window.show_read_only(read_only_words(data_dir))
         self.chat_controller.refresh_key_notice()
         reopening = not workspace_path
         if reopening:
@@ -186,7 +194,7 @@ class AppController(QObject):
         """
         self._held_elsewhere = self._handed_over = False
         try:
-            workspace = await self.core.workspaces.open(path)
+            workspace = await self._open_folder(path)
         except YakError as exc:
             self.window.cancel_opening()
             self.window.show_error(str(exc), title="Cannot open the folder")
@@ -218,6 +226,24 @@ class AppController(QObject):
         await self._load_panel(workspace.id)
         await self._offer_memory_elsewhere(workspace)
         await self._update_recent()
+        return workspace
+
+    async def _open_folder(self, path: str) -> Workspace:
+        """The workspace of ``path``, registered and marked opened; in a read-only database
+        only one already stored (nothing can be written there).
+
+        Raises:
+            WorkspaceNotFound: no such folder, or, read-only, a folder the database does not
+                know. UsageError, StoreError.
+        """
+        if not self.core.read_only:
+            return await self.core.workspaces.open(path)
+        workspace, stored = await self.core.workspaces.for_read(path)
+        if not stored:
+            raise WorkspaceNotFound(
+                f"{workspace.path} has no memory or conversations in the read-only Yak "
+                "database, and nothing can be added to it"
+            )
         return workspace
 
     async def _last_folder(self) -> str | None:
