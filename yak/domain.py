@@ -573,6 +573,24 @@ UPKEEP_WINDOWS_DAYS: tuple[int, int] = (7, 30)
 
 
 @dataclass(frozen=True)
+class ModelCheck:
+    """One model's answer to "Test connection" (``ChatService.test_connection``).
+
+    Attributes:
+        role: ``"chat"`` or ``"memory"`` (the model's use; one check may cover both when
+            they are the same model: ``"chat and memory"``).
+        model: the model name asked for.
+        answered: the one-line success sentence, or ``None`` when it failed.
+        error: the failure's one sentence, or ``None`` when it answered.
+    """
+
+    role: str
+    model: str
+    answered: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class UpkeepFigures:
     """What a workspace's memory refreshes cost over one window of days.
 

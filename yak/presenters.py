@@ -21,6 +21,7 @@ from typing import Any
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
     STORE_ERROR,
+    ModelCheck,
     Proposal,
     ProposalOrigin,
     ProposalStatus,
@@ -661,4 +662,19 @@ def read_only_words(data_dir: str | None) -> str:
         f"Read-only: the Yak database{where} cannot be written, so changes cannot be saved "
         "(memory edits, refreshes, new messages). You can read everything. Make the folder "
         "writable and restart Yak to save changes."
+    )
+
+
+def connection_words(checks: Sequence[ModelCheck]) -> str:
+    """What "Test connection" found, one line per model: the success sentence (which names
+    the model), or ``"Memory model M: <the error's sentence>"``. When every model failed with
+    the same sentence (a wrong key, no server), that sentence once."""
+    errors = {check.error for check in checks}
+    if len(checks) > 1 and len(errors) == 1 and None not in errors:
+        return str(checks[0].error)
+    return "\n".join(
+        check.answered
+        if check.answered is not None
+        else f"{check.role.capitalize()} model {check.model}: {check.error}"
+        for check in checks
     )
