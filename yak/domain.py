@@ -554,6 +554,7 @@ class RefreshState:
         memory_enabled: whether the workspace's memory is on (off: no injection, no refresh).
         missing_key: whether the last refresh this process ran failed because no API key
             was available (advice to add one rather than an alarm).
+        running_for: seconds since the refresh in flight started (``None`` unless running).
     """
 
     workspace_id: str
@@ -566,6 +567,7 @@ class RefreshState:
     unfolded: bool = False
     memory_enabled: bool = True
     missing_key: bool = False
+    running_for: float | None = None
 
 
 UPKEEP_WINDOWS_DAYS: tuple[int, int] = (7, 30)

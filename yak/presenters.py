@@ -96,6 +96,7 @@ class StatusAction(StrEnum):
     VIEW = "view"  # open the refused reply
     RETRY = "retry"  # run the refresh again
     ADD_KEY = "add_key"  # open Settings › Provider
+    STOP = "stop"  # cancel the refresh in flight
 
 
 class Colour(StrEnum):
@@ -153,6 +154,10 @@ _ACTION_WORDS = {
     StatusAction.VIEW: ("View", "See the refused reply against the document"),
     StatusAction.RETRY: ("Retry", "Run the refresh again"),
     StatusAction.ADD_KEY: ("Add key…", "Open Settings › Provider to add an Anthropic API key"),
+    StatusAction.STOP: (
+        "Stop",
+        "Stop this refresh: nothing is written, and its conversations wait for the next one",
+    ),
 }
 
 
@@ -166,7 +171,9 @@ def action_words(action: StatusAction) -> tuple[str, str]:
     return _ACTION_WORDS[action]
 
 
-def refresh_status(state: RefreshState, *, due_in: float | None = None) -> StatusLine:
+def refresh_status(
+    state: RefreshState, *, due_in: float | None = None, running_for: float | None = None
+) -> StatusLine:
     """The status line for ``state``.
 
     Running and pending win; then a forced refresh that failed for want of an API key (while
@@ -178,9 +185,13 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
         state: the workspace's refresh state.
         due_in: seconds left until a pending refresh (defaults to ``state.due_in``); shown
             rounded up to whole seconds.
+        running_for: seconds since the refresh in flight started (defaults to
+            ``state.running_for``); shown as whole seconds, with Stop beside it.
     """
     if state.state is QueueState.RUNNING:
-        return StatusLine(StatusKind.RUNNING, "refreshing…")
+        elapsed = state.running_for if running_for is None else running_for
+        text = "refreshing…" if elapsed is None else f"refreshing… {int(max(elapsed, 0.0))} s"
+        return StatusLine(StatusKind.RUNNING, text, StatusAction.STOP)
     if not state.memory_enabled:
         return StatusLine(StatusKind.OFF, "memory off: not used in conversations nor refreshed")
     if state.state is QueueState.PENDING:
@@ -678,3 +689,8 @@ def connection_words(checks: Sequence[ModelCheck]) -> str:
         else f"{check.role.capitalize()} model {check.model}: {check.error}"
         for check in checks
     )
+
+
+REFRESH_STOPPED = (
+    "Refresh stopped: nothing was written; its conversations wait for the next refresh."
+)

@@ -24,6 +24,7 @@ from yak.errors import WorkspaceNotFound, YakError
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
 from yak.memory.hunks import hand_lines
 from yak.presenters import (
+    REFRESH_STOPPED,
     change_words,
     decided_elsewhere,
     describe_outcome,
@@ -93,6 +94,7 @@ class AppController(QObject):
         window.close_guard = self._close_guard
         panel.refresh_requested.connect(self._on_panel_refresh_requested)
         panel.retry_requested.connect(self._on_panel_refresh_requested)
+        panel.stop_requested.connect(self._on_panel_stop_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
         panel.review_requested.connect(self._on_panel_review_requested)
@@ -299,6 +301,10 @@ class AppController(QObject):
             window.showNormal()
         window.raise_()
         window.activateWindow()
+
+    def _on_panel_stop_requested(self, workspace_id: str) -> None:
+        if self.core.refresh.stop(workspace_id):
+            self.window.show_status(REFRESH_STOPPED, timeout_ms=15000)
 
     def _on_window_open_folder_requested(self, path: str) -> None:
         self.tasks.spawn(self.open_workspace(path), name="open-workspace")
