@@ -13,7 +13,7 @@ from tests.support import project_folder
 from tests.support.fake_api import error, text
 from yak.agent.types import ApprovalDecision, TextDelta
 from yak.chat.service import title_from_prompt
-from yak.errors import AuthenticationFailed, UsageError
+from yak.errors import UsageError
 from yak.events import MessageAdded, SessionsChanged, TurnCompleted
 
 
@@ -115,12 +115,26 @@ async def test_blank_prompt_is_refused(core, workspace, fake_api):
 
 
 async def test_connection_test_and_key(core, fake_api, monkeypatch, memory_keyring):
-    """Test connection answers one sentence or raises the translated error; a key saved through
-    the settings service is found (and where), a deleted one is gone."""
-    fake_api.script(text("ok"), error(401))
-    assert (await core.chat.test_connection()).startswith(f"Connected to {fake_api.url}")
-    with pytest.raises(AuthenticationFailed):
-        await core.chat.test_connection()
+    """Test connection asks the chat model, then the memory model, and answers for each (the
+    error's sentence for one that failed). A key saved through the settings service is found
+    (and where), a deleted one is gone."""
+    settings = core.settings.current()
+    fake_api.script(text("ok"), text("ok"), text("ok"), error(401))
+    checks = await core.chat.test_connection()
+    assert [(c.role, c.model, c.error) for c in checks] == [
+        ("chat", settings.chat_model, None),
+        ("memory", settings.memory_model, None),
+    ]
+    assert checks[1].answered == (
+        f"Connected to {fake_api.url}: model {settings.memory_model} answered."
+    )
+    assert [r.body["model"] for r in fake_api.message_requests] == [
+        settings.chat_model,
+        settings.memory_model,
+    ]
+    checks = await core.chat.test_connection()
+    assert checks[0].answered is not None and checks[0].error is None
+    assert checks[1].answered is None and "key" in checks[1].error.lower()
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     assert await core.settings.check_key() is False
@@ -142,9 +156,9 @@ async def test_base_url_from_settings_is_used(make_core, fake_api, monkeypatch):
     core.settings.save(
         replace(core.settings.current(), base_url=fake_api.url, chat_model="claude-chat")
     )
-    fake_api.script(text("ok"))
-    assert "answered" in await core.chat.test_connection()
-    assert len(fake_api.requests) == 1
+    fake_api.script(text("ok"), text("ok"))
+    assert all(check.answered for check in await core.chat.test_connection())
+    assert len(fake_api.requests) == 2
 
 
 def test_title_from_prompt():

@@ -82,12 +82,13 @@ def test_sync_appends_a_block_and_keeps_every_other_byte(folder, capsys):
 
 def test_sync_replaces_only_the_block(folder, capsys, data_dir):
     """Text before and after an existing block is kept byte for byte; only what lies between
-    the markers becomes the current document (a marker inside the document is neutralized)."""
+    the markers becomes the current document (a marker inside the document is neutralized).
+    (The block's text was typed by hand, so this first sync needs ``--force``.)"""
     target = folder / "AGENTS.md"
     before = b"# Rules\n\nUse tabs.\n\n<!-- yak:memory -->\nold notes\n"
     after = b"<!-- /yak:memory -->\n\n## Footer \xc3\xa9\n  trailing  "
     target.write_bytes(before + after)
-    code, out, _ = run(capsys, "memory", "sync", target, "-w", folder)
+    code, out, _ = run(capsys, "memory", "sync", target, "-w", folder, "--force")
     assert code == 0 and out.startswith(f"Updated {target}")
     assert target.read_bytes() == b"# Rules\n\nUse tabs.\n\n" + BLOCK + after[20:]
 
@@ -124,6 +125,70 @@ def test_sync_refuses_a_file_it_cannot_change_safely(folder, capsys, content, me
     assert code == 2 and out == ""
     assert err.startswith("yak: ") and message in err and err.count("\n") == 1, err
     assert target.read_bytes() == content
+
+
+def _save(data_dir, folder, text, version):
+    async def write():
+        core = open_core(data_dir)
+        try:
+            workspace = await core.workspaces.find(str(folder))
+            await core.memory.save(workspace.id, text, expected_version=version)
+        finally:
+            await core.aclose()
+
+    asyncio.run(write())
+
+
+HAND_EDITED = (
+    b"# Rules\n\n<!-- yak:memory -->\n- tests: pytest\n- lint: ruff, never black\n"
+    b"<!-- /yak:memory -->\n"
+)
+CONFLICTED = (
+    b"<!-- yak:memory -->\n<<<<<<< HEAD\n- tests: pytest\n=======\n- tests: tox\n"
+    b">>>>>>> feature\n- lint: ruff\n<!-- /yak:memory -->\n"
+)
+
+
+@pytest.mark.parametrize(
+    "content, what",
+    [
+        (HAND_EDITED, "text Yak did not write there (an edit by hand?)"),
+        (CONFLICTED, "git conflict markers"),
+    ],
+)
+def test_sync_refuses_a_block_edited_by_hand_or_conflicted_until_forced(
+    folder, capsys, content, what
+):
+    """A block whose text Yak never wrote (a line changed by hand) or holding git conflict
+    markers: exit 3, one stderr sentence saying which and how to go on, the file byte for byte
+    as it was; ``--force`` then replaces the block (exit 0)."""
+    target = folder / "AGENTS.md"
+    target.write_bytes(content)
+    code, out, err = run(capsys, "memory", "sync", target, "-w", folder)
+    assert (code, out) == (3, "")
+    assert err == (
+        f"yak: {target}'s memory block holds {what}, so nothing was written; move what you "
+        "want to keep into the memory, then sync with --force to replace the block\n"
+    )
+    assert target.read_bytes() == content
+
+    code, out, err = run(capsys, "memory", "sync", target, "-w", folder, "--force")
+    assert (code, err) == (0, "")
+    assert target.read_bytes().endswith(BLOCK + b"\n")
+
+
+def test_sync_replaces_a_block_holding_an_older_version_without_force(folder, capsys, data_dir):
+    """A block Yak wrote for version 1 (CRLF file) is replaced by version 2 without a question:
+    it is not a hand edit."""
+    target = folder / "AGENTS.md"
+    target.write_bytes(b"# Rules\r\n")
+    assert run(capsys, "memory", "sync", target, "-w", folder)[0] == 0
+    _save(data_dir, folder, "- tests: pytest\n", 1)
+    code, out, err = run(capsys, "memory", "sync", target, "-w", folder)
+    assert (code, err) == (0, "")
+    assert target.read_bytes() == (
+        b"# Rules\r\n\r\n<!-- yak:memory -->\r\n- tests: pytest\r\n<!-- /yak:memory -->\r\n"
+    )
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")

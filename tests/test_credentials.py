@@ -131,3 +131,57 @@ async def test_a_session_key_is_used_for_this_core_only_and_written_nowhere(
     assert core.settings.api_key_now() is None
     with pytest.raises(UsageError):
         await core.settings.use_session_key("sk a")
+
+
+LOAD_BOTH = """
+import json, sys, threading, time
+seen = {}
+
+class Spy:  # notes which thread loads a module for the first time, and when
+    def find_spec(self, name, path=None, target=None):
+        now = time.monotonic()
+        first, _last = seen.get(threading.current_thread().name, (now, now))
+        seen[threading.current_thread().name] = (first, now)
+
+from yak.llm import credentials, sdk
+sys.meta_path.insert(0, Spy())
+start = threading.Barrier(2)
+def load_sdk():
+    start.wait()
+    sdk.load()
+def load_keyring():
+    start.wait()
+    credentials.keyring_backends()
+threads = [threading.Thread(target=load_sdk, name="sdk"),
+           threading.Thread(target=load_keyring, name="keyring")]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(json.dumps(seen))
+"""
+
+
+def test_the_sdk_and_the_keyring_never_load_at_the_same_time(tmp_path):
+    """The warm-up's SDK import and the key check's keyring import started at the same moment
+    in a fresh interpreter (as at the app's start): one loads all its modules before the other
+    loads any, so neither can meet the other's half-initialized module (an intermittent
+    "circular import" at start before ``yak.llm.sdk.import_lock``; without it the two spans
+    overlap)."""
+    import json
+    import subprocess
+    import sys
+
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_BOTH],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    spans = json.loads(done.stdout)
+    sdk_first, sdk_last = spans["sdk"]
+    keyring_first, keyring_last = spans["keyring"]
+    assert sdk_last < keyring_first or keyring_last < sdk_first, spans

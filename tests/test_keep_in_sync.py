@@ -104,6 +104,30 @@ def test_a_file_that_cannot_be_synced_is_one_line_and_the_revision_is_kept(proj,
     assert run(capsys, "memory", "show", "-w", proj)[1] == "- two\n"
 
 
+def test_a_kept_block_edited_by_hand_is_left_and_said(proj, capsys):
+    """A line changed by hand inside the kept block: the next ``set`` stores its revision
+    (exit 0) but leaves AGENTS.md byte for byte and says on stderr why; ``sync --keep --force``
+    then replaces the block."""
+    agents = proj / "AGENTS.md"
+    assert run(capsys, "memory", "sync", agents, "--keep", "-w", proj)[0] == 0
+    edited = agents.read_bytes().replace(b"- one\n", b"- one, said Ann\n")
+    agents.write_bytes(edited)
+    (proj / "new.txt").write_text("- two\n")
+    code, out, err = run(capsys, "memory", "set", "-w", proj, "--file", proj / "new.txt")
+    assert code == 0
+    assert err == (
+        f"Memory version 2 is saved, but {agents} could not be kept in sync: {agents}'s memory "
+        "block holds text Yak did not write there (an edit by hand?), so nothing was written; "
+        "move what you want to keep into the memory, then sync with --force to replace the "
+        "block\n"
+    )
+    assert agents.read_bytes() == edited
+    code, _, err = run(capsys, "memory", "sync", agents, "--keep", "-w", proj)
+    assert code == 3 and agents.read_bytes() == edited
+    assert run(capsys, "memory", "sync", agents, "--keep", "--force", "-w", proj)[::2] == (0, "")
+    assert agents.read_text() == OUTSIDE + "\n" + block("- two\n")
+
+
 def test_an_immutable_file_for_real(proj, capsys):
     """A file nobody may write (``chattr +i``, where the machine allows it): the revision is
     stored and the sentence names the file and the system's reason."""

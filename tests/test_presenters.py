@@ -58,7 +58,7 @@ def test_status_kinds_are_enums_with_their_colour():
     """A status line's kind and action are enum members; alarms are red, refusals and waiting
     proposals amber, work under way blue, the advice about a missing key plain."""
     line = refresh_status(RefreshState("ws_x", state=QueueState.RUNNING))
-    assert line.kind is StatusKind.RUNNING and line.action is None
+    assert line.kind is StatusKind.RUNNING and line.action is StatusAction.STOP
     assert status_colour(StatusKind.FAILED) is Colour.ALARM
     assert status_colour(StatusKind.REFUSED) is Colour.WARNING
     assert status_colour(StatusKind.REVIEW) is Colour.WARNING

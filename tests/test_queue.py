@@ -383,3 +383,32 @@ def test_the_quiet_time_setting_ignores_an_older_debounce_and_is_bounded(tmp_pat
     assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "5000"}).refresh_idle_s == 600
     assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "1"}).refresh_idle_s == 2
     assert load_settings(tmp_path, env={"YAK_REFRESH_IDLE_SECONDS": "soon"}).refresh_idle_s == 120
+
+
+@pytest.mark.parametrize("started", [True, False], ids=["mid-run", "before-its-first-step"])
+async def test_stop_cancels_the_run_in_flight_without_backoff(started):
+    """Stop (the panel's button) cancels the workspace's run, mid-run or before it took its
+    first step: the queue goes idle, a caller awaiting that run sees it cancelled, no failure
+    is counted (the next trigger runs after the usual debounce), and stopping a workspace with
+    nothing running answers False."""
+    timers = ManualTimers()
+    runner = Runner()
+    gate = runner.hold("ws_a")
+    queue = make_queue(runner, timers, debounce_s=10)
+    waiter = asyncio.ensure_future(queue.refresh_now("ws_a"))
+    await asyncio.sleep(0)
+    assert queue.state("ws_a").state is QueueState.RUNNING
+    if started:
+        while not runner.running:
+            await asyncio.sleep(0)
+    assert queue.stop("ws_a") is True
+    await settle(queue)
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert queue.state("ws_a") == QueueStatus("ws_a", QueueState.IDLE)
+    assert (queue.failures("ws_a"), queue.stop("ws_a"), queue.stop("ws_b")) == (0, False, False)
+    assert runner.calls == ([("ws_a", False)] if started else [])
+    gate.set()
+
+    queue.enqueue("ws_a")
+    assert queue.state("ws_a") == QueueStatus("ws_a", QueueState.PENDING, 10.0)

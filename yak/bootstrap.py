@@ -68,6 +68,7 @@ def open_core(
     max_tool_rounds: int | None = None,
     rewrite_form: RewriteForm | None = None,
     in_place: bool = False,
+    fast_reads: bool = True,
 ) -> Core:
     """Open the database in ``data_dir`` (migrating it), or the team database on a PostgreSQL
     server, and build the core around it.
@@ -100,6 +101,10 @@ def open_core(
         in_place: the services make their repository, file and key store calls in place
             (``yak.aio.in_place``) instead of on worker threads: for a command that only reads
             and drives the core with ``yak.aio.run_in_place``, without an event loop.
+        fast_reads: with ``read_only_fallback``, serve the reads of the local SQLite file through
+            the plain ``sqlite3`` reader (a command that only reads); ``False``: the SQLAlchemy
+            adapters only, read-only when the file cannot be written (the desktop app, which
+            reads and writes for as long as it runs).
 
     Raises:
         SchemaTooNew: a newer Yak wrote the database; nothing is changed.
@@ -124,7 +129,7 @@ def open_core(
     if database_url is None:
         database_url = (os.environ if env is None else env).get("YAK_DATABASE_URL", "")
     url = database_url.strip() or None
-    reader = _fast_reader(data_dir) if read_only_fallback and url is None else None
+    reader = _fast_reader(data_dir) if read_only_fallback and fast_reads and url is None else None
     if reader is not None:
         return _build_reading(reader, data_dir, key_store=key_store, options=options)
     from yak.db.engine import open_database

@@ -555,6 +555,7 @@ class RefreshState:
         memory_enabled: whether the workspace's memory is on (off: no injection, no refresh).
         missing_key: whether the last refresh this process ran failed because no API key
             was available (advice to add one rather than an alarm).
+        running_for: seconds since the refresh in flight started (``None`` unless running).
     """
 
     workspace_id: str
@@ -567,10 +568,29 @@ class RefreshState:
     unfolded: bool = False
     memory_enabled: bool = True
     missing_key: bool = False
+    running_for: float | None = None
 
 
 UPKEEP_WINDOWS_DAYS: tuple[int, int] = (7, 30)
 """The windows of the memory's upkeep figures (``yak memory stats``, Settings › Memory)."""
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """One model's answer to "Test connection" (``ChatService.test_connection``).
+
+    Attributes:
+        role: ``"chat"`` or ``"memory"`` (the model's use; one check may cover both when
+            they are the same model: ``"chat and memory"``).
+        model: the model name asked for.
+        answered: the one-line success sentence, or ``None`` when it failed.
+        error: the failure's one sentence, or ``None`` when it answered.
+    """
+
+    role: str
+    model: str
+    answered: str | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

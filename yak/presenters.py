@@ -21,6 +21,7 @@ from typing import Any
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
     STORE_ERROR,
+    ModelCheck,
     Proposal,
     ProposalOrigin,
     ProposalStatus,
@@ -95,6 +96,7 @@ class StatusAction(StrEnum):
     VIEW = "view"  # open the refused reply
     RETRY = "retry"  # run the refresh again
     ADD_KEY = "add_key"  # open Settings › Provider
+    STOP = "stop"  # cancel the refresh in flight
 
 
 class Colour(StrEnum):
@@ -152,6 +154,10 @@ _ACTION_WORDS = {
     StatusAction.VIEW: ("View", "See the refused reply against the document"),
     StatusAction.RETRY: ("Retry", "Run the refresh again"),
     StatusAction.ADD_KEY: ("Add key…", "Open Settings › Provider to add an Anthropic API key"),
+    StatusAction.STOP: (
+        "Stop",
+        "Stop this refresh: nothing is written, and its conversations wait for the next one",
+    ),
 }
 
 
@@ -165,7 +171,9 @@ def action_words(action: StatusAction) -> tuple[str, str]:
     return _ACTION_WORDS[action]
 
 
-def refresh_status(state: RefreshState, *, due_in: float | None = None) -> StatusLine:
+def refresh_status(
+    state: RefreshState, *, due_in: float | None = None, running_for: float | None = None
+) -> StatusLine:
     """The status line for ``state``.
 
     Running and pending win; then a forced refresh that failed for want of an API key (while
@@ -177,9 +185,13 @@ def refresh_status(state: RefreshState, *, due_in: float | None = None) -> Statu
         state: the workspace's refresh state.
         due_in: seconds left until a pending refresh (defaults to ``state.due_in``); shown
             rounded up to whole seconds.
+        running_for: seconds since the refresh in flight started (defaults to
+            ``state.running_for``); shown as whole seconds, with Stop beside it.
     """
     if state.state is QueueState.RUNNING:
-        return StatusLine(StatusKind.RUNNING, "refreshing…")
+        elapsed = state.running_for if running_for is None else running_for
+        text = "refreshing…" if elapsed is None else f"refreshing… {int(max(elapsed, 0.0))} s"
+        return StatusLine(StatusKind.RUNNING, text, StatusAction.STOP)
     if not state.memory_enabled:
         return StatusLine(StatusKind.OFF, "memory off: not used in conversations nor refreshed")
     if state.state is QueueState.PENDING:
@@ -700,3 +712,34 @@ def held_json(held: HeldLine) -> dict[str, Any]:
         "lines": list(held.lines),
         "reason": held_line_words(held),
     }
+
+
+def read_only_words(data_dir: str | None) -> str:
+    """The window's banner when the database was opened read-only (a read-only or immutable
+    data folder): what still works, what does not, and what to do about it."""
+    where = f" in {data_dir}" if data_dir else ""
+    return (
+        f"Read-only: the Yak database{where} cannot be written, so changes cannot be saved "
+        "(memory edits, refreshes, new messages). You can read everything. Make the folder "
+        "writable and restart Yak to save changes."
+    )
+
+
+def connection_words(checks: Sequence[ModelCheck]) -> str:
+    """What "Test connection" found, one line per model: the success sentence (which names
+    the model), or ``"Memory model M: <the error's sentence>"``. When every model failed with
+    the same sentence (a wrong key, no server), that sentence once."""
+    errors = {check.error for check in checks}
+    if len(checks) > 1 and len(errors) == 1 and None not in errors:
+        return str(checks[0].error)
+    return "\n".join(
+        check.answered
+        if check.answered is not None
+        else f"{check.role.capitalize()} model {check.model}: {check.error}"
+        for check in checks
+    )
+
+
+REFRESH_STOPPED = (
+    "Refresh stopped: nothing was written; its conversations wait for the next refresh."
+)

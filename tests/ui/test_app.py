@@ -559,3 +559,76 @@ def test_the_warm_up_runs_while_the_window_keeps_working(app_env, data_dir, tmp_
     assert status == 0
     assert events == ["other folder shown", "released"]
     assert results == [True]
+
+
+def test_yak_dir_open_in_another_window_brings_it_to_the_front_and_quits(
+    app_env, data_dir, tmp_path
+):
+    """``yak DIR`` while another Yak window shows DIR: that window is asked to come to the
+    front (it hears the request once), and this app shows no "already open" box, runs no
+    start-up work and quits with status 0 by itself."""
+    from yak.ui.window_lock import WindowLock
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    workspace = with_core(data_dir, lambda core: core.workspaces.open(str(folder)))
+    holder = WindowLock(data_dir)  # the first window's lock, in this process
+    assert holder.claim(workspace.id)
+    requests: list[str] = []
+    holder.show_requested.connect(lambda: requests.append("show"))
+    boxes: list[str] = []
+    finished = threading.Event()
+
+    def step() -> bool:
+        box = visible_box("already open")
+        if box is not None:
+            boxes.append(box.text())
+            box.done(0)
+        return finished.is_set() or bool(boxes)
+
+    problems = drive(step)
+    try:
+        status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    finally:
+        finished.set()
+        holder.release()
+    assert problems == []
+    assert (status, requests, boxes) == (0, ["show"], [])
+    assert main_window() is None
+
+
+def test_a_read_only_data_folder_opens_read_only_with_a_banner(
+    app_env, data_dir, tmp_path, monkeypatch
+):
+    """``yak DIR`` on a database nobody may write (as ``yak memory show`` reads it): the window
+    opens instead of refusing, shows DIR's memory, and a banner above the chat says changes
+    cannot be saved; quitting leaves the database's bytes as they were (status 0)."""
+    from tests.test_cli_readonly_db import cannot_write
+    from yak.presenters import read_only_words
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    with_core(data_dir, lambda core: workspace_with_document(core, folder, "- kept as is\n"))
+    database = data_dir / "yak.db"
+    before = database.read_bytes()
+    cannot_write(monkeypatch, tmp_path, refused_modes=())
+    seen: dict[str, str] = {}
+
+    def step() -> bool:
+        window = main_window()
+        if window is None or window.workspace is None:
+            return False
+        if window.memory_panel.document_view.toPlainText() != "- kept as is\n":
+            return False
+        banner = window.read_only_banner
+        seen.update(banner=banner.text() if banner.isVisible() else "(hidden)")
+        window.quit_action.trigger()
+        return True
+
+    problems = drive(step)
+    status = yak_app.run(data_dir_override=str(data_dir), workspace=str(folder))
+    assert problems == []
+    assert status == 0
+    assert seen["banner"] == read_only_words(str(data_dir))
+    assert seen["banner"].startswith("Read-only: the Yak database in ")
+    assert database.read_bytes() == before

@@ -240,11 +240,24 @@ def test_with_no_keyring_a_key_can_be_used_for_this_session_only(make_page, qloo
     assert page.key_note.text() == NO_KEYRING_NOTE
 
 
-def test_test_connection_reaches_the_server_and_says_so(make_page, qloop, fake_api):
+def test_test_connection_tries_the_chat_and_the_memory_model_and_says_so(
+    make_page, qloop, fake_api
+):
+    """Test connection asks the chat model and then the memory model: both answering is one
+    line each naming its model; the memory model alone failing (an unknown model) names it
+    with the error's sentence under the chat model's success; a wrong key is one sentence."""
     from tests.support.fake_api import error, text
 
-    fake_api.script(text("ok"), error(401))
-    page, _core = make_page()
+    fake_api.script(
+        text("ok"),
+        text("ok"),
+        text("ok"),
+        error(404, message="model: nope"),
+        error(401),
+        error(401),
+    )
+    page, core = make_page()
+    chat, memory = core.settings.current().chat_model, core.settings.current().memory_model
     results: list[str] = []
     page.test_finished.connect(results.append)
 
@@ -254,12 +267,24 @@ def test_test_connection_reaches_the_server_and_says_so(make_page, qloop, fake_a
         await until(lambda: len(results) == count, what="the test to finish")
 
     run(qloop, body(1))
-    assert page.status_label.text() == results[0]
-    assert results[0].startswith(f"Connected to {fake_api.url}")
+    assert (
+        page.status_label.text()
+        == results[0]
+        == (
+            f"Connected to {fake_api.url}: model {chat} answered.\n"
+            f"Connected to {fake_api.url}: model {memory} answered."
+        )
+    )
     run(qloop, body(2))
     assert page.status_label.text() == results[1]
-    assert "key" in results[1].lower() and "\n" not in results[1]
+    first, second = results[1].split("\n")
+    assert first == f"Connected to {fake_api.url}: model {chat} answered."
+    assert second.startswith(f"Memory model {memory}: The model or endpoint was not found (404)")
+    run(qloop, body(3))
+    assert page.status_label.text() == results[2]
+    assert "key" in results[2].lower() and "\n" not in results[2]
     assert page.test_button.isEnabled()
+    assert [r.body["model"] for r in fake_api.message_requests] == [chat, memory] * 3
 
 
 def test_revert_and_the_close_guard_discard_or_apply_unapplied_edits(

@@ -102,7 +102,7 @@ def test_panel_status_follows_the_refresh_queue(env, ui, qloop, fake_api):
         assert panel.status_label.text() == "pending in 7 s"
 
         env.timers.advance(10)
-        await until(lambda: panel.status_label.text() == "refreshing…", what="refreshing…")
+        await until(lambda: panel.status_label.text() == "refreshing… 0 s", what="refreshing…")
         assert not panel.refresh_button.isEnabled()
 
         gate.set()
@@ -119,6 +119,56 @@ def test_panel_status_follows_the_refresh_queue(env, ui, qloop, fake_api):
         await controller.tasks.drain()
         await controller._load_state(workspace.id)
         assert panel.status_label.text() == "new conversations not folded in yet"
+
+    run(qloop, body())
+
+
+def test_a_refresh_shows_its_elapsed_seconds_and_stop_cancels_it(env, ui, qtbot, qloop, fake_api):
+    """While a refresh runs the status line counts its seconds ("refreshing… 4 s") beside a
+    Stop button; Stop cancels it: the status bar says so, the document and the history are
+    unchanged, no attempt is recorded, the conversation is still unfolded (the line says so),
+    and the next refresh reads it and applies."""
+    window, controller = ui
+    workspace = env.workspace("proj", lines(10))
+    env.say(workspace.id, "We build with make, not cmake.", "Noted: make it is.")
+    gate = threading.Event()
+    fake_api.script(
+        text(lines(10) + "- build with make\n", gate=gate, pause_after=2),
+        text(lines(10) + "- build with make\n"),
+    )
+    panel = window.memory_panel
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        env.core.refresh.enqueue(workspace.id)
+        env.timers.advance(10)
+        await until(lambda: panel.status_label.text() == "refreshing… 0 s", what="refreshing…")
+        assert panel.action_button.text() == "Stop" and panel.action_button.isVisible()
+        await until(lambda: fake_api.message_requests, what="the request to the model")
+        env.timers.now += 4.2
+        panel._on_tick_timer_timeout()  # the 1 s tick, called instead of waited for
+        assert panel.status_label.text() == "refreshing… 4 s"
+
+        qtbot.mouseClick(panel.action_button, Qt.MouseButton.LeftButton)
+        await env.core.refresh.queue.wait_idle()
+        await until(
+            lambda: panel.status_label.text() == "new conversations not folded in yet",
+            what="the stopped refresh's line",
+        )
+        assert window.statusBar().currentMessage() == (
+            "Refresh stopped: nothing was written; its conversations wait for the next refresh."
+        )
+        assert panel.refresh_button.isEnabled() and panel.action_button.isHidden()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == (lines(10), 1)
+        assert env.attempts(workspace.id) == []
+        assert len(env.core.chat.conversations.unfolded_messages(workspace.id)) == 2
+        gate.set()  # the fake server's first reply may end now; nobody reads it
+
+        outcome = await env.core.refresh.refresh_now(workspace.id)
+        assert outcome.status == RefreshStatus.APPLIED
+        assert env.stored(workspace.id).content == lines(10) + "- build with make\n"
+        await controller.tasks.drain()
 
     run(qloop, body())
 

@@ -150,8 +150,8 @@ def test_change_underneath_unsaved_edits_shows_banner_and_keep_mine_saves_on_top
         assert editor.banner_shown
         assert editor.banner.label.text() == (
             "The memory changed to version 2 by another program (such as the yak command) "
-            "while you were editing. Keep mine saves your text as version 3; Take theirs "
-            "discards your edits."
+            "while you were editing. Keep mine saves your text as version 3; Merge puts your "
+            "edits on top of version 2; Take theirs discards your edits."
         )
         assert editor.banner.diff_view.rows() == [
             ("@@ -1,2 +1,2 @@", GREY),
@@ -200,6 +200,76 @@ def test_take_theirs_shows_the_stored_text_and_writes_nothing(env, page, qtbot, 
     run(qloop, body())
 
 
+def test_merge_puts_my_edits_on_top_of_theirs_and_saves_only_on_save(env, page, qtbot, qloop):
+    """Another writer added a line at the top while I added one at the end: Merge puts both in
+    the editor (the banner goes, the header shows their version, a message says Save stores
+    it), nothing is written until Save, which stores the merged text as version 3; Ctrl+Z
+    right after Merge would have brought my text back."""
+    workspace = env.workspace("proj", "- a\n- b\n- c\n")
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        editor.text_edit.setPlainText("- a\n- b\n- c\n- mine\n")
+        env.write_from_another_process(workspace.id, "- theirs\n- a\n- b\n- c\n")
+        await env.core.watcher.check_external_changes()
+        await page.controller.tasks.drain()
+        assert editor.banner_shown and editor.banner.merge_button.text() == "Merge"
+
+        qtbot.mouseClick(editor.banner.merge_button, Qt.MouseButton.LeftButton)
+        assert not editor.banner_shown
+        assert editor.text == "- theirs\n- a\n- b\n- c\n- mine\n"
+        assert editor.message_label.text() == (
+            "Merged your edits into version 2; Save stores the result (Ctrl+Z brings back your "
+            "text as it was)."
+        )
+        assert "version 2 · " in editor.header_label.text()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- theirs\n- a\n- b\n- c\n", 2)
+
+        editor.text_edit.undo()
+        assert editor.text == "- a\n- b\n- c\n- mine\n"
+        editor.text_edit.redo()
+        qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- theirs\n- a\n- b\n- c\n- mine\n", 3)
+
+    run(qloop, body())
+
+
+def test_merge_that_conflicts_says_so_and_keeps_both_choices(env, page, qtbot, qloop):
+    """Both sides changed the same line: Merge says they cannot be merged, the banner stays
+    with Keep mine and Take theirs, my text stays in the editor and nothing is written."""
+    workspace = env.workspace("proj", "- a\n- port 8000\n")
+
+    async def body():
+        await show(page, workspace.id)
+        editor = page.editor
+        editor.text_edit.setPlainText("- a\n- port 9000\n")
+        env.write_from_another_process(workspace.id, "- a\n- port 7000\n")
+        await env.core.watcher.check_external_changes()
+        await page.controller.tasks.drain()
+
+        qtbot.mouseClick(editor.banner.merge_button, Qt.MouseButton.LeftButton)
+        assert editor.message_label.text() == (
+            "Your edits and version 2 change the same lines, so they cannot be merged: "
+            "choose Keep mine or Take theirs."
+        )
+        assert editor.banner_shown
+        assert editor.banner.keep_mine_button.isVisible()
+        assert editor.banner.take_theirs_button.isVisible()
+        assert editor.text == "- a\n- port 9000\n"
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- a\n- port 7000\n", 2)
+
+        qtbot.mouseClick(editor.banner.keep_mine_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        assert env.stored(workspace.id).content == "- a\n- port 9000\n"
+
+    run(qloop, body())
+
+
 def test_change_without_unsaved_edits_updates_the_editor_without_a_banner(env, page, qloop):
     """With no unsaved edits there is nothing to lose: the editor shows the new text."""
     workspace = env.workspace("proj", "- base fact\n")
@@ -240,7 +310,8 @@ def test_stale_save_is_refused_and_shows_the_conflict_banner(env, page, qtbot, q
         assert editor.banner_shown
         assert editor.banner.label.text() == (
             "The memory changed (version 3) while you were editing; nothing was saved. Keep "
-            "mine saves your text as version 4; Take theirs discards your edits."
+            "mine saves your text as version 4; Merge puts your edits on top of version 3; "
+            "Take theirs discards your edits."
         )
         assert "Reload" not in editor.banner.label.text()
         assert editor.message_label.text() == ""  # not the stale "Saved as version 2."

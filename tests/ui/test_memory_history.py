@@ -189,10 +189,70 @@ def test_import_replaces_the_document_and_refuses_non_text(env, page, qtbot, qlo
         assert (stored.content.encode(), stored.version) == (b"- old\n", 1)
 
         await pick(good)
+        preview = page.controller.preview_dialog
+        preview.replace_button.click()
+        await page.controller.tasks.drain()
         stored = env.stored(workspace.id)
         assert stored.content == "- imported ☕\n- second\n"
         assert page.editor.text == stored.content
         assert env.history(workspace.id)[0].source == RevisionSource.IMPORT
+
+    run(qloop, body())
+
+
+def test_import_shows_the_diff_and_asks_before_replacing(env, page, qtbot, qloop, tmp_path):
+    """Import… of a file first shows what it would change: the summary (+1 −1 against version
+    1), the diff with the removed and added lines, Cancel as the default button. Cancel (or
+    Esc) keeps the document byte for byte and says so; Replace the memory stores the file's
+    text as version 2. A file with the same text asks nothing."""
+    workspace = env.workspace("proj", "- keep\n- old rule\n")
+    new = tmp_path / "brief.txt"
+    new.write_text("- keep\n- new rule\n")
+    same = tmp_path / "same.txt"
+    same.write_text("- keep\n- old rule\n")
+
+    async def pick(path) -> None:
+        qtbot.mouseClick(page.editor.import_button, Qt.MouseButton.LeftButton)
+        page.file_dialog.selectFile(str(path))
+        page.file_dialog.accept()
+        await page.controller.tasks.drain()
+
+    async def body():
+        await show(page, workspace.id)
+        await pick(new)
+        preview = page.controller.preview_dialog
+        assert preview.isVisible() and preview.windowTitle() == "Import brief.txt"
+        assert preview.summary_label.text() == (
+            "Importing brief.txt replaces version 1 of the memory: +1 −1 lines. "
+            "History keeps the version replaced."
+        )
+        assert [text for text, _colour in preview.diff_view.rows()] == [
+            "@@ -1,2 +1,2 @@",
+            "  - keep",
+            "− - old rule",
+            "+ - new rule",
+        ]
+        assert preview.cancel_button.isDefault() and not preview.replace_button.isDefault()
+        preview.cancel_button.click()
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert (stored.content.encode(), stored.version) == (b"- keep\n- old rule\n", 1)
+        assert page.editor.message_label.text() == "Not imported: the memory stays version 1."
+
+        await pick(new)
+        page.controller.preview_dialog.replace_button.click()
+        await page.controller.tasks.drain()
+        stored = env.stored(workspace.id)
+        assert (stored.content, stored.version) == ("- keep\n- new rule\n", 2)
+        assert page.editor.message_label.text() == f"Imported {new} as version 2."
+
+        same.write_text("- keep\n- new rule\n")
+        await pick(same)
+        assert page.controller.preview_dialog is None
+        assert page.editor.message_label.text() == (
+            f"{same} has the same text as the memory; nothing changed."
+        )
+        assert env.stored(workspace.id).version == 2
 
     run(qloop, body())
 
@@ -402,6 +462,8 @@ def test_export_to_a_json_name_writes_json_that_import_takes_back(
         dialog = page.file_dialog
         dialog.selectFile(str(target))
         dialog.accept()
+        await page.controller.tasks.drain()
+        page.controller.preview_dialog.replace_button.click()
         await page.controller.tasks.drain()
         assert env.stored(workspace.id).content == text
         assert page.editor.message_label.text().startswith(f"Imported {target} as version")

@@ -66,7 +66,12 @@ def failed_for_want_of_a_key(**fields) -> RefreshState:
         (RefreshState("ws_x"), "up to date", None),
         (RefreshState("ws_x", state=QueueState.PENDING, due_in=8.2), "pending in 9 s", None),
         (RefreshState("ws_x", state=QueueState.PENDING, due_in=0.0), "pending in 0 s", None),
-        (RefreshState("ws_x", state=QueueState.RUNNING), "refreshing…", None),
+        (RefreshState("ws_x", state=QueueState.RUNNING), "refreshing…", "stop"),
+        (
+            RefreshState("ws_x", state=QueueState.RUNNING, running_for=12.7),
+            "refreshing… 12 s",
+            "stop",
+        ),
         (
             RefreshState(
                 "ws_x", last_attempt=attempt(RefreshStatus.REFUSED_FLOOR, "kept 12 of 150")
@@ -147,7 +152,7 @@ def failed_for_want_of_a_key(**fields) -> RefreshState:
                 "ws_x", state=QueueState.RUNNING, last_attempt=attempt(RefreshStatus.FAILED)
             ),
             "refreshing…",
-            None,
+            "stop",
         ),
         # No API key: automatic refreshes wait (advice, with a way to add one) …
         (RefreshState("ws_x", state=QueueState.PAUSED), PAUSED_TEXT, "add_key"),

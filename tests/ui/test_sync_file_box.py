@@ -101,3 +101,34 @@ def test_the_window_says_when_a_kept_file_could_not_be_synced(env, ui, qloop):
         await controller.tasks.drain()  # the panel's reload of version 2 ends within the test
 
     run(qloop, body())
+
+
+def test_the_window_says_a_kept_block_edited_by_hand_was_left(env, ui, qloop):
+    """A save in the window's workspace whose kept AGENTS.md block was edited by hand since:
+    the revision is stored, the file keeps the hand edit byte for byte, and the status bar
+    says so."""
+    window, controller = ui
+    workspace = env.workspace("proj", "- one\n")
+    agents = env.folder("proj") / "AGENTS.md"
+
+    async def body():
+        await controller.open_workspace(str(env.folder("proj")))
+        await env.core.kept_file.keep_in_sync(workspace.id, str(agents))
+        edited = agents.read_bytes().replace(b"- one\n", b"- one (and Ann's note)\n")
+        agents.write_bytes(edited)
+        await env.core.memory.save(workspace.id, "- two\n", expected_version=1)
+        await until(
+            lambda: "could not be kept in sync" in window.statusBar().currentMessage(),
+            what="the status line",
+        )
+        said = window.statusBar().currentMessage()
+        assert said.endswith(
+            f"{agents}'s memory block holds text Yak did not write there (an edit by hand?), "
+            "so nothing was written; move what you want to keep into the memory, then sync "
+            "with --force to replace the block"
+        )
+        assert agents.read_bytes() == edited
+        assert env.stored(workspace.id).content == "- two\n"
+        await controller.tasks.drain()
+
+    run(qloop, body())

@@ -274,9 +274,10 @@ def test_without_a_workspace_the_window_offers_the_recent_folders(env, qtbot, ql
     window.close_guard = first_window.close_guard = None
 
 
-def test_a_workspace_open_in_another_window_is_refused_with_a_sentence(env, qtbot, qloop):
-    """Two windows do not show the same workspace side by side: the second says where it is
-    open and keeps what it showed; once the first lets go, it opens."""
+def test_a_workspace_open_in_another_window_brings_that_window_to_the_front(env, qtbot, qloop):
+    """Two windows do not show the same workspace side by side: opening it in the second
+    brings the first to the front (it becomes the active window), the second's status bar says
+    so and it keeps what it showed; once the first lets go, it opens."""
     proj = env.workspace("proj")
     other = env.workspace("other")
     windows, controllers = [], []
@@ -288,20 +289,21 @@ def test_a_workspace_open_in_another_window_is_refused_with_a_sentence(env, qtbo
     first, second = controllers
 
     async def body():
+        for window in windows:
+            window.show()
         await first.open_workspace(proj.path)
         await second.open_workspace(other.path)
+        windows[1].activateWindow()
+        await until(windows[1].isActiveWindow, what="the second window to be active")
         assert await second.open_workspace(proj.path) is None
-        assert windows[1].error_box is not None
-        assert windows[1].error_box.text() == (
-            f"{proj.path} is already open in another Yak window. Switch to that window, or "
-            "close it and open the folder here."
+        await until(windows[0].isActiveWindow, what="the first window to come to the front")
+        assert windows[1].error_box is None
+        assert windows[1].statusBar().currentMessage() == (
+            f"{proj.path} is open in another Yak window, now in front."
         )
         assert windows[1].workspace.id == other.id
-        windows[1].error_box.close()
         assert await first.open_workspace(other.path) is None  # the second holds it
-        first_box = windows[0].error_box
-        assert first_box is not None and "already open in another Yak window" in first_box.text()
-        first_box.close()
+        await until(windows[1].isActiveWindow, what="the second window to come to the front")
         await second.aclose()  # the second window quits and lets go
         opened = await first.open_workspace(other.path)
         assert opened is not None and opened.id == other.id
@@ -309,4 +311,37 @@ def test_a_workspace_open_in_another_window_is_refused_with_a_sentence(env, qtbo
 
     run(qloop, body())
     for window in windows:
+        window.close_guard = None
+
+
+def test_a_workspace_held_by_a_window_that_does_not_answer_is_said_in_a_sentence(
+    env, data_dir, qtbot, qloop
+):
+    """A workspace whose lock is held by a window that cannot be reached (an older Yak, a
+    window stuck): the second window says where it is open and keeps what it showed."""
+    from PySide6.QtCore import QLockFile
+
+    proj = env.workspace("proj")
+    (data_dir / "windows").mkdir(exist_ok=True)
+    held = QLockFile(str(data_dir / "windows" / f"{proj.id}.lock"))
+    assert held.tryLock(0)
+    window = MainWindow()
+    qtbot.addWidget(window)
+    controller = AppController(window=window, core=env.core, bridge=env.bridge)
+
+    async def body():
+        assert await controller.open_workspace(proj.path) is None
+        assert window.error_box is not None
+        assert window.error_box.text() == (
+            f"{proj.path} is already open in another Yak window. Switch to that window, or "
+            "close it and open the folder here."
+        )
+        assert window.workspace is None
+        window.error_box.close()
+        await controller.aclose()
+
+    try:
+        run(qloop, body())
+    finally:
+        held.unlock()
         window.close_guard = None

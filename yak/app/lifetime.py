@@ -129,9 +129,14 @@ async def _main(app: Any, window: Any, options: StartOptions) -> int:
         # thread, so it overlaps the loading rather than following it.
         running.controller.tasks.spawn(_warm_up(core), name="warm-up-model-client")
         try:
-            await running.controller.start(options.workspace)
+            if not await running.controller.start(options.workspace):
+                return 0  # the folder's own window came to the front: nothing to show here
             freeze_long_lived()  # what start-up built lives until quit (see yak.ui.heap)
-            running.start_background()
+            running.start_background(
+                # Nothing can be folded into a read-only database; another window's app
+                # already runs the start-up refreshes.
+                refresh_unfolded=not (core.read_only or running.controller.other_window_open)
+            )
             if options.choose_folder:
                 window.choose_folder()
             await quit_requested.wait()
@@ -155,15 +160,17 @@ async def _warm_up(core: Core) -> None:
 
 def _open_core(folder: Path, database_url: str | None = None) -> Core:
     """Import the core and open it on the migrated database (on a worker thread: the imports
-    and the migration take a while).
+    and the migration take a while). A database that cannot be written (a read-only or
+    immutable data folder) is opened read-only, as the command line reads it; the window then
+    says that changes cannot be saved (``Core.read_only``).
 
     Raises:
         SchemaTooNew: a newer Yak wrote the database.
-        StoreError: it cannot be opened.
+        StoreError: it cannot be opened, or it is read-only and holds no Yak data yet.
     """
     from yak.bootstrap import open_core
 
-    return open_core(folder, database_url=database_url)
+    return open_core(folder, database_url=database_url, read_only_fallback=True, fast_reads=False)
 
 
 class _RunningApp:
@@ -178,11 +185,16 @@ class _RunningApp:
         self.bridge = EventBridge(core.bus, window)
         self.controller = AppController(window=window, core=core, bridge=self.bridge, parent=window)
 
-    def start_background(self) -> None:
-        """Watch for writes by other processes, and enqueue conversations not yet folded into
-        memory (paused until a key exists), so a quit or a crash loses nothing."""
+    def start_background(self, *, refresh_unfolded: bool = True) -> None:
+        """Watch for writes by other processes, and (with ``refresh_unfolded``) enqueue
+        conversations not yet folded into memory (paused until a key exists), so a quit or a
+        crash loses nothing. Not when another Yak window was found at start: its app ran them.
+        """
         self.core.watcher.start_watching()
-        self.controller.tasks.spawn(self.core.refresh.enqueue_unfolded(), name="enqueue-unfolded")
+        if refresh_unfolded:
+            self.controller.tasks.spawn(
+                self.core.refresh.enqueue_unfolded(), name="enqueue-unfolded"
+            )
 
     async def shutdown(self) -> None:
         """Quit without waiting on the model: drop pending refreshes, store a stopped reply,

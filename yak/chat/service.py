@@ -24,8 +24,8 @@ from yak.aio import in_daemon_thread
 from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
-from yak.domain import ChatMessage, ChatSession, Workspace
-from yak.errors import UsageError, YakError
+from yak.domain import ChatMessage, ChatSession, ModelCheck, Workspace
+from yak.errors import ProviderError, UsageError, YakError
 from yak.events import SessionsChanged
 from yak.ports import (
     ConversationRepository,
@@ -208,17 +208,34 @@ class ChatService:
             self.bus.publish(SessionsChanged(workspace_id=session.workspace_id))
 
     # --- the connection ---------------------------------------------------------------------
-    async def test_connection(self) -> str:
-        """A tiny request with the chat model; returns a one-line success sentence.
+    async def test_connection(self) -> tuple[ModelCheck, ...]:
+        """A tiny request with the chat model, then one with the memory model (the model the
+        refreshes use; one request when both are the same model), through the same endpoint.
+
+        Returns:
+            One :class:`ModelCheck` per model asked, in that order; a model that failed
+            carries its error's sentence.
 
         Raises:
-            ProviderError: its subclasses, with a sentence a user can act on.
+            MissingApiKey: no API key (nothing was sent).
         """
+        settings = self.settings()
+        asked = [("chat", settings.chat_model), ("memory", settings.memory_model)]
+        if settings.memory_model == settings.chat_model:
+            asked = [("chat and memory", settings.chat_model)]
         provider = await ready_model_client(self._provider_factory)
+        checks = []
         try:
-            return await provider.check(model=self.settings().chat_model)
+            for role, model in asked:
+                try:
+                    checks.append(
+                        ModelCheck(role, model, answered=await provider.check(model=model))
+                    )
+                except ProviderError as exc:
+                    checks.append(ModelCheck(role, model, error=str(exc)))
         finally:
             await provider.aclose()
+        return tuple(checks)
 
     async def warm_up(self) -> bool:
         """Get the model client ready before the first message: build one and let it pay its

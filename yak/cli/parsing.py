@@ -189,9 +189,10 @@ MEMORY_COMMANDS = {
             "Write the workspace's memory document into FILE between the lines <!-- yak:memory --> "
             "and <!-- /yak:memory -->, creating the file or the block when missing. Everything "
             "outside the block is kept byte for byte; running it again with the same document "
-            "changes nothing. With --keep, the block is also rewritten after every change to the "
-            "memory (a refresh, an edit, an accepted proposal, a restore, an import) until 'sync "
-            "--stop'."
+            "changes nothing. A block edited by hand or holding git conflict markers is left as "
+            "it is (exit 3) unless --force is given. With --keep, the block is also rewritten "
+            "after every change to the memory (a refresh, an edit, an accepted proposal, a "
+            "restore, an import) until 'sync --stop'."
         ),
     ),
     "search": Command(

@@ -4,7 +4,8 @@ docs/memory.md).
 - ``sync FILE [-w DIR] [--json]``: write the workspace's document into FILE's managed block
   (between ``<!-- yak:memory -->`` and ``<!-- /yak:memory -->``), creating the file or the block
   when missing; everything outside the block is kept byte for byte; a second run writes nothing
-  and says "already in sync".
+  and says "already in sync". A block holding text Yak did not write there (an edit by hand) or
+  git conflict markers is left as it is: exit 3, one line; ``--force`` replaces it.
 - ``sync FILE --keep``: the same, and FILE's block is rewritten after every applied revision
   from now on (stored per workspace); ``sync --stop`` ends it.
 - ``search QUERY [--json]``: every line of every workspace's document containing QUERY, case
@@ -41,6 +42,11 @@ def _sync_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="stop keeping a file in sync (no FILE needed; the file stays as it is)",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the block even when it was edited by hand or holds conflict markers",
+    )
     workspace_command(p, cmd_sync, reads_only=True)
 
 
@@ -54,9 +60,10 @@ PARSERS = {"sync": _sync_parser, "search": _search_parser}
 
 
 def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
-    """``yak memory sync FILE [--keep]`` / ``sync --stop``: exit 0 written, already in sync or
-    stopped; 2 no FILE, a file that cannot be read or written, not UTF-8, or whose markers are
-    not one block, or ``--stop`` with no file kept in sync."""
+    """``yak memory sync FILE [--keep] [--force]`` / ``sync --stop``: exit 0 written, already
+    in sync or stopped; 2 no FILE, a file that cannot be read or written, not UTF-8, or whose
+    markers are not one block, or ``--stop`` with no file kept in sync; 3 the block was edited
+    by hand or holds conflict markers (without ``--force``)."""
     if args.stop:
         return _stop_sync(args, ctx)
     if args.file is None:
@@ -80,9 +87,11 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
         else:
             content, version, count = "", 0, 0
         if args.keep:
-            result = await core.kept_file.keep_in_sync(workspace.id, args.file)
+            result = await core.kept_file.keep_in_sync(workspace.id, args.file, force=args.force)
         else:
-            result = sync_file(args.file, content)  # a command that reads runs in place
+            past = [r.content for r in await core.memory.history(workspace.id)] if stored else []
+            # a command that reads runs in place
+            result = sync_file(args.file, content, written=lambda: past, force=args.force)
         if args.json:
             output.print_json(
                 {

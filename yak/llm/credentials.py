@@ -19,6 +19,7 @@ import os
 from typing import Any
 
 from yak.errors import UsageError, YakError
+from yak.llm import sdk
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,13 @@ def keyring_backends() -> list[Any]:
     """The keyring backends in the order keyring would use them (the chain's members when
     keyring chains several), or ``[]`` when keyring cannot be loaded."""
     try:
-        import keyring
-        from keyring.backends.chainer import ChainerBackend
+        # keyring and its backends load on first use, never beside the SDK's import (the
+        # reason is at yak.llm.sdk.import_lock).
+        with sdk.import_lock:
+            import keyring
+            from keyring.backends.chainer import ChainerBackend
 
-        current = keyring.get_keyring()
+            current = keyring.get_keyring()
         return list(current.backends) if isinstance(current, ChainerBackend) else [current]
     except Exception as exc:  # noqa: BLE001 - a broken keyring install must not stop the app
         log.warning("the OS keyring could not be loaded: %s", type(exc).__name__)
@@ -164,7 +168,8 @@ def delete_api_key() -> None:
     Raises:
         YakError: the keyring refused to delete it.
     """
-    from keyring.errors import PasswordDeleteError
+    with sdk.import_lock:
+        from keyring.errors import PasswordDeleteError
 
     for backend in safe_backends():
         try:

@@ -4,7 +4,8 @@ Importing the SDK (and its HTTP library) takes seconds, so no module imports it 
 :func:`load` does, once per process, and every use of the SDK goes through what it returns. The
 app calls it on a worker thread once its window is painted (``ChatService.warm_up``); a first
 message sent before that import has finished waits in :func:`load` for it (a lock, not a second
-import) and leaves the moment it is done.
+import) and leaves the moment it is done. The same lock keeps the OS keyring's first load from
+running beside it (:data:`import_lock`).
 
 Measured with anthropic 2.x: the SDK rides on ``httpx2``; older releases ride on ``httpx``,
 installed under its own name, so the transport's exception classes are taken from whichever is
@@ -46,15 +47,24 @@ class Sdk:
 # later one. A name a future release no longer has is passed over.
 FIRST_REQUEST_MODULES = ("anyio._backends._asyncio", "opentelemetry.propagate")
 
-_lock = threading.Lock()
+# Held while a library Yak loads on first use is imported: the SDK here, the OS keyring in
+# yak.llm.credentials. Both pull in packages of the standard library that import each other
+# (email, http, urllib) and that neither had loaded yet; two threads importing such a cycle from
+# different ends at once get each other's half-initialized module, an ImportError "most likely
+# due to a circular import". At start the warm-up's SDK import ran beside the key check's
+# keyring import (measured: keyring, urllib.request, http.client and email.parser loaded on
+# another thread during the SDK's 2.7 s), and about one start in eleven failed so. With this
+# lock they load one after the other; a reentrant lock, since loading one may ask for the other.
+import_lock = threading.RLock()
 _loaded: Sdk | None = None
 
 
 def load() -> Sdk:
     """The SDK, imported the first time (seconds; blocking: call it on a worker thread). A
-    thread that asks while another imports waits for that import."""
+    thread that asks while another imports it, or the OS keyring, waits for that import
+    (:data:`import_lock`)."""
     global _loaded
-    with _lock:
+    with import_lock:
         if _loaded is None:
             _loaded = _import()
         return _loaded

@@ -45,17 +45,26 @@ class KeptFile:
         self._bus = bus
         self._offload = offload
 
-    async def keep_in_sync(self, workspace_id: str, path: str) -> SyncResult:
+    async def keep_in_sync(
+        self, workspace_id: str, path: str, *, force: bool = False
+    ) -> SyncResult:
         """Keep the file at ``path`` (relative to the current folder) in sync from now on: its
         managed block is written now and after every applied revision. Nothing is stored when
         the first write fails.
+
+        Args:
+            workspace_id: the workspace.
+            path: the file.
+            force: replace a block edited by hand or holding conflict markers.
 
         Returns:
             What the write now did.
 
         Raises:
             UsageError: the file cannot be read or written, is not UTF-8, or its markers are
-                not one block. WorkspaceNotFound: unknown id.
+                not one block. RefusedError: the block holds text Yak did not write there or
+                conflict markers (``yak.memory.sync.check_block_untouched``) and ``force`` is
+                not set. WorkspaceNotFound: unknown id.
         """
         target = os.path.abspath(path)
         document = await self._offload(self._documents.read, workspace_id)
@@ -63,7 +72,14 @@ class KeptFile:
         # Stored first: a database that cannot be written refuses before the file is touched.
         await self._offload(self._workspaces.set_synced_file, workspace_id, target)
         try:
-            result = await self._offload(sync_file, target, document.content)
+            result = await self._offload(
+                lambda: sync_file(
+                    target,
+                    document.content,
+                    written=lambda: self.written(workspace_id),
+                    force=force,
+                )
+            )
         except YakError:
             await self._offload(self._workspaces.set_synced_file, workspace_id, previous)
             raise
@@ -78,6 +94,11 @@ class KeptFile:
             await self._offload(self._workspaces.set_synced_file, workspace_id, None)
         return workspace.synced_file
 
+    def written(self, workspace_id: str) -> list[str]:
+        """The texts Yak may have written into a kept block: every revision of the workspace's
+        document (blocking; run on a worker thread)."""
+        return [revision.content for revision in self._documents.history(workspace_id)]
+
     def path(self, workspace_id: str) -> str | None:
         """The file the workspace keeps in sync, or ``None`` (also when the workspace cannot be
         read: the revision is stored already, and this is logged). Blocking: the writer calls
@@ -91,9 +112,15 @@ class KeptFile:
     async def sync(self, document: MemoryDocument, path: str) -> None:
         """After an applied revision, write ``document`` into its workspace's kept file at
         ``path``. A failure is logged and published (``SyncedFileFailed``), never raised: the
-        revision is stored already."""
+        revision is stored already. A block edited by hand or holding conflict markers is left
+        as it is, and that is the failure published."""
+        workspace_id = document.workspace_id
         try:
-            await self._offload(sync_file, path, document.content)
+            await self._offload(
+                lambda: sync_file(
+                    path, document.content, written=lambda: self.written(workspace_id)
+                )
+            )
         except YakError as exc:
             # said to the user through SyncedFileFailed (a stderr line, the status bar)
             log.info("keeping %s in sync failed: %s", path, exc)

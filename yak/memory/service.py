@@ -170,11 +170,7 @@ class MemoryService(MemoryReader):
         Raises:
             UsageError: not text, or empty. CeilingExceeded. ConflictError.
         """
-        text = rules.decode_import(data, what=source_name or "The file")
-        rules.check_not_empty(text)
-        text = rules.unwrap_export(text, source_name)
-        rules.check_not_empty(text)
-        rules.check_ceiling(text)
+        text = imported_text(data, source_name=source_name)
         return await self._write(
             workspace_id,
             text,
@@ -182,6 +178,19 @@ class MemoryService(MemoryReader):
             source=RevisionSource.IMPORT,
             initiator=initiator,
         )
+
+    async def read_import(self, path: str | os.PathLike[str]) -> tuple[bytes, str]:
+        """Read a file for an import without writing anything (a preview before Import).
+
+        Returns:
+            The file's bytes (what :meth:`import_bytes` then takes, so the file is read once)
+            and the document they import as.
+
+        Raises:
+            UsageError: unreadable, not text, or empty. CeilingExceeded: over the ceiling.
+        """
+        data = await self._offload(read_input_file, Path(path))
+        return data, imported_text(data, source_name=Path(path).name)
 
     async def import_file(
         self,
@@ -464,3 +473,18 @@ class MemoryService(MemoryReader):
     def _settings_changed_elsewhere(self, workspace_id: str) -> None:
         """The watcher found the workspace's settings changed."""
         self._bus.publish(WorkspaceChanged(workspace_id))
+
+
+def imported_text(data: bytes, *, source_name: str | None) -> str:
+    """The document a file's bytes import as: decoded (UTF-8/16/32, BOM, CRLF), unwrapped when
+    it is Yak's own export (``source_name`` tells a Markdown export by its title line).
+
+    Raises:
+        UsageError: not text, or empty. CeilingExceeded: over the ceiling.
+    """
+    text = rules.decode_import(data, what=source_name or "The file")
+    rules.check_not_empty(text)
+    text = rules.unwrap_export(text, source_name)
+    rules.check_not_empty(text)
+    rules.check_ceiling(text)
+    return text

@@ -6,22 +6,30 @@ comments, invisible where the file is rendered as Markdown). Syncing replaces wh
 the markers, adds the block at the end of a file without one, or creates the file; every byte
 outside the block is kept as it was, and syncing the same document again writes nothing. The
 block's line endings follow the file's (CRLF when the file already uses CRLF).
+
+A block whose text is not one Yak wrote (an edit by hand, or git conflict markers left by a
+merge) is never replaced silently: the sync is refused and the file left byte for byte, unless
+the person forces it ("Sharing the memory" in docs/memory.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from yak.errors import UsageError
+from yak.errors import RefusedError, UsageError
 
 DEFAULT_SYNCED_FILE = "AGENTS.md"  # the file Settings keeps in sync, in the workspace folder
 MARK_OPEN = "<!-- yak:memory -->"
 MARK_CLOSE = "<!-- /yak:memory -->"
+# A line git leaves where a merge conflicted: seven <, = or > alone or before a space.
+_CONFLICT_LINE = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -52,9 +60,7 @@ def synced_text(existing: str | None, document: str) -> str:
         UsageError: the file has a marker without its partner, a closing marker first, or more
             than one block (nothing is guessed).
     """
-    body = document.replace(MARK_OPEN, "[yak:memory]").replace(MARK_CLOSE, "[/yak:memory]")
-    if body and not body.endswith("\n"):
-        body += "\n"
+    body = _block_body(document)
     text = existing or ""
     newline = "\r\n" if "\r\n" in text else "\n"
     block = f"{MARK_OPEN}\n{body}{MARK_CLOSE}".replace("\n", newline)
@@ -73,6 +79,58 @@ def synced_text(existing: str | None, document: str) -> str:
     return text[:start] + block + text[end + len(MARK_CLOSE) :]
 
 
+def _block_body(document: str) -> str:
+    """What lies between the markers for ``document`` (LF line endings)."""
+    body = document.replace(MARK_OPEN, "[yak:memory]").replace(MARK_CLOSE, "[/yak:memory]")
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return body
+
+
+def block_text(existing: str) -> str | None:
+    """What lies between the markers of ``existing`` (LF line endings), or ``None`` when it
+    has no block or markers that are not one block."""
+    start, end = existing.find(MARK_OPEN), existing.find(MARK_CLOSE)
+    if start < 0 or end < start or existing.count(MARK_OPEN) + existing.count(MARK_CLOSE) != 2:
+        return None
+    inner = existing[start + len(MARK_OPEN) : end].replace("\r\n", "\n")
+    return inner[1:] if inner.startswith("\n") else inner
+
+
+def check_block_untouched(
+    existing: str | None,
+    written: Callable[[], Iterable[str]],
+    *,
+    shown: str | os.PathLike[str],
+) -> None:
+    """Refuse to replace a block that holds anything Yak did not write there.
+
+    Args:
+        existing: the file's text (``None``: no file yet).
+        written: gives the documents Yak may have written into the block (the workspace's
+            revisions' texts); called only when the block is not empty.
+        shown: the file's name as the person gave it, for the sentence.
+
+    Raises:
+        RefusedError: (``status`` ``"refused_hand_edit"``) the block holds git conflict
+            markers, or text that is none of ``written`` (an edit by hand); exit 3.
+    """
+    body = block_text(existing) if existing else None
+    if not body:
+        return
+    if any(body == _block_body(document) for document in written()):
+        return
+    if _CONFLICT_LINE.search(body):
+        what = "git conflict markers"
+    else:
+        what = "text Yak did not write there (an edit by hand?)"
+    raise RefusedError(
+        f"{shown}'s memory block holds {what}, so nothing was written; move what you want to "
+        "keep into the memory, then sync with --force to replace the block",
+        status="refused_hand_edit",
+    )
+
+
 MEMORY_BLOCK_NOTE = "[Yak's memory block is left out here: the memory is sent on its own.]"
 
 
@@ -88,16 +146,31 @@ def without_memory_block(text: str) -> str:
     return text[:start] + MEMORY_BLOCK_NOTE + text[end + len(MARK_CLOSE) :]
 
 
-def sync_file(path: str | os.PathLike[str], document: str) -> SyncResult:
+def sync_file(
+    path: str | os.PathLike[str],
+    document: str,
+    *,
+    written: Callable[[], Iterable[str]] | None = None,
+    force: bool = False,
+) -> SyncResult:
     """Write ``document`` into the managed block of the file at ``path`` (see
     :func:`synced_text`), creating the file when missing; nothing is written when it is already
     in sync. A symlink is followed and its target written; the write replaces the file
     atomically and keeps its permission bits.
 
+    Args:
+        path: the file.
+        document: the memory document.
+        written: the documents Yak may have written into the block before (the workspace's
+            revisions), called only when the block holds something other than ``document``;
+            ``None``: only ``document`` itself counts as Yak's.
+        force: replace the block whatever it holds.
+
     Raises:
         UsageError: a folder, a device or pipe (anything but a regular file), a missing parent
             folder, not UTF-8, unreadable or unwritable, or markers that are not one block.
-            Nothing is written then.
+        RefusedError: the block was edited by hand or holds conflict markers, and ``force`` is
+            not set (:func:`check_block_untouched`). Nothing is written then.
     """
     target = Path(os.path.realpath(os.fspath(path)))
     if target.is_dir():
@@ -126,6 +199,9 @@ def sync_file(path: str | os.PathLike[str], document: str) -> SyncResult:
     new = synced_text(existing, document).encode("utf-8")
     if new == data:
         return SyncResult(target, created=False, changed=False)
+    if not force:
+        past = written or (lambda: ())
+        check_block_untouched(existing, lambda: [document, *past()], shown=path)
     if data is None:
         try:
             with open(target, "xb") as out:  # a new file gets the usual permissions (umask)

@@ -28,6 +28,7 @@ the timers by calling them, never by sleeping.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import deque
@@ -72,11 +73,13 @@ class _Job:
 @dataclass(frozen=True)
 class QueueStatus:
     """Where one workspace stands in the queue: ``due_in`` seconds until its timer fires while
-    pending (``0`` while it waits for a free slot), else ``None``."""
+    pending (``0`` while it waits for a free slot), else ``None``; ``running_for`` seconds since
+    its run started while running, else ``None``."""
 
     workspace_id: str
     state: QueueState = QueueState.IDLE
     due_in: float | None = None
+    running_for: float | None = None
 
 
 @dataclass
@@ -89,6 +92,7 @@ class _Workspace:
     due: float | None = None  # clock time the timer fires
     timer: TimerHandle | None = None
     running: asyncio.Task[Any] | None = None
+    started: float | None = None  # clock time the run in flight started
     rearm: bool = False  # work arrived during the run
     failures: int = 0  # consecutive failed runs
     not_before: float | None = None  # backoff after a failure
@@ -241,6 +245,21 @@ class MemoryRefreshQueue:
             self._publish(job.workspace_id)
         self._update_idle()
 
+    def stop(self, workspace_id: str) -> bool:
+        """Cancel the workspace's run in flight (the person pressed Stop). The refresh writes
+        nothing and moves no watermark, so its conversations wait for the next refresh; a
+        caller awaiting that run sees it cancelled. No backoff follows.
+
+        Returns:
+            Whether a run was in flight.
+        """
+        ws = self._workspaces.get(workspace_id)
+        if ws is None or ws.running is None:
+            return False
+        log.info("memory refresh of %s stopped by the person", workspace_id)
+        ws.running.cancel()
+        return True
+
     async def aclose(self) -> None:
         """Cancel timers, queued runs and the runs in flight, and wait until they are gone."""
         self.cancel()
@@ -261,7 +280,10 @@ class MemoryRefreshQueue:
         if ws is None:
             return QueueStatus(workspace_id, QueueState.IDLE)
         if ws.running is not None:
-            return QueueStatus(workspace_id, QueueState.RUNNING)
+            since = ws.started if ws.started is not None else self._clock()
+            return QueueStatus(
+                workspace_id, QueueState.RUNNING, running_for=max(self._clock() - since, 0.0)
+            )
         if self._job_for(workspace_id) is not None:
             return QueueStatus(workspace_id, QueueState.PENDING, 0.0)
         if ws.timer is not None and ws.due is not None:
@@ -340,7 +362,11 @@ class MemoryRefreshQueue:
             self._ready.remove(job)
             ws.first_pending = ws.last_enqueue = ws.settle = None
             ws.rearm = False
-            ws.running = spawn(self._run_job(job, ws), name=f"refresh {job.workspace_id}")
+            ws.started = self._clock()
+            task = spawn(self._run_job(job, ws), name=f"refresh {job.workspace_id}")
+            # A run stopped before its first step never reaches _run_job's finally.
+            task.add_done_callback(functools.partial(self._on_run_done, job, ws))
+            ws.running = task
             in_flight += 1
             self._publish(job.workspace_id)
         self._update_idle()
@@ -360,10 +386,14 @@ class MemoryRefreshQueue:
             self._finish(job, ws, outcome, error)
         return outcome
 
+    def _on_run_done(self, job: _Job, ws: _Workspace, task: asyncio.Task[Any]) -> None:
+        if ws.running is task:  # cancelled before it started: nothing ran, nothing to record
+            self._finish(job, ws, None, asyncio.CancelledError())
+
     def _finish(
         self, job: _Job, ws: _Workspace, outcome: RefreshOutcome | None, error: BaseException | None
     ) -> None:
-        ws.running = None
+        ws.running = ws.started = None
         if (outcome is not None and outcome.status is RefreshStatus.FAILED) or (
             error is not None and not isinstance(error, asyncio.CancelledError)
         ):

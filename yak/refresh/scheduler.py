@@ -171,6 +171,7 @@ class RefreshScheduler:
             self._known.get(workspace_id) or RefreshState(workspace_id),
             state=status.state,
             due_in=status.due_in,
+            running_for=status.running_for,
             key_available=self.key_available,
         )
 
@@ -275,6 +276,12 @@ class RefreshScheduler:
             self._pause(workspace_id)
             return
         self.queue.enqueue(workspace_id, settle_s=settle_s)
+
+    def stop(self, workspace_id: str) -> bool:
+        """Stop the workspace's refresh in flight: nothing is written or recorded, and its
+        conversations stay unfolded for the next refresh (``MemoryRefreshQueue.stop``).
+        Returns whether one was running."""
+        return self.queue.stop(workspace_id)
 
     def conversation_closed(self, workspace_id: str) -> None:
         """The person left a conversation of the workspace (opened another one, another

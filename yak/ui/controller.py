@@ -20,10 +20,16 @@ from PySide6.QtCore import QObject
 from yak.config import Settings
 from yak.core import Core
 from yak.domain import Proposal, ProposalStatus, RefreshStatus, Workspace
-from yak.errors import YakError
+from yak.errors import WorkspaceNotFound, YakError
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
 from yak.memory.hunks import hand_lines
-from yak.presenters import change_words, decided_elsewhere, describe_outcome
+from yak.presenters import (
+    REFRESH_STOPPED,
+    change_words,
+    decided_elsewhere,
+    describe_outcome,
+    read_only_words,
+)
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
@@ -88,6 +94,7 @@ class AppController(QObject):
         window.close_guard = self._close_guard
         panel.refresh_requested.connect(self._on_panel_refresh_requested)
         panel.retry_requested.connect(self._on_panel_refresh_requested)
+        panel.stop_requested.connect(self._on_panel_stop_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
         panel.review_requested.connect(self._on_panel_review_requested)
@@ -105,7 +112,13 @@ class AppController(QObject):
         notice.link_requested.connect(self._on_notice_link_requested)
         notice.dismissed.connect(self._on_notice_dismissed)
         self._dismissed: set[str] = set()  # workspaces whose offer was put aside
-        self.window_lock = WindowLock(core.data_dir)  # one window per workspace
+        self.window_lock = WindowLock(core.data_dir, self)  # one window per workspace
+        self.window_lock.show_requested.connect(self._on_window_lock_show_requested)
+        # Set when, at start, the folder asked for is open in another Yak window: that app
+        # runs the start-up refreshes, this one does not run them again.
+        self.other_window_open = False
+        self._held_elsewhere = False  # the last open_workspace found its folder held
+        self._handed_over = False  # … and its holder came to the front when asked
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
@@ -135,11 +148,20 @@ class AppController(QObject):
         """The workspace open in the window."""
         return self.window.workspace
 
-    async def start(self, workspace_path: str | None = None) -> None:
+    async def start(self, workspace_path: str | None = None) -> bool:
         """Check for an API key (in the background), open ``workspace_path`` when given (an
         error is shown in the window, never raised), fill the recent menu, and start reading
         the Settings memory list. The folder goes first: the window already shows it as
-        opening."""
+        opening.
+
+        Returns:
+            ``False`` when ``workspace_path`` is open in another Yak window, which came to the
+            front when asked: this window has nothing to show and the app should quit.
+            ``True`` otherwise.
+        """
+        if self.core.read_only:
+            data_dir = None if self.core.data_dir is None else str(self.core.data_dir)
+            self.window.show_read_only(read_only_words(data_dir))
         self.chat_controller.refresh_key_notice()
         reopening = not workspace_path
         if reopening:
@@ -148,10 +170,15 @@ class AppController(QObject):
             not workspace_path
             or await self.open_workspace(workspace_path, quiet_if_open_elsewhere=reopening) is None
         ):
+            # Another app shows that workspace and ran the start-up refreshes already.
+            self.other_window_open = self._held_elsewhere
+            if self._handed_over:
+                return False
             await self._update_recent()  # (opening a workspace fills it too)
         # Read the memory list now, in the background, so Settings opens with it at once
         # (and re-reads it then, in the background too).
         self.memory_controller.reload()
+        return True
 
     async def open_workspace(
         self, path: str, *, quiet_if_open_elsewhere: bool = False
@@ -162,19 +189,30 @@ class AppController(QObject):
         window as it was when it cannot be opened.
 
         A workspace open in another Yak window (another process on this data directory) is
-        not opened a second time beside it: a message says so (unless
-        ``quiet_if_open_elsewhere``: the last workspace reopened at start) and the window stays
-        as it was.
+        not opened a second time beside it: that window is asked to come to the front and the
+        status bar says so; when it does not answer, a message says where the folder is open.
+        With ``quiet_if_open_elsewhere`` (the last workspace reopened at start) neither happens.
+        The window stays as it was.
         """
+        self._held_elsewhere = self._handed_over = False
         try:
-            workspace = await self.core.workspaces.open(path)
+            workspace = await self._open_folder(path)
         except YakError as exc:
             self.window.cancel_opening()
             self.window.show_error(str(exc), title="Cannot open the folder")
             return None
         if not self.window_lock.claim(workspace.id):
+            self._held_elsewhere = True
             self.window.cancel_opening()
             if quiet_if_open_elsewhere:
+                await self._update_recent()
+                return None
+            if await self.window_lock.ask_holder_to_show(workspace.id):
+                self._handed_over = True
+                self.window.show_status(
+                    f"{workspace.path} is open in another Yak window, now in front.",
+                    timeout_ms=10000,
+                )
                 await self._update_recent()
                 return None
             self.window.show_error(
@@ -190,6 +228,24 @@ class AppController(QObject):
         await self._load_panel(workspace.id)
         await self._offer_memory_elsewhere(workspace)
         await self._update_recent()
+        return workspace
+
+    async def _open_folder(self, path: str) -> Workspace:
+        """The workspace of ``path``, registered and marked opened; in a read-only database
+        only one already stored (nothing can be written there).
+
+        Raises:
+            WorkspaceNotFound: no such folder, or, read-only, a folder the database does not
+                know. UsageError, StoreError.
+        """
+        if not self.core.read_only:
+            return await self.core.workspaces.open(path)
+        workspace, stored = await self.core.workspaces.for_read(path)
+        if not stored:
+            raise WorkspaceNotFound(
+                f"{workspace.path} has no memory or conversations in the read-only Yak "
+                "database, and nothing can be added to it"
+            )
         return workspace
 
     async def _last_folder(self) -> str | None:
@@ -238,6 +294,18 @@ class AppController(QObject):
         self.window_lock.release()
 
     # --- slots ---------------------------------------------------------------------------------
+    def _on_window_lock_show_requested(self) -> None:
+        # Another `yak DIR` (or Open Folder… in another window) asked for this workspace.
+        window = self.window
+        if window.isMinimized():
+            window.showNormal()
+        window.raise_()
+        window.activateWindow()
+
+    def _on_panel_stop_requested(self, workspace_id: str) -> None:
+        if self.core.refresh.stop(workspace_id):
+            self.window.show_status(REFRESH_STOPPED, timeout_ms=15000)
+
     def _on_window_open_folder_requested(self, path: str) -> None:
         self.tasks.spawn(self.open_workspace(path), name="open-workspace")
 

@@ -166,9 +166,21 @@ class MainWindow(QMainWindow):
         # The offer of a memory found elsewhere (the enclosing workspace's, a renamed
         # folder's) sits above the chat, hidden until there is one.
         self.scope_notice = ScopeNotice(self)
+        # A database opened read-only says so for as long as the window runs.
+        self.read_only_banner = QLabel(self)
+        self.read_only_banner.setObjectName("readOnlyBanner")
+        self.read_only_banner.setWordWrap(True)
+        self.read_only_banner.setTextFormat(Qt.TextFormat.PlainText)
+        self.read_only_banner.setMargin(8)
+        self.read_only_banner.setStyleSheet(
+            "#readOnlyBanner { background: #fff4ce; color: #3d3000;"
+            " border-bottom: 1px solid #c9a400; }"
+        )
+        self.read_only_banner.hide()
         self.central = QWidget(self)
         self.central.setObjectName("central")
         vbox(
+            self.read_only_banner,
             self.scope_notice,
             (self.central_stack, 1),
             self.early_prompt,
@@ -452,6 +464,12 @@ class MainWindow(QMainWindow):
         text = text[:1].upper() + text[1:]
         self.statusBar().showMessage(text, 15000)
         self.error_box = dialogs.inform(self, title=title, text=text)
+
+    def show_read_only(self, text: str) -> None:
+        """Show ``text`` in a banner above the chat for as long as the window runs: the
+        database was opened read-only and nothing can be saved."""
+        self.read_only_banner.setText(text)
+        self.read_only_banner.show()
 
     def show_status(self, text: str, *, timeout_ms: int = 5000) -> None:
         """A transient message in the status bar."""

@@ -3,7 +3,7 @@
 Shows the document (monospace), ``N / 200 lines · ≈3.1k tokens`` (its estimated size in tokens,
 which every chat request carries: "Cost" in docs/memory.md), when it was last updated, and where its
 refresh stands — up to date / refreshed: +2 −1 [Diff] / 1 change to review [Review…] /
-pending in N s / refreshing… / refused: reason [View] / failed: reason [Retry] / refresh
+pending in N s / refreshing… N s [Stop] / refused: reason [View] / failed: reason [Retry] / refresh
 paused: no API key [Add key…] — with Refresh (forced) and Edit… (Settings on this workspace).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
@@ -71,6 +71,7 @@ class MemoryPanel(QWidget):
     review_requested = Signal(str)  # workspace id: open the proposal waiting for review
     diff_requested = Signal(str)  # workspace id: show what the last refresh changed
     retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
+    stop_requested = Signal(str)  # workspace id: cancel the refresh in flight
     provider_settings_requested = Signal()  # no API key: open Settings › Provider
 
     def __init__(
@@ -87,6 +88,7 @@ class MemoryPanel(QWidget):
         self._document: MemoryDocument | None = None
         self._state: RefreshState | None = None
         self._due_at: float | None = None
+        self._running_since: float | None = None  # clock time the refresh in flight started
         self._status = StatusLine(StatusKind.UP_TO_DATE, "")
         self._origins: list[LineOrigin] = []
         self._titles: dict[str, str] = {}
@@ -252,6 +254,11 @@ class MemoryPanel(QWidget):
         if self._workspace is None or state.workspace_id != self._workspace.id:
             return
         self._due_at = self._due_time(state.state, state.due_in)
+        self._running_since = (
+            self.clock() - state.running_for
+            if state.state == QueueState.RUNNING and state.running_for is not None
+            else None
+        )
         self._state = state
         self._render_status()
 
@@ -269,7 +276,8 @@ class MemoryPanel(QWidget):
         if self._state is None:
             return
         due_in = None if self._due_at is None else self._due_at - self.clock()
-        self._status = refresh_status(self._state, due_in=due_in)
+        running_for = None if self._running_since is None else self.clock() - self._running_since
+        self._status = refresh_status(self._state, due_in=due_in, running_for=running_for)
         # A memory never written says so once (the placeholder), not also "up to date".
         quiet = self._status.kind is StatusKind.UP_TO_DATE and self._never_written()
         self.status_label.setText("" if quiet else self._status.text)
@@ -324,7 +332,7 @@ class MemoryPanel(QWidget):
         self._tick_timer.stop()
 
     def _on_tick_timer_timeout(self) -> None:
-        if self._due_at is not None:
+        if self._due_at is not None or self._running_since is not None:
             self._render_status()
         self._update_times()
 
@@ -341,6 +349,8 @@ class MemoryPanel(QWidget):
             self.retry_requested.emit(self._workspace.id)
         elif self._status.action is StatusAction.ADD_KEY:
             self.provider_settings_requested.emit()
+        elif self._status.action is StatusAction.STOP:
+            self.stop_requested.emit(self._workspace.id)
 
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:

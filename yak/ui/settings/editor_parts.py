@@ -93,10 +93,11 @@ class MemoryOptions(QWidget):
 
 
 class ChangedBanner(QFrame):
-    """A sentence, the diff from the stored document to the edits, Keep mine and Take theirs
-    (hidden until :meth:`show_change`)."""
+    """A sentence, the diff from the stored document to the edits, Keep mine, Merge and Take
+    theirs (hidden until :meth:`show_change`)."""
 
     keep_mine_clicked = Signal()
+    merge_clicked = Signal()
     take_theirs_clicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -117,6 +118,15 @@ class ChangedBanner(QFrame):
             tooltip="Save your text as a new version on top of the stored one",
             clicked=self.keep_mine_clicked,
         )
+        self.merge_button = create_button(
+            "Merge",
+            self,
+            tooltip=(
+                "Put your edits on top of the stored version where they change other lines; "
+                "the result stays in the editor until you save it"
+            ),
+            clicked=self.merge_clicked,
+        )
         self.take_theirs_button = create_button(
             "Take theirs",
             self,
@@ -126,7 +136,7 @@ class ChangedBanner(QFrame):
         vbox(
             self.label,
             self.diff_view,
-            hbox(STRETCH, self.keep_mine_button, self.take_theirs_button),
+            hbox(STRETCH, self.keep_mine_button, self.merge_button, self.take_theirs_button),
             parent=self,
         )
         self.hide()
@@ -145,8 +155,8 @@ class ChangedBanner(QFrame):
         else:
             what = f"The memory changed to version {theirs.version}{by} while you were editing."
         self.label.setText(
-            f"{what} Keep mine saves your text as version {theirs.version + 1}; Take theirs "
-            "discards your edits."
+            f"{what} Keep mine saves your text as version {theirs.version + 1}; Merge puts "
+            f"your edits on top of version {theirs.version}; Take theirs discards your edits."
         )
         self.diff_view.show_rows(diff_rows(theirs.content, mine))
         if not self.diff_view.rows():

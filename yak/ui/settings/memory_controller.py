@@ -42,6 +42,7 @@ from yak.presenters import describe_outcome
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.history_dialog import HistoryDialog
+from yak.ui.settings.import_preview import ImportPreviewDialog, preview_import
 from yak.ui.settings.memory_list import summary_from
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.tasks import TaskGroup
@@ -71,6 +72,7 @@ class MemoryPageController(QObject):
         self.chat = core.chat
         self.tasks = TaskGroup()
         self.history_dialog: HistoryDialog | None = None
+        self.preview_dialog: ImportPreviewDialog | None = None  # Import…'s diff, while open
         # workspace id -> (proposal text or None, note) for its next load into the editor
         self._pending: dict[str, tuple[str | None, str]] = {}
         editor = page.editor
@@ -467,16 +469,49 @@ class MemoryPageController(QObject):
         )
 
     async def _import(self, workspace_id: str, path: str, base_version: int) -> None:
-        await self._write(
-            workspace_id,
-            self.memory.import_file(
-                workspace_id, path, expected_version=base_version, initiator=self
-            ),
-            lambda d: (
-                f"Imported {path} as version {d.version}."
-                if d.version != base_version
-                else f"{path} has the same text as the memory; nothing changed."
-            ),
+        """Read the file, show what it would change (the diff against the stored version the
+        editor shows) and replace the memory only when the person says so; a file with the
+        same text or that cannot be imported is said under the editor."""
+        editor = self.page.editor
+        document = editor.document
+        try:
+            data, imported = await self.memory.read_import(path)
+        except YakError as exc:
+            editor.show_message(str(exc), error=True)
+            return
+        if document is None or document.workspace_id != workspace_id:
+            return  # another workspace was chosen meanwhile
+        if imported == document.content:
+            editor.show_message(f"{path} has the same text as the memory; nothing changed.")
+            return
+
+        def answered(replace: bool) -> None:
+            self.preview_dialog = None
+            if replace:
+                self.tasks.spawn(
+                    self._write(
+                        workspace_id,
+                        self.memory.import_bytes(
+                            workspace_id,
+                            data,
+                            source_name=os.path.basename(path),
+                            expected_version=base_version,
+                            initiator=self,
+                        ),
+                        lambda d: f"Imported {path} as version {d.version}.",
+                    ),
+                    name="memory-import-write",
+                )
+            else:
+                editor.show_message(f"Not imported: the memory stays version {base_version}.")
+
+        self.preview_dialog = preview_import(
+            self.page,
+            name=os.path.basename(path),
+            current=document.content,
+            imported=imported,
+            version=base_version,
+            on_answer=answered,
         )
 
     async def _export(self, workspace_id: str, path: str, fmt: str) -> None:

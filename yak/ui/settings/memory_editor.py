@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
 from yak.memory.document import ceiling_message
 from yak.memory.guards import shrink_question
+from yak.memory.merge import merge3
 from yak.presenters import Colour, source_text
 from yak.text import plural
 from yak.ui import dialogs
@@ -87,6 +88,7 @@ class MemoryEditor(QWidget):
         self.options.sync_file_changed.connect(self.sync_file_changed)
         self.banner = ChangedBanner(self)
         self.banner.keep_mine_clicked.connect(self._on_banner_keep_mine_clicked)
+        self.banner.merge_clicked.connect(self._on_banner_merge_clicked)
         self.banner.take_theirs_clicked.connect(self._on_banner_take_theirs_clicked)
 
         self.text_edit = QPlainTextEdit(self)
@@ -498,6 +500,37 @@ class MemoryEditor(QWidget):
             self.show_message(refusal, error=True)
             return
         self._confirm_then_save(self._theirs)
+
+    def _on_banner_merge_clicked(self) -> None:
+        # The edits' changes to the version they were based on, applied to the stored version
+        # (the three-way line merge the inbox rebases proposals with). The result replaces the
+        # editor's text as one undoable edit and waits for Save: nothing is written here.
+        if self._workspace is None or self._theirs is None:
+            return
+        theirs = self._theirs
+        merged = merge3(self._base_text, self.text, theirs.content)
+        if merged is None:
+            self.show_message(
+                f"Your edits and version {theirs.version} change the same lines, so they cannot "
+                "be merged: choose Keep mine or Take theirs.",
+                error=True,
+            )
+            return
+        self._theirs = None
+        self.banner.hide()
+        self._set_base(theirs)
+        cursor = self.text_edit.textCursor()
+        cursor.beginEditBlock()
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.insertText(merged)
+        cursor.endEditBlock()
+        self._refresh_controls()
+        self.show_message(
+            f"Merged your edits into version {theirs.version}; Save stores the result "
+            "(Ctrl+Z brings back your text as it was)."
+            if merged != theirs.content
+            else f"Version {theirs.version} already holds your edits; nothing to save."
+        )
 
     def _on_banner_take_theirs_clicked(self) -> None:
         if self._workspace is not None and self._theirs is not None:

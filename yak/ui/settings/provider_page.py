@@ -54,7 +54,7 @@ from yak.config import (
 )
 from yak.domain import RewriteForm
 from yak.errors import YakError
-from yak.presenters import Colour, found_form_words
+from yak.presenters import Colour, connection_words, found_form_words
 from yak.refresh.context import ANTHROPIC_CONTEXT_WINDOW
 from yak.settings import SettingsService
 from yak.ui.colours import text_style
@@ -431,7 +431,8 @@ class ProviderPage(SettingsPage):
     # -- actions -------------------------------------------------------------------------------
 
     def test_connection(self) -> None:
-        """ "Test connection": a tiny request with the applied settings; shows the sentence."""
+        """ "Test connection": a tiny request to the chat model and one to the memory model with
+        the applied settings; shows one line per model."""
         if self._testing or self.is_changed():
             return
         self._testing = True
@@ -473,7 +474,7 @@ class ProviderPage(SettingsPage):
 
     async def _run_test(self) -> None:
         try:
-            message = await self.chat.test_connection()
+            message = connection_words(await self.chat.test_connection())
         except YakError as exc:
             message = str(exc)
         finally:
