@@ -11,6 +11,7 @@ import pytest
 from tests.support.builders import say, workspace_with_document
 from tests.support.fake_api import error, text, tool_use
 from yak.cli import main
+from yak.limits import CHAT_MESSAGE_CHARS
 
 MEMORY_MODEL = "claude-memory-test"
 
@@ -227,6 +228,36 @@ def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
     assert fake_api.requests == []
+
+
+@pytest.mark.parametrize("source", ["argument", "stdin"])
+def test_a_prompt_over_the_limit_is_one_line_exit_2_and_nothing_is_stored_or_sent(
+    core, loop, folder, fake_api, source
+):
+    """A prompt one character over ``CHAT_MESSAGE_CHARS`` (as an argument or piped in): exit 2,
+    one sentence with its size and the limit, no request, no conversation stored; a prompt of
+    exactly the limit is sent whole."""
+    over = "x" * (CHAT_MESSAGE_CHARS + 1)
+    if source == "argument":
+        result = yak("ask", "-w", str(folder), "--no-refresh", over)
+    else:
+        result = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin=over)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"yak: The prompt has {CHAT_MESSAGE_CHARS + 1:,} characters; the limit is "
+        f"{CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens): nothing was sent or "
+        "stored. Send a shorter prompt, or save the text in a file of the workspace and ask the "
+        "agent to read it.\n"
+    )
+    assert fake_api.requests == []
+    assert loop.run_until_complete(core.workspaces.find(str(folder))) is None
+
+    fake_api.script(text("Read it all."))
+    at_limit = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin="y" * CHAT_MESSAGE_CHARS)
+    assert at_limit.returncode == 0, at_limit.stderr
+    sent = fake_api.message_requests[0].body["messages"][0]["content"][0]["text"]
+    assert sent == "y" * CHAT_MESSAGE_CHARS
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX byte paths and arguments")

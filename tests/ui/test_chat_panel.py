@@ -17,6 +17,7 @@ from chat_support import chat_on, run, sent_messages, sent_prompts, until
 from PySide6.QtCore import Qt
 
 from tests.support.fake_api import cut, error, hang, text, tool_use
+from yak.limits import CHAT_MESSAGE_CHARS
 from yak.ui.chat.blocks import MessageBlock
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, NO_KEY_TOOLTIP, ChatPanel
@@ -102,6 +103,42 @@ def test_an_empty_conversation_says_what_the_agent_may_do(chat):
     assert "ask you first" in placeholder.text()
     assert chat.transcript() == ""
     assert chat.panel.usage_label.text() == ""  # no tokens used yet: nothing to count
+
+
+def test_a_message_over_the_limit_is_refused_in_one_sentence_and_kept_in_the_box(
+    chat, qloop, qtbot, fake_api
+):
+    """A pasted message one character over ``CHAT_MESSAGE_CHARS``: Enter shows one sentence
+    with its size and the limit, the text stays in the box, nothing is sent or stored; cut to
+    the limit it is sent."""
+    over = "x" * (CHAT_MESSAGE_CHARS + 1)
+    chat.panel.input.edit.setPlainText(over)  # a paste
+    chat.panel.input.edit.setFocus()
+    qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Return)
+
+    banner = chat.panel.error_banner
+    assert banner.isVisible() and not banner.action_button.isVisible()  # no Retry
+    assert banner.text() == (
+        f"The message has {CHAT_MESSAGE_CHARS + 1:,} characters; the limit is "
+        f"{CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens): nothing was sent or "
+        "stored. Send a shorter message, or save the text in a file of the workspace and ask "
+        "the agent to read it."
+    )
+    assert chat.panel.input.text() == over
+    assert not chat.controller.turn_running and fake_api.message_requests == []
+    assert run(qloop, chat.core.chat.sessions(chat.workspace.id)) == []
+    assert chat.transcript() == "" or over not in chat.transcript()
+
+    fake_api.script(text("Read it."))
+    chat.panel.input.edit.setPlainText(over[:-1])
+
+    async def body() -> None:
+        qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Return)
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    assert not banner.isVisible()
+    assert sent_prompts(fake_api) == [[{"type": "text", "text": over[:-1]}]]
 
 
 def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fake_api):

@@ -35,6 +35,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from yak import limits
 from yak.agent.sandbox import choose
 from yak.agent.types import ApprovalDecision
 from yak.chat.service import title_from_prompt
@@ -105,7 +106,8 @@ def read_prompt(value: str) -> str:
     """The prompt text: ``value``, or stdin when it is ``-``.
 
     Raises:
-        UsageError: the prompt is empty or blank, or stdin is not text.
+        UsageError: the prompt is empty or blank, or stdin is not text. TooLong: over
+            ``yak.limits.CHAT_MESSAGE_CHARS`` characters.
     """
     if value == "-":
         try:
@@ -114,6 +116,7 @@ def read_prompt(value: str) -> str:
             raise UsageError("the prompt on stdin is not text in the terminal's encoding") from None
     if not value.strip():
         raise UsageError("the prompt is empty; say what to ask (or pass '-' and pipe it in)")
+    limits.check_chat_message(value, noun="prompt")
     try:  # bytes that are not UTF-8 arrive as surrogates (argv, a C-locale stdin)
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
