@@ -16,7 +16,13 @@ CHAT_MESSAGE_CHARS = 100_000
 """A message typed in the window, given to ``yak ask`` (argument or stdin) or sent to the model
 by any front end. About 25,000 tokens: a pasted log or a long source file fits, an eighth of a
 200,000-token context window, so a conversation still holds several such messages, the memory and
-the replies; and the window renders a message this long at once without a visible stall."""
+the replies."""
+
+DISPLAY_MESSAGE_CHARS = 20_000
+"""What the window renders of one message at once; a longer one shows its first part, with Show
+more (another part, up to ``CHAT_MESSAGE_CHARS``) and Copy whole message. Laying out text is
+what stalls the window: 20,000 characters take a few tens of milliseconds, one line of 100,000
+half a second, 20 MB minutes."""
 
 FILE_READ_BYTES = 10_000_000
 """What ``read_file`` takes from disk at most. Enough for any source file; a larger file (a

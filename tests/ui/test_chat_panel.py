@@ -15,10 +15,12 @@ import time
 import pytest
 from chat_support import chat_on, run, sent_messages, sent_prompts, until
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 
+from tests.support.builders import say
 from tests.support.fake_api import cut, error, hang, text, tool_use
-from yak.limits import CHAT_MESSAGE_CHARS
-from yak.ui.chat.blocks import MessageBlock
+from yak.limits import CHAT_MESSAGE_CHARS, DISPLAY_MESSAGE_CHARS
+from yak.ui.chat.blocks import LongMessageBar, MessageBlock
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, NO_KEY_TOOLTIP, ChatPanel
 
@@ -139,6 +141,35 @@ def test_a_message_over_the_limit_is_refused_in_one_sentence_and_kept_in_the_box
     run(qloop, body())
     assert not banner.isVisible()
     assert sent_prompts(fake_api) == [[{"type": "text", "text": over[:-1]}]]
+
+
+def test_a_huge_stored_message_opens_in_parts_with_the_whole_one_click_away(
+    chat, qloop, qtbot, data_dir
+):
+    """A 20 MB question stored before the size limits existed: the session opens with the
+    question's first ``DISPLAY_MESSAGE_CHARS`` characters rendered and a row saying how much
+    is shown; Show more renders the next part; Copy whole message puts all of it on the
+    clipboard; the reply after it shows whole. (Rendering all of it froze the window for
+    minutes.)"""
+    huge = "".join(f"line {n:07d} of a pasted log\n" for n in range(20_000_000 // 29))
+    say(chat.core, chat.workspace.id, huge, "That is a long log.", title="Log")
+
+    with chat_on(qloop, qtbot, data_dir, chat.folder) as again:
+        blocks = [i for i in again.panel.transcript.items() if isinstance(i, MessageBlock)]
+        bar = again.panel.findChild(LongMessageBar)
+        assert blocks[0].toPlainText() == huge[:DISPLAY_MESSAGE_CHARS].rstrip("\n")
+        assert again.transcript() == (
+            huge[:DISPLAY_MESSAGE_CHARS].rstrip("\n")
+            + f"\n\nShowing the first {DISPLAY_MESSAGE_CHARS:,} of {len(huge):,} characters."
+            + "\n\nThat is a long log."
+        )
+        bar.more_button.click()
+        assert blocks[0].toPlainText() == huge[: 2 * DISPLAY_MESSAGE_CHARS].rstrip("\n")
+        assert bar.label.text() == (
+            f"Showing the first {2 * DISPLAY_MESSAGE_CHARS:,} of {len(huge):,} characters."
+        )
+        bar.copy_button.click()
+        assert QGuiApplication.clipboard().text() == huge
 
 
 def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fake_api):
