@@ -15,7 +15,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from yak.aio import Offload, to_thread
-from yak.domain import FLOOR_RATIO, MemoryDocument, Proposal, ProposalOrigin, ProposalStatus
+from yak.domain import (
+    FLOOR_RATIO,
+    MAX_CHARS,
+    MemoryDocument,
+    Proposal,
+    ProposalOrigin,
+    ProposalStatus,
+)
 from yak.errors import ConflictError, RefusedError, UsageError
 from yak.events import ProposalsChanged
 from yak.evidence import Evidence
@@ -374,7 +381,7 @@ def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str
 
     Raises:
         UsageError: neither or both of ``text`` and ``document``; no reason.
-        RefusedError: ``text`` or ``document`` over the ceiling's ``MAX_CHARS`` characters
+        RefusedError: ``text`` or ``document`` over ``MAX_CHARS`` characters
             (``refused_ceiling``), before any scan.
     """
     if text is None and document is None:
@@ -384,7 +391,7 @@ def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str
             "Give either text (lines to add) or document (a whole new document), not both."
         )
     given = text if text is not None else document or ""
-    if len(given) > rules.MAX_CHARS:
+    if len(given) > MAX_CHARS:
         # Refused before the secret scan and the judging, which take time in proportion to
         # the size: text over the ceiling cannot become part of a document anyway.
         from yak.memory import guards
