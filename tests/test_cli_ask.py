@@ -197,6 +197,23 @@ def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
     assert result.stderr == "[read_file] README.md: read 1 line\n"
 
 
+def test_a_server_that_does_not_stream_is_answered_as_it_answers(core, loop, folder, fake_api):
+    """A server that ignores ``stream: true`` and answers each request with one JSON message
+    (some local servers do): the turn works as with a streaming one, tool round included, and
+    the memory refresh after it too (it was told to check its base URL)."""
+    fake_api.streams = False
+    fake_api.script(
+        tool_use("read_file", {"path": "README.md"}, text="Reading."),
+        text("It is a demo."),
+        text("- the project is a demo\n"),
+    )
+    result = yak("ask", "-w", str(folder), "What is this?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Reading.\nIt is a demo.\n"
+    assert all(r.body["stream"] for r in fake_api.message_requests)  # asked, not honoured
+    assert document_of(core, loop, folder) == "- the project is a demo\n"
+
+
 def test_prompt_from_stdin(folder, fake_api):
     """PROMPT '-' reads the prompt from stdin."""
     fake_api.script(text("Got it."))
