@@ -151,6 +151,27 @@ def test_provider_failure_exits_4_with_one_line(folder, fake_api):
     assert len(fake_api.message_requests) == 3
 
 
+def test_a_request_too_large_says_what_to_do_in_yak_ask_terms(folder, fake_api):
+    """A 413: a new ``yak ask`` is told to send a shorter prompt (each ask already starts a new
+    conversation); with ``--continue``, that leaving it out starts one."""
+    fake_api.script(text("First answer."))
+    assert yak("ask", "-w", str(folder), "--no-refresh", "Hello").returncode == 0
+    host = fake_api.url.partition("://")[2].rstrip("/")
+    refused = f"yak: The server at {host} refused the request as too large (413): Request too big."
+
+    fake_api.script(error(413, message="Request too big"))
+    new = yak("ask", "-w", str(folder), "--no-refresh", "A big question")
+    fake_api.script(error(413, message="Request too big"))
+    continued = yak("ask", "-w", str(folder), "--no-refresh", "--continue", "And more")
+
+    assert (new.returncode, new.stderr) == (4, f"{refused} Send a shorter prompt.\n")
+    assert (continued.returncode, continued.stderr) == (
+        4,
+        f"{refused} Send a shorter prompt, or ask without --continue or --session to start a "
+        "new conversation.\n",
+    )
+
+
 def test_missing_key_exits_4_before_any_request(folder, fake_api, monkeypatch):
     """No key in the environment and no keyring: exit 4 with how to add one."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")

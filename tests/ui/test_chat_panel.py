@@ -383,7 +383,15 @@ def test_esc_in_the_prompt_box_stops_the_turn(chat, qloop, qtbot, fake_api):
     assert "alpha" in chat.transcript() and "gamma" not in chat.transcript()
 
 
-@pytest.mark.parametrize(("status", "words"), [(500, "server"), (401, "key")])
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (500, "server"),
+        (401, "key"),
+        # the way out fits the window (yak ask gets its own words)
+        (413, "too large (413): fake error 413. start a new conversation (ctrl+n), or send"),
+    ],
+)
 def test_a_provider_error_shows_the_banner_and_retry_recovers(
     chat, qloop, qtbot, fake_api, status, words
 ):

@@ -49,6 +49,7 @@ from yak.cli.context import (
 from yak.cli.parsing import workspace_option
 from yak.errors import MissingApiKey, UsageError, YakError
 from yak.ids import CONVERSATION_IDS, MIN_ID_PREFIX, id_prefix, only_match
+from yak.presenters import turn_failure
 
 if TYPE_CHECKING:
     from yak.agent.types import ApprovalRequest
@@ -195,6 +196,7 @@ async def _ask(
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = turn_output.TurnPrinter()
+    new_conversation = session is None
     if allow:
         confinement = choose(core.settings.current().command_sandbox)
         if confinement.kind == "none" and confinement.refusal is None:
@@ -214,7 +216,9 @@ async def _ask(
     finally:
         printer.end_line()
     if finished.status == "failed":
-        turn_output.turn_problem(finished.error or "the turn failed")
+        where = "ask" if new_conversation else "ask_continued"
+        error = finished.error or "the turn failed"
+        turn_output.turn_problem(turn_failure(error, finished.reason, front_end=where))
         return 4
     if finished.status == "tool_limit" and finished.error:
         turn_output.turn_problem(finished.error)

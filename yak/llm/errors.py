@@ -226,7 +226,7 @@ _STATUS_RULES = (
         ("request_too_large",),
         ProviderError,
         "too_large",
-        "The conversation is too large for one request (413); start a new conversation.",
+        "{server} refused the request as too large (413){detail}.",
         413,
     ),
 )

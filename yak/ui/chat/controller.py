@@ -49,6 +49,7 @@ from yak.agent.types import (
 from yak.chat.service import ChatService
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import YakError
+from yak.presenters import turn_failure
 from yak.settings import SettingsService
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.panel import ChatPanel
@@ -418,7 +419,9 @@ class ChatController(QObject):
             transcript.end_turn()
             if result.no_reply is not None:
                 transcript.mark_no_reply(result.no_reply)
-            self.panel.show_error(result.error or "The reply failed.")
+            self.panel.show_error(
+                turn_failure(result.error or "The reply failed.", result.reason, front_end="window")
+            )
             self.refresh_key_notice()
 
     def _offer_stopped_question(self, workspace: Workspace, prompt: str) -> None:
