@@ -97,3 +97,13 @@ def too_long_sentence(noun: str, chars: int, limit: int) -> str:
         f"{limit // 4:,} tokens): nothing was sent or stored. Send a shorter {noun}, or save the "
         "text in a file of the workspace and ask the agent to read it."
     )
+
+
+def paste_too_long_sentence(pasted: int, total: int) -> str:
+    """The window's sentence for a paste (or drop) of ``pasted`` characters that would make the
+    message ``total`` characters, over ``CHAT_MESSAGE_CHARS``: it was not inserted."""
+    return (
+        f"The pasted text ({pasted:,} characters) would make the message {total:,} characters; "
+        f"the limit is {CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens), so it "
+        "was not pasted. Save the text in a file of the workspace and ask the agent to read it."
+    )

@@ -143,6 +143,29 @@ def test_a_message_over_the_limit_is_refused_in_one_sentence_and_kept_in_the_box
     assert sent_prompts(fake_api) == [[{"type": "text", "text": over[:-1]}]]
 
 
+def test_a_paste_over_the_limit_is_not_inserted_and_says_why(chat, qtbot, fake_api):
+    """Ctrl+V of 20 MB into a box holding "Look: ": the box keeps "Look: ", the banner says the
+    sizes and the limit (laying out such a paste froze the window); a paste that fits goes in."""
+    edit = chat.panel.input.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "Look: ")
+    huge = "0123456789" * 2_000_000
+    QGuiApplication.clipboard().setText(huge)
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+
+    assert chat.panel.input.text() == "Look: "
+    assert chat.panel.error_banner.isVisible()
+    assert chat.panel.error_banner.text() == (
+        f"The pasted text (20,000,000 characters) would make the message 20,000,006 characters; "
+        f"the limit is {CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens), so it "
+        "was not pasted. Save the text in a file of the workspace and ask the agent to read it."
+    )
+    QGuiApplication.clipboard().setText("a short log line")
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert chat.panel.input.text() == "Look: a short log line"
+    assert fake_api.message_requests == []
+
+
 def test_a_huge_stored_message_opens_in_parts_with_the_whole_one_click_away(
     chat, qloop, qtbot, data_dir
 ):
