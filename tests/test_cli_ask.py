@@ -11,6 +11,7 @@ import pytest
 from tests.support.builders import say, workspace_with_document
 from tests.support.fake_api import error, hang, text, tool_use
 from yak.cli import main
+from yak.limits import CHAT_MESSAGE_CHARS
 
 MEMORY_MODEL = "claude-memory-test"
 
@@ -152,6 +153,27 @@ def test_provider_failure_exits_4_with_one_line(folder, fake_api):
     assert len(fake_api.message_requests) == 3
 
 
+def test_a_request_too_large_says_what_to_do_in_yak_ask_terms(folder, fake_api):
+    """A 413: a new ``yak ask`` is told to send a shorter prompt (each ask already starts a new
+    conversation); with ``--continue``, that leaving it out starts one."""
+    fake_api.script(text("First answer."))
+    assert yak("ask", "-w", str(folder), "--no-refresh", "Hello").returncode == 0
+    host = fake_api.url.partition("://")[2].rstrip("/")
+    refused = f"yak: The server at {host} refused the request as too large (413): Request too big."
+
+    fake_api.script(error(413, message="Request too big"))
+    new = yak("ask", "-w", str(folder), "--no-refresh", "A big question")
+    fake_api.script(error(413, message="Request too big"))
+    continued = yak("ask", "-w", str(folder), "--no-refresh", "--continue", "And more")
+
+    assert (new.returncode, new.stderr) == (4, f"{refused} Send a shorter prompt.\n")
+    assert (continued.returncode, continued.stderr) == (
+        4,
+        f"{refused} Send a shorter prompt, or ask without --continue or --session to start a "
+        "new conversation.\n",
+    )
+
+
 def test_missing_key_exits_4_before_any_request(folder, fake_api, monkeypatch):
     """No key in the environment and no keyring: exit 4 with how to add one."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")
@@ -198,6 +220,23 @@ def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
     assert result.stderr == "[read_file] README.md: read 1 line\n"
 
 
+def test_a_server_that_does_not_stream_is_answered_as_it_answers(core, loop, folder, fake_api):
+    """A server that ignores ``stream: true`` and answers each request with one JSON message
+    (some local servers do): the turn works as with a streaming one, tool round included, and
+    the memory refresh after it too (it was told to check its base URL)."""
+    fake_api.streams = False
+    fake_api.script(
+        tool_use("read_file", {"path": "README.md"}, text="Reading."),
+        text("It is a demo."),
+        text("- the project is a demo\n"),
+    )
+    result = yak("ask", "-w", str(folder), "What is this?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Reading.\nIt is a demo.\n"
+    assert all(r.body["stream"] for r in fake_api.message_requests)  # asked, not honoured
+    assert document_of(core, loop, folder) == "- the project is a demo\n"
+
+
 def test_prompt_from_stdin(folder, fake_api):
     """PROMPT '-' reads the prompt from stdin."""
     fake_api.script(text("Got it."))
@@ -229,6 +268,36 @@ def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
     assert fake_api.requests == []
+
+
+@pytest.mark.parametrize("source", ["argument", "stdin"])
+def test_a_prompt_over_the_limit_is_one_line_exit_2_and_nothing_is_stored_or_sent(
+    core, loop, folder, fake_api, source
+):
+    """A prompt one character over ``CHAT_MESSAGE_CHARS`` (as an argument or piped in): exit 2,
+    one sentence with its size and the limit, no request, no conversation stored; a prompt of
+    exactly the limit is sent whole."""
+    over = "x" * (CHAT_MESSAGE_CHARS + 1)
+    if source == "argument":
+        result = yak("ask", "-w", str(folder), "--no-refresh", over)
+    else:
+        result = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin=over)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"yak: The prompt has {CHAT_MESSAGE_CHARS + 1:,} characters; the limit is "
+        f"{CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens): nothing was sent or "
+        "stored. Send a shorter prompt, or save the text in a file of the workspace and ask the "
+        "agent to read it.\n"
+    )
+    assert fake_api.requests == []
+    assert loop.run_until_complete(core.workspaces.find(str(folder))) is None
+
+    fake_api.script(text("Read it all."))
+    at_limit = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin="y" * CHAT_MESSAGE_CHARS)
+    assert at_limit.returncode == 0, at_limit.stderr
+    sent = fake_api.message_requests[0].body["messages"][0]["content"][0]["text"]
+    assert sent == "y" * CHAT_MESSAGE_CHARS
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX byte paths and arguments")

@@ -18,7 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.types import Implementation
 
 from tests.support.builders import project_folder, workspace_with_document
-from yak.domain import MAX_LINES
+from yak.domain import MAX_CHARS, MAX_LINES
 
 TOOLS = {
     "memory_read",
@@ -186,6 +186,12 @@ async def test_proposals_pass_the_rewrite_guards_and_errors_are_one_sentence(
         assert message.endswith(
             f"Refused: the proposal has {MAX_LINES + 45} lines "
             f"(limit {MAX_LINES}); nothing was proposed."
+        )
+        huge = "x" * 20_000_000  # refused before any scan: a secret scan of it takes seconds
+        message = await refused(session, "memory_propose", document=huge, reason="x" * 10**6)
+        assert message.endswith(
+            f"Refused: the proposal has 20,000,000 characters (limit {MAX_CHARS:,}); "
+            "nothing was proposed."
         )
         message = await refused(session, "memory_propose", document="short\n", reason="tidy")
         assert "Refused: the proposal has 6 characters" in message

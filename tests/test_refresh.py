@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import threading
 from dataclasses import dataclass, replace
@@ -33,9 +34,11 @@ from yak.core import Core
 from yak.db.locks import FileRefreshLock
 from yak.domain import RefreshStatus, RevisionSource, TokenUsage
 from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnCompleted
+from yak.limits import REDACT_WINDOW_CHARS
 from yak.llm.provider import Provider
 from yak.memory.forms.edits import number_lines
 from yak.memory.prompt import request_text
+from yak.memory.redact import redact
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -678,6 +681,40 @@ async def test_a_bare_key_body_and_a_bare_password_reach_neither_the_model_nor_t
     assert "- deploy key [REDACTED:private-key]\n" in stored.content
     assert "- redis password [REDACTED:password-prose]\n" in stored.content
     assert {"redacted:private_key", "redacted:password_prose"} <= set(outcome.flags)
+
+
+async def test_a_huge_stored_message_is_folded_cut_and_scanned_only_where_it_is_kept(
+    env, monkeypatch
+):
+    """A 20 MB message (stored before the limits existed) reaches the model as its head and
+    tail around ``[… N characters cut …]``, its secrets redacted, and the secret scan never
+    reads more of it than ``REDACT_WINDOW_CHARS``: a refresh costs no more than with a long
+    message (it spent a minute redacting such a message at every refresh)."""
+    from yak.refresh import refresher
+
+    scanned: list[int] = []
+
+    def measured(text: str):
+        scanned.append(len(text))
+        return redact(text)
+
+    monkeypatch.setattr(refresher, "redact", measured)
+    await env.write(doc(10))
+    middle = "lorem ipsum " * (20_000_000 // 12)
+    env.say(
+        f"We lint with ruff. My key is {ANTHROPIC_KEY}.\n{middle}\nThe end, key {ANTHROPIC_KEY}."
+    )
+    env.fake.script(text(doc(10) + "- lint with ruff\n"))
+
+    outcome = await env.refresh()
+
+    sent = env.sent()
+    assert "We lint with ruff." in sent and re.search(r"\[… [\d,]+ characters cut …\]", sent)
+    assert ANTHROPIC_KEY not in json.dumps(env.fake.message_requests[0].body)
+    assert "The end, key [REDACTED" in sent
+    assert "redacted:anthropic_key" in outcome.flags and "cut_long_message" in outcome.flags
+    assert outcome.status is RefreshStatus.APPLIED and env.unfolded() == []
+    assert max(scanned) <= REDACT_WINDOW_CHARS
 
 
 async def test_tool_results_never_reach_the_model(env):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 
 import pytest
 
 from yak.agent.tools import SPECS, WorkspaceTools
+from yak.limits import FILE_READ_BYTES, TOOL_OUTPUT_CHARS
 
 SECRET = "TOP-SECRET-OUTSIDE"
 
@@ -139,6 +141,31 @@ def test_read_file_with_offset_limit_and_errors(tools, layout):
     assert "binary file" in tools.run("read_file", {"path": "blob.bin"}).output
     bad = tools.run("read_file", {"path": "many.txt", "offset": 0})
     assert not bad.ok and "positive" in bad.output
+
+
+def test_a_file_read_is_cut_with_a_marker_the_model_sees(tools, layout):
+    """A file over the limits is never handed over whole: one long line comes back as its head
+    and tail around ``[… N characters cut …]`` within ``TOOL_OUTPUT_CHARS``, and a file over
+    ``FILE_READ_BYTES`` is read only that far, the result saying the rest was not read; a file
+    within the limits comes back whole."""
+    ws, _ = layout
+    (ws / "one_line.txt").write_text("a" * 30_000 + "b" * 30_000)
+    (ws / "huge.log").write_bytes(b"0123456789" * (FILE_READ_BYTES // 10 + 1))
+    (ws / "small.txt").write_text("all of it\n")
+
+    long_line = tools.run("read_file", {"path": "one_line.txt"})
+    huge = tools.run("read_file", {"path": "huge.log"})
+
+    assert long_line.ok and len(long_line.output) <= TOOL_OUTPUT_CHARS
+    assert long_line.output.startswith("aaa") and long_line.output.endswith("bbb")
+    assert re.search(r"\n\[… 10,0\d\d characters cut …\]\n", long_line.output)
+    assert huge.ok and len(huge.output) <= TOOL_OUTPUT_CHARS
+    assert huge.output.endswith(
+        f"[huge.log is larger than the {FILE_READ_BYTES:,} bytes read_file reads; the rest of it "
+        "was not read (grep or a command can search it)]"
+    )
+    assert "characters cut …]" in huge.output
+    assert tools.run("read_file", {"path": "small.txt"}).output == "all of it\n"
 
 
 def test_list_glob_grep(tools):

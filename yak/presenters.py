@@ -743,3 +743,26 @@ def connection_words(checks: Sequence[ModelCheck]) -> str:
 REFRESH_STOPPED = (
     "Refresh stopped: nothing was written; its conversations wait for the next refresh."
 )
+
+
+def turn_failure(error: str, reason: str | None, *, front_end: str) -> str:
+    """A failed turn's sentence with what to do that fits where it is read: a request the
+    server refused as too large (``reason="too_large"``, HTTP 413) names the way out there.
+
+    Args:
+        error: the provider's sentence.
+        reason: the provider's reason (``TurnFinished.reason``).
+        front_end: ``"window"``, ``"ask"`` (a new conversation each time) or
+            ``"ask_continued"`` (``yak ask --continue`` or ``--session``).
+    """
+    if reason != "too_large":
+        return error
+    advice = {
+        "window": "Start a new conversation (Ctrl+N), or send a shorter message.",
+        "ask": "Send a shorter prompt.",
+        "ask_continued": (
+            "Send a shorter prompt, or ask without --continue or --session to start a new "
+            "conversation."
+        ),
+    }[front_end]
+    return f"{error} {advice}"

@@ -89,6 +89,8 @@ Scripting (methods of :class:`FakeAnthropic`, i.e. of the fixture's value):
 - ``POST /v1/messages/count_tokens`` answers ``{"input_tokens": N}``, N counted as the prompt
   cache counts a request (:func:`count_request_tokens`), without taking a scripted reply;
   ``counts_tokens = False`` makes it answer 404 (an endpoint that cannot count).
+- ``streams = False`` answers every request with one JSON message, ``stream: true`` or not, as
+  some Anthropic-compatible servers do.
 - ``url``: the base URL (``http://127.0.0.1:<port>``), ``pending``: replies still queued,
   ``drop_pending()`` drops them.
 - ``start()`` / ``stop()`` (also a context manager). ``stop()`` releases hanging and gated
@@ -477,6 +479,7 @@ class FakeAnthropic:
         self.cache = PromptCache(clock=clock, ttl_s=cache_ttl_s, min_tokens=min_cacheable_tokens)
         self.requests: list[RecordedRequest] = []
         self.counts_tokens = True  # False: /v1/messages/count_tokens answers 404
+        self.streams = True  # False: stream: true is ignored, every reply is one JSON message
         self._queue: deque[Reply | Responder] = deque()
         self._responder: Responder | None = None
         self._lock = threading.Lock()
@@ -658,7 +661,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         reply = self.owner._next_reply(body)
         recorded.usage = self.owner._usage(reply, body)
-        streaming = bool(body.get("stream"))
+        streaming = bool(body.get("stream")) and self.owner.streams
         model = reply.model or body.get("model") or "claude-fake"
         # The client may go away (Stop, timeout): then nothing is left to answer.
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from tests.support.builders import say
+from tests.support.fake_api import hang
 from yak.bootstrap import open_core
 
 
@@ -54,3 +56,85 @@ async def _opened(data_dir, folder) -> bool:
         return found is not None and found.last_opened_at is not None
     finally:
         await core.aclose()
+
+
+@pytest.mark.parametrize("moment", ["opening", "refreshing"])
+def test_sigterm_ends_the_app_at_once_with_a_huge_conversation(
+    tmp_path, data_dir, fake_api, moment
+):
+    """A workspace whose last conversation holds a 20 MB message (stored before the size limits
+    existed): SIGTERM while the window opens it, or while its memory refresh waits on the model,
+    ends the app with status 0 and keeps the conversation unfolded for the next start. (It was
+    ignored for minutes: the window rendered the whole message and each refresh redacted it.)
+    The bound is generous: the app must end within ``QUIT_DEADLINE_S``; this is not a timing
+    assertion."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    huge = "".join(f"line {n:07d} of a pasted log\n" for n in range(20_000_000 // 29))
+    asyncio.run(_seed(data_dir, folder, huge))
+    fake_api.respond_with(lambda body: hang())
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", YAK_REFRESH_IDLE_SECONDS="2")
+    app = subprocess.Popen(
+        [sys.executable, "-m", "yak", str(folder)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        ready = False
+        while time.monotonic() < deadline and app.poll() is None and not ready:
+            time.sleep(0.2)  # polling a real process's progress; not a timing assertion
+            if moment == "opening":
+                ready = asyncio.run(_opened(data_dir, folder))
+            else:
+                ready = bool(fake_api.message_requests)  # the refresh waits on the model
+        assert ready, f"the app never got {moment}: " + (
+            app.stderr.read() if app.poll() is not None else ""
+        )
+        app.send_signal(signal.SIGTERM)
+        _, stderr = app.communicate(timeout=10)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.communicate()
+    assert app.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert asyncio.run(_unfolded(data_dir, folder)) == 2
+
+
+async def _seed(data_dir, folder, question: str) -> None:
+    """Store a conversation (``question`` and a short reply) in ``folder``'s workspace."""
+    core = open_core(data_dir)
+    try:
+        workspace = await core.workspaces.for_write(str(folder))  # not opened in a window
+        say(core, workspace.id, question, "That is a long log.", title="Log")
+    finally:
+        await core.aclose()
+
+
+async def _unfolded(data_dir, folder) -> int:
+    """How many of ``folder``'s messages are not yet folded into its memory."""
+    core = open_core(data_dir)
+    try:
+        workspace = await core.workspaces.find(str(folder))
+        return len(core.chat.conversations.unfolded_messages(workspace.id))
+    finally:
+        await core.aclose()
+
+
+def test_the_quit_deadline_ends_a_process_stuck_in_a_long_call(tmp_path):
+    """Once a quit has started (SIGTERM, Ctrl+Q, closing the window), the process ends within
+    ``QUIT_DEADLINE_S`` even when a thread is inside one long call that holds the interpreter
+    (here a C loop that never returns to Python): exit status 1, every thread's stack written
+    for the log. Waits up to 10 s; not a timing assertion."""
+    stuck = (
+        "from yak.app.lifetime import arm_quit_deadline\narm_quit_deadline()\nsum(range(10**13))\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run(
+        [sys.executable, "-c", stuck], env=env, capture_output=True, text=True, timeout=10
+    )
+    assert done.returncode == 1
+    assert "Timeout (0:00:01.800000)!" in done.stderr and 'File "<string>", line 3' in done.stderr

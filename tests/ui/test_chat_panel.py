@@ -15,9 +15,12 @@ import time
 import pytest
 from chat_support import chat_on, run, sent_messages, sent_prompts, until
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 
+from tests.support.builders import say
 from tests.support.fake_api import cut, error, hang, text, tool_use
-from yak.ui.chat.blocks import MessageBlock
+from yak.limits import CHAT_MESSAGE_CHARS, DISPLAY_MESSAGE_CHARS
+from yak.ui.chat.blocks import LongMessageBar, MessageBlock
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import NO_KEY_MESSAGE, NO_KEY_TOOLTIP, ChatPanel
 
@@ -102,6 +105,94 @@ def test_an_empty_conversation_says_what_the_agent_may_do(chat):
     assert "ask you first" in placeholder.text()
     assert chat.transcript() == ""
     assert chat.panel.usage_label.text() == ""  # no tokens used yet: nothing to count
+
+
+def test_a_message_over_the_limit_is_refused_in_one_sentence_and_kept_in_the_box(
+    chat, qloop, qtbot, fake_api
+):
+    """A pasted message one character over ``CHAT_MESSAGE_CHARS``: Enter shows one sentence
+    with its size and the limit, the text stays in the box, nothing is sent or stored; cut to
+    the limit it is sent."""
+    over = "x" * (CHAT_MESSAGE_CHARS + 1)
+    chat.panel.input.edit.setPlainText(over)  # a paste
+    chat.panel.input.edit.setFocus()
+    qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Return)
+
+    banner = chat.panel.error_banner
+    assert banner.isVisible() and not banner.action_button.isVisible()  # no Retry
+    assert banner.text() == (
+        f"The message has {CHAT_MESSAGE_CHARS + 1:,} characters; the limit is "
+        f"{CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens): nothing was sent or "
+        "stored. Send a shorter message, or save the text in a file of the workspace and ask "
+        "the agent to read it."
+    )
+    assert chat.panel.input.text() == over
+    assert not chat.controller.turn_running and fake_api.message_requests == []
+    assert run(qloop, chat.core.chat.sessions(chat.workspace.id)) == []
+    assert chat.transcript() == "" or over not in chat.transcript()
+
+    fake_api.script(text("Read it."))
+    chat.panel.input.edit.setPlainText(over[:-1])
+
+    async def body() -> None:
+        qtbot.keyClick(chat.panel.input.edit, Qt.Key.Key_Return)
+        assert await chat.finished() == "completed"
+
+    run(qloop, body())
+    assert not banner.isVisible()
+    assert sent_prompts(fake_api) == [[{"type": "text", "text": over[:-1]}]]
+
+
+def test_a_paste_over_the_limit_is_not_inserted_and_says_why(chat, qtbot, fake_api):
+    """Ctrl+V of 20 MB into a box holding "Look: ": the box keeps "Look: ", the banner says the
+    sizes and the limit (laying out such a paste froze the window); a paste that fits goes in."""
+    edit = chat.panel.input.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "Look: ")
+    huge = "0123456789" * 2_000_000
+    QGuiApplication.clipboard().setText(huge)
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+
+    assert chat.panel.input.text() == "Look: "
+    assert chat.panel.error_banner.isVisible()
+    assert chat.panel.error_banner.text() == (
+        f"The pasted text (20,000,000 characters) would make the message 20,000,006 characters; "
+        f"the limit is {CHAT_MESSAGE_CHARS:,} (about {CHAT_MESSAGE_CHARS // 4:,} tokens), so it "
+        "was not pasted. Save the text in a file of the workspace and ask the agent to read it."
+    )
+    QGuiApplication.clipboard().setText("a short log line")
+    qtbot.keyClick(edit, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    assert chat.panel.input.text() == "Look: a short log line"
+    assert fake_api.message_requests == []
+
+
+def test_a_huge_stored_message_opens_in_parts_with_the_whole_one_click_away(
+    chat, qloop, qtbot, data_dir
+):
+    """A 20 MB question stored before the size limits existed: the session opens with the
+    question's first ``DISPLAY_MESSAGE_CHARS`` characters rendered and a row saying how much
+    is shown; Show more renders the next part; Copy whole message puts all of it on the
+    clipboard; the reply after it shows whole. (Rendering all of it froze the window for
+    minutes.)"""
+    huge = "".join(f"line {n:07d} of a pasted log\n" for n in range(20_000_000 // 29))
+    say(chat.core, chat.workspace.id, huge, "That is a long log.", title="Log")
+
+    with chat_on(qloop, qtbot, data_dir, chat.folder) as again:
+        blocks = [i for i in again.panel.transcript.items() if isinstance(i, MessageBlock)]
+        bar = again.panel.findChild(LongMessageBar)
+        assert blocks[0].toPlainText() == huge[:DISPLAY_MESSAGE_CHARS].rstrip("\n")
+        assert again.transcript() == (
+            huge[:DISPLAY_MESSAGE_CHARS].rstrip("\n")
+            + f"\n\nShowing the first {DISPLAY_MESSAGE_CHARS:,} of {len(huge):,} characters."
+            + "\n\nThat is a long log."
+        )
+        bar.more_button.click()
+        assert blocks[0].toPlainText() == huge[: 2 * DISPLAY_MESSAGE_CHARS].rstrip("\n")
+        assert bar.label.text() == (
+            f"Showing the first {2 * DISPLAY_MESSAGE_CHARS:,} of {len(huge):,} characters."
+        )
+        bar.copy_button.click()
+        assert QGuiApplication.clipboard().text() == huge
 
 
 def test_shift_enter_makes_a_new_line_in_the_prompt_sent(chat, qloop, qtbot, fake_api):
@@ -315,7 +406,15 @@ def test_esc_in_the_prompt_box_stops_the_turn(chat, qloop, qtbot, fake_api):
     assert "alpha" in chat.transcript() and "gamma" not in chat.transcript()
 
 
-@pytest.mark.parametrize(("status", "words"), [(500, "server"), (401, "key")])
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (500, "server"),
+        (401, "key"),
+        # the way out fits the window (yak ask gets its own words)
+        (413, "too large (413): fake error 413. start a new conversation (ctrl+n), or send"),
+    ],
+)
 def test_a_provider_error_shows_the_banner_and_retry_recovers(
     chat, qloop, qtbot, fake_api, status, words
 ):

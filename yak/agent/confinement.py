@@ -127,8 +127,13 @@ class WorkspaceRoot:
                 f"{self.root} can be used."
             ) from None
 
-    def read_file(self, resolved: Path, *, shown: str) -> bytes:
+    def read_file(self, resolved: Path, *, shown: str, limit: int | None = None) -> bytes:
         """The bytes of a regular file, opened race-free.
+
+        Args:
+            resolved: the checked path.
+            shown: the path as the model gave it, for sentences.
+            limit: read at most this many bytes (``None``: the whole file).
 
         Raises:
             ToolError: outside (as :meth:`open`), a folder, or not a regular file.
@@ -146,7 +151,7 @@ class WorkspaceRoot:
                 raise ToolError(f"{self.relative(resolved)} is a folder; use list_directory.")
             raise ToolError(f"{self.relative(resolved)} is not a regular file.")
         with os.fdopen(fd, "rb") as handle:
-            return handle.read()
+            return handle.read() if limit is None else handle.read(limit)
 
 
 MAX_LINK_HOPS = 40

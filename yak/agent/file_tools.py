@@ -34,6 +34,7 @@ from yak.agent.tool_specs import (
     MAX_LINE_CHARS,
     MAX_LIST_ENTRIES,
     MAX_OUTPUT_CHARS,
+    MAX_READ_BYTES,
     MAX_READ_LINES,
     MAX_WRITE_CHARS,
     SKIPPED_DIRS,
@@ -60,9 +61,12 @@ class FileTools:
         path = self.paths.resolve(args.get("path"))
         rel = self.paths.relative(path)
         try:
-            data = self.paths.read_file(path, shown=str(args.get("path")))
+            # One byte more than the limit tells a file that was cut from one that fits.
+            data = self.paths.read_file(path, shown=str(args.get("path")), limit=MAX_READ_BYTES + 1)
         except FileNotFoundError:
             raise ToolError(f"{rel} does not exist.") from None
+        cut_at_bytes = len(data) > MAX_READ_BYTES
+        data = data[:MAX_READ_BYTES]
         if b"\0" in data[:8192]:
             return ToolResult(
                 ok=True,
@@ -71,6 +75,8 @@ class FileTools:
                 target=rel,
             )
         lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+        if cut_at_bytes and len(lines) > 1:
+            lines.pop()  # the last line was cut in the middle
         offset = _positive_int(args.get("offset"), 1, "offset")
         limit = min(_positive_int(args.get("limit"), MAX_READ_LINES, "limit"), MAX_READ_LINES)
         chosen = lines[offset - 1 : offset - 1 + limit]
@@ -78,6 +84,11 @@ class FileTools:
         more = len(lines) - (offset - 1 + len(chosen))
         if more > 0:
             text += f"\n[{more} more lines; read again with offset={offset + len(chosen)}]"
+        elif cut_at_bytes:
+            text += (
+                f"\n[{rel} is larger than the {MAX_READ_BYTES:,} bytes read_file reads; "
+                "the rest of it was not read (grep or a command can search it)]"
+            )
         if not lines:
             text = f"({rel} is empty)"
         elif not chosen:

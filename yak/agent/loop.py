@@ -492,6 +492,7 @@ class _Turn:
                     usage=self.usage,
                     error=str(exc),
                     no_reply=" ".join(str(exc).split()),
+                    reason=exc.reason,
                 )
             )
         cause = cut_cause(exc)
@@ -504,6 +505,7 @@ class _Turn:
                 error=f"The reply was cut off ({cause}); the part that arrived is kept in the "
                 "conversation, marked incomplete. Send the question again for a whole answer.",
                 cut_off=cause,
+                reason=exc.reason,
             )
         )
 

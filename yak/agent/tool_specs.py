@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-MAX_READ_LINES = 2000  # lines returned by one read_file call
-MAX_OUTPUT_CHARS = 50_000  # characters of any tool output the model sees
+from yak.limits import FILE_READ_BYTES, READ_LINES, TOOL_OUTPUT_CHARS
+
+MAX_READ_LINES = READ_LINES  # lines returned by one read_file call
+MAX_OUTPUT_CHARS = TOOL_OUTPUT_CHARS  # characters of any tool output the model sees
+MAX_READ_BYTES = FILE_READ_BYTES  # bytes read_file takes from disk
 MAX_LIST_ENTRIES = 1000
 MAX_GLOB_RESULTS = 1000
 MAX_GREP_MATCHES = 500

@@ -110,6 +110,7 @@ class TurnFinished:
     cut_off: str | None = None
     stop_reason: str | None = None  # the last reply's (``max_tokens``: cut at the token budget)
     no_reply: str | None = None  # failed before any word: the reason in the no-reply mark
+    reason: str | None = None  # failed: the provider's reason (``ProviderError.reason``)
 
 
 AgentEvent = (

@@ -42,6 +42,7 @@ class StartOptions:
     database_url: str | None = None
     workspace: str | None = None
     choose_folder: bool = False
+    ends_process: bool = False
 
 
 def run(
@@ -50,6 +51,7 @@ def run(
     database_url: str | None = None,
     workspace: str | None = None,
     choose_folder: bool = False,
+    ends_process: bool = False,
 ) -> int:
     """Open the desktop app; returns the process exit status.
 
@@ -61,6 +63,10 @@ def run(
         workspace: a folder to open at start; an error opening it is shown in the window.
         choose_folder: show the Open Folder dialog once the app is ready (the desktop entry's
             "Open Folder in Yak" action).
+        ends_process: the process ends when this returns (the ``yak`` command): the quit
+            deadline stays armed until it has, so the process is gone within
+            ``lifetime.QUIT_DEADLINE_S`` of a quit (SIGTERM, Ctrl+Q) even when a worker thread
+            is inside a long call; otherwise it is cancelled once the window is gone.
 
     Returns:
         0 after a normal quit; 1 when the database cannot be used (newer schema, unreadable),
@@ -102,6 +108,7 @@ def run(
                 database_url=database_url,
                 workspace=workspace,
                 choose_folder=choose_folder,
+                ends_process=ends_process,
             ),
         )
     finally:

@@ -12,17 +12,24 @@ thread then, so the first message does not wait for it). Once the workspace show
 once the warm-up is done, the objects alive then are exempted from garbage collection
 (``yak.ui.heap``), so a full collection never stalls a streaming reply.
 
-Quitting (File › Quit, closing the window, the session ending) sets an ``asyncio.Event``; the
-coroutine then drops pending refreshes (nothing waits on the model: the watermarks did not move,
-so the work resumes on the next start), stops its tasks and closes the core.
+Quitting (File › Quit, closing the window, the session ending, SIGINT, SIGTERM) sets an
+``asyncio.Event``; the coroutine then drops pending refreshes (nothing waits on the model: the
+watermarks did not move, so the work resumes on the next start), stops its tasks and closes the
+core. The signals are also heard on a thread of their own (:class:`_SignalWatch`), and in the
+``yak`` command's process a quit arms a deadline (:func:`arm_quit_deadline`): whatever still
+runs, the process is gone ``QUIT_DEADLINE_S`` after the quit began.
 """
 
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import logging
+import os
 import signal
 import sys
+import threading
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +52,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-QUIT_GRACE_S = 1.0  # at most this long for in-flight work to notice the cancellation
+QUIT_GRACE_S = 0.7  # at most this long for in-flight work to notice the cancellation
+QUIT_DEADLINE_S = 1.8  # from a quit's start to the end of the process, whatever still runs
 
 
 def run_event_loop(app: QApplication, window: MainWindow, options: StartOptions) -> int:
@@ -61,6 +69,8 @@ def run_event_loop(app: QApplication, window: MainWindow, options: StartOptions)
         log.info("the event loop ended before the app's coroutine: %s", exc)
         return 0
     finally:
+        if options.ends_process:  # closing the loop joins its worker threads
+            arm_quit_deadline()
         window.close_guard = None
         window.hide()
         window.deleteLater()
@@ -72,6 +82,60 @@ def run_event_loop(app: QApplication, window: MainWindow, options: StartOptions)
             log.info("closing the event loop: %s", exc)
         dispose_loop_timers(loop)
         asyncio.set_event_loop(None)
+
+
+def arm_quit_deadline() -> None:
+    """End the process ``QUIT_DEADLINE_S`` seconds from now unless it has ended by then;
+    called when a quit starts, in the process of the ``yak`` command only.
+
+    The shutdown itself is bounded (``QUIT_GRACE_S`` per step), but a worker thread inside one
+    long call (a secret scan, a file read, the SDK's import) cannot be interrupted, and closing
+    the loop or leaving the interpreter waits for it. ``faulthandler``'s watchdog runs in C,
+    without the interpreter lock, so it fires even then: it writes every thread's stack to the
+    log (what was still running) and exits with status 1. Arming it again changes nothing:
+    the delay counts from the first quit request.
+    """
+    global _deadline_armed
+    with _deadline_lock:
+        if not _deadline_armed:
+            faulthandler.dump_traceback_later(QUIT_DEADLINE_S, exit=True, file=_deadline_stream())
+            _deadline_armed = True
+
+
+def _no_deadline() -> None:
+    """The quit deadline of an app whose process goes on after it (tests): none."""
+
+
+_deadline_armed = False
+_deadline_lock = threading.Lock()
+
+
+def _deadline_stream() -> Any:
+    """Where the watchdog writes the stacks: the log file, else stderr, else nowhere. The
+    watchdog gets a descriptor of its own (the log's is closed before the process ends, and
+    its number may be reused by then)."""
+    target: int | None = None
+    for handler in logging.getLogger().handlers:
+        stream = getattr(handler, "stream", None)
+        if isinstance(handler, logging.FileHandler) and stream is not None and not stream.closed:
+            target = stream.fileno()
+            break
+    else:
+        try:
+            target = sys.stderr.fileno() if sys.stderr is not None else None
+        except (OSError, ValueError):  # stderr closed or not a file
+            target = None
+    global _DEADLINE_STREAM
+    # Kept open (and referenced) until the process ends: the watchdog writes to it then.
+    _DEADLINE_STREAM = (
+        open(os.devnull, "w")  # noqa: SIM115
+        if target is None
+        else os.fdopen(os.dup(target), "w")
+    )
+    return _DEADLINE_STREAM
+
+
+_DEADLINE_STREAM: Any = None
 
 
 def dispose_loop_timers(loop: Any) -> None:
@@ -109,6 +173,10 @@ async def _main(app: Any, window: Any, options: StartOptions) -> int:
     if not window.isVisible():  # closed before the loop started
         quit_requested.set()
     previous_handlers = _install_quit_signals(quit_requested)
+    # The deadline only where the process ends with the app (the ``yak`` command), never in a
+    # process that runs the app and goes on.
+    deadline = arm_quit_deadline if options.ends_process else _no_deadline
+    watch = _SignalWatch(quit_requested, deadline) if previous_handlers else None
     try:
         try:
             folder = paths.data_dir(options.data_dir_override)
@@ -141,10 +209,13 @@ async def _main(app: Any, window: Any, options: StartOptions) -> int:
                 window.choose_folder()
             await quit_requested.wait()
         finally:
+            deadline()
             await running.shutdown()
             window.hide()
         return 0
     finally:
+        if watch is not None:
+            watch.close()
         for signum, handler in previous_handlers.items():
             signal.signal(signum, handler)
         app.aboutToQuit.disconnect(quit_requested.set)
@@ -246,3 +317,41 @@ def _install_quit_signals(quit_requested: asyncio.Event) -> dict[int, Any]:
         except ValueError:  # not the main thread
             break
     return previous
+
+
+class _SignalWatch:
+    """Hears SIGINT and SIGTERM on a thread of its own, so a quit by signal starts (and its
+    deadline is armed) even while the main thread is inside a long call.
+
+    A Python signal handler runs only when the main thread next runs Python code; the signal
+    module's wakeup file descriptor is written by the C handler at once. This thread reads it,
+    arms the quit deadline (:func:`arm_quit_deadline`) and asks the loop to quit (the handlers of
+    :func:`_install_quit_signals` ask too, once the main thread gets to them).
+    """
+
+    def __init__(self, quit_requested: asyncio.Event, deadline: Callable[[], None]) -> None:
+        loop = asyncio.get_running_loop()
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._write_fd, False)
+        self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+        quit_signals = {int(signal.SIGINT), int(signal.SIGTERM)}
+
+        def watch() -> None:
+            while data := os.read(self._read_fd, 64):
+                if quit_signals.intersection(data):
+                    deadline()
+                    try:
+                        loop.call_soon_threadsafe(quit_requested.set)
+                    except RuntimeError:  # the loop closed meanwhile: quitting already
+                        return
+
+        self._thread = threading.Thread(target=watch, name="yak-quit-signals", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Give the wakeup descriptor back and end the thread."""
+        signal.set_wakeup_fd(self._previous_fd)
+        os.close(self._write_fd)  # the thread reads the end of the pipe and returns
+        self._thread.join(timeout=1.0)
+        if not self._thread.is_alive():
+            os.close(self._read_fd)

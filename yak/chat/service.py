@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from yak import limits
 from yak.agent import sandbox
 from yak.agent.approvals import SessionApprovals
 from yak.agent.loop import MAX_TOOL_ROUNDS, Agent, TurnDriver
@@ -155,10 +156,13 @@ class ChatService:
 
         Raises:
             UsageError: blank prompt, a session of another workspace, or a turn already
-                running in this session. StoreError: the database failed.
+                running in this session. TooLong: a prompt over
+                ``yak.limits.CHAT_MESSAGE_CHARS`` (nothing stored or sent). StoreError: the
+                database failed.
         """
         if not prompt.strip():
             raise UsageError("The message is empty; type something to send.")
+        limits.check_chat_message(prompt)
         if session_id in self._running:
             raise UsageError("This conversation is still replying; wait for it or press Stop.")
         self._running.add(session_id)

@@ -177,4 +177,5 @@ def _run_app(argv: list[str]) -> int:
         database_url=args.database_url,
         workspace=args.workspace,
         choose_folder=args.choose_folder,
+        ends_process=True,
     )

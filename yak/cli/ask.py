@@ -37,6 +37,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from yak import limits
 from yak.agent.sandbox import choose
 from yak.agent.types import ApprovalDecision
 from yak.chat.service import title_from_prompt
@@ -50,6 +51,7 @@ from yak.cli.context import (
 from yak.cli.parsing import workspace_option
 from yak.errors import MissingApiKey, UsageError, YakError
 from yak.ids import CONVERSATION_IDS, MIN_ID_PREFIX, id_prefix, only_match
+from yak.presenters import turn_failure
 
 if TYPE_CHECKING:
     from yak.agent.types import ApprovalRequest
@@ -107,7 +109,8 @@ def read_prompt(value: str) -> str:
     """The prompt text: ``value``, or stdin when it is ``-``.
 
     Raises:
-        UsageError: the prompt is empty or blank, or stdin is not text.
+        UsageError: the prompt is empty or blank, or stdin is not text. TooLong: over
+            ``yak.limits.CHAT_MESSAGE_CHARS`` characters.
     """
     if value == "-":
         try:
@@ -116,6 +119,7 @@ def read_prompt(value: str) -> str:
             raise UsageError("the prompt on stdin is not text in the terminal's encoding") from None
     if not value.strip():
         raise UsageError("the prompt is empty; say what to ask (or pass '-' and pipe it in)")
+    limits.check_chat_message(value, noun="prompt")
     try:  # bytes that are not UTF-8 arrive as surrogates (argv, a C-locale stdin)
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -202,6 +206,7 @@ async def _ask(
         return ApprovalDecision.ALLOW_ONCE if allow else ApprovalDecision.DENY
 
     printer = turn_output.TurnPrinter()
+    new_conversation = session is None
     if allow:
         confinement = choose(core.settings.current().command_sandbox)
         if confinement.kind == "none" and confinement.refusal is None:
@@ -221,7 +226,9 @@ async def _ask(
     finally:
         printer.end_line()
     if finished.status == "failed":
-        turn_output.turn_problem(finished.error or "the turn failed")
+        where = "ask" if new_conversation else "ask_continued"
+        error = finished.error or "the turn failed"
+        turn_output.turn_problem(turn_failure(error, finished.reason, front_end=where))
         return 4
     if finished.status == "tool_limit" and finished.error:
         turn_output.turn_problem(finished.error)

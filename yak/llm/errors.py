@@ -155,6 +155,16 @@ def check_content_type(kind: str, *, base_url: str) -> None:
         )
 
 
+def not_a_message_error(base_url: str) -> ProviderError:
+    """A server that answered without streaming, with JSON that is not a Messages API reply."""
+    return ProviderError(
+        f"{server_name(base_url)} answered without streaming, and its answer is not a "
+        "Messages API reply; check that the base URL in Settings › Provider (or "
+        "ANTHROPIC_BASE_URL) is an Anthropic-compatible server.",
+        reason="bad_response",
+    )
+
+
 class _StatusRule(NamedTuple):
     """The error for the statuses and API error types that match, in this order."""
 
@@ -216,7 +226,7 @@ _STATUS_RULES = (
         ("request_too_large",),
         ProviderError,
         "too_large",
-        "The conversation is too large for one request (413); start a new conversation.",
+        "{server} refused the request as too large (413){detail}.",
         413,
     ),
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from yak.llm.errors import (
     incomplete_error,
     is_provider_exception,
     malformed_error,
+    not_a_message_error,
     shown_url,
     start_timeout_error,
     translate_error,
@@ -155,8 +157,14 @@ class Provider:
                 except TimeoutError:
                     raise start_timeout_error(self.timeout_s) from None
                 started = True
-                check_content_type(_content_type(stream), base_url=self.base_url)
-                events = stream.__aiter__()
+                kind = _content_type(stream)
+                if kind == "application/json":  # a server that does not stream: its one reply
+                    snapshot = await self._unstreamed(stream, on_event, tool_json)
+                    completed = True
+                    events = _NoEvents()
+                else:
+                    check_content_type(kind, base_url=self.base_url)
+                    events = stream.__aiter__()
                 while True:
                     try:
                         event = await events.__anext__()
@@ -197,6 +205,34 @@ class Provider:
             raise malformed_error(exc) from exc
         check_reply(completion, tool_json)
         return completion
+
+    async def _unstreamed(
+        self,
+        stream: Any,
+        on_event: Callable[[StreamEvent], None] | None,
+        tool_json: dict[int, list[str]],
+    ) -> Any:
+        """The reply of a server that answered a streamed request with one JSON message (some
+        Anthropic-compatible servers ignore ``stream: true``), read as the SDK's ``Message``;
+        ``on_event`` sees its text and tool calls at once, and ``tool_json`` gets each tool
+        call's input.
+
+        Raises:
+            ProviderError: ``reason="bad_response"``, the JSON is not a Messages API reply.
+        """
+        body = await stream.response.aread()
+        try:
+            message = sdk.load().anthropic.types.Message.model_validate_json(body)
+        except ValueError as exc:
+            raise not_a_message_error(self.base_url) from exc
+        for index, block in enumerate(message.content):
+            if block.type == "text" and on_event is not None and block.text:
+                on_event(TextDelta(block.text))
+            elif block.type == "tool_use":
+                tool_json[index] = [json.dumps(block.input)]
+                if on_event is not None:
+                    on_event(ToolUseStarted(id=block.id, name=block.name))
+        return message
 
     async def complete(
         self,
@@ -332,6 +368,13 @@ def request_params(request: MessagesRequest) -> dict[str, Any]:
         if request.get("tool_choice"):
             params["tool_choice"] = request["tool_choice"]
     return params
+
+
+class _NoEvents:
+    """No stream events: the reply came whole (:meth:`Provider._unstreamed`)."""
+
+    async def __anext__(self) -> Any:
+        raise StopAsyncIteration
 
 
 def _content_type(stream: Any) -> str:

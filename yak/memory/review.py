@@ -15,11 +15,19 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from yak.aio import Offload, to_thread
-from yak.domain import FLOOR_RATIO, MemoryDocument, Proposal, ProposalOrigin, ProposalStatus
+from yak.domain import (
+    FLOOR_RATIO,
+    MAX_CHARS,
+    MemoryDocument,
+    Proposal,
+    ProposalOrigin,
+    ProposalStatus,
+)
 from yak.errors import ConflictError, RefusedError, UsageError
 from yak.events import ProposalsChanged
 from yak.evidence import Evidence
 from yak.held import HeldLine, held_line_words
+from yak.limits import AGENT_REASON_CHARS
 from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import placement, provenance
@@ -373,6 +381,8 @@ def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str
 
     Raises:
         UsageError: neither or both of ``text`` and ``document``; no reason.
+        RefusedError: ``text`` or ``document`` over ``MAX_CHARS`` characters
+            (``refused_ceiling``), before any scan.
     """
     if text is None and document is None:
         raise UsageError("Give the change: text (lines to add) or document (a whole new document).")
@@ -380,7 +390,16 @@ def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str
         raise UsageError(
             "Give either text (lines to add) or document (a whole new document), not both."
         )
-    why = controls_to_spaces(reason)
+    given = text if text is not None else document or ""
+    if len(given) > MAX_CHARS:
+        # Refused before the secret scan and the judging, which take time in proportion to
+        # the size: text over the ceiling cannot become part of a document anyway.
+        from yak.memory import guards
+
+        lines = given.count("\n") + (not given.endswith("\n"))
+        over = guards.ceiling_reason(lines, len(given), subject=guards.PROPOSAL)
+        raise RefusedError(f"Refused: {over}; nothing was proposed.", status="refused_ceiling")
+    why = controls_to_spaces(reason[:AGENT_REASON_CHARS])
     if not why:
         raise UsageError("Say why in reason: the person reviewing the proposal reads it.")
     return why

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from yak.domain import ChatMessage
 from yak.evidence import Speaker
+from yak.memory.transcript import scan_window
 from yak.text import tool_target
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
@@ -133,9 +134,10 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
 
     Args:
         messages: the folded conversations' messages, oldest first.
-        redactor: applied to each block's text before it is split (so a secret over several
-            lines is still found), so a quote never holds a secret; ``yak.memory.redact.redact``
-            has this shape.
+        redactor: applied to each block's text (its head and tail within
+            ``yak.limits.REDACT_WINDOW_CHARS``: :func:`yak.memory.transcript.scan_window`)
+            before it is split (so a secret over several lines is still found), so a quote
+            never holds a secret; ``yak.memory.redact.redact`` has this shape.
 
     Returns:
         The passages, in the order they were said.
@@ -146,7 +148,8 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
         for block in message.content:
             kind = block.get("type")
             if kind == "text":
-                text = str(block.get("text") or "")
+                # What a refresh reads of a long message (yak.limits): a huge one costs no more.
+                text = scan_window(str(block.get("text") or ""))
                 if redactor is not None:
                     text = redactor(text)[0]
                 for sentence, quoted in _sentences(text):

@@ -8,7 +8,9 @@ Pure: no I/O. The rules:
 - user and assistant text are kept; each tool call becomes one short line
   (``[tool: read_file src/app.py]``); tool results are never included;
 - a message over ``MESSAGE_LIMIT`` characters keeps its head and tail around
-  ``[… N characters cut …]``;
+  ``[… N characters cut …]``; before the secret scan, a message is first cut to its head and
+  tail within ``REDACT_WINDOW_CHARS`` (:func:`scan_window`), so a huge message costs the scan no
+  more than a long one (``yak.limits``);
 - over a total budget of ``BUDGET`` characters the **oldest** messages are dropped and a
   ``[… N earlier messages dropped …]`` line says so.
 
@@ -25,10 +27,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from yak.domain import ChatMessage
+from yak.limits import FOLD_BUDGET_CHARS, FOLD_MESSAGE_CHARS, REDACT_WINDOW_CHARS
 from yak.text import head_and_tail, plural, tool_target
 
-MESSAGE_LIMIT = 4_000  # characters per message before head-and-tail cutting
-BUDGET = 48_000  # characters for the whole transcript
+MESSAGE_LIMIT = FOLD_MESSAGE_CHARS  # characters per message before head-and-tail cutting
+BUDGET = FOLD_BUDGET_CHARS  # characters for the whole transcript
 TOOL_TARGET_LIMIT = 80  # characters of a tool call's target
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
@@ -93,6 +96,16 @@ def message_body(message: ChatMessage) -> str:
 HEAD_SHARE = 0.6  # of a long message kept, the share from its head
 
 
+def scan_window(text: str) -> str:
+    """The part of ``text`` the secret scan reads: all of it up to ``REDACT_WINDOW_CHARS``
+    characters, else its head and tail (in the same shares as :func:`cut_long`) around a
+    ``[… N characters cut …]`` marker.
+
+    The later cut to ``MESSAGE_LIMIT`` falls well inside both kept ends, so a secret that
+    straddles this cut is never in what the model gets."""
+    return head_and_tail(text, REDACT_WINDOW_CHARS, head_share=HEAD_SHARE)
+
+
 def cut_long(text: str, limit: int = MESSAGE_LIMIT) -> tuple[str, bool]:
     """Keep the head and tail of ``text`` around a ``[… N characters cut …]`` marker.
 
@@ -137,7 +150,7 @@ def format_transcript(
     def clean(text: str) -> str:
         if redactor is None:
             return text
-        redacted, found = redactor(text)
+        redacted, found = redactor(scan_window(text))
         for flag in found:
             if flag not in flags:
                 flags.append(flag)

@@ -14,7 +14,7 @@ import math
 import time
 
 from PySide6.QtCore import QSize, QSizeF, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPalette, QResizeEvent
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QPalette, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from yak.limits import CHAT_MESSAGE_CHARS, DISPLAY_MESSAGE_CHARS
 from yak.ui.chat.render import render_markdown, shorten
 
 # A reply that was cut off: the bar beside its text, and the colour of that bar and of its note
@@ -110,6 +111,67 @@ class MessageBlock(QTextBrowser):
         super().resizeEvent(event)
         # A new width may add or remove the scroll bar under a code block.
         self.setFixedHeight(self._height_for(self.document().size().height()))
+
+
+class LongMessageBar(QWidget):
+    """The row under a message too long to render at once (one stored before the size limits,
+    ``yak.limits``): "Showing the first 20,000 of 20,000,000 characters.", Show more (the next
+    ``DISPLAY_MESSAGE_CHARS``, up to ``CHAT_MESSAGE_CHARS`` in all) and Copy whole message.
+
+    Rendering is what freezes a window on a huge text (a block lays out all of it at once), so
+    the block only ever holds what was asked for; the whole text is one click away on the
+    clipboard.
+
+    Args:
+        block: the message's block, showing the first ``DISPLAY_MESSAGE_CHARS`` characters.
+        text: the whole message.
+    """
+
+    def __init__(self, block: MessageBlock, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("long_message_bar")
+        self.block = block
+        self.full_text = text
+        self.shown = min(len(text), DISPLAY_MESSAGE_CHARS)
+        self._setup_ui()
+        self._show_part()
+
+    def _setup_ui(self) -> None:
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 0, 8, 0)
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.more_button = QToolButton(self)
+        self.more_button.setText("Show more")
+        self.more_button.clicked.connect(self._on_more_button_clicked)
+        self.copy_button = QToolButton(self)
+        self.copy_button.setText("Copy whole message")
+        self.copy_button.clicked.connect(self._on_copy_button_clicked)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(self.more_button)
+        layout.addWidget(self.copy_button)
+
+    def _show_part(self) -> None:
+        part = self.full_text[: self.shown]
+        if self.block.role == "user":
+            self.block.setPlainText(part)
+        else:
+            self.block.set_markdown(part)
+        self.label.setText(
+            f"Showing the first {self.shown:,} of {len(self.full_text):,} characters."
+        )
+        self.more_button.setVisible(self.shown < min(len(self.full_text), CHAT_MESSAGE_CHARS))
+
+    def _on_more_button_clicked(self) -> None:
+        self.shown = min(
+            self.shown + DISPLAY_MESSAGE_CHARS, len(self.full_text), CHAT_MESSAGE_CHARS
+        )
+        self._show_part()
+
+    def _on_copy_button_clicked(self) -> None:
+        QGuiApplication.clipboard().setText(self.full_text)
+        self.label.setText(f"Copied all {len(self.full_text):,} characters.")
 
 
 class ElidedLabel(QLabel):

@@ -30,6 +30,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
+from yak import limits
 from yak.agent.instructions import loaded_line
 from yak.agent.types import (
     AgentEvent,
@@ -48,6 +49,7 @@ from yak.agent.types import (
 from yak.chat.service import ChatService
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import YakError
+from yak.presenters import turn_failure
 from yak.settings import SettingsService
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.panel import ChatPanel
@@ -289,14 +291,20 @@ class ChatController(QObject):
     def start_turn(self, prompt: str, *, retry: bool = False) -> asyncio.Task[Any] | None:
         """Send ``prompt`` in the current session (a new one if there is none).
 
-        Without an API key nothing is sent: the no-key sentence is shown and the prompt stays
-        in the box. Before the first key check has answered, the key is checked first.
+        Without an API key, or over ``yak.limits.CHAT_MESSAGE_CHARS``, nothing is sent: the
+        no-key or too-long sentence is shown and the prompt stays in the box. Before the
+        first key check has answered, the key is checked first.
 
         Returns:
             The turn's task (tests await it), the key check's task, or ``None`` when nothing
             was sent.
         """
         if self.workspace is None or self.turn_running or not prompt.strip():
+            return None
+        try:
+            limits.check_chat_message(prompt)
+        except limits.TooLong as exc:  # refused before anything is stored; the box keeps it
+            self.panel.show_error(str(exc), retry=False)
             return None
         available = self.settings.key_available
         if available is None:
@@ -411,7 +419,9 @@ class ChatController(QObject):
             transcript.end_turn()
             if result.no_reply is not None:
                 transcript.mark_no_reply(result.no_reply)
-            self.panel.show_error(result.error or "The reply failed.")
+            self.panel.show_error(
+                turn_failure(result.error or "The reply failed.", result.reason, front_end="window")
+            )
             self.refresh_key_notice()
 
     def _offer_stopped_question(self, workspace: Workspace, prompt: str) -> None:

@@ -6,9 +6,11 @@ and the Send button becomes Stop.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QWidget
+
+from yak.limits import CHAT_MESSAGE_CHARS, paste_too_long_sentence
 
 FOCUS_INPUT_SHORTCUT = "Ctrl+L"  # puts the cursor in the prompt box (ChatPanel.focus_input)
 _ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -20,10 +22,13 @@ class PromptEdit(QPlainTextEdit):
     Signals:
         submitted(str): Enter (or keypad Enter) without Shift, with non-blank text.
         stop_requested(): Esc.
+        paste_refused(str): a paste or drop was not inserted: the message would be over
+            ``yak.limits.CHAT_MESSAGE_CHARS`` (the sentence says so).
     """
 
     submitted = Signal(str)
     stop_requested = Signal()
+    paste_refused = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -32,6 +37,17 @@ class PromptEdit(QPlainTextEdit):
         self.setTabChangesFocus(True)
         self.busy = False
         self.send_blocked = False  # Enter does not send (ChatInput.set_send_blocked)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # Qt override
+        # A paste or drop over the message limit is refused whole: laying out tens of
+        # megabytes would freeze the window, and the message could not be sent anyway.
+        if source.hasText():
+            pasted = len(source.text())
+            kept = len(self.toPlainText()) - len(self.textCursor().selectedText())
+            if kept + pasted > CHAT_MESSAGE_CHARS:
+                self.paste_refused.emit(paste_too_long_sentence(pasted, kept + pasted))
+                return
+        super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
         modifiers = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
@@ -59,10 +75,12 @@ class ChatInput(QWidget):
         send_requested(str): the user sent the prompt text (the box is not cleared here; the
             controller clears it once the turn starts, so a refused send keeps the text).
         stop_requested(): Stop clicked or Esc pressed while a turn runs.
+        paste_refused(str): a paste over the message limit was not inserted (the sentence).
     """
 
     send_requested = Signal(str)
     stop_requested = Signal()
+    paste_refused = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +104,7 @@ class ChatInput(QWidget):
         )
         self.edit.submitted.connect(self.send_requested)
         self.edit.stop_requested.connect(self._on_edit_stop_requested)
+        self.edit.paste_refused.connect(self.paste_refused)
         self.button = QPushButton("Send", self)
         self.button.setObjectName("send_stop")
         self.button.setAutoDefault(False)

@@ -193,6 +193,7 @@ class ChatPanel(QWidget):
         self.input = ChatInput(chat_box)
         self.input.send_requested.connect(self.send_requested)
         self.input.stop_requested.connect(self.stop_requested)
+        self.input.paste_refused.connect(self._on_input_paste_refused)
         self.usage_label = create_label(chat_box, object_name="token_usage")
         vbox(
             self.key_notice,
@@ -357,6 +358,9 @@ class ChatPanel(QWidget):
     def show_error(self, message: str, *, retry: bool = True) -> None:
         """Show the error banner with ``message`` (one sentence) and, if ``retry``, Retry."""
         self.error_banner.show_message(message, action=retry)
+
+    def _on_input_paste_refused(self, sentence: str) -> None:
+        self.show_error(sentence, retry=False)
 
     def clear_error(self) -> None:
         """Hide the error banner."""

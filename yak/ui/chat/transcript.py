@@ -37,9 +37,11 @@ from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from yak.agent.types import incomplete_cause, no_reply_reason
 from yak.domain import ChatMessage
+from yak.limits import DISPLAY_MESSAGE_CHARS
 from yak.text import tool_target
 from yak.ui.chat.blocks import (
     IncompleteNote,
+    LongMessageBar,
     MessageBlock,
     NoReplyNote,
     NoteLabel,
@@ -161,6 +163,8 @@ class TranscriptView(QScrollArea):
                 parts.append(item.toPlainText())
             elif isinstance(item, ToolCallBlock):
                 parts.append(item.summary_text())
+            elif isinstance(item, LongMessageBar):
+                parts.append(item.label.text())
             elif isinstance(item, QLabel):
                 parts.append(item.text())
         return "\n\n".join(parts)
@@ -211,7 +215,7 @@ class TranscriptView(QScrollArea):
                     elif message.role == "user":
                         self.add_user_message(block["text"])
                     else:
-                        self._add(self._new_block("assistant", block["text"]))
+                        self._add_message("assistant", block["text"])
                 elif kind == "tool_use":
                     tool_block = self.start_tool_call(
                         block.get("id", ""),
@@ -237,10 +241,7 @@ class TranscriptView(QScrollArea):
     def add_user_message(self, text: str) -> MessageBlock:
         """Append the user's prompt (shown as typed, not as Markdown)."""
         self.close_stream()
-        block = MessageBlock("user")
-        block.setPlainText(text)
-        self._add(block)
-        return block
+        return self._add_message("user", text)
 
     def append_text(self, delta: str) -> None:
         """Add streamed assistant text; it is rendered within ``RENDER_INTERVAL_MS``.
@@ -374,6 +375,23 @@ class TranscriptView(QScrollArea):
         return note
 
     # -- internals -----------------------------------------------------------------------------
+
+    def _add_message(self, role: str, text: str) -> MessageBlock:
+        """Append a whole message: rendered at once up to ``DISPLAY_MESSAGE_CHARS``, a longer
+        one in parts under a :class:`LongMessageBar`, so opening it never freezes the window."""
+        if len(text) <= DISPLAY_MESSAGE_CHARS:
+            if role == "user":
+                block = MessageBlock("user")
+                block.setPlainText(text)
+            else:
+                block = self._new_block(role, text)
+            self._add(block)
+            return block
+        block = MessageBlock(role)
+        bar = LongMessageBar(block, text)
+        self._add(block)
+        self._add(bar)
+        return block
 
     def _new_block(self, role: str, text: str) -> MessageBlock:
         block = MessageBlock(role)
