@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yak.aio import Offload, to_thread
+from yak.aio import Offload, in_daemon_thread, to_thread
 from yak.config import Settings, clamp, endpoint_url, load_settings, save_settings
 
 if TYPE_CHECKING:  # a type only: the ports' dataclasses cost a reading command's start
@@ -53,6 +53,10 @@ class SettingsService:
     ) -> None:
         self.data_dir = data_dir
         self._offload = offload
+        # Reading the key loads the OS keyring the first time (a second or more, not
+        # interruptible, and after the SDK's import: yak.llm.sdk.import_lock). A read is safe to
+        # abandon, so it runs on a daemon thread that quitting does not wait for.
+        self._read_key: Offload = in_daemon_thread if offload is to_thread else offload
         self._endpoint_forms = endpoint_forms
         self._key_store = key_store
         self._env = env
@@ -144,7 +148,7 @@ class SettingsService:
     async def check_key(self) -> bool:
         """Whether a key is available now, read on a worker thread; the answer is cached in
         :attr:`key_available` and reported to :meth:`on_key_checked` listeners."""
-        available = await self._offload(self.api_key_now) is not None
+        available = await self._read_key(self.api_key_now) is not None
         self._key_available = available
         for callback in list(self._key_listeners):
             callback(available)
@@ -157,12 +161,12 @@ class SettingsService:
     async def key_source(self) -> str | None:
         """``"environment"``, ``"session"``, ``"keyring"`` or ``None``, read on a worker
         thread."""
-        return await self._offload(self._key_store.key_source)
+        return await self._read_key(self._key_store.key_source)
 
     async def can_store_key(self) -> bool:
         """Whether a key can be saved (a usable OS keyring exists), read on a worker thread;
         without one a key is used for the session only, or comes from the environment."""
-        return await self._offload(self._key_store.can_store)
+        return await self._read_key(self._key_store.can_store)
 
     async def set_api_key(self, key: str) -> None:
         """Store the key in the OS keyring, then check again.
