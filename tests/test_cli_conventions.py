@@ -66,6 +66,22 @@ def test_a_word_that_is_neither_a_command_nor_a_folder_is_an_error_not_a_window(
     assert loaded(imported, ("PySide6",)) == []
 
 
+@pytest.mark.parametrize(
+    ("word", "message"),
+    [
+        ("shw", "yak: 'shw' is not a memory subcommand; did you mean 'yak memory show'?"),
+        ("hist", "yak: 'hist' is not a memory subcommand; did you mean 'yak memory history'?"),
+        ("zzzz", "yak: 'zzzz' is not a memory subcommand (see 'yak memory --help')"),
+    ],
+)
+def test_a_mistyped_memory_subcommand_names_the_closest_one(word, message):
+    """``yak memory shw`` exits 2 with one line naming the closest subcommand, not argparse's
+    list of every choice."""
+    result, _ = run_yak("memory", word, "-w", ".")
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == message
+
+
 def test_a_file_given_for_the_app_says_it_is_a_file(tmp_path):
     """``yak notes.txt`` (a file, where the app takes a folder) exits 2 saying so, as
     ``-w FILE`` does, and opens no window."""

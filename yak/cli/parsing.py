@@ -278,11 +278,11 @@ def version() -> str:
 def first_word(argv: Sequence[str]) -> str | None:
     """The first argument that is not ``--data-dir DIR`` / ``--data-dir=DIR`` (nor
     ``--database-url``)."""
-    return _next_word(argv)[0]
+    return next_word(argv)[0]
 
 
-def _next_word(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-    """:func:`first_word` and the arguments after it."""
+def next_word(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """:func:`first_word` and the arguments after it (``(None, [])`` when there is none)."""
     words = list(argv)
     i = 0
     while i < len(words):
@@ -320,7 +320,7 @@ def _add_commands(
 ) -> None:
     """A parser for each command of ``table``: built in full when ``argv`` is ``None`` or
     names it, else only its name and help line."""
-    chosen, rest = (None, None) if argv is None else _next_word(argv)
+    chosen, rest = (None, None) if argv is None else next_word(argv)
     for name, command in table.items():
         parser = sub.add_parser(name, help=command.help)
         if argv is None or name == chosen:
