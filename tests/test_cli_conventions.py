@@ -232,7 +232,13 @@ def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
     page = (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
     assert page == render(), "regenerate with: python -m yak.cli.manpage > packaging/yak.1"
     for path, _parser in walk(build_parser()):
-        if len(path) == 2 or path in (("ask",), ("mcp",), ("completion",), ("install-desktop",)):
+        if len(path) == 2 or path in (
+            ("ask",),
+            ("mcp",),
+            ("completion",),
+            ("install-desktop",),
+            ("man",),
+        ):
             assert f'.SS "yak {" ".join(path)}'.replace("-", "\\-") in page, path
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert config["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["packaging/yak.1"]
@@ -245,3 +251,12 @@ def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
             check=False,
         )
         assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_yak_man_prints_the_manual_page_for_any_install():
+    """An editable install puts no page where ``man yak`` looks: ``yak man`` prints the same
+    page (``yak man | man -l -``), with no database opened, exit 0."""
+    result = yak("man")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
+    assert '.SS "yak memory diff' in result.stdout

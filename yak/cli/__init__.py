@@ -68,9 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _error(not_a_command(first), 2, as_json=False)
     if first == "memory":
         subcommand = first_word(next_word(argv)[1])
-        if subcommand is not None and not subcommand.startswith("-"):
-            if subcommand not in MEMORY_COMMANDS:
-                return _error(not_a_memory_subcommand(subcommand), 2, as_json="--json" in argv)
+        if subcommand and not subcommand.startswith("-") and subcommand not in MEMORY_COMMANDS:
+            return _error(not_a_memory_subcommand(subcommand), 2, as_json="--json" in argv)
     if first not in {*COMMANDS, "-h", "--help", "--version"}:
         _configure_logging()
         try:

@@ -46,6 +46,7 @@ from yak.domain import (
     Workspace,
     count_lines,
 )
+from yak.linediff import line_changes, unified_diff
 from yak.memory import document as doc_rules
 from yak.presenters import attempt_outcome, forms_words, outcome_label, refresh_summary
 
@@ -140,6 +141,45 @@ def document(
     if not shown.content and sys.stdout.isatty():
         note(f"(the memory document of {workspace.path} is empty)")
     write_stdout(doc_rules.export_text(shown))
+
+
+def versions_diff(
+    workspace: Workspace, old: MemoryDocument, new: MemoryDocument, *, as_json: bool
+) -> None:
+    """``yak memory diff``: the unified line diff from ``old`` to ``new`` on stdout (nothing
+    when they are equal), or its ``--json`` object: ``workspace``, ``from`` and ``to`` (each
+    ``version``, ``lines``, ``updated_at``), ``added``, ``removed`` and ``diff`` (the same
+    text)."""
+    text = unified_diff(
+        old.content,
+        new.content,
+        old_name=f"version {old.version}",
+        new_name=f"version {new.version}",
+    )
+    if as_json:
+        added, removed = line_changes(old.content, new.content)
+
+        def side(shown: MemoryDocument) -> dict[str, Any]:
+            return {
+                "version": shown.version,
+                "lines": shown.lines,
+                "updated_at": doc_rules.iso_utc(shown.updated_at),
+            }
+
+        print_json(
+            {
+                "workspace": workspace.path,
+                "from": side(old),
+                "to": side(new),
+                "added": added,
+                "removed": removed,
+                "diff": text,
+            }
+        )
+        return
+    if not text and sys.stdout.isatty():
+        note(f"Versions {old.version} and {new.version} of the memory are the same.")
+    write_stdout(text.encode("utf-8"))
 
 
 def memory_elsewhere(summary: MemorySummary | None) -> dict[str, Any] | None:

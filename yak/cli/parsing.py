@@ -87,6 +87,15 @@ COMMANDS = {
             "Linux and BSD desktops."
         ),
     ),
+    "man": Command(
+        "print the manual page (read it with: yak man | man -l -)",
+        "yak.cli.manpage",
+        description=(
+            "Print yak's manual page (roff) on stdout, generated from this yak's own commands. "
+            "A wheel install also puts it where 'man yak' finds it; an editable install or the "
+            "bundle does not, so read it with: yak man | man -l -"
+        ),
+    ),
     "completion": Command(
         "print a shell completion script",
         "yak.cli.completion",
@@ -130,6 +139,18 @@ MEMORY_COMMANDS = {
             "every refresh attempt instead, applied or not, with its status, reason, the lines of "
             "the reply it kept, model and tokens; open a kept reply with 'yak memory show --reply "
             "ID'."
+        ),
+    ),
+    "diff": Command(
+        "what changed between two versions (default: the last change)",
+        "yak.cli.memory",
+        description=(
+            "Print a unified line diff between two versions of the document: 'yak memory diff' "
+            "shows the last change (the version before it to the current one), 'diff 3' version "
+            "3 to the current one, 'diff 3 5' version 3 to version 5. A version is a number from "
+            "'history', or a revision id or a unique prefix of at least 6 characters; 0 is the "
+            "empty document before the first write. 'yak memory show --version N' prints one "
+            "version whole."
         ),
     ),
     "restore": Command(
