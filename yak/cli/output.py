@@ -34,6 +34,7 @@ from yak.cli.terminal import (
     print_json,
     quiet_warnings,
     table,
+    warnings_held_unless,
     write_stdout,
 )
 from yak.domain import (
@@ -65,6 +66,7 @@ __all__ = [
     "quiet_warnings",
     "refresh_summary",
     "table",
+    "warnings_held_unless",
     "write_stdout",
 ]
 
