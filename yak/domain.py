@@ -248,6 +248,7 @@ class MemorySummary:
     updated_at: datetime | None
     flags: tuple[str, ...]
     orphaned: bool  # the folder no longer exists
+    valid_utf8: bool = True  # false: bytes another program wrote (``show --raw`` shows them)
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,9 @@ __all__ = [
 
 # --- yak memory list ----------------------------------------------------------------------------
 def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
-    """Every workspace with a memory: a JSON array, or a table (most recently updated first)."""
+    """Every workspace with a memory: a JSON array, or a table (most recently updated first);
+    a document that is not UTF-8 is marked (``valid_utf8`` false; in the table, a mark and a
+    line on stderr saying how to look at it)."""
     if as_json:
         print_json(
             [
@@ -87,6 +89,7 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
                     "updated_at": doc_rules.iso_utc(s.updated_at),
                     "orphaned": s.orphaned,
                     "memory_enabled": s.workspace.memory_enabled,
+                    "valid_utf8": s.valid_utf8,
                 }
                 for s in summaries
             ]
@@ -104,11 +107,20 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
             s.workspace.path
             + lookalikes.get(s.workspace.path, "")
             + ("  (memory off)" if not s.workspace.memory_enabled else "")
-            + ("  (orphaned: folder missing)" if s.orphaned else ""),
+            + ("  (orphaned: folder missing)" if s.orphaned else "")
+            + ("  (not UTF-8 text)" if not s.valid_utf8 else ""),
         ]
         for s in summaries
     ]
     print(table(["LINES", "VERSION", "UPDATED", "WORKSPACE"], rows, right=frozenset({0, 1})))
+    for s in summaries:
+        if not s.valid_utf8:
+            where = shlex.quote(s.workspace.path)
+            note(
+                f"The memory of {s.workspace.path} is not UTF-8 text (written by another "
+                f"program?): see its bytes with 'yak memory show --raw -w {where}', then "
+                "restore a revision or save a new text."
+            )
 
 
 def _lookalike_paths(paths: Sequence[str]) -> dict[str, str]:

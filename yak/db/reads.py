@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -362,9 +363,42 @@ ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
 """
 
 
+# SQLite stores whatever bytes another program wrote into a text column, and counts them as it
+# guesses; only the documents with a byte outside ASCII can be other than UTF-8, so only their
+# bytes are read (PostgreSQL's text is always valid UTF-8).
+NOT_ASCII_SQL = """
+SELECT workspace_id, CAST(content AS BLOB) FROM memory_documents WHERE content GLOB :pattern
+"""
+_NOT_ASCII = "*[^\x01-\x7f]*"
+
+
 def summaries(query: Query) -> list[MemorySummary]:
-    """Every workspace with a memory, most recently updated first (:data:`SUMMARIES_SQL`)."""
-    return summaries_of(query.rows(SUMMARIES_SQL, {"newline": "\n"}))
+    """Every workspace with a memory, most recently updated first (:data:`SUMMARIES_SQL`); on
+    SQLite a document whose bytes are not UTF-8 is marked (``valid_utf8`` false) and counted
+    from its bytes (each byte that is not UTF-8 one character), not as SQLite guesses."""
+    found = summaries_of(query.rows(SUMMARIES_SQL, {"newline": "\n"}))
+    if query.dialect != "sqlite":
+        return found
+    unreadable: dict[str, str] = {}
+    for workspace_id, raw in query.rows(NOT_ASCII_SQL, {"pattern": _NOT_ASCII}):
+        data = bytes(raw or b"")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            unreadable[workspace_id] = data.decode("utf-8", "replace")
+    if not unreadable:
+        return found
+    return [
+        s
+        if s.workspace.id not in unreadable
+        else replace(
+            s,
+            lines=count_lines(unreadable[s.workspace.id]),
+            chars=len(unreadable[s.workspace.id]),
+            valid_utf8=False,
+        )
+        for s in found
+    ]
 
 
 def summaries_of(rows: Sequence[Row]) -> list[MemorySummary]:
