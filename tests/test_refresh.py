@@ -31,8 +31,8 @@ from tests.support.fake_api import (
     text,
 )
 from yak.core import Core
-from yak.db.schema import DB_FILE
 from yak.db.locks import FileRefreshLock
+from yak.db.schema import DB_FILE
 from yak.domain import RefreshStatus, RevisionSource, TokenUsage
 from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnCompleted
 from yak.llm.provider import Provider
