@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
@@ -48,6 +48,7 @@ from yak.domain import (
 )
 from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
+from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory.document import merge_flags
 from yak.memory.forms.profiles import profile_for
@@ -620,14 +621,14 @@ class MemoryRefresher:
         assert decision is not None and decision.held is not None
         proposal = await self._review.propose(
             attempt.workspace_id,
-            decision.held,
+            redact(decision.held)[0],
             base_version=base_version,
             reasons=decision.reasons,
             model=attempt.outcome.model,
             session_ids=transcript.session_ids,
             watermarks=transcript.watermarks,
             flags=attempt.outcome.flags,
-            evidence=decision.evidence,
+            evidence=_redacted_evidence(decision.evidence),
             held_lines=decision.held_lines,
             origin=(
                 ProposalOrigin.HELD
@@ -651,7 +652,7 @@ class MemoryRefresher:
                 session_ids=transcript.session_ids,
                 watermarks=transcript.watermarks,
                 flags=outcome.flags,
-                evidence=attempt.decision.evidence,
+                evidence=_redacted_evidence(attempt.decision.evidence),
             )
         except ConflictError as exc:
             current = await self._memory.read(attempt.workspace_id)
@@ -715,6 +716,13 @@ class MemoryRefresher:
     async def _record(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool
     ) -> RefreshOutcome:
+        # What is stored is redacted as the document is, whatever step wrote it: a reason
+        # quotes the lines that wait, a reply may be kept whole.
+        outcome = replace(
+            outcome,
+            reason=redact(outcome.reason)[0],
+            reply=None if outcome.reply is None else redact(outcome.reply)[0],
+        )
         attempt = await self._memory.record_attempt(
             outcome, base_version=base_version, rebuild=rebuild
         )
@@ -722,6 +730,12 @@ class MemoryRefresher:
             "memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status, outcome.reason
         )
         return replace(outcome, attempt_id=attempt.id)
+
+
+def _redacted_evidence(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+    """``evidence`` with each line and quote redacted as the document is (a quote is cut from
+    a redacted passage, but a window of it may hold a piece of a secret no longer whole)."""
+    return tuple(replace(e, line=redact(e.line)[0], quote=redact(e.quote)[0]) for e in evidence)
 
 
 def _applied_reason(transcript: Transcript) -> str:
