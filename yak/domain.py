@@ -396,7 +396,10 @@ class Proposal:
         flags: the refresh's flags (redactions…).
         decided_at: when it was accepted, rejected or superseded.
         origin: who made it (a refresh, an agent, an import).
-        client: the agent's client name for an agent's proposal (``"Claude Code"``), else None.
+        client: the agent's client name for an agent's proposal (``"Claude Code"``), else None:
+            shown to the person, never trusted (two agents may give the same name).
+        owner: the id of the ``yak mcp`` server process that made an agent's proposal
+            (``mcp_…``, new for each start), else None: only that process may withdraw it.
         result_version: the version an accepted (or edited and accepted) proposal became.
         superseded_by: the id of the proposal that superseded it.
         conflicts_with: the document version it no longer applies to cleanly (a pending
@@ -427,6 +430,7 @@ class Proposal:
     conflicts_with: int | None = None
     evidence: tuple[Evidence, ...] = ()
     held_lines: tuple[HeldLine, ...] = ()
+    owner: str | None = None
 
 
 @dataclass(frozen=True)

@@ -453,7 +453,7 @@ PROPOSAL = (
     "SELECT id, workspace_id, base_version, content, CAST(reasons AS VARCHAR), added, removed, "
     "status, CAST(created_at AS VARCHAR), model, CAST(session_ids AS VARCHAR), "
     "CAST(watermarks AS VARCHAR), CAST(flags AS VARCHAR), CAST(decided_at AS VARCHAR), "
-    "origin, client, result_version, superseded_by, conflicts_with, evidence, held_lines "
+    "origin, client, result_version, superseded_by, conflicts_with, evidence, held_lines, owner "
     "FROM memory_proposals"
 )
 
@@ -462,7 +462,7 @@ def proposal_of(row: Row) -> Proposal:
     """A proposal from the columns of :data:`PROPOSAL`."""
     (p_id, ws_id, base, content, reasons, added, removed, status, created_at) = row[:9]
     model, session_ids, watermarks, flags, decided_at = row[9:14]
-    origin, client, result_version, superseded_by, conflicts_with, evidence, held = row[14:]
+    origin, client, result_version, superseded_by, conflicts_with, evidence, held, owner = row[14:]
     return Proposal(
         id=p_id,
         workspace_id=ws_id,
@@ -485,6 +485,7 @@ def proposal_of(row: Row) -> Proposal:
         conflicts_with=conflicts_with,
         evidence=stored_evidence(evidence),
         held_lines=stored_held_lines(held),
+        owner=owner,
     )
 
 

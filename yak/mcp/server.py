@@ -20,11 +20,13 @@ descriptions (what the model reads) are plain prose with the limits in numbers:
   the best-matching section ("The inbox" in docs/memory.md). A folder that is not a
   workspace yet is registered by its first proposal; a memory switched off takes none;
 - ``memory_withdraw(proposal_id)``: ``{"proposal_id", "status": "withdrawn",
-  "your_earlier_proposals"}``; takes back one of this client's proposals still waiting.
+  "your_earlier_proposals"}``; takes back one of this server's proposals still waiting.
 
-"Your" proposals are those made by the same client (the name the MCP client gives when it
-connects); each is listed with what became of it (waiting, conflicting, accepted → version N,
-rejected, superseded, withdrawn).
+"Your" proposals are those made through this server process (each ``yak mcp`` start gets its
+own id, ``mcp_…``, stored with the proposals it takes), never those of another process whose
+client gives the same name; each is listed with what became of it (waiting, conflicting,
+accepted → version N, rejected, superseded, withdrawn). The client's name is kept with a
+proposal to show the person who made it.
 
 A refusal or a bad argument is a tool error (``isError``) carrying one sentence; the server
 keeps running. Everything on stdout is the protocol; logs go to the log file and warnings to
@@ -42,6 +44,7 @@ from pydantic import Field
 from yak import __version__
 from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
+from yak.ids import new_id
 from yak.memory import placement
 from yak.memory.document import iso_utc
 from yak.memory.provenance import evidence_json
@@ -114,6 +117,9 @@ def build_server(core: Core, folder: str) -> MCPServer:
             first proposal's registration is seen by the next read).
     """
     server = MCPServer(name="yak", version=__version__, instructions=INSTRUCTIONS)
+    # Who this server is, for the proposals it takes: the client's name is self-reported and
+    # two agents may give the same one.
+    owner = f"mcp_{new_id()}"
 
     async def guarded(work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -129,12 +135,12 @@ def build_server(core: Core, folder: str) -> MCPServer:
         name = params.client_info.name if params is not None else None
         return name.strip() or None if name else None
 
-    async def earlier(workspace_id: str, client: str | None, but: str = "") -> list[dict]:
-        """What became of this client's earlier proposals (the newest 10)."""
+    async def earlier(workspace_id: str, but: str = "") -> list[dict]:
+        """What became of this server's earlier proposals (the newest 10)."""
         mine = [
             p
             for p in await core.review.proposals(workspace_id, pending_only=False)
-            if p.origin is ProposalOrigin.AGENT and p.client == client and p.id != but
+            if p.origin is ProposalOrigin.AGENT and p.owner == owner and p.id != but
         ]
         return [
             {
@@ -164,11 +170,10 @@ def build_server(core: Core, folder: str) -> MCPServer:
         return await guarded(work())
 
     @server.tool(description=STATUS)
-    async def memory_status(ctx: Context) -> dict[str, Any]:
+    async def memory_status() -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, known = await stored()
             document = await core.memory.read(workspace.id) if known else None
-            client = await client_name(ctx)
             pending = await core.review.proposals(workspace.id) if known else []
             return {
                 "path": workspace.path,
@@ -179,7 +184,7 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "can_propose": workspace.memory_enabled,
                 "why_not": None if workspace.memory_enabled else MEMORY_OFF,
                 "waiting_for_review": len(pending),
-                "your_proposals": await earlier(workspace.id, client) if known else [],
+                "your_proposals": await earlier(workspace.id) if known else [],
             }
 
         return await guarded(work())
@@ -249,6 +254,7 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 reason=reason,
                 origin=ORIGIN,
                 client=client,
+                owner=owner,
                 after_line=after_line,
                 heading=heading,
                 floor_ratio=core.settings.current().floor_ratio,
@@ -264,23 +270,22 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "held": [held_json(held) for held in proposal.held_lines],
                 "status": "waiting for review",
                 "lands": landing_words(*lands) if lands else None,
-                "your_earlier_proposals": await earlier(workspace.id, client, but=proposal.id),
+                "your_earlier_proposals": await earlier(workspace.id, but=proposal.id),
             }
 
         return await guarded(work())
 
     @server.tool(description=WITHDRAW)
     async def memory_withdraw(
-        ctx: Context, proposal_id: Annotated[str, Field(description=PROPOSAL_ID)]
+        proposal_id: Annotated[str, Field(description=PROPOSAL_ID)],
     ) -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, _known = await stored()
-            client = await client_name(ctx)
-            withdrawn = await core.review.withdraw(workspace.id, proposal_id, client=client)
+            withdrawn = await core.review.withdraw(workspace.id, proposal_id, owner=owner)
             return {
                 "proposal_id": withdrawn.id,
                 "status": str(withdrawn.status),
-                "your_earlier_proposals": await earlier(workspace.id, client, but=withdrawn.id),
+                "your_earlier_proposals": await earlier(workspace.id, but=withdrawn.id),
             }
 
         return await guarded(work())
