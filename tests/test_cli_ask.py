@@ -107,6 +107,39 @@ def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop,
     assert document_of(core, loop, folder) == document  # --no-refresh: untouched
 
 
+def test_a_subfolder_or_a_renamed_folder_is_told_of_the_memory_it_does_not_get(
+    core, loop, folder, tmp_path, fake_api
+):
+    """``yak ask -w project/sub``: the reply as usual, and one stderr line first naming the
+    enclosing workspace's memory (which this conversation does not carry); in a folder that
+    looks like one whose folder is gone, the line names ``yak memory reattach``."""
+    document = "Demo project.\n- run tests with pytest\n"
+    loop.run_until_complete(workspace_with_document(core, folder, document))
+    sub = folder / "sub"
+    sub.mkdir()
+    fake_api.script(text("Hello."))
+
+    result = yak("ask", "-w", str(sub), "--no-refresh", "Say hello")
+
+    assert (result.returncode, result.stdout) == (0, "Hello.\n")
+    assert result.stderr == (
+        f"{sub} has no memory of its own; the enclosing workspace {folder} has 2 lines: "
+        f"'yak memory show -w {folder}'\n"
+    )
+    assert "<workspace-memory>" not in session_block(fake_api.message_requests[0].body)
+
+    moved = tmp_path / "elsewhere" / "project"
+    moved.parent.mkdir()
+    folder.rename(moved)
+    fake_api.script(text("Hello again."))
+    again = yak("ask", "-w", str(moved), "--no-refresh", "Say hello")
+    assert (again.returncode, again.stdout) == (0, "Hello again.\n")
+    assert again.stderr == (
+        f"{moved} looks like {folder}, which no longer exists and has a memory of 2 lines: "
+        f"'yak memory reattach {folder} -w {moved}' moves it here.\n"
+    )
+
+
 def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
     """Without --no-refresh the memory model rewrites the document right after the reply."""
     fake_api.respond_with(

@@ -367,6 +367,45 @@ async def test_status_placement_and_earlier_proposals_over_a_real_session(core, 
     assert (await core.memory.read(workspace.id)).content == SECTIONS
 
 
+async def test_a_subfolder_and_a_renamed_folder_are_told_of_the_memory_they_could_use(
+    core, data_dir, tmp_path
+):
+    """``yak mcp -w proj/sub``: ``memory_read`` and ``memory_status`` give an empty memory and
+    ``elsewhere`` naming the enclosing workspace's, with a sentence; in a folder that looks like
+    one whose folder is gone, the sentence names ``yak memory reattach``. A folder with a
+    memory of its own has ``elsewhere`` null."""
+    folder = project_folder(tmp_path, "proj")
+    await workspace_with_document(core, folder, SECTIONS)
+    sub = folder / "sub"
+    sub.mkdir()
+    lines = SECTIONS.count("\n")
+
+    async with mcp_session(data_dir, sub) as session:
+        read = await call(session, "memory_read")
+        assert (read["content"], read["version"]) == ("", 0)
+        assert read["elsewhere"] == {
+            "enclosing": {"path": str(folder), "lines": lines},
+            "renamed_from": None,
+            "note": f"{sub} has no memory of its own; the enclosing workspace {folder} has "
+            f"{lines} lines: 'yak memory show -w {folder}'",
+        }
+        status = await call(session, "memory_status")
+        assert status["elsewhere"] == read["elsewhere"]
+    async with mcp_session(data_dir, folder) as session:
+        assert (await call(session, "memory_read"))["elsewhere"] is None
+
+    moved = tmp_path / "moved" / "proj"
+    moved.parent.mkdir()
+    folder.rename(moved)
+    async with mcp_session(data_dir, moved) as session:
+        status = await call(session, "memory_status")
+        assert status["elsewhere"]["renamed_from"] == {"path": str(folder), "lines": lines}
+        assert status["elsewhere"]["note"] == (
+            f"{moved} looks like {folder}, which no longer exists and has a memory of {lines} "
+            f"lines: 'yak memory reattach {folder} -w {moved}' moves it here."
+        )
+
+
 async def test_two_agents_with_one_name_own_their_proposals_apart(core, data_dir, tmp_path):
     """Two MCP sessions whose clients both call themselves ``inspector-cli``: neither can
     withdraw the other's proposal, nor sees it among its own; each still withdraws its own.

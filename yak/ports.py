@@ -93,6 +93,12 @@ class WorkspaceRepository(Protocol):
         recently updated first."""
         ...
 
+    def orphans_beside(self, folder: str) -> list[tuple[MemorySummary, str]]:
+        """Workspaces whose folder is gone, in the same parent folder as the one keyed
+        ``folder``, with a non-empty document, most recently updated first: each with its
+        document's text."""
+        ...
+
     def declined_renames(self, folder: str) -> set[str]:
         """Ids of the orphans declined as the predecessor of the folder keyed ``folder``."""
         ...

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from yak.agent.sandbox import choose
 from yak.agent.types import ApprovalDecision
 from yak.chat.service import title_from_prompt
-from yak.cli import turn_output
+from yak.cli import output, turn_output
 from yak.cli.context import (
     Context,
     add_timeout_option,
@@ -147,11 +147,26 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
         if not await core.settings.check_key():
             raise MissingApiKey()
+        await _memory_elsewhere(core, workspace)
         return await _ask(
             core, workspace, prompt, session=session, allow=args.yes, refresh=not args.no_refresh
         )
 
     return ctx.run(work)
+
+
+async def _memory_elsewhere(core: Core, workspace: Workspace) -> None:
+    """For a folder with no memory of its own, the lines on stderr ``show`` prints: the
+    enclosing workspace's memory (which this conversation does not get), an orphan it looks
+    like (``reattach``), the git main checkout's (``link``)."""
+    if (await core.memory.read(workspace.id)).content:
+        return
+    output.scope_notes(
+        workspace,
+        enclosing=await core.workspaces.enclosing(workspace.path),
+        renamed_from=await core.workspaces.renamed_from(workspace.path),
+        worktree_main=await core.workspaces.worktree_main(workspace.path),
+    )
 
 
 def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: str) -> ChatSession:

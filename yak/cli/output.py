@@ -49,7 +49,14 @@ from yak.domain import (
 )
 from yak.linediff import line_changes, unified_diff
 from yak.memory import document as doc_rules
-from yak.presenters import attempt_outcome, forms_words, outcome_label, refresh_summary
+from yak.presenters import (
+    attempt_outcome,
+    enclosing_words,
+    forms_words,
+    outcome_label,
+    refresh_summary,
+    renamed_words,
+)
 
 if TYPE_CHECKING:
     from yak.events import SyncedFileFailed
@@ -225,18 +232,9 @@ def scope_notes(
             f"memory of {lines(worktree_main.lines)}: 'yak memory link -w {here}' shares it here."
         )
     if renamed_from is not None:
-        old = renamed_from.workspace.path
-        note(
-            f"{workspace.path} looks like {old}, which no longer exists and has a memory of "
-            f"{lines(renamed_from.lines)}: 'yak memory reattach {shlex.quote(old)} -w {here}' "
-            "moves it here."
-        )
+        note(renamed_words(workspace.path, renamed_from))
     if enclosing is not None:
-        note(
-            f"{workspace.path} has no memory of its own; the enclosing workspace "
-            f"{enclosing.workspace.path} has {lines(enclosing.lines)}: "
-            f"'yak memory show -w {shlex.quote(enclosing.workspace.path)}'"
-        )
+        note(enclosing_words(workspace.path, enclosing))
 
 
 def raw_document(workspace: Workspace, raw: bytes, *, as_json: bool) -> None:

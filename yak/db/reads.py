@@ -201,6 +201,24 @@ def orphans_named(query: Query, name: str) -> list[MemorySummary]:
     return [summary for summary in map(_summary, rows) if summary.orphaned]
 
 
+def orphans_beside(query: Query, folder: str) -> list[tuple[MemorySummary, str]]:
+    """The workspaces whose folder is gone, in the same parent folder as the key ``folder``,
+    with a non-empty document, most recently updated first: each with its document's text."""
+    parent = os.path.dirname(folder)
+    prefix = parent.rstrip(os.sep) + os.sep
+    rows = query.rows(
+        f"{_WITH_DOCUMENT} WHERE substr(w.path, 1, :length) = :prefix "
+        "AND d.content != '' ORDER BY d.updated_at DESC",
+        {"length": len(prefix), "prefix": prefix},
+    )
+    found = []
+    for row in rows:
+        summary = _summary(row)
+        if summary.orphaned and os.path.dirname(summary.workspace.path) == parent:
+            found.append((summary, row[8]))
+    return found
+
+
 def declined_renames(query: Query, folder: str) -> set[str]:
     """The ids of the orphaned workspaces declined as the predecessor of ``folder``."""
     rows = query.rows(

@@ -149,6 +149,10 @@ class WorkspaceReader:
         """Orphans named ``name`` with a non-empty document, most recently updated first."""
         return reads.orphans_named(self._reader, name)
 
+    def orphans_beside(self, folder: str) -> list[tuple[MemorySummary, str]]:
+        """Orphans beside the folder keyed ``folder``, each with its document's text."""
+        return reads.orphans_beside(self._reader, folder)
+
     def declined_renames(self, folder: str) -> set[str]:
         """Ids of the orphans declined as the predecessor of the folder keyed ``folder``."""
         return reads.declined_renames(self._reader, folder)
