@@ -11,6 +11,7 @@ import pytest
 from tests.support.builders import say, workspace_with_document
 from tests.support.fake_api import error, text, tool_use
 from yak.cli import main
+from yak.domain import SessionOrigin
 
 MEMORY_MODEL = "claude-memory-test"
 
@@ -103,6 +104,7 @@ def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop,
     ]
     session, messages = the_session(core, loop, folder)
     assert session.title == "Say hello"
+    assert session.origin is SessionOrigin.ASK  # the window's list marks it
     assert [m.text for m in messages] == ["Say hello", "Hello from the fake."]
     assert document_of(core, loop, folder) == document  # --no-refresh: untouched
 

@@ -40,6 +40,14 @@ class RevisionSource(StrEnum):
     )
 
 
+class SessionOrigin(StrEnum):
+    """Where a conversation was started (stored with it): in the window, or by a one-shot
+    ``yak ask`` on the command line, which the window's conversation list marks."""
+
+    WINDOW = "window"
+    ASK = "ask"
+
+
 class ReviewMode(StrEnum):
     """How a workspace's rewrites land: ``auto`` applies their supported lines and makes the
     doubtful ones wait for review; ``review`` makes every rewrite wait ("Review" in
@@ -517,6 +525,7 @@ class ChatSession:
     snapshot_memory_version: int | None = None  # the memory document version it was taken at
     # The last memory version a hand edit was noted at in this session (a note per version).
     noted_memory_version: int | None = None
+    origin: SessionOrigin = SessionOrigin.WINDOW  # where it was started
 
 
 @dataclass(frozen=True)

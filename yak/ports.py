@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
-from yak.domain import TokenUsage
+from yak.domain import SessionOrigin, TokenUsage
 
 T = TypeVar("T")
 
@@ -297,7 +297,9 @@ class AttemptRepository(Protocol):
 class ConversationRepository(Protocol):
     """Chat sessions and their messages."""
 
-    def create_session(self, workspace_id: str, title: str) -> ChatSession: ...
+    def create_session(
+        self, workspace_id: str, title: str, origin: SessionOrigin = SessionOrigin.WINDOW
+    ) -> ChatSession: ...
 
     def sessions(self, workspace_id: str) -> list[ChatSession]: ...
 

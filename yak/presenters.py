@@ -22,6 +22,7 @@ from typing import Any
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
     STORE_ERROR,
+    ChatSession,
     MemorySummary,
     Proposal,
     ProposalOrigin,
@@ -33,6 +34,7 @@ from yak.domain import (
     RefreshStatus,
     ReviewMode,
     RewriteForm,
+    SessionOrigin,
     UpkeepFigures,
     forms_in,
 )
@@ -677,3 +679,12 @@ def renamed_words(path: str, orphan: MemorySummary) -> str:
         f"{plural(orphan.lines, 'line')}: 'yak memory reattach {shlex.quote(old)} -w "
         f"{shlex.quote(path)}' moves it here."
     )
+
+
+# --- conversations ------------------------------------------------------------------------------
+def session_tooltip(session: ChatSession) -> str:
+    """The conversation list's tooltip: the whole title and, for a conversation a one-shot
+    ``yak ask`` started on the command line, that it did (the list marks it too)."""
+    if session.origin is SessionOrigin.ASK:
+        return f"{session.title}\nStarted with 'yak ask' on the command line"
+    return session.title

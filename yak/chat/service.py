@@ -24,7 +24,7 @@ from yak.aio import in_daemon_thread
 from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
-from yak.domain import ChatMessage, ChatSession, Workspace
+from yak.domain import ChatMessage, ChatSession, SessionOrigin, Workspace
 from yak.errors import UsageError, YakError
 from yak.events import SessionsChanged
 from yak.ports import (
@@ -89,8 +89,15 @@ class ChatService:
         """The workspace's sessions, most recently active first."""
         return await asyncio.to_thread(self.conversations.sessions, workspace_id)
 
-    async def create_session(self, workspace_id: str, title: str | None = None) -> ChatSession:
-        """A new empty session ("New conversation" until its first prompt titles it).
+    async def create_session(
+        self,
+        workspace_id: str,
+        title: str | None = None,
+        *,
+        origin: SessionOrigin = SessionOrigin.WINDOW,
+    ) -> ChatSession:
+        """A new empty session ("New conversation" until its first prompt titles it), marked
+        with where it was started (``origin``: the window, or ``yak ask``).
 
         Raises:
             WorkspaceNotFound: unknown workspace. UsageError: a blank title.
@@ -99,6 +106,7 @@ class ChatService:
             self.conversations.create_session,
             workspace_id,
             title if title is not None else DEFAULT_TITLE,
+            origin,
         )
         self.bus.publish(SessionsChanged(workspace_id=workspace_id))
         return session

@@ -46,6 +46,7 @@ from yak.cli.context import (
     workspace_path,
 )
 from yak.cli.parsing import workspace_option
+from yak.domain import SessionOrigin
 from yak.errors import MissingApiKey, UsageError, YakError
 from yak.ids import CONVERSATION_IDS, MIN_ID_PREFIX, id_prefix, only_match
 
@@ -212,7 +213,9 @@ async def _ask(
         if confinement.kind == "none" and confinement.refusal is None:
             turn_output.turn_problem(f"warning: {UNCONFINED_WARNING}")
     if session is None:
-        session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
+        session = await core.chat.create_session(
+            workspace.id, title_from_prompt(prompt), origin=SessionOrigin.ASK
+        )
     try:
         finished = await core.chat.send(
             workspace,

@@ -244,6 +244,8 @@ class ChatSessionRow(Base):
     prompt_snapshot: Mapped[str | None] = mapped_column(Text)
     snapshot_memory_version: Mapped[int | None] = mapped_column(Integer)
     noted_memory_version: Mapped[int | None] = mapped_column(Integer)
+    # Where it was started: ``window`` or ``ask`` (``yak.domain.SessionOrigin``).
+    origin: Mapped[str] = mapped_column(String(16), default="window", server_default="window")
 
 
 class ChatMessageRow(Base):
