@@ -11,6 +11,7 @@ import pytest
 from tests.support.builders import say, workspace_with_document
 from tests.support.fake_api import error, hang, text, tool_use
 from yak.cli import main
+from yak.domain import SessionOrigin
 from yak.limits import CHAT_MESSAGE_CHARS
 
 MEMORY_MODEL = "claude-memory-test"
@@ -104,8 +105,42 @@ def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop,
     ]
     session, messages = the_session(core, loop, folder)
     assert session.title == "Say hello"
+    assert session.origin is SessionOrigin.ASK  # the window's list marks it
     assert [m.text for m in messages] == ["Say hello", "Hello from the fake."]
     assert document_of(core, loop, folder) == document  # --no-refresh: untouched
+
+
+def test_a_subfolder_or_a_renamed_folder_is_told_of_the_memory_it_does_not_get(
+    core, loop, folder, tmp_path, fake_api
+):
+    """``yak ask -w project/sub``: the reply as usual, and one stderr line first naming the
+    enclosing workspace's memory (which this conversation does not carry); in a folder that
+    looks like one whose folder is gone, the line names ``yak memory reattach``."""
+    document = "Demo project.\n- run tests with pytest\n"
+    loop.run_until_complete(workspace_with_document(core, folder, document))
+    sub = folder / "sub"
+    sub.mkdir()
+    fake_api.script(text("Hello."))
+
+    result = yak("ask", "-w", str(sub), "--no-refresh", "Say hello")
+
+    assert (result.returncode, result.stdout) == (0, "Hello.\n")
+    assert result.stderr == (
+        f"{sub} has no memory of its own; the enclosing workspace {folder} has 2 lines: "
+        f"'yak memory show -w {folder}'\n"
+    )
+    assert "<workspace-memory>" not in session_block(fake_api.message_requests[0].body)
+
+    moved = tmp_path / "elsewhere" / "project"
+    moved.parent.mkdir()
+    folder.rename(moved)
+    fake_api.script(text("Hello again."))
+    again = yak("ask", "-w", str(moved), "--no-refresh", "Say hello")
+    assert (again.returncode, again.stdout) == (0, "Hello again.\n")
+    assert again.stderr == (
+        f"{moved} looks like {folder}, which no longer exists and has a memory of 2 lines: "
+        f"'yak memory reattach {folder} -w {moved}' moves it here.\n"
+    )
 
 
 def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):

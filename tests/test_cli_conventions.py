@@ -66,6 +66,22 @@ def test_a_word_that_is_neither_a_command_nor_a_folder_is_an_error_not_a_window(
     assert loaded(imported, ("PySide6",)) == []
 
 
+@pytest.mark.parametrize(
+    ("word", "message"),
+    [
+        ("shw", "yak: 'shw' is not a memory subcommand; did you mean 'yak memory show'?"),
+        ("hist", "yak: 'hist' is not a memory subcommand; did you mean 'yak memory history'?"),
+        ("zzzz", "yak: 'zzzz' is not a memory subcommand (see 'yak memory --help')"),
+    ],
+)
+def test_a_mistyped_memory_subcommand_names_the_closest_one(word, message):
+    """``yak memory shw`` exits 2 with one line naming the closest subcommand, not argparse's
+    list of every choice."""
+    result, _ = run_yak("memory", word, "-w", ".")
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == message
+
+
 def test_a_file_given_for_the_app_says_it_is_a_file(tmp_path):
     """``yak notes.txt`` (a file, where the app takes a folder) exits 2 saying so, as
     ``-w FILE`` does, and opens no window."""
@@ -216,7 +232,13 @@ def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
     page = (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
     assert page == render(), "regenerate with: python -m yak.cli.manpage > packaging/yak.1"
     for path, _parser in walk(build_parser()):
-        if len(path) == 2 or path in (("ask",), ("mcp",), ("completion",), ("install-desktop",)):
+        if len(path) == 2 or path in (
+            ("ask",),
+            ("mcp",),
+            ("completion",),
+            ("install-desktop",),
+            ("man",),
+        ):
             assert f'.SS "yak {" ".join(path)}'.replace("-", "\\-") in page, path
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert config["tool"]["setuptools"]["data-files"]["share/man/man1"] == ["packaging/yak.1"]
@@ -229,3 +251,12 @@ def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
             check=False,
         )
         assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_yak_man_prints_the_manual_page_for_any_install():
+    """An editable install puts no page where ``man yak`` looks: ``yak man`` prints the same
+    page (``yak man | man -l -``), with no database opened, exit 0."""
+    result = yak("man")
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
+    assert '.SS "yak memory diff' in result.stdout

@@ -697,6 +697,40 @@ def test_restore_takes_a_version_number_or_an_id(data_dir, folder, capsysbinary)
     assert stored(data_dir, folder) == b"first\n"
 
 
+def test_diff_shows_the_last_change_or_two_chosen_versions_and_show_prints_a_version(
+    data_dir, folder, capsysbinary
+):
+    """``diff`` alone is the last change; ``diff 1`` version 1 to now; ``diff 1 2`` (and its
+    ``--json``) the two given; ``show --version 1`` prints version 1's bytes; a version that
+    does not exist is one line, exit 2, for both."""
+    for text in (b"a\nb\n", b"a\nc\nd\n", b"a\nc\nd\ne\n"):
+        set_text(capsysbinary, folder, text)
+
+    code, out, _ = run(capsysbinary, "memory", "diff", "-w", folder)
+    assert (code, out.decode()) == (
+        0,
+        "--- version 2\n+++ version 3\n@@ -1,3 +1,4 @@\n a\n c\n d\n+e\n",
+    )
+    code, out, _ = run(capsysbinary, "memory", "diff", "1", "-w", folder)
+    assert (code, out.decode()) == (
+        0,
+        "--- version 1\n+++ version 3\n@@ -1,2 +1,4 @@\n a\n-b\n+c\n+d\n+e\n",
+    )
+    code, out, _ = run(capsysbinary, "memory", "diff", "1", "2", "-w", folder, "--json")
+    shown = json.loads(out)
+    assert code == 0
+    assert (shown["from"]["version"], shown["to"]["version"]) == (1, 2)
+    assert (shown["added"], shown["removed"]) == (2, 1)
+    assert shown["diff"] == "--- version 1\n+++ version 2\n@@ -1,2 +1,3 @@\n a\n-b\n+c\n+d\n"
+
+    code, out, _ = run(capsysbinary, "memory", "show", "--version", "1", "-w", folder)
+    assert (code, out) == (0, b"a\nb\n")
+    for argv in (["diff", "9"], ["show", "--version", "9"]):
+        code, out, err = run(capsysbinary, "memory", *argv, "-w", folder)
+        assert (code, out) == (2, b"")
+        assert err.count("\n") == 1 and "has no version 9" in err
+
+
 def test_import_dash_reads_the_file_from_stdin(data_dir, folder, capsysbinary):
     """``import -`` takes the bytes from stdin and decodes them like a file (UTF-16, CRLF)."""
     data = "from stdin — ünï\r\nsecond\r\n".encode("utf-16")

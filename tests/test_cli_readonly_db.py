@@ -109,6 +109,32 @@ def test_reading_commands_work_and_writing_ones_say_read_only(
     assert run(capsysbinary, "memory", "show", "-w", folder)[1] == b"new\n"
 
 
+def test_a_long_data_folder_is_one_whole_sentence_with_the_path_shortened(
+    folder, capsysbinary, tmp_path
+):
+    """A data folder whose path runs to thousands of characters (more than SQLite opens): one
+    line, exit 1, saying why in a whole sentence and naming the folder by its start and its
+    end around "…", for a command that writes and one that reads."""
+    data = tmp_path
+    for i in range(12):
+        data = data / f"{i:02d}-{'deep' * 50}"
+    data.mkdir(parents=True)
+    assert len(str(data)) > 2_000
+    head = str(data / "yak.db")[:60]
+    tail = f"{'deep' * 10}/yak.db)"
+
+    for argv in (["set"], ["show"]):
+        code, out, err = run(capsysbinary, "memory", *argv, "-w", folder, "--data-dir", data)
+        assert (code, out) == (1, b""), err
+        assert err.count("\n") == 1 and len(err) < 400, err
+        assert err.startswith(f"yak: The Yak database ({head}") and "…" in err
+        assert tail in err
+        assert err.endswith(
+            f"cannot be opened: its path has {len(str(data / 'yak.db')):,} characters, more "
+            "than SQLite takes (512); choose a data directory with a shorter path.\n"
+        )
+
+
 def test_a_read_only_database_without_yak_tables_says_so(
     data_dir, folder, capsysbinary, monkeypatch, tmp_path
 ):

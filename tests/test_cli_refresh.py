@@ -158,6 +158,20 @@ def test_failed_exit_4_on_a_rejected_key_document_unchanged(data_dir, project):
     assert project.snapshot() == before
 
 
+def test_a_failing_refresh_without_its_lock_is_one_line_its_error(data_dir, project):
+    """The refresh lock cannot be created (a folder has its name, as in a read-only data
+    folder) and the refresh then fails: stderr is the failure's one line, not a lock warning
+    first; the document is unchanged."""
+    before = project.snapshot()
+    (data_dir / "locks" / f"{project.id}.lock").mkdir(parents=True)
+    project.fake.script(error(401))
+    result = yak(data_dir, "memory", "refresh", "-w", project.folder)
+    err = result.stderr.decode()
+    assert result.returncode == 4
+    assert err.count("\n") == 1 and err.startswith("yak: Refresh failed: "), err
+    assert project.snapshot() == before
+
+
 def test_failed_exit_4_when_the_provider_is_unreachable(data_dir, project):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -307,6 +307,33 @@ def test_a_document_that_is_not_utf8_is_one_line_and_has_a_way_out(project):
     assert project.run("show").stdout == b"good\n"
 
 
+@pytest.mark.sqlite_only  # PostgreSQL's text column cannot hold bytes that are not UTF-8
+def test_list_and_blame_say_a_document_is_not_utf8(project):
+    """``list`` counts a document of bytes that are not UTF-8 from its bytes (SQLite's own
+    count skips stray continuation bytes) and marks it, with how to look at it on stderr;
+    ``blame`` does not print the revisions' lines as if they were the document: one line,
+    exit 1, as ``show``."""
+    project.set_by_hand("good\n")
+    write_raw_content(project.data_dir, project.id, b"\x80\x80\x80 x\nline two\n")
+
+    listed = yak(project.data_dir, "memory", "list", "--json")
+    (entry,) = as_json(listed)
+    assert (entry["lines"], entry["chars"], entry["valid_utf8"]) == (2, 15, False)
+    table = yak(project.data_dir, "memory", "list")
+    assert table.returncode == 0
+    assert table.stdout.decode().splitlines()[1].endswith(f"{project.folder}  (not UTF-8 text)")
+    assert table.stderr.decode() == (
+        f"The memory of {project.folder} is not UTF-8 text (written by another program?): see "
+        f"its bytes with 'yak memory show --raw -w {project.folder}', then restore a revision "
+        "or save a new text.\n"
+    )
+
+    blamed = project.run("blame")
+    assert blamed.returncode == 1 and blamed.stdout == b""
+    assert "is not valid UTF-8" in one_error_line(blamed)
+    assert project.run("blame", "--json").returncode == 1
+
+
 def test_refresh_and_accept_json_name_a_kept_file_they_could_not_write(project):
     """A kept AGENTS.md whose markers were broken by hand: the applied refresh and the
     accepted proposal are stored, and their ``--json`` says which file was not written and

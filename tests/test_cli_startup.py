@@ -164,6 +164,18 @@ def test_a_refresh_without_a_key_fails_at_once_without_loading_the_sdk(
     assert run_yak("memory", "show", "-w", str(folder))[0].stdout == b"- notes\n"
 
 
+def test_mcp_on_a_missing_folder_says_so_before_loading_the_mcp_sdk(data_dir, tmp_path):
+    """``yak mcp -w`` a folder that does not exist: exit 2 and the folder named, before the
+    MCP SDK (seconds to import on a busy machine) loads."""
+    missing = tmp_path / "no-such-project"
+
+    result, imported = run_yak("mcp", "-w", str(missing))
+
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.decode().strip() == f"yak: no such folder: {missing}"
+    assert loaded(imported, ("mcp", "mcp_types", "yak.mcp")) == []
+
+
 def test_a_database_to_migrate_is_read_through_sqlalchemy(data_dir, tmp_path):
     """A data directory without a database (nothing to read fast) still answers ``show``: the
     usual path creates and migrates it, and an unknown folder reads as empty."""

@@ -373,6 +373,79 @@ async def test_status_placement_and_earlier_proposals_over_a_real_session(core, 
     assert (await core.memory.read(workspace.id)).content == SECTIONS
 
 
+async def test_a_subfolder_and_a_renamed_folder_are_told_of_the_memory_they_could_use(
+    core, data_dir, tmp_path
+):
+    """``yak mcp -w proj/sub``: ``memory_read`` and ``memory_status`` give an empty memory and
+    ``elsewhere`` naming the enclosing workspace's, with a sentence; in a folder that looks like
+    one whose folder is gone, the sentence names ``yak memory reattach``. A folder with a
+    memory of its own has ``elsewhere`` null."""
+    folder = project_folder(tmp_path, "proj")
+    await workspace_with_document(core, folder, SECTIONS)
+    sub = folder / "sub"
+    sub.mkdir()
+    lines = SECTIONS.count("\n")
+
+    async with mcp_session(data_dir, sub) as session:
+        read = await call(session, "memory_read")
+        assert (read["content"], read["version"]) == ("", 0)
+        assert read["elsewhere"] == {
+            "enclosing": {"path": str(folder), "lines": lines},
+            "renamed_from": None,
+            "note": f"{sub} has no memory of its own; the enclosing workspace {folder} has "
+            f"{lines} lines: 'yak memory show -w {folder}'",
+        }
+        status = await call(session, "memory_status")
+        assert status["elsewhere"] == read["elsewhere"]
+    async with mcp_session(data_dir, folder) as session:
+        assert (await call(session, "memory_read"))["elsewhere"] is None
+
+    moved = tmp_path / "moved" / "proj"
+    moved.parent.mkdir()
+    folder.rename(moved)
+    async with mcp_session(data_dir, moved) as session:
+        status = await call(session, "memory_status")
+        assert status["elsewhere"]["renamed_from"] == {"path": str(folder), "lines": lines}
+        assert status["elsewhere"]["note"] == (
+            f"{moved} looks like {folder}, which no longer exists and has a memory of {lines} "
+            f"lines: 'yak memory reattach {folder} -w {moved}' moves it here."
+        )
+
+
+async def test_two_agents_with_one_name_own_their_proposals_apart(core, data_dir, tmp_path):
+    """Two MCP sessions whose clients both call themselves ``inspector-cli``: neither can
+    withdraw the other's proposal, nor sees it among its own; each still withdraws its own.
+    The proposals keep the name, for the person, and the document is untouched."""
+    folder = project_folder(tmp_path, "proj")
+    workspace = await workspace_with_document(core, folder, SECTIONS)
+
+    async with (
+        mcp_session(data_dir, folder, client="inspector-cli") as first,
+        mcp_session(data_dir, folder, client="inspector-cli") as second,
+    ):
+        one = await call(first, "memory_propose", text="- use Redis", reason="caching")
+        two = await call(second, "memory_propose", text="- use Celery", reason="queues")
+        assert two["your_earlier_proposals"] == []
+        message = await refused(second, "memory_withdraw", proposal_id=one["proposal_id"])
+        assert message.endswith(
+            f"Proposal {one['proposal_id']} was not made by this agent; only the developer "
+            "can reject it (yak memory reject)."
+        )
+        assert {p["id"] for p in review(data_dir, folder)} == {
+            one["proposal_id"],
+            two["proposal_id"],
+        }
+        [mine] = (await call(first, "memory_status"))["your_proposals"]
+        assert mine["proposal_id"] == one["proposal_id"]
+
+        withdrawn = await call(second, "memory_withdraw", proposal_id=two["proposal_id"])
+        assert withdrawn["status"] == "withdrawn"
+        assert [p["id"] for p in review(data_dir, folder)] == [one["proposal_id"]]
+    [kept] = await core.review.proposals(workspace.id)
+    assert kept.client == "inspector-cli"
+    assert (await core.memory.read(workspace.id)).content == SECTIONS
+
+
 async def test_an_agent_withdraws_its_own_proposal_and_no_other(core, data_dir, tmp_path):
     """An agent takes back its waiting proposal: it ends "withdrawn" (``review ID --json``),
     leaves the inbox, and the document is untouched byte for byte; another client cannot

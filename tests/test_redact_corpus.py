@@ -365,6 +365,24 @@ def test_a_private_key_body_in_lines_without_its_header_is_one_marker():
     )
 
 
+def test_a_piece_of_a_key_body_without_its_start_is_a_marker_and_digests_stay():
+    """The lines of a key's body after its first, or a piece cut from its middle, carry no
+    start a pattern knows: a base64 run of 64 characters or more in mixed case with digits is
+    a marker all the same; a hex digest, an SSH public key and a certificate body stay."""
+    middle = BARE_KEY_LINES.splitlines()[1:3]
+    text = "\n".join(middle) + f"\nand in prose: the rest is {''.join(middle)[5:90]} ok"
+    redacted, findings = redact(text)
+    assert redacted == (
+        "[REDACTED:private-key]\n[REDACTED:private-key]\nand in prose: the rest is "
+        "[REDACTED:private-key] ok"
+    )
+    assert findings == ("redacted:private_key",)
+    digest = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    public = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5" + _body(68, _B64, seed=77) + " me@host"
+    for kept in (f"sha256 {digest}", public, f"the CA certificate body is {CERT_BODY}"):
+        assert redact(kept) == (kept, ())
+
+
 def test_prose_keeps_the_punctuation_after_a_secret():
     """The sentence around a secret is kept: only the value becomes a marker."""
     assert redact("the staging DB password is hunter2x. Rotate it.") == (

@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import socket
+import sqlite3
 import threading
 from dataclasses import dataclass, replace
 
@@ -32,6 +33,7 @@ from tests.support.fake_api import (
 )
 from yak.core import Core
 from yak.db.locks import FileRefreshLock
+from yak.db.schema import DB_FILE
 from yak.domain import RefreshStatus, RevisionSource, TokenUsage
 from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnCompleted
 from yak.limits import REDACT_WINDOW_CHARS
@@ -190,6 +192,41 @@ async def test_a_good_reply_is_applied_with_the_memory_model_and_watermarks_adva
     assert attempt.usage.cache_creation_input_tokens > 0 and attempt.duration_s > 0
     assert env.events[0] == MemoryChanged(env.workspace_id, 2, "refresh", None)
     assert isinstance(env.events[1], RefreshFinished) and env.events[1].outcome == outcome
+
+
+@pytest.mark.sqlite_only  # a write lock held by another program on the SQLite file
+async def test_a_refresh_failing_on_a_locked_database_is_recorded_once_it_is_writable(
+    env, data_dir
+):
+    """Another program holds the database's write lock while a refresh runs: the rewrite and
+    its record both fail (``failed``, the document unchanged); once the lock is gone, the next
+    refresh first records the failed attempt, so the refresh history lists it, failed, with
+    why, beside the attempt that then applied."""
+    await env.write(doc(150))
+    env.say("Lint with ruff.", "Decided.")
+    env.fake.script(text(doc(150) + "- lint with ruff\n"))
+    before = await env.snapshot()
+    other = sqlite3.connect(data_dir / DB_FILE, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # the write lock, as another program's transaction
+        failed = await env.refresh()
+        assert failed.status is RefreshStatus.FAILED and "busy" in failed.reason
+        assert await env.snapshot() == before
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert await env.attempts() == []  # the lock kept the record out too
+
+    env.fake.script(text(doc(150) + "- lint with ruff\n"))
+    assert (await env.refresh()).status is RefreshStatus.APPLIED
+
+    attempts = await env.attempts()
+    assert [a.status for a in attempts] == [RefreshStatus.APPLIED, RefreshStatus.FAILED]
+    assert attempts[1].reason.startswith("The Yak database (")
+    assert "is busy in another program" in attempts[1].reason
+    assert attempts[1].reason.endswith(
+        "(recorded later: the database could not be written when it failed)"
+    )
 
 
 async def test_nothing_unfolded_is_up_to_date_without_a_model_call(env):

@@ -98,6 +98,34 @@ def test_show_names_the_orphan_a_renamed_folder_looks_like(renamed, capsys):
     )
 
 
+def test_a_folder_renamed_in_place_is_known_by_the_files_its_memory_names(
+    tmp_path, data_dir, capsys
+):
+    """``shop`` (a memory naming ``billing_service`` and ``deploy.sh``) renamed ``shop-v2`` in
+    the same folder: ``show`` there names it with the ``reattach`` command; a new folder beside
+    it whose files the memory does not name gets no such line."""
+    old = tmp_path / "shop"
+    (old / "billing_service").mkdir(parents=True)
+    (old / "deploy.sh").write_text("#!/bin/sh\n")
+    seed(data_dir, old, "- billing_service/ bills the orders\n- ship with ./deploy.sh\n")
+    new = tmp_path / "shop-v2"
+    old.rename(new)
+    (tmp_path / "blog" / "posts").mkdir(parents=True)
+
+    code, out, err = run(capsys, "memory", "show", "-w", new)
+    assert (code, out) == (0, "")
+    assert err == (
+        f"{new} looks like {old}, which no longer exists and has a memory of 2 lines: "
+        f"'yak memory reattach {old} -w {new}' moves it here.\n"
+    )
+    code, out, _ = run(capsys, "memory", "show", "-w", tmp_path / "blog", "--json")
+    assert code == 0 and json.loads(out)["renamed_from"] is None
+    code, _, err = run(capsys, "memory", "reattach", old, "-w", new)
+    assert (code, err) == (0, "")
+    code, out, _ = run(capsys, "memory", "show", "-w", new)
+    assert out == "- billing_service/ bills the orders\n- ship with ./deploy.sh\n"
+
+
 def test_reattach_moves_the_memory_and_its_history_here(renamed, capsys):
     """``reattach OLD -w NEW`` exits 0; ``show`` in the new folder prints the old bytes, the
     history is the old one, and the old path no longer lists."""

@@ -304,3 +304,42 @@ async def test_a_fact_listed_as_new_after_a_stated_switch_takes_the_old_lines_pl
     assert outcome.status is RefreshStatus.APPLIED, outcome.reason
     expected = DOC.replace("pytest", "ward")
     assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+async def test_a_key_body_in_pieces_is_in_no_proposal_evidence_or_attempt(
+    tool_core, workspace, fake_api
+):
+    """A private key's body pasted as prose in 64-character lines, and facts that repeat it
+    whole and in pieces without its start (no PEM header, no ``MII…`` prefix): the document,
+    the proposal's text and evidence, and the refresh attempt's reply and reason hold no
+    piece of it, only markers; the fact beside it still lands."""
+    import base64
+    import random
+
+    der = bytes.fromhex("308204bd020100300d06092a864886f70d0101010500048204a7")
+    body = base64.b64encode(der + random.Random(7).randbytes(1190)).decode()
+    wrapped = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    say(tool_core, workspace.id, f"The deploy key, keep it:\n{wrapped}\nWe lint with ruff.", "Ok.")
+    fake_api.script(
+        call(
+            [
+                fact(f"- deploy key {body}", 1, body[64:200]),
+                fact(f"- deploy key body {body[64:300]}", 1, body[64:128]),
+                fact("- CI lints with ruff.", 1, "We lint with ruff"),
+            ]
+        )
+    )
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+
+    pieces = [body[i : i + 40] for i in range(0, len(body) - 40, 20)]
+    document = (await tool_core.memory.read(workspace.id)).content
+    [proposal] = await tool_core.review.proposals(workspace.id)
+    [attempt] = await tool_core.memory.attempts(workspace.id)
+    stored = [document, proposal.content, attempt.reason, attempt.reply or ""]
+    stored += [f"{e.line} {e.quote}" for e in proposal.evidence]
+    for revision in await tool_core.memory.history(workspace.id):
+        stored += [revision.content, *(f"{e.line} {e.quote}" for e in revision.evidence)]
+    assert outcome.status is RefreshStatus.APPLIED
+    assert "- CI lints with ruff." in document
+    assert "[REDACTED:private-key]" in proposal.content
+    assert not [piece for piece in pieces if any(piece in text_ for text_ in stored)]

@@ -40,6 +40,14 @@ class RevisionSource(StrEnum):
     )
 
 
+class SessionOrigin(StrEnum):
+    """Where a conversation was started (stored with it): in the window, or by a one-shot
+    ``yak ask`` on the command line, which the window's conversation list marks."""
+
+    WINDOW = "window"
+    ASK = "ask"
+
+
 class ReviewMode(StrEnum):
     """How a workspace's rewrites land: ``auto`` applies their supported lines and makes the
     doubtful ones wait for review; ``review`` makes every rewrite wait ("Review" in
@@ -249,6 +257,7 @@ class MemorySummary:
     flags: tuple[str, ...]
     orphaned: bool  # the folder no longer exists
     proposals: int = 0  # changes waiting for review
+    valid_utf8: bool = True  # false: bytes another program wrote (``show --raw`` shows them)
 
 
 @dataclass(frozen=True)
@@ -396,7 +405,10 @@ class Proposal:
         flags: the refresh's flags (redactions…).
         decided_at: when it was accepted, rejected or superseded.
         origin: who made it (a refresh, an agent, an import).
-        client: the agent's client name for an agent's proposal (``"Claude Code"``), else None.
+        client: the agent's client name for an agent's proposal (``"Claude Code"``), else None:
+            shown to the person, never trusted (two agents may give the same name).
+        owner: the id of the ``yak mcp`` server process that made an agent's proposal
+            (``mcp_…``, new for each start), else None: only that process may withdraw it.
         result_version: the version an accepted (or edited and accepted) proposal became.
         superseded_by: the id of the proposal that superseded it.
         conflicts_with: the document version it no longer applies to cleanly (a pending
@@ -427,6 +439,7 @@ class Proposal:
     conflicts_with: int | None = None
     evidence: tuple[Evidence, ...] = ()
     held_lines: tuple[HeldLine, ...] = ()
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -513,6 +526,7 @@ class ChatSession:
     snapshot_memory_version: int | None = None  # the memory document version it was taken at
     # The last memory version a hand edit was noted at in this session (a note per version).
     noted_memory_version: int | None = None
+    origin: SessionOrigin = SessionOrigin.WINDOW  # where it was started
 
 
 @dataclass(frozen=True)

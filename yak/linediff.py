@@ -43,3 +43,15 @@ def line_changes(old: str, new: str) -> tuple[int, int]:
             removed += i2 - i1
             added += j2 - j1
     return added, removed
+
+
+def unified_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:
+    """A unified line diff of two documents (``""`` when they are equal)."""
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True),
+            new.splitlines(keepends=True),
+            fromfile=old_name,
+            tofile=new_name,
+        )
+    )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict, TypeVar, Unpack
 
-from yak.domain import TokenUsage
+from yak.domain import SessionOrigin, TokenUsage
 
 T = TypeVar("T")
 
@@ -91,6 +91,12 @@ class WorkspaceRepository(Protocol):
     def orphans_named(self, name: str) -> list[MemorySummary]:
         """Workspaces whose folder is gone, named ``name``, with a non-empty document, most
         recently updated first."""
+        ...
+
+    def orphans_beside(self, folder: str) -> list[tuple[MemorySummary, str]]:
+        """Workspaces whose folder is gone, in the same parent folder as the one keyed
+        ``folder``, with a non-empty document, most recently updated first: each with its
+        document's text."""
         ...
 
     def declined_renames(self, folder: str) -> set[str]:
@@ -291,7 +297,9 @@ class AttemptRepository(Protocol):
 class ConversationRepository(Protocol):
     """Chat sessions and their messages."""
 
-    def create_session(self, workspace_id: str, title: str) -> ChatSession: ...
+    def create_session(
+        self, workspace_id: str, title: str, origin: SessionOrigin = SessionOrigin.WINDOW
+    ) -> ChatSession: ...
 
     def sessions(self, workspace_id: str) -> list[ChatSession]: ...
 

@@ -12,6 +12,7 @@ words are for people.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,6 +22,8 @@ from typing import Any
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
     STORE_ERROR,
+    ChatSession,
+    MemorySummary,
     ModelCheck,
     Proposal,
     ProposalOrigin,
@@ -32,6 +35,7 @@ from yak.domain import (
     RefreshStatus,
     ReviewMode,
     RewriteForm,
+    SessionOrigin,
     UpkeepFigures,
     forms_in,
 )
@@ -766,3 +770,36 @@ def turn_failure(error: str, reason: str | None, *, front_end: str) -> str:
         ),
     }[front_end]
     return f"{error} {advice}"
+
+
+# --- a folder without a memory of its own ---------------------------------------------------
+def enclosing_words(path: str, enclosing: MemorySummary) -> str:
+    """The sentence for a folder with no memory of its own inside a workspace that has one
+    (``yak memory show``, ``yak ask``, the MCP tools): the enclosing path, its size and the
+    command that reads it."""
+    where = enclosing.workspace.path
+    return (
+        f"{path} has no memory of its own; the enclosing workspace {where} has "
+        f"{plural(enclosing.lines, 'line')}: 'yak memory show -w {shlex.quote(where)}'"
+    )
+
+
+def renamed_words(path: str, orphan: MemorySummary) -> str:
+    """The sentence for a folder with no memory that looks like a workspace whose folder is
+    gone (renamed or moved): the old path, its size and the ``reattach`` command that moves
+    its memory here (or declines it)."""
+    old = orphan.workspace.path
+    return (
+        f"{path} looks like {old}, which no longer exists and has a memory of "
+        f"{plural(orphan.lines, 'line')}: 'yak memory reattach {shlex.quote(old)} -w "
+        f"{shlex.quote(path)}' moves it here."
+    )
+
+
+# --- conversations ------------------------------------------------------------------------------
+def session_tooltip(session: ChatSession) -> str:
+    """The conversation list's tooltip: the whole title and, for a conversation a one-shot
+    ``yak ask`` started on the command line, that it did (the list marks it too)."""
+    if session.origin is SessionOrigin.ASK:
+        return f"{session.title}\nStarted with 'yak ask' on the command line"
+    return session.title

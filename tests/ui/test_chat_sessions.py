@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
 from tests.support.fake_api import text
+from yak.domain import SessionOrigin
 from yak.ui.chat.panel import ChatPanel
 
 
@@ -189,3 +190,32 @@ def test_a_session_list_arriving_late_keeps_the_users_choice(chat, qloop, qtbot,
         assert "Answer one." in chat.transcript()
 
     run(qloop, body())
+
+
+def test_a_conversation_yak_ask_started_is_marked_in_the_list(chat, qloop, qtbot, fake_api):
+    """A conversation started by ``yak ask`` (stored with its origin) shows in the list with
+    the terminal mark and a tooltip saying so; one started in the window has neither."""
+    fake_api.script(text("An answer."))
+
+    async def body() -> None:
+        await chat.send_typed(qtbot, "Typed here")
+        await chat.finished()
+        await chat.service.create_session(
+            chat.workspace.id, "Asked from the terminal", origin=SessionOrigin.ASK
+        )
+        loading = chat.controller.set_workspace(chat.workspace)  # the folder opened again
+        assert loading is not None
+        await loading
+        await until(lambda: len(chat.panel.session_titles()) == 2, what="the asked session")
+
+    run(qloop, body())
+    items = {
+        chat.panel.session_list.item(i).text(): chat.panel.session_list.item(i)
+        for i in range(chat.panel.session_list.count())
+    }
+    asked, typed = items["Asked from the terminal"], items["Typed here"]
+    assert asked.toolTip() == (
+        "Asked from the terminal\nStarted with 'yak ask' on the command line"
+    )
+    assert not asked.icon().isNull()
+    assert (typed.toolTip(), typed.icon().isNull()) == ("Typed here", True)

@@ -25,7 +25,7 @@ from yak.aio import in_daemon_thread
 from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
-from yak.domain import ChatMessage, ChatSession, ModelCheck, Workspace
+from yak.domain import ChatMessage, ChatSession, ModelCheck, SessionOrigin, Workspace
 from yak.errors import ProviderError, UsageError, YakError
 from yak.events import SessionsChanged
 from yak.ports import (
@@ -90,8 +90,15 @@ class ChatService:
         """The workspace's sessions, most recently active first."""
         return await asyncio.to_thread(self.conversations.sessions, workspace_id)
 
-    async def create_session(self, workspace_id: str, title: str | None = None) -> ChatSession:
-        """A new empty session ("New conversation" until its first prompt titles it).
+    async def create_session(
+        self,
+        workspace_id: str,
+        title: str | None = None,
+        *,
+        origin: SessionOrigin = SessionOrigin.WINDOW,
+    ) -> ChatSession:
+        """A new empty session ("New conversation" until its first prompt titles it), marked
+        with where it was started (``origin``: the window, or ``yak ask``).
 
         Raises:
             WorkspaceNotFound: unknown workspace. UsageError: a blank title.
@@ -100,6 +107,7 @@ class ChatService:
             self.conversations.create_session,
             workspace_id,
             title if title is not None else DEFAULT_TITLE,
+            origin,
         )
         self.bus.publish(SessionsChanged(workspace_id=workspace_id))
         return session

@@ -37,10 +37,11 @@ from yak.cli.parsing import (
     Parser,
     build_parser,
     first_word,
+    next_word,
     version,
 )
 
-__all__ = ["build_parser", "main", "not_a_command"]
+__all__ = ["build_parser", "main", "not_a_command", "not_a_memory_subcommand"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -65,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.path.exists(os.path.expanduser(first)):  # as -w FILE says it
             return _error(f"{first} is a file, not a folder", 2, as_json=False)
         return _error(not_a_command(first), 2, as_json=False)
+    if first == "memory":
+        subcommand = first_word(next_word(argv)[1])
+        if subcommand and not subcommand.startswith("-") and subcommand not in MEMORY_COMMANDS:
+            return _error(not_a_memory_subcommand(subcommand), 2, as_json="--json" in argv)
     if first not in {*COMMANDS, "-h", "--help", "--version"}:
         _configure_logging()
         try:
@@ -137,6 +142,17 @@ def not_a_command(word: str) -> str:
         suggestion = f"memory {near[0]}" if near else None
     hint = f"; did you mean '{suggestion}'?" if suggestion else " (see 'yak --help')"
     return f"'{word}' is not a command or a folder{hint}"
+
+
+def not_a_memory_subcommand(word: str) -> str:
+    """The error for ``yak memory WORD`` when WORD is no memory subcommand, naming the closest
+    one when one is close (``'shw'`` → ``show``)."""
+    names = sorted(MEMORY_COMMANDS)
+    near = [name for name in names if name.startswith(word)]  # ``hist``: only ``history``
+    if len(near) != 1:
+        near = difflib.get_close_matches(word, names, n=1)
+    hint = f"; did you mean 'yak memory {near[0]}'?" if near else " (see 'yak memory --help')"
+    return f"'{word}' is not a memory subcommand{hint}"
 
 
 def _configure_logging() -> None:

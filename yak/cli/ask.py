@@ -41,7 +41,7 @@ from yak import limits
 from yak.agent.sandbox import choose
 from yak.agent.types import ApprovalDecision
 from yak.chat.service import title_from_prompt
-from yak.cli import turn_output
+from yak.cli import output, turn_output
 from yak.cli.context import (
     Context,
     add_timeout_option,
@@ -49,6 +49,7 @@ from yak.cli.context import (
     workspace_path,
 )
 from yak.cli.parsing import workspace_option
+from yak.domain import SessionOrigin
 from yak.errors import MissingApiKey, UsageError, YakError
 from yak.ids import CONVERSATION_IDS, MIN_ID_PREFIX, id_prefix, only_match
 from yak.presenters import turn_failure
@@ -153,6 +154,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         workspace = await core.workspaces.for_write(workspace_path(args))
         if not await core.settings.check_key():
             raise MissingApiKey()
+        await _memory_elsewhere(core, workspace)
         return await _ask(
             core,
             workspace,
@@ -164,6 +166,20 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         )
 
     return ctx.run(work)
+
+
+async def _memory_elsewhere(core: Core, workspace: Workspace) -> None:
+    """For a folder with no memory of its own, the lines on stderr ``show`` prints: the
+    enclosing workspace's memory (which this conversation does not get), an orphan it looks
+    like (``reattach``), the git main checkout's (``link``)."""
+    if (await core.memory.read(workspace.id)).content:
+        return
+    output.scope_notes(
+        workspace,
+        enclosing=await core.workspaces.enclosing(workspace.path),
+        renamed_from=await core.workspaces.renamed_from(workspace.path),
+        worktree_main=await core.workspaces.worktree_main(workspace.path),
+    )
 
 
 def _chosen_session(sessions: Sequence[ChatSession], wanted: str | None, where: str) -> ChatSession:
@@ -212,7 +228,9 @@ async def _ask(
         if confinement.kind == "none" and confinement.refusal is None:
             turn_output.turn_problem(f"warning: {UNCONFINED_WARNING}")
     if session is None:
-        session = await core.chat.create_session(workspace.id, title_from_prompt(prompt))
+        session = await core.chat.create_session(
+            workspace.id, title_from_prompt(prompt), origin=SessionOrigin.ASK
+        )
     try:
         finished = await core.chat.send(
             workspace,

@@ -23,6 +23,7 @@ from yak.config import MAX_TIMEOUT_S, MIN_TIMEOUT_S
 from yak.errors import YakError
 from yak.logfile import close_log, open_log
 from yak.paths import data_dir
+from yak.text import shown
 
 if TYPE_CHECKING:
     from yak.core import Core
@@ -294,7 +295,9 @@ def run_command(args: argparse.Namespace) -> int:
                 if isinstance(exc, FileExistsError | NotADirectoryError)
                 else (exc.strerror or str(exc))
             )
-            return output.error(f"cannot use data directory {where}: {why}", 1, as_json=as_json)
+            return output.error(
+                f"cannot use data directory {shown(where)}: {why}", 1, as_json=as_json
+            )
     log_failures: list[str] = []
     # Every command logs, but printing a completion script (run at each shell start) stays
     # light, and a command that only reads writes its lines only when a warning or an error

@@ -4,15 +4,23 @@
 ``share/man/man1/yak.1`` (``[tool.setuptools.data-files]`` in ``pyproject.toml``), and a test
 fails when it no longer matches the parser (run the command again after changing a command or
 an option). The page has no date, so generating it twice gives the same bytes.
+
+An editable install (``pip install -e``) and the bundle install no data files, so ``man yak``
+finds nothing there: ``yak man`` prints the same page, generated from the running parser, for
+``yak man | man -l -``.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from yak import __version__
 from yak.cli.completion import options, positionals, subcommands, walk
 from yak.cli.parsing import EXIT_CODES, build_parser
+
+if TYPE_CHECKING:
+    from yak.cli.context import Context
 
 ENVIRONMENT = (
     ("YAK_DATA_DIR", "where the database lives (also --data-dir)"),
@@ -30,6 +38,19 @@ ENVIRONMENT = (
         "how long a conversation is quiet before its memory refresh runs (2-600)",
     ),
 )
+
+
+def _man_parser(p: argparse.ArgumentParser) -> None:
+    p.set_defaults(func=cmd_man, needs_core=False, writes_log=False)
+
+
+PARSERS = {"man": _man_parser}
+
+
+def cmd_man(_args: argparse.Namespace, _ctx: Context | None) -> int:
+    """``yak man``: print the manual page (roff) on stdout; returns 0."""
+    print(render(), end="")
+    return 0
 
 
 def render(parser: argparse.ArgumentParser | None = None) -> str:

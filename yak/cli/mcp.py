@@ -32,11 +32,12 @@ def cmd_mcp(args: argparse.Namespace, ctx: Context) -> int:
     """``yak mcp``: serve until stdin closes; exit 0, or 2 for a bad folder."""
 
     async def work(core: Core) -> int:
-        # The MCP SDK takes longer to import than the rest of the command line: only here.
-        from yak.mcp.server import serve
-
         folder = workspace_path(args)
         workspace, _ = await core.workspaces.for_read(folder)  # a bad folder: its error first
+        # The MCP SDK takes longer to import than the rest of the command line: only once the
+        # folder is known to be good, so a mistyped -w is said at once.
+        from yak.mcp.server import serve
+
         if sys.stdin is not None and sys.stdin.isatty():
             output.note(started_by_hand(workspace.path))
         await serve(core, folder)

@@ -1,6 +1,6 @@
-"""``yak memory list|show|set|history|restore|export|import``: the document itself (``edit`` and
-``delete`` are in ``yak.cli.editing``, the review inbox in ``yak.cli.review``, sharing in
-``yak.cli.share`` and ``yak.cli.scopes``).
+"""``yak memory list|show|set|history|diff|restore|export|import``: the document itself
+(``edit`` and ``delete`` are in ``yak.cli.editing``, the review inbox in ``yak.cli.review``,
+sharing in ``yak.cli.share`` and ``yak.cli.scopes``).
 
 Every subcommand acts on one workspace, ``-w DIR`` (default: the current directory), resolved
 by the core's workspace registry like in every other command: commands that only read
@@ -27,7 +27,7 @@ from yak.cli import output
 from yak.cli.context import Context, workspace_path, writable_workspace
 from yak.cli.parsing import json_option, workspace_command, workspace_option
 from yak.domain import MemoryDocument
-from yak.errors import UsageError
+from yak.errors import RevisionNotFound, UsageError
 from yak.memory import document as doc_rules
 from yak.memory.document import EXPORT_FORMATS, export_format_for
 from yak.memory.files import read_input_file, write_output_file
@@ -49,6 +49,13 @@ def _show_parser(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the stored bytes with anything that is not UTF-8 escaped (\\xNN): the way "
         "to look at a document that cannot be read as text",
+    )
+    p.add_argument(
+        "--version",
+        metavar="N",
+        default=None,
+        help="print version N of the document as it was (a version number from 'history', or "
+        "a revision id or a unique prefix of at least 6 characters)",
     )
     p.add_argument(
         "--reply",
@@ -82,6 +89,25 @@ def _history_parser(p: argparse.ArgumentParser) -> None:
         help="list refresh attempts (refused and failed ones too) instead of revisions",
     )
     workspace_command(p, cmd_history, reads_only=True, in_place=True)
+
+
+def _diff_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "old",
+        metavar="A",
+        nargs="?",
+        default=None,
+        help="the version to compare from: a version number, or a revision id or a unique prefix "
+        "(default: the version before the last change)",
+    )
+    p.add_argument(
+        "new",
+        metavar="B",
+        nargs="?",
+        default=None,
+        help="the version to compare to, given the same way (default: the current version)",
+    )
+    workspace_command(p, cmd_diff, reads_only=True, in_place=True)
 
 
 def _restore_parser(p: argparse.ArgumentParser) -> None:
@@ -126,6 +152,7 @@ PARSERS = {
     "show": _show_parser,
     "set": _set_parser,
     "history": _history_parser,
+    "diff": _diff_parser,
     "restore": _restore_parser,
     "export": _export_parser,
     "import": _import_parser,
@@ -192,6 +219,12 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
             raw = await core.memory.read_raw(workspace.id) if stored else b""
             output.raw_document(workspace, raw, as_json=args.json)
             return 0
+        if args.version is not None:
+            if args.reply is not None:
+                raise UsageError("give --version or --reply, not both")
+            document = await _version(core, workspace, args.version, stored=stored)
+            output.document(workspace, document, as_json=args.json)
+            return 0
         if args.reply is None:
             document = await _read(core, workspace, stored)
             enclosing = renamed_from = main = None
@@ -235,6 +268,50 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         if not attempt.reply and not args.json:
             raise UsageError(output.no_reply_message(attempt))
         output.attempt_reply(attempt, as_json=args.json)
+        return 0
+
+    return ctx.run(work)
+
+
+async def _version(
+    core: Core, workspace: Workspace, wanted: str, *, stored: bool
+) -> MemoryDocument:
+    """Version ``wanted`` of the document (a version number, a revision id or a unique prefix)
+    as that revision wrote it; ``"0"`` is the empty document before the first write.
+
+    Raises:
+        RevisionNotFound: no revision of the workspace matches ``wanted``.
+    """
+    if wanted.strip() == "0":
+        return MemoryDocument(workspace_id=workspace.id, content="", version=0, updated_at=None)
+    if not stored:
+        raise RevisionNotFound(f"{workspace.path} has no memory, so no version {wanted}")
+    revision = await core.memory.get_revision(workspace.id, wanted.strip())
+    return MemoryDocument(
+        workspace_id=workspace.id,
+        content=revision.content,
+        version=revision.version,
+        updated_at=revision.created_at,
+        flags=revision.flags,
+    )
+
+
+def cmd_diff(args: argparse.Namespace, ctx: Context) -> int:
+    """``yak memory diff [A [B]]``: a unified line diff from version A to version B (default:
+    the current version); without A, the last change (the version before it to the current
+    one). Prints nothing when the two are equal; exit 0 either way."""
+
+    async def work(core: Core) -> int:
+        workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        if args.new is not None:
+            new = await _version(core, workspace, args.new, stored=stored)
+        else:
+            new = await _read(core, workspace, stored)
+        if args.old is not None:
+            old = await _version(core, workspace, args.old, stored=stored)
+        else:
+            old = await _version(core, workspace, str(max(new.version - 1, 0)), stored=stored)
+        output.versions_diff(workspace, old, new, as_json=args.json)
         return 0
 
     return ctx.run(work)

@@ -34,6 +34,7 @@ from yak.cli.terminal import (
     print_json,
     quiet_warnings,
     table,
+    warnings_held_unless,
     write_stdout,
 )
 from yak.domain import (
@@ -46,12 +47,15 @@ from yak.domain import (
     Workspace,
     count_lines,
 )
+from yak.linediff import line_changes, unified_diff
 from yak.memory import document as doc_rules
 from yak.presenters import (
     attempt_outcome,
+    enclosing_words,
     forms_words,
     outcome_label,
     refresh_summary,
+    renamed_words,
     waiting_for_you,
 )
 
@@ -70,6 +74,7 @@ __all__ = [
     "quiet_warnings",
     "refresh_summary",
     "table",
+    "warnings_held_unless",
     "write_stdout",
 ]
 
@@ -78,7 +83,9 @@ __all__ = [
 def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
     """Every workspace with a memory: a JSON array, or a table (most recently updated first);
     each says how many changes wait for review (``proposals``, as ``show --json`` has it; the
-    table's WAITING column, and "(2 changes waiting for you)" after the folder)."""
+    table's WAITING column, and "(2 changes waiting for you)" after the folder); a document
+    that is not UTF-8 is marked (``valid_utf8`` false; in the table, a mark and a line on
+    stderr saying how to look at it)."""
     if as_json:
         print_json(
             [
@@ -93,6 +100,7 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
                     "orphaned": s.orphaned,
                     "memory_enabled": s.workspace.memory_enabled,
                     "proposals": s.proposals,
+                    "valid_utf8": s.valid_utf8,
                 }
                 for s in summaries
             ]
@@ -112,12 +120,21 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
             + lookalikes.get(s.workspace.path, "")
             + ("  (memory off)" if not s.workspace.memory_enabled else "")
             + ("  (orphaned: folder missing)" if s.orphaned else "")
-            + (f"  ({waiting_for_you(s.proposals)})" if s.proposals else ""),
+            + (f"  ({waiting_for_you(s.proposals)})" if s.proposals else "")
+            + ("  (not UTF-8 text)" if not s.valid_utf8 else ""),
         ]
         for s in summaries
     ]
     header = ["LINES", "VERSION", "WAITING", "UPDATED", "WORKSPACE"]
     print(table(header, rows, right=frozenset({0, 1, 2})))
+    for s in summaries:
+        if not s.valid_utf8:
+            where = shlex.quote(s.workspace.path)
+            note(
+                f"The memory of {s.workspace.path} is not UTF-8 text (written by another "
+                f"program?): see its bytes with 'yak memory show --raw -w {where}', then "
+                "restore a revision or save a new text."
+            )
 
 
 def _lookalike_paths(paths: Sequence[str]) -> dict[str, str]:
@@ -154,6 +171,45 @@ def document(
     write_stdout(doc_rules.export_text(shown))
 
 
+def versions_diff(
+    workspace: Workspace, old: MemoryDocument, new: MemoryDocument, *, as_json: bool
+) -> None:
+    """``yak memory diff``: the unified line diff from ``old`` to ``new`` on stdout (nothing
+    when they are equal), or its ``--json`` object: ``workspace``, ``from`` and ``to`` (each
+    ``version``, ``lines``, ``updated_at``), ``added``, ``removed`` and ``diff`` (the same
+    text)."""
+    text = unified_diff(
+        old.content,
+        new.content,
+        old_name=f"version {old.version}",
+        new_name=f"version {new.version}",
+    )
+    if as_json:
+        added, removed = line_changes(old.content, new.content)
+
+        def side(shown: MemoryDocument) -> dict[str, Any]:
+            return {
+                "version": shown.version,
+                "lines": shown.lines,
+                "updated_at": doc_rules.iso_utc(shown.updated_at),
+            }
+
+        print_json(
+            {
+                "workspace": workspace.path,
+                "from": side(old),
+                "to": side(new),
+                "added": added,
+                "removed": removed,
+                "diff": text,
+            }
+        )
+        return
+    if not text and sys.stdout.isatty():
+        note(f"Versions {old.version} and {new.version} of the memory are the same.")
+    write_stdout(text.encode("utf-8"))
+
+
 def memory_elsewhere(summary: MemorySummary | None) -> dict[str, Any] | None:
     """``show --json``'s ``enclosing`` or ``renamed_from``: the other workspace's ``path``,
     ``workspace_id``, ``lines`` and ``version``, or ``None``."""
@@ -183,18 +239,9 @@ def scope_notes(
             f"memory of {lines(worktree_main.lines)}: 'yak memory link -w {here}' shares it here."
         )
     if renamed_from is not None:
-        old = renamed_from.workspace.path
-        note(
-            f"{workspace.path} looks like {old}, which no longer exists and has a memory of "
-            f"{lines(renamed_from.lines)}: 'yak memory reattach {shlex.quote(old)} -w {here}' "
-            "moves it here."
-        )
+        note(renamed_words(workspace.path, renamed_from))
     if enclosing is not None:
-        note(
-            f"{workspace.path} has no memory of its own; the enclosing workspace "
-            f"{enclosing.workspace.path} has {lines(enclosing.lines)}: "
-            f"'yak memory show -w {shlex.quote(enclosing.workspace.path)}'"
-        )
+        note(enclosing_words(workspace.path, enclosing))
 
 
 def raw_document(workspace: Workspace, raw: bytes, *, as_json: bool) -> None:

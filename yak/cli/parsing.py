@@ -87,6 +87,15 @@ COMMANDS = {
             "Linux and BSD desktops."
         ),
     ),
+    "man": Command(
+        "print the manual page (read it with: yak man | man -l -)",
+        "yak.cli.manpage",
+        description=(
+            "Print yak's manual page (roff) on stdout, generated from this yak's own commands. "
+            "A wheel install also puts it where 'man yak' finds it; an editable install or the "
+            "bundle does not, so read it with: yak man | man -l -"
+        ),
+    ),
     "completion": Command(
         "print a shell completion script",
         "yak.cli.completion",
@@ -130,6 +139,18 @@ MEMORY_COMMANDS = {
             "every refresh attempt instead, applied or not, with its status, reason, the lines of "
             "the reply it kept, model and tokens; open a kept reply with 'yak memory show --reply "
             "ID'."
+        ),
+    ),
+    "diff": Command(
+        "what changed between two versions (default: the last change)",
+        "yak.cli.memory",
+        description=(
+            "Print a unified line diff between two versions of the document: 'yak memory diff' "
+            "shows the last change (the version before it to the current one), 'diff 3' version "
+            "3 to the current one, 'diff 3 5' version 3 to version 5. A version is a number from "
+            "'history', or a revision id or a unique prefix of at least 6 characters; 0 is the "
+            "empty document before the first write. 'yak memory show --version N' prints one "
+            "version whole."
         ),
     ),
     "restore": Command(
@@ -279,11 +300,11 @@ def version() -> str:
 def first_word(argv: Sequence[str]) -> str | None:
     """The first argument that is not ``--data-dir DIR`` / ``--data-dir=DIR`` (nor
     ``--database-url``)."""
-    return _next_word(argv)[0]
+    return next_word(argv)[0]
 
 
-def _next_word(argv: Sequence[str]) -> tuple[str | None, list[str]]:
-    """:func:`first_word` and the arguments after it."""
+def next_word(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """:func:`first_word` and the arguments after it (``(None, [])`` when there is none)."""
     words = list(argv)
     i = 0
     while i < len(words):
@@ -321,7 +342,7 @@ def _add_commands(
 ) -> None:
     """A parser for each command of ``table``: built in full when ``argv`` is ``None`` or
     names it, else only its name and help line."""
-    chosen, rest = (None, None) if argv is None else _next_word(argv)
+    chosen, rest = (None, None) if argv is None else next_word(argv)
     for name, command in table.items():
         parser = sub.add_parser(name, help=command.help)
         if argv is None or name == chosen:

@@ -30,6 +30,7 @@ from yak.events import RefreshWaiting
 
 if TYPE_CHECKING:
     from yak.core import Core
+    from yak.domain import Workspace
 
 NEVER_STORED = "no conversation in this workspace yet"
 
@@ -66,6 +67,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        code: list[int] = []
+        with output.warnings_held_unless(lambda: code == [0]):
+            code.append(await _refresh(core, workspace, stored))
+        return code[0]
+
+    async def _refresh(core: Core, workspace: Workspace, stored: bool) -> int:
         if stored:
             waiting = core.bus.subscribe(
                 RefreshWaiting,

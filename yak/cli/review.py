@@ -87,10 +87,18 @@ PARSERS = {
 
 
 def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
-    """``yak memory blame``: each line's origin."""
+    """``yak memory blame``: each line's origin.
+
+    Raises:
+        UnreadableDocument: the stored document is not UTF-8 (exit 1, as ``show``).
+    """
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        if stored:
+            # The lines come from the revisions; a stored document that is not UTF-8 (written
+            # by another program) is not what they say: its one-line error, as ``show``'s.
+            await core.memory.read(workspace.id)
         origins = await core.memory.blame(workspace.id) if stored else []
         titles: dict[str, str] = {}
         if origins and not args.json:

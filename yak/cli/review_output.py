@@ -13,9 +13,10 @@ from yak.cli.output import kept_file_error
 from yak.cli.terminal import lines, local_time, print_json, write_stdout
 from yak.domain import LineOrigin, MemoryDocument, Proposal, ProposalStatus, Workspace
 from yak.events import SyncedFileFailed
+from yak.linediff import unified_diff
 from yak.memory import document as doc_rules
 from yak.memory import placement
-from yak.memory.provenance import evidence_json, unified_diff
+from yak.memory.provenance import evidence_json
 from yak.presenters import (
     NO_EVIDENCE,
     dangerous_kept,

@@ -9,7 +9,7 @@ import contextlib
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -77,6 +77,46 @@ def error(message: str, code: int, *, as_json: bool, status: str | None = None) 
 def note(message: str) -> None:
     """A hint for a person at a terminal, on stderr (never part of a contract)."""
     print(message, file=sys.stderr, flush=True)
+
+
+class _HeldLines(logging.Filter):
+    """A console handler's filter that keeps each record back instead of letting it through."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:  # logging's override point
+        self.records.append(record)
+        return False
+
+
+@contextlib.contextmanager
+def warnings_held_unless(succeeded: Callable[[], bool]) -> Iterator[None]:
+    """Hold back the warning lines meant for the terminal while the block runs (the log file
+    still gets them); at its end, write them when ``succeeded()`` says the command worked, else
+    drop them: a failing command's one line on stderr is its error (a refresh in a read-only
+    data folder is "read-only", not a lock warning first)."""
+    held = _HeldLines()
+    consoles = [
+        handler
+        for handler in logging.getLogger().handlers
+        if type(handler) is logging.StreamHandler  # the console, not a file handler
+    ]
+    for handler in consoles:
+        handler.addFilter(held)
+    ok = False
+    try:
+        yield
+        ok = succeeded()
+    finally:
+        for handler in consoles:
+            handler.removeFilter(held)
+        if ok:
+            for record in held.records:
+                for handler in consoles:
+                    if record.levelno >= handler.level:
+                        handler.handle(record)
 
 
 @contextlib.contextmanager

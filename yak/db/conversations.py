@@ -19,7 +19,7 @@ from sqlalchemy import delete, or_, select, update
 
 from yak.db.engine import Database
 from yak.db.models import ChatMessageRow, ChatSessionRow, WorkspaceRow, utcnow
-from yak.domain import DEFAULT_SESSION_TITLE, ChatMessage, ChatSession, TokenUsage
+from yak.domain import DEFAULT_SESSION_TITLE, ChatMessage, ChatSession, SessionOrigin, TokenUsage
 from yak.errors import UsageError, WorkspaceNotFound
 from yak.ids import new_id
 from yak.text import one_line
@@ -52,6 +52,7 @@ def _session(row: ChatSessionRow) -> ChatSession:
         prompt_snapshot=row.prompt_snapshot,
         snapshot_memory_version=row.snapshot_memory_version,
         noted_memory_version=row.noted_memory_version,
+        origin=SessionOrigin(row.origin or SessionOrigin.WINDOW),
     )
 
 
@@ -91,12 +92,18 @@ class SqlConversationRepository:
         self.db = db
 
     # --- sessions ---------------------------------------------------------------------------
-    def create_session(self, workspace_id: str, title: str = DEFAULT_TITLE) -> ChatSession:
+    def create_session(
+        self,
+        workspace_id: str,
+        title: str = DEFAULT_TITLE,
+        origin: SessionOrigin = SessionOrigin.WINDOW,
+    ) -> ChatSession:
         """Create an empty session in a stored workspace.
 
         Args:
             workspace_id: a workspace already registered by the memory store.
             title: one line, at most 200 characters (longer is shortened with "…").
+            origin: where it is started (the window, or ``yak ask``).
 
         Raises:
             WorkspaceNotFound: no workspace has that id.
@@ -108,7 +115,12 @@ class SqlConversationRepository:
             if s.get(WorkspaceRow, workspace_id) is None:
                 raise WorkspaceNotFound(f"No workspace with id {workspace_id} is stored.")
             row = ChatSessionRow(
-                id=new_id(), workspace_id=workspace_id, title=text, created_at=now, updated_at=now
+                id=new_id(),
+                workspace_id=workspace_id,
+                title=text,
+                created_at=now,
+                updated_at=now,
+                origin=str(origin),
             )
             s.add(row)
         return _session(row)

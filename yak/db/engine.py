@@ -24,6 +24,7 @@ sentences name the server, never the password.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -44,6 +45,7 @@ from yak.db import postgres
 from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import SchemaTooNew, StoreError
 from yak.paths import create_private_file
+from yak.text import shown
 
 T = TypeVar("T")
 
@@ -51,6 +53,10 @@ if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema th
     from alembic.config import Config
 
 log = logging.getLogger(__name__)
+
+# The longest file path SQLite's Unix and Windows file systems open (its ``SQLITE_MAX_PATHNAME``
+# default): a longer one fails as "unable to open database file".
+SQLITE_MAX_PATHNAME = 512
 
 MMAP_BYTES = 64 * 1024 * 1024  # SQLite's memory-mapped read window (a ceiling, not an allocation)
 
@@ -149,7 +155,7 @@ def translate(
     """Turn a SQLAlchemy/sqlite3/psycopg error into a ``StoreError`` with a sentence a user can
     act on; ``server`` is the PostgreSQL database's URL (its password is scrubbed from the
     driver's message, and a failure to connect gets its own sentence)."""
-    where = f" ({path})" if path else f" ({server.shown})" if server else ""
+    where = f" ({shown(path)})" if path else f" ({server.shown})" if server else ""
     # The driver's own message only: str() of a SQLAlchemy error carries the SQL and its
     # parameters, which may hold a user's document and must not reach a user-facing sentence.
     detail = str(getattr(exc, "orig", None) or exc.__class__.__name__)
@@ -168,6 +174,12 @@ def translate(
         return StoreError(f"The disk holding the Yak database{where} is full or failing.")
     if "not a database" in message or "malformed" in message:
         return StoreError(f"The Yak database{where} is damaged: {detail}")
+    if "unable to open" in message and path and len(os.fspath(path)) > SQLITE_MAX_PATHNAME:
+        return StoreError(
+            f"The Yak database{where} cannot be opened: its path has {len(os.fspath(path)):,} "
+            f"characters, more than SQLite takes ({SQLITE_MAX_PATHNAME}); choose a data "
+            "directory with a shorter path."
+        )
     if "unable to open" in message:
         return StoreError(
             f"The Yak database{where} cannot be opened; check the folder exists and is writable."
@@ -348,7 +360,7 @@ def open_database(
         return db
     db.close()
     raise StoreError(
-        f"The Yak database ({path}) is read-only; make it and its folder writable "
+        f"The Yak database ({shown(path)}) is read-only; make it and its folder writable "
         "to save changes. Nothing was changed."
     ) from original
 

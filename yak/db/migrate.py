@@ -20,6 +20,7 @@ from yak import paths
 from yak.db import postgres
 from yak.db.engine import Database, SchemaBehind, _alembic_config
 from yak.errors import SchemaTooNew, StoreError
+from yak.text import shown
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +42,11 @@ def check_schema(db: Database) -> None:
         current = MigrationContext.configure(conn).get_current_heads()
     if not current:
         raise SchemaBehind(
-            f"The Yak database ({db.path}) is read-only and holds no Yak data yet; make it "
+            f"The Yak database ({shown(db.path)}) is read-only and holds no Yak data yet; make it "
             "writable once so Yak can set it up."
         )
     raise SchemaBehind(
-        f"The Yak database ({db.path}) is read-only and was written by an older version of "
+        f"The Yak database ({shown(db.path)}) is read-only and was written by an older version of "
         "Yak; make it writable once so this Yak can upgrade it."
     )
 

@@ -202,6 +202,8 @@ class MemoryProposalRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     origin: Mapped[str] = mapped_column(String(16), default="refresh", server_default="refresh")
     client: Mapped[str | None] = mapped_column(String(100))
+    # The ``yak mcp`` server process that made an agent's proposal (``mcp_…``), else NULL.
+    owner: Mapped[str | None] = mapped_column(String(40))
     result_version: Mapped[int | None] = mapped_column(Integer)
     superseded_by: Mapped[str | None] = mapped_column(String(26))
     conflicts_with: Mapped[int | None] = mapped_column(Integer)
@@ -242,6 +244,8 @@ class ChatSessionRow(Base):
     prompt_snapshot: Mapped[str | None] = mapped_column(Text)
     snapshot_memory_version: Mapped[int | None] = mapped_column(Integer)
     noted_memory_version: Mapped[int | None] = mapped_column(Integer)
+    # Where it was started: ``window`` or ``ask`` (``yak.domain.SessionOrigin``).
+    origin: Mapped[str] = mapped_column(String(16), default="window", server_default="window")
 
 
 class ChatMessageRow(Base):

@@ -77,6 +77,7 @@ class ProposalRepository:
                 "decided_at": None,
                 "origin": str(proposal.origin),
                 "client": proposal.client,
+                "owner": proposal.owner,
                 "result_version": None,
                 "superseded_by": None,
                 "conflicts_with": proposal.conflicts_with,

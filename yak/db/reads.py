@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -200,6 +201,24 @@ def orphans_named(query: Query, name: str) -> list[MemorySummary]:
     return [summary for summary in map(_summary, rows) if summary.orphaned]
 
 
+def orphans_beside(query: Query, folder: str) -> list[tuple[MemorySummary, str]]:
+    """The workspaces whose folder is gone, in the same parent folder as the key ``folder``,
+    with a non-empty document, most recently updated first: each with its document's text."""
+    parent = os.path.dirname(folder)
+    prefix = parent.rstrip(os.sep) + os.sep
+    rows = query.rows(
+        f"{_WITH_DOCUMENT} WHERE substr(w.path, 1, :length) = :prefix "
+        "AND d.content != '' ORDER BY d.updated_at DESC",
+        {"length": len(prefix), "prefix": prefix},
+    )
+    found = []
+    for row in rows:
+        summary = _summary(row)
+        if summary.orphaned and os.path.dirname(summary.workspace.path) == parent:
+            found.append((summary, row[8]))
+    return found
+
+
 def declined_renames(query: Query, folder: str) -> set[str]:
     """The ids of the orphaned workspaces declined as the predecessor of ``folder``."""
     rows = query.rows(
@@ -367,11 +386,45 @@ ORDER BY d.updated_at IS NULL, d.updated_at DESC, w.path
 """
 
 
+# SQLite stores whatever bytes another program wrote into a text column, and counts them as it
+# guesses; only the documents with a byte outside ASCII can be other than UTF-8, so only their
+# bytes are read (PostgreSQL's text is always valid UTF-8).
+NOT_ASCII_SQL = """
+SELECT workspace_id, CAST(content AS BLOB) FROM memory_documents WHERE content GLOB :pattern
+"""
+_NOT_ASCII = "*[^\x01-\x7f]*"
+
+
 def summaries(query: Query) -> list[MemorySummary]:
-    """Every workspace with a memory, most recently updated first (:data:`SUMMARIES_SQL`)."""
-    return summaries_of(
+    """Every workspace with a memory, most recently updated first, with its count of waiting
+    proposals (:data:`SUMMARIES_SQL`); on
+    SQLite a document whose bytes are not UTF-8 is marked (``valid_utf8`` false) and counted
+    from its bytes (each byte that is not UTF-8 one character), not as SQLite guesses."""
+    found = summaries_of(
         query.rows(SUMMARIES_SQL, {"newline": "\n", "pending": str(ProposalStatus.PENDING)})
     )
+    if query.dialect != "sqlite":
+        return found
+    unreadable: dict[str, str] = {}
+    for workspace_id, raw in query.rows(NOT_ASCII_SQL, {"pattern": _NOT_ASCII}):
+        data = bytes(raw or b"")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            unreadable[workspace_id] = data.decode("utf-8", "replace")
+    if not unreadable:
+        return found
+    return [
+        s
+        if s.workspace.id not in unreadable
+        else replace(
+            s,
+            lines=count_lines(unreadable[s.workspace.id]),
+            chars=len(unreadable[s.workspace.id]),
+            valid_utf8=False,
+        )
+        for s in found
+    ]
 
 
 def summaries_of(rows: Sequence[Row]) -> list[MemorySummary]:
@@ -428,7 +481,7 @@ PROPOSAL = (
     "SELECT id, workspace_id, base_version, content, CAST(reasons AS VARCHAR), added, removed, "
     "status, CAST(created_at AS VARCHAR), model, CAST(session_ids AS VARCHAR), "
     "CAST(watermarks AS VARCHAR), CAST(flags AS VARCHAR), CAST(decided_at AS VARCHAR), "
-    "origin, client, result_version, superseded_by, conflicts_with, evidence, held_lines "
+    "origin, client, result_version, superseded_by, conflicts_with, evidence, held_lines, owner "
     "FROM memory_proposals"
 )
 
@@ -437,7 +490,7 @@ def proposal_of(row: Row) -> Proposal:
     """A proposal from the columns of :data:`PROPOSAL`."""
     (p_id, ws_id, base, content, reasons, added, removed, status, created_at) = row[:9]
     model, session_ids, watermarks, flags, decided_at = row[9:14]
-    origin, client, result_version, superseded_by, conflicts_with, evidence, held = row[14:]
+    origin, client, result_version, superseded_by, conflicts_with, evidence, held, owner = row[14:]
     return Proposal(
         id=p_id,
         workspace_id=ws_id,
@@ -460,6 +513,7 @@ def proposal_of(row: Row) -> Proposal:
         conflicts_with=conflicts_with,
         evidence=stored_evidence(evidence),
         held_lines=stored_held_lines(held),
+        owner=owner,
     )
 
 

@@ -24,6 +24,7 @@ from yak import paths
 from yak.db import attempt_reads, reads
 from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
 from yak.errors import StoreError
+from yak.text import shown
 
 if TYPE_CHECKING:  # types only: a reading command does not import the ports
     from yak.domain import (
@@ -76,7 +77,8 @@ class Reader:
         try:
             return self.connection.execute(sql, parameters).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"The Yak database ({self.path}) cannot be read: {exc}") from exc
+            where = shown(self.path)
+            raise StoreError(f"The Yak database ({where}) cannot be read: {exc}") from exc
 
     def close(self) -> None:
         """Close the connection."""
@@ -146,6 +148,10 @@ class WorkspaceReader:
     def orphans_named(self, name: str) -> list[MemorySummary]:
         """Orphans named ``name`` with a non-empty document, most recently updated first."""
         return reads.orphans_named(self._reader, name)
+
+    def orphans_beside(self, folder: str) -> list[tuple[MemorySummary, str]]:
+        """Orphans beside the folder keyed ``folder``, each with its document's text."""
+        return reads.orphans_beside(self._reader, folder)
 
     def declined_renames(self, folder: str) -> set[str]:
         """Ids of the orphans declined as the predecessor of the folder keyed ``folder``."""

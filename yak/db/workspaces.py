@@ -312,6 +312,12 @@ class SqlWorkspaceRepository:
         with self.db.session() as s:
             return reads.orphans_named(SessionQuery(s), name)
 
+    def orphans_beside(self, folder: str) -> list[tuple[MemorySummary, str]]:
+        """The orphans in the same parent folder as the key ``folder`` with a non-empty
+        document, most recently updated first, each with its document's text."""
+        with self.db.session() as s:
+            return reads.orphans_beside(SessionQuery(s), folder)
+
     def declined_renames(self, folder: str) -> set[str]:
         """The ids of the orphaned workspaces declined as the predecessor of the folder with
         the key ``folder``."""

@@ -4,15 +4,18 @@ Six tools over the memory of the workspace the server was started in; no tool ta
 workspace or a path, so the scope comes from the launch folder, never from the model. Their
 descriptions (what the model reads) are plain prose with the limits in numbers:
 
-- ``memory_read()``: ``{"path", "version", "lines", "content"}`` (version 0 and empty for a
-  folder that is not a workspace yet);
+- ``memory_read()``: ``{"path", "version", "lines", "content", "elsewhere"}`` (version 0 and
+  empty for a folder that is not a workspace yet; ``elsewhere``, for a folder with no memory of
+  its own, is ``{"enclosing", "renamed_from", "note"}``: the enclosing workspace's memory and a
+  workspace whose folder is gone that this one looks like, each ``{"path", "lines"}`` or null,
+  and a sentence saying so with the command a person runs; else null);
 - ``memory_blame()``: ``{"path", "version", "lines": [{"line", "text", "version", "source",
   "created_at", "by_person", "evidence"}]}`` (``evidence``: ``{"line", "session_id",
   "message_id", "speaker", "quote"}`` or ``null``, "Evidence" in docs/memory.md);
 - ``memory_search(query)``: ``{"query", "matches": [{"line", "text"}]}``, the document's lines
   holding ``query`` (case-insensitive), this workspace only;
 - ``memory_status()``: ``{"path", "memory_enabled", "mode", "version", "lines",
-  "can_propose", "why_not", "waiting_for_review", "your_proposals"}``;
+  "can_propose", "why_not", "waiting_for_review", "your_proposals", "elsewhere"}``;
 - ``memory_propose(reason, text | document, after_line?, heading?)``: ``{"proposal_id",
   "base_version", "added", "removed", "reasons", "status", "lands",
   "your_earlier_proposals"}``; the change waits in the review inbox (``yak memory review``)
@@ -20,11 +23,13 @@ descriptions (what the model reads) are plain prose with the limits in numbers:
   the best-matching section ("The inbox" in docs/memory.md). A folder that is not a
   workspace yet is registered by its first proposal; a memory switched off takes none;
 - ``memory_withdraw(proposal_id)``: ``{"proposal_id", "status": "withdrawn",
-  "your_earlier_proposals"}``; takes back one of this client's proposals still waiting.
+  "your_earlier_proposals"}``; takes back one of this server's proposals still waiting.
 
-"Your" proposals are those made by the same client (the name the MCP client gives when it
-connects); each is listed with what became of it (waiting, conflicting, accepted → version N,
-rejected, superseded, withdrawn).
+"Your" proposals are those made through this server process (each ``yak mcp`` start gets its
+own id, ``mcp_…``, stored with the proposals it takes), never those of another process whose
+client gives the same name; each is listed with what became of it (waiting, conflicting,
+accepted → version N, rejected, superseded, withdrawn). The client's name is kept with a
+proposal to show the person who made it.
 
 A refusal or a bad argument is a tool error (``isError``) carrying one sentence; the server
 keeps running. Everything on stdout is the protocol; logs go to the log file and warnings to
@@ -42,29 +47,41 @@ from pydantic import Field
 from yak import __version__
 from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
+from yak.ids import new_id
 from yak.memory import placement
 from yak.memory.document import iso_utc
 from yak.memory.provenance import evidence_json
 from yak.memory.review import REASON_CHARS
-from yak.presenters import held_json, landing_words, proposal_outcome
+from yak.presenters import (
+    enclosing_words,
+    held_json,
+    landing_words,
+    proposal_outcome,
+    renamed_words,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
     from yak.core import Core
-    from yak.domain import Workspace
+    from yak.domain import MemorySummary, Workspace
 
 ORIGIN = "an agent over MCP"  # the proposal's first reason: "proposed by an agent over MCP: …"
 _EARLIER = 10  # how many of a client's earlier proposals a result lists
 MEMORY_OFF = "The memory of this project is switched off (yak memory enable turns it on)"
 
 # What the model reads about each tool: plain prose, limits in numbers.
-READ = "Read the project's memory document: its text, version number and line count."
+READ = (
+    "Read the project's memory document: its text, version number and line count. When this "
+    "folder has no memory of its own, elsewhere says which memory it could use (the enclosing "
+    "project's, or one left behind by a renamed folder) and how the developer gets it."
+)
 STATUS = (
     "Tell whether the project's memory is on, its review mode (auto: refreshes apply by "
     "themselves; review: every change waits for the developer), its version and line count, "
     "whether you can propose changes now, how many proposals wait for review, and what "
-    "became of your earlier proposals (the newest 10)."
+    "became of your earlier proposals (the newest 10); when this folder has no memory of its "
+    "own, elsewhere says which one it could use."
 )
 BLAME = (
     "Tell where each line of the memory came from: the version that wrote it, its source "
@@ -114,6 +131,9 @@ def build_server(core: Core, folder: str) -> MCPServer:
             first proposal's registration is seen by the next read).
     """
     server = MCPServer(name="yak", version=__version__, instructions=INSTRUCTIONS)
+    # Who this server is, for the proposals it takes: the client's name is self-reported and
+    # two agents may give the same one.
+    owner = f"mcp_{new_id()}"
 
     async def guarded(work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -129,12 +149,37 @@ def build_server(core: Core, folder: str) -> MCPServer:
         name = params.client_info.name if params is not None else None
         return name.strip() or None if name else None
 
-    async def earlier(workspace_id: str, client: str | None, but: str = "") -> list[dict]:
-        """What became of this client's earlier proposals (the newest 10)."""
+    async def elsewhere(workspace: Workspace, content: str) -> dict[str, Any] | None:
+        """For a folder with no memory of its own, the memory it could use: the enclosing
+        workspace's, an orphan it looks like; ``None`` when it has one or there is none."""
+        if content:
+            return None
+        enclosing = await core.workspaces.enclosing(workspace.path)
+        renamed = await core.workspaces.renamed_from(workspace.path)
+        if enclosing is None and renamed is None:
+            return None
+        notes = [
+            renamed_words(workspace.path, renamed) if renamed else "",
+            enclosing_words(workspace.path, enclosing) if enclosing else "",
+        ]
+
+        def shown(summary: MemorySummary | None) -> dict[str, Any] | None:
+            if summary is None:
+                return None
+            return {"path": summary.workspace.path, "lines": summary.lines}
+
+        return {
+            "enclosing": shown(enclosing),
+            "renamed_from": shown(renamed),
+            "note": " ".join(note for note in notes if note),
+        }
+
+    async def earlier(workspace_id: str, but: str = "") -> list[dict]:
+        """What became of this server's earlier proposals (the newest 10)."""
         mine = [
             p
             for p in await core.review.proposals(workspace_id, pending_only=False)
-            if p.origin is ProposalOrigin.AGENT and p.client == client and p.id != but
+            if p.origin is ProposalOrigin.AGENT and p.owner == owner and p.id != but
         ]
         return [
             {
@@ -152,23 +197,29 @@ def build_server(core: Core, folder: str) -> MCPServer:
         async def work() -> dict[str, Any]:
             workspace, known = await stored()
             if not known:
-                return {"path": workspace.path, "version": 0, "lines": 0, "content": ""}
+                return {
+                    "path": workspace.path,
+                    "version": 0,
+                    "lines": 0,
+                    "content": "",
+                    "elsewhere": await elsewhere(workspace, ""),
+                }
             document = await core.memory.read(workspace.id)
             return {
                 "path": workspace.path,
                 "version": document.version,
                 "lines": count_lines(document.content),
                 "content": document.content,
+                "elsewhere": await elsewhere(workspace, document.content),
             }
 
         return await guarded(work())
 
     @server.tool(description=STATUS)
-    async def memory_status(ctx: Context) -> dict[str, Any]:
+    async def memory_status() -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, known = await stored()
             document = await core.memory.read(workspace.id) if known else None
-            client = await client_name(ctx)
             pending = await core.review.proposals(workspace.id) if known else []
             return {
                 "path": workspace.path,
@@ -179,7 +230,8 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "can_propose": workspace.memory_enabled,
                 "why_not": None if workspace.memory_enabled else MEMORY_OFF,
                 "waiting_for_review": len(pending),
-                "your_proposals": await earlier(workspace.id, client) if known else [],
+                "your_proposals": await earlier(workspace.id) if known else [],
+                "elsewhere": await elsewhere(workspace, document.content if document else ""),
             }
 
         return await guarded(work())
@@ -249,6 +301,7 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 reason=reason,
                 origin=ORIGIN,
                 client=client,
+                owner=owner,
                 after_line=after_line,
                 heading=heading,
                 floor_ratio=core.settings.current().floor_ratio,
@@ -264,23 +317,22 @@ def build_server(core: Core, folder: str) -> MCPServer:
                 "held": [held_json(held) for held in proposal.held_lines],
                 "status": "waiting for review",
                 "lands": landing_words(*lands) if lands else None,
-                "your_earlier_proposals": await earlier(workspace.id, client, but=proposal.id),
+                "your_earlier_proposals": await earlier(workspace.id, but=proposal.id),
             }
 
         return await guarded(work())
 
     @server.tool(description=WITHDRAW)
     async def memory_withdraw(
-        ctx: Context, proposal_id: Annotated[str, Field(description=PROPOSAL_ID)]
+        proposal_id: Annotated[str, Field(description=PROPOSAL_ID)],
     ) -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, _known = await stored()
-            client = await client_name(ctx)
-            withdrawn = await core.review.withdraw(workspace.id, proposal_id, client=client)
+            withdrawn = await core.review.withdraw(workspace.id, proposal_id, owner=owner)
             return {
                 "proposal_id": withdrawn.id,
                 "status": str(withdrawn.status),
-                "your_earlier_proposals": await earlier(workspace.id, client, but=withdrawn.id),
+                "your_earlier_proposals": await earlier(workspace.id, but=withdrawn.id),
             }
 
         return await guarded(work())

@@ -19,7 +19,6 @@ docs/memory.md). No I/O; the memory service and the refresher call these.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 
@@ -286,15 +285,3 @@ def review_reasons(
 ) -> list[str]:
     """:func:`review_held`, each reason in words (``yak.held.held_line_words``)."""
     return [held_line_words(held) for held in review_held(previous, new, origins, tombstones, mode)]
-
-
-def unified_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:
-    """A unified line diff of two documents (``""`` when they are equal)."""
-    return "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=old_name,
-            tofile=new_name,
-        )
-    )

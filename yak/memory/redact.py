@@ -62,6 +62,7 @@ from yak.memory.redact_patterns import (
     AWS_SECRET,
     BARE_AFTER,
     BARE_PASSWORD,
+    BASE64_RUN,
     BEARER,
     CLI_FLAG,
     CLI_P,
@@ -85,6 +86,7 @@ from yak.memory.redact_patterns import (
     PRIVATE_KEY,
     PROSE,
     PROSE_WORD,
+    PUBLIC_BODY,
     PUTTY_KEY,
     QUERY,
     QUERY_NAME_PARTS,
@@ -152,6 +154,21 @@ def redact(text: str) -> tuple[str, tuple[str, ...]]:
     return b"".join(pieces).decode("utf-8", "surrogatepass"), tuple(findings)
 
 
+def _key_piece(match: re.Match[str], note: Note) -> str:
+    """A long base64 run (``BASE64_RUN``) marked as a private key's body unless it is all one
+    case, has no digit, or starts as a public body does (``PUBLIC_BODY``)."""
+    run = match.group(0)
+    if (
+        PUBLIC_BODY.match(run)
+        or run.islower()
+        or run.isupper()
+        or not any(c.isdigit() for c in run)
+        or not any(c.isalpha() for c in run)
+    ):
+        return run
+    return note("private-key")
+
+
 def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
     """Sorted, distinct ``(start, end)`` byte spans of the lines that could hold a credential."""
     starts: set[int] = set()
@@ -194,7 +211,9 @@ def _candidate_lines(encoded: bytes) -> list[tuple[int, int]]:
 
 def _redact_line(line: str, note: Note) -> str:
     """Every credential on one line (no newline in ``line``) replaced by its marker."""
-    original, lowered = line, line.lower()
+    original = line
+    line = BASE64_RUN.sub(functools.partial(_key_piece, note=note), line)
+    lowered = line.lower()
     if "bearer" in lowered or "authorization" in lowered:
         line = BEARER.sub(functools.partial(_keep_or_mark, kind="bearer-token", note=note), line)
     for index in sorted(TOKEN_GATES.present(lowered)):  # in table order: the first kind wins

@@ -31,6 +31,13 @@ PUTTY_KEY = re.compile(
 # ``MC4CAQAw``, OpenSSH ``openssh-key-v1``). A certificate or a public key (``MII…CCA``,
 # ``AAAAB3Nza…``) starts otherwise and is left alone.
 KEY_BODY_GATES = ("IBA", "AgE", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE")
+# The rest of a private key's body: a run of base64 too long for a word, a name or a hash (64
+# characters or more, upper and lower case and digits mixed: a PEM line), without the start
+# ``KEY_BODY`` needs: a line of a wrapped body, a piece of one, or a body whose start was already
+# replaced by a marker. A certificate's or a public key's body (``MII…CCA``, ``AAAA…``) starts
+# otherwise and is left alone; a hex digest has no capitals.
+BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_.-])[A-Za-z0-9+/]{64,}={0,2}(?![A-Za-z0-9+/=_.-])")
+PUBLIC_BODY = re.compile(r"MII[A-Za-z0-9+/]{2,5}CCA|AAAA[A-Z0-9]")
 KEY_BODY = re.compile(
     r"(?<![A-Za-z0-9+/])"
     r"(?:MII[A-Za-z0-9+/]{3}IBA[AD]|MIG[A-Za-z0-9+/]AgE[AB]|MHcCAQEE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)"

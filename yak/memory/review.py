@@ -93,6 +93,7 @@ class ReviewInbox:
         client: str | None = None,
         evidence: Sequence[Evidence] = (),
         held_lines: Sequence[HeldLine] = (),
+        owner: str | None = None,
     ) -> Proposal:
         """Store a rewrite that must wait for review (the refresher's ``needs_review``, an
         agent's proposal). A refresh's proposal supersedes the workspace's older pending
@@ -124,6 +125,7 @@ class ReviewInbox:
             client=client,
             evidence=provenance.evidence_kept(evidence, text),
             held_lines=tuple(held_lines),
+            owner=owner,
         )
         stored = await self._offload(self._proposals.add_proposal, proposal)
         await self._inbox_changed(workspace_id)
@@ -138,6 +140,7 @@ class ReviewInbox:
         reason: str,
         origin: str,
         client: str | None = None,
+        owner: str | None = None,
         after_line: int | None = None,
         heading: str | None = None,
         floor_ratio: float = FLOOR_RATIO,
@@ -156,7 +159,9 @@ class ReviewInbox:
             document: the whole new document (exactly one of ``text`` and ``document``).
             reason: why, in the agent's words (redacted too, and shortened to 300 characters).
             origin: who proposes, for the reason ("an agent over MCP").
-            client: the agent's client name (``"Claude Code"``), when it gave one.
+            client: the agent's client name (``"Claude Code"``), when it gave one: shown to
+                the person, never used to tell agents apart.
+            owner: who may withdraw it: the id of the ``yak mcp`` server process that asks.
             after_line: the line (1-based; 0: the top) the text goes after.
             heading: the title of the section the text goes under.
             floor_ratio: the share of the document a whole new document must keep.
@@ -209,6 +214,7 @@ class ReviewInbox:
             origin=ProposalOrigin.AGENT,
             client=controls_to_spaces(client)[:100] if client else None,
             held_lines=review,
+            owner=owner,
         )
 
     async def accept(
@@ -310,23 +316,22 @@ class ReviewInbox:
         await self._inbox_changed(workspace_id)
         return rejected
 
-    async def withdraw(
-        self, workspace_id: str, proposal_id: str, *, client: str | None
-    ) -> Proposal:
+    async def withdraw(self, workspace_id: str, proposal_id: str, *, owner: str) -> Proposal:
         """Take back an agent's pending proposal at the agent's request (``yak mcp``'s
         ``memory_withdraw``): it ends as withdrawn, nothing is buried and the document is not
         touched ("The inbox" in docs/memory.md).
 
         Args:
-            client: the asking agent's client name; only its own proposals can be withdrawn
-                (a refresh's, a person's import or another client's cannot).
+            owner: the id of the asking ``yak mcp`` server process; only the proposals it made
+                can be withdrawn (a refresh's, a person's import, another process's cannot,
+                whatever name its client gave).
 
         Raises:
             UsageError: no such proposal, not this client's, or it no longer waits (what
                 became of it).
         """
         proposal = await self.get_proposal(workspace_id, proposal_id)
-        if proposal.origin is not ProposalOrigin.AGENT or proposal.client != client:
+        if proposal.origin is not ProposalOrigin.AGENT or proposal.owner != owner:
             raise UsageError(
                 f"Proposal {proposal.id} was not made by this agent; only the developer can "
                 "reject it (yak memory reject)."

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import lru_cache
@@ -48,6 +48,7 @@ from yak.domain import (
 )
 from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
+from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory.document import merge_flags
 from yak.memory.forms.profiles import profile_for
@@ -194,6 +195,10 @@ class MemoryRefresher:
         self._settings = settings
         self._lock = lock
         self._bus = bus
+        # Failed attempts the database could not take when they failed (it was busy or
+        # locked), oldest first, as (outcome, base version, rebuild): recorded before the next
+        # refresh and at close, so ``history --refreshes`` still lists them.
+        self._unrecorded: list[tuple[RefreshOutcome, int, bool]] = []
 
     async def refresh(self, workspace_id: str, *, rebuild: bool = False) -> RefreshOutcome:
         """Bring the workspace's memory document up to date with its conversations.
@@ -210,6 +215,7 @@ class MemoryRefresher:
         Raises:
             asyncio.CancelledError: the refresh was cancelled (nothing was written).
         """
+        await self._record_unrecorded()
         lock = self._lock
         if lock is not None and not await self._take(lock, workspace_id):
             outcome = await self._busy(workspace_id, rebuild=rebuild)
@@ -231,9 +237,33 @@ class MemoryRefresher:
         return outcome
 
     async def aclose(self) -> None:
-        """Close the kept model client's connections (one in use closes when its attempt
+        """Record the failed attempts the database could not take yet (one more try each),
+        then close the kept model client's connections (one in use closes when its attempt
         ends); a refresh after this closes its client after the attempt."""
-        await self._clients.aclose()
+        try:
+            await self._record_unrecorded()
+        finally:
+            await self._clients.aclose()
+
+    async def _record_unrecorded(self) -> None:
+        """Record the failed attempts kept by :meth:`_attempt_safely`, oldest first, each
+        saying it was recorded late; the first that still cannot be written stops the rest
+        (they are tried again next time)."""
+        while self._unrecorded:
+            outcome, base_version, rebuild = self._unrecorded[0]
+            late = replace(
+                outcome,
+                reason=f"{outcome.reason} (recorded later: the database could not be written "
+                "when it failed)",
+            )
+            try:
+                await self._record(late, base_version=base_version, rebuild=rebuild)
+            except YakError as exc:
+                log.warning(
+                    "the failed refresh of %s is still not recorded: %s", outcome.workspace_id, exc
+                )
+                return
+            self._unrecorded.pop(0)
 
     async def _take(self, lock: RefreshLock, workspace_id: str) -> bool:
         """Take the workspace's refresh lock; when another refresh holds it, say so
@@ -275,12 +305,17 @@ class MemoryRefresher:
                 duration_s=time.monotonic() - started,
                 flags=(STORE_ERROR,),
             )
+            base_version = 0
             try:
                 document = await self._memory.read(workspace_id)
+                base_version = document.version
                 outcome = replace(outcome, version=document.version, lines=document.lines)
-                await self._record(outcome, base_version=document.version, rebuild=rebuild)
+                return await self._record(outcome, base_version=base_version, rebuild=rebuild)
             except YakError:
-                log.warning("could not record the failed refresh of %s", workspace_id)
+                # Kept, and recorded once the database takes writes again (a write lock held
+                # by another program fails the attempt and its record alike).
+                log.warning("could not record the failed refresh of %s yet", workspace_id)
+                self._unrecorded.append((outcome, base_version, rebuild))
             return outcome
 
     async def _attempt(self, workspace_id: str, *, rebuild: bool, started: float) -> RefreshOutcome:
@@ -594,14 +629,14 @@ class MemoryRefresher:
         assert decision is not None and decision.held is not None
         proposal = await self._review.propose(
             attempt.workspace_id,
-            decision.held,
+            redact(decision.held)[0],
             base_version=base_version,
             reasons=decision.reasons,
             model=attempt.outcome.model,
             session_ids=transcript.session_ids,
             watermarks=transcript.watermarks,
             flags=attempt.outcome.flags,
-            evidence=decision.evidence,
+            evidence=_redacted_evidence(decision.evidence),
             held_lines=decision.held_lines,
             origin=(
                 ProposalOrigin.HELD
@@ -625,7 +660,7 @@ class MemoryRefresher:
                 session_ids=transcript.session_ids,
                 watermarks=transcript.watermarks,
                 flags=outcome.flags,
-                evidence=attempt.decision.evidence,
+                evidence=_redacted_evidence(attempt.decision.evidence),
             )
         except ConflictError as exc:
             current = await self._memory.read(attempt.workspace_id)
@@ -689,6 +724,13 @@ class MemoryRefresher:
     async def _record(
         self, outcome: RefreshOutcome, *, base_version: int, rebuild: bool
     ) -> RefreshOutcome:
+        # What is stored is redacted as the document is, whatever step wrote it: a reason
+        # quotes the lines that wait, a reply may be kept whole.
+        outcome = replace(
+            outcome,
+            reason=redact(outcome.reason)[0],
+            reply=None if outcome.reply is None else redact(outcome.reply)[0],
+        )
         attempt = await self._memory.record_attempt(
             outcome, base_version=base_version, rebuild=rebuild
         )
@@ -696,6 +738,12 @@ class MemoryRefresher:
             "memory refresh of %s: %s (%s)", outcome.workspace_id, outcome.status, outcome.reason
         )
         return replace(outcome, attempt_id=attempt.id)
+
+
+def _redacted_evidence(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+    """``evidence`` with each line and quote redacted as the document is (a quote is cut from
+    a redacted passage, but a window of it may hold a piece of a secret no longer whole)."""
+    return tuple(replace(e, line=redact(e.line)[0], quote=redact(e.quote)[0]) for e in evidence)
 
 
 def _applied_reason(transcript: Transcript) -> str:

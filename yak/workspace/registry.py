@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,64 @@ def normalize(path: str) -> str:
         return paths.normalize_workspace_path(path)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+# Names nearly every project has: a document naming them says nothing about which one it is.
+COMMON_NAMES = frozenset(
+    {
+        "readme",
+        "readme.md",
+        "readme.rst",
+        "readme.txt",
+        "license",
+        "license.md",
+        "changelog",
+        "changelog.md",
+        "makefile",
+        "src",
+        "lib",
+        "tests",
+        "test",
+        "docs",
+        "build",
+        "dist",
+        "setup.py",
+        "pyproject.toml",
+        "package.json",
+        "requirements.txt",
+        "node_modules",
+        "agents.md",
+        "claude.md",
+        "scripts",
+        "bin",
+        "config",
+        "main.py",
+        "index.js",
+    }
+)
+MIN_NAME_CHARS = 4  # a shorter file or folder name ("app", "db") is found in any text
+_NAME_WORD = re.compile(r"\w[\w.-]*")  # a file or folder name as a document writes it
+
+
+def folder_entries(folder: str) -> list[str]:
+    """The names of the files and folders directly in ``folder`` (not hidden), or ``[]`` when
+    it cannot be listed."""
+    try:
+        return [name for name in os.listdir(folder) if not name.startswith(".")]
+    except OSError:
+        return []
+
+
+def names_in_common(entries: list[str], document: str) -> int:
+    """How many of a folder's own file and folder names (``entries``) a memory document
+    names, leaving out the ones nearly every project has (:data:`COMMON_NAMES`) and the
+    shorter ones: how much the document looks written about this folder. Pure."""
+    words = {word.rstrip(".") for word in _NAME_WORD.findall(document.casefold())}
+    return sum(
+        1
+        for name in {entry.casefold() for entry in entries}
+        if name not in COMMON_NAMES and len(name) >= MIN_NAME_CHARS and name in words
+    )
 
 
 class WorkspaceRegistry:
@@ -170,9 +229,12 @@ class WorkspaceRegistry:
 
     async def renamed_from(self, path: str) -> MemorySummary | None:
         """The orphan that looks like the folder ``path`` before a rename: a workspace whose
-        folder no longer exists, with the same folder name and a non-empty document, not
-        declined for this folder (:meth:`decline_rename`), the most recently updated first.
-        ``None`` when ``path`` has a memory of its own or nothing fits.
+        folder no longer exists, with a non-empty document, not declined for this folder
+        (:meth:`decline_rename`): one with the same folder name, the most recently updated
+        first; else, for a folder renamed in place, one in the same parent folder whose
+        document names the most of this folder's own files and folders
+        (:func:`names_in_common`, at least one). ``None`` when ``path`` has a memory of its
+        own or nothing fits.
 
         Raises:
             UsageError: not a usable path. StoreError.
@@ -188,7 +250,7 @@ class WorkspaceRegistry:
             if self._repository.linked_to(paths.workspace_id_for(key)) is not None:
                 return None
             declined = self._repository.declined_renames(key)
-            return next(
+            named = next(
                 (
                     orphan
                     for orphan in self._repository.orphans_named(name)
@@ -196,6 +258,19 @@ class WorkspaceRegistry:
                 ),
                 None,
             )
+            if named is not None:
+                return named
+            beside = [
+                (orphan, text)
+                for orphan, text in self._repository.orphans_beside(key)
+                if orphan.workspace.id not in declined and orphan.workspace.path != key
+            ]
+            if not beside:
+                return None
+            entries = folder_entries(key)
+            scored = [(names_in_common(entries, text), orphan) for orphan, text in beside]
+            best = max(scored, key=lambda pair: pair[0])  # the first (newest) of the best
+            return best[1] if best[0] > 0 else None
 
         return await self._offload(find)
 

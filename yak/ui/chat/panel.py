@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence, QTextCursor
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -21,12 +21,13 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSplitter,
+    QStyle,
     QToolButton,
     QWidget,
 )
 
-from yak.domain import ChatSession, TokenUsage
-from yak.presenters import token_count
+from yak.domain import ChatSession, SessionOrigin, TokenUsage
+from yak.presenters import session_tooltip, token_count
 from yak.ui.chat.input import FOCUS_INPUT_SHORTCUT, ChatInput
 from yak.ui.chat.transcript import TranscriptView
 from yak.ui.layout import create_action, create_button, create_label, hbox, vbox
@@ -161,6 +162,11 @@ class ChatPanel(QWidget):
             auto_default=False,
             clicked=self.new_session_requested,
         )
+        # The mark of a conversation ``yak ask`` started: the theme's terminal icon where the
+        # desktop has one, else Qt's own computer icon.
+        self._ask_icon = QIcon.fromTheme(
+            "utilities-terminal", self.style().standardIcon(QStyle.StandardPixmap.SP_ComputerIcon)
+        )
         self.session_list = QListWidget(sessions_box)
         self.session_list.setObjectName("sessions")
         # Long titles are elided (full title in the tooltip), never scrolled sideways.
@@ -272,7 +278,9 @@ class ChatPanel(QWidget):
             for session in sessions:
                 item = QListWidgetItem(session.title)
                 item.setData(_SESSION_ID_ROLE, session.id)
-                item.setToolTip(session.title)
+                item.setToolTip(session_tooltip(session))
+                if session.origin is SessionOrigin.ASK:  # started by ``yak ask``: a terminal icon
+                    item.setIcon(self._ask_icon)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
                 self.session_list.addItem(item)
                 if session.id == current_id:
