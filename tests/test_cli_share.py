@@ -192,19 +192,38 @@ def test_sync_replaces_a_block_holding_an_older_version_without_force(folder, ca
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
-def test_sync_keeps_the_file_mode_and_writes_through_a_symlink(folder, capsys, tmp_path):
+def test_sync_keeps_the_file_mode_and_writes_through_a_symlink(folder, capsys):
     """An existing file keeps its permission bits; a symlink stays a link and its target gets
-    the block."""
-    real = tmp_path / "shared" / "AGENTS.md"
-    real.parent.mkdir()
+    the block (CLAUDE.md linked to the workspace's AGENTS.md)."""
+    real = folder / "AGENTS.md"
     real.write_bytes(b"Intro.\n")
     os.chmod(real, 0o640)
-    link = folder / "AGENTS.md"
+    link = folder / "CLAUDE.md"
     link.symlink_to(real)
     assert run(capsys, "memory", "sync", link, "-w", folder)[0] == 0
     assert link.is_symlink()
     assert real.read_bytes() == b"Intro.\n\n" + BLOCK + b"\n"
     assert real.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["once", "keep"])
+def test_sync_writes_no_file_outside_the_workspace(folder, capsys, tmp_path, keep, monkeypatch):
+    """A file outside the workspace (as root, /etc/passwd took the block), or a link inside it
+    that leads outside (an agent's `ln -s ~/.bashrc AGENTS.md`), is refused: exit 2, one line
+    naming the absolute path, every file byte-identical and nothing kept in sync."""
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(b"Mine.\n")
+    link = folder / "AGENTS.md"
+    link.symlink_to(outside)
+    extra = ["--keep"] if keep else []
+    monkeypatch.chdir(folder)
+    for target in (outside, link, "../outside.md"):
+        code, out, err = run(capsys, "memory", "sync", str(target), "-w", folder, *extra)
+        assert (code, out) == (2, "")
+        assert err.count("\n") == 1 and "outside the workspace" in err, err
+        assert str(outside if target != link else link) in err
+    assert outside.read_bytes() == b"Mine.\n"
+    assert run(capsys, "memory", "sync", "--stop", "-w", folder)[0] == 2  # nothing kept
 
 
 # --- yak memory search --------------------------------------------------------------------------

@@ -201,7 +201,8 @@ def test_a_device_or_a_pipe_is_refused_and_left_as_it_is(proj, capsys):
     code, _, err = run(capsys, "memory", "sync", "/dev/null", "--keep", "-w", proj)
     assert (code, err) == (
         2,
-        "yak: /dev/null is not a regular file; Yak keeps only text files in sync\n",
+        f"yak: /dev/null is outside the workspace {proj}; 'yak memory sync' writes only files "
+        "inside it (such as its AGENTS.md); nothing was written\n",
     )
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
     assert run(capsys, "memory", "sync", "--stop", "-w", proj)[0] == 2  # nothing was kept

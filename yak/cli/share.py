@@ -23,7 +23,7 @@ from yak.cli.context import Context, workspace_path
 from yak.cli.parsing import json_option, workspace_command
 from yak.errors import UsageError
 from yak.memory.search import search_documents
-from yak.memory.sync import sync_file
+from yak.memory.sync import check_inside, sync_file
 
 if TYPE_CHECKING:
     from yak.core import Core
@@ -81,17 +81,18 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
             workspace, stored = await core.workspaces.for_write(workspace_path(args)), True
         else:
             workspace, stored = await core.workspaces.for_read(workspace_path(args))
+        target = str(check_inside(args.file, workspace.path))
         if stored:
             document = await core.memory.read(workspace.id)
             content, version, count = document.content, document.version, document.lines
         else:
             content, version, count = "", 0, 0
         if args.keep:
-            result = await core.kept_file.keep_in_sync(workspace.id, args.file, force=args.force)
+            result = await core.kept_file.keep_in_sync(workspace.id, target, force=args.force)
         else:
             past = [r.content for r in await core.memory.history(workspace.id)] if stored else []
             # a command that reads runs in place
-            result = sync_file(args.file, content, written=lambda: past, force=args.force)
+            result = sync_file(target, content, written=lambda: past, force=args.force)
         if args.json:
             output.print_json(
                 {
@@ -107,11 +108,11 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
             )
             return 0
         if not result.changed:
-            print(f"{args.file} is already in sync with version {version} of the memory.")
+            print(f"{target} is already in sync with version {version} of the memory.")
         else:
             verb = "Created" if result.created else "Updated"
             print(
-                f"{verb} {args.file} with version {version} of the memory ({output.lines(count)})."
+                f"{verb} {target} with version {version} of the memory ({output.lines(count)})."
             )
         if args.keep:
             print("It is kept in sync after every change from now on ('sync --stop' ends it).")

@@ -146,6 +146,32 @@ def without_memory_block(text: str) -> str:
     return text[:start] + MEMORY_BLOCK_NOTE + text[end + len(MARK_CLOSE) :]
 
 
+def check_inside(path: str | os.PathLike[str], folder: str) -> Path:
+    """The file ``path`` names, absolute, when it lies inside the workspace ``folder``.
+
+    ``yak memory sync`` writes a block of the memory into the file, and an agent reads it back:
+    written anywhere (``/etc/passwd``, ``~/.bashrc`` through a link an agent made), it would put
+    the memory's lines where a shell or a system reads them. Both the path as given and the
+    file a link leads to must be inside the folder.
+
+    Raises:
+        UsageError: the file (or a link's target) is outside ``folder``; nothing is written.
+    """
+    given = Path(os.path.abspath(os.fspath(path)))
+    roots = {Path(os.path.abspath(folder)), Path(os.path.realpath(folder))}
+
+    def within(candidate: Path) -> bool:
+        return any(candidate == root or root in candidate.parents for root in roots)
+
+    for candidate, how in ((given, "is"), (Path(os.path.realpath(given)), "leads")):
+        if not within(candidate):
+            raise UsageError(
+                f"{given} {how} outside the workspace {folder}; 'yak memory sync' writes only "
+                "files inside it (such as its AGENTS.md); nothing was written"
+            )
+    return given
+
+
 def sync_file(
     path: str | os.PathLike[str],
     document: str,
