@@ -223,6 +223,8 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
             if args.reply is not None:
                 raise UsageError("give --version or --reply, not both")
             document = await _version(core, workspace, args.version, stored=stored)
+            if not document.version and not args.json:
+                output.note("Version 0 is the empty memory before its first save.")
             output.document(workspace, document, as_json=args.json)
             return 0
         if args.reply is None:

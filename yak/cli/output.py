@@ -205,7 +205,9 @@ def versions_diff(
             }
         )
         return
-    if not text and sys.stdout.isatty():
+    if not new.version:
+        note(f"{workspace.path} has no memory yet: there is no change to show.")
+    elif not text:  # on stderr: stdout stays the diff, empty
         note(f"Versions {old.version} and {new.version} of the memory are the same.")
     write_stdout(text.encode("utf-8"))
 

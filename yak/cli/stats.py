@@ -30,6 +30,7 @@ from yak.cli.context import Context, workspace_path
 from yak.cli.parsing import workspace_command
 from yak.cli.terminal import lines, print_json
 from yak.domain import UPKEEP_WINDOWS_DAYS, UpkeepFigures, UpkeepStats
+from yak.errors import UsageError
 
 if TYPE_CHECKING:
     from yak.core import Core
@@ -40,7 +41,7 @@ def _stats_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--all",
         action="store_true",
-        help="every workspace with a refresh in the last 30 days (-w is ignored)",
+        help="every workspace with a refresh in the last 30 days (not with -w)",
     )
     workspace_command(p, cmd_stats, reads_only=True, in_place=True)
 
@@ -49,7 +50,10 @@ PARSERS = {"stats": _stats_parser}
 
 
 def cmd_stats(args: argparse.Namespace, ctx: Context) -> int:
-    """``yak memory stats``: the document's size in tokens and its refreshes' cost."""
+    """``yak memory stats``: the document's size in tokens and its refreshes' cost; exit 2
+    for ``--all`` with ``-w`` (one workspace or all of them, not both)."""
+    if args.all and getattr(args, "workspace", None) is not None:
+        raise UsageError("give -w DIR or --all, not both")
 
     async def work(core: Core) -> int:
         if args.all:
