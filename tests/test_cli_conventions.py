@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.test_cli_startup import DATABASE_SDK_QT, loaded, run_yak
 from yak.cli import build_parser
 from yak.cli.completion import walk
@@ -80,6 +81,32 @@ def test_a_mistyped_memory_subcommand_names_the_closest_one(word, message):
     result, _ = run_yak("memory", word, "-w", ".")
     assert (result.returncode, result.stdout) == (2, b"")
     assert result.stderr.decode() == message
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["memory", "show", "--jsn"],
+            "yak: unrecognized arguments: --jsn; did you mean '--json'? "
+            "(see 'yak memory show --help')\n",
+        ),
+        (
+            ["ask", "--yess", "hello"],
+            "yak: unrecognized arguments: --yess; did you mean '--yes'? (see 'yak ask --help')\n",
+        ),
+        (
+            ["memory", "list", "extra"],
+            "yak: unrecognized arguments: extra (see 'yak memory list --help')\n",
+        ),
+    ],
+)
+def test_a_mistyped_option_names_the_closest_one_and_the_subcommands_help(
+    argv, message, capsys, data_dir
+):
+    """An option the subcommand does not have exits 2 with one line: the closest option of
+    that subcommand, and that subcommand's help (not 'yak --help')."""
+    assert run_cli(capsys, *argv) == (2, "", message)
 
 
 def test_a_file_given_for_the_app_says_it_is_a_file(tmp_path):
@@ -260,3 +287,37 @@ def test_yak_man_prints_the_manual_page_for_any_install():
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
     assert '.SS "yak memory diff' in result.stdout
+
+
+def test_commands_that_print_nothing_say_why_and_stats_takes_one_scope(tmp_path, capsys, data_dir):
+    """``diff`` on a folder with no memory, ``diff`` of a version with itself and ``show
+    --version 0`` print nothing on stdout (a pipe gets the empty diff or document) and say why
+    on stderr, exit 0; ``stats --all -w DIR`` is one line, exit 2."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    assert run_cli(capsys, "memory", "diff", "-w", folder) == (
+        0,
+        "",
+        f"{folder} has no memory yet: there is no change to show.\n",
+    )
+    assert run_cli(capsys, "memory", "show", "--version", "0", "-w", folder)[1:] == (
+        "",
+        "Version 0 is the empty memory before its first save.\n",
+    )
+    assert run_cli(capsys, "memory", "set", "--file", _file(tmp_path), "-w", folder)[0] == 0
+    assert run_cli(capsys, "memory", "diff", "1", "1", "-w", folder) == (
+        0,
+        "",
+        "Versions 1 and 1 of the memory are the same.\n",
+    )
+    assert run_cli(capsys, "memory", "stats", "--all", "-w", folder) == (
+        2,
+        "",
+        "yak: give -w DIR or --all, not both\n",
+    )
+
+
+def _file(tmp_path: Path) -> Path:
+    made = tmp_path / "memory.txt"
+    made.write_text("- tests: pytest -q\n", encoding="utf-8")
+    return made

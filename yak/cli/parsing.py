@@ -17,7 +17,9 @@ be opened read-only), ``in_place`` (the core runs without an event loop), ``need
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple, NoReturn
@@ -290,6 +292,34 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:  # argparse override: one line, no exit
         raise ParseError(f"{message} (see '{self.prog} --help')")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """argparse's, except that words no parser took are named with the help of the
+        subcommand they were given to and, for a mistyped option, the closest one of it
+        (``yak memory show --jsn`` → "did you mean '--json'?")."""
+        words = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(words, namespace)
+        if extras:
+            chosen = self._chosen(words)
+            options = [o for action in chosen._actions for o in action.option_strings]
+            flag = next((e.split("=")[0] for e in extras if e.startswith("-")), None)
+            near = difflib.get_close_matches(flag, options, n=1) if flag else []
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            raise ParseError(
+                f"unrecognized arguments: {' '.join(extras)}{hint} (see '{chosen.prog} --help')"
+            )
+        return parsed
+
+    def _chosen(self, words: Sequence[str]) -> argparse.ArgumentParser:
+        """The deepest subcommand's parser that ``words`` name (this parser when none)."""
+        parser: argparse.ArgumentParser = self
+        for word in words:
+            subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            if subcommands and word in subcommands[0].choices:
+                parser = subcommands[0].choices[word]
+        return parser
 
 
 def version() -> str:

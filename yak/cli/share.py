@@ -111,9 +111,7 @@ def cmd_sync(args: argparse.Namespace, ctx: Context) -> int:
             print(f"{target} is already in sync with version {version} of the memory.")
         else:
             verb = "Created" if result.created else "Updated"
-            print(
-                f"{verb} {target} with version {version} of the memory ({output.lines(count)})."
-            )
+            print(f"{verb} {target} with version {version} of the memory ({output.lines(count)}).")
         if args.keep:
             print("It is kept in sync after every change from now on ('sync --stop' ends it).")
         return 0
