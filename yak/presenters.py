@@ -744,6 +744,14 @@ def connection_words(checks: Sequence[ModelCheck]) -> str:
     )
 
 
+NO_KEY_HERE = (
+    "No API key is set: enter one in the API key field above, or set ANTHROPIC_API_KEY "
+    "before starting Yak."
+)
+"""Settings › Provider's answer to Test connection without a key (the error's own sentence
+points to this page)."""
+
+
 REFRESH_STOPPED = (
     "Refresh stopped: nothing was written; its conversations wait for the next refresh."
 )

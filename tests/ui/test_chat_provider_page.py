@@ -15,6 +15,7 @@ from tests.support import ModelClients
 from yak.bootstrap import open_core
 from yak.config import load_settings
 from yak.core import Core
+from yak.presenters import NO_KEY_HERE
 from yak.ui.settings.provider_page import NO_KEYRING_NOTE, ProviderPage
 
 
@@ -452,3 +453,23 @@ def test_the_page_says_what_the_automatic_form_found_for_the_endpoint_and_memory
     assert "tool_text_reply" in outcome.flags
     run(qloop, page.read_memory_form())
     assert page.memory_form_note.text() == "This endpoint answers in text: edits are used."
+
+
+def test_test_connection_without_a_key_points_at_the_key_field_on_this_page(
+    make_page, qloop, fake_api, monkeypatch
+):
+    """Without a key, Test connection sends nothing and says where the key goes on this page,
+    not "add a key in Settings › Provider" (where the user already is)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")  # the fake server's base URL stays
+    page, _core = make_page(key_store=StubKeyStore())
+    results: list[str] = []
+    page.test_finished.connect(results.append)
+
+    async def body() -> None:
+        page.test_button.click()
+        await until(lambda: results, what="the test to finish")
+
+    run(qloop, body())
+    assert page.status_label.text() == results[0] == NO_KEY_HERE
+    assert "Settings › Provider" not in results[0]
+    assert fake_api.message_requests == []

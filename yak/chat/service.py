@@ -26,7 +26,7 @@ from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
 from yak.domain import ChatMessage, ChatSession, ModelCheck, SessionOrigin, Workspace
-from yak.errors import ProviderError, UsageError, YakError
+from yak.errors import MissingApiKey, ProviderError, UsageError, YakError
 from yak.events import SessionsChanged
 from yak.ports import (
     ConversationRepository,
@@ -243,6 +243,8 @@ class ChatService:
                     checks.append(
                         ModelCheck(role, model, answered=await provider.check(model=model))
                     )
+                except MissingApiKey:  # as documented: nothing was sent, to either model
+                    raise
                 except ProviderError as exc:
                     checks.append(ModelCheck(role, model, error=str(exc)))
         finally:

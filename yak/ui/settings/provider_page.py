@@ -53,8 +53,8 @@ from yak.config import (
     MIN_TIMEOUT_S,
 )
 from yak.domain import RewriteForm
-from yak.errors import YakError
-from yak.presenters import Colour, connection_words, found_form_words
+from yak.errors import MissingApiKey, YakError
+from yak.presenters import NO_KEY_HERE, Colour, connection_words, found_form_words
 from yak.refresh.context import ANTHROPIC_CONTEXT_WINDOW
 from yak.settings import SettingsService
 from yak.ui.colours import text_style
@@ -475,6 +475,8 @@ class ProviderPage(SettingsPage):
     async def _run_test(self) -> None:
         try:
             message = connection_words(await self.chat.test_connection())
+        except MissingApiKey:  # its own sentence sends the user here, where they already are
+            message = NO_KEY_HERE
         except YakError as exc:
             message = str(exc)
         finally:
