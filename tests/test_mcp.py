@@ -213,6 +213,11 @@ async def test_proposals_pass_the_rewrite_guards_and_errors_are_one_sentence(
         assert message.endswith("Say why in reason: the person reviewing the proposal reads it.")
         message = await refused(session, "memory_search", query=" ")
         assert message.endswith("Give a word or phrase to search for in query.")
+        message = await refused(session, "memory_search", query="ruff " * 1_000)
+        assert message.endswith(
+            "The query has 5,000 characters; a search takes at most 1,000 (a line of the "
+            "memory is shorter). Nothing was searched."
+        )
         assert (await call(session, "memory_read"))["content"] == notes
 
     assert review(data_dir, folder) == []

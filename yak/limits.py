@@ -56,6 +56,11 @@ AGENT_REASON_CHARS = 2_000
 shortened to 300 characters, and its text or document is refused over the memory ceiling before
 any scan (``yak.memory.review``)."""
 
+SEARCH_QUERY_CHARS = 1_000
+"""A memory search's query (MCP ``memory_search``). A line of a memory document is far
+shorter, so a longer query can match nothing; it is refused before the document is read, and
+never echoed back."""
+
 
 class TooLong(UsageError):
     """Input over one of the limits above; nothing was stored or sent.

@@ -48,6 +48,7 @@ from yak import __version__
 from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
 from yak.ids import new_id
+from yak.limits import SEARCH_QUERY_CHARS, TooLong
 from yak.memory import placement
 from yak.memory.document import iso_utc
 from yak.memory.provenance import evidence_json
@@ -92,7 +93,8 @@ BLAME = (
 )
 SEARCH = (
     "Find the lines of this project's memory that contain a word or phrase, ignoring case, "
-    "with their line numbers. Only this project's memory is searched."
+    "with their line numbers. Only this project's memory is searched. The query is at most "
+    f"{SEARCH_QUERY_CHARS:,} characters."
 )
 PROPOSE = (
     "Propose a change to the project's memory: either lines to add (text) or a whole new "
@@ -269,6 +271,14 @@ def build_server(core: Core, folder: str) -> MCPServer:
             needle = query.strip().casefold()
             if not needle:
                 raise UsageError("Give a word or phrase to search for in query.")
+            if len(query) > SEARCH_QUERY_CHARS:
+                raise TooLong(
+                    f"The query has {len(query):,} characters; a search takes at most "
+                    f"{SEARCH_QUERY_CHARS:,} (a line of the memory is shorter). Nothing was "
+                    "searched.",
+                    chars=len(query),
+                    limit=SEARCH_QUERY_CHARS,
+                )
             workspace, known = await stored()
             content = (await core.memory.read(workspace.id)).content if known else ""
             matches = [
