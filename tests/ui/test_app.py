@@ -605,6 +605,7 @@ def test_a_read_only_data_folder_opens_read_only_with_a_banner(
     cannot be saved; quitting leaves the database's bytes as they were (status 0)."""
     from tests.test_cli_readonly_db import cannot_write
     from yak.presenters import read_only_words
+    from yak.ui.chat.panel import READ_ONLY_TOOLTIP
 
     folder = tmp_path / "proj"
     folder.mkdir()
@@ -622,6 +623,8 @@ def test_a_read_only_data_folder_opens_read_only_with_a_banner(
             return False
         banner = window.read_only_banner
         seen.update(banner=banner.text() if banner.isVisible() else "(hidden)")
+        send = window.chat_panel.input.button
+        seen.update(send="enabled" if send.isEnabled() else send.toolTip())
         window.quit_action.trigger()
         return True
 
@@ -631,4 +634,5 @@ def test_a_read_only_data_folder_opens_read_only_with_a_banner(
     assert status == 0
     assert seen["banner"] == read_only_words(str(data_dir))
     assert seen["banner"].startswith("Read-only: the Yak database in ")
+    assert seen["send"] == READ_ONLY_TOOLTIP  # nothing can be stored: Send says why
     assert database.read_bytes() == before

@@ -162,6 +162,7 @@ class AppController(QObject):
         if self.core.read_only:
             data_dir = None if self.core.data_dir is None else str(self.core.data_dir)
             self.window.show_read_only(read_only_words(data_dir))
+            self.chat_controller.panel.set_read_only(True)
         self.chat_controller.refresh_key_notice()
         reopening = not workspace_path
         if reopening:

@@ -40,6 +40,7 @@ NO_KEY_MESSAGE = (
     "Memory features keep working without one."
 )
 NO_KEY_TOOLTIP = "No API key yet: add one in Settings › Provider (Ctrl+,) to send"
+READ_ONLY_TOOLTIP = "Read-only: Yak's database cannot be written, so no message can be sent"
 
 
 def usage_text(usage: TokenUsage) -> str:
@@ -137,6 +138,8 @@ class ChatPanel(QWidget):
         self._updating_sessions = False
         self._busy = False
         self._workspace_open = True
+        self._key_missing = False
+        self._read_only = False
         self._pending_sessions: tuple[list[ChatSession], str | None] | None = None
         self._setup_ui()
 
@@ -381,7 +384,20 @@ class ChatPanel(QWidget):
             self.key_notice.show_message(NO_KEY_MESSAGE)
         else:
             self.key_notice.setVisible(False)
-        self.input.set_send_blocked(NO_KEY_TOOLTIP if missing else None)
+        self._key_missing = missing
+        self._update_send_blocked()
+
+    def set_read_only(self, read_only: bool) -> None:
+        """A database that cannot be written stores no message: Send is disabled, its tooltip
+        saying why (the window's banner says the rest)."""
+        self._read_only = read_only
+        self._update_send_blocked()
+
+    def _update_send_blocked(self) -> None:
+        if self._read_only:
+            self.input.set_send_blocked(READ_ONLY_TOOLTIP)
+        else:
+            self.input.set_send_blocked(NO_KEY_TOOLTIP if self._key_missing else None)
 
     def set_usage(self, turn: TokenUsage | None, session: TokenUsage | None) -> None:
         """Show token usage of the last turn and of the whole session (nothing while none was
