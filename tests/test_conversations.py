@@ -207,11 +207,12 @@ def test_a_database_from_before_prompt_caching_keeps_its_conversations(data_dir,
     from sqlalchemy import text as sql
 
     from yak.bootstrap import open_core
-    from yak.db.engine import _alembic_config, open_database
+    from yak.db.engine import open_database
+    from yak.db.migrate import alembic_config
 
     old = open_database(data_dir, migrate=False)
     with old.engine.begin() as conn:
-        command.upgrade(_alembic_config(conn), "0001")
+        command.upgrade(alembic_config(conn), "0001")
         conn.execute(
             sql(
                 "INSERT INTO workspaces (id, path, memory_enabled, created_at) "

@@ -82,9 +82,10 @@ def test_the_head_read_from_the_migration_files_is_alembics(tmp_path):
     stored at it."""
     from alembic.script import ScriptDirectory
 
-    from yak.db.engine import _alembic_config, head_revision, stored_revisions
+    from yak.db.engine import head_revision, stored_revisions
+    from yak.db.migrate import alembic_config
 
-    script = ScriptDirectory.from_config(_alembic_config())
+    script = ScriptDirectory.from_config(alembic_config())
     assert [head_revision()] == script.get_heads()
     db = open_database(tmp_path)
     try:
@@ -99,14 +100,15 @@ def test_a_database_of_the_first_schema_is_still_migrated_to_the_newest(tmp_path
     from alembic import command
     from alembic.script import ScriptDirectory
 
-    from yak.db.engine import _alembic_config, head_revision, stored_revisions
+    from yak.db.engine import head_revision, stored_revisions
+    from yak.db.migrate import alembic_config
 
-    script = ScriptDirectory.from_config(_alembic_config())
+    script = ScriptDirectory.from_config(alembic_config())
     [first] = [rev.revision for rev in script.walk_revisions() if rev.down_revision is None]
     old = open_database(tmp_path, migrate=False)
     try:
         with old.engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), first)
+            command.upgrade(alembic_config(conn), first)
             conn.exec_driver_sql(
                 "INSERT INTO workspaces (id, path, memory_enabled, created_at) "
                 "VALUES ('ws_1', '/old/project', 1, '2026-01-01 00:00:00')"

@@ -216,7 +216,8 @@ def test_evidence_is_stored_as_json_text_and_an_old_database_reads_no_evidence_r
     recorded" (text) and ``null`` (JSON)."""
     from alembic import command
 
-    from yak.db.engine import _alembic_config, open_database
+    from yak.db.engine import open_database
+    from yak.db.migrate import alembic_config
 
     workspace, session, backing = loop.run_until_complete(refreshed_with_evidence(core, tmp_path))
     with contextlib.closing(sqlite3.connect(data_dir / DB_FILE)) as connection:
@@ -237,7 +238,7 @@ def test_evidence_is_stored_as_json_text_and_an_old_database_reads_no_evidence_r
     old = open_database(data_dir, migrate=False)
     try:
         with old.engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0010")
+            command.downgrade(alembic_config(conn), "0010")
     finally:
         old.close()
     with contextlib.closing(sqlite3.connect(data_dir / DB_FILE)) as connection:

@@ -274,13 +274,14 @@ def test_proposals_from_before_origins_were_stored_keep_who_made_them(project):
     "agent" becomes an agent proposal, the others refresh proposals."""
     from alembic import command
 
-    from yak.db.engine import _alembic_config, open_database
+    from yak.db.engine import open_database
+    from yak.db.migrate import alembic_config
 
     agents = project.propose("- PostgreSQL for teams", heading="Decisions")
     old = open_database(project.data_dir, migrate=False)
     try:
         with old.engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0009")
+            command.downgrade(alembic_config(conn), "0009")
             conn.exec_driver_sql(
                 "INSERT INTO memory_proposals (id, workspace_id, base_version, content, reasons,"
                 " added, removed, status, session_ids, watermarks, flags, created_at) SELECT"

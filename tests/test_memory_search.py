@@ -118,12 +118,12 @@ def test_the_index_round_trips_through_the_schema_before_on_demand_search(api, d
     them; upgraded again, search finds it through the index."""
     from alembic import command
 
-    from yak.db.engine import _alembic_config
+    from yak.db.migrate import alembic_config
 
     old = open_database(data_dir, migrate=False)
     try:
         with old.engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0007")
+            command.downgrade(alembic_config(conn), "0007")
             conn.exec_driver_sql(
                 "UPDATE memory_documents SET content = 'API service\n- db: SQLite\n'"
             )
@@ -139,12 +139,12 @@ def test_a_database_from_before_the_index_gets_it_with_its_documents(api, data_d
     on open: the index then holds those documents, and search finds them through it."""
     from alembic import command
 
-    from yak.db.engine import _alembic_config
+    from yak.db.migrate import alembic_config
 
     old = open_database(data_dir, migrate=False)
     try:
         with old.engine.begin() as conn:
-            command.downgrade(_alembic_config(conn), "0004")
+            command.downgrade(alembic_config(conn), "0004")
             tables = conn.exec_driver_sql("SELECT name FROM sqlite_master").scalars().all()
         assert "memory_search" not in tables
     finally:

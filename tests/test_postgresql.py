@@ -145,15 +145,16 @@ def test_every_migration_runs_on_postgresql_and_backfills_the_stored_revisions(
     from sqlalchemy import create_engine
     from sqlalchemy import text as sql
 
-    from yak.db.engine import _alembic_config, head_revision
+    from yak.db.engine import head_revision
+    from yak.db.migrate import alembic_config
 
     url = postgres_databases.create(empty=True)
     try:
         engine = create_engine(make_url(url).set(drivername="postgresql+psycopg"))
         with engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), "0001")
+            command.upgrade(alembic_config(conn), "0001")
         with engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), "0002")
+            command.upgrade(alembic_config(conn), "0002")
             conn.execute(
                 sql(
                     "INSERT INTO workspaces (id, path, memory_enabled, created_at) "
@@ -170,7 +171,7 @@ def test_every_migration_runs_on_postgresql_and_backfills_the_stored_revisions(
                     {"id": f"r{version}", "v": version, "c": content},
                 )
         with engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), "head")
+            command.upgrade(alembic_config(conn), "head")
             counts = conn.execute(
                 sql("SELECT version, added, removed FROM memory_revisions ORDER BY version")
             ).all()

@@ -485,12 +485,13 @@ def test_the_migration_backfills_the_line_counts_of_stored_revisions(tmp_path):
     the review mode to auto."""
     from alembic import command
 
-    from yak.db.engine import _alembic_config, open_database
+    from yak.db.engine import open_database
+    from yak.db.migrate import alembic_config
 
     old = open_database(tmp_path, migrate=False)
     try:
         with old.engine.begin() as conn:
-            command.upgrade(_alembic_config(conn), "0002")
+            command.upgrade(alembic_config(conn), "0002")
             conn.exec_driver_sql(
                 "INSERT INTO workspaces (id, path, memory_enabled, created_at) "
                 "VALUES ('ws_1', '/old/project', 1, '2026-01-01 00:00:00')"

@@ -30,9 +30,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, text
@@ -42,15 +41,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from yak.db import postgres
-from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, head_revision
+from yak.db.schema import BUSY_TIMEOUT_MS, DB_FILE, SchemaBehind, head_revision
 from yak.errors import SchemaTooNew, StoreError
 from yak.paths import create_private_file
 from yak.text import shown
 
 T = TypeVar("T")
-
-if TYPE_CHECKING:  # Alembic is imported only to migrate or to judge a schema that is not current
-    from alembic.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -187,17 +183,6 @@ def translate(
     # the StoreError carries the same detail to the user; the log file keeps it too
     log.info("database error (%s): %s", exc.__class__.__name__, detail)
     return StoreError(f"The Yak database{where} failed: {detail}")
-
-
-def _alembic_config(connection: object | None = None) -> Config:
-    from alembic.config import Config
-
-    config = Config()
-    location = resources.files("yak.db") / "migrations"
-    config.set_main_option("script_location", str(location))
-    if connection is not None:
-        config.attributes["connection"] = connection
-    return config
 
 
 _DATA_VERSION = "yak_data_version"  # a pooled connection's last ``PRAGMA data_version``
@@ -480,10 +465,6 @@ def _at_head(db: Database) -> bool:
     Alembic. ``False`` means "ask Alembic" (new, older, newer or unusual), not "behind"."""
     head = head_revision()
     return head is not None and stored_revisions(db) == {head}
-
-
-class SchemaBehind(StoreError):
-    """A read-only database whose schema needs a migration (which needs writing)."""
 
 
 def _check_schema(db: Database) -> None:

@@ -9,6 +9,8 @@ script machinery, is about a quarter of a reading command's start-up.
 from __future__ import annotations
 
 import logging
+from importlib import resources
+from typing import TYPE_CHECKING
 
 from alembic import command
 from alembic.runtime.migration import MigrationContext
@@ -18,13 +20,30 @@ from sqlalchemy.engine import Connection
 
 from yak import paths
 from yak.db import postgres
-from yak.db.engine import Database, SchemaBehind, _alembic_config
+from yak.db.schema import SchemaBehind
 from yak.errors import SchemaTooNew, StoreError
 from yak.text import shown
+
+if TYPE_CHECKING:  # the engine imports this module when a schema needs Alembic, not back
+    from alembic.config import Config
+
+    from yak.db.engine import Database
 
 log = logging.getLogger(__name__)
 
 MIGRATION_LOCK_TIMEOUT_S = 60.0
+
+
+def alembic_config(connection: object | None = None) -> Config:
+    """Alembic's configuration for Yak's migrations (``yak/db/migrations``), with
+    ``connection`` (a SQLAlchemy connection) for the migration environment to use."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(resources.files("yak.db") / "migrations"))
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
 
 
 def check_schema(db: Database) -> None:
@@ -35,7 +54,7 @@ def check_schema(db: Database) -> None:
         StoreError: it is older than this Yak's (``SchemaBehind``: needs a migration, which
             needs writing).
     """
-    script = ScriptDirectory.from_config(_alembic_config())
+    script = ScriptDirectory.from_config(alembic_config())
     with db.engine.connect() as conn:
         if _is_current(conn, db, script):
             return
@@ -58,7 +77,7 @@ def upgrade(db: Database) -> None:
     create the tables and one would fail. Checking is lock-free; upgrading happens under a
     lock file beside the database (the server's own lock on PostgreSQL), re-checked once held.
     """
-    script = ScriptDirectory.from_config(_alembic_config())
+    script = ScriptDirectory.from_config(alembic_config())
     if _schema_is_current(db, script):
         return
     if db.server is not None or db.path is None:  # the server's lock, or a private database
@@ -115,4 +134,4 @@ def _upgrade(db: Database, script: ScriptDirectory) -> None:
                 return
         current = MigrationContext.configure(conn).get_current_heads()
         log.info("migrating database %s from %s", db.where, current or "empty")
-        command.upgrade(_alembic_config(conn), "head")
+        command.upgrade(alembic_config(conn), "head")

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from yak.domain import ReviewMode
-from yak.errors import UnreadableDocument
+from yak.errors import StoreError, UnreadableDocument
 from yak.evidence import Evidence, Speaker
 from yak.held import HeldKind, HeldLine
 
@@ -193,3 +193,7 @@ def stored_held_lines(text: str | None) -> tuple[HeldLine, ...]:
             continue
         found.append(HeldLine(line, _KINDS[item["kind"]], detail, tuple(lines)))
     return tuple(found)
+
+
+class SchemaBehind(StoreError):
+    """A read-only database whose schema needs a migration (which needs writing)."""
