@@ -358,7 +358,6 @@ def test_bytes_that_are_not_utf8_are_one_line_exit_2(folder, tmp_path, fake_api)
 def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_api):
     """Ctrl-C mid-reply: exit 130 with one line, and the partial reply is stored marked
     [stopped] (the refresh does not run)."""
-    import signal
     import threading
 
     gate = threading.Event()  # never set: the reply stalls after two words
@@ -375,13 +374,7 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_
     )
     try:
         first = process.stdout.read(len("Partial words "))  # both deltas before the pause
-        process.send_signal(signal.SIGINT)
-        try:
-            rest, err = process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGABRT)
-            _, stacks = process.communicate(timeout=30)
-            raise AssertionError(f"yak ask still ran a minute after Ctrl-C:\n{stacks}") from None
+        rest, err = _ctrl_c(process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -401,7 +394,6 @@ def test_ctrl_c_during_the_refresh_skips_it_and_exits_0_with_the_answer_kept(
     it; Ctrl-C while the memory model hangs skips the refresh: exit 0 (not 130), the answer on
     stdout and in the conversation, the document unchanged, the conversation left for the
     next refresh."""
-    import signal
 
     loop.run_until_complete(workspace_with_document(core, folder, "Kept exactly.\n"))
     fake_api.script(text("The answer."), hang())
@@ -415,13 +407,7 @@ def test_ctrl_c_during_the_refresh_skips_it_and_exits_0_with_the_answer_kept(
     )
     try:
         announced = process.stderr.readline()
-        process.send_signal(signal.SIGINT)
-        try:
-            out, err = process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGABRT)
-            _, stacks = process.communicate(timeout=30)
-            raise AssertionError(f"yak ask still ran a minute after Ctrl-C:\n{stacks}") from None
+        out, err = _ctrl_c(process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -633,3 +619,18 @@ def test_ctrl_c_ends_a_command_whose_cleanup_does_not(tmp_path):
         if process.poll() is None:
             process.kill()
     assert (process.returncode, err) == (130, "yak: interrupted\n")
+
+
+def _ctrl_c(process: subprocess.Popen) -> tuple[str, str]:
+    """Send Ctrl-C (SIGINT) to a running ``yak ask`` and return its stdout and stderr; one
+    that still runs a minute later fails the test with its threads' stacks (it was started
+    with ``PYTHONFAULTHANDLER``, so SIGABRT prints them)."""
+    import signal
+
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        _, stacks = process.communicate(timeout=30)
+        raise AssertionError(f"yak ask still ran a minute after Ctrl-C:\n{stacks}") from None

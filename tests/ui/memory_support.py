@@ -23,7 +23,14 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from tests.support import ManualTimers, ModelClients, say, workspace_with_document
 from yak.bootstrap import open_core
 from yak.core import Core
-from yak.domain import MemoryDocument, RefreshAttempt, RefreshOutcome, Revision, Workspace
+from yak.domain import (
+    MemoryDocument,
+    Proposal,
+    RefreshAttempt,
+    RefreshOutcome,
+    Revision,
+    Workspace,
+)
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.memory_page import MemoryPage
 
@@ -167,6 +174,21 @@ class Env:
         """Store a refresh attempt as a refresh in another process would."""
         memory = self.other.core.memory
         return self.other.run(memory.record_attempt(outcome, base_version=base_version))
+
+    def propose(self, workspace_id: str, content: str, *, base_version: int = 1) -> Proposal:
+        """Store a proposal of ``content`` waiting for review, as a refresh in another process
+        would (one reason, no model, no conversations)."""
+        return self.other.run(
+            self.other.core.review.propose(
+                workspace_id,
+                content,
+                base_version=base_version,
+                reasons=("a test reason",),
+                model=None,
+                session_ids=(),
+                watermarks={},
+            )
+        )
 
     def find(self, path: Path | str) -> Workspace | None:
         """The stored workspace of ``path``, or ``None``."""

@@ -21,6 +21,18 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
     folder = tmp_path / "proj"
     folder.mkdir()
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    returncode, stderr = _signal_when(
+        folder, env, signum, lambda: asyncio.run(_opened(data_dir, folder)), "opened the folder"
+    )
+    assert returncode == 0, stderr
+    assert "Traceback" not in stderr
+
+
+def _signal_when(
+    folder, env, signum, ready, moment: str, *, timeout_s: float = 60
+) -> tuple[int, str]:
+    """Start ``yak FOLDER``, wait until ``ready()`` (polled; at most a minute), send ``signum``
+    and wait up to ``timeout_s`` for the process to end; returns its status and stderr."""
     app = subprocess.Popen(
         [sys.executable, "-m", "yak", str(folder)],
         env=env,
@@ -30,26 +42,27 @@ def test_a_signal_quits_the_app_cleanly(tmp_path, data_dir, signum):
     )
     try:
         deadline = time.monotonic() + 60
-        opened = False
-        while time.monotonic() < deadline and app.poll() is None and not opened:
+        got_there = False
+        while time.monotonic() < deadline and app.poll() is None and not got_there:
             time.sleep(0.2)  # polling a real process's progress; not a timing assertion
-            if (data_dir / "yak.db").exists():
-                opened = asyncio.run(_opened(data_dir, folder))
-        assert opened, "the app did not open the folder: " + (
+            got_there = ready()
+        assert got_there, f"the app never {moment}: " + (
             app.stderr.read() if app.poll() is not None else ""
         )
         app.send_signal(signum)
-        _, stderr = app.communicate(timeout=60)
+        _, stderr = app.communicate(timeout=timeout_s)
     finally:
         if app.poll() is None:
             app.kill()
             app.communicate()
-    assert app.returncode == 0, stderr
-    assert "Traceback" not in stderr
+    return app.returncode, stderr
 
 
 async def _opened(data_dir, folder) -> bool:
-    """Whether the app has opened ``folder`` (read by a core of this process, like the CLI)."""
+    """Whether the app has opened ``folder`` (read by a core of this process, like the CLI;
+    only once the app created the database, never racing it to create one)."""
+    if not (data_dir / "yak.db").exists():
+        return False
     core = open_core(data_dir)
     try:
         found = await core.workspaces.find(str(folder))
@@ -74,32 +87,16 @@ def test_sigterm_ends_the_app_at_once_with_a_huge_conversation(
     asyncio.run(_seed(data_dir, folder, huge))
     fake_api.respond_with(lambda body: hang())
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", YAK_REFRESH_IDLE_SECONDS="2")
-    app = subprocess.Popen(
-        [sys.executable, "-m", "yak", str(folder)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+
+    def ready() -> bool:
+        if moment == "opening":
+            return asyncio.run(_opened(data_dir, folder))
+        return bool(fake_api.message_requests)  # the refresh waits on the model
+
+    returncode, stderr = _signal_when(
+        folder, env, signal.SIGTERM, ready, f"got {moment}", timeout_s=10
     )
-    try:
-        deadline = time.monotonic() + 60
-        ready = False
-        while time.monotonic() < deadline and app.poll() is None and not ready:
-            time.sleep(0.2)  # polling a real process's progress; not a timing assertion
-            if moment == "opening":
-                ready = asyncio.run(_opened(data_dir, folder))
-            else:
-                ready = bool(fake_api.message_requests)  # the refresh waits on the model
-        assert ready, f"the app never got {moment}: " + (
-            app.stderr.read() if app.poll() is not None else ""
-        )
-        app.send_signal(signal.SIGTERM)
-        _, stderr = app.communicate(timeout=10)
-    finally:
-        if app.poll() is None:
-            app.kill()
-            app.communicate()
-    assert app.returncode == 0, stderr
+    assert returncode == 0, stderr
     assert "Traceback" not in stderr
     assert asyncio.run(_unfolded(data_dir, folder)) == 2
 

@@ -632,17 +632,7 @@ def test_open_recent_says_which_folders_have_changes_waiting_for_you(env, ui, ql
     window, controller = ui
     waiting = env.workspace("waiting", "- a\n")
     env.workspace("plain", "- b\n")
-    proposal = env.other.run(
-        env.other.core.review.propose(
-            waiting.id,
-            "- a\n- a2\n",
-            base_version=1,
-            reasons=("a test reason",),
-            model=None,
-            session_ids=(),
-            watermarks={},
-        )
-    )
+    proposal = env.propose(waiting.id, "- a\n- a2\n")
 
     def recent() -> list[str]:
         return [a.text() for a in window.recent_menu.actions()]

@@ -323,17 +323,7 @@ def test_a_workspace_with_a_change_waiting_says_so_until_it_is_decided(env, page
             ),
             base_version=1,
         )
-    proposal = env.other.run(
-        env.other.core.review.propose(
-            waiting.id,
-            "- a\n- a2\n",
-            base_version=1,
-            reasons=("a test reason",),
-            model=None,
-            session_ids=(),
-            watermarks={},
-        )
-    )
+    proposal = env.propose(waiting.id, "- a\n- a2\n")
 
     async def body():
         page.controller.reload()
