@@ -105,6 +105,14 @@ def main_window() -> MainWindow | None:
     )
 
 
+def window_showing(document: str) -> MainWindow | None:
+    """The shown window once its workspace's memory panel shows ``document``, else ``None``."""
+    window = main_window()
+    if window is None or window.workspace is None:
+        return None
+    return window if window.memory_panel.document_view.toPlainText() == document else None
+
+
 def visible_box(containing: str) -> QMessageBox | None:
     return next(
         (
@@ -432,10 +440,8 @@ def test_a_folder_given_at_start_is_named_from_the_first_frame_then_its_memory_s
     seen: dict[str, Any] = {}
 
     def step() -> bool:
-        window = main_window()
-        if window is None or window.workspace is None:
-            return False
-        if window.memory_panel.document_view.toPlainText() != "- first frame\n":
+        window = window_showing("- first frame\n")
+        if window is None:
             return False
         seen.update(title=window.windowTitle(), texts=shown_texts(window))
         window.quit_action.trigger()
@@ -616,10 +622,8 @@ def test_a_read_only_data_folder_opens_read_only_with_a_banner(
     seen: dict[str, str] = {}
 
     def step() -> bool:
-        window = main_window()
-        if window is None or window.workspace is None:
-            return False
-        if window.memory_panel.document_view.toPlainText() != "- kept as is\n":
+        window = window_showing("- kept as is\n")
+        if window is None:
             return False
         banner = window.read_only_banner
         seen.update(banner=banner.text() if banner.isVisible() else "(hidden)")
