@@ -7,24 +7,22 @@ The window and the command line read one table, so a state is called the same ev
 Colours are named here (:class:`Colour`); the window maps each name to a colour in one place
 (``yak.ui.colours``). The stored codes (``refused_floor``, ``hand``…) are for scripts; these
 words are for people.
+
+Its parts, each imported here: ``outcomes`` (an outcome's short label), ``origins`` (why a line
+is there, who wrote a version), ``upkeep`` (the memory's cost, the rewrite forms) and
+``notices`` (the front ends' one-off sentences).
 """
 
 from __future__ import annotations
 
 import math
-import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
 from yak.domain import (
-    DEFAULT_SESSION_TITLE,
     STORE_ERROR,
-    ChatSession,
-    MemorySummary,
-    ModelCheck,
     Proposal,
     ProposalOrigin,
     ProposalStatus,
@@ -34,18 +32,45 @@ from yak.domain import (
     RefreshState,
     RefreshStatus,
     ReviewMode,
-    RewriteForm,
-    SessionOrigin,
-    UpkeepFigures,
-    forms_in,
 )
-from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
-from yak.held import HeldKind, HeldLine, capability_words, held_line_words
-from yak.text import one_line, plural, shorten
+from yak.held import HeldKind, capability_words, held_line_words
+from yak.presenters.notices import (
+    NO_KEY_HERE,
+    REFRESH_STOPPED,
+    connection_words,
+    enclosing_words,
+    held_json,
+    read_only_words,
+    renamed_words,
+    session_tooltip,
+    turn_failure,
+)
+from yak.presenters.origins import (
+    NO_EVIDENCE,
+    SHORT_ID_CHARS,
+    TYPED_BY_YOU,
+    change_words,
+    evidence_words,
+    source_label,
+    source_text,
+)
+from yak.presenters.outcomes import outcome_label
+from yak.presenters.upkeep import (
+    form_counts,
+    forms_words,
+    found_form_words,
+    token_count,
+    token_size,
+    upkeep_line,
+)
+from yak.text import plural, shorten
 
 __all__ = [
     "NO_EVIDENCE",
+    "NO_KEY_HERE",
     "PAUSED_TEXT",
+    "REFRESH_STOPPED",
+    "SHORT_ID_CHARS",
     "TYPED_BY_YOU",
     "UNFOLDED_TEXT",
     "UNFOLDED_TIP",
@@ -55,23 +80,31 @@ __all__ = [
     "StatusLine",
     "action_words",
     "change_words",
+    "connection_words",
     "describe_outcome",
+    "enclosing_words",
     "evidence_words",
     "form_counts",
     "forms_words",
     "found_form_words",
+    "held_json",
     "held_line_words",
     "list_colour",
     "list_status",
     "mode_words",
     "outcome_label",
     "outcome_lead",
+    "read_only_words",
     "refresh_status",
     "refresh_summary",
+    "renamed_words",
+    "session_tooltip",
     "source_label",
     "source_text",
     "status_colour",
+    "token_count",
     "token_size",
+    "turn_failure",
     "turn_refresh_line",
     "upkeep_line",
 ]
@@ -258,29 +291,9 @@ def _settled(state: RefreshState) -> StatusLine:
 
 
 # --- the memory list's Status cell ------------------------------------------------------------
-# What a refresh outcome is called in a table cell (the reason, in the tooltip, says more).
-_OUTCOME_LABELS: dict[str, str] = {
-    RefreshStatus.APPLIED: "applied",
-    RefreshStatus.UP_TO_DATE: "up to date",
-    RefreshStatus.NEEDS_REVIEW: "awaiting review",
-    RefreshStatus.REFUSED_FLOOR: "refused: too short",
-    RefreshStatus.REFUSED_CEILING: "refused: too long",
-    RefreshStatus.REFUSED_EMPTY: "refused: empty",
-    RefreshStatus.REFUSED_PLACEHOLDER: "refused: placeholders",
-    RefreshStatus.REFUSED_NOT_DOCUMENT: "refused: not a document",
-    RefreshStatus.SUPERSEDED: "superseded",
-    RefreshStatus.FAILED: "failed",
-}
 # The list's colours by an outcome label's first word; "paused" and "up" (to date) stay in the
 # normal text colour.
 _LIST_COLOURS = {"failed": Colour.ALARM, "refused": Colour.WARNING, "superseded": Colour.WARNING}
-
-
-def outcome_label(status: str) -> str:
-    """A refresh outcome as a person reads it, short enough for a table cell (the reason says
-    more): ``"refused_floor"`` → ``"refused: too short"``; an unknown code with its
-    underscores as spaces."""
-    return _OUTCOME_LABELS.get(status, status.replace("_", " "))
 
 
 def list_colour(label: str) -> Colour | None:
@@ -547,267 +560,3 @@ def landing_words(line: int, section: str | None) -> str:
     "Conventions"`` or ``lands at line 30``."""
     under = f", under {section!r}" if section else ""
     return f"lands at line {line}{under}"
-
-
-# --- why a line is there ---------------------------------------------------------------------
-NO_EVIDENCE = "no evidence recorded"
-TYPED_BY_YOU = "typed by you"
-SHORT_ID_CHARS = 8  # a conversation named by its id shows this many characters of it
-_SAID = {
-    Speaker.USER: "you said",
-    Speaker.ASSISTANT: "the assistant said",
-    Speaker.TOOL_CALL: "seen in a tool call",
-}
-
-
-def evidence_words(
-    evidence: Evidence | None,
-    *,
-    by_person: bool = False,
-    titles: Mapping[str, str] | None = None,
-) -> str:
-    """A memory line's answer to "why is this here?" ("Evidence" in docs/memory.md), the
-    same in blame, the panel's hover, the editor's line status, the review dialog and MCP:
-
-    - with evidence: ``you said in "Set up CI": "we moved from Poetry to uv"`` (``the
-      assistant said in …``, ``seen in a tool call in …``); the conversation by its title
-      in ``titles`` (``{session_id: title}``), else ``conversation 01JDX3K8`` (its id's first
-      eight characters: deleted, or never titled); the quote on one line, at most
-      ``EVIDENCE_QUOTE_CHARS`` characters;
-    - else, a line a person wrote (``by_person``): ``typed by you``;
-    - else (a refresh or a proposal wrote it before evidence was kept, or found none):
-      ``no evidence recorded``.
-    """
-    if evidence is not None:
-        title = (titles or {}).get(evidence.session_id, "")
-        if title and title != DEFAULT_SESSION_TITLE:
-            where = f'"{one_line(title, 60)}"'
-        else:
-            where = f"conversation {evidence.session_id[:SHORT_ID_CHARS]}"
-        quote = one_line(evidence.quote, EVIDENCE_QUOTE_CHARS)
-        return f'{_SAID[evidence.speaker]} in {where}: "{quote}"'
-    return TYPED_BY_YOU if by_person else NO_EVIDENCE
-
-
-# --- who wrote a version ------------------------------------------------------------------
-# A revision's source (``RevisionSource``, or ``MemoryChanged.source``, which adds "external":
-# another process wrote it) as a label, inside a sentence, and after "Memory updated to …".
-_SOURCE_WORDS = {
-    # source: (label, in a sentence, after a change)
-    "refresh": ("refresh", "a memory refresh", "memory refresh"),
-    "hand": ("hand edit", "a hand edit", "hand edit"),
-    "import": ("import", "an import", "import"),
-    "restore": ("restore", "a restore", "restore"),
-    "clear": ("cleared", "a delete", "cleared"),
-    "copy": (
-        "copy",
-        "a copy of the enclosing workspace's memory",
-        "copied from the enclosing workspace",
-    ),
-    "external": (
-        "external",
-        "another program (such as the yak command)",
-        "changed by another program",
-    ),
-}
-
-
-def source_label(source: str) -> str:
-    """A revision's source as a table cell: ``"hand"`` → ``"hand edit"``; an unknown one with
-    its underscores as spaces."""
-    words = _SOURCE_WORDS.get(source)
-    return words[0] if words else source.replace("_", " ")
-
-
-def source_text(source: str) -> str:
-    """Who wrote a memory version, for a sentence: ``"a memory refresh"``, ``"a hand edit"``…
-    (``source`` is ``MemoryChanged.source``)."""
-    words = _SOURCE_WORDS.get(source)
-    return words[1] if words else source
-
-
-def change_words(source: str) -> str:
-    """What a change was, after ``Memory updated to version N``: ``"hand edit"``,
-    ``"changed by another program"``…"""
-    words = _SOURCE_WORDS.get(source)
-    return words[2] if words else source
-
-
-# --- the memory's cost ("Cost" in docs/memory.md) ----------------------------------------------
-def token_count(count: int) -> str:
-    """A token count, short: ``300``, ``12.4k``, ``1.2M`` (a ``.0`` dropped)."""
-    if count < 1000:
-        return str(count)
-    value, unit = (count / 1000, "k") if count < 999_950 else (count / 1_000_000, "M")
-    return f"{value:.1f}".removesuffix(".0") + unit
-
-
-def token_size(tokens: int) -> str:
-    """A document's estimated size in tokens, as the memory panel shows it beside its lines:
-    ``"≈3.2k tokens"`` (an estimate, hence the ``≈``)."""
-    return f"≈{token_count(tokens)} {'token' if tokens == 1 else 'tokens'}"
-
-
-def upkeep_line(figures: UpkeepFigures) -> str:
-    """One window of a workspace's upkeep in one line: ``"3 refreshes, 3 model calls ·
-    26.8k tokens in (44% from cache), 140 out · 2 applied, 1 up to date"``; ``"no
-    refreshes"`` when there were none."""
-    if not figures.refreshes:
-        return "no refreshes"
-    usage = figures.usage
-    text = (
-        f"{plural(figures.refreshes, 'refresh', 'refreshes')}, "
-        f"{plural(figures.calls, 'model call')}"
-    )
-    if figures.calls:
-        text += f" · {token_count(usage.total_input_tokens)} tokens in"
-        if usage.total_input_tokens:
-            text += (
-                f" ({100 * usage.cache_read_input_tokens // usage.total_input_tokens}% from cache)"
-            )
-        text += f", {token_count(usage.output_tokens)} out"
-    outcomes = ", ".join(f"{count} {outcome_label(status)}" for status, count in figures.outcomes)
-    return f"{text} · {outcomes}"
-
-
-# --- the rewrite forms ("The rewrite forms" in docs/refresh.md) --------------------------------
-# What the refresher's flags say happened to a tool call that was asked for, short for a cell.
-_TOOL_NOTES = (("tool_rejected", "tool rejected"), ("tool_text_reply", "tool answered in text"))
-
-
-def forms_words(flags: Sequence[str]) -> str:
-    """The rewrite forms an attempt's replies were read in, from its flags, for a table cell:
-    ``tool``, ``tool → edits`` (a tool call that could not be read, then the edits form),
-    ``edits (tool rejected)``, ``edits (tool answered in text)``, ``edits → whole`` (edits
-    that did not apply, then the whole document); ``-`` when no model call was made."""
-    words = " → ".join(str(form) for form in forms_in(flags)) or "-"
-    notes = [note for flag, note in _TOOL_NOTES if flag in flags]
-    return f"{words} ({', '.join(notes)})" if notes else words
-
-
-def form_counts(figures: UpkeepFigures) -> str:
-    """A window's attempts per rewrite form, for ``yak memory stats``: ``"reply forms: tool 3,
-    edits 1"`` (an attempt that fell back from the tool to edits counts in both); ``""`` when
-    no reply was read."""
-    if not figures.forms:
-        return ""
-    return "reply forms: " + ", ".join(f"{form} {count}" for form, count in figures.forms)
-
-
-def found_form_words(form: RewriteForm | None) -> str:
-    """What the automatic memory reply form found for an endpoint and model (Settings ›
-    Provider): the form remembered for it, or ``None`` when no refresh has asked it yet."""
-    if form is None:
-        return "Not found out yet: the first refresh tries the tool."
-    if form is RewriteForm.TOOL:
-        return "This endpoint answered with the tool."
-    if form is RewriteForm.EDITS:
-        return "This endpoint answers in text: edits are used."
-    return "This endpoint answers in text: the whole document is asked for."
-
-
-def held_json(held: HeldLine) -> dict[str, Any]:
-    """One reason a proposal waits, as data: the line held (``""`` for a reason about several
-    lines or the whole rewrite), its kind, its detail, the lines it names, and its sentence."""
-    return {
-        "line": held.line,
-        "kind": str(held.kind),
-        "detail": held.detail,
-        "lines": list(held.lines),
-        "reason": held_line_words(held),
-    }
-
-
-def read_only_words(data_dir: str | None) -> str:
-    """The window's banner when the database was opened read-only (a read-only or immutable
-    data folder): what still works, what does not, and what to do about it."""
-    where = f" in {data_dir}" if data_dir else ""
-    return (
-        f"Read-only: the Yak database{where} cannot be written, so changes cannot be saved "
-        "(memory edits, refreshes, new messages). You can read everything. Make the folder "
-        "writable and restart Yak to save changes."
-    )
-
-
-def connection_words(checks: Sequence[ModelCheck]) -> str:
-    """What "Test connection" found, one line per model: the success sentence (which names
-    the model), or ``"Memory model M: <the error's sentence>"``. When every model failed with
-    the same sentence (a wrong key, no server), that sentence once."""
-    errors = {check.error for check in checks}
-    if len(checks) > 1 and len(errors) == 1 and None not in errors:
-        return str(checks[0].error)
-    return "\n".join(
-        check.answered
-        if check.answered is not None
-        else f"{check.role.capitalize()} model {check.model}: {check.error}"
-        for check in checks
-    )
-
-
-NO_KEY_HERE = (
-    "No API key is set: enter one in the API key field above, or set ANTHROPIC_API_KEY "
-    "before starting Yak."
-)
-"""Settings › Provider's answer to Test connection without a key (the error's own sentence
-points to this page)."""
-
-
-REFRESH_STOPPED = (
-    "Refresh stopped: nothing was written; its conversations wait for the next refresh."
-)
-
-
-def turn_failure(error: str, reason: str | None, *, front_end: str) -> str:
-    """A failed turn's sentence with what to do that fits where it is read: a request the
-    server refused as too large (``reason="too_large"``, HTTP 413) names the way out there.
-
-    Args:
-        error: the provider's sentence.
-        reason: the provider's reason (``TurnFinished.reason``).
-        front_end: ``"window"``, ``"ask"`` (a new conversation each time) or
-            ``"ask_continued"`` (``yak ask --continue`` or ``--session``).
-    """
-    if reason != "too_large":
-        return error
-    advice = {
-        "window": "Start a new conversation (Ctrl+N), or send a shorter message.",
-        "ask": "Send a shorter prompt.",
-        "ask_continued": (
-            "Send a shorter prompt, or ask without --continue or --session to start a new "
-            "conversation."
-        ),
-    }[front_end]
-    return f"{error} {advice}"
-
-
-# --- a folder without a memory of its own ---------------------------------------------------
-def enclosing_words(path: str, enclosing: MemorySummary) -> str:
-    """The sentence for a folder with no memory of its own inside a workspace that has one
-    (``yak memory show``, ``yak ask``, the MCP tools): the enclosing path, its size and the
-    command that reads it."""
-    where = enclosing.workspace.path
-    return (
-        f"{path} has no memory of its own; the enclosing workspace {where} has "
-        f"{plural(enclosing.lines, 'line')}: 'yak memory show -w {shlex.quote(where)}'"
-    )
-
-
-def renamed_words(path: str, orphan: MemorySummary) -> str:
-    """The sentence for a folder with no memory that looks like a workspace whose folder is
-    gone (renamed or moved): the old path, its size and the ``reattach`` command that moves
-    its memory here (or declines it)."""
-    old = orphan.workspace.path
-    return (
-        f"{path} looks like {old}, which no longer exists and has a memory of "
-        f"{plural(orphan.lines, 'line')}: 'yak memory reattach {shlex.quote(old)} -w "
-        f"{shlex.quote(path)}' moves it here."
-    )
-
-
-# --- conversations ------------------------------------------------------------------------------
-def session_tooltip(session: ChatSession) -> str:
-    """The conversation list's tooltip: the whole title and, for a conversation a one-shot
-    ``yak ask`` started on the command line, that it did (the list marks it too)."""
-    if session.origin is SessionOrigin.ASK:
-        return f"{session.title}\nStarted with 'yak ask' on the command line"
-    return session.title
