@@ -23,7 +23,7 @@ from yak.memory.grounding import is_structure
 from yak.memory.placement import place, sections
 from yak.memory.provenance import fold_line
 from yak.memory.quotes import verify
-from yak.memory.removals import Removals, names_line, new_value_of, restated
+from yak.memory.removals import Removals, names_line, new_value_of, restated, value_changed
 from yak.memory.said import Passage
 
 TOOL_NAME = "update_memory"
@@ -155,21 +155,27 @@ def read_tool(
     return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=dropped)
 
 
-def _superseded(lines: Sequence[str], fact: str, claimed: set[int]) -> list[int]:
-    """The line a fact listed as new is a new value of, when exactly one is
-    (:func:`yak.memory.removals.new_value_of`): the fact takes its place. The 1.5B model added
-    "- Python 3.12 from now on." beside "- Python 3.11." without naming the line it
-    replaces, and left superseded values in 9 of 13 cases; two lines that could be meant
-    leave both in place."""
-    found = [
-        number
+def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]) -> list[int]:
+    """The line a fact listed as new is a new value of, when exactly one is: the fact takes
+    its place. First the lines it restates both ways (:func:`yak.memory.removals.new_value_of`),
+    else those whose anchored value it changes, said as a change in its quote
+    (:func:`yak.memory.removals.value_changed`). The 1.5B model added "- Python 3.12 from now
+    on." beside "- Python 3.11." without naming the line it replaces, and left superseded
+    values in 9 of 13 cases; two lines that could be meant leave both in place."""
+    text, quote = str(fact["text"]).strip(), str(fact.get("quote", ""))
+    open_lines = [
+        (number, line)
         for number, line in enumerate(lines, start=1)
-        if number not in claimed
-        and line.strip()
-        and not is_structure(line)
-        and new_value_of(line, fact)
+        if number not in claimed and line.strip() and not is_structure(line)
     ]
-    return found if len(found) == 1 else []
+    for rule in (
+        lambda line: new_value_of(line, text),
+        lambda line: value_changed(line, text, quote),
+    ):
+        found = [number for number, line in open_lines if rule(line)]
+        if found:
+            return found if len(found) == 1 else []
+    return []
 
 
 _TRANSCRIPT_LINE = re.compile(
@@ -223,7 +229,7 @@ def _with_cause(
         text = str(fact["text"]).strip()
         replaces = [n for n in fact["replaces"] if caused(n, [text])]
         if not fact["replaces"]:
-            replaces = _superseded(lines, text, claimed)
+            replaces = _superseded(lines, fact, claimed)
             claimed.update(replaces)
         kept_facts.append({**fact, "replaces": replaces})
     kept_forget = []
