@@ -168,14 +168,10 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
         for number, line in enumerate(lines, start=1)
         if number not in claimed and line.strip() and not is_structure(line)
     ]
-    for rule in (
-        lambda line: new_value_of(line, text),
-        lambda line: value_changed(line, text, quote),
-    ):
-        found = [number for number, line in open_lines if rule(line)]
-        if found:
-            return found if len(found) == 1 else []
-    return []
+    found = [number for number, line in open_lines if new_value_of(line, text)]
+    if not found:
+        found = [number for number, line in open_lines if value_changed(line, text, quote)]
+    return found if len(found) == 1 else []
 
 
 _TRANSCRIPT_LINE = re.compile(
