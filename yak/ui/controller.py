@@ -10,6 +10,7 @@ again by the refresh scheduler; applied settings set the refresh's quiet time.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import Any
@@ -19,8 +20,16 @@ from PySide6.QtCore import QObject
 
 from yak.config import Settings
 from yak.core import Core
-from yak.domain import Proposal, ProposalStatus, RefreshStatus, Workspace
-from yak.errors import WorkspaceNotFound, YakError
+from yak.domain import (
+    LineOrigin,
+    MemorySummary,
+    Proposal,
+    ProposalStatus,
+    RefreshOutcome,
+    RefreshStatus,
+    Workspace,
+)
+from yak.errors import WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
 from yak.memory.hunks import hand_lines
 from yak.presenters import (
@@ -40,7 +49,7 @@ from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.settings.provider_page import ProviderPage
-from yak.ui.tasks import TaskGroup, settled
+from yak.ui.tasks import FAILED, ErrorSink, TaskGroup, logged, settled
 from yak.ui.window_lock import WindowLock
 
 log = logging.getLogger(__name__)
@@ -76,7 +85,7 @@ class AppController(QObject):
         self.window = window
         self.core = core
         self.bridge = bridge
-        self.tasks = TaskGroup()
+        self.tasks = TaskGroup(window, progress=window)
         self.settings_dialog = SettingsDialog(window)
         self.memory_page = MemoryPage(self.settings_dialog)
         self.settings_dialog.add_page(MEMORY_PAGE, self.memory_page)
@@ -196,11 +205,10 @@ class AppController(QObject):
         The window stays as it was.
         """
         self._held_elsewhere = self._handed_over = False
-        try:
-            workspace = await self._open_folder(path)
-        except YakError as exc:
-            self.window.cancel_opening()
-            self.window.show_error(str(exc), title="Cannot open the folder")
+        workspace = await self.tasks.attempt(
+            self._open_folder(path), on_error=self._cannot_open, progress=f"Opening {path}…"
+        )
+        if workspace is FAILED:
             return None
         if not self.window_lock.claim(workspace.id):
             self._held_elsewhere = True
@@ -249,13 +257,24 @@ class AppController(QObject):
             )
         return workspace
 
+    def _cannot_open(self, text: str) -> None:
+        self.window.cancel_opening()
+        self.window.show_error(text, title="Cannot open the folder")
+
+    def _error_box(self, title: str) -> ErrorSink:
+        """The sink of an action the user asked for: a message box titled ``title``."""
+        return functools.partial(self.window.show_error, title=title)
+
+    def _status_error(self, text: str) -> None:
+        self.window.show_status(text, timeout_ms=15000)
+
     async def _last_folder(self) -> str | None:
         """The most recently opened workspace whose folder still exists (a start without a
         folder reopens it, as editors reopen the last project), or ``None``."""
-        try:
-            recent = await self.core.workspaces.recent()
-        except YakError as exc:
-            log.warning("reading recent workspaces failed: %s", exc)
+        recent = await self.tasks.attempt(
+            self.core.workspaces.recent(), on_error=logged("reading recent workspaces")
+        )
+        if recent is FAILED:
             return None
         return next((w.path for w in recent if os.path.isdir(w.path)), None)
 
@@ -331,19 +350,38 @@ class AppController(QObject):
             self.open_settings(self.workspace.id)
 
     def _on_panel_refresh_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._refresh(workspace_id), name="panel-refresh")
+        # A forced refresh; the queue's events show it running, then its outcome.
+        self.tasks.run(
+            self.core.refresh.refresh_now(workspace_id),
+            name="panel-refresh",
+            on_error=self._error_box("Memory refresh"),
+            on_success=self._show_outcome,
+            progress="Refreshing the memory…",
+        )
 
     def _on_panel_edit_requested(self, workspace_id: str) -> None:
         self.open_settings(workspace_id)
 
     def _on_panel_view_reply_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._view_reply(workspace_id), name="view-refused-reply")
+        self.tasks.run(
+            self._view_reply(workspace_id),
+            name="view-refused-reply",
+            on_error=self._error_box("Memory refresh"),
+        )
 
     def _on_panel_review_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._review(workspace_id), name="review-proposal")
+        self.tasks.run(
+            self._review(workspace_id),
+            name="review-proposal",
+            on_error=self._error_box("Memory review"),
+        )
 
     def _on_panel_diff_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._last_change(workspace_id), name="last-change")
+        self.tasks.run(
+            self._last_change(workspace_id),
+            name="last-change",
+            on_error=self._error_box("Memory refresh"),
+        )
 
     def _on_review_accept_requested(self, proposal_id: str, content: object) -> None:
         text = content if isinstance(content, str) else None
@@ -360,16 +398,45 @@ class AppController(QObject):
         self.tasks.spawn(self.open_workspace(path), name="open-enclosing")
 
     def _on_notice_copy_enclosing_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._copy_enclosing(workspace_id), name="copy-enclosing")
+        self.tasks.run(
+            self._copy_enclosing(workspace_id),
+            name="copy-enclosing",
+            on_error=self._error_box("Copy the memory"),
+        )
 
     def _on_notice_reattach_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._reattach_here(workspace_id), name="reattach-here")
+        # Use it: the orphan's memory, history and conversations move to the open folder,
+        # which is then shown again (its memory and conversations are the moved ones).
+        if self.workspace is not None:
+            self.tasks.run(
+                self.core.workspaces.reattach(workspace_id, self.workspace.path),
+                name="reattach-here",
+                on_error=self._error_box("Use the memory"),
+                on_success=self._reattached,
+            )
 
     def _on_notice_rename_declined(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._decline_rename(workspace_id), name="decline-rename")
+        # Not this one: remembered, so this folder is not offered that memory again; the
+        # enclosing workspace's may be offered instead.
+        workspace = self.workspace
+        if workspace is not None:
+            self.tasks.run(
+                self.core.workspaces.decline_rename(workspace.path, workspace_id),
+                name="decline-rename",
+                on_error=self._error_box("Not this one"),
+                on_success=lambda _: self._offer_memory_elsewhere(workspace),
+            )
 
     def _on_notice_link_requested(self, path: str) -> None:
-        self.tasks.spawn(self._link_worktree(path), name="link-worktree")
+        # Share its memory: the open worktree uses the main checkout's document from now on.
+        workspace = self.workspace
+        if workspace is not None:
+            self.tasks.run(
+                self.core.workspaces.link(workspace.path, path),
+                name="link-worktree",
+                on_error=self._error_box("Share the memory"),
+                on_success=lambda _: self._load_panel(workspace.id),
+            )
 
     def _on_notice_dismissed(self) -> None:
         if self.workspace is not None:
@@ -420,32 +487,27 @@ class AppController(QObject):
 
     # --- coroutines ----------------------------------------------------------------------------
     async def _update_recent(self) -> None:
-        try:
-            recent = await self.core.workspaces.recent()
-            waiting = await self.core.review.pending_counts()
-            self.window.set_recent(recent, waiting=waiting)
-        except YakError as exc:
-            log.warning("reading recent workspaces failed: %s", exc)
+        await self.tasks.attempt(
+            self._read_recent(),
+            on_error=logged("reading recent workspaces"),
+            on_success=lambda found: self.window.set_recent(found[0], waiting=found[1]),
+        )
+
+    async def _read_recent(self) -> tuple[list[Workspace], dict[str, int]]:
+        return await self.core.workspaces.recent(), await self.core.review.pending_counts()
 
     async def _offer_memory_elsewhere(self, workspace: Workspace) -> None:
         """Show the scope notice when the folder has no memory of its own but one is found
         elsewhere: an orphan it looks like before a rename first, else its git main
         checkout's, else the enclosing workspace's (these two unless put aside in this
         window)."""
+        found = await self.tasks.attempt(
+            self._memory_elsewhere(workspace), on_error=logged("looking for a memory elsewhere")
+        )
+        if found is FAILED or self.workspace is None or self.workspace.id != workspace.id:
+            return  # (or another folder was opened meanwhile)
+        renamed, main, enclosing = found
         notice = self.window.scope_notice
-        registry = self.core.workspaces
-        try:
-            renamed = await registry.renamed_from(workspace.path)
-            main = enclosing = None
-            if renamed is None and workspace.id not in self._dismissed:
-                main = await registry.worktree_main(workspace.path)
-                if main is None:
-                    enclosing = await registry.enclosing(workspace.path)
-        except YakError as exc:
-            log.warning("looking for a memory elsewhere failed: %s", exc)
-            return
-        if self.workspace is None or self.workspace.id != workspace.id:
-            return  # another folder was opened meanwhile
         if renamed is not None:
             notice.show_renamed(renamed)
         elif main is not None:
@@ -455,76 +517,54 @@ class AppController(QObject):
         else:
             notice.clear()
 
+    async def _memory_elsewhere(
+        self, workspace: Workspace
+    ) -> tuple[MemorySummary | None, MemorySummary | None, MemorySummary | None]:
+        """``(renamed, main, enclosing)``: the memories :meth:`_offer_memory_elsewhere` may
+        offer, at most one of them found."""
+        registry = self.core.workspaces
+        renamed = await registry.renamed_from(workspace.path)
+        if renamed is not None or workspace.id in self._dismissed:
+            return renamed, None, None
+        main = await registry.worktree_main(workspace.path)
+        if main is not None:
+            return None, main, None
+        return None, None, await registry.enclosing(workspace.path)
+
     async def _copy_enclosing(self, source_id: str) -> None:
         """Copy it here: the enclosing workspace's document becomes this one's first
         version (a ``copy`` revision); the panel reloads on ``MemoryChanged``."""
         workspace = self.workspace
-        if workspace is None:
-            return
-        try:
+        if workspace is not None:
             source = await self.core.workspaces.get(source_id)
             await self.core.memory.copy_from(workspace.id, source, expected_version=None)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Copy the memory")
 
-    async def _reattach_here(self, orphan_id: str) -> None:
-        """Use it: move the orphan's memory, history and conversations to the open folder,
-        then show the folder again (its memory and conversations are the moved ones)."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            moved = await self.core.workspaces.reattach(orphan_id, workspace.path)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Use the memory")
-            return
+    async def _reattached(self, moved: Workspace) -> None:
         await self.open_workspace(moved.path)
         self.memory_controller.reload()
-
-    async def _link_worktree(self, main_path: str) -> None:
-        """Share its memory: the open worktree uses the main checkout's document from now on;
-        the panel shows it."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            await self.core.workspaces.link(workspace.path, main_path)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Share the memory")
-            return
-        await self._load_panel(workspace.id)
-
-    async def _decline_rename(self, orphan_id: str) -> None:
-        """Not this one: remembered, so this folder is not offered that memory again; the
-        enclosing workspace's may be offered instead."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            await self.core.workspaces.decline_rename(workspace.path, orphan_id)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Not this one")
-            return
-        await self._offer_memory_elsewhere(workspace)
 
     async def _load_panel(self, workspace_id: str) -> None:
         await self._load_document(workspace_id)
         await settled(self._spawn_load_state(workspace_id))
 
     async def _load_document(self, workspace_id: str) -> None:
-        try:
-            document = await self.core.memory.read(workspace_id)
-        except YakError as exc:
-            self.window.show_status(str(exc), timeout_ms=15000)
+        panel = self.window.memory_panel
+        document = await self.tasks.attempt(
+            self.core.memory.read(workspace_id), on_error=self._status_error
+        )
+        if document is FAILED:
             return
-        self.window.memory_panel.show_document(document)
-        try:
-            origins = await self.core.memory.blame(workspace_id)
-            titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
-        except YakError as exc:
-            log.warning("reading where the memory's lines came from failed: %s", exc)
-            return
-        self.window.memory_panel.set_origins(workspace_id, origins, titles)
+        panel.show_document(document)
+        await self.tasks.attempt(
+            self._read_origins(workspace_id),
+            on_error=logged("reading where the memory's lines came from"),
+            on_success=lambda found: panel.set_origins(workspace_id, *found),
+        )
+
+    async def _read_origins(self, workspace_id: str) -> tuple[list[LineOrigin], dict[str, str]]:
+        origins = await self.core.memory.blame(workspace_id)
+        titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
+        return origins, titles
 
     def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
         """Read the panel's refresh state again; a read still running is cancelled (the
@@ -532,37 +572,26 @@ class AppController(QObject):
         return self.tasks.replace("panel-state", self._load_state(workspace_id))
 
     async def _load_state(self, workspace_id: str) -> None:
-        try:
-            state = await self.core.refresh.snapshot(workspace_id)
-        except YakError as exc:
-            self.window.show_status(str(exc), timeout_ms=15000)
-            return
-        self.window.memory_panel.show_refresh_state(state)
+        await self.tasks.attempt(
+            self.core.refresh.snapshot(workspace_id),
+            on_error=self._status_error,
+            on_success=self.window.memory_panel.show_refresh_state,
+        )
 
     async def _key_changed(self) -> None:
         """An API key was stored or removed: check again (a new key enqueues the paused
         workspaces; the scheduler publishes the snapshots the key changed)."""
         await self.core.refresh.check_key()
 
-    async def _refresh(self, workspace_id: str) -> None:
-        """A forced refresh; the queue's events show it running, then its outcome."""
-        try:
-            outcome = await self.core.refresh.refresh_now(workspace_id)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory refresh")
-            return
+    def _show_outcome(self, outcome: RefreshOutcome) -> None:
         ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
 
     async def _view_reply(self, workspace_id: str) -> None:
         """A refused reply, as a diff against the document in the review view (the editor's
         text is not replaced; Edit… opens it to copy from)."""
-        try:
-            attempt = await self.core.memory.last_attempt(workspace_id)
-            document = await self.core.memory.read(workspace_id)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory refresh")
-            return
+        attempt = await self.core.memory.last_attempt(workspace_id)
+        document = await self.core.memory.read(workspace_id)
         reply = attempt.reply if attempt is not None else None
         if attempt is None or not reply:
             self.window.show_error(
@@ -576,20 +605,18 @@ class AppController(QObject):
             (attempt.reason,) if attempt.reason else (),
             editable=True,
         )
-        self.review_dialog.show()
-        self.review_dialog.raise_()
+        self._raise_review()
 
     async def _review(self, workspace_id: str) -> None:
         """Open the oldest proposal waiting for review."""
-        try:
-            waiting = await self.core.review.proposals(workspace_id)
-            if not waiting:
-                self.window.show_status("No change waits for review.", timeout_ms=10000)
-                return
-            await self._show_proposal(workspace_id, waiting[0])
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory review")
+        waiting = await self.core.review.proposals(workspace_id)
+        if not waiting:
+            self.window.show_status("No change waits for review.", timeout_ms=10000)
             return
+        await self._show_proposal(workspace_id, waiting[0])
+        self._raise_review()
+
+    def _raise_review(self) -> None:
         self.review_dialog.show()
         self.review_dialog.raise_()
 
@@ -607,42 +634,40 @@ class AppController(QObject):
         """The inbox changed while the dialog shows ``shown``: when it is no longer waiting
         (decided in another window or by ``yak memory accept``/``reject``), say so; when it
         was rebased onto a newer version, show it as it is now."""
-        try:
-            stored = await self.core.review.get_proposal(workspace_id, shown.id)
-        except YakError as exc:
-            log.warning("cannot read proposal %s again: %s", shown.id, exc)
-            return
+        stored = await self.tasks.attempt(
+            self.core.review.get_proposal(workspace_id, shown.id),
+            on_error=logged(f"reading proposal {shown.id} again"),
+        )
         still_shown = self.review_dialog.proposal
-        if still_shown is None or still_shown.id != shown.id or shown.id == self._deciding:
+        if (
+            stored is FAILED
+            or still_shown is None
+            or still_shown.id != shown.id
+            or shown.id == self._deciding
+        ):
             return
         if stored.status is not ProposalStatus.PENDING:
             self.review_dialog.show_decided(decided_elsewhere(stored))
         elif (stored.base_version, stored.content) != (shown.base_version, shown.content):
-            try:
-                await self._show_proposal(workspace_id, stored)
-            except YakError as exc:
-                self.review_dialog.show_error(str(exc))
+            await self.tasks.attempt(
+                self._show_proposal(workspace_id, stored), on_error=self.review_dialog.show_error
+            )
 
     async def _last_change(self, workspace_id: str) -> None:
         """The last refresh's diff, read-only."""
-        try:
-            attempt = await self.core.memory.last_attempt(workspace_id)
-            if attempt is None or attempt.result_version is None:
-                self.window.show_status("The last refresh changed nothing.", timeout_ms=10000)
-                return
-            new = await self.core.memory.version_text(workspace_id, attempt.result_version)
-            old = await self.core.memory.version_text(workspace_id, attempt.base_version)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory refresh")
+        attempt = await self.core.memory.last_attempt(workspace_id)
+        if attempt is None or attempt.result_version is None:
+            self.window.show_status("The last refresh changed nothing.", timeout_ms=10000)
             return
+        new = await self.core.memory.version_text(workspace_id, attempt.result_version)
+        old = await self.core.memory.version_text(workspace_id, attempt.base_version)
         self.review_dialog.show_change(
             f"The refresh of version {attempt.base_version} wrote version "
             f"{attempt.result_version}: +{attempt.added} −{attempt.removed}",
             old,
             new,
         )
-        self.review_dialog.show()
-        self.review_dialog.raise_()
+        self._raise_review()
 
     async def _decide(self, proposal_id: str, *, accept: bool, content: str | None = None) -> None:
         """Accept (as proposed or edited) or reject a proposal of the window's workspace; on
@@ -650,19 +675,19 @@ class AppController(QObject):
         workspace = self.workspace
         if workspace is None:
             return
+        review = self.core.review
         self._deciding = proposal_id
         try:
-            if accept:
-                await self.core.review.accept(
-                    workspace.id, proposal_id, content=content, initiator=self
-                )
-            else:
-                await self.core.review.reject(workspace.id, proposal_id)
-        except YakError as exc:
-            self.review_dialog.show_error(str(exc))
-            return
+            decided = await self.tasks.attempt(
+                review.accept(workspace.id, proposal_id, content=content, initiator=self)
+                if accept
+                else review.reject(workspace.id, proposal_id),
+                on_error=self.review_dialog.show_error,
+            )
         finally:
             self._deciding = None
+        if decided is FAILED:
+            return
         self.review_dialog.hide()
         self.window.show_status(
             "Accepted the change." if accept else "Rejected the change; its lines stay out.",

@@ -263,7 +263,13 @@ class MainWindow(QMainWindow):
         help_menu.addAction(self.about_action)
 
     def _setup_memory_menu(self) -> None:
-        self.memory_menu, self.memory_actions = add_memory_menu(self)
+        self.memory_menu, self.memory_actions = add_memory_menu(
+            self,
+            refresh=self.memory_refresh_requested,
+            review=self.memory_review_requested,
+            history=self.memory_history_requested,
+            edit=self.memory_edit_requested,
+        )
         (
             self.refresh_memory_action,
             self.review_action,
@@ -474,6 +480,15 @@ class MainWindow(QMainWindow):
     def show_status(self, text: str, *, timeout_ms: int = 5000) -> None:
         """A transient message in the status bar."""
         self.statusBar().showMessage(text, timeout_ms)
+
+    def show_progress(self, text: str) -> None:
+        """``text`` in the status bar while a long operation runs (``yak.ui.tasks``)."""
+        self.statusBar().showMessage(text)
+
+    def clear_progress(self, text: str) -> None:
+        """Clear the status bar if it still shows the progress line ``text``."""
+        if self.statusBar().currentMessage() == text:
+            self.statusBar().clearMessage()
 
     def set_support_paths(
         self, *, data_dir: str | None = None, log_file: str | None = None

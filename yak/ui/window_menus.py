@@ -7,12 +7,19 @@ import functools
 import html
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import Qt, QUrl, qVersion
+from PySide6.QtCore import Qt, QUrl, SignalInstance, qVersion
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QWidget,
+)
 
 from yak import __version__
 from yak.ui import dialogs
@@ -21,7 +28,6 @@ from yak.ui.layout import create_action
 
 if TYPE_CHECKING:
     from yak.domain import Workspace
-    from yak.ui.main_window import MainWindow
 
 REFRESH_SHORTCUT = "Ctrl+R"
 REVIEW_SHORTCUT = "Ctrl+Shift+R"
@@ -140,31 +146,44 @@ def shortcuts_box(parent: QWidget, shortcuts: Sequence[tuple[str, str]]) -> QMes
     return box
 
 
-def add_memory_menu(window: MainWindow) -> tuple[QMenu, list[QAction]]:
+class ShortcutActions(Protocol):
+    """The main window's actions and dock whose keys Help › Keyboard Shortcuts lists."""
+
+    memory_dock: QDockWidget
+    open_action: QAction
+    settings_action: QAction
+    refresh_memory_action: QAction
+    review_action: QAction
+    history_action: QAction
+    quit_action: QAction
+
+
+def add_memory_menu(
+    window: QMainWindow,
+    *,
+    refresh: SignalInstance,
+    review: SignalInstance,
+    history: SignalInstance,
+    edit: SignalInstance,
+) -> tuple[QMenu, list[QAction]]:
     """Memory › Refresh Now, Review Waiting Change…, History…, Edit in Settings…: the memory
-    panel's commands for the open workspace, each emitting the window's intent signal (the
-    controller disables them while no workspace is open)."""
+    panel's commands for the open workspace, each emitting the window's intent signal given
+    (the controller disables them while no workspace is open)."""
     menu = window.menuBar().addMenu("&Memory")
     actions = [
         create_action(
-            "&Refresh Now",
-            window,
-            shortcut=QKeySequence(REFRESH_SHORTCUT),
-            triggered=window.memory_refresh_requested,
+            "&Refresh Now", window, shortcut=QKeySequence(REFRESH_SHORTCUT), triggered=refresh
         ),
         create_action(
             "Re&view Waiting Change…",
             window,
             shortcut=QKeySequence(REVIEW_SHORTCUT),
-            triggered=window.memory_review_requested,
+            triggered=review,
         ),
         create_action(
-            "&History…",
-            window,
-            shortcut=QKeySequence(HISTORY_SHORTCUT),
-            triggered=window.memory_history_requested,
+            "&History…", window, shortcut=QKeySequence(HISTORY_SHORTCUT), triggered=history
         ),
-        create_action("&Edit in Settings…", window, triggered=window.memory_edit_requested),
+        create_action("&Edit in Settings…", window, triggered=edit),
     ]
     menu.addActions(actions)
     return menu, actions
@@ -187,7 +206,7 @@ def no_workspace_text(recent: Sequence[Workspace]) -> str:
     )
 
 
-def window_shortcuts(window: MainWindow) -> list[tuple[str, str]]:
+def window_shortcuts(window: ShortcutActions) -> list[tuple[str, str]]:
     """The window's keyboard shortcuts as ``(keys, what they do)``, in this platform's
     notation (Help › Keyboard Shortcuts)."""
 

@@ -53,14 +53,14 @@ from yak.config import (
     MIN_TIMEOUT_S,
 )
 from yak.domain import RewriteForm
-from yak.errors import MissingApiKey, YakError
+from yak.errors import MissingApiKey
 from yak.presenters import NO_KEY_HERE, Colour, connection_words, found_form_words
 from yak.refresh.context import ANTHROPIC_CONTEXT_WINDOW
 from yak.settings import SettingsService
 from yak.ui.colours import text_style
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.ui.settings.page import SettingsPage
-from yak.ui.tasks import TaskGroup, settled
+from yak.ui.tasks import FAILED, TaskGroup, settled
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class ProviderPage(SettingsPage):
         super().__init__(parent)
         self.settings = settings
         self.chat = chat
-        self.tasks = TaskGroup()
+        self.tasks = TaskGroup(self)
         self._key_source: str | None = _UNKNOWN
         self._keyring_usable = True  # until the settings service says otherwise
         self._loaded: dict[str, object] = {}
@@ -459,11 +459,10 @@ class ProviderPage(SettingsPage):
         self._show_memory_form(await self.settings.memory_form_found())
 
     async def _remove_key(self) -> None:
-        try:
-            await self.settings.delete_api_key()
-        except YakError as exc:
-            self.status_label.setText(str(exc))
-        else:
+        removed = await self.tasks.attempt(
+            self.settings.delete_api_key(), on_error=self.status_label.setText
+        )
+        if removed is not FAILED:
             self.status_label.setText(
                 "The session key was forgotten."
                 if self._key_source == "session"
@@ -474,28 +473,37 @@ class ProviderPage(SettingsPage):
 
     async def _run_test(self) -> None:
         try:
-            message = connection_words(await self.chat.test_connection())
-        except MissingApiKey:  # its own sentence sends the user here, where they already are
-            message = NO_KEY_HERE
-        except YakError as exc:
-            message = str(exc)
+            message = await self.tasks.attempt(self._test_words(), on_error=self._show_test_result)
         finally:
             self._testing = False
             self._update_test_button()
+        if message is not FAILED:
+            self._show_test_result(message)
+
+    async def _test_words(self) -> str:
+        try:
+            return connection_words(await self.chat.test_connection())
+        except MissingApiKey:  # its own sentence sends the user here, where they already are
+            return NO_KEY_HERE
+
+    def _show_test_result(self, message: str) -> None:
+        self._testing = False
+        self._update_test_button()
         self.status_label.setText(message)
         self.test_finished.emit(message)
 
+    def _key_not_saved(self, text: str) -> None:
+        self.status_label.setText(text)
+        self._loaded["api_key"] = ""
+        self._pending_key_save = False
+        self.changed.emit()
+
     async def _save_key(self, key: str, *, session_only: bool) -> None:
-        try:
-            if session_only:
-                await self.settings.use_session_key(key)
-            else:
-                await self.settings.set_api_key(key)
-        except YakError as exc:
-            self.status_label.setText(str(exc))
-            self._loaded["api_key"] = ""
-            self._pending_key_save = False
-            self.changed.emit()
+        saved = await self.tasks.attempt(
+            self.settings.use_session_key(key) if session_only else self.settings.set_api_key(key),
+            on_error=self._key_not_saved,
+        )
+        if saved is FAILED:
             return
         self._pending_key_save = False
         self._loading = True
