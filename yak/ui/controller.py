@@ -23,19 +23,15 @@ from yak.core import Core
 from yak.domain import (
     LineOrigin,
     MemorySummary,
-    Proposal,
-    ProposalStatus,
     RefreshOutcome,
     RefreshStatus,
     Workspace,
 )
 from yak.errors import WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
-from yak.memory.hunks import hand_lines
 from yak.presenters import (
     REFRESH_STOPPED,
     change_words,
-    decided_elsewhere,
     describe_outcome,
     read_only_words,
 )
@@ -44,7 +40,7 @@ from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import MainWindow
 from yak.ui.memory_panel import MemoryPanel
-from yak.ui.review_dialog import ReviewDialog
+from yak.ui.review_controller import ReviewController
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
@@ -71,6 +67,7 @@ class AppController(QObject):
         memory_controller: the Settings memory page's controller.
         chat_controller: the chat panel's controller.
         provider_page: Settings › Provider.
+        review: drives the review dialog (``review_dialog``).
     """
 
     def __init__(
@@ -105,13 +102,14 @@ class AppController(QObject):
         panel.retry_requested.connect(self._on_panel_refresh_requested)
         panel.stop_requested.connect(self._on_panel_stop_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
-        panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
-        panel.review_requested.connect(self._on_panel_review_requested)
-        panel.diff_requested.connect(self._on_panel_diff_requested)
-        self.review_dialog = ReviewDialog(window)
-        self.review_dialog.accept_requested.connect(self._on_review_accept_requested)
-        self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
-        self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
+        self.review = ReviewController(
+            window=window, core=core, tasks=self.tasks, decided=self._load_panel, parent=self
+        )
+        self.review_dialog = self.review.dialog
+        self.review.edit_text_requested.connect(self._on_review_edit_text_requested)
+        panel.view_reply_requested.connect(self.review.view_reply)
+        panel.review_requested.connect(self.review.review)
+        panel.diff_requested.connect(self.review.last_change)
         panel.provider_settings_requested.connect(self.open_provider_settings)
         notice = window.scope_notice
         notice.use_enclosing_requested.connect(self._on_notice_use_enclosing_requested)
@@ -132,7 +130,6 @@ class AppController(QObject):
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
         bridge.proposals_changed.connect(self._on_bridge_proposals_changed)
-        self._deciding: str | None = None  # the proposal this window is accepting or rejecting
 
     def _setup_chat(self) -> None:
         """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
@@ -338,7 +335,7 @@ class AppController(QObject):
 
     def _on_window_memory_review_requested(self) -> None:
         if self.workspace is not None:
-            self._on_panel_review_requested(self.workspace.id)
+            self.review.review(self.workspace.id)
 
     def _on_window_memory_history_requested(self) -> None:
         if self.workspace is not None:
@@ -361,34 +358,6 @@ class AppController(QObject):
 
     def _on_panel_edit_requested(self, workspace_id: str) -> None:
         self.open_settings(workspace_id)
-
-    def _on_panel_view_reply_requested(self, workspace_id: str) -> None:
-        self.tasks.run(
-            self._view_reply(workspace_id),
-            name="view-refused-reply",
-            on_error=self._error_box("Memory refresh"),
-        )
-
-    def _on_panel_review_requested(self, workspace_id: str) -> None:
-        self.tasks.run(
-            self._review(workspace_id),
-            name="review-proposal",
-            on_error=self._error_box("Memory review"),
-        )
-
-    def _on_panel_diff_requested(self, workspace_id: str) -> None:
-        self.tasks.run(
-            self._last_change(workspace_id),
-            name="last-change",
-            on_error=self._error_box("Memory refresh"),
-        )
-
-    def _on_review_accept_requested(self, proposal_id: str, content: object) -> None:
-        text = content if isinstance(content, str) else None
-        self.tasks.spawn(self._decide(proposal_id, accept=True, content=text), name="accept")
-
-    def _on_review_reject_requested(self, proposal_id: str) -> None:
-        self.tasks.spawn(self._decide(proposal_id, accept=False), name="reject")
 
     def _on_review_edit_text_requested(self, text: str) -> None:
         if self.workspace is not None:
@@ -466,16 +435,7 @@ class AppController(QObject):
     def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
         # File › Open Recent says how many changes wait in each folder.
         self.tasks.replace("recent-menu", self._update_recent())
-        shown = self.review_dialog.proposal
-        workspace = self.workspace
-        if (
-            shown is not None
-            and workspace is not None
-            and event.workspace_id == workspace.id
-            and self.review_dialog.isVisible()
-            and shown.id != self._deciding
-        ):
-            self.tasks.replace("review-recheck", self._recheck_review(workspace.id, shown))
+        self.review.proposals_changed(event)
 
     def _close_guard(self) -> bool:
         """Let the window close unless Settings holds unsaved edits; then ask first and close
@@ -586,113 +546,3 @@ class AppController(QObject):
     def _show_outcome(self, outcome: RefreshOutcome) -> None:
         ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
-
-    async def _view_reply(self, workspace_id: str) -> None:
-        """A refused reply, as a diff against the document in the review view (the editor's
-        text is not replaced; Edit… opens it to copy from)."""
-        attempt = await self.core.memory.last_attempt(workspace_id)
-        document = await self.core.memory.read(workspace_id)
-        reply = attempt.reply if attempt is not None else None
-        if attempt is None or not reply:
-            self.window.show_error(
-                "The last refresh kept no reply to show.", title="Memory refresh"
-            )
-            return
-        self.review_dialog.show_change(
-            f"The refresh reply was refused ({attempt.status}); the document is unchanged.",
-            document.content,
-            reply,
-            (attempt.reason,) if attempt.reason else (),
-            editable=True,
-        )
-        self._raise_review()
-
-    async def _review(self, workspace_id: str) -> None:
-        """Open the oldest proposal waiting for review."""
-        waiting = await self.core.review.proposals(workspace_id)
-        if not waiting:
-            self.window.show_status("No change waits for review.", timeout_ms=10000)
-            return
-        await self._show_proposal(workspace_id, waiting[0])
-        self._raise_review()
-
-    def _raise_review(self) -> None:
-        self.review_dialog.show()
-        self.review_dialog.raise_()
-
-    async def _show_proposal(self, workspace_id: str, proposal: Proposal) -> None:
-        """Put ``proposal`` in the dialog with its base text and the lines a person wrote in
-        it. Raises ``YakError`` (a read failed)."""
-        base = await self.core.memory.version_text(workspace_id, proposal.base_version)
-        current = await self.core.memory.read(workspace_id)
-        origins = await self.core.memory.blame(workspace_id)
-        hand = hand_lines(base, origins, current=current.version == proposal.base_version)
-        titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
-        self.review_dialog.show_proposal(proposal, base, hand=hand, titles=titles)
-
-    async def _recheck_review(self, workspace_id: str, shown: Proposal) -> None:
-        """The inbox changed while the dialog shows ``shown``: when it is no longer waiting
-        (decided in another window or by ``yak memory accept``/``reject``), say so; when it
-        was rebased onto a newer version, show it as it is now."""
-        stored = await self.tasks.attempt(
-            self.core.review.get_proposal(workspace_id, shown.id),
-            on_error=logged(f"reading proposal {shown.id} again"),
-        )
-        still_shown = self.review_dialog.proposal
-        if (
-            stored is FAILED
-            or still_shown is None
-            or still_shown.id != shown.id
-            or shown.id == self._deciding
-        ):
-            return
-        if stored.status is not ProposalStatus.PENDING:
-            self.review_dialog.show_decided(decided_elsewhere(stored))
-        elif (stored.base_version, stored.content) != (shown.base_version, shown.content):
-            await self.tasks.attempt(
-                self._show_proposal(workspace_id, stored), on_error=self.review_dialog.show_error
-            )
-
-    async def _last_change(self, workspace_id: str) -> None:
-        """The last refresh's diff, read-only."""
-        attempt = await self.core.memory.last_attempt(workspace_id)
-        if attempt is None or attempt.result_version is None:
-            self.window.show_status("The last refresh changed nothing.", timeout_ms=10000)
-            return
-        new = await self.core.memory.version_text(workspace_id, attempt.result_version)
-        old = await self.core.memory.version_text(workspace_id, attempt.base_version)
-        self.review_dialog.show_change(
-            f"The refresh of version {attempt.base_version} wrote version "
-            f"{attempt.result_version}: +{attempt.added} −{attempt.removed}",
-            old,
-            new,
-        )
-        self._raise_review()
-
-    async def _decide(self, proposal_id: str, *, accept: bool, content: str | None = None) -> None:
-        """Accept (as proposed or edited) or reject a proposal of the window's workspace; on
-        success the dialog closes, otherwise it says why."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        review = self.core.review
-        self._deciding = proposal_id
-        try:
-            decided = await self.tasks.attempt(
-                review.accept(workspace.id, proposal_id, content=content, initiator=self)
-                if accept
-                else review.reject(workspace.id, proposal_id),
-                on_error=self.review_dialog.show_error,
-            )
-        finally:
-            self._deciding = None
-        if decided is FAILED:
-            return
-        self.review_dialog.hide()
-        self.window.show_status(
-            "Accepted the change." if accept else "Rejected the change; its lines stay out.",
-            timeout_ms=10000,
-        )
-        # Deciding folded the proposal's conversations: the status line reads them again.
-        await self.core.refresh.reload(workspace.id)
-        await self._load_panel(workspace.id)
