@@ -1,19 +1,17 @@
 """MemoryPageController: runs what the Settings memory page asks for, through the core.
 
 The page's widgets emit intents (save, import, export, delete, restore, refresh, re-attach,
-select a workspace); this controller spawns one coroutine per intent, awaits the core's services
-(the memory service, the workspace registry, the refresh scheduler; their repository calls run
-on worker threads), and drives the widgets with the result. Every error a user can cause ends as
-a visible sentence on the page.
+select a workspace); this controller runs one core operation per intent through its
+:class:`~yak.ui.tasks.TaskGroup` and drives the widgets with the result. Every error a user can
+cause ends as a visible sentence on the page. The editor's switches are
+:class:`~yak.ui.settings.workspace_switches.WorkspaceSwitches`.
 
 Every write it asks for names the controller as its initiator, so the ``MemoryChanged`` it
 causes is skipped here (the write's own result already updated the page). Every other change
 reaches the page through the event bridge: a write by a refresh, another window or another
 process reaches the editor, which shows it or raises its banner (never a silent overwrite of
 unsaved edits), and the list (a memory the CLI created appears; the selection and the scroll
-position stay); a finished refresh or a pause for want of an API key updates the Status column;
-settings changed elsewhere (``yak memory disable``, ``mode``) reach the editor's switches and the
-list's row (``WorkspaceChanged``).
+position stay); a finished refresh or a pause for want of an API key updates the Status column.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 
 from PySide6.QtCore import QObject
 
@@ -35,7 +32,6 @@ from yak.domain import (
     RefreshOutcome,
     RefreshState,
     RefreshStatus,
-    ReviewMode,
     Revision,
     UpkeepStats,
     Workspace,
@@ -46,10 +42,8 @@ from yak.events import (
     ProposalsChanged,
     RefreshFinished,
     RefreshStateChanged,
-    WorkspaceChanged,
 )
 from yak.memory.search import search_documents
-from yak.memory.sync import DEFAULT_SYNCED_FILE
 from yak.presenters import describe_outcome
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
@@ -57,6 +51,7 @@ from yak.ui.settings.history_dialog import HistoryDialog
 from yak.ui.settings.import_preview import ImportPreviewDialog, preview_import
 from yak.ui.settings.memory_list import summary_from
 from yak.ui.settings.memory_page import MemoryPage
+from yak.ui.settings.workspace_switches import WorkspaceSwitches
 from yak.ui.tasks import FAILED, TaskGroup, logged
 
 log = logging.getLogger(__name__)
@@ -71,6 +66,9 @@ class MemoryPageController(QObject):
         page: the page to drive.
         core: the application core (memory, workspaces, refresh).
         bridge: the event bridge (memory changes, refresh states and outcomes).
+
+    Attributes:
+        switches: the editor's per-workspace switches.
     """
 
     def __init__(
@@ -97,16 +95,13 @@ class MemoryPageController(QObject):
         editor.save_requested.connect(self._on_editor_save_requested)
         editor.refresh_requested.connect(self._on_editor_refresh_requested)
         editor.history_requested.connect(self._on_editor_history_requested)
-        editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
-        editor.review_mode_changed.connect(self._on_editor_review_mode_changed)
-        editor.sync_file_changed.connect(self._on_editor_sync_file_changed)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
-        bridge.workspace_changed.connect(self._on_bridge_workspace_changed)
         bridge.proposals_changed.connect(self._on_bridge_proposals_changed)
         self._reloads_running: set[str] = set()
         self._reloads_again: set[str] = set()
+        self.switches = WorkspaceSwitches(page, core, bridge, self.tasks, self)
 
     # --- entry points ----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -159,25 +154,6 @@ class MemoryPageController(QObject):
     def open_history(self, workspace_id: str) -> None:
         """Open the History dialog of ``workspace_id`` (History… here and in the Memory menu)."""
         self.tasks.spawn(self._open_history(workspace_id), name="memory-history")
-
-    def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:
-        self.tasks.run(
-            self.workspaces.set_memory_enabled(workspace_id, enabled=enabled),
-            name="memory-enabled",
-            on_error=self._show_error,
-            on_success=self._memory_enabled_set,
-        )
-
-    def _on_editor_review_mode_changed(self, workspace_id: str, review: bool) -> None:
-        self.tasks.run(
-            self.memory.set_review_mode(workspace_id, "review" if review else "auto"),
-            name="memory-review-mode",
-            on_error=self._show_error,
-            on_success=self._review_mode_set,
-        )
-
-    def _on_editor_sync_file_changed(self, workspace_id: str, keep: bool) -> None:
-        self.tasks.spawn(self._set_sync_file(workspace_id, keep), name="memory-sync-file")
 
     def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
         self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
@@ -248,15 +224,6 @@ class MemoryPageController(QObject):
     def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
         # The Status cell says how many changes wait, whoever proposed or decided them.
         self.page.model.set_waiting(event.workspace_id, event.pending)
-
-    def _on_bridge_workspace_changed(self, event: WorkspaceChanged) -> None:
-        editing = self.page.editor.workspace
-        if (editing is not None and editing.id == event.workspace_id) or (
-            self.page.model.summary_for(event.workspace_id) is not None
-        ):
-            self.tasks.spawn(
-                self._workspace_updated(event.workspace_id), name="memory-page-workspace"
-            )
 
     def _on_history_restore_requested(self, revision_id: str) -> None:
         dialog = self.history_dialog
@@ -589,75 +556,3 @@ class MemoryPageController(QObject):
             self.page.editor.clear_workspace()
         await self._reload()
         self.show_workspace(workspace.id, note=f"Re-attached to {workspace.path}.")
-
-    async def _set_sync_file(self, workspace_id: str, keep: bool) -> None:
-        """Keep the workspace's ``AGENTS.md`` in sync (written now, then after every applied
-        revision), or stop; a file that cannot be written is said, nothing is kept and the
-        box shows what is stored."""
-        message = await self.tasks.attempt(
-            self._keep_in_sync(workspace_id, keep), on_error=self._show_error
-        )
-        if message is not FAILED:
-            self.page.editor.show_message(message)
-            return
-        await self.tasks.attempt(
-            self.workspaces.get(workspace_id),
-            on_error=logged(f"reading workspace {workspace_id} again"),
-            on_success=self.page.editor.set_workspace,
-        )
-
-    async def _keep_in_sync(self, workspace_id: str, keep: bool) -> str:
-        """Start or stop keeping the file in sync; the editor's box shows what is stored.
-        Returns the sentence saying what happened."""
-        workspace = await self.workspaces.get(workspace_id)
-        if keep:
-            path = os.path.join(workspace.path, DEFAULT_SYNCED_FILE)
-            result = await self.memory.kept_file.keep_in_sync(workspace_id, path)
-            message = f"{result.path} is kept in sync after every change " + (
-                "(written now)." if result.changed else "(already in sync)."
-            )
-        else:
-            stopped = await self.memory.kept_file.stop_keeping_in_sync(workspace_id)
-            message = f"{stopped} is no longer kept in sync; the file stays as it is."
-        self.page.editor.set_workspace(await self.workspaces.get(workspace_id))
-        return message
-
-    async def _workspace_updated(self, workspace_id: str) -> None:
-        """Its settings changed (``yak memory disable``, ``mode``…): the editor's switches and
-        the list's row show them as stored."""
-        workspace = await self.tasks.attempt(
-            self.workspaces.get(workspace_id),
-            on_error=logged(f"reading workspace {workspace_id} again"),
-        )
-        if workspace is FAILED:
-            return
-        self.page.editor.set_workspace(workspace)
-        summary = self.page.model.summary_for(workspace_id)
-        if summary is not None and summary.workspace != workspace:
-            self.page.upsert_summary(replace(summary, workspace=workspace))
-
-    def _review_mode_set(self, workspace: Workspace) -> None:
-        review = workspace.review_mode is ReviewMode.REVIEW
-        self.page.editor.set_workspace(workspace)
-        self.page.editor.show_message(
-            "Every rewrite now waits for your review."
-            if review
-            else "Supported lines now apply at once; doubtful ones still wait for your review."
-        )
-
-    async def _memory_enabled_set(self, workspace: Workspace) -> None:
-        enabled = workspace.memory_enabled
-        self.page.editor.set_workspace(workspace)
-        summary = self.page.model.summary_for(workspace.id)
-        if summary is not None:
-            self.page.upsert_summary(replace(summary, workspace=workspace))
-        await self.tasks.attempt(  # the panel's status line says whether memory is off
-            self.refresh.reload(workspace.id),
-            on_error=logged(f"reloading the refresh state of {workspace.id}"),
-        )
-        self.page.editor.show_message(
-            "Memory is on for this workspace."
-            if enabled
-            else "Memory is off for this workspace: it is not injected into conversations nor "
-            "refreshed."
-        )
