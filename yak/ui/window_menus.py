@@ -1,12 +1,13 @@
-"""The main window's Edit menu, whose commands act on whichever text field has the focus, and
-the boxes of its Help menu (Keyboard Shortcuts, About Yak)."""
+"""The main window's menus: File, Edit (whose commands act on whichever text field has the
+focus), Memory, View and Help, and the boxes of the Help menu (Keyboard Shortcuts, About Yak).
+Each menu emits the window's intent signals or calls the slots it is given."""
 
 from __future__ import annotations
 
 import functools
 import html
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6 import __version__ as pyside_version
@@ -29,6 +30,7 @@ from yak.ui.layout import create_action
 if TYPE_CHECKING:
     from yak.domain import Workspace
 
+SETTINGS_SHORTCUT = "Ctrl+,"
 REFRESH_SHORTCUT = "Ctrl+R"
 REVIEW_SHORTCUT = "Ctrl+Shift+R"
 HISTORY_SHORTCUT = "Ctrl+H"
@@ -51,6 +53,76 @@ EDIT_ACTIONS: tuple[tuple[str, str, QKeySequence.StandardKey] | None, ...] = (
     ("selectAll", "Select &All", QKeySequence.StandardKey.SelectAll),
 )
 _CHANGES_TEXT = frozenset({"undo", "redo", "cut", "paste"})
+
+
+def add_file_menu(
+    window: QMainWindow,
+    *,
+    open_folder: Callable[[], object],
+    settings: SignalInstance,
+    quit_window: Callable[[], object],
+) -> tuple[QAction, QMenu, QAction, QAction]:
+    """File › Open Folder… (Ctrl+O), Open Recent (filled by the window), Settings… (Ctrl+,),
+    Quit (Ctrl+Q).
+
+    Returns:
+        ``(open_action, recent_menu, settings_action, quit_action)``.
+    """
+    file_menu = window.menuBar().addMenu("&File")
+    open_action = create_action(
+        "&Open Folder…", window, shortcut=QKeySequence.StandardKey.Open, triggered=open_folder
+    )
+    file_menu.addAction(open_action)
+    recent_menu = QMenu("Open &Recent", window)
+    file_menu.addMenu(recent_menu)
+    file_menu.addSeparator()
+    settings_action = create_action(
+        "&Settings…",
+        window,
+        shortcut=QKeySequence(SETTINGS_SHORTCUT),
+        role=QAction.MenuRole.PreferencesRole,
+        triggered=settings,
+    )
+    file_menu.addAction(settings_action)
+    file_menu.addSeparator()
+    quit_action = create_action(
+        "&Quit",
+        window,
+        shortcut=QKeySequence("Ctrl+Q"),
+        role=QAction.MenuRole.QuitRole,
+        triggered=quit_window,
+    )
+    file_menu.addAction(quit_action)
+    return open_action, recent_menu, settings_action, quit_action
+
+
+def add_view_and_help_menus(
+    window: QMainWindow,
+    dock: QDockWidget,
+    *,
+    shortcuts: Callable[[], object],
+    about: Callable[[], object],
+) -> tuple[QAction, QAction]:
+    """View › Memory Panel (shows or hides ``dock``, Ctrl+Shift+M); Help › Keyboard Shortcuts,
+    About Yak.
+
+    Returns:
+        ``(shortcuts_action, about_action)``.
+    """
+    view_menu = window.menuBar().addMenu("&View")
+    toggle = dock.toggleViewAction()
+    toggle.setText("&Memory Panel")
+    toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
+    view_menu.addAction(toggle)
+    help_menu = window.menuBar().addMenu("&Help")
+    shortcuts_action = create_action("&Keyboard Shortcuts", window, triggered=shortcuts)
+    help_menu.addAction(shortcuts_action)
+    help_menu.addSeparator()
+    about_action = create_action(
+        "&About Yak", window, role=QAction.MenuRole.AboutRole, triggered=about
+    )
+    help_menu.addAction(about_action)
+    return shortcuts_action, about_action
 
 
 def add_edit_menu(window: QMainWindow) -> tuple[QMenu, dict[str, QAction]]:
