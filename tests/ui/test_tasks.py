@@ -255,3 +255,29 @@ def test_a_widget_closed_mid_operation_stops_it_without_touching_the_widget(
 
     run(qloop, body())
     assert called == []
+
+
+def test_an_operation_cancelled_before_it_starts_is_closed_quietly(qloop, recwarn):
+    """Quitting closes the group: an operation started from a slot afterwards never runs, and
+    its coroutine is closed rather than left to warn that it was never awaited."""
+    import gc
+
+    from memory_support import run
+
+    group = TaskGroup()
+    group.close()
+    ran: list[int] = []
+
+    async def operation() -> int:
+        ran.append(1)
+        return 1
+
+    async def body() -> bool:
+        task = group.run(operation(), name="late", on_error=ran.append)
+        await group.drain()
+        return task.cancelled()
+
+    assert run(qloop, body()) is True
+    gc.collect()  # the task and its traceback are gone: an unawaited coroutine would warn now
+    assert ran == []
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]

@@ -163,9 +163,10 @@ class TaskGroup:
             The task.
         """
         operation = self.attempt(work, on_error=on_error, on_success=on_success, progress=progress)
-        if latest:
-            return self.replace(name, operation)
-        return self.spawn(operation, name=name)
+        task = self.replace(name, operation) if latest else self.spawn(operation, name=name)
+        # A task cancelled before its first step never awaited ``work``: closed, not warned of.
+        task.add_done_callback(lambda _task: work.close())
+        return task
 
     async def attempt(
         self,
