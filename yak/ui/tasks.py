@@ -193,17 +193,18 @@ class TaskGroup:
             Exception: anything but a ``YakError`` (a programming error; the task logs it).
         """
         shown = self._show_progress_later(progress)
+        error: YakError | None = None
         try:
             value = await work
-        except YakError as exc:
-            self._clear_progress(shown, progress)
+        except YakError as exc:  # the window's one place that catches it
+            error = exc
+        finally:
+            if shown is not None:
+                self._clear_progress(shown, progress)
+        if error is not None:
             if self._owner_alive():
-                on_error(str(exc))
+                on_error(str(error))
             return FAILED
-        except BaseException:
-            self._clear_progress(shown, progress)
-            raise
-        self._clear_progress(shown, progress)
         if on_success is not None and self._owner_alive():
             done = on_success(value)
             if inspect.isawaitable(done):
@@ -222,11 +223,9 @@ class TaskGroup:
         if self._owner_alive():
             view.show_progress(text)
 
-    def _clear_progress(self, shown: asyncio.TimerHandle | None, text: str | None) -> None:
-        if shown is None or text is None or self._progress is None:
-            return
+    def _clear_progress(self, shown: asyncio.TimerHandle, text: str | None) -> None:
         shown.cancel()
-        if self._owner_alive():
+        if text is not None and self._progress is not None and self._owner_alive():
             self._progress.clear_progress(text)
 
     def _owner_alive(self) -> bool:
