@@ -9,7 +9,6 @@ decision in the dialog itself.
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Awaitable, Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -22,8 +21,6 @@ from yak.presenters import decided_elsewhere
 from yak.ui.main_window import MainWindow
 from yak.ui.review_dialog import ReviewDialog
 from yak.ui.tasks import FAILED, ErrorSink, TaskGroup, logged
-
-log = logging.getLogger(__name__)
 
 
 class ReviewController(QObject):

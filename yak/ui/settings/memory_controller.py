@@ -17,7 +17,6 @@ position stay); a finished refresh or a pause for want of an API key updates the
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Awaitable, Callable
 
@@ -53,8 +52,6 @@ from yak.ui.settings.memory_list import summary_from
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.settings.workspace_switches import WorkspaceSwitches
 from yak.ui.tasks import FAILED, TaskGroup, logged
-
-log = logging.getLogger(__name__)
 
 SEARCH_DELAY_S = 0.2  # the filter searches the documents once typing pauses this long
 
