@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from yak.errors import StoreError
-from yak.ui.tasks import PROGRESS_DELAY_S, TaskGroup, settled
+from yak.ui.tasks import FAILED, PROGRESS_DELAY_S, TaskGroup, logged, settled
 
 
 async def _load(gate: asyncio.Event, shown: list[str], value: str) -> None:
@@ -281,3 +281,21 @@ def test_an_operation_cancelled_before_it_starts_is_closed_quietly(qloop, recwar
     gc.collect()  # the task and its traceback are gone: an unawaited coroutine would warn now
     assert ran == []
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+def test_a_background_read_that_fails_is_a_warning_in_the_log(qloop, caplog):
+    """A read nobody asked for (recent folders, a line's origins) that fails says so in the
+    log with the error's sentence, and hands its caller :data:`FAILED`."""
+    import logging
+
+    from memory_support import run
+
+    caplog.set_level(logging.WARNING, logger="yak.ui.tasks")
+
+    async def body() -> object:
+        return await TaskGroup().attempt(_locked(), on_error=logged("reading recent workspaces"))
+
+    assert run(qloop, body()) is FAILED
+    assert [r.getMessage() for r in caplog.records if r.name == "yak.ui.tasks"] == [
+        f"reading recent workspaces failed: {LOCKED}"
+    ]
