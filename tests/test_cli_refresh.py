@@ -271,3 +271,25 @@ def test_a_refresh_waiting_for_another_says_so_then_applies(data_dir, project):
     assert command.returncode == 0, err
     assert out.decode().startswith("Refreshed:")
     assert project.content() == doc(151)
+
+
+def test_a_paused_outcome_reports_paused_with_exit_4(capsys):
+    """A paused run (an automatic one without a key; ``yak memory refresh`` itself is forced and
+    runs) is reported as ``paused`` in ``--json``, with exit 4 like a missing key and its line
+    on stderr: never as up to date."""
+    from yak.cli import output
+    from yak.domain import RefreshOutcome, RefreshStatus
+
+    paused = RefreshOutcome(
+        status=RefreshStatus.PAUSED,
+        reason="no API key is available; nothing was sent",
+        workspace_id="ws_x",
+        version=0,
+        lines=0,
+        missing_key=True,
+    )
+    code = output.refresh_outcome(paused, workspace_path="/p", rebuild=False, as_json=True)
+    said = capsys.readouterr()
+    assert code == 4
+    assert json.loads(said.out)["status"] == "paused"
+    assert said.err.startswith("yak: Refresh paused: no API key; its conversations wait")

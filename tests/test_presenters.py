@@ -85,6 +85,7 @@ def test_every_action_has_a_button_text_and_tooltip():
         (RefreshStatus.SUPERSEDED, "superseded", Colour.WARNING),
         (RefreshStatus.NEEDS_REVIEW, "awaiting review", None),
         (RefreshStatus.UP_TO_DATE, "up to date", None),
+        (RefreshStatus.PAUSED, "paused", None),
     ],
 )
 def test_outcome_labels_and_their_list_colours(status, label, colour):
@@ -270,3 +271,22 @@ def test_a_refresh_applied_in_part_says_where_its_held_lines_wait():
         "Memory refreshed: version 4, 57 lines; some lines wait for review "
         "('yak memory review 01JPROPOSAL')"
     )
+
+
+def test_a_paused_run_is_worded_as_paused_never_as_up_to_date():
+    """An automatic run held back for want of a key (``RefreshStatus.PAUSED``) reads as paused
+    in the window, ``yak memory refresh`` and ``yak ask``, gives no size (the document was not
+    read), and exits 4 like a missing key, not 0."""
+    paused = RefreshOutcome(
+        status=RefreshStatus.PAUSED,
+        reason="no API key is available; nothing was sent",
+        workspace_id="ws_x",
+        version=0,
+        lines=0,
+        missing_key=True,
+    )
+    waits = "no API key; its conversations wait until one is added, and nothing was sent."
+    assert describe_outcome(paused) == f"Refresh paused: {waits}"
+    assert refresh_summary(paused) == f"Refresh paused: {waits}"
+    assert turn_refresh_line(paused) == f"yak: memory refresh paused: {waits}"
+    assert RefreshStatus.PAUSED.exit_code == 4

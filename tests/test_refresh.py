@@ -1086,3 +1086,21 @@ async def test_the_upkeep_read_sums_the_attempts_of_each_workspace(env, tmp_path
     assert week.outcomes == ((RefreshStatus.APPLIED, 1), (RefreshStatus.UP_TO_DATE, 1))
     assert upkeep[env.workspace_id].window(30) == week
     assert await env.core.memory.upkeep(other) == {}
+
+
+async def test_an_automatic_run_without_a_key_is_paused_not_up_to_date(env, monkeypatch):
+    """An automatic run that finds no API key when it is due hands its waiter a paused outcome
+    (never "up to date"): nothing sent, no attempt recorded, nothing folded, no backoff, and the
+    workspace waits for a key."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    env.say("We lint with ruff.", "Ok.")
+    before = await env.snapshot()
+    refresh = env.core.refresh
+    refresh.enqueue(env.workspace_id)  # a turn completed; the key is checked when it is due
+    outcomes = await refresh.queue.flush()
+    assert [(o.status, o.missing_key) for o in outcomes] == [(RefreshStatus.PAUSED, True)]
+    assert env.fake.message_requests == []
+    assert await env.attempts() == []
+    assert await env.snapshot() == before
+    assert refresh.queue.failures(env.workspace_id) == 0
+    assert refresh.paused(env.workspace_id)

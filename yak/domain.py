@@ -145,14 +145,17 @@ class RefreshStatus(StrEnum):
     NEEDS_REVIEW = "needs_review"  # a proposal waits for the person (exit 3)
     SUPERSEDED = "superseded"
     FAILED = "failed"
+    # An automatic run held back for want of an API key: nothing was read, sent or recorded,
+    # and the conversations wait for a key (only the queue's waiters see it).
+    PAUSED = "paused"
 
     @property
     def exit_code(self) -> int:
-        """The CLI exit status for this outcome: 0 done, 3 refused, 4 provider failure,
-        5 conflict."""
+        """The CLI exit status for this outcome: 0 done, 3 refused, 4 provider failure or no
+        API key, 5 conflict."""
         if self in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE):
             return 0
-        if self is RefreshStatus.FAILED:
+        if self in (RefreshStatus.FAILED, RefreshStatus.PAUSED):
             return 4
         if self is RefreshStatus.SUPERSEDED:
             return 5

@@ -16,7 +16,8 @@ from yak.bootstrap import open_core
 from yak.config import load_settings
 from yak.core import Core
 from yak.presenters import NO_KEY_HERE
-from yak.ui.settings.provider_page import NO_KEYRING_NOTE, ProviderPage
+from yak.ui.settings.provider_fields import NO_KEYRING_NOTE
+from yak.ui.settings.provider_page import ProviderPage
 
 
 class StubKeyStore:

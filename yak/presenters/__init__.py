@@ -161,6 +161,8 @@ class StatusLine:
 
 
 PAUSED_TEXT = "refresh paused: no API key — add one in Settings › Provider"
+# A paused run's outcome (``RefreshStatus.PAUSED``), after "Refresh paused: ".
+_PAUSED_WAIT = "no API key; its conversations wait until one is added, and nothing was sent."
 UNFOLDED_TEXT = "not folded in yet"
 UNFOLDED_TIP = "New conversations wait to be folded into the memory; Refresh folds them in."
 
@@ -360,6 +362,7 @@ _OUTCOME_LEADS: dict[RefreshStatus, str] = {
     **dict.fromkeys(_REFUSED, "Refresh refused"),
     RefreshStatus.SUPERSEDED: "Refresh superseded",
     RefreshStatus.FAILED: "Refresh failed",
+    RefreshStatus.PAUSED: "Refresh paused",
 }
 
 
@@ -382,6 +385,8 @@ def describe_outcome(outcome: RefreshOutcome) -> str:
         return f"{lead}: version {outcome.version}, {plural(outcome.lines, 'line')}"
     if status is RefreshStatus.UP_TO_DATE:
         return f"{lead}: nothing new to fold in (version {outcome.version})"
+    if status is RefreshStatus.PAUSED:
+        return f"{lead}: {_PAUSED_WAIT}"
     return f"{lead}: {outcome.reason}"
 
 
@@ -406,6 +411,8 @@ def refresh_summary(outcome: RefreshOutcome) -> str:
             f"{lead}: {reason}; the document is unchanged ({size}). See it with "
             f"'yak memory review {outcome.proposal_id}', then accept or reject it."
         )
+    if status is RefreshStatus.PAUSED:  # the document was not read: no size to give
+        return f"{lead}: {_PAUSED_WAIT}"
     if STORE_ERROR in outcome.flags:  # the document may not even be readable: no size to give
         return f"{lead}: {reason}; nothing was changed."
     return f"{lead}: {reason}; the document is unchanged ({size})."
@@ -428,8 +435,10 @@ def turn_refresh_line(outcome: RefreshOutcome) -> str:
         return f"Memory refreshed: {size}" + (waits if outcome.proposal_id else "")
     if outcome.status is RefreshStatus.UP_TO_DATE:
         return f"Memory up to date: {size}"
-    reason = outcome.reason.rstrip(". ")
     lead = outcome_lead(outcome.status)
+    if outcome.status is RefreshStatus.PAUSED:
+        return f"yak: memory {lead.lower()}: {_PAUSED_WAIT}"
+    reason = outcome.reason.rstrip(". ")
     return f"yak: memory {lead.lower()}: {reason}; the memory document is unchanged."
 
 

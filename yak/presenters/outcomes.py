@@ -16,6 +16,7 @@ _OUTCOME_LABELS: dict[str, str] = {
     RefreshStatus.REFUSED_NOT_DOCUMENT: "refused: not a document",
     RefreshStatus.SUPERSEDED: "superseded",
     RefreshStatus.FAILED: "failed",
+    RefreshStatus.PAUSED: "paused",
 }
 
 

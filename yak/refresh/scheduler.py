@@ -339,12 +339,14 @@ class RefreshScheduler:
             # Paused before the run ends: the snapshot published as it ends says so.
             self._pause(workspace_id, publish=False)
             # Never recorded nor published: only the queue sees it (no failure, no backoff).
+            # The document was not read: version and lines are 0, not its figures.
             return RefreshOutcome(
-                status=RefreshStatus.UP_TO_DATE,
+                status=RefreshStatus.PAUSED,
                 workspace_id=workspace_id,
-                reason="paused until an API key is available; nothing was sent",
+                reason="no API key is available; nothing was sent",
                 version=0,
                 lines=0,
+                missing_key=True,
             )
         outcome = await self._refresher.refresh(workspace_id, rebuild=rebuild)
         known = self._known.get(workspace_id)

@@ -10,6 +10,7 @@ again by the refresh scheduler; applied settings set the refresh's quiet time.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from typing import Any
@@ -19,14 +20,18 @@ from PySide6.QtCore import QObject
 
 from yak.config import Settings
 from yak.core import Core
-from yak.domain import Proposal, ProposalStatus, RefreshStatus, Workspace
-from yak.errors import WorkspaceNotFound, YakError
+from yak.domain import (
+    LineOrigin,
+    MemorySummary,
+    RefreshOutcome,
+    RefreshStatus,
+    Workspace,
+)
+from yak.errors import WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
-from yak.memory.hunks import hand_lines
 from yak.presenters import (
     REFRESH_STOPPED,
     change_words,
-    decided_elsewhere,
     describe_outcome,
     read_only_words,
 )
@@ -35,12 +40,12 @@ from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import MainWindow
 from yak.ui.memory_panel import MemoryPanel
-from yak.ui.review_dialog import ReviewDialog
+from yak.ui.review_controller import ReviewController
 from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.settings.provider_page import ProviderPage
-from yak.ui.tasks import TaskGroup, settled
+from yak.ui.tasks import FAILED, ErrorSink, TaskGroup, logged, settled
 from yak.ui.window_lock import WindowLock
 
 log = logging.getLogger(__name__)
@@ -62,6 +67,7 @@ class AppController(QObject):
         memory_controller: the Settings memory page's controller.
         chat_controller: the chat panel's controller.
         provider_page: Settings › Provider.
+        review: drives the review dialog (``review_dialog``).
     """
 
     def __init__(
@@ -76,7 +82,7 @@ class AppController(QObject):
         self.window = window
         self.core = core
         self.bridge = bridge
-        self.tasks = TaskGroup()
+        self.tasks = TaskGroup(window, progress=window)
         self.settings_dialog = SettingsDialog(window)
         self.memory_page = MemoryPage(self.settings_dialog)
         self.settings_dialog.add_page(MEMORY_PAGE, self.memory_page)
@@ -96,13 +102,14 @@ class AppController(QObject):
         panel.retry_requested.connect(self._on_panel_refresh_requested)
         panel.stop_requested.connect(self._on_panel_stop_requested)
         panel.edit_requested.connect(self._on_panel_edit_requested)
-        panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
-        panel.review_requested.connect(self._on_panel_review_requested)
-        panel.diff_requested.connect(self._on_panel_diff_requested)
-        self.review_dialog = ReviewDialog(window)
-        self.review_dialog.accept_requested.connect(self._on_review_accept_requested)
-        self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
-        self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
+        self.review = ReviewController(
+            window=window, core=core, tasks=self.tasks, decided=self._load_panel, parent=self
+        )
+        self.review_dialog = self.review.dialog
+        self.review.edit_text_requested.connect(self._on_review_edit_text_requested)
+        panel.view_reply_requested.connect(self.review.view_reply)
+        panel.review_requested.connect(self.review.review)
+        panel.diff_requested.connect(self.review.last_change)
         panel.provider_settings_requested.connect(self.open_provider_settings)
         notice = window.scope_notice
         notice.use_enclosing_requested.connect(self._on_notice_use_enclosing_requested)
@@ -123,7 +130,6 @@ class AppController(QObject):
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
         bridge.synced_file_failed.connect(self._on_bridge_synced_file_failed)
         bridge.proposals_changed.connect(self._on_bridge_proposals_changed)
-        self._deciding: str | None = None  # the proposal this window is accepting or rejecting
 
     def _setup_chat(self) -> None:
         """The chat panel in the window, and Settings › Provider beside Settings › Memory."""
@@ -196,11 +202,10 @@ class AppController(QObject):
         The window stays as it was.
         """
         self._held_elsewhere = self._handed_over = False
-        try:
-            workspace = await self._open_folder(path)
-        except YakError as exc:
-            self.window.cancel_opening()
-            self.window.show_error(str(exc), title="Cannot open the folder")
+        workspace = await self.tasks.attempt(
+            self._open_folder(path), on_error=self._cannot_open, progress=f"Opening {path}…"
+        )
+        if workspace is FAILED:
             return None
         if not self.window_lock.claim(workspace.id):
             self._held_elsewhere = True
@@ -249,13 +254,24 @@ class AppController(QObject):
             )
         return workspace
 
+    def _cannot_open(self, text: str) -> None:
+        self.window.cancel_opening()
+        self.window.show_error(text, title="Cannot open the folder")
+
+    def _error_box(self, title: str) -> ErrorSink:
+        """The sink of an action the user asked for: a message box titled ``title``."""
+        return functools.partial(self.window.show_error, title=title)
+
+    def _status_error(self, text: str) -> None:
+        self.window.show_status(text, timeout_ms=15000)
+
     async def _last_folder(self) -> str | None:
         """The most recently opened workspace whose folder still exists (a start without a
         folder reopens it, as editors reopen the last project), or ``None``."""
-        try:
-            recent = await self.core.workspaces.recent()
-        except YakError as exc:
-            log.warning("reading recent workspaces failed: %s", exc)
+        recent = await self.tasks.attempt(
+            self.core.workspaces.recent(), on_error=logged("reading recent workspaces")
+        )
+        if recent is FAILED:
             return None
         return next((w.path for w in recent if os.path.isdir(w.path)), None)
 
@@ -319,7 +335,7 @@ class AppController(QObject):
 
     def _on_window_memory_review_requested(self) -> None:
         if self.workspace is not None:
-            self._on_panel_review_requested(self.workspace.id)
+            self.review.review(self.workspace.id)
 
     def _on_window_memory_history_requested(self) -> None:
         if self.workspace is not None:
@@ -331,26 +347,17 @@ class AppController(QObject):
             self.open_settings(self.workspace.id)
 
     def _on_panel_refresh_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._refresh(workspace_id), name="panel-refresh")
+        # A forced refresh; the queue's events show it running, then its outcome.
+        self.tasks.run(
+            self.core.refresh.refresh_now(workspace_id),
+            name="panel-refresh",
+            on_error=self._error_box("Memory refresh"),
+            on_success=self._show_outcome,
+            progress="Refreshing the memory…",
+        )
 
     def _on_panel_edit_requested(self, workspace_id: str) -> None:
         self.open_settings(workspace_id)
-
-    def _on_panel_view_reply_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._view_reply(workspace_id), name="view-refused-reply")
-
-    def _on_panel_review_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._review(workspace_id), name="review-proposal")
-
-    def _on_panel_diff_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._last_change(workspace_id), name="last-change")
-
-    def _on_review_accept_requested(self, proposal_id: str, content: object) -> None:
-        text = content if isinstance(content, str) else None
-        self.tasks.spawn(self._decide(proposal_id, accept=True, content=text), name="accept")
-
-    def _on_review_reject_requested(self, proposal_id: str) -> None:
-        self.tasks.spawn(self._decide(proposal_id, accept=False), name="reject")
 
     def _on_review_edit_text_requested(self, text: str) -> None:
         if self.workspace is not None:
@@ -360,16 +367,45 @@ class AppController(QObject):
         self.tasks.spawn(self.open_workspace(path), name="open-enclosing")
 
     def _on_notice_copy_enclosing_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._copy_enclosing(workspace_id), name="copy-enclosing")
+        self.tasks.run(
+            self._copy_enclosing(workspace_id),
+            name="copy-enclosing",
+            on_error=self._error_box("Copy the memory"),
+        )
 
     def _on_notice_reattach_requested(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._reattach_here(workspace_id), name="reattach-here")
+        # Use it: the orphan's memory, history and conversations move to the open folder,
+        # which is then shown again (its memory and conversations are the moved ones).
+        if self.workspace is not None:
+            self.tasks.run(
+                self.core.workspaces.reattach(workspace_id, self.workspace.path),
+                name="reattach-here",
+                on_error=self._error_box("Use the memory"),
+                on_success=self._reattached,
+            )
 
     def _on_notice_rename_declined(self, workspace_id: str) -> None:
-        self.tasks.spawn(self._decline_rename(workspace_id), name="decline-rename")
+        # Not this one: remembered, so this folder is not offered that memory again; the
+        # enclosing workspace's may be offered instead.
+        workspace = self.workspace
+        if workspace is not None:
+            self.tasks.run(
+                self.core.workspaces.decline_rename(workspace.path, workspace_id),
+                name="decline-rename",
+                on_error=self._error_box("Not this one"),
+                on_success=lambda _: self._offer_memory_elsewhere(workspace),
+            )
 
     def _on_notice_link_requested(self, path: str) -> None:
-        self.tasks.spawn(self._link_worktree(path), name="link-worktree")
+        # Share its memory: the open worktree uses the main checkout's document from now on.
+        workspace = self.workspace
+        if workspace is not None:
+            self.tasks.run(
+                self.core.workspaces.link(workspace.path, path),
+                name="link-worktree",
+                on_error=self._error_box("Share the memory"),
+                on_success=lambda _: self._load_panel(workspace.id),
+            )
 
     def _on_notice_dismissed(self) -> None:
         if self.workspace is not None:
@@ -399,16 +435,7 @@ class AppController(QObject):
     def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
         # File › Open Recent says how many changes wait in each folder.
         self.tasks.replace("recent-menu", self._update_recent())
-        shown = self.review_dialog.proposal
-        workspace = self.workspace
-        if (
-            shown is not None
-            and workspace is not None
-            and event.workspace_id == workspace.id
-            and self.review_dialog.isVisible()
-            and shown.id != self._deciding
-        ):
-            self.tasks.replace("review-recheck", self._recheck_review(workspace.id, shown))
+        self.review.proposals_changed(event)
 
     def _close_guard(self) -> bool:
         """Let the window close unless Settings holds unsaved edits; then ask first and close
@@ -420,32 +447,27 @@ class AppController(QObject):
 
     # --- coroutines ----------------------------------------------------------------------------
     async def _update_recent(self) -> None:
-        try:
-            recent = await self.core.workspaces.recent()
-            waiting = await self.core.review.pending_counts()
-            self.window.set_recent(recent, waiting=waiting)
-        except YakError as exc:
-            log.warning("reading recent workspaces failed: %s", exc)
+        await self.tasks.attempt(
+            self._read_recent(),
+            on_error=logged("reading recent workspaces"),
+            on_success=lambda found: self.window.set_recent(found[0], waiting=found[1]),
+        )
+
+    async def _read_recent(self) -> tuple[list[Workspace], dict[str, int]]:
+        return await self.core.workspaces.recent(), await self.core.review.pending_counts()
 
     async def _offer_memory_elsewhere(self, workspace: Workspace) -> None:
         """Show the scope notice when the folder has no memory of its own but one is found
         elsewhere: an orphan it looks like before a rename first, else its git main
         checkout's, else the enclosing workspace's (these two unless put aside in this
         window)."""
+        found = await self.tasks.attempt(
+            self._memory_elsewhere(workspace), on_error=logged("looking for a memory elsewhere")
+        )
+        if found is FAILED or self.workspace is None or self.workspace.id != workspace.id:
+            return  # (or another folder was opened meanwhile)
+        renamed, main, enclosing = found
         notice = self.window.scope_notice
-        registry = self.core.workspaces
-        try:
-            renamed = await registry.renamed_from(workspace.path)
-            main = enclosing = None
-            if renamed is None and workspace.id not in self._dismissed:
-                main = await registry.worktree_main(workspace.path)
-                if main is None:
-                    enclosing = await registry.enclosing(workspace.path)
-        except YakError as exc:
-            log.warning("looking for a memory elsewhere failed: %s", exc)
-            return
-        if self.workspace is None or self.workspace.id != workspace.id:
-            return  # another folder was opened meanwhile
         if renamed is not None:
             notice.show_renamed(renamed)
         elif main is not None:
@@ -455,76 +477,54 @@ class AppController(QObject):
         else:
             notice.clear()
 
+    async def _memory_elsewhere(
+        self, workspace: Workspace
+    ) -> tuple[MemorySummary | None, MemorySummary | None, MemorySummary | None]:
+        """``(renamed, main, enclosing)``: the memories :meth:`_offer_memory_elsewhere` may
+        offer, at most one of them found."""
+        registry = self.core.workspaces
+        renamed = await registry.renamed_from(workspace.path)
+        if renamed is not None or workspace.id in self._dismissed:
+            return renamed, None, None
+        main = await registry.worktree_main(workspace.path)
+        if main is not None:
+            return None, main, None
+        return None, None, await registry.enclosing(workspace.path)
+
     async def _copy_enclosing(self, source_id: str) -> None:
         """Copy it here: the enclosing workspace's document becomes this one's first
         version (a ``copy`` revision); the panel reloads on ``MemoryChanged``."""
         workspace = self.workspace
-        if workspace is None:
-            return
-        try:
+        if workspace is not None:
             source = await self.core.workspaces.get(source_id)
             await self.core.memory.copy_from(workspace.id, source, expected_version=None)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Copy the memory")
 
-    async def _reattach_here(self, orphan_id: str) -> None:
-        """Use it: move the orphan's memory, history and conversations to the open folder,
-        then show the folder again (its memory and conversations are the moved ones)."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            moved = await self.core.workspaces.reattach(orphan_id, workspace.path)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Use the memory")
-            return
+    async def _reattached(self, moved: Workspace) -> None:
         await self.open_workspace(moved.path)
         self.memory_controller.reload()
-
-    async def _link_worktree(self, main_path: str) -> None:
-        """Share its memory: the open worktree uses the main checkout's document from now on;
-        the panel shows it."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            await self.core.workspaces.link(workspace.path, main_path)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Share the memory")
-            return
-        await self._load_panel(workspace.id)
-
-    async def _decline_rename(self, orphan_id: str) -> None:
-        """Not this one: remembered, so this folder is not offered that memory again; the
-        enclosing workspace's may be offered instead."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            await self.core.workspaces.decline_rename(workspace.path, orphan_id)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Not this one")
-            return
-        await self._offer_memory_elsewhere(workspace)
 
     async def _load_panel(self, workspace_id: str) -> None:
         await self._load_document(workspace_id)
         await settled(self._spawn_load_state(workspace_id))
 
     async def _load_document(self, workspace_id: str) -> None:
-        try:
-            document = await self.core.memory.read(workspace_id)
-        except YakError as exc:
-            self.window.show_status(str(exc), timeout_ms=15000)
+        panel = self.window.memory_panel
+        document = await self.tasks.attempt(
+            self.core.memory.read(workspace_id), on_error=self._status_error
+        )
+        if document is FAILED:
             return
-        self.window.memory_panel.show_document(document)
-        try:
-            origins = await self.core.memory.blame(workspace_id)
-            titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
-        except YakError as exc:
-            log.warning("reading where the memory's lines came from failed: %s", exc)
-            return
-        self.window.memory_panel.set_origins(workspace_id, origins, titles)
+        panel.show_document(document)
+        await self.tasks.attempt(
+            self._read_origins(workspace_id),
+            on_error=logged("reading where the memory's lines came from"),
+            on_success=lambda found: panel.set_origins(workspace_id, *found),
+        )
+
+    async def _read_origins(self, workspace_id: str) -> tuple[list[LineOrigin], dict[str, str]]:
+        origins = await self.core.memory.blame(workspace_id)
+        titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
+        return origins, titles
 
     def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
         """Read the panel's refresh state again; a read still running is cancelled (the
@@ -532,142 +532,17 @@ class AppController(QObject):
         return self.tasks.replace("panel-state", self._load_state(workspace_id))
 
     async def _load_state(self, workspace_id: str) -> None:
-        try:
-            state = await self.core.refresh.snapshot(workspace_id)
-        except YakError as exc:
-            self.window.show_status(str(exc), timeout_ms=15000)
-            return
-        self.window.memory_panel.show_refresh_state(state)
+        await self.tasks.attempt(
+            self.core.refresh.snapshot(workspace_id),
+            on_error=self._status_error,
+            on_success=self.window.memory_panel.show_refresh_state,
+        )
 
     async def _key_changed(self) -> None:
         """An API key was stored or removed: check again (a new key enqueues the paused
         workspaces; the scheduler publishes the snapshots the key changed)."""
         await self.core.refresh.check_key()
 
-    async def _refresh(self, workspace_id: str) -> None:
-        """A forced refresh; the queue's events show it running, then its outcome."""
-        try:
-            outcome = await self.core.refresh.refresh_now(workspace_id)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory refresh")
-            return
+    def _show_outcome(self, outcome: RefreshOutcome) -> None:
         ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
         self.window.show_status(describe_outcome(outcome), timeout_ms=10000 if ok else 30000)
-
-    async def _view_reply(self, workspace_id: str) -> None:
-        """A refused reply, as a diff against the document in the review view (the editor's
-        text is not replaced; Edit… opens it to copy from)."""
-        try:
-            attempt = await self.core.memory.last_attempt(workspace_id)
-            document = await self.core.memory.read(workspace_id)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory refresh")
-            return
-        reply = attempt.reply if attempt is not None else None
-        if attempt is None or not reply:
-            self.window.show_error(
-                "The last refresh kept no reply to show.", title="Memory refresh"
-            )
-            return
-        self.review_dialog.show_change(
-            f"The refresh reply was refused ({attempt.status}); the document is unchanged.",
-            document.content,
-            reply,
-            (attempt.reason,) if attempt.reason else (),
-            editable=True,
-        )
-        self.review_dialog.show()
-        self.review_dialog.raise_()
-
-    async def _review(self, workspace_id: str) -> None:
-        """Open the oldest proposal waiting for review."""
-        try:
-            waiting = await self.core.review.proposals(workspace_id)
-            if not waiting:
-                self.window.show_status("No change waits for review.", timeout_ms=10000)
-                return
-            await self._show_proposal(workspace_id, waiting[0])
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory review")
-            return
-        self.review_dialog.show()
-        self.review_dialog.raise_()
-
-    async def _show_proposal(self, workspace_id: str, proposal: Proposal) -> None:
-        """Put ``proposal`` in the dialog with its base text and the lines a person wrote in
-        it. Raises ``YakError`` (a read failed)."""
-        base = await self.core.memory.version_text(workspace_id, proposal.base_version)
-        current = await self.core.memory.read(workspace_id)
-        origins = await self.core.memory.blame(workspace_id)
-        hand = hand_lines(base, origins, current=current.version == proposal.base_version)
-        titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
-        self.review_dialog.show_proposal(proposal, base, hand=hand, titles=titles)
-
-    async def _recheck_review(self, workspace_id: str, shown: Proposal) -> None:
-        """The inbox changed while the dialog shows ``shown``: when it is no longer waiting
-        (decided in another window or by ``yak memory accept``/``reject``), say so; when it
-        was rebased onto a newer version, show it as it is now."""
-        try:
-            stored = await self.core.review.get_proposal(workspace_id, shown.id)
-        except YakError as exc:
-            log.warning("cannot read proposal %s again: %s", shown.id, exc)
-            return
-        still_shown = self.review_dialog.proposal
-        if still_shown is None or still_shown.id != shown.id or shown.id == self._deciding:
-            return
-        if stored.status is not ProposalStatus.PENDING:
-            self.review_dialog.show_decided(decided_elsewhere(stored))
-        elif (stored.base_version, stored.content) != (shown.base_version, shown.content):
-            try:
-                await self._show_proposal(workspace_id, stored)
-            except YakError as exc:
-                self.review_dialog.show_error(str(exc))
-
-    async def _last_change(self, workspace_id: str) -> None:
-        """The last refresh's diff, read-only."""
-        try:
-            attempt = await self.core.memory.last_attempt(workspace_id)
-            if attempt is None or attempt.result_version is None:
-                self.window.show_status("The last refresh changed nothing.", timeout_ms=10000)
-                return
-            new = await self.core.memory.version_text(workspace_id, attempt.result_version)
-            old = await self.core.memory.version_text(workspace_id, attempt.base_version)
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Memory refresh")
-            return
-        self.review_dialog.show_change(
-            f"The refresh of version {attempt.base_version} wrote version "
-            f"{attempt.result_version}: +{attempt.added} −{attempt.removed}",
-            old,
-            new,
-        )
-        self.review_dialog.show()
-        self.review_dialog.raise_()
-
-    async def _decide(self, proposal_id: str, *, accept: bool, content: str | None = None) -> None:
-        """Accept (as proposed or edited) or reject a proposal of the window's workspace; on
-        success the dialog closes, otherwise it says why."""
-        workspace = self.workspace
-        if workspace is None:
-            return
-        self._deciding = proposal_id
-        try:
-            if accept:
-                await self.core.review.accept(
-                    workspace.id, proposal_id, content=content, initiator=self
-                )
-            else:
-                await self.core.review.reject(workspace.id, proposal_id)
-        except YakError as exc:
-            self.review_dialog.show_error(str(exc))
-            return
-        finally:
-            self._deciding = None
-        self.review_dialog.hide()
-        self.window.show_status(
-            "Accepted the change." if accept else "Rejected the change; its lines stay out.",
-            timeout_ms=10000,
-        )
-        # Deciding folded the proposal's conversations: the status line reads them again.
-        await self.core.refresh.reload(workspace.id)
-        await self._load_panel(workspace.id)

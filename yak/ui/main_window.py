@@ -38,7 +38,6 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QIcon,
-    QKeySequence,
     QShowEvent,
 )
 from PySide6.QtWidgets import (
@@ -46,7 +45,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QSizePolicy,
     QStackedWidget,
@@ -56,12 +54,14 @@ from PySide6.QtWidgets import (
 from yak.presenters import waiting_for_you
 from yak.ui import dialogs
 from yak.ui.chat.input import PromptEdit
-from yak.ui.layout import create_action, vbox
+from yak.ui.layout import vbox
 from yak.ui.scope_notice import ScopeNotice
 from yak.ui.window_menus import (
     about_box,
     add_edit_menu,
+    add_file_menu,
     add_memory_menu,
+    add_view_and_help_menus,
     no_workspace_text,
     shortcuts_box,
     window_shortcuts,
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
     from yak.domain import Workspace
     from yak.ui.memory_panel import MemoryPanel
 
-SETTINGS_SHORTCUT = "Ctrl+,"
 # A restored memory dock wider than this share of the window, or a chat column narrower than
 # MIN_CHAT_WIDTH (pixels), is put back to DOCK_SHARE of the width, as on the first run.
 MAX_DOCK_SHARE = 0.45
@@ -209,67 +208,38 @@ class MainWindow(QMainWindow):
         )
 
     def _setup_menus(self) -> None:
-        """File, Edit, View and Help."""
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_action = create_action(
-            "&Open Folder…",
+        """File, Edit, Conversation, Memory, View and Help (``yak.ui.window_menus``)."""
+        (
+            self.open_action,
+            self.recent_menu,
+            self.settings_action,
+            self.quit_action,
+        ) = add_file_menu(
             self,
-            shortcut=QKeySequence.StandardKey.Open,
-            triggered=self._on_open_action_triggered,
+            open_folder=self._on_open_action_triggered,
+            settings=self.settings_requested,
+            quit_window=self.close,
         )
-        file_menu.addAction(self.open_action)
-        self.recent_menu = QMenu("Open &Recent", self)
-        file_menu.addMenu(self.recent_menu)
-        file_menu.addSeparator()
-        self.settings_action = create_action(
-            "&Settings…",
-            self,
-            shortcut=QKeySequence(SETTINGS_SHORTCUT),
-            role=QAction.MenuRole.PreferencesRole,
-            triggered=self.settings_requested,
-        )
-        file_menu.addAction(self.settings_action)
-        file_menu.addSeparator()
-        self.quit_action = create_action(
-            "&Quit",
-            self,
-            shortcut=QKeySequence("Ctrl+Q"),
-            role=QAction.MenuRole.QuitRole,
-            triggered=self.close,
-        )
-        file_menu.addAction(self.quit_action)
-
         self.edit_menu, self.edit_actions = add_edit_menu(self)
         # Filled by set_conversation_actions (the chat panel's actions, once it exists).
         self.conversation_menu = self.menuBar().addMenu("&Conversation")
         self.conversation_menu.menuAction().setVisible(False)
-        self._setup_memory_menu()
-
-        view_menu = self.menuBar().addMenu("&View")
-        toggle = self.memory_dock.toggleViewAction()
-        toggle.setText("&Memory Panel")
-        toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
-        view_menu.addAction(toggle)
-
-        help_menu = self.menuBar().addMenu("&Help")
-        self.shortcuts_action = create_action(
-            "&Keyboard Shortcuts", self, triggered=self.show_shortcuts
+        self.memory_menu, self.memory_actions = add_memory_menu(
+            self,
+            refresh=self.memory_refresh_requested,
+            review=self.memory_review_requested,
+            history=self.memory_history_requested,
+            edit=self.memory_edit_requested,
         )
-        help_menu.addAction(self.shortcuts_action)
-        help_menu.addSeparator()
-        self.about_action = create_action(
-            "&About Yak", self, role=QAction.MenuRole.AboutRole, triggered=self.show_about
-        )
-        help_menu.addAction(self.about_action)
-
-    def _setup_memory_menu(self) -> None:
-        self.memory_menu, self.memory_actions = add_memory_menu(self)
         (
             self.refresh_memory_action,
             self.review_action,
             self.history_action,
             self.edit_memory_action,
         ) = self.memory_actions
+        self.shortcuts_action, self.about_action = add_view_and_help_menus(
+            self, self.memory_dock, shortcuts=self.show_shortcuts, about=self.show_about
+        )
 
     def set_conversation_actions(self, actions: list[QAction]) -> None:
         """Show Conversation › ``actions`` (the chat panel's New, Rename, Delete…, Go to the
@@ -474,6 +444,15 @@ class MainWindow(QMainWindow):
     def show_status(self, text: str, *, timeout_ms: int = 5000) -> None:
         """A transient message in the status bar."""
         self.statusBar().showMessage(text, timeout_ms)
+
+    def show_progress(self, text: str) -> None:
+        """``text`` in the status bar while a long operation runs (``yak.ui.tasks``)."""
+        self.statusBar().showMessage(text)
+
+    def clear_progress(self, text: str) -> None:
+        """Clear the status bar if it still shows the progress line ``text``."""
+        if self.statusBar().currentMessage() == text:
+            self.statusBar().clearMessage()
 
     def set_support_paths(
         self, *, data_dir: str | None = None, log_file: str | None = None

@@ -1,18 +1,26 @@
-"""The main window's Edit menu, whose commands act on whichever text field has the focus, and
-the boxes of its Help menu (Keyboard Shortcuts, About Yak)."""
+"""The main window's menus: File, Edit (whose commands act on whichever text field has the
+focus), Memory, View and Help, and the boxes of the Help menu (Keyboard Shortcuts, About Yak).
+Each menu emits the window's intent signals or calls the slots it is given."""
 
 from __future__ import annotations
 
 import functools
 import html
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import Qt, QUrl, qVersion
+from PySide6.QtCore import Qt, QUrl, SignalInstance, qVersion
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QApplication, QMainWindow, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QWidget,
+)
 
 from yak import __version__
 from yak.ui import dialogs
@@ -21,8 +29,8 @@ from yak.ui.layout import create_action
 
 if TYPE_CHECKING:
     from yak.domain import Workspace
-    from yak.ui.main_window import MainWindow
 
+SETTINGS_SHORTCUT = "Ctrl+,"
 REFRESH_SHORTCUT = "Ctrl+R"
 REVIEW_SHORTCUT = "Ctrl+Shift+R"
 HISTORY_SHORTCUT = "Ctrl+H"
@@ -45,6 +53,76 @@ EDIT_ACTIONS: tuple[tuple[str, str, QKeySequence.StandardKey] | None, ...] = (
     ("selectAll", "Select &All", QKeySequence.StandardKey.SelectAll),
 )
 _CHANGES_TEXT = frozenset({"undo", "redo", "cut", "paste"})
+
+
+def add_file_menu(
+    window: QMainWindow,
+    *,
+    open_folder: Callable[[], object],
+    settings: SignalInstance,
+    quit_window: Callable[[], object],
+) -> tuple[QAction, QMenu, QAction, QAction]:
+    """File › Open Folder… (Ctrl+O), Open Recent (filled by the window), Settings… (Ctrl+,),
+    Quit (Ctrl+Q).
+
+    Returns:
+        ``(open_action, recent_menu, settings_action, quit_action)``.
+    """
+    file_menu = window.menuBar().addMenu("&File")
+    open_action = create_action(
+        "&Open Folder…", window, shortcut=QKeySequence.StandardKey.Open, triggered=open_folder
+    )
+    file_menu.addAction(open_action)
+    recent_menu = QMenu("Open &Recent", window)
+    file_menu.addMenu(recent_menu)
+    file_menu.addSeparator()
+    settings_action = create_action(
+        "&Settings…",
+        window,
+        shortcut=QKeySequence(SETTINGS_SHORTCUT),
+        role=QAction.MenuRole.PreferencesRole,
+        triggered=settings,
+    )
+    file_menu.addAction(settings_action)
+    file_menu.addSeparator()
+    quit_action = create_action(
+        "&Quit",
+        window,
+        shortcut=QKeySequence("Ctrl+Q"),
+        role=QAction.MenuRole.QuitRole,
+        triggered=quit_window,
+    )
+    file_menu.addAction(quit_action)
+    return open_action, recent_menu, settings_action, quit_action
+
+
+def add_view_and_help_menus(
+    window: QMainWindow,
+    dock: QDockWidget,
+    *,
+    shortcuts: Callable[[], object],
+    about: Callable[[], object],
+) -> tuple[QAction, QAction]:
+    """View › Memory Panel (shows or hides ``dock``, Ctrl+Shift+M); Help › Keyboard Shortcuts,
+    About Yak.
+
+    Returns:
+        ``(shortcuts_action, about_action)``.
+    """
+    view_menu = window.menuBar().addMenu("&View")
+    toggle = dock.toggleViewAction()
+    toggle.setText("&Memory Panel")
+    toggle.setShortcut(QKeySequence("Ctrl+Shift+M"))
+    view_menu.addAction(toggle)
+    help_menu = window.menuBar().addMenu("&Help")
+    shortcuts_action = create_action("&Keyboard Shortcuts", window, triggered=shortcuts)
+    help_menu.addAction(shortcuts_action)
+    help_menu.addSeparator()
+    about_action = create_action(
+        "&About Yak", window, role=QAction.MenuRole.AboutRole, triggered=about
+    )
+    help_menu.addAction(about_action)
+    return shortcuts_action, about_action
 
 
 def add_edit_menu(window: QMainWindow) -> tuple[QMenu, dict[str, QAction]]:
@@ -140,31 +218,44 @@ def shortcuts_box(parent: QWidget, shortcuts: Sequence[tuple[str, str]]) -> QMes
     return box
 
 
-def add_memory_menu(window: MainWindow) -> tuple[QMenu, list[QAction]]:
+class ShortcutActions(Protocol):
+    """The main window's actions and dock whose keys Help › Keyboard Shortcuts lists."""
+
+    memory_dock: QDockWidget
+    open_action: QAction
+    settings_action: QAction
+    refresh_memory_action: QAction
+    review_action: QAction
+    history_action: QAction
+    quit_action: QAction
+
+
+def add_memory_menu(
+    window: QMainWindow,
+    *,
+    refresh: SignalInstance,
+    review: SignalInstance,
+    history: SignalInstance,
+    edit: SignalInstance,
+) -> tuple[QMenu, list[QAction]]:
     """Memory › Refresh Now, Review Waiting Change…, History…, Edit in Settings…: the memory
-    panel's commands for the open workspace, each emitting the window's intent signal (the
-    controller disables them while no workspace is open)."""
+    panel's commands for the open workspace, each emitting the window's intent signal given
+    (the controller disables them while no workspace is open)."""
     menu = window.menuBar().addMenu("&Memory")
     actions = [
         create_action(
-            "&Refresh Now",
-            window,
-            shortcut=QKeySequence(REFRESH_SHORTCUT),
-            triggered=window.memory_refresh_requested,
+            "&Refresh Now", window, shortcut=QKeySequence(REFRESH_SHORTCUT), triggered=refresh
         ),
         create_action(
             "Re&view Waiting Change…",
             window,
             shortcut=QKeySequence(REVIEW_SHORTCUT),
-            triggered=window.memory_review_requested,
+            triggered=review,
         ),
         create_action(
-            "&History…",
-            window,
-            shortcut=QKeySequence(HISTORY_SHORTCUT),
-            triggered=window.memory_history_requested,
+            "&History…", window, shortcut=QKeySequence(HISTORY_SHORTCUT), triggered=history
         ),
-        create_action("&Edit in Settings…", window, triggered=window.memory_edit_requested),
+        create_action("&Edit in Settings…", window, triggered=edit),
     ]
     menu.addActions(actions)
     return menu, actions
@@ -187,7 +278,7 @@ def no_workspace_text(recent: Sequence[Workspace]) -> str:
     )
 
 
-def window_shortcuts(window: MainWindow) -> list[tuple[str, str]]:
+def window_shortcuts(window: ShortcutActions) -> list[tuple[str, str]]:
     """The window's keyboard shortcuts as ``(keys, what they do)``, in this platform's
     notation (Help › Keyboard Shortcuts)."""
 

@@ -47,13 +47,12 @@ from yak.agent.types import (
     is_no_reply,
 )
 from yak.chat.service import ChatService
-from yak.domain import ChatMessage, TokenUsage, Workspace
-from yak.errors import YakError
+from yak.domain import ChatMessage, ChatSession, TokenUsage, Workspace
 from yak.presenters import turn_failure
 from yak.settings import SettingsService
 from yak.ui.chat.approval import ApprovalDialog, ask_approval
 from yak.ui.chat.panel import ChatPanel
-from yak.ui.tasks import TaskGroup, settled
+from yak.ui.tasks import FAILED, TaskGroup, settled
 
 log = logging.getLogger(__name__)
 
@@ -153,19 +152,14 @@ class ChatController(QObject):
         self._show_messages_pending = False
         self._session_usage = TokenUsage()
         self._titles_stale = False
-        self.tasks = TaskGroup()
+        # Work still in flight when the panel goes away must not touch deleted widgets.
+        self.tasks = TaskGroup(panel)
         # Every key check (here, in Settings › Provider, by the refresh scheduler) shows or
-        # hides the no-key sentence.
+        # hides the no-key sentence; not once the panel is gone (not a method of this
+        # controller: the panel's child, it is being destroyed with it).
         self._stop_key_reports = _once(settings.on_key_checked(self._on_key_checked))
-        # Work still in flight when the panel goes away must not touch deleted widgets (not a
-        # method of this controller: the panel's child, it is being destroyed with it).
-        tasks, stop_key_reports = self.tasks, self._stop_key_reports
-
-        def panel_destroyed(*_args: object) -> None:
-            tasks.cancel_all()
-            stop_key_reports()
-
-        panel.destroyed.connect(panel_destroyed)
+        stop_key_reports = self._stop_key_reports
+        panel.destroyed.connect(lambda *_args: stop_key_reports())
         panel.send_requested.connect(self._on_panel_send_requested)
         panel.stop_requested.connect(self._on_panel_stop_requested)
         panel.retry_requested.connect(self._on_panel_retry_requested)
@@ -270,7 +264,12 @@ class ChatController(QObject):
 
     def _on_panel_new_session_requested(self) -> None:
         if self.workspace is not None and not self.turn_running:
-            self.tasks.spawn(self._create_session(), name="chat-new-session")
+            self.tasks.run(
+                self.service.create_session(self.workspace.id),
+                name="chat-new-session",
+                on_error=self._show_error,
+                on_success=self._session_created,
+            )
 
     def _on_panel_session_selected(self, session_id: str) -> None:
         if session_id != self.session_id and not self.turn_running:
@@ -284,7 +283,12 @@ class ChatController(QObject):
         self.tasks.spawn(self._rename_session(session_id, title), name="chat-rename-session")
 
     def _on_panel_delete_requested(self, session_id: str) -> None:
-        self.tasks.spawn(self._delete_session(session_id), name="chat-delete-session")
+        self.tasks.run(
+            self.service.delete_session(session_id),
+            name="chat-delete-session",
+            on_error=self._show_error,
+            on_success=lambda _: self._session_deleted(session_id),
+        )
 
     # -- the turn ------------------------------------------------------------------------------
 
@@ -338,44 +342,57 @@ class ChatController(QObject):
             self.panel.set_key_missing(not available)
 
     async def _run_turn(self, workspace: Workspace, prompt: str, *, retry: bool = False) -> None:
-        transcript = self.panel.transcript
         outcome = "failed"
         try:
-            if retry and self.session_id is not None:
-                await self._show_stored_before_retry(prompt)
-            elif retry:
-                transcript.add_user_message(prompt)
-            transcript.show_thinking()  # again, when the transcript was shown anew
-            if self.session_id is None:
-                # The service titles a new session from its first prompt.
-                session = await self.service.create_session(workspace.id)
-                self.session_id = session.id
-                await settled(self._reload_sessions())
-            result = await self.service.send(
-                workspace,
-                self.session_id,
-                prompt,
-                approver=self._approver,
-                on_event=self._on_agent_event,
+            result = await self.tasks.attempt(
+                self._send(workspace, prompt, retry=retry), on_error=self._show_turn_error
             )
-            outcome = result.status
-            self._finish_turn(result)
+            if result is not FAILED:
+                outcome = result.status
+                self._finish_turn(result)
         except asyncio.CancelledError:
             outcome = "stopped"
             if self._panel_alive():
-                transcript.end_turn("Stopped.")
+                self.panel.transcript.end_turn("Stopped.")
                 self._offer_stopped_question(workspace, prompt)
             raise
-        except YakError as exc:
-            transcript.end_turn()
-            self.panel.show_error(str(exc))
-            self.refresh_key_notice()
         finally:
             if self._panel_alive():  # not when the window is being torn down
                 self.panel.set_busy(False)
                 self.turn_finished.emit(outcome)
                 if self.workspace is workspace and self.session_id is not None:
                     self._reload_sessions()
+
+    async def _send(self, workspace: Workspace, prompt: str, *, retry: bool) -> TurnFinished:
+        """Show the question (again, for a retry), create the session when there is none,
+        and send the turn."""
+        transcript = self.panel.transcript
+        if retry and self.session_id is not None:
+            await self._show_stored_before_retry(prompt)
+        elif retry:
+            transcript.add_user_message(prompt)
+        transcript.show_thinking()  # again, when the transcript was shown anew
+        if self.session_id is None:
+            # The service titles a new session from its first prompt.
+            session = await self.service.create_session(workspace.id)
+            self.session_id = session.id
+            await settled(self._reload_sessions())
+        return await self.service.send(
+            workspace,
+            self.session_id,
+            prompt,
+            approver=self._approver,
+            on_event=self._on_agent_event,
+        )
+
+    def _show_turn_error(self, text: str) -> None:
+        self.panel.transcript.end_turn()
+        self.panel.show_error(text)
+        self.refresh_key_notice()
+
+    def _show_error(self, text: str) -> None:
+        """An error of the session list (no Retry: there is no question to send again)."""
+        self.panel.show_error(text, retry=False)
 
     async def _show_stored_before_retry(self, prompt: str) -> None:
         """Show the session as stored, then the prompt unless it is already the last message
@@ -501,14 +518,11 @@ class ChatController(QObject):
         if workspace is None:
             self._show_messages_pending = False
             return
-        try:
-            sessions = await self.service.sessions(workspace.id)
-        except YakError as exc:
-            self._show_messages_pending = False
-            self.panel.show_error(str(exc), retry=False)
-            return
+        sessions = await self.tasks.attempt(
+            self.service.sessions(workspace.id), on_error=self._show_error
+        )
         show_messages, self._show_messages_pending = self._show_messages_pending, False
-        if self.workspace is not workspace:
+        if sessions is FAILED or self.workspace is not workspace:
             return  # the user opened another workspace meanwhile
         if show_messages and self.session_id not in {s.id for s in sessions}:
             self.session_id = sessions[0].id if sessions else None
@@ -527,12 +541,10 @@ class ChatController(QObject):
         return self.tasks.replace("chat-load-messages", self._load_messages(session_id))
 
     async def _load_messages(self, session_id: str) -> None:
-        try:
-            messages = await self.service.messages(session_id)
-        except YakError as exc:
-            self.panel.show_error(str(exc), retry=False)
-            return
-        if session_id != self.session_id or self.turn_running:
+        messages = await self.tasks.attempt(
+            self.service.messages(session_id), on_error=self._show_error
+        )
+        if messages is FAILED or session_id != self.session_id or self.turn_running:
             return  # another selection or a turn owns the transcript now
         self.panel.transcript.show_messages(messages)
         self._show_usage(None, sum((m.usage for m in messages), TokenUsage()))
@@ -541,15 +553,7 @@ class ChatController(QObject):
             banner, self._last_prompt = cut
             self.panel.show_error(banner)
 
-    async def _create_session(self) -> None:
-        workspace = self.workspace
-        if workspace is None:
-            return
-        try:
-            session = await self.service.create_session(workspace.id)
-        except YakError as exc:
-            self.panel.show_error(str(exc), retry=False)
-            return
+    async def _session_created(self, session: ChatSession) -> None:
         self._leave_conversation()
         self.session_id = session.id
         self._last_prompt = None
@@ -560,18 +564,12 @@ class ChatController(QObject):
         self.panel.input.edit.setFocus()
 
     async def _rename_session(self, session_id: str, title: str) -> None:
-        try:
-            await self.service.rename_session(session_id, title)
-        except YakError as exc:
-            self.panel.show_error(str(exc), retry=False)
+        await self.tasks.attempt(
+            self.service.rename_session(session_id, title), on_error=self._show_error
+        )
         await settled(self._reload_sessions())
 
-    async def _delete_session(self, session_id: str) -> None:
-        try:
-            await self.service.delete_session(session_id)
-        except YakError as exc:
-            self.panel.show_error(str(exc), retry=False)
-            return
+    async def _session_deleted(self, session_id: str) -> None:
         if session_id == self.session_id:
             self.session_id = None
             self._last_prompt = None

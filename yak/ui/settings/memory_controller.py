@@ -1,43 +1,48 @@
 """MemoryPageController: runs what the Settings memory page asks for, through the core.
 
 The page's widgets emit intents (save, import, export, delete, restore, refresh, re-attach,
-select a workspace); this controller spawns one coroutine per intent, awaits the core's services
-(the memory service, the workspace registry, the refresh scheduler; their repository calls run
-on worker threads), and drives the widgets with the result. Every error a user can cause ends as
-a visible sentence on the page.
+select a workspace); this controller runs one core operation per intent through its
+:class:`~yak.ui.tasks.TaskGroup` and drives the widgets with the result. Every error a user can
+cause ends as a visible sentence on the page. The editor's switches are
+:class:`~yak.ui.settings.workspace_switches.WorkspaceSwitches`.
 
 Every write it asks for names the controller as its initiator, so the ``MemoryChanged`` it
 causes is skipped here (the write's own result already updated the page). Every other change
 reaches the page through the event bridge: a write by a refresh, another window or another
 process reaches the editor, which shows it or raises its banner (never a silent overwrite of
 unsaved edits), and the list (a memory the CLI created appears; the selection and the scroll
-position stay); a finished refresh or a pause for want of an API key updates the Status column;
-settings changed elsewhere (``yak memory disable``, ``mode``) reach the editor's switches and the
-list's row (``WorkspaceChanged``).
+position stay); a finished refresh or a pause for want of an API key updates the Status column.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
 
 from PySide6.QtCore import QObject
 
 from yak.core import Core
-from yak.domain import MemoryDocument, QueueState, RefreshStatus, Workspace
-from yak.errors import ConflictError, YakError
+from yak.domain import (
+    LineOrigin,
+    MemoryDocument,
+    QueueState,
+    RefreshAttempt,
+    RefreshOutcome,
+    RefreshState,
+    RefreshStatus,
+    Revision,
+    UpkeepStats,
+    Workspace,
+)
+from yak.errors import ConflictError
 from yak.events import (
     MemoryChanged,
     ProposalsChanged,
     RefreshFinished,
     RefreshStateChanged,
-    WorkspaceChanged,
 )
 from yak.memory.search import search_documents
-from yak.memory.sync import DEFAULT_SYNCED_FILE
 from yak.presenters import describe_outcome
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge
@@ -45,9 +50,8 @@ from yak.ui.settings.history_dialog import HistoryDialog
 from yak.ui.settings.import_preview import ImportPreviewDialog, preview_import
 from yak.ui.settings.memory_list import summary_from
 from yak.ui.settings.memory_page import MemoryPage
-from yak.ui.tasks import TaskGroup
-
-log = logging.getLogger(__name__)
+from yak.ui.settings.workspace_switches import WorkspaceSwitches
+from yak.ui.tasks import FAILED, TaskGroup, logged
 
 SEARCH_DELAY_S = 0.2  # the filter searches the documents once typing pauses this long
 
@@ -59,6 +63,9 @@ class MemoryPageController(QObject):
         page: the page to drive.
         core: the application core (memory, workspaces, refresh).
         bridge: the event bridge (memory changes, refresh states and outcomes).
+
+    Attributes:
+        switches: the editor's per-workspace switches.
     """
 
     def __init__(
@@ -70,7 +77,7 @@ class MemoryPageController(QObject):
         self.workspaces = core.workspaces
         self.refresh = core.refresh
         self.chat = core.chat
-        self.tasks = TaskGroup()
+        self.tasks = TaskGroup(page)
         self.history_dialog: HistoryDialog | None = None
         self.preview_dialog: ImportPreviewDialog | None = None  # Import…'s diff, while open
         # workspace id -> (proposal text or None, note) for its next load into the editor
@@ -85,16 +92,13 @@ class MemoryPageController(QObject):
         editor.save_requested.connect(self._on_editor_save_requested)
         editor.refresh_requested.connect(self._on_editor_refresh_requested)
         editor.history_requested.connect(self._on_editor_history_requested)
-        editor.memory_enabled_changed.connect(self._on_editor_memory_enabled_changed)
-        editor.review_mode_changed.connect(self._on_editor_review_mode_changed)
-        editor.sync_file_changed.connect(self._on_editor_sync_file_changed)
         bridge.memory_changed.connect(self._on_bridge_memory_changed)
         bridge.refresh_finished.connect(self._on_bridge_refresh_finished)
         bridge.refresh_state_changed.connect(self._on_bridge_refresh_state_changed)
-        bridge.workspace_changed.connect(self._on_bridge_workspace_changed)
         bridge.proposals_changed.connect(self._on_bridge_proposals_changed)
         self._reloads_running: set[str] = set()
         self._reloads_again: set[str] = set()
+        self.switches = WorkspaceSwitches(page, core, bridge, self.tasks, self)
 
     # --- entry points ----------------------------------------------------------------------------
     def reload(self) -> None:
@@ -129,9 +133,16 @@ class MemoryPageController(QObject):
         self.tasks.replace("memory-page-load", self._load(workspace_id))
 
     def _on_editor_save_requested(self, workspace_id: str, text: str, base_version: int) -> None:
-        self.tasks.spawn(self._save(workspace_id, text, base_version), name="memory-save")
+        self.tasks.run(
+            self._save(workspace_id, text, base_version),
+            name="memory-save",
+            on_error=self.page.editor.save_refused,
+        )
 
     def _on_editor_refresh_requested(self, workspace_id: str) -> None:
+        editor = self.page.editor
+        editor.set_refresh_busy(True)
+        editor.show_message("Refreshing the memory…")
         self.tasks.spawn(self._refresh(workspace_id), name="memory-page-refresh")
 
     def _on_editor_history_requested(self, workspace_id: str) -> None:
@@ -141,20 +152,18 @@ class MemoryPageController(QObject):
         """Open the History dialog of ``workspace_id`` (History… here and in the Memory menu)."""
         self.tasks.spawn(self._open_history(workspace_id), name="memory-history")
 
-    def _on_editor_memory_enabled_changed(self, workspace_id: str, enabled: bool) -> None:
-        self.tasks.spawn(self._set_memory_enabled(workspace_id, enabled), name="memory-enabled")
-
-    def _on_editor_review_mode_changed(self, workspace_id: str, review: bool) -> None:
-        self.tasks.spawn(self._set_review_mode(workspace_id, review), name="memory-review-mode")
-
-    def _on_editor_sync_file_changed(self, workspace_id: str, keep: bool) -> None:
-        self.tasks.spawn(self._set_sync_file(workspace_id, keep), name="memory-sync-file")
-
     def _on_page_import_requested(self, workspace_id: str, path: str, base_version: int) -> None:
         self.tasks.spawn(self._import(workspace_id, path, base_version), name="memory-import")
 
     def _on_page_export_requested(self, workspace_id: str, path: str, fmt: str) -> None:
-        self.tasks.spawn(self._export(workspace_id, path, fmt), name="memory-export")
+        self.tasks.run(
+            self._export(workspace_id, path, fmt),
+            name="memory-export",
+            on_error=self._show_error,
+            on_success=lambda written: self.page.editor.show_message(
+                f"Exported {written:,} bytes ({fmt}) to {path}."
+            ),
+        )
 
     def _on_page_delete_requested(self, workspace_id: str, base_version: int) -> None:
         self.tasks.spawn(self._delete(workspace_id, base_version), name="memory-delete")
@@ -169,17 +178,23 @@ class MemoryPageController(QObject):
         if not text.strip():
             return
         await asyncio.sleep(SEARCH_DELAY_S)
-        try:
-            found = await search_documents(self.memory, text)
-        except YakError as exc:  # the filter still matches folders
-            log.warning("memory search failed: %s", exc)
+        # On failure the filter still matches folders.
+        found = await self.tasks.attempt(
+            search_documents(self.memory, text), on_error=logged("memory search")
+        )
+        if found is FAILED:
             return
         self.page.show_content_matches(
             text, frozenset(h.workspace.id for h in found.hits), plain_scan=bool(found.why_scan)
         )
 
     def _on_page_reattach_requested(self, workspace_id: str, folder: str) -> None:
-        self.tasks.spawn(self._reattach(workspace_id, folder), name="memory-reattach")
+        self.tasks.run(
+            self.workspaces.reattach(workspace_id, folder),
+            name="memory-reattach",
+            on_error=lambda text: dialogs.inform(self.page, title="Re-attach failed", text=text),
+            on_success=lambda workspace: self._reattached(workspace_id, workspace),
+        )
 
     def _on_bridge_memory_changed(self, event: MemoryChanged) -> None:
         if event.initiator is self:
@@ -206,15 +221,6 @@ class MemoryPageController(QObject):
     def _on_bridge_proposals_changed(self, event: ProposalsChanged) -> None:
         # The Status cell says how many changes wait, whoever proposed or decided them.
         self.page.model.set_waiting(event.workspace_id, event.pending)
-
-    def _on_bridge_workspace_changed(self, event: WorkspaceChanged) -> None:
-        editing = self.page.editor.workspace
-        if (editing is not None and editing.id == event.workspace_id) or (
-            self.page.model.summary_for(event.workspace_id) is not None
-        ):
-            self.tasks.spawn(
-                self._workspace_updated(event.workspace_id), name="memory-page-workspace"
-            )
 
     def _on_history_restore_requested(self, revision_id: str) -> None:
         dialog = self.history_dialog
@@ -255,11 +261,14 @@ class MemoryPageController(QObject):
         self.tasks.spawn(run(), name=key)
 
     # --- coroutines ----------------------------------------------------------------------------
+    def _show_error(self, text: str) -> None:
+        self.page.editor.show_message(text, error=True)
+
     async def _reload(self, *, keep_view: bool = False) -> None:
-        try:
-            summaries = await self.memory.list_documents()
-        except YakError as exc:
-            self.page.editor.show_message(str(exc), error=True)
+        summaries = await self.tasks.attempt(
+            self.memory.list_documents(), on_error=self._show_error
+        )
+        if summaries is FAILED:
             return
         self.page.set_summaries(summaries, keep_view=keep_view)
         editing = self.page.editor.workspace
@@ -271,26 +280,26 @@ class MemoryPageController(QObject):
         await self._reload(keep_view=True)
 
     async def _reload_statuses(self) -> None:
-        try:
-            states = await self.refresh.snapshots()
-            upkeep = await self.memory.upkeep()
-        except YakError as exc:
-            log.warning("reading the last refresh attempts failed: %s", exc)
-            return
-        self.page.set_statuses(states)
-        self.page.set_upkeep(upkeep)
+        read = await self.tasks.attempt(
+            self._read_statuses(), on_error=logged("reading the last refresh attempts")
+        )
+        if read is not FAILED:
+            self.page.set_statuses(read[0])
+            self.page.set_upkeep(read[1])
+
+    async def _read_statuses(self) -> tuple[dict[str, RefreshState], dict[str, UpkeepStats]]:
+        return await self.refresh.snapshots(), await self.memory.upkeep()
 
     async def _read(self, workspace_id: str) -> tuple[Workspace, MemoryDocument] | None:
         """The workspace and its stored document; ``None`` after showing why they cannot be
         read under the editor."""
-        try:
-            return (
-                await self.workspaces.get(workspace_id),
-                await self.memory.read(workspace_id),
-            )
-        except YakError as exc:
-            self.page.editor.show_message(str(exc), error=True)
-            return None
+        read = await self.tasks.attempt(
+            self._workspace_and_document(workspace_id), on_error=self._show_error
+        )
+        return None if read is FAILED else read
+
+    async def _workspace_and_document(self, workspace_id: str) -> tuple[Workspace, MemoryDocument]:
+        return await self.workspaces.get(workspace_id), await self.memory.read(workspace_id)
 
     async def _load(self, workspace_id: str) -> None:
         editor = self.page.editor
@@ -311,13 +320,15 @@ class MemoryPageController(QObject):
 
     async def _load_origins(self, workspace_id: str) -> None:
         """The origin of each stored line, for the editor's "why is this here?" row."""
-        try:
-            origins = await self.memory.blame(workspace_id)
-            titles = {s.id: s.title for s in await self.chat.sessions(workspace_id)}
-        except YakError as exc:
-            log.warning("reading where the memory's lines came from failed: %s", exc)
-            return
-        self.page.editor.set_origins(workspace_id, origins, titles)
+        await self.tasks.attempt(
+            self._read_origins(workspace_id),
+            on_error=logged("reading where the memory's lines came from"),
+            on_success=lambda read: self.page.editor.set_origins(workspace_id, *read),
+        )
+
+    async def _read_origins(self, workspace_id: str) -> tuple[list[LineOrigin], dict[str, str]]:
+        origins = await self.memory.blame(workspace_id)
+        return origins, {s.id: s.title for s in await self.chat.sessions(workspace_id)}
 
     async def _ensure_listed(self, workspace: Workspace, document: MemoryDocument | None) -> None:
         if document is None:
@@ -330,30 +341,30 @@ class MemoryPageController(QObject):
         )
 
     async def _save(self, workspace_id: str, text: str, base_version: int) -> None:
+        """Save a hand edit; when another write came first, the editor shows the document as
+        it is now beside the edits (``ConflictError`` is an answer here, not a failure)."""
         editor = self.page.editor
         try:
             document = await self.memory.save(
                 workspace_id, text, expected_version=base_version, initiator=self
             )
-        except ConflictError as exc:
-            try:
-                current = await self.memory.read(workspace_id)
-            except YakError as read_exc:
-                editor.save_refused(f"{exc} {read_exc}")
-                return
-            editor.show_conflict(current)
-            return
-        except YakError as exc:
-            editor.save_refused(str(exc))
+        except ConflictError as conflict:
+            refused = str(conflict)
+            await self.tasks.attempt(
+                self.memory.read(workspace_id),
+                on_error=lambda text: editor.save_refused(f"{refused} {text}"),
+                on_success=editor.show_conflict,
+            )
             return
         editor.save_succeeded(document)
         await self._written(workspace_id, document)
 
     async def _document_updated(self, event: MemoryChanged) -> None:
-        try:
-            document = await self.memory.read(event.workspace_id)
-        except YakError as exc:
-            log.warning("re-reading memory after an update failed: %s", exc)
+        document = await self.tasks.attempt(
+            self.memory.read(event.workspace_id),
+            on_error=logged("re-reading memory after an update"),
+        )
+        if document is FAILED:
             return
         self.page.editor.document_changed(document, source=event.source)
         await self._written(event.workspace_id, document)
@@ -376,19 +387,22 @@ class MemoryPageController(QObject):
 
     async def _refresh(self, workspace_id: str) -> None:
         editor = self.page.editor
-        editor.set_refresh_busy(True)
-        editor.show_message("Refreshing the memory…")
         try:
-            outcome = await self.refresh.refresh_now(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
-            return
+            outcome = await self.tasks.attempt(
+                self.refresh.refresh_now(workspace_id), on_error=self._show_error
+            )
         finally:
             editor.set_refresh_busy(False)
-        if editor.workspace is not None and editor.workspace.id == workspace_id:
-            ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
-            # A missing key is advice (add one in Provider), not an alarm.
-            editor.show_message(describe_outcome(outcome), error=not ok and not outcome.missing_key)
+        showing = editor.workspace
+        if outcome is not FAILED and showing is not None and showing.id == workspace_id:
+            self._show_outcome(outcome)
+
+    def _show_outcome(self, outcome: RefreshOutcome) -> None:
+        ok = RefreshStatus(outcome.status) in (RefreshStatus.APPLIED, RefreshStatus.UP_TO_DATE)
+        # A missing key is advice (add one in Provider), not an alarm.
+        self.page.editor.show_message(
+            describe_outcome(outcome), error=not ok and not outcome.missing_key
+        )
 
     async def _open_history(self, workspace_id: str) -> None:
         read = await self._read(workspace_id)
@@ -408,16 +422,16 @@ class MemoryPageController(QObject):
     async def _fill_history(
         self, dialog: HistoryDialog, workspace_id: str, document: MemoryDocument
     ) -> None:
-        try:
-            revisions = await self.memory.history(workspace_id)
-            attempts = await self.memory.attempts(workspace_id)
-        except YakError as exc:
-            self.page.editor.show_message(str(exc), error=True)
+        read = await self.tasks.attempt(self._read_history(workspace_id), on_error=self._show_error)
+        if read is FAILED:
             return
         selected = dialog.selected_revision()
-        dialog.set_history(revisions, attempts, document.content)
+        dialog.set_history(*read, document.content)
         if selected is not None:
             dialog.select_revision(selected.version)
+
+    async def _read_history(self, workspace_id: str) -> tuple[list[Revision], list[RefreshAttempt]]:
+        return await self.memory.history(workspace_id), await self.memory.attempts(workspace_id)
 
     async def _write(
         self,
@@ -430,16 +444,22 @@ class MemoryPageController(QObject):
         new document in the editor (when it shows that workspace) with ``note(document)``, the
         list row and the open history. Returns the document, or ``None`` on error."""
         editor = self.page.editor
-        try:
-            document = await write
-            workspace = await self.workspaces.get(workspace_id)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
+        written = await self.tasks.attempt(
+            self._written_to(workspace_id, write), on_error=self._show_error
+        )
+        if written is FAILED:
             return None
+        workspace, document = written
         if editor.workspace is not None and editor.workspace.id == workspace_id:
             editor.load(workspace, document, note=note(document))
         await self._written(workspace_id, document)
         return document
+
+    async def _written_to(
+        self, workspace_id: str, write: Awaitable[MemoryDocument]
+    ) -> tuple[Workspace, MemoryDocument]:
+        document = await write
+        return await self.workspaces.get(workspace_id), document
 
     async def _written(self, workspace_id: str, document: MemoryDocument) -> None:
         """The workspace's document is now ``document``: its list row, and its history when
@@ -474,11 +494,10 @@ class MemoryPageController(QObject):
         same text or that cannot be imported is said under the editor."""
         editor = self.page.editor
         document = editor.document
-        try:
-            data, imported = await self.memory.read_import(path)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
+        read = await self.tasks.attempt(self.memory.read_import(path), on_error=self._show_error)
+        if read is FAILED:
             return
+        data, imported = read
         if document is None or document.workspace_id != workspace_id:
             return  # another workspace was chosen meanwhile
         if imported == document.content:
@@ -514,15 +533,10 @@ class MemoryPageController(QObject):
             on_answer=answered,
         )
 
-    async def _export(self, workspace_id: str, path: str, fmt: str) -> None:
-        editor = self.page.editor
-        try:
-            workspace = await self.workspaces.get(workspace_id)
-            written = await self.memory.export_file(workspace, path, fmt, force=True)
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
-            return
-        editor.show_message(f"Exported {written:,} bytes ({fmt}) to {path}.")
+    async def _export(self, workspace_id: str, path: str, fmt: str) -> int:
+        """Write the memory to ``path`` in ``fmt``; returns the bytes written."""
+        workspace = await self.workspaces.get(workspace_id)
+        return await self.memory.export_file(workspace, path, fmt, force=True)
 
     async def _delete(self, workspace_id: str, base_version: int) -> None:
         await self._write(
@@ -531,13 +545,7 @@ class MemoryPageController(QObject):
             lambda _d: "The memory was deleted; History can restore it.",
         )
 
-    async def _reattach(self, workspace_id: str, folder: str) -> None:
-        try:
-            workspace = await self.workspaces.reattach(workspace_id, folder)
-            self.memory.watcher.forget(workspace_id)  # it lives on under its new id
-        except YakError as exc:
-            dialogs.inform(self.page, title="Re-attach failed", text=str(exc))
-            return
+    async def _reattached(self, workspace_id: str, workspace: Workspace) -> None:
         self.memory.watcher.forget(workspace_id)  # its memory lives under the new id now
         self.page.model.remove(workspace_id)
         editing = self.page.editor.workspace
@@ -545,78 +553,3 @@ class MemoryPageController(QObject):
             self.page.editor.clear_workspace()
         await self._reload()
         self.show_workspace(workspace.id, note=f"Re-attached to {workspace.path}.")
-
-    async def _set_sync_file(self, workspace_id: str, keep: bool) -> None:
-        """Keep the workspace's ``AGENTS.md`` in sync (written now, then after every applied
-        revision), or stop; a file that cannot be written is said, nothing is kept and the
-        box shows what is stored."""
-        editor = self.page.editor
-        try:
-            workspace = await self.workspaces.get(workspace_id)
-            if keep:
-                path = os.path.join(workspace.path, DEFAULT_SYNCED_FILE)
-                result = await self.memory.kept_file.keep_in_sync(workspace_id, path)
-                message = f"{result.path} is kept in sync after every change " + (
-                    "(written now)." if result.changed else "(already in sync)."
-                )
-            else:
-                stopped = await self.memory.kept_file.stop_keeping_in_sync(workspace_id)
-                message = f"{stopped} is no longer kept in sync; the file stays as it is."
-            editor.set_workspace(await self.workspaces.get(workspace_id))
-        except YakError as exc:
-            editor.show_message(str(exc), error=True)
-            try:
-                editor.set_workspace(await self.workspaces.get(workspace_id))
-            except YakError as again:
-                log.warning("cannot read workspace %s again: %s", workspace_id, again)
-            return
-        editor.show_message(message)
-
-    async def _workspace_updated(self, workspace_id: str) -> None:
-        """Its settings changed (``yak memory disable``, ``mode``…): the editor's switches and
-        the list's row show them as stored."""
-        try:
-            workspace = await self.workspaces.get(workspace_id)
-        except YakError as exc:
-            log.warning("cannot read workspace %s again: %s", workspace_id, exc)
-            return
-        self.page.editor.set_workspace(workspace)
-        summary = self.page.model.summary_for(workspace_id)
-        if summary is not None and summary.workspace != workspace:
-            self.page.upsert_summary(replace(summary, workspace=workspace))
-
-    async def _set_review_mode(self, workspace_id: str, review: bool) -> None:
-        try:
-            workspace = await self.memory.set_review_mode(
-                workspace_id, "review" if review else "auto"
-            )
-        except YakError as exc:
-            self.page.editor.show_message(str(exc), error=True)
-            return
-        self.page.editor.set_workspace(workspace)
-        self.page.editor.show_message(
-            "Every rewrite now waits for your review."
-            if review
-            else "Supported lines now apply at once; doubtful ones still wait for your review."
-        )
-
-    async def _set_memory_enabled(self, workspace_id: str, enabled: bool) -> None:
-        try:
-            workspace = await self.workspaces.set_memory_enabled(workspace_id, enabled=enabled)
-        except YakError as exc:
-            self.page.editor.show_message(str(exc), error=True)
-            return
-        self.page.editor.set_workspace(workspace)
-        summary = self.page.model.summary_for(workspace_id)
-        if summary is not None:
-            self.page.upsert_summary(replace(summary, workspace=workspace))
-        try:  # the panel's status line says whether memory is off
-            await self.refresh.reload(workspace_id)
-        except YakError as exc:
-            log.warning("cannot reload the refresh state of %s: %s", workspace_id, exc)
-        self.page.editor.show_message(
-            "Memory is on for this workspace."
-            if enabled
-            else "Memory is off for this workspace: it is not injected into conversations nor "
-            "refreshed."
-        )

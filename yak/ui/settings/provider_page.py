@@ -26,19 +26,16 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QLineEdit,
     QMessageBox,
-    QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from yak.agent.sandbox import AUTO, BUBBLEWRAP, LANDLOCK, NONE, UNCONFINED_WARNING
+from yak.agent.sandbox import NONE, UNCONFINED_WARNING
 from yak.chat.service import ChatService
 from yak.config import (
     BASE_URL_ENV,
@@ -46,43 +43,31 @@ from yak.config import (
     DEFAULT_CHAT_MODEL,
     DEFAULT_MEMORY_MODEL,
     ENV_OVERRIDES,
-    MAX_CONTEXT_WINDOW,
     MAX_IDLE_S,
     MAX_TIMEOUT_S,
     MIN_IDLE_S,
     MIN_TIMEOUT_S,
 )
 from yak.domain import RewriteForm
-from yak.errors import MissingApiKey, YakError
+from yak.errors import MissingApiKey
 from yak.presenters import NO_KEY_HERE, Colour, connection_words, found_form_words
-from yak.refresh.context import ANTHROPIC_CONTEXT_WINDOW
 from yak.settings import SettingsService
 from yak.ui.colours import text_style
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.ui.settings.page import SettingsPage
-from yak.ui.tasks import TaskGroup, settled
+from yak.ui.settings.provider_fields import (
+    MEMORY_FORM_CHOICES,
+    SANDBOX_CHOICES,
+    UNKNOWN_SOURCE,
+    choice_combo,
+    context_window_spin,
+    key_field_words,
+    line_field,
+    seconds_spin,
+)
+from yak.ui.tasks import FAILED, TaskGroup, settled
 
 log = logging.getLogger(__name__)
-
-KEY_ENV = "ANTHROPIC_API_KEY"
-SANDBOX_CHOICES = (
-    (AUTO, "Sandboxed (Landlock, else bubblewrap)"),
-    (LANDLOCK, "Sandboxed with Landlock"),
-    (BUBBLEWRAP, "Sandboxed with bubblewrap"),
-    (NONE, "No sandbox (unconfined)"),
-)
-# The values of ``yak.config.MEMORY_FORMS``, as the combo box names them.
-MEMORY_FORM_CHOICES = (
-    ("auto", "Automatic — a tool call where the endpoint supports it"),
-    ("tool", "Tool call"),
-    ("edits", "Edits"),
-    ("whole", "Whole document"),
-)
-NO_KEYRING_NOTE = (
-    "No key yet, and this system has no usable keyring to store one: tick “Use for this "
-    f"session only” to use a key until Yak quits, or set {KEY_ENV} before starting Yak."
-)
-_UNKNOWN = "unknown"  # where the key is, before the settings service has answered
 
 
 class ProviderPage(SettingsPage):
@@ -115,8 +100,8 @@ class ProviderPage(SettingsPage):
         super().__init__(parent)
         self.settings = settings
         self.chat = chat
-        self.tasks = TaskGroup()
-        self._key_source: str | None = _UNKNOWN
+        self.tasks = TaskGroup(self)
+        self._key_source: str | None = UNKNOWN_SOURCE
         self._keyring_usable = True  # until the settings service says otherwise
         self._loaded: dict[str, object] = {}
         self._loading = False
@@ -141,11 +126,13 @@ class ProviderPage(SettingsPage):
             "enough",
         )
         form.addRow("Memory model:", self.memory_model_edit)
-        self.context_window_spin = self._setup_context_window_spin()
+        self.context_window_spin = context_window_spin(self, edited=self._on_field_edited)
         form.addRow("Memory model context window:", self.context_window_spin)
         form.addRow("Memory reply form:", self._setup_memory_form_box())
-        self.debounce_spin = self._setup_seconds_spin(
+        self.debounce_spin = seconds_spin(
+            self,
             "debounce",
+            edited=self._on_field_edited,
             low=MIN_IDLE_S,
             high=MAX_IDLE_S,
             step=10,
@@ -154,8 +141,10 @@ class ProviderPage(SettingsPage):
             "every quarter of an hour at the latest)",
         )
         form.addRow("Memory refresh after quiet:", self.debounce_spin)
-        self.timeout_spin = self._setup_seconds_spin(
+        self.timeout_spin = seconds_spin(
+            self,
             "request_timeout",
+            edited=self._on_field_edited,
             low=MIN_TIMEOUT_S,
             high=MAX_TIMEOUT_S,
             step=10,
@@ -163,15 +152,14 @@ class ProviderPage(SettingsPage):
             "included, and the longest pause inside a reply",
         )
         form.addRow("Request time limit:", self.timeout_spin)
-        self.sandbox_combo = QComboBox(self)
-        self.sandbox_combo.setObjectName("command_sandbox")
-        for value, label in SANDBOX_CHOICES:
-            self.sandbox_combo.addItem(label, value)
-        self.sandbox_combo.setToolTip(
-            "Where commands the agent runs (after you approve them) may write: only the "
-            "workspace and a temporary folder, unless unconfined"
+        self.sandbox_combo = choice_combo(
+            self,
+            "command_sandbox",
+            SANDBOX_CHOICES,
+            tooltip="Where commands the agent runs (after you approve them) may write: only "
+            "the workspace and a temporary folder, unless unconfined",
+            edited=self._on_field_edited,
         )
-        self.sandbox_combo.currentIndexChanged.connect(self._on_field_edited)
         self.sandbox_warning = create_label(
             self, object_name="sandbox_warning", word_wrap=True, plain_text=True
         )
@@ -232,59 +220,21 @@ class ProviderPage(SettingsPage):
         )
 
     def _setup_field(self, object_name: str, *, tooltip: str = "") -> QLineEdit:
-        """A line edit for one setting; editing it marks the page changed."""
-        edit = QLineEdit(self)
-        edit.setObjectName(object_name)
-        if tooltip:
-            edit.setToolTip(tooltip)
-        edit.textEdited.connect(self._on_field_edited)
-        return edit
-
-    def _setup_seconds_spin(
-        self, object_name: str, *, low: float, high: float, step: float, tooltip: str
-    ) -> QDoubleSpinBox:
-        """A whole number of seconds between ``low`` and ``high``."""
-        spin = QDoubleSpinBox(self)
-        spin.setObjectName(object_name)
-        spin.setRange(low, high)
-        spin.setDecimals(0)
-        spin.setSingleStep(step)
-        spin.setSuffix(" s")
-        spin.setToolTip(tooltip)
-        spin.valueChanged.connect(self._on_field_edited)
-        return spin
-
-    def _setup_context_window_spin(self) -> QSpinBox:
-        """The memory model's context window in tokens; 0 shows as automatic."""
-        spin = QSpinBox(self)
-        spin.setObjectName("memory_context_window")
-        spin.setRange(0, MAX_CONTEXT_WINDOW)
-        spin.setSingleStep(1024)
-        spin.setGroupSeparatorShown(True)
-        spin.setSuffix(" tokens")
-        spin.setSpecialValueText("Automatic")
-        spin.setToolTip(
-            "How many tokens the memory model's server holds (for a local server, its context "
-            "size); a refresh request that cannot fit, with room for the reply, is not sent. "
-            f"Automatic: {ANTHROPIC_CONTEXT_WINDOW:,} for Claude models, unchecked for others"
-        )
-        spin.valueChanged.connect(self._on_field_edited)
-        return spin
+        return line_field(self, object_name, tooltip=tooltip, edited=self._on_field_edited)
 
     def _setup_memory_form_box(self) -> QVBoxLayout:
         """The memory reply form's combo box, and under it what the automatic form found for
         the applied endpoint and memory model (read by :meth:`read_memory_form`)."""
-        self.memory_form_combo = QComboBox(self)
-        self.memory_form_combo.setObjectName("memory_form")
-        for value, label in MEMORY_FORM_CHOICES:
-            self.memory_form_combo.addItem(label, value)
-        self.memory_form_combo.setToolTip(
-            "How the memory model answers a refresh: a forced tool call listing the facts, "
-            "line edits against the numbered document, or the whole document. Automatic asks "
-            "for the tool unless this endpoint and model rejected it or answered in text, "
-            "then edits"
+        self.memory_form_combo = choice_combo(
+            self,
+            "memory_form",
+            MEMORY_FORM_CHOICES,
+            tooltip="How the memory model answers a refresh: a forced tool call listing the "
+            "facts, line edits against the numbered document, or the whole document. Automatic "
+            "asks for the tool unless this endpoint and model rejected it or answered in text, "
+            "then edits",
+            edited=self._on_field_edited,
         )
-        self.memory_form_combo.currentIndexChanged.connect(self._on_field_edited)
         self.memory_form_note = create_label(
             self, object_name="memory_form_found", word_wrap=True, plain_text=True
         )
@@ -459,11 +409,10 @@ class ProviderPage(SettingsPage):
         self._show_memory_form(await self.settings.memory_form_found())
 
     async def _remove_key(self) -> None:
-        try:
-            await self.settings.delete_api_key()
-        except YakError as exc:
-            self.status_label.setText(str(exc))
-        else:
+        removed = await self.tasks.attempt(
+            self.settings.delete_api_key(), on_error=self.status_label.setText
+        )
+        if removed is not FAILED:
             self.status_label.setText(
                 "The session key was forgotten."
                 if self._key_source == "session"
@@ -474,28 +423,37 @@ class ProviderPage(SettingsPage):
 
     async def _run_test(self) -> None:
         try:
-            message = connection_words(await self.chat.test_connection())
-        except MissingApiKey:  # its own sentence sends the user here, where they already are
-            message = NO_KEY_HERE
-        except YakError as exc:
-            message = str(exc)
+            message = await self.tasks.attempt(self._test_words(), on_error=self._show_test_result)
         finally:
             self._testing = False
             self._update_test_button()
+        if message is not FAILED:
+            self._show_test_result(message)
+
+    async def _test_words(self) -> str:
+        try:
+            return connection_words(await self.chat.test_connection())
+        except MissingApiKey:  # its own sentence sends the user here, where they already are
+            return NO_KEY_HERE
+
+    def _show_test_result(self, message: str) -> None:
+        self._testing = False
+        self._update_test_button()
         self.status_label.setText(message)
         self.test_finished.emit(message)
 
+    def _key_not_saved(self, text: str) -> None:
+        self.status_label.setText(text)
+        self._loaded["api_key"] = ""
+        self._pending_key_save = False
+        self.changed.emit()
+
     async def _save_key(self, key: str, *, session_only: bool) -> None:
-        try:
-            if session_only:
-                await self.settings.use_session_key(key)
-            else:
-                await self.settings.set_api_key(key)
-        except YakError as exc:
-            self.status_label.setText(str(exc))
-            self._loaded["api_key"] = ""
-            self._pending_key_save = False
-            self.changed.emit()
+        saved = await self.tasks.attempt(
+            self.settings.use_session_key(key) if session_only else self.settings.set_api_key(key),
+            on_error=self._key_not_saved,
+        )
+        if saved is FAILED:
             return
         self._pending_key_save = False
         self._loading = True
@@ -585,35 +543,9 @@ class ProviderPage(SettingsPage):
         self.remove_key_button.setVisible(stored)
         self.remove_key_button.setEnabled(stored)
         self.remove_key_button.setText("Forget key" if source == "session" else "Remove stored key")
-        if from_env:
-            self.key_edit.setPlaceholderText(f"Set by the {KEY_ENV} environment variable")
-            self.key_note.setText(
-                f"The key comes from the {KEY_ENV} environment variable; "
-                "change or unset it there to use another key."
-            )
-        elif source == "session":
-            self.key_edit.setPlaceholderText("A key is in use; type a new one to replace it")
-            self.key_note.setText(
-                "Used for this session only: kept in memory, never saved; Yak forgets it "
-                "when it quits."
-            )
-        elif stored:
-            self.key_edit.setPlaceholderText("A key is stored; type a new one to replace it")
-            self.key_note.setText(
-                "Stored in the system keyring, never in Yak's database or settings file."
-            )
-        elif source == _UNKNOWN:
-            self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
-            self.key_note.setText("")
-        elif self._keyring_usable:
-            self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
-            self.key_note.setText(
-                "No key yet. It will be stored in the system keyring, never in "
-                "Yak's database or settings file."
-            )
-        else:
-            self.key_edit.setPlaceholderText("Paste your Anthropic API key (sk-ant-…)")
-            self.key_note.setText(NO_KEYRING_NOTE)
+        placeholder, note = key_field_words(source, keyring_usable=self._keyring_usable)
+        self.key_edit.setPlaceholderText(placeholder)
+        self.key_note.setText(note)
 
     def _update_test_button(self) -> None:
         pending = self.is_changed() or self._pending_key_save
