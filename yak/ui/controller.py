@@ -34,6 +34,7 @@ from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import MainWindow
+from yak.ui.gone_lines import GoneLinesController
 from yak.ui.memory_panel import MemoryPanel
 from yak.ui.review_dialog import ReviewDialog
 from yak.ui.settings.dialog import SettingsDialog
@@ -104,6 +105,7 @@ class AppController(QObject):
         self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
         self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
         panel.provider_settings_requested.connect(self.open_provider_settings)
+        self.gone_lines = GoneLinesController(core, bridge, panel, edit=self.open_settings, parent=self)
         notice = window.scope_notice
         notice.use_enclosing_requested.connect(self._on_notice_use_enclosing_requested)
         notice.copy_enclosing_requested.connect(self._on_notice_copy_enclosing_requested)
@@ -287,7 +289,12 @@ class AppController(QObject):
         await self.chat_controller.aclose(grace_s)
         if shiboken6.isValid(self.settings_dialog):  # not when the window was deleted first
             self.settings_dialog.hide()
-        groups = (self.tasks, self.memory_controller.tasks, self.provider_page.tasks)
+        groups = (
+            self.tasks,
+            self.memory_controller.tasks,
+            self.provider_page.tasks,
+            self.gone_lines.tasks,
+        )
         for group in groups:
             group.close()
         for group in groups:
@@ -518,6 +525,7 @@ class AppController(QObject):
             self.window.show_status(str(exc), timeout_ms=15000)
             return
         self.window.memory_panel.show_document(document)
+        self.gone_lines.check(workspace_id)
         try:
             origins = await self.core.memory.blame(workspace_id)
             titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
