@@ -208,7 +208,8 @@ def _is_file_name(word: str) -> bool:
 
 # --- checking ---------------------------------------------------------------------------------
 
-_SKIPPED_FOLDERS = frozenset(
+# Folders never read for names: version control, dependencies, environments, caches.
+SKIPPED_FOLDERS = frozenset(
     """.git .hg .svn node_modules .venv venv .tox .nox __pycache__ .mypy_cache .pytest_cache
     .ruff_cache .cache""".split()
 )
@@ -261,7 +262,7 @@ class _Workspace:
         """Which of ``wanted`` (file or folder names) stand anywhere under the root: a
         breadth-first walk that stops once all are found."""
         found: set[str] = set()
-        ignored = _ignored_patterns(self.text(".gitignore") or "")
+        ignored = ignored_patterns(self.text(".gitignore") or "")
         queue: deque[Path] = deque([self.root])
         read = 0
         while queue and found != wanted:
@@ -274,7 +275,7 @@ class _Workspace:
                         name = entry.name
                         if name in wanted:
                             found.add(name)
-                        if name in _SKIPPED_FOLDERS or _matches(name, ignored):
+                        if name in SKIPPED_FOLDERS or is_ignored(name, ignored):
                             continue
                         if entry.is_dir(follow_symlinks=False):
                             queue.append(Path(entry.path))
@@ -285,7 +286,7 @@ class _Workspace:
         return found
 
 
-def _ignored_patterns(gitignore: str) -> list[str]:
+def ignored_patterns(gitignore: str) -> list[str]:
     """The root ``.gitignore``'s plain patterns (a name or a glob of one; no negation, no
     inner slash), matched against every entry's name: cheap, and enough to skip build output."""
     patterns = []
@@ -299,7 +300,8 @@ def _ignored_patterns(gitignore: str) -> list[str]:
     return patterns
 
 
-def _matches(name: str, patterns: Sequence[str]) -> bool:
+def is_ignored(name: str, patterns: Sequence[str]) -> bool:
+    """Whether an entry named ``name`` matches one of ``patterns`` (:func:`ignored_patterns`)."""
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
