@@ -62,7 +62,9 @@ def document(files: int, *, deep: bool = False, missing_name: bool = False) -> s
     if deep:
         lines[:10] = [f"- See deep{i}.py for the details." for i in range(10)]
     lines += [f"- Notes in NOTES{i}.md." for i in range(20)]
-    lines += [f"- Build with make t{i}." for i in range(5)] + [f"- Run make gone{i}." for i in range(5)]
+    lines += [f"- Build with make t{i}." for i in range(5)] + [
+        f"- Run make gone{i}." for i in range(5)
+    ]
     lines += [f"- Start with npm run s{i}." for i in range(5)]
     lines += [f"- Lint with npm run gone{i}." for i in range(5)]
     lines += [f"- Deploy with scripts/deploy{i}.sh." for i in range(20)]

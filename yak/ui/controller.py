@@ -33,8 +33,8 @@ from yak.presenters import (
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
-from yak.ui.main_window import MainWindow
 from yak.ui.gone_lines import GoneLinesController
+from yak.ui.main_window import MainWindow
 from yak.ui.memory_panel import MemoryPanel
 from yak.ui.review_dialog import ReviewDialog
 from yak.ui.settings.dialog import SettingsDialog
@@ -105,7 +105,9 @@ class AppController(QObject):
         self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
         self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
         panel.provider_settings_requested.connect(self.open_provider_settings)
-        self.gone_lines = GoneLinesController(core, bridge, panel, edit=self.open_settings, parent=self)
+        self.gone_lines = GoneLinesController(
+            core, bridge, panel, edit=self.open_settings, parent=self
+        )
         notice = window.scope_notice
         notice.use_enclosing_requested.connect(self._on_notice_use_enclosing_requested)
         notice.copy_enclosing_requested.connect(self._on_notice_copy_enclosing_requested)

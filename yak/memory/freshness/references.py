@@ -76,36 +76,53 @@ class Reference:
 # --- finding references ------------------------------------------------------------------------
 
 # File endings that make a bare word a file name (``app.py``), not a version or a domain.
-_EXTENSIONS = frozenset(
-    """py pyi pyx ipynb md rst txt toml ini cfg conf json jsonc yaml yml lock sh bash zsh fish ps1
-    bat cmd js mjs cjs ts tsx jsx vue svelte rs go mod sum c h cc cpp hpp cxx m mm swift kt kts java
-    gradle scala rb php pl lua r sql html htm css scss sass less xml csv tsv proto graphql tf hcl
-    nix dockerfile env example sample tpl j2 jinja mk cmake""".split()
-)
+# fmt: off
+_EXTENSIONS = frozenset((
+    "py", "pyi", "pyx", "ipynb", "md", "rst", "txt", "toml", "ini", "cfg", "conf", "json", "jsonc",
+    "yaml", "yml", "lock", "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "js", "mjs", "cjs",
+    "ts", "tsx", "jsx", "vue", "svelte", "rs", "go", "mod", "sum", "c", "h", "cc", "cpp", "hpp",
+    "cxx", "m", "mm", "swift", "kt", "kts", "java", "gradle", "scala", "rb", "php", "pl", "lua",
+    "r", "sql", "html", "htm", "css", "scss", "sass", "less", "xml", "csv", "tsv", "proto",
+    "graphql", "tf", "hcl", "nix", "dockerfile", "env", "example", "sample", "tpl", "j2", "jinja",
+    "mk", "cmake",
+))
+# fmt: on
 # Files known by name alone.
-_KNOWN_NAMES = frozenset(
-    """Makefile GNUmakefile makefile Dockerfile Containerfile justfile Justfile Procfile Gemfile
-    Rakefile Vagrantfile Jenkinsfile Brewfile CODEOWNERS LICENSE""".split()
-)
+# fmt: off
+_KNOWN_NAMES = frozenset((
+    "Makefile", "GNUmakefile", "makefile", "Dockerfile", "Containerfile", "justfile", "Justfile",
+    "Procfile", "Gemfile", "Rakefile", "Vagrantfile", "Jenkinsfile", "Brewfile", "CODEOWNERS",
+    "LICENSE",
+))
+# fmt: on
 # Libraries spelled like file names (``Node.js``): names of things, not files.
-_NOT_FILES = frozenset(
-    """node.js vue.js next.js nuxt.js react.js three.js d3.js chart.js express.js ember.js
-    angular.js backbone.js alpine.js p5.js deno.js bun.js socket.io""".split()
-)
+# fmt: off
+_NOT_FILES = frozenset((
+    "node.js", "vue.js", "next.js", "nuxt.js", "react.js", "three.js", "d3.js", "chart.js",
+    "express.js", "ember.js", "angular.js", "backbone.js", "alpine.js", "p5.js", "deno.js",
+    "bun.js", "socket.io",
+))
+# fmt: on
 # Words that follow an everyday "make": "make sure", "make it work".
-_MAKE_PROSE = frozenset(
-    """sure it its the a an this that these those them they sense use changes change any all no
-    one some every each up room time way things something everything clear certain progress
-    decisions edits commits calls new small good better more less his her your our their me us
-    you him do so""".split()
-)
+# fmt: off
+_MAKE_PROSE = frozenset((
+    "sure", "it", "its", "the", "a", "an", "this", "that", "these", "those", "them", "they",
+    "sense", "use", "changes", "change", "any", "all", "no", "one", "some", "every", "each", "up",
+    "room", "time", "way", "things", "something", "everything", "clear", "certain", "progress",
+    "decisions", "edits", "commits", "calls", "new", "small", "good", "better", "more", "less",
+    "his", "her", "your", "our", "their", "me", "us", "you", "him", "do", "so",
+))
+# fmt: on
 # Subcommands of pnpm and yarn that are not scripts.
-_PACKAGE_COMMANDS = frozenset(
-    """install i add remove rm uninstall update upgrade up outdated audit link unlink exec dlx
-    create init why list ls publish pack config store import info dedupe prune rebuild patch
-    setup env bin root node global cache login logout version workspace workspaces run
-    run-script test""".split()
-)
+# fmt: off
+_PACKAGE_COMMANDS = frozenset((
+    "install", "i", "add", "remove", "rm", "uninstall", "update", "upgrade", "up", "outdated",
+    "audit", "link", "unlink", "exec", "dlx", "create", "init", "why", "list", "ls", "publish",
+    "pack", "config", "store", "import", "info", "dedupe", "prune", "rebuild", "patch", "setup",
+    "env", "bin", "root", "node", "global", "cache", "login", "logout", "version", "workspace",
+    "workspaces", "run", "run-script", "test",
+))
+# fmt: on
 
 _TICKED = re.compile(r"`([^`\n]+)`")
 _CHUNK = re.compile(r"[^\s`'\"()\[\]{}<>,;]+")
@@ -119,7 +136,11 @@ _RUNNERS: tuple[tuple[ReferenceKind, re.Pattern[str], bool], ...] = (
     (ReferenceKind.NPM, re.compile(r"(?<![\w-])(?:pnpm|yarn)\s+(?:run\s+)?" + _TARGET), False),
     (ReferenceKind.JUST, re.compile(r"(?<![\w-])just\s+" + _TARGET), True),
     (ReferenceKind.TOX, re.compile(r"(?<![\w-])tox\s+(?:\S+\s+)*?-e\s*([\w.,\-]+)"), False),
-    (ReferenceKind.NOX, re.compile(r"(?<![\w-])nox\s+(?:\S+\s+)*?(?:-s|--session)\s+([\w.,\-]+)"), False),
+    (
+        ReferenceKind.NOX,
+        re.compile(r"(?<![\w-])nox\s+(?:\S+\s+)*?(?:-s|--session)\s+([\w.,\-]+)"),
+        False,
+    ),
 )
 
 
@@ -209,10 +230,12 @@ def _is_file_name(word: str) -> bool:
 # --- checking ---------------------------------------------------------------------------------
 
 # Folders never read for names: version control, dependencies, environments, caches.
-SKIPPED_FOLDERS = frozenset(
-    """.git .hg .svn node_modules .venv venv .tox .nox __pycache__ .mypy_cache .pytest_cache
-    .ruff_cache .cache""".split()
-)
+# fmt: off
+SKIPPED_FOLDERS = frozenset((
+    ".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".tox", ".nox", "__pycache__",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".cache",
+))
+# fmt: on
 _WALK_ENTRIES = 500_000  # the most folder entries one walk reads, whatever the deadline
 
 
@@ -440,7 +463,9 @@ def _check(document: str, folder: _Workspace, gone: list[GoneReference]) -> Refe
         elif missing:
             gone.append(GoneReference(index, line, tuple(ref.text for ref in missing)))
     if pending:
-        wanted = {r.target for refs in pending.values() for r in refs if r.kind is ReferenceKind.NAME}
+        wanted = {
+            r.target for refs in pending.values() for r in refs if r.kind is ReferenceKind.NAME
+        }
         found = folder.find_names(wanted)
         for index, missing in pending.items():
             still = [r for r in missing if not (r.kind is ReferenceKind.NAME and r.target in found)]
@@ -454,6 +479,8 @@ def gone_notes(check: ReferenceCheck, *, today: date) -> dict[int, tuple[str, ..
     """The note each gone line carries in the injected memory block (``memory_block``'s
     ``line_notes``): ``{index: ("not found in the workspace on 2026-12-07: scripts/x.sh",)}``."""
     return {
-        gone.index: (f"not found in the workspace on {today.isoformat()}: {', '.join(gone.missing)}",)
+        gone.index: (
+            f"not found in the workspace on {today.isoformat()}: {', '.join(gone.missing)}",
+        )
         for gone in check.gone
     }

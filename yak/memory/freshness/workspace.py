@@ -204,9 +204,9 @@ def _names_in(manifest: str, text: str) -> Iterator[str]:
             requirements.extend(item for item in group if isinstance(item, str))
         requirements.extend((data.get("build-system") or {}).get("requires") or [])
         for requirement in requirements:
-            match = _REQUIREMENT.match(str(requirement))
-            if match:
-                yield match.group(1)
+            named = _REQUIREMENT.match(str(requirement))
+            if named:
+                yield named.group(1)
         tools = data.get("tool") or {}
         yield from _keys(tools)  # the tools it configures: ruff, mypy, pytest
         poetry = tools.get("poetry") or {}
