@@ -58,6 +58,7 @@ def test_prose_versions_urls_and_paths_outside_are_not_references():
     assert shown("- Make sure to make it small; just run the tests; yarn install first.") == []
     assert shown("- Requests 2.32.3 on Node.js 20, from example.com, and/or I/O.") == []
     assert shown("- Docs at https://x.org/guide.md; notes in ~/vault/a.md and /etc/hosts.") == []
+    assert shown("- Standup at 9 a.m. daily, e.g. on Mondays.") == []
 
 
 # --- checking against a folder ----------------------------------------------------------------

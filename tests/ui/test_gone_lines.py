@@ -12,6 +12,8 @@ from PySide6.QtWidgets import QPushButton
 
 from tests.support.fake_api import text
 from yak.agent.types import ApprovalDecision
+from yak.presenters import GAVE_UP_TEXT
+from yak.references import ReferenceCheck
 from yak.ui.gone_lines import GoneLinesController
 from yak.ui.memory_panel import MemoryPanel
 
@@ -117,3 +119,14 @@ def test_review_keeps_edits_and_removes_with_a_tombstone(env, gone, fake_api, qt
         assert env.history(workspace.id)[0].source == "hand"
 
     run(env.loop, body())
+
+
+def test_a_check_that_gave_up_says_so_without_a_review(env, gone):
+    """A workspace that did not answer in time: the panel says the references were not
+    checked, and offers nothing to review."""
+    panel, _controller, workspace, _folder, _edits = gone
+    panel.show_references(workspace.id, ReferenceCheck(gave_up=True))
+    assert panel.gone_label.text() == GAVE_UP_TEXT
+    assert not panel.gone_button.isVisibleTo(panel)
+    panel.show_references(workspace.id, ReferenceCheck())
+    assert not panel.gone_label.isVisibleTo(panel)

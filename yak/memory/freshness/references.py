@@ -75,14 +75,15 @@ class Reference:
 
 # --- finding references ------------------------------------------------------------------------
 
-# File endings that make a bare word a file name (``app.py``), not a version or a domain.
+# File endings that make a bare word a file name (``app.py``), not a version or a domain (not
+# Objective-C's ``.m``: "9 a.m." names no file).
 # fmt: off
 _EXTENSIONS = frozenset((
     "py", "pyi", "pyx", "ipynb", "md", "rst", "txt", "toml", "ini", "cfg", "conf", "json", "jsonc",
     "yaml", "yml", "lock", "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "js", "mjs", "cjs",
     "ts", "tsx", "jsx", "vue", "svelte", "rs", "go", "mod", "sum", "c", "h", "cc", "cpp", "hpp",
-    "cxx", "m", "mm", "swift", "kt", "kts", "java", "gradle", "scala", "rb", "php", "pl", "lua",
-    "r", "sql", "html", "htm", "css", "scss", "sass", "less", "xml", "csv", "tsv", "proto",
+    "cxx", "swift", "kt", "kts", "java", "gradle", "scala", "rb", "php", "pl", "lua",
+    "sql", "html", "htm", "css", "scss", "sass", "less", "xml", "csv", "tsv", "proto",
     "graphql", "tf", "hcl", "nix", "dockerfile", "env", "example", "sample", "tpl", "j2", "jinja",
     "mk", "cmake",
 ))
@@ -250,8 +251,6 @@ class _Workspace:
         self.root = root
         self.deadline = deadline
         self._texts: dict[str, str | None] = {}
-        self._names: set[str] | None = None  # the wanted names a walk found
-        self.walk_complete = False
 
     def tick(self) -> None:
         if time.monotonic() > self.deadline:
