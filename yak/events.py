@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from yak.domain import QueueState, RefreshOutcome, RefreshState
+from yak.references import ReferenceCheck
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,17 @@ class MemoryChanged:
     # When it was written (``None``: not known, e.g. another process wrote it). Not part of
     # the event's identity: two events about one version are the same change.
     updated_at: datetime | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class ReferencesChecked:
+    """A workspace's memory document was checked against its folder ("Checked at use" in
+    docs/memory.md): ``check`` says which lines name something gone, for ``version`` of the
+    document. Published by the agent when a conversation's memory snapshot is taken."""
+
+    workspace_id: str
+    version: int
+    check: ReferenceCheck
 
 
 @dataclass(frozen=True)

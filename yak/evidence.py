@@ -10,11 +10,14 @@ from enum import StrEnum
 
 class Speaker(StrEnum):
     """Who said a passage that backs a memory line ("Evidence" in docs/memory.md): a person,
-    the assistant, or a tool call the assistant made (an observation of the project)."""
+    the assistant, a tool call the assistant made (an observation of the project), or the
+    workspace folder itself (a path, a file name, a language its files show, a name in its
+    manifest: the quote then says where, ``pyproject.toml``)."""
 
     USER = "user"
     ASSISTANT = "assistant"
     TOOL_CALL = "tool_call"
+    WORKSPACE = "workspace"
 
 
 @dataclass(frozen=True)
@@ -24,8 +27,8 @@ class Evidence:
 
     Attributes:
         line: the memory line it backs, exactly as stored.
-        session_id: the conversation (``ses_…``).
-        message_id: the message in it (``msg_…``).
+        session_id: the conversation (``ses_…``; ``""`` for the workspace).
+        message_id: the message in it (``msg_…``; ``""`` for the workspace).
         speaker: who said it (a person's words count above the assistant's).
         quote: the passage, at most ``EVIDENCE_QUOTE_CHARS`` characters, on one line.
         verified: the memory model named this passage (a tool-form quote) and Yak found it

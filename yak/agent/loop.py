@@ -70,7 +70,7 @@ from yak.agent.types import (
 from yak.bus import EventBus
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
-from yak.events import MessageAdded, TurnCompleted
+from yak.events import MessageAdded, ReferencesChecked, TurnCompleted
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 from yak.text import head_and_tail, tool_target
 
@@ -271,6 +271,9 @@ class _Turn:
         )
         if start.loaded:
             self.emit(InstructionsLoaded(files=start.loaded, cut=start.cut))
+        if start.references is not None and agent.bus is not None:
+            version, check = start.references
+            agent.bus.publish(ReferencesChecked(self.workspace.id, version, check))
         last = history[-1] if history else None
         if last is not None and last.role == "assistant" and is_no_reply(last.content):
             last = history[-2] if len(history) > 1 else None  # the question that got no reply

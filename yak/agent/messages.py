@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,6 +68,7 @@ def session_block(
     instructions: str = "",
     today: datetime | None = None,
     platform_name: str | None = None,
+    line_notes: Mapping[int, Sequence[str]] = {},
 ) -> str:
     """The session block of the system prompt: the instruction files' block (the user's
     instructions), the memory block (background notes), then environment facts.
@@ -82,12 +84,14 @@ def session_block(
             sent whether memory is on or off.
         today: the date to state (default: now, local time).
         platform_name: the platform to state (default: this machine's).
+        line_notes: notes on the memory's lines for the model (``memory_block``'s), such as
+            a reference that is gone.
     """
     today = today or datetime.now().astimezone()
     platform_name = platform_name or _platform_name()
     shell = "cmd.exe" if sys.platform == "win32" else "/bin/sh"
     parts = [instructions] if instructions else []
-    block = memory_block(memory) if memory_enabled else ""
+    block = memory_block(memory, line_notes=line_notes) if memory_enabled else ""
     if block:
         parts.append(block)
     parts.append(

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from yak.agent.instructions import cut_files, instructions_block, read_instruction_files
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.agent.types import CutFile
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
+from yak.memory.freshness.references import DEFAULT_DEADLINE_S, check_references, gone_notes
 from yak.memory.injection import OPEN_TAG
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
+from yak.references import ReferenceCheck
 
 
 @dataclass(frozen=True)
@@ -31,12 +34,15 @@ class TurnPrompt:
         loaded: the names of the instruction files read into a session block taken now
             (``()`` on later turns).
         cut: those of them the block holds only part of (``cut_files``).
+        references: the memory's references checked against the workspace for a session
+            block taken now with a memory in it (``None`` otherwise), and the version checked.
     """
 
     system: list[dict[str, Any]]
     note: dict[str, Any] | None
     loaded: tuple[str, ...]
     cut: tuple[CutFile, ...] = ()
+    references: tuple[int, ReferenceCheck] | None = None
 
 
 def turn_prompt(
@@ -47,6 +53,7 @@ def turn_prompt(
     workspace_id: str,
     session_id: str,
     today: Callable[[], datetime] | None = None,
+    deadline_seconds: float = DEFAULT_DEADLINE_S,
 ) -> TurnPrompt:
     """The system blocks of a turn, with the session block taken (and stored with the session)
     now when the session has none yet, and the note of a hand edit of the memory made since it
@@ -55,7 +62,11 @@ def turn_prompt(
     Memory switched off takes effect at once ("Memory off" in docs/memory.md): a session
     block that still carries the memory block is taken again without it (the date stays the
     session's first day; the one cache miss is accepted). Switched on again, the memory
-    reaches the next session, not this one."""
+    reaches the next session, not this one.
+
+    A session block taken with a memory in it marks each line whose reference is gone ("not
+    found in the workspace on DATE: …", "Checked at use" in docs/memory.md), checked within
+    ``deadline_seconds``; the block is stored, so every turn sends the same bytes."""
     workspace = workspaces.get(workspace_id)
     document = documents.read(workspace.id)
     session = conversations.get_session(session_id)
@@ -64,24 +75,35 @@ def turn_prompt(
     if stale is not None and (workspace.memory_enabled or OPEN_TAG not in stale):
         stale = None  # the snapshot stands
     cut: tuple[CutFile, ...] = ()
+    references: tuple[int, ReferenceCheck] | None = None
     if session.prompt_snapshot is None or stale is not None:
         files = read_instruction_files(workspace.path)
         loaded = tuple(f.name for f in files)
         cut = cut_files(files)
         started = session.created_at.astimezone() if stale is not None else None
+        day = started or (today() if today else datetime.now().astimezone())
+        memory = document.content if workspace.memory_enabled else ""
+        notes: dict[int, tuple[str, ...]] = {}
+        if memory.strip():
+            check = check_references(
+                memory, Path(workspace.path), today=day.date(), deadline_seconds=deadline_seconds
+            )
+            references = (document.version, check)
+            notes = gone_notes(check, today=day.date())
         block = session_block(
             workspace_path=workspace.path,
-            memory=document.content if workspace.memory_enabled else "",
+            memory=memory,
             memory_enabled=workspace.memory_enabled,
             instructions=instructions_block(files),
-            today=started or (today() if today else None),
+            today=day,
+            line_notes=notes,
         )
         session = conversations.take_prompt_snapshot(
             session_id, block, document.version, replacing=stale
         )
     assert session.prompt_snapshot is not None
     note = memory_note(documents, session, workspace, document)
-    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded, cut)
+    return TurnPrompt(system_blocks(session.prompt_snapshot), note, loaded, cut, references)
 
 
 def memory_note(

@@ -25,6 +25,7 @@ from heapq import nlargest
 
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.held import HeldKind, HeldLine, held_line_words
+from yak.memory.freshness.workspace import WorkspaceFacts
 from yak.memory.said import (
     _BULLET,
     _COMMON_CAPS,
@@ -61,8 +62,8 @@ NOT_TYPED = held_line_words(HeldLine("", HeldKind.NOT_TYPED), line_shown=True)
 
 # Which speaker's backing passage is the evidence (the person first; a tool call is an
 # observation, above the assistant's talk when the line names a command or a path, below it
-# otherwise).
-_RANK = {Speaker.USER: 4, Speaker.ASSISTANT: 2}
+# otherwise; the workspace folder last: what was said about it tells more).
+_RANK = {Speaker.USER: 4, Speaker.ASSISTANT: 2, Speaker.WORKSPACE: 0}
 _TOOL_RANK_WITH_TOKENS = 3
 _TOOL_RANK_WITHOUT = 1
 
@@ -316,7 +317,7 @@ def _evidence(line: str, score: _Score) -> Evidence:
         session_id=passage.session_id,
         message_id=passage.message_id,
         speaker=passage.speaker,
-        quote=_quote(passage, score.anchor),
+        quote=passage.source or _quote(passage, score.anchor),
     )
 
 
@@ -438,6 +439,7 @@ def check_lines(
     document: str,
     kept: Mapping[int, str],
     passages: Sequence[Passage],
+    workspace: WorkspaceFacts | None = None,
 ) -> list[LineCheck]:
     """Which passage backs each line a rewrite adds or changes, and why a line must wait for
     review ("Evidence" and "What a rewrite may add" in docs/memory.md; "Grounding" there
@@ -453,7 +455,9 @@ def check_lines(
        more) are in the other, or both carry the same distinctive tokens; never when one is
        negated and the other not, nor when it names a token the other does not.
     3. Unsupported: a distinctive token (:func:`distinctive_tokens`) found neither in a
-       passage nor in ``document`` (``'~/vaults/Dev' was not said in the conversations``; a
+       passage, nor in ``document``, nor in the ``workspace`` (a path, a file name, a
+       language, a manifest's name: observed, ``Speaker.WORKSPACE`` evidence quoting where,
+       ``pyproject.toml``) (``'~/vaults/Dev' was not said in the conversations``; a
        URL, ``KEY=value`` or ``host:port`` also counts when each of its parts was said); or
        nothing backs it (``nothing in the conversations says this``). A passage backs a line
        when it holds ``SUPPORT_SHARE`` of the line's weight (``TOKEN_WEIGHT`` per token, 1
@@ -478,11 +482,13 @@ def check_lines(
             lines still in the candidate; the new lines take the numbers ``kept`` leaves free,
             in order, so a duplicate of an earlier new line names its number too.
         passages: what was said (:func:`passages`), oldest first.
+        workspace: what the workspace folder shows (``yak.memory.freshness.workspace``), or
+            ``None`` when not known.
 
     Returns:
         One :class:`LineCheck` per line of ``new_lines``, in order.
     """
-    said = _index(passages)
+    said = _index([*passages, *_workspace_passages(new_lines, workspace)])
     doc = _Index()
     for text in document.splitlines():
         if not is_structure(text):
@@ -500,6 +506,25 @@ def check_lines(
         checks.append(_check(line, earlier, said, doc))
         earlier.add(_DOCUMENT, line, number=number)
     return checks
+
+
+def _workspace_passages(lines: Sequence[str], facts: WorkspaceFacts | None) -> list[Passage]:
+    """One passage per distinctive token of ``lines`` the workspace shows: the token as its
+    text (so it counts as said), where it shows as its source."""
+    if facts is None:
+        return []
+    found: dict[str, Passage] = {}
+    for text in lines:
+        if is_structure(text):
+            continue
+        for token in distinctive_tokens(text):
+            key = _token_key(token)
+            if key in found:
+                continue
+            where = facts.where(token)
+            if where is not None:
+                found[key] = Passage("", "", Speaker.WORKSPACE, token, False, source=where)
+    return list(found.values())
 
 
 def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck:

@@ -12,6 +12,7 @@ bracketed look-alike that cannot open or close the block.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 OPEN_TAG = "<workspace-memory>"
 CLOSE_TAG = "</workspace-memory>"
@@ -40,18 +41,30 @@ def neutralize_tags(content: str, name: str = "workspace-memory") -> str:
     return tag.sub(lambda m: f"[{m.group(1)}{name}]", content)
 
 
-def memory_block(content: str) -> str:
+def memory_block(content: str, *, line_notes: Mapping[int, Sequence[str]] = {}) -> str:
     """The system-prompt block for a memory document.
 
     Args:
         content: the workspace's memory document (plain text, LF line endings).
+        line_notes: notes for the model per line, by the line's 0-based index in ``content``
+            (``{3: ["not found in the workspace on 2026-12-07: scripts/bootstrap.sh"]}``):
+            shown in parentheses at the end of that line, several joined with ``"; "``. A note
+            for a blank line or past the end is left out.
 
     Returns:
         ``""`` for an empty (or blank) document; otherwise the document between
         ``<workspace-memory>`` and ``</workspace-memory>`` on their own lines, with tags inside
-        it neutralized (:func:`neutralize_tags`), then the framing sentence on its own line.
+        it (notes included) neutralized (:func:`neutralize_tags`), then the framing sentence on
+        its own line.
     """
     if not content or not content.strip():
         return ""
+    if line_notes:
+        lines = content.split("\n")
+        for index, notes in line_notes.items():
+            shown = "; ".join(note for note in notes if note)
+            if shown and 0 <= index < len(lines) and lines[index].strip():
+                lines[index] = f"{lines[index]} ({shown})"
+        content = "\n".join(lines)
     body = neutralize_tags(content).strip("\n")
     return f"{OPEN_TAG}\n{body}\n{CLOSE_TAG}\n{FRAMING}"

@@ -35,6 +35,7 @@ from yak.evidence import Evidence
 from yak.held import HeldKind, HeldLine, held_line_words
 from yak.linediff import line_opcodes
 from yak.memory import dangerous, grounding, provenance
+from yak.memory.freshness.workspace import WorkspaceFacts
 from yak.memory.guards import normalize_document
 from yak.memory.provenance import fold_line
 from yak.memory.removals import Removals, Supersession, restated, supersessions
@@ -78,6 +79,7 @@ def decide_lines(
     passages: Sequence[Passage],
     mode: ReviewMode = ReviewMode.AUTO,
     known: str = "",
+    workspace: WorkspaceFacts | None = None,
 ) -> Decision:
     """Decide a rewrite that passed the guards, line by line.
 
@@ -90,6 +92,7 @@ def decide_lines(
         mode: the workspace's review mode.
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.
+        workspace: what the workspace folder shows: a token it shows is observed.
 
     A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
     ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
@@ -133,6 +136,7 @@ def decide_lines(
             document=f"{previous}\n{known}" if known else previous,
             kept=kept,
             passages=passages,
+            workspace=workspace,
         )
     }
     evidence = tuple(check.evidence for check in checks.values() if check.evidence is not None)

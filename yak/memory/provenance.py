@@ -120,8 +120,8 @@ def evidence_kept(evidence: Iterable[Evidence], text: str) -> tuple[Evidence, ..
 
 def evidence_json(evidence: Evidence | None) -> dict[str, str] | None:
     """A line's evidence as ``blame --json`` and MCP ``memory_blame`` give it: ``{"line",
-    "session_id", "message_id", "speaker", "quote"}`` (speaker ``user``, ``assistant`` or
-    ``tool_call``), or ``None``."""
+    "session_id", "message_id", "speaker", "quote"}`` (speaker ``user``, ``assistant``,
+    ``tool_call``, or ``workspace`` with empty ids), or ``None``."""
     if evidence is None:
         return None
     return {

@@ -63,7 +63,7 @@ def verify(
     ]
     if not found:
         return None
-    rank = {Speaker.USER: 0, Speaker.ASSISTANT: 1, Speaker.TOOL_CALL: 2}
+    rank = {Speaker.USER: 0, Speaker.ASSISTANT: 1, Speaker.TOOL_CALL: 2, Speaker.WORKSPACE: 3}
     speaker, message_id = min(found, key=lambda item: rank[item[0]])
     shown = " ".join(quote.quote.split()).strip(_MARKS)
     if len(shown) > EVIDENCE_QUOTE_CHARS:

@@ -34,7 +34,9 @@ from yak.errors import UnreadableDocument, UsageError, YakError
 from yak.memory import document as rules
 from yak.memory import provenance
 from yak.memory.files import write_output_file
+from yak.memory.freshness.references import DEFAULT_DEADLINE_S, check_references
 from yak.memory.watcher import MemoryWatcher
+from yak.references import ReferenceCheck
 
 if TYPE_CHECKING:
     from yak.ports import (
@@ -191,6 +193,32 @@ class MemoryReader:
             WorkspaceNotFound: unknown id.
         """
         return self._blame(workspace_id), self._documents.tombstones(workspace_id)
+
+    async def check_references(
+        self, workspace_id: str, *, deadline_seconds: float = DEFAULT_DEADLINE_S
+    ) -> tuple[MemoryDocument, ReferenceCheck]:
+        """The current document and its lines whose references are gone from the workspace
+        folder ("Checked at use" in docs/memory.md), checked on a worker thread within
+        ``deadline_seconds`` (past it, ``gave_up``).
+
+        Raises:
+            WorkspaceNotFound: unknown id.
+        """
+
+        def check() -> tuple[MemoryDocument, ReferenceCheck]:
+            workspace = self._workspaces.get(workspace_id)
+            document = self._documents.read(workspace_id)
+            if not document.content.strip():
+                return document, ReferenceCheck()
+            found = check_references(
+                document.content,
+                Path(workspace.path),
+                today=datetime.now().astimezone().date(),
+                deadline_seconds=deadline_seconds,
+            )
+            return document, found
+
+        return await self._offload(check)
 
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""

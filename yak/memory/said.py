@@ -41,6 +41,8 @@ class Passage:
         quoted: pasted or quoted, not the speaker's own words (a file shown after "Here is
             our README:", a block quote, an HTML comment, a fenced block): it counts as said,
             but never as a person typing an instruction.
+        source: for a fact of the workspace (``Speaker.WORKSPACE``), where it shows
+            (``pyproject.toml``): its evidence quotes that.
     """
 
     session_id: str
@@ -49,6 +51,7 @@ class Passage:
     text: str
     wondering: bool
     quoted: bool = False
+    source: str = ""
 
 
 # --- passages -------------------------------------------------------------------------------

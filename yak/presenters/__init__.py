@@ -9,8 +9,8 @@ Colours are named here (:class:`Colour`); the window maps each name to a colour 
 words are for people.
 
 Its parts, each imported here: ``outcomes`` (an outcome's short label), ``origins`` (why a line
-is there, who wrote a version), ``upkeep`` (the memory's cost, the rewrite forms) and
-``notices`` (the front ends' one-off sentences).
+is there, who wrote a version), ``upkeep`` (the memory's cost, the rewrite forms),
+``freshness`` (lines naming what is gone) and ``notices`` (the front ends' one-off sentences).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from yak.domain import (
     ReviewMode,
 )
 from yak.held import HeldKind, capability_words, held_line_words
+from yak.presenters.freshness import GAVE_UP_TEXT, gone_detail, gone_summary
 from yak.presenters.notices import (
     NO_KEY_HERE,
     REFRESH_STOPPED,
@@ -66,6 +67,7 @@ from yak.presenters.upkeep import (
 from yak.text import plural, shorten
 
 __all__ = [
+    "GAVE_UP_TEXT",
     "NO_EVIDENCE",
     "NO_KEY_HERE",
     "PAUSED_TEXT",
@@ -87,6 +89,8 @@ __all__ = [
     "form_counts",
     "forms_words",
     "found_form_words",
+    "gone_detail",
+    "gone_summary",
     "held_json",
     "held_line_words",
     "list_colour",

@@ -24,6 +24,7 @@ _SAID = {
     Speaker.USER: "you said",
     Speaker.ASSISTANT: "the assistant said",
     Speaker.TOOL_CALL: "seen in a tool call",
+    Speaker.WORKSPACE: "found in the workspace",
 }
 
 
@@ -40,11 +41,14 @@ def evidence_words(
       assistant said in …``, ``seen in a tool call in …``); the conversation by its title
       in ``titles`` (``{session_id: title}``), else ``conversation 01JDX3K8`` (its id's first
       eight characters: deleted, or never titled); the quote on one line, at most
-      ``EVIDENCE_QUOTE_CHARS`` characters;
+      ``EVIDENCE_QUOTE_CHARS`` characters; for the workspace: ``found in the workspace:
+      pyproject.toml``;
     - else, a line a person wrote (``by_person``): ``typed by you``;
     - else (a refresh or a proposal wrote it before evidence was kept, or found none):
       ``no evidence recorded``.
     """
+    if evidence is not None and evidence.speaker is Speaker.WORKSPACE:
+        return f"{_SAID[Speaker.WORKSPACE]}: {one_line(evidence.quote, EVIDENCE_QUOTE_CHARS)}"
     if evidence is not None:
         title = (titles or {}).get(evidence.session_id, "")
         if title and title != DEFAULT_SESSION_TITLE:

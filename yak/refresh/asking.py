@@ -245,6 +245,7 @@ class RewriteAsker:
             passages=data.passages,
             mode=data.workspace.review_mode,
             known=f"Project folder: {data.workspace.name}",
+            workspace=data.facts,
         )
         if reply.quotes:
             before = set(data.document.content.splitlines())

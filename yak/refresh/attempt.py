@@ -13,6 +13,7 @@ from typing import Any
 from yak.config import Settings
 from yak.domain import ChatMessage, LineOrigin, MemoryDocument, RefreshOutcome, Workspace
 from yak.linediff import line_changes
+from yak.memory.freshness.workspace import WorkspaceFacts
 from yak.memory.judging import Judgement
 from yak.memory.per_line import Decision
 from yak.memory.said import Passage
@@ -31,6 +32,7 @@ class Input:
     tombstones: dict[str, str]  # folded key -> the line as the person had it
     client_from: Hashable  # what the model client would be built from now (KeptModelClient)
     passages: tuple[Passage, ...] = ()  # the folded conversations, for grounding each line
+    facts: WorkspaceFacts | None = None  # what the workspace folder shows, for grounding too
 
 
 class Store(Enum):

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import lru_cache
+from pathlib import Path
 
 from yak.bus import EventBus
 from yak.config import Settings
@@ -43,6 +44,7 @@ from yak.errors import CeilingExceeded, ConflictError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.evidence import Evidence
 from yak.linediff import line_changes
+from yak.memory.freshness.workspace import gather_facts
 from yak.memory.redact import redact
 from yak.memory.review import ReviewInbox
 from yak.memory.said import passages
@@ -427,7 +429,10 @@ class MemoryRefresher:
             client_from = None
         buried = {t.key: t.text for t in tombstones}
         said = tuple(passages(messages, redactor=redactor))
-        return Input(workspace, document, messages, transcript, origins, buried, client_from, said)
+        facts = gather_facts(Path(workspace.path))  # bounded; a vanished folder shows nothing
+        return Input(
+            workspace, document, messages, transcript, origins, buried, client_from, said, facts
+        )
 
     def _transcript(
         self,

@@ -16,6 +16,7 @@ from yak.events import (
     MemoryChanged,
     MessageAdded,
     ProposalsChanged,
+    ReferencesChecked,
     RefreshFinished,
     RefreshStateChanged,
     SessionsChanged,
@@ -41,6 +42,7 @@ class EventBridge(QObject):
     synced_file_failed = Signal(object)  # SyncedFileFailed
     proposals_changed = Signal(object)  # ProposalsChanged
     workspace_changed = Signal(object)  # WorkspaceChanged
+    references_checked = Signal(object)  # ReferencesChecked
 
     def __init__(self, bus: EventBus, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -54,6 +56,7 @@ class EventBridge(QObject):
             SyncedFileFailed: self.synced_file_failed,
             ProposalsChanged: self.proposals_changed,
             WorkspaceChanged: self.workspace_changed,
+            ReferencesChecked: self.references_checked,
         }
         self._unsubscribers: list[Callable[[], None]] = [
             bus.subscribe(event_type, signal.emit) for event_type, signal in routes.items()

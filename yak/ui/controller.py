@@ -38,6 +38,7 @@ from yak.presenters import (
 from yak.ui.bridge import EventBridge
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
+from yak.ui.gone_lines import GoneLinesController
 from yak.ui.main_window import MainWindow
 from yak.ui.memory_panel import MemoryPanel
 from yak.ui.review_controller import ReviewController
@@ -111,6 +112,9 @@ class AppController(QObject):
         panel.review_requested.connect(self.review.review)
         panel.diff_requested.connect(self.review.last_change)
         panel.provider_settings_requested.connect(self.open_provider_settings)
+        self.gone_lines = GoneLinesController(
+            core, bridge, panel, edit=self.open_settings, parent=self
+        )
         notice = window.scope_notice
         notice.use_enclosing_requested.connect(self._on_notice_use_enclosing_requested)
         notice.copy_enclosing_requested.connect(self._on_notice_copy_enclosing_requested)
@@ -303,7 +307,12 @@ class AppController(QObject):
         await self.chat_controller.aclose(grace_s)
         if shiboken6.isValid(self.settings_dialog):  # not when the window was deleted first
             self.settings_dialog.hide()
-        groups = (self.tasks, self.memory_controller.tasks, self.provider_page.tasks)
+        groups = (
+            self.tasks,
+            self.memory_controller.tasks,
+            self.provider_page.tasks,
+            self.gone_lines.tasks,
+        )
         for group in groups:
             group.close()
         for group in groups:
@@ -515,6 +524,7 @@ class AppController(QObject):
         if document is FAILED:
             return
         panel.show_document(document)
+        self.gone_lines.check(workspace_id)
         await self.tasks.attempt(
             self._read_origins(workspace_id),
             on_error=logged("reading where the memory's lines came from"),

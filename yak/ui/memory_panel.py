@@ -4,7 +4,9 @@ Shows the document (monospace), ``N / 200 lines · ≈3.1k tokens`` (its estimat
 which every chat request carries: "Cost" in docs/memory.md), when it was last updated, and where its
 refresh stands — up to date / refreshed: +2 −1 [Diff] / 1 change to review [Review…] /
 pending in N s / refreshing… N s [Stop] / refused: reason [View] / failed: reason [Retry] / refresh
-paused: no API key [Add key…] — with Refresh (forced) and Edit… (Settings on this workspace).
+paused: no API key [Add key…] — with Refresh (forced) and Edit… (Settings on this workspace),
+and, when the last check of the workspace found lines naming something gone, how many [Review…]
+("Checked at use" in docs/memory.md).
 
 The panel never awaits: it emits intent signals carrying the workspace id, and the controller
 drives it with ``show_*`` calls. Where the refresh stands is always a whole snapshot from the
@@ -29,10 +31,12 @@ from yak.presenters import (
     StatusKind,
     StatusLine,
     action_words,
+    gone_summary,
     refresh_status,
     status_colour,
     token_size,
 )
+from yak.references import ReferenceCheck
 from yak.ui.colours import text_style
 from yak.ui.formatting import (
     line_count_text,
@@ -73,6 +77,7 @@ class MemoryPanel(QWidget):
     retry_requested = Signal(str)  # workspace id: run the refresh again after a failure
     stop_requested = Signal(str)  # workspace id: cancel the refresh in flight
     provider_settings_requested = Signal()  # no API key: open Settings › Provider
+    gone_review_requested = Signal(str)  # workspace id: review the lines naming what is gone
 
     def __init__(
         self,
@@ -92,6 +97,7 @@ class MemoryPanel(QWidget):
         self._status = StatusLine(StatusKind.UP_TO_DATE, "")
         self._origins: list[LineOrigin] = []
         self._titles: dict[str, str] = {}
+        self._references = ReferenceCheck()
         self._setup_ui()
         self._tick_timer = QTimer(self)
         self._tick_timer.setInterval(1000)
@@ -111,6 +117,15 @@ class MemoryPanel(QWidget):
         self.action_button.setObjectName("memoryStatusAction")
 
         self.document_stack = self._setup_document_stack()
+
+        self.gone_label = create_label(self, object_name="memoryGone", word_wrap=True)
+        self.gone_button = create_button(
+            "Review…",
+            self,
+            tooltip="Keep, edit or remove the lines that name what the workspace no longer has",
+            clicked=self._on_gone_button_clicked,
+        )
+        self.gone_button.setObjectName("memoryGoneReview")
 
         self.lines_label = create_label(self, object_name="memoryLines")
         self.tokens_label = create_label(self, object_name="memoryTokens")
@@ -132,6 +147,7 @@ class MemoryPanel(QWidget):
             self.title_label,
             hbox((self.status_label, 1), self.action_button),
             (self.document_stack, 1),
+            hbox((self.gone_label, 1), self.gone_button),
             hbox(self.lines_label, self.tokens_label, STRETCH, self.updated_label),
             hbox(STRETCH, self.refresh_button, self.edit_button),
             margins=6,
@@ -180,6 +196,7 @@ class MemoryPanel(QWidget):
         self._state = None
         self._due_at = None
         self._status = StatusLine(StatusKind.UP_TO_DATE, "")
+        self.show_references(workspace.id if workspace else "", ReferenceCheck())
         self.document_view.clear()
         self.status_label.clear()
         self.status_label.setStyleSheet("")
@@ -223,6 +240,22 @@ class MemoryPanel(QWidget):
             return
         self._origins = list(origins)
         self._titles = dict(titles)
+
+    def show_references(self, workspace_id: str, check: ReferenceCheck) -> None:
+        """Show how many lines name something gone from the workspace (``check``, the latest
+        for the workspace shown; another workspace's is ignored), with Review… when any do."""
+        if self._workspace is not None and workspace_id != self._workspace.id:
+            return
+        self._references = check
+        summary = gone_summary(check)
+        self.gone_label.setText(summary)
+        self.gone_label.setVisible(bool(summary))
+        self.gone_button.setVisible(bool(check.gone))
+
+    @property
+    def references(self) -> ReferenceCheck:
+        """The check shown now."""
+        return self._references
 
     def origin_at_line(self, number: int) -> str:
         """What hovering line ``number`` (0-based) says: ``"Line 3: typed by you, v4 · 1 Dec"``,
@@ -351,6 +384,10 @@ class MemoryPanel(QWidget):
             self.provider_settings_requested.emit()
         elif self._status.action is StatusAction.STOP:
             self.stop_requested.emit(self._workspace.id)
+
+    def _on_gone_button_clicked(self) -> None:
+        if self._workspace is not None:
+            self.gone_review_requested.emit(self._workspace.id)
 
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:
