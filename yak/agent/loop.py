@@ -68,6 +68,7 @@ from yak.agent.types import (
     no_reply_mark,
 )
 from yak.bus import EventBus
+from yak.config import DEFAULT_STALE_AFTER_DAYS
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import MessageAdded, TurnCompleted
@@ -134,6 +135,7 @@ class Agent:
         max_tokens: the token budget of each reply.
         tools_factory: builds the tools for a workspace root (tests pass smaller caps).
         today: the clock for the system prompt's date.
+        stale_after_days: a memory line's age (days) before the block marks it with its month.
     """
 
     def __init__(
@@ -150,6 +152,7 @@ class Agent:
         max_tokens: int = MAX_REPLY_TOKENS,
         tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
         today: Callable[[], datetime] | None = None,
+        stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
     ) -> None:
         self.conversations = conversations
         self.workspaces = workspaces
@@ -162,6 +165,7 @@ class Agent:
         self.max_tokens = max_tokens
         self.tools_factory = tools_factory
         self.today = today
+        self.stale_after_days = stale_after_days
 
     async def run_turn(
         self, workspace: Workspace, session_id: str, prompt: str, driver: TurnDriver
@@ -268,6 +272,7 @@ class _Turn:
             workspace_id=self.workspace.id,
             session_id=self.session_id,
             today=agent.today,
+            stale_after_days=agent.stale_after_days,
         )
         if start.loaded:
             self.emit(InstructionsLoaded(files=start.loaded, cut=start.cut))

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import platform
 import sys
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
 from typing import Any
 
 from yak.agent.types import is_no_reply
@@ -65,6 +66,8 @@ def session_block(
     memory: str,
     memory_enabled: bool,
     instructions: str = "",
+    memory_notes: Mapping[int, Sequence[str]] | None = None,
+    memory_date: date | None = None,
     today: datetime | None = None,
     platform_name: str | None = None,
 ) -> str:
@@ -80,6 +83,9 @@ def session_block(
         memory_enabled: the workspace's memory switch; off means no memory block.
         instructions: the instruction files' block (``yak.agent.instructions``; "" for none),
             sent whether memory is on or off.
+        memory_notes: notes on the memory's lines by 0-based index (``memory_block``'s
+            ``line_notes``).
+        memory_date: the memory document's date (its last write).
         today: the date to state (default: now, local time).
         platform_name: the platform to state (default: this machine's).
     """
@@ -87,7 +93,11 @@ def session_block(
     platform_name = platform_name or _platform_name()
     shell = "cmd.exe" if sys.platform == "win32" else "/bin/sh"
     parts = [instructions] if instructions else []
-    block = memory_block(memory) if memory_enabled else ""
+    block = (
+        memory_block(memory, line_notes=memory_notes, written_on=memory_date)
+        if memory_enabled
+        else ""
+    )
     if block:
         parts.append(block)
     parts.append(

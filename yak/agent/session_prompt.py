@@ -16,7 +16,10 @@ from yak.agent.instructions import cut_files, instructions_block, read_instructi
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.agent.types import CutFile
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
+from yak.config import DEFAULT_STALE_AFTER_DAYS
+from yak.memory.freshness.age import age_notes
 from yak.memory.injection import OPEN_TAG
+from yak.memory.reading import read_line_ages
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
 
 
@@ -47,6 +50,7 @@ def turn_prompt(
     workspace_id: str,
     session_id: str,
     today: Callable[[], datetime] | None = None,
+    stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
 ) -> TurnPrompt:
     """The system blocks of a turn, with the session block taken (and stored with the session)
     now when the session has none yet, and the note of a hand edit of the memory made since it
@@ -55,7 +59,11 @@ def turn_prompt(
     Memory switched off takes effect at once ("Memory off" in docs/memory.md): a session
     block that still carries the memory block is taken again without it (the date stays the
     session's first day; the one cache miss is accepted). Switched on again, the memory
-    reaches the next session, not this one."""
+    reaches the next session, not this one.
+
+    The memory block carries the document's date and the month of every line not said or
+    confirmed for ``stale_after_days`` days ("Age and staleness" in docs/memory.md), computed
+    once, with the block."""
     workspace = workspaces.get(workspace_id)
     document = documents.read(workspace.id)
     session = conversations.get_session(session_id)
@@ -69,12 +77,19 @@ def turn_prompt(
         loaded = tuple(f.name for f in files)
         cut = cut_files(files)
         started = session.created_at.astimezone() if stale is not None else None
+        moment = started or (today() if today else datetime.now().astimezone())
+        notes: dict[int, tuple[str, ...]] = {}
+        if workspace.memory_enabled and document.content.strip():
+            ages = read_line_ages(documents, workspace.id)
+            notes = age_notes(ages, today=moment.date(), after_days=stale_after_days)
         block = session_block(
             workspace_path=workspace.path,
             memory=document.content if workspace.memory_enabled else "",
             memory_enabled=workspace.memory_enabled,
             instructions=instructions_block(files),
-            today=started or (today() if today else None),
+            memory_notes=notes,
+            memory_date=document.updated_at.astimezone().date() if document.updated_at else None,
+            today=moment,
         )
         session = conversations.take_prompt_snapshot(
             session_id, block, document.version, replacing=stale

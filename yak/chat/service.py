@@ -190,6 +190,7 @@ class ChatService:
                 bus=self.bus,
                 approvals=self._approvals,
                 max_tool_rounds=self._max_tool_rounds or MAX_TOOL_ROUNDS,
+                stale_after_days=settings.stale_after_days,
                 tools_factory=functools.partial(
                     WorkspaceTools, sandbox=sandbox.choose(settings.command_sandbox)
                 ),

@@ -12,6 +12,8 @@ bracketed look-alike that cannot open or close the block.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from datetime import date
 
 OPEN_TAG = "<workspace-memory>"
 CLOSE_TAG = "</workspace-memory>"
@@ -40,11 +42,20 @@ def neutralize_tags(content: str, name: str = "workspace-memory") -> str:
     return tag.sub(lambda m: f"[{m.group(1)}{name}]", content)
 
 
-def memory_block(content: str) -> str:
+def memory_block(
+    content: str,
+    *,
+    line_notes: Mapping[int, Sequence[str]] | None = None,
+    written_on: date | None = None,
+) -> str:
     """The system-prompt block for a memory document.
 
     Args:
         content: the workspace's memory document (plain text, LF line endings).
+        line_notes: notes for the model by 0-based line index of ``content``, shown in
+            parentheses at the end of that line, several joined with ``"; "`` ("(last
+            confirmed 2026-08)", "Age and staleness" in docs/memory.md).
+        written_on: the document's date (its last write), stated after the framing.
 
     Returns:
         ``""`` for an empty (or blank) document; otherwise the document between
@@ -53,5 +64,12 @@ def memory_block(content: str) -> str:
     """
     if not content or not content.strip():
         return ""
-    body = neutralize_tags(content).strip("\n")
-    return f"{OPEN_TAG}\n{body}\n{CLOSE_TAG}\n{FRAMING}"
+    lines = content.split("\n")
+    for index, notes in (line_notes or {}).items():
+        if 0 <= index < len(lines) and notes:
+            lines[index] += f" ({'; '.join(notes)})"
+    body = neutralize_tags("\n".join(lines)).strip("\n")
+    framing = FRAMING
+    if written_on is not None:
+        framing += f" The notes were last written on {written_on.isoformat()}."
+    return f"{OPEN_TAG}\n{body}\n{CLOSE_TAG}\n{framing}"
