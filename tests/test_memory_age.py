@@ -1,0 +1,104 @@
+"""A memory line's age told to the model ("Age and staleness" in docs/memory.md): the chat's
+memory block marks a line not said or confirmed for the threshold with its month and states
+the document's date, once per conversation, so every request of it carries the same bytes.
+Seen through the requests the fake Messages API receives; times are moved into the past in the
+SQLite file (``tests/support/aging.py``), nothing sleeps."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tests.support import project_folder
+from tests.support.aging import age_messages, age_revision, days_ago
+from tests.support.fake_api import text
+from yak.agent.types import ApprovalDecision
+from yak.domain import RefreshStatus
+from yak.memory.injection import CLOSE_TAG, OPEN_TAG
+
+CHAT_MODEL = "claude-chat-age"
+MEMORY_MODEL = "claude-memory-age"
+OLD_LINE = "- The project builds with make."
+NEW_LINE = "- Tests run with pytest."
+
+
+async def deny(_request):
+    return ApprovalDecision.DENY
+
+
+@pytest.fixture
+def workspace(core, loop, tmp_path):
+    core.settings.save(
+        replace(core.settings.current(), chat_model=CHAT_MODEL, memory_model=MEMORY_MODEL)
+    )
+    folder = project_folder(tmp_path, "proj")
+    return loop.run_until_complete(core.workspaces.open(str(folder)))
+
+
+async def turn(core, workspace, session_id: str, prompt: str) -> None:
+    finished = await core.chat.send(workspace, session_id, prompt, approver=deny)
+    assert finished.status == "completed", finished.error
+
+
+def memory_blocks(fake_api) -> list[str]:
+    """The session block (memory included) of every chat request, as sent."""
+    return [
+        r.body["system"][1]["text"]
+        for r in fake_api.message_requests
+        if r.body["model"] == CHAT_MODEL
+    ]
+
+
+async def test_a_line_confirmed_120_days_ago_carries_its_month_and_yesterdays_does_not(
+    core, workspace, data_dir, fake_api
+):
+    """A person's line written 120 days ago is injected as ``line (last confirmed YYYY-MM)``;
+    the line written yesterday is injected as it is; the block states the document's date;
+    the second turn of the conversation sends the block byte for byte again."""
+    await core.memory.save(workspace.id, OLD_LINE + "\n", expected_version=0)
+    age_revision(data_dir, 1, 120)
+    await core.memory.save(workspace.id, f"{OLD_LINE}\n{NEW_LINE}\n", expected_version=1)
+    age_revision(data_dir, 2, 1)
+
+    session = (await core.chat.create_session(workspace.id)).id
+    fake_api.script(text("Hi."), text("Make."))
+    await turn(core, workspace, session, "hi")
+    await turn(core, workspace, session, "What do we build with?")
+
+    first, second = memory_blocks(fake_api)
+    month = days_ago(120).astimezone().strftime("%Y-%m")
+    written = days_ago(0).astimezone().date().isoformat()  # the document's last save
+    assert first.startswith(
+        f"{OPEN_TAG}\n{OLD_LINE} (last confirmed {month})\n{NEW_LINE}\n{CLOSE_TAG}\n"
+    )
+    assert f"The notes were last written on {written}." in first
+    assert second == first
+
+
+async def test_a_refresh_line_ages_from_the_passage_that_said_it(
+    core, workspace, data_dir, fake_api
+):
+    """A line a refresh wrote today from a conversation held 120 days ago is old: its age is
+    its newest supporting passage's (valid time), not the refresh's (record time); while the
+    conversation is recent, the same line carries no mark."""
+    session = (await core.chat.create_session(workspace.id)).id
+    fake_api.script(text("Noted."))
+    await turn(core, workspace, session, "We deploy the project with fly.io.")
+    fake_api.script(text("- The project deploys with fly.io.\n"))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    [age] = await core.memory.line_ages(workspace.id)
+    assert age.first_said == age.last_confirmed < age.entered  # said before it was written
+
+    fake_api.script(text("Hello."))
+    await turn(core, workspace, (await core.chat.create_session(workspace.id)).id, "hi")
+    assert "(last confirmed" not in memory_blocks(fake_api)[-1]
+
+    age_messages(data_dir, 120)
+    fake_api.script(text("Hello again."))
+    await turn(core, workspace, (await core.chat.create_session(workspace.id)).id, "hi")
+    month = days_ago(120).astimezone().strftime("%Y-%m")
+    assert f"- The project deploys with fly.io. (last confirmed {month})\n" in (
+        memory_blocks(fake_api)[-1]
+    )
