@@ -99,6 +99,7 @@ async def test_a_refresh_line_ages_from_the_passage_that_said_it(
     fake_api.script(text("Hello again."))
     await turn(core, workspace, (await core.chat.create_session(workspace.id)).id, "hi")
     month = days_ago(120).astimezone().strftime("%Y-%m")
-    assert f"- The project deploys with fly.io. (last confirmed {month})\n" in (
-        memory_blocks(fake_api)[-1]
+    assert (
+        f"- The project deploys with fly.io. (last confirmed {month})\n"
+        in (memory_blocks(fake_api)[-1])
     )

@@ -109,7 +109,8 @@ class Settings:
 def clamp(settings: Settings) -> Settings:
     """Clamp the refresh's quiet time to 2-600 s, the floor ratio to 0-1, the request timeout to
     1-3600 s, the memory model's context window to 0-``MAX_CONTEXT_WINDOW`` tokens (a
-    fraction dropped) and a line's age before it is marked to 1-3650 days; an unknown command sandbox or memory form is ``auto``."""
+    fraction dropped) and a line's age before it is marked to 1-3650 days; an unknown command
+    sandbox or memory form is ``auto``."""
     idle = min(max(float(settings.refresh_idle_s), MIN_IDLE_S), MAX_IDLE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
     sandbox = settings.command_sandbox

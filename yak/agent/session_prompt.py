@@ -15,8 +15,8 @@ from typing import Any
 from yak.agent.instructions import cut_files, instructions_block, read_instruction_files
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.agent.types import CutFile
-from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
 from yak.config import DEFAULT_STALE_AFTER_DAYS
+from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
 from yak.memory.freshness.age import age_notes
 from yak.memory.injection import OPEN_TAG
 from yak.memory.reading import read_line_ages

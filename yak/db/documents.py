@@ -15,8 +15,8 @@ statements and rows each time cost more than running them), and the shared SQL t
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from datetime import datetime
 from dataclasses import replace
+from datetime import datetime
 from typing import TypeVar
 
 from sqlalchemy import bindparam, delete, insert, select, update
@@ -295,7 +295,10 @@ class SqlDocumentRepository:
                 connection.execute(_UNCONFIRM, {"workspace": workspace, "keys": sorted(set(keys))})
                 connection.execute(
                     insert(_CONFIRMATIONS),
-                    [{"workspace_id": workspace, "key": k, "confirmed_at": moment} for k in set(keys)],
+                    [
+                        {"workspace_id": workspace, "key": k, "confirmed_at": moment}
+                        for k in set(keys)
+                    ],
                 )
         return moment
 

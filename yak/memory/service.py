@@ -188,7 +188,9 @@ class MemoryService(MemoryReader):
         _chosen_lines(document.content, lines)
         gone = set(lines)
         kept = [
-            line for number, line in enumerate(document.content.split("\n"), 1) if number not in gone
+            line
+            for number, line in enumerate(document.content.split("\n"), 1)
+            if number not in gone
         ]
         return await self.save(
             workspace_id, "\n".join(kept), expected_version=document.version, initiator=initiator

@@ -74,10 +74,7 @@ def line_ages(
         key = fold_line(origin.text)
         times = said.get(key, [])
         first = min([*times, origin.created_at])
-        if origin.by_person or not times:
-            last = origin.created_at
-        else:
-            last = max(times)
+        last = origin.created_at if origin.by_person or not times else max(times)
         confirmed = confirmations.get(key)
         if confirmed is not None and confirmed > last:
             last = confirmed
