@@ -12,6 +12,7 @@ import pytest
 
 from tests.support import project_folder
 from tests.support.aging import age_messages, age_revision, days_ago
+from tests.support.builders import seed_document
 from tests.support.fake_api import text
 from yak.agent.types import ApprovalDecision
 from yak.domain import RefreshStatus
@@ -103,3 +104,30 @@ async def test_a_refresh_line_ages_from_the_passage_that_said_it(
         f"- The project deploys with fly.io. (last confirmed {month})\n"
         in (memory_blocks(fake_api)[-1])
     )
+
+
+async def test_a_refresh_names_the_stale_lines_and_not_a_persons_or_a_fresh_line(
+    core, workspace, data_dir, fake_api
+):
+    """The memory model's request lists the refresh's line of 120 days under
+    ``<stale-lines>``, so a newer conversation may replace it; the person's line as old and
+    the refresh's line of yesterday are not listed; the line stays when the reply keeps it."""
+    hand, old, fresh = OLD_LINE, "- Staging is staging.example.org.", "- Releases on Fridays."
+    await core.memory.save(workspace.id, hand + "\n", expected_version=0)
+    await seed_document(core, workspace.id, f"{hand}\n{old}\n")
+    await seed_document(core, workspace.id, f"{hand}\n{old}\n{fresh}\n")
+    for version, days in ((1, 120), (2, 120), (3, 1)):
+        age_revision(data_dir, version, days)
+    session = (await core.chat.create_session(workspace.id)).id
+    fake_api.script(text("Noted."))
+    await turn(core, workspace, session, "We use pytest for the tests.")
+
+    kept = f"{hand}\n{old}\n{fresh}\n- Tests run with pytest.\n"
+    fake_api.script(text(kept))
+    outcome = await core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    request = fake_api.message_requests[-1]
+    assert request.body["model"] == MEMORY_MODEL
+    sent = "\n".join(b["text"] for b in request.body["messages"][0]["content"])
+    assert f"<stale-lines>\n{old}\n</stale-lines>" in sent
+    assert (await core.memory.read(workspace.id)).content == kept

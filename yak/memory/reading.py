@@ -209,6 +209,18 @@ class MemoryReader:
         ages = await self.line_ages(workspace_id)
         return stale_lines(ages, today=today, after_days=after_days)
 
+    def stale_on_thread(
+        self, workspace_id: str, origins: list[LineOrigin], *, after_days: int
+    ) -> tuple[str, ...]:
+        """The texts of :meth:`stale`'s lines as of today, on the calling thread (a refresh
+        names them to the model: ``yak.memory.prompt``); ``origins``: blame of the current
+        document (``[]``: none, nothing is stale)."""
+        if not origins:
+            return ()
+        ages = read_line_ages(self._documents, workspace_id, origins)
+        today = datetime.now().astimezone().date()
+        return tuple(s.text for s in stale_lines(ages, today=today, after_days=after_days))
+
     async def revision_as_of(self, workspace_id: str, moment: datetime) -> Revision | None:
         """The revision that was the document at ``moment`` (the newest stored at or before
         it; record time), or ``None`` when the memory was not written yet then."""

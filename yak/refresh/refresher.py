@@ -93,6 +93,7 @@ class _Input:
     tombstones: dict[str, str]  # folded key -> the line as the person had it
     client_from: Hashable  # what the model client would be built from now (KeptModelClient)
     passages: tuple[Passage, ...] = ()  # the folded conversations, for grounding each line
+    stale: tuple[str, ...] = ()  # lines not said or confirmed for the threshold (the prompt's)
 
 
 class _Store(Enum):
@@ -379,6 +380,7 @@ class MemoryRefresher:
             "rebuild": attempt.rebuild,
             "hand_lines": [o.text for o in data.origins if o.by_person and o.text.strip()],
             "removed_lines": list(data.tombstones.values()),
+            "stale_lines": list(data.stale),
         }
         provider: ModelClient | None = None
         answered = False
@@ -706,7 +708,12 @@ class MemoryRefresher:
             client_from = None
         buried = {t.key: t.text for t in tombstones}
         said = tuple(passages(messages, redactor=redactor))
-        return _Input(workspace, document, messages, transcript, origins, buried, client_from, said)
+        stale = self._memory.stale_on_thread(
+            workspace_id, origins, after_days=self._settings().stale_after_days
+        )
+        return _Input(
+            workspace, document, messages, transcript, origins, buried, client_from, said, stale
+        )
 
     def _transcript(
         self,
