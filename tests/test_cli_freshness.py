@@ -14,6 +14,7 @@ from tests.support.aging import age_revision
 from tests.support.builders import project_folder, seed_document, workspace_with_document
 from tests.support.cli import run_cli
 from tests.test_evidence import PG, UV, refreshed_with_evidence
+from tests.test_mcp import call, mcp_session, refused
 
 HAND_LINE = "- Lint with ruff before every commit."
 OLD_REFRESH = "- The staging server is staging.example.org."
@@ -154,3 +155,18 @@ def test_blame_json_gives_first_said_and_entered_for_every_refresh_line(
     assert uv["first_said"] == said.isoformat(timespec="seconds").replace("+00:00", "Z")
     assert uv["first_said"] <= uv["entered"] == uv["created_at"]
     assert pg["first_said"] == pg["entered"] == pg["last_confirmed"] == pg["created_at"]
+
+
+async def test_mcp_memory_read_as_of_a_date_gives_the_version_of_then(aged, data_dir):
+    """``memory_read(as_of=…)`` over a real stdio session: two days ago, version 2 word for
+    word; a date that is not one is a tool error of one sentence."""
+    two_days_ago = (datetime.now(UTC) - timedelta(days=2)).astimezone().date().isoformat()
+    async with mcp_session(data_dir, aged.path) as session:
+        then = await call(session, "memory_read", as_of=two_days_ago)
+        now = await call(session, "memory_read")
+        message = await refused(session, "memory_read", as_of="last week")
+    assert (then["version"], then["content"]) == (2, f"{HAND_LINE}\n{OLD_REFRESH}\n")
+    assert now["version"] == 3
+    assert message.endswith(
+        ": as_of takes a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM), not 'last week'."
+    )

@@ -1,6 +1,5 @@
 """``yak memory stale``: the lines a refresh wrote that nobody has said or confirmed for a while
-("Age and staleness" in docs/memory.md), and the dates ``show --as-of`` and ``history
---as-of``/``--since`` take.
+("Age and staleness" in docs/memory.md).
 
 - ``stale [--json]``: the stale lines, numbered as in the document, with when each was last said
   or confirmed and why it is stale.
@@ -12,7 +11,7 @@
 from __future__ import annotations
 
 import argparse
-from datetime import date, datetime, time, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from yak.cli import review_output
@@ -22,31 +21,6 @@ from yak.errors import UsageError
 
 if TYPE_CHECKING:
     from yak.core import Core
-
-DATE_FORMS = "YYYY-MM-DD or YYYY-MM-DDTHH:MM"
-
-
-def parse_moment(text: str, *, option: str, end_of_day: bool = True) -> datetime:
-    """The moment a ``--as-of`` / ``--since`` value names, in local time: a date alone is the
-    end of that day (``end_of_day``) or its start; a date and time (ISO 8601, with or without
-    an offset) is that moment.
-
-    Raises:
-        UsageError: not a date.
-    """
-    given = text.strip()
-    try:
-        if len(given) == len("YYYY-MM-DD"):
-            day = date.fromisoformat(given)
-            if end_of_day:
-                return datetime.combine(day + timedelta(days=1), time()).astimezone() - timedelta(
-                    microseconds=1
-                )
-            return datetime.combine(day, time()).astimezone()
-        moment = datetime.fromisoformat(given)
-    except ValueError:
-        raise UsageError(f"{option} takes a date ({DATE_FORMS}), not {text!r}.") from None
-    return moment if moment.tzinfo is not None else moment.astimezone()
 
 
 def _stale_parser(p: argparse.ArgumentParser) -> None:

@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING
 
 from yak.cli import output
 from yak.cli.context import Context, workspace_path, writable_workspace
-from yak.cli.freshness import parse_moment
 from yak.cli.parsing import json_option, workspace_command, workspace_option
 from yak.domain import MemoryDocument
 from yak.errors import RevisionNotFound, UsageError
 from yak.memory import document as doc_rules
 from yak.memory.document import EXPORT_FORMATS, export_format_for
 from yak.memory.files import read_input_file, write_output_file
+from yak.memory.freshness.dates import parse_moment
 
 if TYPE_CHECKING:
     from yak.core import Core
