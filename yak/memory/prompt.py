@@ -331,8 +331,9 @@ def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
     edits example), the request's framing sentences and tags (a rebuild's note, the lists of
     hand, removed and stale lines), and the two retry messages. Returns the folded fixed lines,
     and a pattern per line that holds a filled-in part (a reason, a size); such a line's
-    opening, when it is ``_OPENING_CHARS`` or longer ("Those edits cannot be applied: "), matches on its own,
-    so a retry message copied with its ending changed is still the request's."""
+    opening, when it is ``_OPENING_CHARS`` or longer ("Those edits cannot be applied: "),
+    matches on its own, so a retry message copied with its ending changed is still the
+    request's."""
     sent: list[str] = [request_text(build_rewrite_request(current="", transcript=_SLOT)[1])]
     for form in RewriteForm:
         system, messages = build_rewrite_request(
