@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memory_support import run
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QDate, Qt
 
 from tests.support.aging import age_revision
 from tests.support.builders import seed_document
@@ -93,3 +93,26 @@ def test_removing_a_stale_line_in_the_dialog_is_a_hand_removal(env, ui, qtbot, q
     assert env.stored(workspace.id).content == f"{HAND}\n{FRESH}\n"
     tombstones = env.other.run(env.other.core.memory.tombstones(workspace.id))
     assert [t.text for t in tombstones] == [OLD]
+
+
+def test_the_history_window_goes_to_a_date(env, page, qtbot, qloop):
+    """History's Go to date selects the version that was current at the end of that day:
+    two days ago, version 2 (written 120 days ago); 200 days ago, none, said under the table."""
+    from memory_support import show
+
+    workspace = _aged_workspace(env)
+
+    async def body():
+        await show(page, workspace.id)
+        qtbot.mouseClick(page.editor.history_button, Qt.MouseButton.LeftButton)
+        await page.controller.tasks.drain()
+        dialog = page.controller.history_dialog
+        dialog.as_of_edit.setDate(QDate.fromString(_day(2), "yyyy-MM-dd"))
+        qtbot.mouseClick(dialog.as_of_button, Qt.MouseButton.LeftButton)
+        assert dialog.selected_revision().version == 2
+        dialog.as_of_edit.setDate(QDate.fromString(_day(200), "yyyy-MM-dd"))
+        qtbot.mouseClick(dialog.as_of_button, Qt.MouseButton.LeftButton)
+        assert dialog.selected_revision() is None
+        assert dialog.diff_label.text() == f"The memory was not written yet on {_day(200)}."
+
+    run(qloop, body())

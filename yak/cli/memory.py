@@ -410,7 +410,8 @@ def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
         else:
             revisions = await core.memory.history(workspace.id) if stored else []
             revisions = [r for r in revisions if within(r.created_at)]
-            output.revisions(workspace, revisions, as_json=args.json)
+            dated = until is not None or since is not None
+            output.revisions(workspace, revisions, as_json=args.json, dated=dated)
         return 0
 
     return ctx.run(work)
