@@ -67,7 +67,7 @@ def blame(
                     "evidence": evidence_json(o.evidence),
                     **_age_json(age),
                 }
-                for o, age in zip(origins, ages or [None] * len(origins), strict=True)
+                for o, age in zip(origins, _ages_or_none(ages, origins), strict=True)
             ]
         )
         return
@@ -85,7 +85,7 @@ def blame(
     version_width = max(len(f"v{o.version}") for o in origins)
     source_width = max(len(source_label(str(o.source))) for o in origins)
     mark_width = max(len(mark) for mark in marks)
-    for o, mark, age in zip(origins, marks, ages or [None] * len(origins), strict=True):
+    for o, mark, age in zip(origins, marks, _ages_or_none(ages, origins), strict=True):
         cells = [
             f"v{o.version}".ljust(version_width),
             source_label(str(o.source)).ljust(source_width),
@@ -164,6 +164,13 @@ def stale(
 
 def _numbers(numbers: Sequence[int]) -> str:
     return ("line " if len(numbers) == 1 else "lines ") + ", ".join(str(n) for n in numbers)
+
+
+def _ages_or_none(
+    ages: Sequence[LineAge], origins: Sequence[LineOrigin]
+) -> Sequence[LineAge | None]:
+    """``ages`` (one per origin), or ``None`` for each origin when there are none."""
+    return list(ages) if ages else [None] * len(origins)
 
 
 def _age_json(age: LineAge | None) -> dict[str, str | None]:

@@ -255,14 +255,15 @@ class HistoryDialog(QDialog):
             if revision.created_at.astimezone().date() <= day:
                 self.revisions_table.selectRow(row)
                 return True
-        self.revisions_table.setCurrentItem(None)
+        self.revisions_table.setCurrentCell(-1, -1)
         self.revisions_table.clearSelection()
         self.diff_label.setText(f"The memory was not written yet on {day.isoformat()}.")
         return False
 
     # --- internals ---------------------------------------------------------------------------
     def _on_as_of_button_clicked(self) -> None:
-        self.select_as_of(self.as_of_edit.date().toPython())
+        day = self.as_of_edit.date()
+        self.select_as_of(date(day.year(), day.month(), day.day()))
 
     def _on_revisions_table_item_selection_changed(self) -> None:
         revision = self.selected_revision()
