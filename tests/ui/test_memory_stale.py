@@ -64,7 +64,7 @@ def test_keeping_a_stale_line_in_the_dialog_confirms_it(env, ui, qtbot, qloop):
         await controller.tasks.drain()
         panel = window.memory_panel
         qtbot.mouseClick(panel.stale_button, Qt.MouseButton.LeftButton)
-        dialog = controller.stale_dialog
+        dialog = controller.stale_review.dialog
         assert dialog is not None and dialog.lines_list.count() == 1
         assert dialog.lines_list.item(0).text().endswith(f"· aged · {OLD}")
         qtbot.mouseClick(dialog.keep_button, Qt.MouseButton.LeftButton)
@@ -86,7 +86,7 @@ def test_removing_a_stale_line_in_the_dialog_is_a_hand_removal(env, ui, qtbot, q
         await controller.open_workspace(str(env.folder("proj")))
         await controller.tasks.drain()
         qtbot.mouseClick(window.memory_panel.stale_button, Qt.MouseButton.LeftButton)
-        qtbot.mouseClick(controller.stale_dialog.remove_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(controller.stale_review.dialog.remove_button, Qt.MouseButton.LeftButton)
         await controller.tasks.drain()
 
     run(qloop, body())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable
 from datetime import datetime
 from typing import Any
 
@@ -43,7 +42,7 @@ from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.settings.provider_page import ProviderPage
-from yak.ui.stale_dialog import StaleDialog
+from yak.ui.stale_dialog import StaleReview
 from yak.ui.tasks import TaskGroup, settled
 from yak.ui.window_lock import WindowLock
 
@@ -103,9 +102,11 @@ class AppController(QObject):
         panel.view_reply_requested.connect(self._on_panel_view_reply_requested)
         panel.review_requested.connect(self._on_panel_review_requested)
         panel.diff_requested.connect(self._on_panel_diff_requested)
-        panel.stale_review_requested.connect(self._on_panel_stale_review_requested)
         self.review_dialog = ReviewDialog(window)
-        self.stale_dialog: StaleDialog | None = None  # the last one opened (tests find it)
+        self.stale_review = StaleReview(
+            window, core, self.tasks, reload=self._load_document, open_editor=self.open_settings
+        )
+        panel.stale_review_requested.connect(self.stale_review.open)
         self.review_dialog.accept_requested.connect(self._on_review_accept_requested)
         self.review_dialog.reject_requested.connect(self._on_review_reject_requested)
         self.review_dialog.edit_text_requested.connect(self._on_review_edit_text_requested)
@@ -350,45 +351,6 @@ class AppController(QObject):
 
     def _on_panel_diff_requested(self, workspace_id: str) -> None:
         self.tasks.spawn(self._last_change(workspace_id), name="last-change")
-
-    def _on_panel_stale_review_requested(self, workspace_id: str) -> None:
-        """The stale lines in a dialog; Keep and Remove act on the checked ones, then the
-        panel is read again."""
-        dialog = StaleDialog(
-            self.window,
-            workspace_id=workspace_id,
-            stale=self.window.memory_panel.stale,
-            after_days=self.core.settings.current().stale_after_days,
-        )
-        self.stale_dialog = dialog
-
-        def keep(lines: list[int]) -> None:
-            work = self.core.memory.keep_lines(workspace_id, lines)
-            self.tasks.spawn(self._stale_decided(dialog, workspace_id, work), name="stale-keep")
-
-        def remove(lines: list[int]) -> None:
-            work = self.core.memory.remove_lines(workspace_id, lines, initiator=self)
-            self.tasks.spawn(self._stale_decided(dialog, workspace_id, work), name="stale-remove")
-
-        def edit() -> None:
-            dialog.accept()
-            self.open_settings(workspace_id)
-
-        dialog.keep_requested.connect(keep)
-        dialog.remove_requested.connect(remove)
-        dialog.edit_requested.connect(edit)
-        dialog.open()
-
-    async def _stale_decided(
-        self, dialog: StaleDialog, workspace_id: str, work: Awaitable[object]
-    ) -> None:
-        try:
-            await work
-        except YakError as exc:
-            self.window.show_error(str(exc), title="Stale lines")
-            return
-        dialog.accept()
-        await self._load_document(workspace_id)
 
     def _on_review_accept_requested(self, proposal_id: str, content: object) -> None:
         text = content if isinstance(content, str) else None

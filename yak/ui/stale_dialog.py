@@ -4,19 +4,27 @@ docs/memory.md).
 Each line is a checkable row (``line 3 · confirmed 2026-08-09 · text``). Keep confirms the
 checked lines (their age counts from now; the document is not written), Remove removes them as
 a hand edit (each gets its tombstone), Edit… opens the editor. The dialog never awaits: it emits
-what the person chose and the controller does it, then closes it.
+what the person chose, and :class:`StaleReview` (built by the controller) does it, then closes
+it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QDialog, QListWidget, QListWidgetItem, QWidget
 
+from yak.errors import YakError
 from yak.memory.freshness.stale import StaleLine
 from yak.presenters import stale_reason_words
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
+
+if TYPE_CHECKING:
+    from yak.core import Core
+    from yak.ui.main_window import MainWindow
+    from yak.ui.tasks import TaskGroup
 
 
 class StaleDialog(QDialog):
@@ -102,3 +110,72 @@ class StaleDialog(QDialog):
         chosen = self.checked_lines()
         if chosen:
             signal.emit(chosen)  # type: ignore[attr-defined]
+
+
+class StaleReview:
+    """Opens a :class:`StaleDialog` on the panel's stale lines and does what the person chose
+    through the memory service (keep: ``keep_lines``; remove: ``remove_lines``), then has the
+    panel read again; a failure is shown, the dialog stays open.
+
+    Args:
+        window: the main window (its memory panel holds the stale lines; errors shown there).
+        core: the application core.
+        tasks: the controller's tasks.
+        reload: reads the panel's document, origins and stale lines again.
+        open_editor: opens the editor on a workspace (Edit…).
+    """
+
+    def __init__(
+        self,
+        window: MainWindow,
+        core: Core,
+        tasks: TaskGroup,
+        *,
+        reload: Callable[[str], Awaitable[None]],
+        open_editor: Callable[[str], None],
+    ) -> None:
+        self._window = window
+        self._core = core
+        self._tasks = tasks
+        self._reload = reload
+        self._open_editor = open_editor
+        self.dialog: StaleDialog | None = None  # the last one opened
+
+    def open(self, workspace_id: str) -> None:
+        """Show the panel's stale lines of ``workspace_id`` in a new dialog (window-modal)."""
+        dialog = StaleDialog(
+            self._window,
+            workspace_id=workspace_id,
+            stale=self._window.memory_panel.stale,
+            after_days=self._core.settings.current().stale_after_days,
+        )
+        self.dialog = dialog
+        memory = self._core.memory
+
+        def keep(lines: list[int]) -> None:
+            work = memory.keep_lines(workspace_id, lines)
+            self._tasks.spawn(self._decided(dialog, workspace_id, work), name="stale-keep")
+
+        def remove(lines: list[int]) -> None:
+            work = memory.remove_lines(workspace_id, lines, initiator=self)
+            self._tasks.spawn(self._decided(dialog, workspace_id, work), name="stale-remove")
+
+        def edit() -> None:
+            dialog.accept()
+            self._open_editor(workspace_id)
+
+        dialog.keep_requested.connect(keep)
+        dialog.remove_requested.connect(remove)
+        dialog.edit_requested.connect(edit)
+        dialog.open()
+
+    async def _decided(
+        self, dialog: StaleDialog, workspace_id: str, work: Awaitable[object]
+    ) -> None:
+        try:
+            await work
+        except YakError as exc:
+            self._window.show_error(str(exc), title="Stale lines")
+            return
+        dialog.accept()
+        await self._reload(workspace_id)
