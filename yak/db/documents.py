@@ -302,6 +302,12 @@ class SqlDocumentRepository:
                 )
         return moment
 
+    def evidence_history(self, workspace_id: str) -> list[tuple[datetime, tuple[Evidence, ...]]]:
+        """When each revision that kept evidence was stored, with that evidence, oldest
+        first."""
+        with self.db.session() as s:
+            return reads.evidence_history(SessionQuery(s), workspace_id)
+
     def passage_times(self, message_ids: Collection[str]) -> dict[str, datetime]:
         """When each stored message was written (UTC), by id; a deleted message is absent."""
         if not message_ids:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # types only: a reading command does not import the ports
         Workspace,
         WorkspaceStamp,
     )
+    from yak.evidence import Evidence
     from yak.ports import (
         AttemptRepository,
         Burials,
@@ -230,6 +231,10 @@ class DocumentReader:
 
     def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
         self._full().advance_watermarks(watermarks)
+
+    def evidence_history(self, workspace_id: str) -> list[tuple[datetime, tuple[Evidence, ...]]]:
+        """When each revision that kept evidence was stored, with that evidence."""
+        return reads.evidence_history(self._reader, workspace_id)
 
     def confirmations(self, workspace_id: str) -> dict[str, datetime]:
         return self._full().confirmations(workspace_id)

@@ -350,13 +350,13 @@ def read_line_ages(
     Raises:
         WorkspaceNotFound: unknown id.
     """
-    revisions = documents.history(workspace_id)  # newest first
     if origins is None:
-        origins = provenance.blame(list(reversed(revisions)))
-    quoted = {entry.message_id for revision in revisions for entry in revision.evidence}
+        origins = provenance.blame(list(reversed(documents.history(workspace_id))))
+    kept = documents.evidence_history(workspace_id)
+    quoted = {entry.message_id for _, entries in kept for entry in entries}
     return line_ages(
         origins,
-        revisions,
+        kept,
         passage_times=documents.passage_times(quoted),
         confirmations=documents.confirmations(workspace_id),
     )

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from yak.domain import LineOrigin, Revision
+from yak.domain import LineOrigin
+from yak.evidence import Evidence
 from yak.memory.provenance import fold_line
 
 
@@ -47,7 +48,7 @@ class LineAge:
 
 def line_ages(
     origins: Sequence[LineOrigin],
-    revisions: Iterable[Revision],
+    evidence: Iterable[tuple[datetime, Sequence[Evidence]]],
     *,
     passage_times: Mapping[str, datetime],
     confirmations: Mapping[str, datetime],
@@ -56,7 +57,7 @@ def line_ages(
 
     Args:
         origins: blame of the current document (``provenance.blame``), one per line.
-        revisions: the workspace's revisions, any order (their evidence is read).
+        evidence: each revision's storage time (UTC) and the evidence it kept, any order.
         passage_times: message id -> when it was written (UTC); a passage whose message is
             gone counts from the revision that kept it.
         confirmations: folded line (``fold_line``) -> a person's last confirmation (UTC).
@@ -65,9 +66,9 @@ def line_ages(
         One :class:`LineAge` per origin, in order.
     """
     said: dict[str, list[datetime]] = {}
-    for revision in revisions:
-        for entry in revision.evidence:
-            when = passage_times.get(entry.message_id, revision.created_at)
+    for stored, entries in evidence:
+        for entry in entries:
+            when = passage_times.get(entry.message_id, stored)
             said.setdefault(fold_line(entry.line), []).append(when)
     ages = []
     for origin in origins:
