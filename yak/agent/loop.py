@@ -72,6 +72,7 @@ from yak.config import DEFAULT_STALE_AFTER_DAYS
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import MessageAdded, TurnCompleted
+from yak.memory.freshness.age import LineAge
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 from yak.text import head_and_tail, tool_target
 
@@ -136,6 +137,8 @@ class Agent:
         tools_factory: builds the tools for a workspace root (tests pass smaller caps).
         today: the clock for the system prompt's date.
         stale_after_days: a memory line's age (days) before the block marks it with its month.
+        line_ages: each memory line's age by workspace id (blocking; ``None``: read from
+            ``documents``).
     """
 
     def __init__(
@@ -153,6 +156,7 @@ class Agent:
         tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
         today: Callable[[], datetime] | None = None,
         stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
+        line_ages: Callable[[str], list[LineAge]] | None = None,
     ) -> None:
         self.conversations = conversations
         self.workspaces = workspaces
@@ -166,6 +170,7 @@ class Agent:
         self.tools_factory = tools_factory
         self.today = today
         self.stale_after_days = stale_after_days
+        self.line_ages = line_ages
 
     async def run_turn(
         self, workspace: Workspace, session_id: str, prompt: str, driver: TurnDriver
@@ -273,6 +278,7 @@ class _Turn:
             session_id=self.session_id,
             today=agent.today,
             stale_after_days=agent.stale_after_days,
+            line_ages=agent.line_ages,
         )
         if start.loaded:
             self.emit(InstructionsLoaded(files=start.loaded, cut=start.cut))

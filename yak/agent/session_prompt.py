@@ -17,7 +17,7 @@ from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.agent.types import CutFile
 from yak.config import DEFAULT_STALE_AFTER_DAYS
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
-from yak.memory.freshness.age import age_notes
+from yak.memory.freshness.age import LineAge, age_notes
 from yak.memory.injection import OPEN_TAG
 from yak.memory.reading import read_line_ages
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
@@ -51,6 +51,7 @@ def turn_prompt(
     session_id: str,
     today: Callable[[], datetime] | None = None,
     stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
+    line_ages: Callable[[str], list[LineAge]] | None = None,
 ) -> TurnPrompt:
     """The system blocks of a turn, with the session block taken (and stored with the session)
     now when the session has none yet, and the note of a hand edit of the memory made since it
@@ -63,7 +64,8 @@ def turn_prompt(
 
     The memory block carries the document's date and the month of every line not said or
     confirmed for ``stale_after_days`` days ("Age and staleness" in docs/memory.md), computed
-    once, with the block."""
+    once, with the block, from ``line_ages(workspace_id)`` (blocking; default: read from
+    ``documents``, the revision chain walked)."""
     workspace = workspaces.get(workspace_id)
     document = documents.read(workspace.id)
     session = conversations.get_session(session_id)
@@ -80,7 +82,7 @@ def turn_prompt(
         moment = started or (today() if today else datetime.now().astimezone())
         notes: dict[int, tuple[str, ...]] = {}
         if workspace.memory_enabled and document.content.strip():
-            ages = read_line_ages(documents, workspace.id)
+            ages = line_ages(workspace.id) if line_ages else read_line_ages(documents, workspace.id)
             notes = age_notes(ages, today=moment.date(), after_days=stale_after_days)
         block = session_block(
             workspace_path=workspace.path,

@@ -198,10 +198,12 @@ class MemoryReader:
         """Each line's first said, last confirmed and entered times (``[]`` for an empty
         document; ``yak.memory.freshness.age``). Raises ``WorkspaceNotFound``."""
 
-        def read() -> list[LineAge]:
-            return read_line_ages(self._documents, workspace_id, self._blame(workspace_id))
+        return await self._offload(self.ages_on_thread, workspace_id)
 
-        return await self._offload(read)
+    def ages_on_thread(self, workspace_id: str) -> list[LineAge]:
+        """:meth:`line_ages` on the calling thread (blocking), with the remembered blame: what
+        a conversation's memory block is marked from (``yak.agent.session_prompt``)."""
+        return read_line_ages(self._documents, workspace_id, self._blame(workspace_id))
 
     async def stale(self, workspace_id: str, *, today: date, after_days: int) -> list[StaleLine]:
         """The stale lines of the current document (``yak.memory.freshness.stale``): a
