@@ -26,6 +26,7 @@ os.environ.pop("YAK_MODEL", None)
 os.environ.pop("YAK_MEMORY_MODEL", None)
 os.environ.pop("YAK_REFRESH_IDLE_SECONDS", None)
 os.environ.pop("YAK_MEMORY_CONTEXT_WINDOW", None)
+os.environ.pop("YAK_STALE_AFTER_DAYS", None)
 # Never write into the developer's real data, log or config folders (platformdirs and Qt's
 # QSettings follow the XDG variables on Linux), here or in subprocesses.
 _SANDBOX = tempfile.mkdtemp(prefix="yak-tests-")

@@ -115,7 +115,7 @@ async def test_an_agent_reads_searches_blames_and_proposes_but_never_writes(
             fields = set(tool.input_schema.get("properties", {}))
             assert not fields & {"workspace", "path", "folder", "dir", "directory", "cwd"}
         assert {t.name: set(t.input_schema.get("properties", {})) for t in tools} == {
-            "memory_read": set(),
+            "memory_read": {"as_of"},
             "memory_blame": set(),
             "memory_search": {"query"},
             "memory_propose": {"reason", "text", "document", "after_line", "heading"},

@@ -374,6 +374,7 @@ def _build(
             settings=settings.current,
             model_client=clients,
             max_tool_rounds=options.max_tool_rounds,
+            line_ages=memory.ages_on_thread,
         )
         return Services(refresh=scheduler, chat=chat, refresher=refresher)
 

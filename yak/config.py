@@ -7,7 +7,9 @@ its memory refresh runs), ``YAK_COMMAND_SANDBOX`` (``auto``,
 ``landlock``, ``bubblewrap`` or ``none``: how ``run_command`` is confined),
 ``YAK_TIMEOUT_SECONDS`` (1-3600: how long a model request may take to start answering, retries
 included, and the longest pause inside a reply), ``YAK_MEMORY_CONTEXT_WINDOW`` (tokens: the
-memory model's context window, for a local server; 0: Anthropic's known windows).
+memory model's context window, for a local server; 0: Anthropic's known windows),
+``YAK_STALE_AFTER_DAYS`` (1-3650: how old a memory line is before it is marked with its month
+and a refresh's line is stale).
 ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` are read by the SDK itself; the key may
 instead live in the OS keyring.
 """
@@ -44,6 +46,11 @@ MAX_TIMEOUT_S = 3600.0
 # known window of Anthropic's models, else unchecked). The most is ten times Anthropic's largest
 # window, so a typo cannot switch the check off unnoticed.
 MAX_CONTEXT_WINDOW = 10_000_000
+# A memory line not said or confirmed for this many days is marked with its month when injected,
+# and a refresh's line that old is stale ("Age and staleness" in docs/memory.md).
+DEFAULT_STALE_AFTER_DAYS = 90
+MIN_STALE_AFTER_DAYS = 1
+MAX_STALE_AFTER_DAYS = 3650
 SETTINGS_FILE_MODE = 0o600  # the user's alone, like the database and the log (yak.paths)
 # Settings field -> the environment variable that overrides it (over ``settings.json``): the
 # one table the settings service reads and a settings page shows as "set by the environment".
@@ -56,6 +63,7 @@ ENV_OVERRIDES = {
     "memory_context_window": "YAK_MEMORY_CONTEXT_WINDOW",
     "memory_form": "YAK_MEMORY_FORM",
     "memory_profile": "YAK_MEMORY_PROFILE",
+    "stale_after_days": "YAK_STALE_AFTER_DAYS",
 }
 # Where model requests go without a base URL setting: ``ANTHROPIC_BASE_URL`` in the process's
 # environment (the SDK's own variable), else Anthropic's API.
@@ -91,6 +99,7 @@ class Settings:
     memory_context_window: int = 0  # 0: Anthropic's known windows, else unchecked
     memory_form: str = "auto"  # one of MEMORY_FORMS
     memory_profile: str = "auto"  # the memory model's habits read back: yak.memory.forms.profiles
+    stale_after_days: int = DEFAULT_STALE_AFTER_DAYS  # a memory line's age before it is marked
 
     def with_changes(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and clamped (:func:`clamp`)."""
@@ -99,8 +108,9 @@ class Settings:
 
 def clamp(settings: Settings) -> Settings:
     """Clamp the refresh's quiet time to 2-600 s, the floor ratio to 0-1, the request timeout to
-    1-3600 s and the memory model's context window to 0-``MAX_CONTEXT_WINDOW`` tokens (a
-    fraction dropped); an unknown command sandbox or memory form is ``auto``."""
+    1-3600 s, the memory model's context window to 0-``MAX_CONTEXT_WINDOW`` tokens (a
+    fraction dropped) and a line's age before it is marked to 1-3650 days; an unknown command
+    sandbox or memory form is ``auto``."""
     idle = min(max(float(settings.refresh_idle_s), MIN_IDLE_S), MAX_IDLE_S)
     ratio = min(max(float(settings.floor_ratio), 0.0), 1.0)
     sandbox = settings.command_sandbox
@@ -110,6 +120,7 @@ def clamp(settings: Settings) -> Settings:
     window = min(max(int(settings.memory_context_window), 0), MAX_CONTEXT_WINDOW)
     form = settings.memory_form if settings.memory_form in MEMORY_FORMS else "auto"
     profile = settings.memory_profile if settings.memory_profile in MEMORY_PROFILES else "auto"
+    stale = min(max(int(settings.stale_after_days), MIN_STALE_AFTER_DAYS), MAX_STALE_AFTER_DAYS)
     return replace(
         settings,
         memory_form=form,
@@ -119,6 +130,7 @@ def clamp(settings: Settings) -> Settings:
         command_sandbox=sandbox,
         request_timeout_s=timeout,
         memory_context_window=window,
+        stale_after_days=stale,
     )
 
 

@@ -26,6 +26,8 @@ Burials = tuple[tuple[str, str], ...]
 """Tombstones to bury: ``(key, text)`` of each line (``yak.memory.provenance``)."""
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from yak.domain import (
         ChatMessage,
         ChatSession,
@@ -184,6 +186,22 @@ class DocumentRepository(Protocol):
         ...
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]: ...
+
+    def confirmations(self, workspace_id: str) -> dict[str, datetime]:
+        """When a person last confirmed each line: folded key -> time (UTC)."""
+        ...
+
+    def confirm_lines(self, workspace_id: str, keys: Collection[str]) -> datetime:
+        """Record now as the confirmation of each folded key; returns that time (UTC)."""
+        ...
+
+    def passage_times(self, message_ids: Collection[str]) -> dict[str, datetime]:
+        """When each stored message was written (UTC), by id; deleted ones are absent."""
+        ...
+
+    def evidence_history(self, workspace_id: str) -> list[tuple[datetime, tuple[Evidence, ...]]]:
+        """When each revision that kept evidence was stored, with that evidence, oldest first."""
+        ...
 
     def advance_watermarks(self, watermarks: Mapping[str, str]) -> None: ...
 

@@ -1,7 +1,8 @@
 """What the tests and the benchmarks share: the scripted fake Messages API (``fake_api``),
 a fake clock with timers fired by hand (``clock``), one way to wait for a condition with a hang
 guard (``waiting``), recording published events (``events``), the model clients a test core
-uses (``clients``) and builders of folders, workspaces and conversations (``builders``).
+uses (``clients``), builders of folders, workspaces and conversations (``builders``), and
+stored times moved into the past (``aging``).
 
 Nothing here builds a repository, a refresher or a service: those come from
 ``yak.bootstrap.open_core`` (see ``docs/testing.md``, "Tests").

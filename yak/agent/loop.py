@@ -68,9 +68,11 @@ from yak.agent.types import (
     no_reply_mark,
 )
 from yak.bus import EventBus
+from yak.config import DEFAULT_STALE_AFTER_DAYS
 from yak.domain import ChatMessage, TokenUsage, Workspace
 from yak.errors import ProviderError, UsageError
 from yak.events import MessageAdded, ReferencesChecked, TurnCompleted
+from yak.memory.freshness.age import LineAge
 from yak.ports import ConversationRepository, DocumentRepository, ModelClient, WorkspaceRepository
 from yak.text import head_and_tail, tool_target
 
@@ -134,6 +136,9 @@ class Agent:
         max_tokens: the token budget of each reply.
         tools_factory: builds the tools for a workspace root (tests pass smaller caps).
         today: the clock for the system prompt's date.
+        stale_after_days: a memory line's age (days) before the block marks it with its month.
+        line_ages: each memory line's age by workspace id (blocking; ``None``: read from
+            ``documents``).
     """
 
     def __init__(
@@ -150,6 +155,8 @@ class Agent:
         max_tokens: int = MAX_REPLY_TOKENS,
         tools_factory: Callable[[str], WorkspaceTools] = WorkspaceTools,
         today: Callable[[], datetime] | None = None,
+        stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
+        line_ages: Callable[[str], list[LineAge]] | None = None,
     ) -> None:
         self.conversations = conversations
         self.workspaces = workspaces
@@ -162,6 +169,8 @@ class Agent:
         self.max_tokens = max_tokens
         self.tools_factory = tools_factory
         self.today = today
+        self.stale_after_days = stale_after_days
+        self.line_ages = line_ages
 
     async def run_turn(
         self, workspace: Workspace, session_id: str, prompt: str, driver: TurnDriver
@@ -268,6 +277,8 @@ class _Turn:
             workspace_id=self.workspace.id,
             session_id=self.session_id,
             today=agent.today,
+            stale_after_days=agent.stale_after_days,
+            line_ages=agent.line_ages,
         )
         if start.loaded:
             self.emit(InstructionsLoaded(files=start.loaded, cut=start.cut))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from yak.agent.types import is_no_reply
@@ -66,9 +66,10 @@ def session_block(
     memory: str,
     memory_enabled: bool,
     instructions: str = "",
+    memory_notes: Mapping[int, Sequence[str]] | None = None,
+    memory_date: date | None = None,
     today: datetime | None = None,
     platform_name: str | None = None,
-    line_notes: Mapping[int, Sequence[str]] = {},
 ) -> str:
     """The session block of the system prompt: the instruction files' block (the user's
     instructions), the memory block (background notes), then environment facts.
@@ -82,16 +83,21 @@ def session_block(
         memory_enabled: the workspace's memory switch; off means no memory block.
         instructions: the instruction files' block (``yak.agent.instructions``; "" for none),
             sent whether memory is on or off.
+        memory_notes: notes on the memory's lines for the model by 0-based index
+            (``memory_block``'s ``line_notes``): a reference that is gone, a line's age.
+        memory_date: the memory document's date (its last write).
         today: the date to state (default: now, local time).
         platform_name: the platform to state (default: this machine's).
-        line_notes: notes on the memory's lines for the model (``memory_block``'s), such as
-            a reference that is gone.
     """
     today = today or datetime.now().astimezone()
     platform_name = platform_name or _platform_name()
     shell = "cmd.exe" if sys.platform == "win32" else "/bin/sh"
     parts = [instructions] if instructions else []
-    block = memory_block(memory, line_notes=line_notes) if memory_enabled else ""
+    block = (
+        memory_block(memory, line_notes=memory_notes, written_on=memory_date)
+        if memory_enabled
+        else ""
+    )
     if block:
         parts.append(block)
     parts.append(

@@ -16,9 +16,12 @@ from typing import Any
 from yak.agent.instructions import cut_files, instructions_block, read_instruction_files
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.agent.types import CutFile
+from yak.config import DEFAULT_STALE_AFTER_DAYS
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
+from yak.memory.freshness.age import LineAge, age_notes
 from yak.memory.freshness.references import DEFAULT_DEADLINE_S, check_references, gone_notes
 from yak.memory.injection import OPEN_TAG
+from yak.memory.reading import read_line_ages
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
 from yak.references import ReferenceCheck
 
@@ -54,6 +57,8 @@ def turn_prompt(
     session_id: str,
     today: Callable[[], datetime] | None = None,
     deadline_seconds: float = DEFAULT_DEADLINE_S,
+    stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
+    line_ages: Callable[[str], list[LineAge]] | None = None,
 ) -> TurnPrompt:
     """The system blocks of a turn, with the session block taken (and stored with the session)
     now when the session has none yet, and the note of a hand edit of the memory made since it
@@ -66,7 +71,10 @@ def turn_prompt(
 
     A session block taken with a memory in it marks each line whose reference is gone ("not
     found in the workspace on DATE: …", "Checked at use" in docs/memory.md), checked within
-    ``deadline_seconds``; the block is stored, so every turn sends the same bytes."""
+    ``deadline_seconds``, and carries the document's date and the month of every line not said
+    or confirmed for ``stale_after_days`` days ("Age and staleness"), from
+    ``line_ages(workspace_id)`` (blocking; default: read from ``documents``). The block is
+    stored, so every turn sends the same bytes."""
     workspace = workspaces.get(workspace_id)
     document = documents.read(workspace.id)
     session = conversations.get_session(session_id)
@@ -89,14 +97,18 @@ def turn_prompt(
                 memory, Path(workspace.path), today=day.date(), deadline_seconds=deadline_seconds
             )
             references = (document.version, check)
-            notes = gone_notes(check, today=day.date())
+            ages = line_ages(workspace.id) if line_ages else read_line_ages(documents, workspace.id)
+            aged = age_notes(ages, today=day.date(), after_days=stale_after_days)
+            gone = gone_notes(check, today=day.date())
+            notes = {i: (*gone.get(i, ()), *aged.get(i, ())) for i in gone.keys() | aged.keys()}
         block = session_block(
             workspace_path=workspace.path,
             memory=memory,
             memory_enabled=workspace.memory_enabled,
             instructions=instructions_block(files),
+            memory_notes=notes,
+            memory_date=document.updated_at.astimezone().date() if document.updated_at else None,
             today=day,
-            line_notes=notes,
         )
         session = conversations.take_prompt_snapshot(
             session_id, block, document.version, replacing=stale

@@ -28,6 +28,7 @@ from yak.domain import DEFAULT_SESSION_TITLE as DEFAULT_TITLE
 from yak.domain import ChatMessage, ChatSession, ModelCheck, SessionOrigin, Workspace
 from yak.errors import MissingApiKey, ProviderError, UsageError, YakError
 from yak.events import SessionsChanged
+from yak.memory.freshness.age import LineAge
 from yak.ports import (
     ConversationRepository,
     DocumentRepository,
@@ -62,6 +63,8 @@ class ChatService:
         settings: returns the current settings (chat model, base URL) at each call.
         model_client: builds a model client for a turn or a connection test.
         max_tool_rounds: the agent's cap on tool rounds per turn.
+        line_ages: each memory line's age by workspace id, blocking (``MemoryService
+            .ages_on_thread``: its remembered blame); ``None``: the agent reads them.
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class ChatService:
         settings: Callable[[], Settings],
         model_client: ModelClientFactory,
         max_tool_rounds: int | None = None,
+        line_ages: Callable[[str], list[LineAge]] | None = None,
     ) -> None:
         self.bus = bus
         self.settings = settings
@@ -84,6 +88,7 @@ class ChatService:
         self._approvals = SessionApprovals()
         self._running: set[str] = set()  # sessions with a turn in flight
         self._max_tool_rounds = max_tool_rounds
+        self._line_ages = line_ages
 
     # --- sessions ---------------------------------------------------------------------------
     async def sessions(self, workspace_id: str) -> list[ChatSession]:
@@ -190,6 +195,8 @@ class ChatService:
                 bus=self.bus,
                 approvals=self._approvals,
                 max_tool_rounds=self._max_tool_rounds or MAX_TOOL_ROUNDS,
+                stale_after_days=settings.stale_after_days,
+                line_ages=self._line_ages,
                 tools_factory=functools.partial(
                     WorkspaceTools, sandbox=sandbox.choose(settings.command_sandbox)
                 ),

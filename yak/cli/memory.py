@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from yak.errors import RevisionNotFound, UsageError
 from yak.memory import document as doc_rules
 from yak.memory.document import EXPORT_FORMATS, export_format_for
 from yak.memory.files import read_input_file, write_output_file
+from yak.memory.freshness.dates import parse_moment
 
 if TYPE_CHECKING:
     from yak.core import Core
@@ -56,6 +58,13 @@ def _show_parser(p: argparse.ArgumentParser) -> None:
         default=None,
         help="print version N of the document as it was (a version number from 'history', or "
         "a revision id or a unique prefix of at least 6 characters)",
+    )
+    p.add_argument(
+        "--as-of",
+        metavar="DATE",
+        default=None,
+        help="print the document as it stood at the end of DATE (YYYY-MM-DD) or at a time "
+        "(YYYY-MM-DDTHH:MM), local time",
     )
     p.add_argument(
         "--reply",
@@ -87,6 +96,19 @@ def _history_parser(p: argparse.ArgumentParser) -> None:
         "--refreshes",
         action="store_true",
         help="list refresh attempts (refused and failed ones too) instead of revisions",
+    )
+    p.add_argument(
+        "--as-of",
+        metavar="DATE",
+        default=None,
+        help="start at what was current at the end of DATE (YYYY-MM-DD) or at a time "
+        "(YYYY-MM-DDTHH:MM): that and older",
+    )
+    p.add_argument(
+        "--since",
+        metavar="DATE",
+        default=None,
+        help="only what was written from the start of DATE (or from a time) on",
     )
     workspace_command(p, cmd_history, reads_only=True, in_place=True)
 
@@ -218,6 +240,21 @@ def cmd_show(args: argparse.Namespace, ctx: Context) -> int:
         if args.raw:
             raw = await core.memory.read_raw(workspace.id) if stored else b""
             output.raw_document(workspace, raw, as_json=args.json)
+            return 0
+        if args.as_of is not None:
+            if args.version is not None or args.reply is not None:
+                raise UsageError("give one of --as-of, --version and --reply")
+            moment = parse_moment(args.as_of, option="--as-of")
+            found = await core.memory.revision_as_of(workspace.id, moment) if stored else None
+            if found is None:
+                if not args.json:
+                    output.note(f"The memory of {workspace.path} was not written yet then.")
+                document = MemoryDocument(
+                    workspace_id=workspace.id, content="", version=0, updated_at=None
+                )
+            else:
+                document = await _version(core, workspace, found.id, stored=stored)
+            output.document(workspace, document, as_json=args.json)
             return 0
         if args.version is not None:
             if args.reply is not None:
@@ -352,16 +389,29 @@ def cmd_set(args: argparse.Namespace, ctx: Context) -> int:
 
 def cmd_history(args: argparse.Namespace, ctx: Context) -> int:
     """``yak memory history``: revisions newest first (``id`` is what ``restore`` takes); with
-    ``--refreshes`` the refresh attempts newest first."""
+    ``--refreshes`` the refresh attempts newest first; ``--as-of`` / ``--since`` keep those
+    stored up to the end of a date / from its start (record time)."""
+    until = parse_moment(args.as_of, option="--as-of") if args.as_of is not None else None
+    since = (
+        parse_moment(args.since, option="--since", end_of_day=False)
+        if args.since is not None
+        else None
+    )
+
+    def within(moment: datetime) -> bool:
+        return (until is None or moment <= until) and (since is None or moment >= since)
 
     async def work(core: Core) -> int:
         workspace, stored = await core.workspaces.for_read(workspace_path(args))
         if args.refreshes:
             attempts = await core.memory.attempts(workspace.id, limit=None) if stored else []
+            attempts = [a for a in attempts if within(a.created_at)]
             output.attempts(workspace, attempts, as_json=args.json)
         else:
             revisions = await core.memory.history(workspace.id) if stored else []
-            output.revisions(workspace, revisions, as_json=args.json)
+            revisions = [r for r in revisions if within(r.created_at)]
+            dated = until is not None or since is not None
+            output.revisions(workspace, revisions, as_json=args.json, dated=dated)
         return 0
 
     return ctx.run(work)

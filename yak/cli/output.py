@@ -377,13 +377,20 @@ def exported(workspace: Workspace, fmt: str, size: int, target: str) -> None:
 
 
 # --- yak memory history -------------------------------------------------------------------------
-def revisions(workspace: Workspace, found: Sequence[Revision], *, as_json: bool) -> None:
-    """Revisions newest first (``id`` is what ``restore`` takes): JSON array or a table."""
+def revisions(
+    workspace: Workspace, found: Sequence[Revision], *, as_json: bool, dated: bool = False
+) -> None:
+    """Revisions newest first (``id`` is what ``restore`` takes): JSON array or a table;
+    ``dated``: only those of the dates asked for (``--as-of`` / ``--since``)."""
     if as_json:
         print_json([doc_rules.revision_json(r) for r in found])
         return
     if not found:
-        print(f"No revisions yet for {workspace.path}.")
+        print(
+            f"No revisions of {workspace.path} in those dates."
+            if dated
+            else f"No revisions yet for {workspace.path}."
+        )
         return
     rows = [
         [

@@ -120,7 +120,8 @@ MEMORY_COMMANDS = {
             "Print the memory document exactly as stored, or with --reply the reply a refresh "
             "attempt kept (a refused one, for example) exactly as kept: 'yak memory show --reply "
             "ID > reply.txt', trim it, then 'yak memory set --file reply.txt'. The ids are in 'yak "
-            "memory history --refreshes'."
+            "memory history --refreshes'. With --as-of DATE, the document as it stood at the end "
+            "of that day (or at that time), from the stored revisions."
         ),
     ),
     "set": Command("replace the document with a file or stdin (UTF-8)", "yak.cli.memory"),
@@ -140,7 +141,8 @@ MEMORY_COMMANDS = {
             "The document's revisions, newest first (the ids 'restore' takes). With --refreshes: "
             "every refresh attempt instead, applied or not, with its status, reason, the lines of "
             "the reply it kept, model and tokens; open a kept reply with 'yak memory show --reply "
-            "ID'."
+            "ID'. --as-of DATE starts the list at the revision that was current then; --since "
+            "DATE lists only what was written from then on."
         ),
     ),
     "diff": Command(
@@ -179,7 +181,22 @@ MEMORY_COMMANDS = {
         "replace the document with a text file (UTF-8/16/32, any line endings)", "yak.cli.memory"
     ),
     "delete": Command("empty the document (restorable from history)", "yak.cli.editing"),
-    "blame": Command("where each line of the document came from", "yak.cli.review"),
+    "blame": Command(
+        "where each line came from, when it was first said and last confirmed", "yak.cli.review"
+    ),
+    "stale": Command(
+        "lines a refresh wrote that no one said or confirmed for a while: keep or remove them",
+        "yak.cli.freshness",
+        description=(
+            "List the lines a refresh wrote that no conversation has said, and no person has "
+            "confirmed, for the threshold (90 days; the stale_after_days setting or "
+            "YAK_STALE_AFTER_DAYS), numbered as in the document. A line you wrote is never stale "
+            "by age. --keep N confirms line N still holds (it leaves the list; the document is "
+            "not changed); --remove N removes it as a hand edit would (a refresh will not bring "
+            "it back); 'yak memory edit' edits it. Age alone never removes a line: a refresh is "
+            "told these lines so a newer conversation can replace them."
+        ),
+    ),
     "review": Command(
         "rewrites waiting for review; with ID, its reasons and diff",
         "yak.cli.review",

@@ -2,7 +2,8 @@
 the review inbox, and the workspace's switches ("Provenance" and "Review" in
 docs/memory.md).
 
-- ``blame [--json]``: each line's origin (version, source, time, conversations).
+- ``blame [--json]``: each line's origin (version, source, time, conversations) and age
+  (first said, last confirmed, entered: ``yak.memory.freshness.age``).
 - ``review [ID] [--json]``: the proposals waiting, oldest first, with who made them, where
   their lines land and any conflict; with ``ID``, its reasons and its diff against the version
   it was based on (``--json``: ``content`` and ``diff`` too).
@@ -100,10 +101,11 @@ def cmd_blame(args: argparse.Namespace, ctx: Context) -> int:
             # by another program) is not what they say: its one-line error, as ``show``'s.
             await core.memory.read(workspace.id)
         origins = await core.memory.blame(workspace.id) if stored else []
+        ages = await core.memory.line_ages(workspace.id) if origins else []
         titles: dict[str, str] = {}
         if origins and not args.json:
             titles = {s.id: s.title for s in await core.chat.sessions(workspace.id)}
-        review_output.blame(workspace, origins, titles, as_json=args.json)
+        review_output.blame(workspace, origins, titles, as_json=args.json, ages=ages)
         return 0
 
     return ctx.run(work)

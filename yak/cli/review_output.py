@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from yak.cli.output import kept_file_error
@@ -16,6 +17,8 @@ from yak.events import SyncedFileFailed
 from yak.linediff import unified_diff
 from yak.memory import document as doc_rules
 from yak.memory import placement
+from yak.memory.freshness.age import LineAge
+from yak.memory.freshness.stale import StaleLine
 from yak.memory.provenance import evidence_json
 from yak.presenters import (
     NO_EVIDENCE,
@@ -28,6 +31,7 @@ from yak.presenters import (
     proposal_outcome,
     secrets_reason,
     source_label,
+    stale_reason_words,
 )
 from yak.text import escape_controls
 
@@ -38,14 +42,17 @@ def blame(
     titles: dict[str, str],
     *,
     as_json: bool,
+    ages: Sequence[LineAge] = (),
 ) -> None:
     """``blame``: one origin per line, a JSON array (each line's ``evidence``: the passage
-    behind it, or ``null``) or ``v4  hand edit  2026-12-01 10:02  [1]  text`` lines: the
-    version, its source in the window's words, when, the markers of the conversations a
-    refresh took the line from, the text. The markers' legend (``[1] 01JD…: title``) and why
-    each line a refresh or a proposal wrote is there (``line 3: you said in "Set up CI":
-    "…"``, ``lines 1-2, 5: no evidence recorded``; ``presenters.evidence_words``) follow on
-    stderr, so stdout stays one line per document line."""
+    behind it, or ``null``; with ``ages``, one per origin: ``first_said``, ``last_confirmed``
+    and ``entered``, ISO UTC) or ``v4  hand edit  2026-12-01 10:02  said 2026-11-20
+    confirmed 2026-11-20  [1]  text`` lines: the version, its source in the window's words,
+    when it entered the document, when it was first said and last confirmed (local dates), the
+    markers of the conversations a refresh took the line from, the text. The markers' legend
+    (``[1] 01JD…: title``) and why each line a refresh or a proposal wrote is there (``line 3:
+    you said in "Set up CI": "…"``, ``lines 1-2, 5: no evidence recorded``;
+    ``presenters.evidence_words``) follow on stderr, so stdout stays one line per document line."""
     if as_json:
         print_json(
             [
@@ -58,8 +65,9 @@ def blame(
                     "sessions": list(o.sessions),
                     "by_person": o.by_person,
                     "evidence": evidence_json(o.evidence),
+                    **_age_json(age),
                 }
-                for o in origins
+                for o, age in zip(origins, _ages_or_none(ages, origins), strict=True)
             ]
         )
         return
@@ -77,12 +85,15 @@ def blame(
     version_width = max(len(f"v{o.version}") for o in origins)
     source_width = max(len(source_label(str(o.source))) for o in origins)
     mark_width = max(len(mark) for mark in marks)
-    for o, mark in zip(origins, marks, strict=True):
+    for o, mark, age in zip(origins, marks, _ages_or_none(ages, origins), strict=True):
         cells = [
             f"v{o.version}".ljust(version_width),
             source_label(str(o.source)).ljust(source_width),
             local_time(o.created_at),
         ]
+        if age is not None:
+            cells.append(f"said {local_date(age.first_said)}")
+            cells.append(f"confirmed {local_date(age.last_confirmed)}")
         if mark_width:
             cells.append(mark.ljust(mark_width))
         print("  ".join([*cells, o.text]))
@@ -90,6 +101,91 @@ def blame(
         print(f"[{number}] {sid}: {titles.get(sid, '(deleted conversation)')}", file=sys.stderr)
     for said in why_lines(origins, titles):
         print(escape_controls(said), file=sys.stderr)
+
+
+def stale(
+    workspace: Workspace,
+    found: Sequence[StaleLine],
+    *,
+    after_days: int,
+    kept: Sequence[int],
+    removed: Sequence[int],
+    version: int | None,
+    as_json: bool,
+) -> None:
+    """``stale``: a JSON object (``workspace``, ``workspace_id``, ``after_days``, ``kept``,
+    ``removed``, ``version`` (after a removal, else null), ``lines``: each ``line``, ``text``,
+    ``reasons``, ``last_confirmed``) or ``line 3  confirmed 2026-08-09  aged  text`` rows,
+    what was kept or removed and how to act on the list on stderr."""
+    if as_json:
+        print_json(
+            {
+                "workspace": workspace.path,
+                "workspace_id": workspace.id,
+                "after_days": after_days,
+                "kept": list(kept),
+                "removed": list(removed),
+                "version": version,
+                "lines": [
+                    {
+                        "line": s.line,
+                        "text": s.text,
+                        "reasons": [str(r) for r in s.reasons],
+                        "last_confirmed": doc_rules.iso_utc(s.last_confirmed),
+                    }
+                    for s in found
+                ],
+            }
+        )
+        return
+    if kept:
+        print(f"Kept {_numbers(kept)}: confirmed today.", file=sys.stderr)
+    if removed:
+        print(f"Removed {_numbers(removed)} (version {version}).", file=sys.stderr)
+    if not found:
+        print(
+            f"No stale lines in the memory of {workspace.path}: every line a refresh wrote was "
+            f"said or confirmed in the last {after_days} days."
+        )
+        return
+    width = max(len(str(s.line)) for s in found)
+    for s in found:
+        reasons = ", ".join(stale_reason_words(r) for r in s.reasons)
+        print(
+            f"line {str(s.line).rjust(width)}  confirmed {local_date(s.last_confirmed)}  "
+            f"{reasons}  {escape_controls(s.text)}"
+        )
+    print(
+        "Keep a line with 'yak memory stale --keep N', remove it with '--remove N', or edit it "
+        "with 'yak memory edit'.",
+        file=sys.stderr,
+    )
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    return ("line " if len(numbers) == 1 else "lines ") + ", ".join(str(n) for n in numbers)
+
+
+def _ages_or_none(
+    ages: Sequence[LineAge], origins: Sequence[LineOrigin]
+) -> Sequence[LineAge | None]:
+    """``ages`` (one per origin), or ``None`` for each origin when there are none."""
+    return list(ages) if ages else [None] * len(origins)
+
+
+def _age_json(age: LineAge | None) -> dict[str, str | None]:
+    if age is None:
+        return {}
+    return {
+        "first_said": doc_rules.iso_utc(age.first_said),
+        "last_confirmed": doc_rules.iso_utc(age.last_confirmed),
+        "entered": doc_rules.iso_utc(age.entered),
+    }
+
+
+def local_date(moment: datetime) -> str:
+    """``2026-11-30``: the local date of ``moment``."""
+    return moment.astimezone().date().isoformat()
 
 
 def why_lines(origins: Sequence[LineOrigin], titles: Mapping[str, str]) -> list[str]:

@@ -14,16 +14,19 @@ statements and rows each time cost more than running them), and the shared SQL t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
+from datetime import datetime
 from typing import TypeVar
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from yak.db import reads
 from yak.db.engine import Database
 from yak.db.models import (
+    ChatMessageRow,
+    MemoryConfirmationRow,
     MemoryDocumentRow,
     MemoryProposalRow,
     MemoryRevisionRow,
@@ -275,6 +278,44 @@ class SqlDocumentRepository:
             rows = s.connection().execute(_TOMBSTONES_OF, {"workspace": owner(s, workspace_id)})
             return [to_tombstone(r) for r in rows]
 
+    def confirmations(self, workspace_id: str) -> dict[str, datetime]:
+        """When a person last confirmed each line still holds: folded key
+        (``yak.memory.provenance.fold_line``) -> time (UTC)."""
+        with self.db.session() as s:
+            rows = s.connection().execute(_CONFIRMATIONS_OF, {"workspace": owner(s, workspace_id)})
+            return {row.key: row.confirmed_at for row in rows}
+
+    def confirm_lines(self, workspace_id: str, keys: Collection[str]) -> datetime:
+        """Record now as the last confirmation of each folded key; returns that time (UTC)."""
+        moment = now()
+        with self.db.session() as s:
+            workspace = owner(s, workspace_id)
+            connection = s.connection()
+            if keys:
+                connection.execute(_UNCONFIRM, {"workspace": workspace, "keys": sorted(set(keys))})
+                connection.execute(
+                    insert(_CONFIRMATIONS),
+                    [
+                        {"workspace_id": workspace, "key": k, "confirmed_at": moment}
+                        for k in set(keys)
+                    ],
+                )
+        return moment
+
+    def evidence_history(self, workspace_id: str) -> list[tuple[datetime, tuple[Evidence, ...]]]:
+        """When each revision that kept evidence was stored, with that evidence, oldest
+        first."""
+        with self.db.session() as s:
+            return reads.evidence_history(SessionQuery(s), workspace_id)
+
+    def passage_times(self, message_ids: Collection[str]) -> dict[str, datetime]:
+        """When each stored message was written (UTC), by id; a deleted message is absent."""
+        if not message_ids:
+            return {}
+        with self.db.session() as s:
+            rows = s.connection().execute(_MESSAGE_TIMES, {"ids": sorted(set(message_ids))})
+            return {row.id: row.created_at for row in rows}
+
     def history(self, workspace_id: str) -> list[Revision]:
         """Revisions newest first."""
         with self.db.session() as s:
@@ -360,6 +401,18 @@ _TOMBSTONES_OF = (
     select(*_TOMBSTONES.c)
     .where(_TOMBSTONES.c.workspace_id == bindparam("workspace"))
     .order_by(_TOMBSTONES.c.created_at, _TOMBSTONES.c.key)
+)
+_CONFIRMATIONS = table_of(MemoryConfirmationRow)
+_CONFIRMATIONS_OF = select(_CONFIRMATIONS.c.key, _CONFIRMATIONS.c.confirmed_at).where(
+    _CONFIRMATIONS.c.workspace_id == bindparam("workspace")
+)
+_UNCONFIRM = delete(_CONFIRMATIONS).where(
+    _CONFIRMATIONS.c.workspace_id == bindparam("workspace"),
+    _CONFIRMATIONS.c.key.in_(bindparam("keys", expanding=True)),
+)
+_MESSAGES = table_of(ChatMessageRow)
+_MESSAGE_TIMES = select(_MESSAGES.c.id, _MESSAGES.c.created_at).where(
+    _MESSAGES.c.id.in_(bindparam("ids", expanding=True))
 )
 _VERSIONS = select(_DOCUMENTS.c.workspace_id, _DOCUMENTS.c.version)
 _LINKS = select(table_of(WorkspaceLinkRow).c.workspace_id, table_of(WorkspaceLinkRow).c.target_id)

@@ -226,6 +226,19 @@ class MemoryTombstoneRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class MemoryConfirmationRow(Base):
+    """When a person last confirmed a memory line still holds, by its folded key (one per
+    workspace and key)."""
+
+    __tablename__ = "memory_confirmations"
+
+    workspace_id: Mapped[str] = mapped_column(
+        ForeignKey("workspaces.id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    confirmed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
 class ChatSessionRow(Base):
     """A conversation. ``folded_through`` is the memory watermark: the id of the last message
     folded into the memory document (NULL: none yet)."""

@@ -39,6 +39,7 @@ from yak.domain import (
     count_lines,
 )
 from yak.errors import RevisionNotFound, WorkspaceNotFound
+from yak.evidence import Evidence
 from yak.ids import MIN_ID_PREFIX, REVISION_IDS, id_prefix, only_match
 
 Row = Sequence[Any]
@@ -317,6 +318,19 @@ def history(query: Query, workspace_id: str) -> list[Revision]:
         {"workspace": workspace_id},
     )
     return [revision_of(row) for row in rows]
+
+
+def evidence_history(
+    query: Query, workspace_id: str
+) -> list[tuple[datetime, tuple[Evidence, ...]]]:
+    """When each revision that kept evidence was stored, with that evidence, oldest first (no
+    content read: a line's age needs only these, ``yak.memory.freshness.age``)."""
+    rows = query.rows(
+        "SELECT CAST(created_at AS VARCHAR), evidence FROM memory_revisions "
+        f"WHERE workspace_id = {OWNER} AND evidence IS NOT NULL ORDER BY version, id",
+        {"workspace": workspace_id},
+    )
+    return [(stored_at(created_at), stored_evidence(evidence)) for created_at, evidence in rows]
 
 
 def revisions_since(query: Query, workspace_id: str, version: int) -> list[Revision]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, Unpack
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # types only: a reading command does not import the ports
         Workspace,
         WorkspaceStamp,
     )
+    from yak.evidence import Evidence
     from yak.ports import (
         AttemptRepository,
         Burials,
@@ -230,6 +231,19 @@ class DocumentReader:
 
     def advance_watermarks(self, watermarks: Mapping[str, str]) -> None:
         self._full().advance_watermarks(watermarks)
+
+    def evidence_history(self, workspace_id: str) -> list[tuple[datetime, tuple[Evidence, ...]]]:
+        """When each revision that kept evidence was stored, with that evidence."""
+        return reads.evidence_history(self._reader, workspace_id)
+
+    def confirmations(self, workspace_id: str) -> dict[str, datetime]:
+        return self._full().confirmations(workspace_id)
+
+    def confirm_lines(self, workspace_id: str, keys: Collection[str]) -> datetime:
+        return self._full().confirm_lines(workspace_id, keys)
+
+    def passage_times(self, message_ids: Collection[str]) -> dict[str, datetime]:
+        return self._full().passage_times(message_ids)
 
     def versions(self) -> dict[str, int]:
         return self._full().versions()

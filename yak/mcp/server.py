@@ -4,7 +4,8 @@ Six tools over the memory of the workspace the server was started in; no tool ta
 workspace or a path, so the scope comes from the launch folder, never from the model. Their
 descriptions (what the model reads) are plain prose with the limits in numbers:
 
-- ``memory_read()``: ``{"path", "version", "lines", "content", "elsewhere"}`` (version 0 and
+- ``memory_read(as_of?)``: ``{"path", "version", "lines", "content", "elsewhere"}`` (with
+  ``as_of``, a date or a time: the version current then, ``elsewhere`` null; version 0 and
   empty for a folder that is not a workspace yet; ``elsewhere``, for a folder with no memory of
   its own, is ``{"enclosing", "renamed_from", "note"}``: the enclosing workspace's memory and a
   workspace whose folder is gone that this one looks like, each ``{"path", "lines"}`` or null,
@@ -51,6 +52,7 @@ from yak.ids import new_id
 from yak.limits import SEARCH_QUERY_CHARS, TooLong
 from yak.memory import placement
 from yak.memory.document import iso_utc
+from yak.memory.freshness.dates import parse_moment
 from yak.memory.provenance import evidence_json
 from yak.memory.review import REASON_CHARS
 from yak.presenters import (
@@ -75,7 +77,12 @@ MEMORY_OFF = "The memory of this project is switched off (yak memory enable turn
 READ = (
     "Read the project's memory document: its text, version number and line count. When this "
     "folder has no memory of its own, elsewhere says which memory it could use (the enclosing "
-    "project's, or one left behind by a renamed folder) and how the developer gets it."
+    "project's, or one left behind by a renamed folder) and how the developer gets it. With "
+    "as_of, the document as it stood then instead."
+)
+AS_OF = (
+    "A date (YYYY-MM-DD: the end of that day, local time) or a time (YYYY-MM-DDTHH:MM): read "
+    "the document as it stood then, from its stored versions. Leave out for the current one."
 )
 STATUS = (
     "Tell whether the project's memory is on, its review mode (auto: refreshes apply by "
@@ -195,9 +202,22 @@ def build_server(core: Core, folder: str) -> MCPServer:
         ]
 
     @server.tool(description=READ)
-    async def memory_read() -> dict[str, Any]:
+    async def memory_read(
+        as_of: Annotated[str | None, Field(description=AS_OF)] = None,
+    ) -> dict[str, Any]:
         async def work() -> dict[str, Any]:
             workspace, known = await stored()
+            if as_of is not None:
+                moment = parse_moment(as_of, option="as_of")
+                then = await core.memory.revision_as_of(workspace.id, moment) if known else None
+                content = then.content if then else ""
+                return {
+                    "path": workspace.path,
+                    "version": then.version if then else 0,
+                    "lines": count_lines(content),
+                    "content": content,
+                    "elsewhere": None,
+                }
             if not known:
                 return {
                     "path": workspace.path,

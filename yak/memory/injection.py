@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from datetime import date
 
 OPEN_TAG = "<workspace-memory>"
 CLOSE_TAG = "</workspace-memory>"
@@ -41,15 +42,21 @@ def neutralize_tags(content: str, name: str = "workspace-memory") -> str:
     return tag.sub(lambda m: f"[{m.group(1)}{name}]", content)
 
 
-def memory_block(content: str, *, line_notes: Mapping[int, Sequence[str]] = {}) -> str:
+def memory_block(
+    content: str,
+    *,
+    line_notes: Mapping[int, Sequence[str]] | None = None,
+    written_on: date | None = None,
+) -> str:
     """The system-prompt block for a memory document.
 
     Args:
         content: the workspace's memory document (plain text, LF line endings).
         line_notes: notes for the model per line, by the line's 0-based index in ``content``
-            (``{3: ["not found in the workspace on 2026-12-07: scripts/bootstrap.sh"]}``):
-            shown in parentheses at the end of that line, several joined with ``"; "``. A note
-            for a blank line or past the end is left out.
+            (``{3: ["not found in the workspace on 2026-12-07: scripts/bootstrap.sh"]}``,
+            ``["last confirmed 2026-08"]``): shown in parentheses at the end of that line,
+            several joined with ``"; "``. A note for a blank line or past the end is left out.
+        written_on: the document's date (its last write), stated after the framing.
 
     Returns:
         ``""`` for an empty (or blank) document; otherwise the document between
@@ -67,4 +74,7 @@ def memory_block(content: str, *, line_notes: Mapping[int, Sequence[str]] = {}) 
                 lines[index] = f"{lines[index]} ({shown})"
         content = "\n".join(lines)
     body = neutralize_tags(content).strip("\n")
-    return f"{OPEN_TAG}\n{body}\n{CLOSE_TAG}\n{FRAMING}"
+    framing = FRAMING
+    if written_on is not None:
+        framing += f" The notes were last written on {written_on.isoformat()}."
+    return f"{OPEN_TAG}\n{body}\n{CLOSE_TAG}\n{framing}"

@@ -139,6 +139,7 @@ def build_rewrite_request(
     rebuild: bool = False,
     hand_lines: Sequence[str] = (),
     removed_lines: Sequence[str] = (),
+    stale_lines: Sequence[str] = (),
     form: RewriteForm = RewriteForm.EDITS,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The ``(system, messages)`` of a rewrite call, with its two cache breakpoints.
@@ -152,6 +153,9 @@ def build_rewrite_request(
             the instruction to keep them word for word.
         removed_lines: lines the user removed on purpose (tombstones): listed in
             ``<removed-lines>`` with the instruction never to add them back.
+        stale_lines: lines of ``current`` not said or confirmed for a long time
+            (``yak.memory.freshness.stale``): listed in ``<stale-lines>``, to be replaced when
+            a conversation says something newer, never dropped for their age alone.
         form: ``tool`` shows the conversations, then the numbered document, and asks for an
             ``update_memory`` call (``yak.memory.forms.tool``: the caller adds the tool and
             forces it); ``edits`` shows the document with numbered lines and asks for edits;
@@ -192,6 +196,13 @@ def build_rewrite_request(
         "the same facts in other words, back:",
         "removed-lines",
         removed_lines,
+    )
+    parts += _listed(
+        "No conversation has said or confirmed these lines of the document for a long time. "
+        "Keep them unless a conversation above says something newer about the same thing; "
+        "then replace them with what it says:",
+        "stale-lines",
+        stale_lines,
     )
     if rebuild:
         parts.append(_REBUILD_NOTE)
@@ -235,7 +246,13 @@ def _listed(intro: str, tag: str, lines: Sequence[str]) -> list[str]:
     return [intro, f"<{tag}>\n{listed}\n</{tag}>"]
 
 
-_BLOCK_TAGS = ("current-memory", "conversations", "lines-you-wrote", "removed-lines")
+_BLOCK_TAGS = (
+    "current-memory",
+    "conversations",
+    "lines-you-wrote",
+    "removed-lines",
+    "stale-lines",
+)
 
 
 def condense_request(
@@ -312,10 +329,11 @@ def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
     """Every line Yak itself sends the memory model, derived from the builders above so the list
     cannot drift when a prompt changes: the system prompt of both forms (its rules and the
     edits example), the request's framing sentences and tags (a rebuild's note, the lists of
-    hand and removed lines), and the two retry messages. Returns the folded fixed lines, and a
-    pattern per line that holds a filled-in part (a reason, a size); such a line's opening, when
-    it is ``_OPENING_CHARS`` or longer ("Those edits cannot be applied: "), matches on its own,
-    so a retry message copied with its ending changed is still the request's."""
+    hand, removed and stale lines), and the two retry messages. Returns the folded fixed lines,
+    and a pattern per line that holds a filled-in part (a reason, a size); such a line's
+    opening, when it is ``_OPENING_CHARS`` or longer ("Those edits cannot be applied: "),
+    matches on its own, so a retry message copied with its ending changed is still the
+    request's."""
     sent: list[str] = [request_text(build_rewrite_request(current="", transcript=_SLOT)[1])]
     for form in RewriteForm:
         system, messages = build_rewrite_request(
@@ -325,6 +343,7 @@ def _fixed_lines() -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
             rebuild=True,
             hand_lines=[_SLOT],
             removed_lines=[_SLOT],
+            stale_lines=[_SLOT],
             form=form,
         )
         sent += [block["text"] for block in system]

@@ -13,7 +13,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -34,7 +34,9 @@ from yak.errors import UnreadableDocument, UsageError, YakError
 from yak.memory import document as rules
 from yak.memory import provenance
 from yak.memory.files import write_output_file
+from yak.memory.freshness.age import LineAge, line_ages
 from yak.memory.freshness.references import DEFAULT_DEADLINE_S, check_references
+from yak.memory.freshness.stale import StaleLine, stale_lines
 from yak.memory.watcher import MemoryWatcher
 from yak.references import ReferenceCheck
 
@@ -220,6 +222,41 @@ class MemoryReader:
 
         return await self._offload(check)
 
+    async def line_ages(self, workspace_id: str) -> list[LineAge]:
+        """Each line's first said, last confirmed and entered times (``[]`` for an empty
+        document; ``yak.memory.freshness.age``). Raises ``WorkspaceNotFound``."""
+
+        return await self._offload(self.ages_on_thread, workspace_id)
+
+    def ages_on_thread(self, workspace_id: str) -> list[LineAge]:
+        """:meth:`line_ages` on the calling thread (blocking), with the remembered blame: what
+        a conversation's memory block is marked from (``yak.agent.session_prompt``)."""
+        return read_line_ages(self._documents, workspace_id, self._blame(workspace_id))
+
+    async def stale(self, workspace_id: str, *, today: date, after_days: int) -> list[StaleLine]:
+        """The stale lines of the current document (``yak.memory.freshness.stale``): a
+        refresh's lines not said or confirmed for ``after_days`` days before ``today``."""
+        ages = await self.line_ages(workspace_id)
+        return stale_lines(ages, today=today, after_days=after_days)
+
+    def stale_on_thread(
+        self, workspace_id: str, origins: list[LineOrigin], *, after_days: int
+    ) -> tuple[str, ...]:
+        """The texts of :meth:`stale`'s lines as of today, on the calling thread (a refresh
+        names them to the model: ``yak.memory.prompt``); ``origins``: blame of the current
+        document (``[]``: none, nothing is stale)."""
+        if not origins:
+            return ()
+        ages = read_line_ages(self._documents, workspace_id, origins)
+        today = datetime.now().astimezone().date()
+        return tuple(s.text for s in stale_lines(ages, today=today, after_days=after_days))
+
+    async def revision_as_of(self, workspace_id: str, moment: datetime) -> Revision | None:
+        """The revision that was the document at ``moment`` (the newest stored at or before
+        it; record time), or ``None`` when the memory was not written yet then."""
+        revisions = await self.history(workspace_id)  # newest first
+        return next((r for r in revisions if r.created_at <= moment), None)
+
     async def tombstones(self, workspace_id: str) -> list[Tombstone]:
         """The lines a person removed on purpose, oldest first."""
         return await self._offload(self._documents.tombstones, workspace_id)
@@ -324,3 +361,32 @@ class MemoryReader:
         data = await self.export_bytes(workspace, fmt, stored=stored)
         await self._offload(write_output_file, Path(path), data, force=force)
         return len(data)
+
+
+def read_line_ages(
+    documents: DocumentRepository,
+    workspace_id: str,
+    origins: list[LineOrigin] | None = None,
+) -> list[LineAge]:
+    """Each line's age (``yak.memory.freshness.age.line_ages``) from the stores: the revisions
+    and their evidence, the times of the messages quoted, the confirmations. Blocking: call it
+    on a worker thread.
+
+    Args:
+        documents: the document repository.
+        workspace_id: the workspace.
+        origins: blame of the current document, when already known (else walked here).
+
+    Raises:
+        WorkspaceNotFound: unknown id.
+    """
+    if origins is None:
+        origins = provenance.blame(list(reversed(documents.history(workspace_id))))
+    kept = documents.evidence_history(workspace_id)
+    quoted = {entry.message_id for _, entries in kept for entry in entries}
+    return line_ages(
+        origins,
+        kept,
+        passage_times=documents.passage_times(quoted),
+        confirmations=documents.confirmations(workspace_id),
+    )

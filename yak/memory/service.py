@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
@@ -152,6 +153,47 @@ class MemoryService(MemoryReader):
             expected_version=expected_version,
             source=RevisionSource.HAND,
             initiator=initiator,
+        )
+
+    async def keep_lines(self, workspace_id: str, lines: Sequence[int]) -> datetime:
+        """Record that a person confirmed lines of the current document still hold ("Age and
+        staleness" in docs/memory.md): their age counts from now, so they leave the stale list.
+        The document is not written.
+
+        Args:
+            lines: 1-based line numbers of the current document.
+
+        Returns:
+            The time of the confirmation (UTC).
+
+        Raises:
+            UsageError: a number that is not a non-blank line of the document.
+        """
+        document = await self.read(workspace_id)
+        texts = _chosen_lines(document.content, lines)
+        keys = [provenance.fold_line(text) for text in texts]
+        return await self._offload(self._documents.confirm_lines, workspace_id, keys)
+
+    async def remove_lines(
+        self, workspace_id: str, lines: Sequence[int], *, initiator: object | None = None
+    ) -> MemoryDocument:
+        """A hand edit of the current document that removes ``lines`` (1-based): each removed
+        line gets its tombstone, like any hand removal (:meth:`save`).
+
+        Raises:
+            UsageError: a number that is not a non-blank line of the document.
+            ConflictError: the document changed while this was written.
+        """
+        document = await self.read(workspace_id)
+        _chosen_lines(document.content, lines)
+        gone = set(lines)
+        kept = [
+            line
+            for number, line in enumerate(document.content.split("\n"), 1)
+            if number not in gone
+        ]
+        return await self.save(
+            workspace_id, "\n".join(kept), expected_version=document.version, initiator=initiator
         )
 
     async def import_bytes(
@@ -488,3 +530,21 @@ def imported_text(data: bytes, *, source_name: str | None) -> str:
     rules.check_not_empty(text)
     rules.check_ceiling(text)
     return text
+
+
+def _chosen_lines(content: str, lines: Sequence[int]) -> list[str]:
+    """The texts of the 1-based ``lines`` of ``content``.
+
+    Raises:
+        UsageError: a number that is not a non-blank line of ``content``.
+    """
+    document_lines = content.splitlines()
+    texts = []
+    for number in lines:
+        if not 1 <= number <= len(document_lines) or not document_lines[number - 1].strip():
+            raise UsageError(
+                f"Line {number} is not a line of the memory document "
+                f"({len(document_lines)} lines; 'yak memory stale' numbers them)."
+            )
+        texts.append(document_lines[number - 1])
+    return texts

@@ -50,10 +50,12 @@ from yak.presenters.origins import (
     NO_EVIDENCE,
     SHORT_ID_CHARS,
     TYPED_BY_YOU,
+    age_words,
     change_words,
     evidence_words,
     source_label,
     source_text,
+    stale_reason_words,
 )
 from yak.presenters.outcomes import outcome_label
 from yak.presenters.upkeep import (
@@ -68,6 +70,8 @@ from yak.text import plural, shorten
 
 __all__ = [
     "GAVE_UP_TEXT",
+    "age_words",
+    "stale_reason_words",
     "NO_EVIDENCE",
     "NO_KEY_HERE",
     "PAUSED_TEXT",

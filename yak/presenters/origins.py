@@ -8,6 +8,8 @@ from yak.domain import (
     DEFAULT_SESSION_TITLE,
 )
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
+from yak.memory.freshness.age import LineAge
+from yak.memory.freshness.stale import StaleReason
 from yak.text import one_line
 
 # --- why a line is there ---------------------------------------------------------------------
@@ -102,3 +104,19 @@ def change_words(source: str) -> str:
     ``"changed by another program"``…"""
     words = _SOURCE_WORDS.get(source)
     return words[2] if words else source
+
+
+# --- a line's age ----------------------------------------------------------------------------
+
+
+def stale_reason_words(reason: StaleReason) -> str:
+    """Why a line is stale, in a few words (``blame``, ``stale``, the panel)."""
+    return {StaleReason.AGED: "aged"}.get(reason, str(reason))
+
+
+def age_words(age: LineAge) -> str:
+    """A line's age for the hover and the editor: ``first said 2026-08-09 · last confirmed
+    2026-11-02`` (local dates)."""
+    first = age.first_said.astimezone().date().isoformat()
+    last = age.last_confirmed.astimezone().date().isoformat()
+    return f"first said {first} · last confirmed {last}"

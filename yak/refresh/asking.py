@@ -72,6 +72,7 @@ class RewriteAsker:
             "rebuild": attempt.rebuild,
             "hand_lines": [o.text for o in data.origins if o.by_person and o.text.strip()],
             "removed_lines": list(data.tombstones.values()),
+            "stale_lines": list(data.stale),
         }
         provider: ModelClient | None = None
         answered = False

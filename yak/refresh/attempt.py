@@ -33,6 +33,7 @@ class Input:
     client_from: Hashable  # what the model client would be built from now (KeptModelClient)
     passages: tuple[Passage, ...] = ()  # the folded conversations, for grounding each line
     facts: WorkspaceFacts | None = None  # what the workspace folder shows, for grounding too
+    stale: tuple[str, ...] = ()  # lines not said or confirmed for the threshold (the prompt's)
 
 
 class Store(Enum):

@@ -430,8 +430,20 @@ class MemoryRefresher:
         buried = {t.key: t.text for t in tombstones}
         said = tuple(passages(messages, redactor=redactor))
         facts = gather_facts(Path(workspace.path))  # bounded; a vanished folder shows nothing
+        stale = self._memory.stale_on_thread(
+            workspace_id, origins, after_days=self._settings().stale_after_days
+        )
         return Input(
-            workspace, document, messages, transcript, origins, buried, client_from, said, facts
+            workspace,
+            document,
+            messages,
+            transcript,
+            origins,
+            buried,
+            client_from,
+            said,
+            facts,
+            stale,
         )
 
     def _transcript(

@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import os
+from datetime import datetime
 from typing import Any
 
 import shiboken6
@@ -29,6 +30,8 @@ from yak.domain import (
 )
 from yak.errors import WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
+from yak.memory.freshness.age import LineAge
+from yak.memory.freshness.stale import stale_lines
 from yak.presenters import (
     REFRESH_STOPPED,
     change_words,
@@ -46,6 +49,7 @@ from yak.ui.settings.dialog import SettingsDialog
 from yak.ui.settings.memory_controller import MemoryPageController
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.settings.provider_page import ProviderPage
+from yak.ui.stale_dialog import StaleReview
 from yak.ui.tasks import FAILED, ErrorSink, TaskGroup, logged, settled
 from yak.ui.window_lock import WindowLock
 
@@ -111,6 +115,10 @@ class AppController(QObject):
         panel.view_reply_requested.connect(self.review.view_reply)
         panel.review_requested.connect(self.review.review)
         panel.diff_requested.connect(self.review.last_change)
+        self.stale_review = StaleReview(
+            window, core, self.tasks, reload=self._load_document, open_editor=self.open_settings
+        )
+        panel.stale_review_requested.connect(self.stale_review.open)
         panel.provider_settings_requested.connect(self.open_provider_settings)
         self.gone_lines = GoneLinesController(
             core, bridge, panel, edit=self.open_settings, parent=self
@@ -528,13 +536,28 @@ class AppController(QObject):
         await self.tasks.attempt(
             self._read_origins(workspace_id),
             on_error=logged("reading where the memory's lines came from"),
-            on_success=lambda found: panel.set_origins(workspace_id, *found),
+            on_success=lambda found: self._show_origins(workspace_id, *found),
         )
 
-    async def _read_origins(self, workspace_id: str) -> tuple[list[LineOrigin], dict[str, str]]:
+    async def _read_origins(
+        self, workspace_id: str
+    ) -> tuple[list[LineOrigin], dict[str, str], list[LineAge]]:
         origins = await self.core.memory.blame(workspace_id)
         titles = {s.id: s.title for s in await self.core.chat.sessions(workspace_id)}
-        return origins, titles
+        ages = await self.core.memory.line_ages(workspace_id)
+        return origins, titles, ages
+
+    def _show_origins(
+        self,
+        workspace_id: str,
+        origins: list[LineOrigin],
+        titles: dict[str, str],
+        ages: list[LineAge],
+    ) -> None:
+        after_days = self.core.settings.current().stale_after_days
+        today = datetime.now().astimezone().date()
+        stale = stale_lines(ages, today=today, after_days=after_days)
+        self.window.memory_panel.set_origins(workspace_id, origins, titles, ages=ages, stale=stale)
 
     def _spawn_load_state(self, workspace_id: str) -> asyncio.Task[Any]:
         """Read the panel's refresh state again; a read still running is cancelled (the

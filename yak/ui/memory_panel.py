@@ -26,17 +26,21 @@ from PySide6.QtGui import QFontDatabase, QHelpEvent, QHideEvent, QPalette, QShow
 from PySide6.QtWidgets import QPlainTextEdit, QSizePolicy, QStackedWidget, QToolTip, QWidget
 
 from yak.domain import LineOrigin, MemoryDocument, QueueState, RefreshState, Workspace
+from yak.memory.freshness.age import LineAge
+from yak.memory.freshness.stale import StaleLine
 from yak.presenters import (
     StatusAction,
     StatusKind,
     StatusLine,
     action_words,
+    age_words,
     gone_summary,
     refresh_status,
     status_colour,
     token_size,
 )
 from yak.references import ReferenceCheck
+from yak.text import plural
 from yak.ui.colours import text_style
 from yak.ui.formatting import (
     line_count_text,
@@ -78,6 +82,7 @@ class MemoryPanel(QWidget):
     stop_requested = Signal(str)  # workspace id: cancel the refresh in flight
     provider_settings_requested = Signal()  # no API key: open Settings › Provider
     gone_review_requested = Signal(str)  # workspace id: review the lines naming what is gone
+    stale_review_requested = Signal(str)  # workspace id: review its stale lines
 
     def __init__(
         self,
@@ -98,6 +103,8 @@ class MemoryPanel(QWidget):
         self._origins: list[LineOrigin] = []
         self._titles: dict[str, str] = {}
         self._references = ReferenceCheck()
+        self._ages: dict[int, LineAge] = {}  # by 1-based line number
+        self.stale: list[StaleLine] = []
         self._setup_ui()
         self._tick_timer = QTimer(self)
         self._tick_timer.setInterval(1000)
@@ -131,6 +138,13 @@ class MemoryPanel(QWidget):
         self.tokens_label = create_label(self, object_name="memoryTokens")
         self.tokens_label.setToolTip(TOKENS_TOOLTIP)
         self.updated_label = create_label(self, object_name="memoryUpdated")
+        self.stale_label = create_label(self, object_name="memoryStale", word_wrap=True)
+        self.stale_button = create_button(
+            "Review…",
+            self,
+            tooltip="Keep, edit or remove the lines no one said or confirmed for a while",
+            clicked=self._on_stale_button_clicked,
+        )
         self.refresh_button = create_button(
             "Refresh",
             self,
@@ -149,6 +163,7 @@ class MemoryPanel(QWidget):
             (self.document_stack, 1),
             hbox((self.gone_label, 1), self.gone_button),
             hbox(self.lines_label, self.tokens_label, STRETCH, self.updated_label),
+            hbox((self.stale_label, 1), self.stale_button),
             hbox(STRETCH, self.refresh_button, self.edit_button),
             margins=6,
             parent=self,
@@ -193,6 +208,8 @@ class MemoryPanel(QWidget):
         self._workspace = workspace
         self._document = None
         self._origins, self._titles = [], {}
+        self.set_stale([])
+        self._ages = {}
         self._state = None
         self._due_at = None
         self._status = StatusLine(StatusKind.UP_TO_DATE, "")
@@ -232,14 +249,35 @@ class MemoryPanel(QWidget):
         self._render_status()
 
     def set_origins(
-        self, workspace_id: str, origins: Sequence[LineOrigin], titles: Mapping[str, str]
+        self,
+        workspace_id: str,
+        origins: Sequence[LineOrigin],
+        titles: Mapping[str, str],
+        *,
+        ages: Sequence[LineAge] = (),
+        stale: Sequence[StaleLine] = (),
     ) -> None:
         """Where each line of the document came from (``MemoryService.blame``), with the titles
-        of the conversations behind them: hovering a line says it."""
+        of the conversations behind them, each line's age (``MemoryService.line_ages``) and the
+        stale lines (``MemoryService.stale``): hovering a line says where it came from and how
+        old it is; the stale lines are counted under the document with a way to review them."""
         if self._workspace is None or workspace_id != self._workspace.id:
             return
         self._origins = list(origins)
         self._titles = dict(titles)
+        self._ages = {age.line: age for age in ages}
+        self.set_stale(stale)
+
+    def set_stale(self, stale: Sequence[StaleLine]) -> None:
+        """Count the stale lines under the document (``"2 lines not said or confirmed for a
+        while"`` with Review…); none hides the row."""
+        self.stale = list(stale)
+        count = len(self.stale)
+        self.stale_label.setText(
+            f"{plural(count, 'line')} not said or confirmed for a while" if count else ""
+        )
+        self.stale_label.setVisible(bool(count))
+        self.stale_button.setVisible(bool(count))
 
     def show_references(self, workspace_id: str, check: ReferenceCheck) -> None:
         """Show how many lines name something gone from the workspace (``check``, the latest
@@ -258,14 +296,22 @@ class MemoryPanel(QWidget):
         return self._references
 
     def origin_at_line(self, number: int) -> str:
-        """What hovering line ``number`` (0-based) says: ``"Line 3: typed by you, v4 · 1 Dec"``,
-        or for a line a refresh wrote also why it is there on a second line (``why: you said
+        """What hovering line ``number`` (0-based) says: ``"Line 3: typed by you, v4 · 1 Dec ·
+        first said 2026-12-01 · last confirmed 2026-12-01"``, or for a line a refresh wrote
+        also why it is there on a second line (``why: you said
         in "Set up CI": "…"``, ``why: no evidence recorded``), or ``""`` for a blank line or
         one whose origin is not known."""
         block = self.document_view.document().findBlockByNumber(number)
         line = block.text() if block.isValid() else ""
         origin = origin_at(self._origins, number, line) if line.strip() else None
-        return f"Line {number + 1}: {origin_and_why(origin, self._titles)}" if origin else ""
+        if origin is None:
+            return ""
+        said = f"Line {number + 1}: {origin_and_why(origin, self._titles)}"
+        age = self._ages.get(origin.line)
+        if age is not None and age.text == origin.text:
+            first, *why = said.split("\n")
+            said = "\n".join([f"{first} · {age_words(age)}", *why])
+        return said
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         """A tooltip over the document: the origin of the line under the mouse."""
@@ -388,6 +434,10 @@ class MemoryPanel(QWidget):
     def _on_gone_button_clicked(self) -> None:
         if self._workspace is not None:
             self.gone_review_requested.emit(self._workspace.id)
+
+    def _on_stale_button_clicked(self) -> None:
+        if self._workspace is not None:
+            self.stale_review_requested.emit(self._workspace.id)
 
     def _on_refresh_button_clicked(self) -> None:
         if self._workspace is not None:

@@ -5,16 +5,20 @@ selected revision against the current document, or against the version before it
 revision changed), and Restore; refresh attempts (time, outcome,
 reason, model, tokens, duration; the reason takes the width left and is elided, its tooltip has
 all of it) with the model's reply, which a refused attempt can open in the editor.
-The dialog only emits intents (``restore_requested``, ``open_reply_requested``).
+Go to date selects the revision that was current at the end of a day ("As of a date" in
+docs/memory.md). The dialog only emits intents (``restore_requested``, ``open_reply_requested``).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from datetime import date
+
+from PySide6.QtCore import QDate, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
+    QDateEdit,
     QDialog,
     QDialogButtonBox,
     QHeaderView,
@@ -31,7 +35,7 @@ from yak.presenters import attempt_outcome, source_label
 from yak.text import plural
 from yak.ui.diff_view import DiffView
 from yak.ui.formatting import diff_rows, local_time
-from yak.ui.layout import create_button, create_label, hbox, vbox
+from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
 COMPARE_CURRENT = "current"  # the selected revision against the current document
 COMPARE_PREVIOUS = "previous"  # the revision before it against the selected one
@@ -109,9 +113,20 @@ class HistoryDialog(QDialog):
             tooltip="Make this revision's text current again (a new revision)",
             clicked=self._on_restore_button_clicked,
         )
+        self.as_of_edit = QDateEdit(QDate.currentDate(), tab)
+        self.as_of_edit.setObjectName("historyAsOf")
+        self.as_of_edit.setCalendarPopup(True)
+        self.as_of_edit.setDisplayFormat("yyyy-MM-dd")
+        self.as_of_button = create_button(
+            "Go to date",
+            tab,
+            tooltip="Select the version that was current at the end of this day",
+            clicked=self._on_as_of_button_clicked,
+        )
         vbox(
             (splitter, 1),
             hbox((self.diff_label, 1), self.compare_combo, self.restore_button),
+            hbox(self.as_of_edit, self.as_of_button, STRETCH),
             parent=tab,
         )
         return tab
@@ -233,7 +248,23 @@ class HistoryDialog(QDialog):
                 self.revisions_table.selectRow(row)
                 return
 
+    def select_as_of(self, day: date) -> bool:
+        """Select the revision that was current at the end of ``day`` (local time): the newest
+        written that day or before. ``False`` (nothing selected) when none was written yet."""
+        for row, revision in enumerate(self._revisions):  # newest first
+            if revision.created_at.astimezone().date() <= day:
+                self.revisions_table.selectRow(row)
+                return True
+        self.revisions_table.setCurrentCell(-1, -1)
+        self.revisions_table.clearSelection()
+        self.diff_label.setText(f"The memory was not written yet on {day.isoformat()}.")
+        return False
+
     # --- internals ---------------------------------------------------------------------------
+    def _on_as_of_button_clicked(self) -> None:
+        day = self.as_of_edit.date()
+        self.select_as_of(date(day.year(), day.month(), day.day()))
+
     def _on_revisions_table_item_selection_changed(self) -> None:
         revision = self.selected_revision()
         self.restore_button.setEnabled(
