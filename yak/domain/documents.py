@@ -51,6 +51,11 @@ class MemoryDocument:
     updated_at: datetime | None
     flags: tuple[str, ...] = ()
 
+    @classmethod
+    def never_written(cls, workspace_id: str) -> MemoryDocument:
+        """The empty document, version 0, of a workspace whose memory was never written."""
+        return cls(workspace_id=workspace_id, content="", version=0, updated_at=None)
+
     @property
     def lines(self) -> int:
         """Line count (see :func:`count_lines`)."""
@@ -99,6 +104,17 @@ class Revision:
     added: int = 0  # lines added against the version it was based on
     removed: int = 0  # lines removed against it
     evidence: tuple[Evidence, ...] = ()  # for the lines a refresh added or changed
+
+    @property
+    def document(self) -> MemoryDocument:
+        """The document as this revision wrote it (``updated_at``: when it was written)."""
+        return MemoryDocument(
+            workspace_id=self.workspace_id,
+            content=self.content,
+            version=self.version,
+            updated_at=self.created_at,
+            flags=self.flags,
+        )
 
 
 @dataclass(frozen=True)
