@@ -9,27 +9,15 @@ import sys
 import pytest
 
 from tests.support.builders import say, workspace_with_document
+from tests.support.cli import yak, yak_command
 from tests.support.fake_api import error, hang, text, tool_use
 from yak.cli import main
 from yak.domain import SessionOrigin
 from yak.limits import CHAT_MESSAGE_CHARS
 
 MEMORY_MODEL = "claude-memory-test"
-
-
-def yak(*args: str, cwd=None, stdin: str | None = None) -> subprocess.CompletedProcess:
-    """Run ``python -m yak`` with the test's environment (data dir, fake API, no keyring)."""
-    env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, YAK_MODEL="claude-chat-test")
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+# What a ``yak`` subprocess runs on: the fake API answers any model name.
+MODELS = {"YAK_MEMORY_MODEL": MEMORY_MODEL, "YAK_MODEL": "claude-chat-test"}
 
 
 @pytest.fixture
@@ -92,7 +80,7 @@ def test_prints_the_reply_with_memory_on_top_and_records_the_session(core, loop,
     loop.run_until_complete(workspace_with_document(core, folder, document))
     fake_api.script(text("Hello from the fake."))
 
-    result = yak("ask", "-w", str(folder), "--no-refresh", "Say hello")
+    result = yak("ask", "-w", str(folder), "--no-refresh", "Say hello", env=MODELS, text=True)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hello from the fake.\n"
@@ -122,7 +110,7 @@ def test_a_subfolder_or_a_renamed_folder_is_told_of_the_memory_it_does_not_get(
     sub.mkdir()
     fake_api.script(text("Hello."))
 
-    result = yak("ask", "-w", str(sub), "--no-refresh", "Say hello")
+    result = yak("ask", "-w", str(sub), "--no-refresh", "Say hello", env=MODELS, text=True)
 
     assert (result.returncode, result.stdout) == (0, "Hello.\n")
     assert result.stderr == (
@@ -135,7 +123,7 @@ def test_a_subfolder_or_a_renamed_folder_is_told_of_the_memory_it_does_not_get(
     moved.parent.mkdir()
     folder.rename(moved)
     fake_api.script(text("Hello again."))
-    again = yak("ask", "-w", str(moved), "--no-refresh", "Say hello")
+    again = yak("ask", "-w", str(moved), "--no-refresh", "Say hello", env=MODELS, text=True)
     assert (again.returncode, again.stdout) == (0, "Hello again.\n")
     assert again.stderr == (
         f"{moved} looks like {folder}, which no longer exists and has a memory of 2 lines: "
@@ -153,7 +141,7 @@ def test_memory_refresh_runs_after_the_turn(core, loop, folder, fake_api):
         )
     )
     prompt = "Greet me. This is the demo project; we lint with ruff."
-    result = yak("ask", "--model", "claude-other", prompt, cwd=folder)
+    result = yak("ask", "--model", "claude-other", prompt, cwd=folder, env=MODELS, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Hi there.\n"
     # Said before the pause it announces, on stderr: stdout stays the answer.
@@ -167,7 +155,7 @@ def test_a_failed_refresh_is_reported_but_the_turn_succeeds(core, loop, folder, 
     """The refresh's provider error is one stderr line; exit 0; the document is unchanged."""
     loop.run_until_complete(workspace_with_document(core, folder, "Kept exactly.\n"))
     fake_api.script(text("Answer."), error(400, message="refresh refused"))
-    result = yak("ask", "-w", str(folder), "Question?")
+    result = yak("ask", "-w", str(folder), "Question?", env=MODELS, text=True)
     assert result.returncode == 0
     assert result.stdout == "Answer.\n"
     assert "yak: memory refresh failed:" in result.stderr
@@ -178,7 +166,7 @@ def test_a_failed_refresh_is_reported_but_the_turn_succeeds(core, loop, folder, 
 def test_provider_failure_exits_4_with_one_line(folder, fake_api):
     """A 500 on every attempt (the SDK retries twice): exit 4, one line, nothing on stdout."""
     fake_api.respond_with(lambda body: error(500, retry_after_ms=1))
-    result = yak("ask", "-w", str(folder), "--no-refresh", "Anyone there?")
+    result = yak("ask", "-w", str(folder), "--no-refresh", "Anyone there?", env=MODELS, text=True)
     assert result.returncode == 4
     assert result.stdout == ""
     host = fake_api.url.partition("://")[2].rstrip("/")  # not Anthropic: the server is named
@@ -192,14 +180,19 @@ def test_a_request_too_large_says_what_to_do_in_yak_ask_terms(folder, fake_api):
     """A 413: a new ``yak ask`` is told to send a shorter prompt (each ask already starts a new
     conversation); with ``--continue``, that leaving it out starts one."""
     fake_api.script(text("First answer."))
-    assert yak("ask", "-w", str(folder), "--no-refresh", "Hello").returncode == 0
+    assert (
+        yak("ask", "-w", str(folder), "--no-refresh", "Hello", env=MODELS, text=True).returncode
+        == 0
+    )
     host = fake_api.url.partition("://")[2].rstrip("/")
     refused = f"yak: The server at {host} refused the request as too large (413): Request too big."
 
     fake_api.script(error(413, message="Request too big"))
-    new = yak("ask", "-w", str(folder), "--no-refresh", "A big question")
+    new = yak("ask", "-w", str(folder), "--no-refresh", "A big question", env=MODELS, text=True)
     fake_api.script(error(413, message="Request too big"))
-    continued = yak("ask", "-w", str(folder), "--no-refresh", "--continue", "And more")
+    continued = yak(
+        "ask", "-w", str(folder), "--no-refresh", "--continue", "And more", env=MODELS, text=True
+    )
 
     assert (new.returncode, new.stderr) == (4, f"{refused} Send a shorter prompt.\n")
     assert (continued.returncode, continued.stderr) == (
@@ -212,7 +205,7 @@ def test_a_request_too_large_says_what_to_do_in_yak_ask_terms(folder, fake_api):
 def test_missing_key_exits_4_before_any_request(folder, fake_api, monkeypatch):
     """No key in the environment and no keyring: exit 4 with how to add one."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    result = yak("ask", "-w", str(folder), "hi")
+    result = yak("ask", "-w", str(folder), "hi", env=MODELS, text=True)
     assert result.returncode == 4
     assert "No Anthropic API key is set" in result.stderr
     assert fake_api.requests == []
@@ -225,7 +218,7 @@ def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
         tool_use("write_file", {"path": "out.txt", "content": "data"}),
         text("I could not write it."),
     )
-    denied = yak("ask", "-w", str(folder), "--no-refresh", "Write out.txt")
+    denied = yak("ask", "-w", str(folder), "--no-refresh", "Write out.txt", env=MODELS, text=True)
     assert denied.returncode == 0, denied.stderr
     assert not (folder / "out.txt").exists()
     assert "[write_file] out.txt: needs --yes to write or run commands" in denied.stderr
@@ -238,7 +231,9 @@ def test_mutating_tool_denied_without_yes_and_allowed_with_it(folder, fake_api):
     fake_api.script(
         tool_use("write_file", {"path": "out.txt", "content": "data"}), text("Written.")
     )
-    allowed = yak("ask", "-w", str(folder), "--yes", "--no-refresh", "Write out.txt")
+    allowed = yak(
+        "ask", "-w", str(folder), "--yes", "--no-refresh", "Write out.txt", env=MODELS, text=True
+    )
     assert allowed.returncode == 0, allowed.stderr
     assert (folder / "out.txt").read_text() == "data"
     assert "[write_file] out.txt: created out.txt (1 line)" in allowed.stderr
@@ -249,7 +244,7 @@ def test_reads_run_and_text_rounds_stay_on_separate_lines(folder, fake_api):
     fake_api.script(
         tool_use("read_file", {"path": "README.md"}, text="Reading."), text("It is a demo.")
     )
-    result = yak("ask", "-w", str(folder), "--no-refresh", "What is this?")
+    result = yak("ask", "-w", str(folder), "--no-refresh", "What is this?", env=MODELS, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Reading.\nIt is a demo.\n"
     assert result.stderr == "[read_file] README.md: read 1 line\n"
@@ -265,7 +260,7 @@ def test_a_server_that_does_not_stream_is_answered_as_it_answers(core, loop, fol
         text("It is a demo."),
         text("- the project is a demo\n"),
     )
-    result = yak("ask", "-w", str(folder), "What is this?")
+    result = yak("ask", "-w", str(folder), "What is this?", env=MODELS, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Reading.\nIt is a demo.\n"
     assert all(r.body["stream"] for r in fake_api.message_requests)  # asked, not honoured
@@ -275,7 +270,16 @@ def test_a_server_that_does_not_stream_is_answered_as_it_answers(core, loop, fol
 def test_prompt_from_stdin(folder, fake_api):
     """PROMPT '-' reads the prompt from stdin."""
     fake_api.script(text("Got it."))
-    result = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin="multi\nline prompt\n")
+    result = yak(
+        "ask",
+        "-w",
+        str(folder),
+        "--no-refresh",
+        "-",
+        stdin="multi\nline prompt\n",
+        env=MODELS,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     sent = fake_api.message_requests[0].body["messages"][0]["content"][0]["text"]
     assert sent == "multi\nline prompt\n"
@@ -299,7 +303,7 @@ def test_usage_errors_exit_2(folder, tmp_path, fake_api, args, stdin, message):
     names = {"folder": folder, "missing": tmp_path / "nope"}
     args = [a.format(**names) for a in args]
     message = message.format(**names)
-    result = yak("ask", *args, stdin=stdin)
+    result = yak("ask", *args, stdin=stdin, env=MODELS, text=True)
     assert result.returncode == 2
     assert message in result.stderr and len(result.stderr.splitlines()) == 1
     assert fake_api.requests == []
@@ -314,9 +318,11 @@ def test_a_prompt_over_the_limit_is_one_line_exit_2_and_nothing_is_stored_or_sen
     exactly the limit is sent whole."""
     over = "x" * (CHAT_MESSAGE_CHARS + 1)
     if source == "argument":
-        result = yak("ask", "-w", str(folder), "--no-refresh", over)
+        result = yak("ask", "-w", str(folder), "--no-refresh", over, env=MODELS, text=True)
     else:
-        result = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin=over)
+        result = yak(
+            "ask", "-w", str(folder), "--no-refresh", "-", stdin=over, env=MODELS, text=True
+        )
 
     assert result.returncode == 2
     assert result.stderr == (
@@ -329,7 +335,16 @@ def test_a_prompt_over_the_limit_is_one_line_exit_2_and_nothing_is_stored_or_sen
     assert loop.run_until_complete(core.workspaces.find(str(folder))) is None
 
     fake_api.script(text("Read it all."))
-    at_limit = yak("ask", "-w", str(folder), "--no-refresh", "-", stdin="y" * CHAT_MESSAGE_CHARS)
+    at_limit = yak(
+        "ask",
+        "-w",
+        str(folder),
+        "--no-refresh",
+        "-",
+        stdin="y" * CHAT_MESSAGE_CHARS,
+        env=MODELS,
+        text=True,
+    )
     assert at_limit.returncode == 0, at_limit.stderr
     sent = fake_api.message_requests[0].body["messages"][0]["content"][0]["text"]
     assert sent == "y" * CHAT_MESSAGE_CHARS
@@ -339,10 +354,12 @@ def test_a_prompt_over_the_limit_is_one_line_exit_2_and_nothing_is_stored_or_sen
 def test_bytes_that_are_not_utf8_are_one_line_exit_2(folder, tmp_path, fake_api):
     """A prompt argument or a folder name holding a byte that is not UTF-8 (0xff) is one line,
     exit 2, no request — never a traceback."""
-    bad_prompt = yak("ask", "-w", str(folder), "--no-refresh", "bad \udcff byte")
+    bad_prompt = yak(
+        "ask", "-w", str(folder), "--no-refresh", "bad \udcff byte", env=MODELS, text=True
+    )
     bad_folder = tmp_path / "w\udcff"
     bad_folder.mkdir()
-    bad_path = yak("ask", "-w", str(bad_folder), "--no-refresh", "hi")
+    bad_path = yak("ask", "-w", str(bad_folder), "--no-refresh", "hi", env=MODELS, text=True)
 
     assert (bad_prompt.returncode, bad_prompt.stderr) == (
         2,
@@ -366,7 +383,7 @@ def test_ctrl_c_stops_the_turn_and_keeps_what_was_said(core, loop, folder, fake_
     # which prints every thread's stack, so the failure says where it hung.
     env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, PYTHONFAULTHANDLER="1")
     process = subprocess.Popen(
-        [sys.executable, "-m", "yak", "ask", "-w", str(folder), "hi"],
+        yak_command("ask", "-w", folder, "hi"),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -399,7 +416,7 @@ def test_ctrl_c_during_the_refresh_skips_it_and_exits_0_with_the_answer_kept(
     fake_api.script(text("The answer."), hang())
     env = dict(os.environ, YAK_MEMORY_MODEL=MEMORY_MODEL, PYTHONFAULTHANDLER="1")
     process = subprocess.Popen(
-        [sys.executable, "-m", "yak", "ask", "-w", str(folder), "A question?"],
+        yak_command("ask", "-w", folder, "A question?"),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -433,9 +450,18 @@ def test_continue_sends_the_conversation_so_far_and_stores_into_the_same_session
     first question and answer before the new question, and both turns are stored in that one
     session (still titled from the first prompt)."""
     fake_api.script(text("Blue."), text("Because you said so."))
-    first = yak("ask", "-w", str(folder), "--no-refresh", "Pick a colour")
+    first = yak("ask", "-w", str(folder), "--no-refresh", "Pick a colour", env=MODELS, text=True)
     assert first.returncode == 0, first.stderr
-    second = yak("ask", "-w", str(folder), "--no-refresh", "--continue", "Why that one?")
+    second = yak(
+        "ask",
+        "-w",
+        str(folder),
+        "--no-refresh",
+        "--continue",
+        "Why that one?",
+        env=MODELS,
+        text=True,
+    )
 
     assert second.returncode == 0, second.stderr
     assert (second.stdout, second.stderr) == ("Because you said so.\n", "")
@@ -467,7 +493,17 @@ def test_session_continues_the_named_conversation_not_the_latest(core, loop, fol
     ).lower()
     fake_api.script(text("Some are green."))
 
-    result = yak("ask", "-w", str(folder), "--no-refresh", "--session", prefix, "Other colours?")
+    result = yak(
+        "ask",
+        "-w",
+        str(folder),
+        "--no-refresh",
+        "--session",
+        prefix,
+        "Other colours?",
+        env=MODELS,
+        text=True,
+    )
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Some are green.\n"
@@ -543,7 +579,7 @@ def test_instruction_files_go_in_their_own_block_and_are_named_on_stderr(folder,
     (folder / "AGENTS.md").write_text("Always run make lint\n")
     fake_api.script(text("ok"))
 
-    result = yak("ask", "-w", str(folder), "--no-refresh", "hi")
+    result = yak("ask", "-w", str(folder), "--no-refresh", "hi", env=MODELS, text=True)
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == "ok\n"
@@ -562,7 +598,7 @@ def test_a_claude_md_linked_to_agents_md_is_read_once_and_a_cut_file_is_said(fol
     (folder / "CLAUDE.md").symlink_to("AGENTS.md")
     fake_api.script(text("ok"))
 
-    result = yak("ask", "-w", str(folder), "--no-refresh", "hi")
+    result = yak("ask", "-w", str(folder), "--no-refresh", "hi", env=MODELS, text=True)
 
     assert result.returncode == 0, result.stderr
     assert result.stderr == (

@@ -9,13 +9,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_cli
+from tests.support.cli import run_cli, yak
 from tests.test_cli_startup import DATABASE_SDK_QT, loaded, run_yak
 from yak.cli import build_parser
 from yak.cli.completion import walk
@@ -24,21 +23,10 @@ from yak.cli.manpage import render
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def yak(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *args],
-        capture_output=True,
-        text=True,
-        env=env or dict(os.environ),
-        timeout=60,
-        check=False,
-    )
-
-
 def test_help_shows_the_app_form_the_commands_and_the_exit_codes():
     """``yak --help`` starts with both forms (``yak [WORKSPACE]`` opens the app), lists every
     command and ends with the exit codes."""
-    result = yak("--help")
+    result = yak("--help", text=True)
     assert result.returncode == 0
     assert result.stdout.startswith(
         "usage: yak [--data-dir DIR] [WORKSPACE]\n       yak [--data-dir DIR] COMMAND ...\n"
@@ -123,7 +111,7 @@ def test_a_file_given_for_the_app_says_it_is_a_file(tmp_path):
 def test_help_never_splits_a_path_at_a_hyphen():
     """At 80 columns the install line of ``completion --help`` keeps its path whole, so it can
     be copied."""
-    shown = yak("completion", "--help", env={**os.environ, "COLUMNS": "80"})
+    shown = yak("completion", "--help", env={**os.environ, "COLUMNS": "80"}, text=True)
     assert shown.returncode == 0
     assert "~/.local/share/bash-completion/completions/yak" in shown.stdout
     assert all(len(line) <= 78 or " " not in line.strip() for line in shown.stdout.splitlines())
@@ -134,17 +122,10 @@ def test_data_dir_is_accepted_after_the_subcommand(tmp_path):
     like ``yak --data-dir DIR memory …``."""
     data, folder = tmp_path / "data", tmp_path / "project"
     folder.mkdir()
-    saved = subprocess.run(
-        [sys.executable, "-m", "yak", "memory", "set", "-w", str(folder), "--data-dir", str(data)],
-        input="- a note\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    saved = yak("memory", "set", "-w", folder, "--data-dir", data, stdin="- a note\n", text=True)
     assert saved.returncode == 0, saved.stderr
-    after = yak("memory", "list", "--json", "--data-dir", str(data))
-    before = yak("--data-dir", str(data), "memory", "list", "--json")
+    after = yak("memory", "list", "--json", "--data-dir", str(data), text=True)
+    before = yak("--data-dir", str(data), "memory", "list", "--json", text=True)
     assert after.returncode == 0, after.stderr
     assert json.loads(after.stdout) == json.loads(before.stdout)
     assert [entry["workspace"] for entry in json.loads(after.stdout)] == [str(folder)]
@@ -167,11 +148,13 @@ def test_the_cli_writes_the_shared_rotating_log(tmp_path):
     notes.write_text("secret-looking argument\n", encoding="utf-8")
     data = ("--data-dir", str(tmp_path / "data"))
 
-    result = yak(*data, "memory", "list", env=env)
+    result = yak(*data, "memory", "list", env=env, text=True)
     assert result.returncode == 0, result.stderr
     assert list(tmp_path.rglob("yak.log")) == []
 
-    result = yak(*data, "memory", "set", "-w", str(folder), "--file", str(notes), env=env)
+    result = yak(
+        *data, "memory", "set", "-w", str(folder), "--file", str(notes), env=env, text=True
+    )
     assert result.returncode == 0, result.stderr
     logs = list(tmp_path.rglob("yak.log"))
     assert logs == [tmp_path / "data" / "log" / "yak.log"]
@@ -202,7 +185,7 @@ def test_one_spelling_of_a_settings_page_everywhere():
 def complete(*words: str) -> list[str]:
     """What bash offers for the last of ``words`` (``yak`` first) after sourcing
     ``yak completion bash``."""
-    script = yak("completion", "bash").stdout
+    script = yak("completion", "bash", text=True).stdout
     array = " ".join(f"'{w}'" for w in words)
     probe = (
         f"{script}\nCOMP_WORDS=({array}); COMP_CWORD={len(words) - 1}; _yak; "
@@ -231,11 +214,11 @@ def test_bash_sources_the_completion_and_completes_commands_options_and_values(t
 def test_zsh_and_fish_scripts_are_well_formed():
     """zsh gets the bash script through bashcompinit; fish gets one ``complete`` per word. Each
     is checked by its shell's parser where that shell is installed, bash's otherwise."""
-    zsh = yak("completion", "zsh").stdout
+    zsh = yak("completion", "zsh", text=True).stdout
     assert zsh.startswith("#compdef yak\n")
     checker = shutil.which("zsh") or "bash"
     assert subprocess.run([checker, "-n"], input=zsh, text=True).returncode == 0
-    fish = yak("completion", "fish").stdout.splitlines()
+    fish = yak("completion", "fish", text=True).stdout.splitlines()
     assert all(line.startswith(("#", "complete -c yak")) for line in fish)
     assert any(
         "__fish_seen_subcommand_from memory" in line and " -a list " in line for line in fish
@@ -283,7 +266,7 @@ def test_the_manual_page_matches_the_parser_and_ships_with_the_wheel():
 def test_yak_man_prints_the_manual_page_for_any_install():
     """An editable install puts no page where ``man yak`` looks: ``yak man`` prints the same
     page (``yak man | man -l -``), with no database opened, exit 0."""
-    result = yak("man")
+    result = yak("man", text=True)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == (ROOT / "packaging" / "yak.1").read_text(encoding="utf-8")
     assert '.SS "yak memory diff' in result.stdout

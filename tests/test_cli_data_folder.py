@@ -13,24 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
 import sys
 
 import pytest
 
+from tests.support.cli import yak
 from yak.logfile import ConsoleFormatter
-
-
-def yak(*args, stdin=b"", env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        input=stdin,
-        check=False,
-        capture_output=True,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
 
 
 @pytest.fixture

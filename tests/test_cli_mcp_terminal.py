@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
+
+from tests.support.cli import yak_command
 
 
 def test_yak_mcp_in_a_terminal_says_what_it_is_and_ctrl_d_stops_it(tmp_path):
     folder = tmp_path / "project"
     folder.mkdir()
-    command = [sys.executable, "-m", "yak", "mcp", "-w", str(folder)]
+    command = yak_command("mcp", "-w", folder)
     env = {**os.environ, "YAK_DATA_DIR": str(tmp_path / "data")}
     controller, terminal = pty.openpty()
     try:

@@ -20,26 +20,13 @@ from dataclasses import replace
 
 import pytest
 
+from tests.support.cli import yak
 from yak.bootstrap import open_core
 from yak.cli import main
 from yak.domain import RefreshOutcome, RefreshStatus, TokenUsage
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
-
-
-def yak(data_dir, *args, stdin=b"", cwd=None):
-    """Run ``python -m yak ARGS`` with ``YAK_DATA_DIR`` set; stdin is a pipe, not a terminal."""
-    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        input=stdin,
-        capture_output=True,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
 
 
 def one_error_line(result):
@@ -69,10 +56,10 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
     exactly its bytes (also through a symlink spelling); export refuses to overwrite without
     ``--force``."""
     expected = lines150.read_bytes()
-    result = yak(data_dir, "memory", "set", "-w", folder, "--file", lines150)
+    result = yak("memory", "set", "-w", folder, "--file", lines150, data_dir=data_dir)
     assert result.returncode == 0, result.stderr
 
-    shown = json.loads(yak(data_dir, "memory", "show", "-w", folder, "--json").stdout)
+    shown = json.loads(yak("memory", "show", "-w", folder, "--json", data_dir=data_dir).stdout)
     assert (shown["lines"], shown["version"], shown["workspace"]) == (150, 1, str(folder))
     assert shown["content"].encode("utf-8") == expected
     assert shown["tokens"] == -(-len(shown["content"]) // 4)  # an estimate: characters / 4
@@ -101,23 +88,24 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
 
     link = tmp_path / "link"
     link.symlink_to(folder, target_is_directory=True)
-    assert yak(data_dir, "memory", "show", "-w", f"{link}/").stdout == expected
+    assert yak("memory", "show", "-w", f"{link}/", data_dir=data_dir).stdout == expected
 
     out = tmp_path / "exported.txt"
-    assert yak(data_dir, "memory", "export", "-w", folder, "-o", out).returncode == 0
+    assert yak("memory", "export", "-w", folder, "-o", out, data_dir=data_dir).returncode == 0
     assert out.read_bytes() == expected
 
     out.write_bytes(b"do not lose me\n")
-    refused = yak(data_dir, "memory", "export", "-w", folder, "-o", out)
+    refused = yak("memory", "export", "-w", folder, "-o", out, data_dir=data_dir)
     assert refused.returncode == 2
     assert "already exists; use --force" in one_error_line(refused)
     assert out.read_bytes() == b"do not lose me\n"
     for force in ([], ["--force"]):  # a folder: --force would not help, so it is not offered
-        into_folder = yak(data_dir, "memory", "export", "-w", folder, "-o", tmp_path, *force)
+        into_folder = yak(
+            "memory", "export", "-w", folder, "-o", tmp_path, *force, data_dir=data_dir
+        )
         assert into_folder.returncode == 2
         assert one_error_line(into_folder) == f"yak: {tmp_path} is a folder; give a file name"
     forced = yak(
-        data_dir,
         "--data-dir",
         data_dir,
         "memory",
@@ -129,6 +117,7 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
         "--force",
         "--format",
         "markdown",
+        data_dir=data_dir,
     )
     assert forced.returncode == 0, forced.stderr
     assert out.read_bytes() == b"# Yak memory: project\n\n" + expected
@@ -137,25 +126,43 @@ def test_set_150_lines_then_show_and_export_the_same_bytes(data_dir, folder, lin
 def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, folder):
     """stdin sets the document; a stale ``--expect-version`` exits 5 and a document over the
     ceiling exits 3, both with one JSON document on stdout, and the stored bytes do not change."""
-    result = yak(data_dir, "memory", "set", "-w", folder, "--json", stdin=b"first\r\nsecond\r\n")
+    result = yak(
+        "memory", "set", "-w", folder, "--json", stdin=b"first\r\nsecond\r\n", data_dir=data_dir
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["version"] == 1
 
     stale = yak(
-        data_dir, "memory", "set", "-w", folder, "--expect-version", "0", "--json", stdin=b"mine\n"
+        "memory",
+        "set",
+        "-w",
+        folder,
+        "--expect-version",
+        "0",
+        "--json",
+        stdin=b"mine\n",
+        data_dir=data_dir,
     )
     assert stale.returncode == 5
     assert "the memory changed (version 1) since version 0" in one_error_line(stale).lower()
     assert json.loads(stale.stdout)["exit_code"] == 5
 
-    over = yak(data_dir, "memory", "set", "-w", folder, "--json", stdin=b"x\n" * 212)
+    over = yak("memory", "set", "-w", folder, "--json", stdin=b"x\n" * 212, data_dir=data_dir)
     assert over.returncode == 3
     assert "212 lines; the limit is 200" in one_error_line(over)
     assert json.loads(over.stdout)["status"] == "refused_ceiling"
 
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"first\nsecond\n"
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b"first\nsecond\n"
     fresh = yak(
-        data_dir, "memory", "set", "-w", folder, "--expect-version", "1", "--json", stdin=b"third\n"
+        "memory",
+        "set",
+        "-w",
+        folder,
+        "--expect-version",
+        "1",
+        "--json",
+        stdin=b"third\n",
+        data_dir=data_dir,
     )
     assert (fresh.returncode, json.loads(fresh.stdout)["version"]) == (0, 2)
 
@@ -163,15 +170,17 @@ def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, fo
 def test_import_history_restore_delete_and_list(data_dir, folder, tmp_path):
     """Import a UTF-16 file, restore an older revision by the id ``history`` gives, delete with
     ``--yes`` and restore again; ``list --json`` shows the workspace."""
-    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"original\n").returncode == 0
+    assert (
+        yak("memory", "set", "-w", folder, stdin=b"original\n", data_dir=data_dir).returncode == 0
+    )
     utf16 = tmp_path / "notes-utf16.txt"
     utf16.write_bytes("imported — ünïcode\r\nline 2\r\n".encode("utf-16"))
-    assert yak(data_dir, "memory", "import", utf16, "-w", folder).returncode == 0
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == (
+    assert yak("memory", "import", utf16, "-w", folder, data_dir=data_dir).returncode == 0
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == (
         "imported — ünïcode\nline 2\n".encode()
     )
 
-    history = json.loads(yak(data_dir, "memory", "history", "-w", folder, "--json").stdout)
+    history = json.loads(yak("memory", "history", "-w", folder, "--json", data_dir=data_dir).stdout)
     assert [(r["version"], r["source"], r["lines"], r["added"], r["removed"]) for r in history] == [
         (2, "import", 2, 2, 1),
         (1, "hand", 1, 1, 0),
@@ -187,20 +196,24 @@ def test_import_history_restore_delete_and_list(data_dir, folder, tmp_path):
         "flags",
         "created_at",
     }
-    assert yak(data_dir, "memory", "restore", history[1]["id"], "-w", folder).returncode == 0
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"original\n"
+    assert (
+        yak("memory", "restore", history[1]["id"], "-w", folder, data_dir=data_dir).returncode == 0
+    )
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b"original\n"
 
-    refused = yak(data_dir, "memory", "delete", "-w", folder)  # stdin is not a terminal
+    refused = yak("memory", "delete", "-w", folder, data_dir=data_dir)  # stdin is not a terminal
     assert refused.returncode == 2
     assert "refusing to delete without --yes" in one_error_line(refused)
-    assert yak(data_dir, "memory", "delete", "-w", folder, "--yes").returncode == 0
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b""
-    history = json.loads(yak(data_dir, "memory", "history", "-w", folder, "--json").stdout)
+    assert yak("memory", "delete", "-w", folder, "--yes", data_dir=data_dir).returncode == 0
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b""
+    history = json.loads(yak("memory", "history", "-w", folder, "--json", data_dir=data_dir).stdout)
     assert history[0]["source"] == "clear"
-    assert yak(data_dir, "memory", "restore", history[1]["id"], "-w", folder).returncode == 0
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"original\n"
+    assert (
+        yak("memory", "restore", history[1]["id"], "-w", folder, data_dir=data_dir).returncode == 0
+    )
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b"original\n"
 
-    listed = json.loads(yak(data_dir, "memory", "list", "--json").stdout)
+    listed = json.loads(yak("memory", "list", "--json", data_dir=data_dir).stdout)
     assert [(d["workspace"], d["version"], d["lines"], d["orphaned"]) for d in listed] == [
         (str(folder), 5, 1, False)
     ]
@@ -210,7 +223,7 @@ def test_a_missing_folder_is_one_line_and_json_stays_json(data_dir, tmp_path):
     """``-w`` naming no folder: exit 2, one stderr line, no traceback, and with ``--json`` a
     JSON document on stdout."""
     missing = tmp_path / "no-such-folder"
-    result = yak(data_dir, "memory", "show", "-w", missing, "--json")
+    result = yak("memory", "show", "-w", missing, "--json", data_dir=data_dir)
     assert result.returncode == 2
     assert one_error_line(result) == f"yak: no such folder: {missing}"
     assert json.loads(result.stdout) == {
@@ -218,7 +231,7 @@ def test_a_missing_folder_is_one_line_and_json_stays_json(data_dir, tmp_path):
         "exit_code": 2,
         "status": None,
     }
-    bad_option = yak(data_dir, "memory", "list", "--json", "--bogus")
+    bad_option = yak("memory", "list", "--json", "--bogus", data_dir=data_dir)
     assert bad_option.returncode == 2
     assert json.loads(bad_option.stdout)["exit_code"] == 2
     one_error_line(bad_option)
@@ -917,29 +930,29 @@ def test_an_input_larger_than_any_document_is_refused_without_reading_it_all(
 def test_show_of_a_folder_without_memory_says_so_on_stderr_only(data_dir, folder):
     """stdout stays the document (nothing, for piping); stderr says there is none yet and how
     one is made; ``--json`` says it with ``"content": ""`` and no note."""
-    shown = yak(data_dir, "memory", "show", "-w", folder)
+    shown = yak("memory", "show", "-w", folder, data_dir=data_dir)
     assert (shown.returncode, shown.stdout) == (0, b"")
     assert shown.stderr.decode() == (
         f"{folder} has no memory yet: it is written after a conversation here, or with "
         "'yak memory set'.\n"
     )
-    as_json = yak(data_dir, "memory", "show", "-w", folder, "--json")
+    as_json = yak("memory", "show", "-w", folder, "--json", data_dir=data_dir)
     assert json.loads(as_json.stdout)["content"] == "" and as_json.stderr == b""
 
 
 def test_show_after_delete_says_the_memory_is_empty_and_how_to_get_it_back(data_dir, folder):
     """A deleted memory is not "no memory yet": ``show`` says since which version it is empty
     and how to bring an earlier one back, and ``restore`` does."""
-    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- kept\n").returncode == 0
-    assert yak(data_dir, "memory", "delete", "-w", folder, "--yes").returncode == 0
-    shown = yak(data_dir, "memory", "show", "-w", folder)
+    assert yak("memory", "set", "-w", folder, stdin=b"- kept\n", data_dir=data_dir).returncode == 0
+    assert yak("memory", "delete", "-w", folder, "--yes", data_dir=data_dir).returncode == 0
+    shown = yak("memory", "show", "-w", folder, data_dir=data_dir)
     assert (shown.returncode, shown.stdout) == (0, b"")
     assert shown.stderr.decode() == (
         f"The memory of {folder} is empty since version 2: 'yak memory history' lists the "
         "versions before, 'yak memory restore VERSION' brings one back.\n"
     )
-    assert yak(data_dir, "memory", "restore", "1", "-w", folder).returncode == 0
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"- kept\n"
+    assert yak("memory", "restore", "1", "-w", folder, data_dir=data_dir).returncode == 0
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b"- kept\n"
 
 
 def test_list_tells_apart_two_folders_whose_names_differ_only_in_accents(data_dir, tmp_path):
@@ -948,31 +961,33 @@ def test_list_tells_apart_two_folders_whose_names_differ_only_in_accents(data_di
     composed, decomposed = tmp_path / "caf\u00e9", tmp_path / "cafe\u0301"
     for folder, text in ((composed, b"- composed\n"), (decomposed, b"- decomposed\n")):
         folder.mkdir()
-        assert yak(data_dir, "memory", "set", "-w", folder, stdin=text).returncode == 0
-    listed = yak(data_dir, "memory", "list").stdout.decode()
+        assert yak("memory", "set", "-w", folder, stdin=text, data_dir=data_dir).returncode == 0
+    listed = yak("memory", "list", data_dir=data_dir).stdout.decode()
     assert f"{composed}  (composed accents)" in listed
     assert f"{decomposed}  (decomposed accents)" in listed
-    shown = yak(data_dir, "memory", "show", "-w", decomposed)
+    shown = yak("memory", "show", "-w", decomposed, data_dir=data_dir)
     assert shown.stdout == b"- decomposed\n"
 
 
 def test_export_to_a_json_file_writes_what_import_reads_back(data_dir, folder, tmp_path):
     """``-o notes.json`` without ``--format`` writes the JSON export (``import`` takes it back
     as an export), ``-o notes.md`` the markdown one; ``--format`` still decides when given."""
-    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- one\n").returncode == 0
+    assert yak("memory", "set", "-w", folder, stdin=b"- one\n", data_dir=data_dir).returncode == 0
     as_json = tmp_path / "notes.json"
-    assert yak(data_dir, "memory", "export", "-w", folder, "-o", as_json).returncode == 0
+    assert yak("memory", "export", "-w", folder, "-o", as_json, data_dir=data_dir).returncode == 0
     assert json.loads(as_json.read_text())["content"] == "- one\n"
-    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- two\n").returncode == 0
-    imported = yak(data_dir, "memory", "import", as_json, "-w", folder)
+    assert yak("memory", "set", "-w", folder, stdin=b"- two\n", data_dir=data_dir).returncode == 0
+    imported = yak("memory", "import", as_json, "-w", folder, data_dir=data_dir)
     assert imported.returncode == 0, imported.stderr
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b"- one\n"
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b"- one\n"
     as_md = tmp_path / "notes.md"
-    assert yak(data_dir, "memory", "export", "-w", folder, "-o", as_md).returncode == 0
+    assert yak("memory", "export", "-w", folder, "-o", as_md, data_dir=data_dir).returncode == 0
     assert as_md.read_text().startswith("# ")
     plain = tmp_path / "plain.json"
     assert (
-        yak(data_dir, "memory", "export", "-w", folder, "-o", plain, "--format", "text").returncode
+        yak(
+            "memory", "export", "-w", folder, "-o", plain, "--format", "text", data_dir=data_dir
+        ).returncode
         == 0
     )
     assert plain.read_bytes() == b"- one\n"
@@ -981,11 +996,11 @@ def test_export_to_a_json_file_writes_what_import_reads_back(data_dir, folder, t
 def test_list_says_which_memories_are_off_and_export_needs_a_file_name(data_dir, folder):
     """A workspace whose memory is switched off is listed with "(memory off)" (``--json``:
     ``memory_enabled``); ``export -o ''`` is one line, exit 2, instead of "." being taken."""
-    assert yak(data_dir, "memory", "set", "-w", folder, stdin=b"- one\n").returncode == 0
-    assert yak(data_dir, "memory", "disable", "-w", folder).returncode == 0
-    assert f"{folder}  (memory off)" in yak(data_dir, "memory", "list").stdout.decode()
-    listed = json.loads(yak(data_dir, "memory", "list", "--json").stdout)
+    assert yak("memory", "set", "-w", folder, stdin=b"- one\n", data_dir=data_dir).returncode == 0
+    assert yak("memory", "disable", "-w", folder, data_dir=data_dir).returncode == 0
+    assert f"{folder}  (memory off)" in yak("memory", "list", data_dir=data_dir).stdout.decode()
+    listed = json.loads(yak("memory", "list", "--json", data_dir=data_dir).stdout)
     assert [d["memory_enabled"] for d in listed] == [False]
-    refused = yak(data_dir, "memory", "export", "-w", folder, "-o", "")
+    refused = yak("memory", "export", "-w", folder, "-o", "", data_dir=data_dir)
     assert refused.returncode == 2
     assert one_error_line(refused) == "yak: give a file name after -o (or - for standard output)"

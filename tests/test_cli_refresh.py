@@ -13,11 +13,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
 
 import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
+from tests.support.cli import yak, yak_command
 from tests.support.fake_api import error, text
 from yak.memory.prompt import request_text
 
@@ -28,17 +28,6 @@ pytestmark = pytest.mark.databases
 def doc(lines: int, *, prefix: str = "fact", start: int = 0) -> str:
     return "".join(
         f"- {prefix} {i:03d}: the project keeps this fact\n" for i in range(start, lines)
-    )
-
-
-def yak(data_dir, *args, env_extra=None):
-    env = {**os.environ, "YAK_DATA_DIR": str(data_dir), **(env_extra or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        check=False,
-        capture_output=True,
-        env=env,
-        timeout=120,
     )
 
 
@@ -92,7 +81,7 @@ def project(core, loop, tmp_path, fake_api):
 def test_applied_exit_0_with_the_json_contract(data_dir, project):
     new = doc(150) + "- lint with ruff\n"
     project.fake.script(text(new))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    result = yak("memory", "refresh", "-w", project.folder, "--json", data_dir=data_dir)
     payload = as_json(result)
     assert result.returncode == 0
     assert {k: payload[k] for k in ("status", "version", "lines")} == {
@@ -108,12 +97,12 @@ def test_applied_exit_0_with_the_json_contract(data_dir, project):
 
 def test_applied_human_line_then_up_to_date_without_a_call(data_dir, project):
     project.fake.script(text(doc(150) + "- lint with ruff\n"))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder)
+    result = yak("memory", "refresh", "-w", project.folder, data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().startswith("Refreshed: version 2, 151 lines")
     assert result.stdout.decode().count("\n") == 1
 
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    result = yak("memory", "refresh", "-w", project.folder, "--json", data_dir=data_dir)
     assert result.returncode == 0 and as_json(result)["status"] == "up_to_date"
     assert len(project.fake.message_requests) == 1
 
@@ -123,7 +112,7 @@ def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir
     setup with a 155-line reply exits 0."""
     before = project.snapshot()
     project.fake.script(text(doc(12)))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder)
+    result = yak("memory", "refresh", "-w", project.folder, data_dir=data_dir)
     assert result.returncode == 3
     err = result.stderr.decode()
     assert err.startswith("yak: Refresh refused: the reply kept 12 of 150 lines (8%")
@@ -132,7 +121,7 @@ def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir
 
     project.say_facts(155)
     project.fake.script(text(doc(155)))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    result = yak("memory", "refresh", "-w", project.folder, "--json", data_dir=data_dir)
     assert result.returncode == 0 and as_json(result)["status"] == "applied"
     assert project.content() == doc(155)
 
@@ -140,7 +129,7 @@ def test_refused_floor_exit_3_document_unchanged_then_155_lines_applied(data_dir
 def test_refused_ceiling_exit_3_after_one_condense_retry(data_dir, project):
     before = project.snapshot()
     project.fake.script(text(doc(240)), text(doc(240)))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    result = yak("memory", "refresh", "-w", project.folder, "--json", data_dir=data_dir)
     payload = as_json(result)
     assert result.returncode == 3 and payload["status"] == "refused_ceiling"
     assert "240 lines" in payload["reason"] and payload["version"] == 1
@@ -151,7 +140,7 @@ def test_refused_ceiling_exit_3_after_one_condense_retry(data_dir, project):
 def test_failed_exit_4_on_a_rejected_key_document_unchanged(data_dir, project):
     before = project.snapshot()
     project.fake.script(error(401))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    result = yak("memory", "refresh", "-w", project.folder, "--json", data_dir=data_dir)
     payload = as_json(result)
     assert result.returncode == 4 and payload["status"] == "failed"
     assert "API key" in payload["reason"]
@@ -165,7 +154,7 @@ def test_a_failing_refresh_without_its_lock_is_one_line_its_error(data_dir, proj
     before = project.snapshot()
     (data_dir / "locks" / f"{project.id}.lock").mkdir(parents=True)
     project.fake.script(error(401))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder)
+    result = yak("memory", "refresh", "-w", project.folder, data_dir=data_dir)
     err = result.stderr.decode()
     assert result.returncode == 4
     assert err.count("\n") == 1 and err.startswith("yak: Refresh failed: "), err
@@ -178,12 +167,12 @@ def test_failed_exit_4_when_the_provider_is_unreachable(data_dir, project):
         port = s.getsockname()[1]
     before = project.snapshot()
     result = yak(
-        data_dir,
         "memory",
         "refresh",
         "-w",
         project.folder,
-        env_extra={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"},
+        env={"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"},
+        data_dir=data_dir,
     )
     assert result.returncode == 4
     err = result.stderr.decode()
@@ -193,7 +182,7 @@ def test_failed_exit_4_when_the_provider_is_unreachable(data_dir, project):
 
 def test_failed_exit_4_without_a_key(data_dir, project):
     env = {"ANTHROPIC_API_KEY": "", "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json", env_extra=env)
+    result = yak("memory", "refresh", "-w", project.folder, "--json", env=env, data_dir=data_dir)
     payload = as_json(result)
     assert result.returncode == 4 and "No Anthropic API key" in payload["reason"]
     # --json too says the failure in one line on stderr, in the window's words
@@ -216,7 +205,7 @@ def test_superseded_exit_5_when_hand_edits_land_during_both_runs(data_dir, proje
         return edit
 
     project.fake.script(editor(0), editor(1))
-    result = yak(data_dir, "memory", "refresh", "-w", project.folder, "--json")
+    result = yak("memory", "refresh", "-w", project.folder, "--json", data_dir=data_dir)
     payload = as_json(result)
     assert result.returncode == 5 and payload["status"] == "superseded"
     assert project.content() == edits[1]
@@ -227,14 +216,14 @@ def test_a_folder_never_seen_is_up_to_date_and_nothing_is_created(
 ):
     fresh = tmp_path / "fresh"
     fresh.mkdir()
-    result = yak(data_dir, "memory", "refresh", "-w", fresh, "--json")
+    result = yak("memory", "refresh", "-w", fresh, "--json", data_dir=data_dir)
     assert result.returncode == 0 and as_json(result)["status"] == "up_to_date"
     assert loop.run_until_complete(core.workspaces.find(str(fresh))) is None
     assert fake_api.message_requests == []
 
 
 def test_a_missing_folder_is_exit_2_with_one_line(data_dir, tmp_path):
-    result = yak(data_dir, "memory", "refresh", "-w", tmp_path / "nope")
+    result = yak("memory", "refresh", "-w", tmp_path / "nope", data_dir=data_dir)
     assert result.returncode == 2
     err = result.stderr.decode()
     assert err.startswith("yak: ") and "no such folder" in err and err.count("\n") == 1
@@ -253,7 +242,7 @@ def test_a_refresh_waiting_for_another_says_so_then_applies(data_dir, project):
     other.acquire()
     try:
         command = subprocess.Popen(
-            [sys.executable, "-m", "yak", "memory", "refresh", "-w", str(project.folder)],
+            yak_command("memory", "refresh", "-w", project.folder),
             env={**os.environ, "YAK_DATA_DIR": str(data_dir)},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -6,13 +6,11 @@ and compared byte for byte."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
+from tests.support.cli import yak
 from tests.support.fake_api import text
 from tests.test_cli_refresh import as_json, doc
 from tests.test_trusted_memory import write_raw_content
@@ -20,19 +18,6 @@ from yak.memory.prompt import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
-
-
-def yak(data_dir, *args, input_bytes: str | None = None):
-    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        check=False,
-        capture_output=True,
-        env=env,
-        timeout=120,
-        input=None if input_bytes is None else input_bytes.encode("utf-8"),
-    )
-
 
 HAND = "Project: yak\n**Never** force-push\n# of workers: 4\n+ 1 retry on 502\n- lint with ruff\n"
 
@@ -46,10 +31,10 @@ class Project:
         self.fake, self.data_dir = fake, data_dir
 
     def run(self, *args):
-        return yak(self.data_dir, "memory", *args, "-w", self.folder)
+        return yak("memory", *args, "-w", self.folder, data_dir=self.data_dir)
 
     def set_by_hand(self, content: str) -> None:
-        result = yak(self.data_dir, "memory", "set", "-w", self.folder, input_bytes=content)
+        result = yak("memory", "set", "-w", self.folder, stdin=content, data_dir=self.data_dir)
         assert result.returncode == 0, result.stderr
 
     def content(self) -> bytes:
@@ -316,10 +301,10 @@ def test_list_and_blame_say_a_document_is_not_utf8(project):
     project.set_by_hand("good\n")
     write_raw_content(project.data_dir, project.id, b"\x80\x80\x80 x\nline two\n")
 
-    listed = yak(project.data_dir, "memory", "list", "--json")
+    listed = yak("memory", "list", "--json", data_dir=project.data_dir)
     (entry,) = as_json(listed)
     assert (entry["lines"], entry["chars"], entry["valid_utf8"]) == (2, 15, False)
-    table = yak(project.data_dir, "memory", "list")
+    table = yak("memory", "list", data_dir=project.data_dir)
     assert table.returncode == 0
     assert table.stdout.decode().splitlines()[1].endswith(f"{project.folder}  (not UTF-8 text)")
     assert table.stderr.decode() == (
@@ -369,20 +354,22 @@ def test_list_counts_the_changes_waiting_for_review_in_each_workspace(project, t
     does): 1 for the workspace with a refresh waiting, 0 for another; the table's WAITING
     column and the note after the folder say the same; once rejected, 0."""
     other = project_folder(tmp_path, "other")
-    assert yak(project.data_dir, "memory", "set", "-w", other, input_bytes="- b\n").returncode == 0
+    assert (
+        yak("memory", "set", "-w", other, stdin="- b\n", data_dir=project.data_dir).returncode == 0
+    )
     project.set_by_hand(doc(8))
     project.say("Remember to lint with ruff.", "Ok.")
     project.fake.script(text(doc(8).replace("fact 003", "fact three")))  # a hand line changed
     waiting = as_json(project.run("refresh", "--json"))
     assert waiting["status"] == "needs_review"
 
-    listed = json.loads(yak(project.data_dir, "memory", "list", "--json").stdout)
+    listed = json.loads(yak("memory", "list", "--json", data_dir=project.data_dir).stdout)
     counts = {entry["workspace"]: entry["proposals"] for entry in listed}
     assert counts == {str(project.folder): 1, str(other): 0}
     shown = as_json(project.run("show", "--json"))
     assert shown["proposals"] == 1
 
-    table = yak(project.data_dir, "memory", "list").stdout.decode().splitlines()
+    table = yak("memory", "list", data_dir=project.data_dir).stdout.decode().splitlines()
     assert table[0].split() == ["LINES", "VERSION", "WAITING", "UPDATED", "WORKSPACE"]
     row = next(line for line in table if str(project.folder) in line)
     assert row.endswith(f"{project.folder}  (1 change waiting for you)")
@@ -391,5 +378,5 @@ def test_list_counts_the_changes_waiting_for_review_in_each_workspace(project, t
     assert plain.split()[2] == "0"
 
     assert project.run("reject", waiting["proposal"]).returncode == 0
-    listed = json.loads(yak(project.data_dir, "memory", "list", "--json").stdout)
+    listed = json.loads(yak("memory", "list", "--json", data_dir=project.data_dir).stdout)
     assert {entry["workspace"]: entry["proposals"] for entry in listed}[str(project.folder)] == 0

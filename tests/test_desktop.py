@@ -17,23 +17,13 @@ from importlib import resources
 
 import pytest
 
+from tests.support.cli import yak, yak_command
 from yak.cli.desktop import desktop_entry_for
 from yak.paths import APP_ID
 
 RESOURCES = resources.files("yak.resources")
 DESKTOP_ENTRY = RESOURCES / "desktop" / f"{APP_ID}.desktop"
 METAINFO = RESOURCES / "desktop" / f"{APP_ID}.metainfo.xml"
-
-
-def yak(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
 
 
 def needs(tool: str) -> str:
@@ -56,7 +46,7 @@ def test_install_desktop_puts_entry_metainfo_and_icons_under_the_xdg_data_folder
     app id, the entry starting this very Yak by an absolute command; ``--uninstall`` removes
     exactly those files and a second uninstall says there is nothing to remove."""
     folder, env = xdg_data
-    result = yak("install-desktop", env=env)
+    result = yak("install-desktop", env=env, text=True)
     assert result.returncode == 0, result.stderr
     expected = [
         folder / "applications" / f"{APP_ID}.desktop",
@@ -77,12 +67,12 @@ def test_install_desktop_puts_entry_metainfo_and_icons_under_the_xdg_data_folder
     assert f"Icon={APP_ID}" in entry.splitlines()
 
     (folder / "applications" / "other.desktop").write_text("[Desktop Entry]\n")
-    result = yak("install-desktop", "--uninstall", env=env)
+    result = yak("install-desktop", "--uninstall", env=env, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [f"removed {path}" for path in expected]
     assert not any(path.exists() for path in expected)
     assert (folder / "applications" / "other.desktop").exists()
-    again = yak("install-desktop", "--uninstall", env=env)
+    again = yak("install-desktop", "--uninstall", env=env, text=True)
     assert (again.returncode, again.stdout) == (0, f"nothing to remove under {folder}\n")
 
 
@@ -110,7 +100,7 @@ def test_packaged_and_installed_desktop_entries_pass_desktop_file_validate(xdg_d
     """Debian's ``desktop-file-validate`` accepts the packaged entry and the installed one."""
     validate = needs("desktop-file-validate")
     folder, env = xdg_data
-    assert yak("install-desktop", env=env).returncode == 0
+    assert yak("install-desktop", env=env, text=True).returncode == 0
     with resources.as_file(DESKTOP_ENTRY) as packaged:
         for path in (packaged, folder / "applications" / f"{APP_ID}.desktop"):
             result = subprocess.run([validate, str(path)], capture_output=True, text=True)
@@ -148,7 +138,7 @@ def test_the_real_window_reports_the_app_id_under_x11(tmp_path):
         display = ":" + os.read(read_fd, 64).decode().strip()
         env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb")
         app = subprocess.Popen(
-            [sys.executable, "-m", "yak", "--data-dir", str(tmp_path / "data")],
+            yak_command("--data-dir", tmp_path / "data"),
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

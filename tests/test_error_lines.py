@@ -10,6 +10,7 @@ import os
 import pytest
 
 from tests.support.cli import run_cli as run
+from tests.support.cli import yak_command
 from yak.text import escape_controls, middle, shown
 
 LONG = "x" * 5000
@@ -93,12 +94,11 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(tmp_path):
     output closed (``>&-``) the command says so and does nothing (exit 2)."""
     import os
     import subprocess
-    import sys
 
     env = {**os.environ, "YAK_DATA_DIR": str(tmp_path / "data")}
     folder = tmp_path / "proj"
     folder.mkdir()
-    command = [sys.executable, "-m", "yak", "memory", "list", "--json"]
+    command = yak_command("memory", "list", "--json")
     with open("/dev/full", "w") as full:
         ran = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, env=env, check=False)
     assert ran.returncode == 1

@@ -201,7 +201,7 @@ async def test_an_agents_proposal_has_no_evidence(core, tmp_path):
     """An agent's proposal over MCP records none: its lines say "no evidence recorded"."""
     folder = project_folder(tmp_path, "proj")
     workspace = await workspace_with_document(core, folder, HAND)
-    proposal = await core.review.propose_from_agent(
+    proposal, _lands = await core.review.propose_from_agent(
         workspace.id, text=UV, reason="the user said so", origin="an agent over MCP"
     )
     assert (proposal.origin, proposal.evidence) == (ProposalOrigin.AGENT, ())

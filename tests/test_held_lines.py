@@ -169,7 +169,7 @@ async def test_an_agents_proposal_keeps_the_instruction_it_adds_as_a_held_line(c
     folder = project_folder(tmp_path, "proj")
     workspace = await workspace_with_document(core, folder, DOC)
     line = "- Always run the tests before pushing."
-    proposal = await core.review.propose_from_agent(
+    proposal, _lands = await core.review.propose_from_agent(
         workspace.id, text=line, reason="the user said so", origin="an agent over MCP"
     )
     assert proposal.held_lines == (HeldLine(line, HeldKind.INSTRUCTION),)

@@ -8,13 +8,11 @@ core."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
+from tests.support.cli import yak
 from tests.support.fake_api import text
 from yak.errors import UsageError
 from yak.memory.merge import merge3
@@ -25,18 +23,6 @@ B = "Conventions\n- Python 3.11, formatted with ruff\n- tests run with pytest\n"
 C = "Decisions\n- SQLite is the default database\n"
 THREE = f"{A}\n{B}\n{C}"
 REFRESHED = THREE.replace("- tests run with pytest\n", "- tests run with pytest\n- lint first\n")
-
-
-def yak(data_dir, *args, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        check=False,
-        capture_output=True,
-        env=env,
-        timeout=120,
-        input=None if stdin is None else stdin.encode(),
-    )
 
 
 def as_json(result):
@@ -56,13 +42,13 @@ class Project:
         self.fake, self.data_dir = fake, data_dir
 
     def run(self, *args, stdin: str | None = None):
-        return yak(self.data_dir, "memory", *args, "-w", self.folder, stdin=stdin)
+        return yak("memory", *args, "-w", self.folder, stdin=stdin, data_dir=self.data_dir)
 
     def content(self) -> bytes:
         return self.loop.run_until_complete(self.core.memory.read(self.id)).content.encode()
 
     def propose(self, text: str, **place: object) -> str:
-        proposal = self.loop.run_until_complete(
+        proposal, _lands = self.loop.run_until_complete(
             self.core.review.propose_from_agent(
                 self.id, text=text, reason="worth keeping", origin="an agent", **place
             )
@@ -149,7 +135,7 @@ def test_two_agent_proposals_survive_a_refresh_and_each_accept_applies_exactly_i
             reason="quieter",
             origin="an agent",
         )
-    ).id
+    )[0].id
     say(project.core, project.id, "Lint first, before you push.", "Noted.")
     project.fake.script(text(REFRESHED))
     refreshed = project.run("refresh", "--json")

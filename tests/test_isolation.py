@@ -1,10 +1,10 @@
 """The test suite itself must never write into a developer's real Yak folders."""
 
 import os
-import subprocess
-import sys
 
 import platformdirs
+
+from tests.support.cli import yak
 
 
 def test_yak_subprocesses_in_tests_use_a_private_data_directory(tmp_path):
@@ -12,14 +12,7 @@ def test_yak_subprocesses_in_tests_use_a_private_data_directory(tmp_path):
     under the test's own folder, and the platform folders point into the test sandbox."""
     folder = tmp_path / "proj"
     folder.mkdir()
-    result = subprocess.run(
-        [sys.executable, "-m", "yak", "memory", "set", "-w", str(folder)],
-        input="a note\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = yak("memory", "set", "-w", folder, stdin="a note\n", text=True)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "yakdata-default" / "yak.db").exists()
     home_data = os.path.expanduser("~/.local/share")

@@ -7,17 +7,13 @@ core."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from contextlib import asynccontextmanager
 from typing import Any
 
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.types import Implementation
 
 from tests.support.builders import project_folder, workspace_with_document
+from tests.support.cli import yak
+from tests.support.mcp import mcp_session
 from yak.domain import MAX_CHARS, MAX_LINES
 
 TOOLS = {
@@ -29,44 +25,6 @@ TOOLS = {
     "memory_withdraw",
 }
 HAND = "Project: yak\n- lint with Ruff before committing\n- tests run offscreen\n"
-
-
-def yak(data_dir, *args) -> subprocess.CompletedProcess:
-    """``python -m yak ARGS`` against ``data_dir``."""
-    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        capture_output=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-
-
-@asynccontextmanager
-async def mcp_session(data_dir, folder, client: str | None = None):
-    """An initialized MCP client session with ``yak mcp -w folder`` (``client``: the name the
-    client gives when it connects)."""
-    server = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "yak", "mcp", "-w", str(folder)],
-        env={
-            "YAK_DATA_DIR": str(data_dir),
-            # The PostgreSQL test database, for a test run against it (``database``).
-            **{k: v for k, v in os.environ.items() if k == "YAK_DATABASE_URL"},
-        },
-    )
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(server, errlog=errlog) as (read, write),
-            ClientSession(
-                read,
-                write,
-                client_info=None if client is None else Implementation(name=client, version="1"),
-            ) as session,
-        ):
-            await session.initialize()
-            yield session
 
 
 async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -89,7 +47,7 @@ async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
 
 def review(data_dir, folder) -> list[dict[str, Any]]:
     """``yak memory review -w folder --json``: the proposals waiting."""
-    result = yak(data_dir, "memory", "review", "-w", folder, "--json")
+    result = yak("memory", "review", "-w", folder, "--json", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -106,7 +64,7 @@ async def test_an_agent_reads_searches_blames_and_proposes_but_never_writes(
     folder = project_folder(tmp_path, "proj")
     other = project_folder(tmp_path, "other")
     workspace = await workspace_with_document(core, folder, HAND)
-    before = yak(data_dir, "memory", "show", "-w", folder).stdout
+    before = yak("memory", "show", "-w", folder, data_dir=data_dir).stdout
 
     async with mcp_session(data_dir, folder) as session:
         tools = (await session.list_tools()).tools
@@ -156,9 +114,11 @@ async def test_an_agent_reads_searches_blames_and_proposes_but_never_writes(
     assert waiting[0]["reasons"][0] == (
         "proposed by an agent over MCP: the user asked me to remember it"
     )
-    shown = yak(data_dir, "memory", "review", proposed["proposal_id"], "-w", folder, "--json")
+    shown = yak(
+        "memory", "review", proposed["proposal_id"], "-w", folder, "--json", data_dir=data_dir
+    )
     assert json.loads(shown.stdout)["content"] == HAND + "- run make lint before pushing\n"
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == before == HAND.encode()
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == before == HAND.encode()
     assert (await core.memory.read(workspace.id)).version == 1
 
     async with mcp_session(data_dir, other) as session:
@@ -221,7 +181,7 @@ async def test_proposals_pass_the_rewrite_guards_and_errors_are_one_sentence(
         assert (await call(session, "memory_read"))["content"] == notes
 
     assert review(data_dir, folder) == []
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == notes.encode()
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == notes.encode()
 
 
 async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_registers_it(
@@ -249,7 +209,9 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
     waiting = review(data_dir, folder)
     assert [p["id"] for p in waiting] == [proposed["proposal_id"]]
     content = json.loads(
-        yak(data_dir, "memory", "review", proposed["proposal_id"], "-w", folder, "--json").stdout
+        yak(
+            "memory", "review", proposed["proposal_id"], "-w", folder, "--json", data_dir=data_dir
+        ).stdout
     )["content"]
     assert "sk-ant-api03" not in content
     assert waiting[0]["reasons"][0].startswith(
@@ -258,17 +220,17 @@ async def test_a_folder_that_is_not_a_workspace_reads_empty_and_a_proposal_regis
     assert "sk-ant-api03" not in json.dumps(waiting)
     assert waiting[0]["flags"] == ["agent", "redacted:anthropic_key"]
     assert not any(ord(ch) < 32 for ch in waiting[0]["reasons"][0])  # no terminal escapes
-    listed = yak(data_dir, "memory", "review", "-w", folder).stdout.decode()
+    listed = yak("memory", "review", "-w", folder, data_dir=data_dir).stdout.decode()
     assert "  - secrets replaced by [REDACTED:…] markers: anthropic_key\n" in listed
     assert content.endswith("\n- deploys run on Fridays\n")
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == b""
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b""
     assert (await core.workspaces.for_read(str(folder)))[1] is True  # registered
 
 
 def test_a_launch_folder_that_does_not_exist_is_one_line_and_exit_2(data_dir, tmp_path):
     """``yak mcp -w MISSING`` does not start serving: one line on stderr, exit 2, nothing on
     stdout (the protocol channel)."""
-    result = yak(data_dir, "mcp", "-w", tmp_path / "missing")
+    result = yak("mcp", "-w", tmp_path / "missing", data_dir=data_dir)
     assert result.returncode == 2
     assert result.stdout == b""
     assert len(result.stderr.decode().strip().splitlines()) == 1
@@ -293,9 +255,9 @@ async def test_a_whole_new_document_waits_with_the_review_rules_reasons(core, da
         'it removes or changes 1 line you wrote: "- tests run offscreen"',
         "it removes 1 of 3 lines (more than 25%)",
     ]
-    accepted = yak(data_dir, "memory", "accept", proposed["proposal_id"], "-w", folder)
+    accepted = yak("memory", "accept", proposed["proposal_id"], "-w", folder, data_dir=data_dir)
     assert accepted.returncode == 0, accepted.stderr
-    assert yak(data_dir, "memory", "show", "-w", folder).stdout == new.encode()
+    assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == new.encode()
 
 
 SECTIONS = (
@@ -337,12 +299,17 @@ async def test_status_placement_and_earlier_proposals_over_a_real_session(core, 
         )
         assert unplaced["lands"] == "lands at line 8, under 'Conventions'"
         assert unplaced["your_earlier_proposals"] == []
-        shown = yak(data_dir, "memory", "review", unplaced["proposal_id"], "-w", folder, "--json")
+        shown = yak(
+            "memory", "review", unplaced["proposal_id"], "-w", folder, "--json", data_dir=data_dir
+        )
         assert json.loads(shown.stdout)["content"] == SECTIONS.replace(
             "- tests run with pytest\n", "- tests run with pytest\n- run pytest under xvfb-run\n"
         )
         assert (
-            yak(data_dir, "memory", "reject", unplaced["proposal_id"], "-w", folder).returncode == 0
+            yak(
+                "memory", "reject", unplaced["proposal_id"], "-w", folder, data_dir=data_dir
+            ).returncode
+            == 0
         )
 
         placed = await call(
@@ -352,7 +319,9 @@ async def test_status_placement_and_earlier_proposals_over_a_real_session(core, 
             heading="Decisions",
             reason="a team database",
         )
-        shown = yak(data_dir, "memory", "review", placed["proposal_id"], "-w", folder, "--json")
+        shown = yak(
+            "memory", "review", placed["proposal_id"], "-w", folder, "--json", data_dir=data_dir
+        )
         assert json.loads(shown.stdout)["content"] == SECTIONS + "- PostgreSQL for teams\n"
         [earlier] = placed["your_earlier_proposals"]
         assert (earlier["proposal_id"], earlier["status"], earlier["outcome"]) == (
@@ -362,11 +331,11 @@ async def test_status_placement_and_earlier_proposals_over_a_real_session(core, 
         )
         [listed] = review(data_dir, folder)
         assert (listed["origin"], listed["client"]) == ("agent", "Claude Code")
-        text_review = yak(data_dir, "memory", "review", "-w", folder).stdout.decode()
+        text_review = yak("memory", "review", "-w", folder, data_dir=data_dir).stdout.decode()
         assert "An agent (Claude Code over MCP)" in text_review
         assert "lands at line 11, under 'Decisions'" in text_review
 
-        assert yak(data_dir, "memory", "disable", "-w", folder).returncode == 0
+        assert yak("memory", "disable", "-w", folder, data_dir=data_dir).returncode == 0
         off = await call(session, "memory_status")
         assert (off["memory_enabled"], off["can_propose"]) == (False, False)
         assert off["why_not"].startswith("The memory of this project is switched off")
@@ -474,7 +443,9 @@ async def test_an_agent_withdraws_its_own_proposal_and_no_other(core, data_dir, 
             "withdrawn",
         )
         assert review(data_dir, folder) == []
-        shown = yak(data_dir, "memory", "review", made["proposal_id"], "-w", folder, "--json")
+        shown = yak(
+            "memory", "review", made["proposal_id"], "-w", folder, "--json", data_dir=data_dir
+        )
         assert json.loads(shown.stdout)["status"] == "withdrawn"
         again = await refused(session, "memory_withdraw", proposal_id=made["proposal_id"])
         assert "withdrawn" in again and again.endswith("nothing was changed.")

@@ -4,11 +4,8 @@ the fake Messages API; the requests are read as the fake server received them.""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from tests.support.builders import project_folder, workspace_with_document
+from tests.support.cli import yak
 from tests.support.fake_api import text
 from tests.test_cli_ask import session_block
 from tests.test_cli_ask import yak as ask_yak
@@ -18,17 +15,6 @@ THREE = (
     "Conventions\n- tests run with pytest\n\n"
     "Decisions\n- SQLite is the default database\n"
 )
-
-
-def yak(data_dir, *args) -> subprocess.CompletedProcess:
-    env = {**os.environ, "YAK_DATA_DIR": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        check=False,
-        capture_output=True,
-        env=env,
-        timeout=120,
-    )
 
 
 def test_disable_reaches_a_conversation_started_with_memory_on_at_its_next_request(
@@ -41,10 +27,10 @@ def test_disable_reaches_a_conversation_started_with_memory_on_at_its_next_reque
     loop.run_until_complete(workspace_with_document(core, folder, THREE))
     fake_api.script(text("One."), text("Two."), text("Three."), text("Four."))
     assert ask_yak("ask", "-w", str(folder), "--no-refresh", "Hello").returncode == 0
-    assert yak(data_dir, "memory", "disable", "-w", folder).returncode == 0
+    assert yak("memory", "disable", "-w", folder, data_dir=data_dir).returncode == 0
     continued = ask_yak("ask", "-w", str(folder), "--no-refresh", "--continue", "And?")
     assert continued.returncode == 0, continued.stderr
-    assert yak(data_dir, "memory", "enable", "-w", folder).returncode == 0
+    assert yak("memory", "enable", "-w", folder, data_dir=data_dir).returncode == 0
     again = ask_yak("ask", "-w", str(folder), "--no-refresh", "--continue", "More?")
     assert again.returncode == 0, again.stderr
     assert ask_yak("ask", "-w", str(folder), "--no-refresh", "New topic").returncode == 0

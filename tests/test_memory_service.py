@@ -172,7 +172,7 @@ async def test_watcher_step_reports_proposals_and_settings_changed_elsewhere(
     await core.watcher.check_external_changes()  # the first step learns the stamps
     heard = record(core.bus, MemoryChanged, ProposalsChanged, WorkspaceChanged)
 
-    proposal = await cli.review.propose_from_agent(
+    proposal, _lands = await cli.review.propose_from_agent(
         workspace.id, text="- more", reason="a test", origin="an agent over MCP"
     )
     assert await core.watcher.check_external_changes() == []

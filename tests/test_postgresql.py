@@ -13,12 +13,12 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import yak_command
 from tests.support.postgres import ENV, server_url
 
 if server_url() is None:
@@ -33,7 +33,7 @@ from tests.support import project_folder, say, until
 from tests.support.builders import seed_document
 from tests.support.fake_api import text
 from yak.db.engine import open_database
-from yak.db.postgres import REFRESH_LOCK, _lock_key
+from yak.db.postgres import REFRESH_LOCK, AdvisoryRefreshLock, _lock_key
 from yak.domain import RefreshStatus
 from yak.errors import StoreError
 
@@ -50,7 +50,7 @@ def yak(*args, data_dir: Path, database_url: str | None, stdin: bytes = b"", cwd
     if database_url is not None:
         env["YAK_DATABASE_URL"] = database_url
     return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
+        yak_command(*args),
         input=stdin,
         capture_output=True,
         env=env,
@@ -222,8 +222,7 @@ def test_two_machines_racing_a_save_one_wins_and_the_others_get_exit_5(
         env_of[machine] = env
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "yak", "memory", "set", "-w", str(folder)]
-            + ["--expect-version", "1", "--json"],
+            yak_command("memory", "set", "-w", folder, "--expect-version", "1", "--json"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -293,7 +292,7 @@ async def test_two_machines_refreshing_one_workspace_make_one_model_call(
 
 
 async def test_a_lock_held_elsewhere_keeps_the_refresh_waiting_and_a_dead_holder_frees_it(
-    two_cores, team_url, tmp_path, fake_api
+    two_cores, team_url, tmp_path, fake_api, monkeypatch
 ):
     """Another machine's process holds the workspace's refresh lock: a refresh here waits
     (no model call) and, cancelled, changes nothing and holds nothing; once that process dies
@@ -308,9 +307,18 @@ async def test_a_lock_held_elsewhere_keeps_the_refresh_waiting_and_a_dead_holder
     libpq = make_url(team_url).set(drivername="postgresql").render_as_string(hide_password=False)
     holder = psycopg.connect(libpq, autocommit=True)
     holder.execute("SELECT pg_advisory_lock(%s, %s)", (REFRESH_LOCK, _lock_key(workspace.id)))
+    tries: list[object] = []  # what each try of the lock got (None: held elsewhere)
+    real_try = AdvisoryRefreshLock._try
+
+    def counted_try(lock: AdvisoryRefreshLock, workspace_id: str) -> object:
+        tries.append(taken := real_try(lock, workspace_id))
+        return taken
+
+    monkeypatch.setattr(AdvisoryRefreshLock, "_try", counted_try)
     try:
         task = asyncio.ensure_future(a.refresher.refresh(workspace.id))
-        await asyncio.sleep(1.5)  # a few tries of the lock
+        await until(lambda: len(tries) >= 2, what="two tries of the lock")
+        assert tries[:2] == [None, None]
         assert not task.done() and fake_api.message_requests == []
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

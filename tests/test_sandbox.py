@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from tests.support.cli import yak
 from tests.support.fake_api import text, tool_use
 from yak.agent import sandbox
 from yak.agent.tools import WorkspaceTools
@@ -124,13 +125,15 @@ def test_yak_ask_commands_cannot_read_the_key_or_write_outside(tmp_path, fake_ap
         f"head -c 1 /proc/$PPID/mem || echo no-mem; echo x > {target}"
     )
     fake_api.script(tool_use("run_command", {"command": command}), text("Done."))
-    done = subprocess.run(
-        [sys.executable, "-m", "yak", "ask", "-w", str(ws), "--yes", "--no-refresh", "go"],
-        capture_output=True,
+    done = yak(
+        "ask",
+        "-w",
+        ws,
+        "--yes",
+        "--no-refresh",
+        "go",
+        env={"YAK_MODEL": "claude-chat-test"},
         text=True,
-        timeout=120,
-        check=False,
-        env=dict(os.environ, YAK_MODEL="claude-chat-test"),
     )
     assert done.returncode == 0, done.stderr
     kind = sandbox.choose("auto").kind

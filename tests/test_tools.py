@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tests.support import until
 from yak.agent.tools import SPECS, WorkspaceTools
 from yak.limits import FILE_READ_BYTES, TOOL_OUTPUT_CHARS
 
@@ -260,15 +261,6 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def _until(condition, limit_s: float = 10.0) -> None:
-    """Wait for a condition (polling), failing after ``limit_s`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit_s
-    while not condition():
-        assert loop.time() < deadline, "condition not reached"
-        await asyncio.sleep(0.02)
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process state from /proc")
 def test_stop_kills_a_running_command(layout, tmp_path):
     """Cancelling the call (Stop) kills the command and what it started."""
@@ -279,13 +271,13 @@ def test_stop_kills_a_running_command(layout, tmp_path):
         task = asyncio.ensure_future(
             tools.execute("run_command", {"command": f"sleep 60 & echo $! > {pidfile}; wait"})
         )
-        await _until(lambda: pidfile.exists() and pidfile.read_text().strip())
+        await until(lambda: pidfile.exists() and pidfile.read_text().strip(), what="the pid file")
         pid = int(pidfile.read_text())
         assert _alive(pid)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        await _until(lambda: not _alive(pid))
+        await until(lambda: not _alive(pid), what="the command to die")
 
     asyncio.run(go())
 

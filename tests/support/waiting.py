@@ -1,5 +1,5 @@
 """The one way a test waits for something another task or thread does: poll a condition on the
-event loop, with a hang guard (a failure after ``timeout_s``, never a timing assertion)."""
+event loop, with a hang guard (a failure after ``limit_s``, never a timing assertion)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,16 @@ POLL_S = 0.005
 
 
 async def until(
-    condition: Callable[[], object], *, timeout_s: float = 10.0, what: str = "the condition"
+    condition: Callable[[], object], *, what: str = "the condition", limit_s: float = 20.0
 ) -> None:
-    """Return as soon as ``condition()`` is true, yielding to the loop in between.
+    """Return as soon as ``condition()`` is true, yielding to the loop (a Qt window's too, on
+    the qasync loop) in between.
 
     Raises:
-        AssertionError: ``timeout_s`` passed first (the test would otherwise hang).
+        AssertionError: ``limit_s`` seconds passed first (the test would otherwise hang).
     """
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + limit_s
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout_s:g} s waiting for {what}")
+            raise AssertionError(f"gave up after {limit_s:g} s waiting for {what}")
         await asyncio.sleep(POLL_S)

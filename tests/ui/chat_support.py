@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_support import run, until
+from memory_support import run
 from PySide6.QtCore import Qt
 
-from tests.support import ModelClients
+from tests.support import ModelClients, until
 from yak.bootstrap import open_core
 from yak.chat.service import ChatService
 from yak.core import Core
@@ -23,7 +23,7 @@ from yak.ui.chat.approval import ApprovalDialog
 from yak.ui.chat.controller import ChatController
 from yak.ui.chat.panel import ChatPanel
 
-__all__ = ["Chat", "chat_on", "make_chat", "run", "sent_messages", "sent_prompts", "until"]
+__all__ = ["Chat", "chat_on", "make_chat", "run", "sent_messages", "sent_prompts"]
 
 
 @dataclass

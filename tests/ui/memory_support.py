@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from tests.support import ManualTimers, ModelClients, say, workspace_with_document
+from tests.support import ManualTimers, ModelClients, say, until, workspace_with_document
 from yak.bootstrap import open_core
 from yak.core import Core
 from yak.domain import (
@@ -74,18 +74,6 @@ async def settle(*, limit_s: float = 60.0) -> None:
     except TimeoutError:
         names = sorted(t.get_name() for t in asyncio.all_tasks() if t is not me and not t.done())
         raise AssertionError(f"tasks still running after the test body: {names}") from None
-
-
-async def until(
-    predicate: Callable[[], object], *, what: str = "the condition", limit_s: float = 20.0
-) -> None:
-    """Let the loop run until ``predicate()`` is true (gives up after ``limit_s``)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit_s
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 class OtherProcess:

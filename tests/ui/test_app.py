@@ -16,11 +16,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt, QTimer
-from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QWidget
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from tests.support import say, workspace_with_document
+from tests.support.cli import yak_command
+from tests.support.widgets import shown_texts
 from yak import app as yak_app
 from yak.app import lifetime
 from yak.bootstrap import open_core
@@ -268,7 +269,6 @@ def test_a_display_that_does_not_answer_is_one_line_and_exit_2_not_a_qt_abort(tm
     """``DISPLAY`` set to a server that is gone (and a Wayland socket nobody listens on): the
     real ``yak`` prints one sentence naming them and exits 2; Qt used to abort with 134."""
     import subprocess
-    import sys
 
     env = {
         **os.environ,
@@ -277,9 +277,7 @@ def test_a_display_that_does_not_answer_is_one_line_and_exit_2_not_a_qt_abort(tm
         "YAK_DATA_DIR": str(tmp_path / "data"),
     }
     env.pop("QT_QPA_PLATFORM", None)  # the tests' offscreen platform needs no display
-    ran = subprocess.run(
-        [sys.executable, "-m", "yak"], capture_output=True, env=env, timeout=60, check=False
-    )
+    ran = subprocess.run(yak_command(), capture_output=True, env=env, timeout=60, check=False)
     assert ran.returncode == 2
     assert ran.stderr.decode() == (
         f"yak: no display answers at WAYLAND_DISPLAY={tmp_path / 'wayland-gone'} or "
@@ -374,20 +372,6 @@ def test_first_start_without_a_key_pauses_memory_refresh_until_a_key_is_added(
         assert len(core.chat.conversations.unfolded_messages(workspace.id)) == 1
 
     with_core(data_dir, check)
-
-
-def shown_texts(window: MainWindow) -> list[str]:
-    """The window's visible label texts as a user reads them (rich text as plain)."""
-    texts = []
-    for label in window.findChildren(QLabel):
-        if label.isVisible() and label.text():
-            document = QTextDocument()
-            if label.textFormat() == Qt.TextFormat.RichText:
-                document.setHtml(label.text())
-            else:
-                document.setPlainText(label.text())
-            texts.append(document.toPlainText())
-    return texts
 
 
 class FirstFrame(QObject):

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.support.builders import say
+from tests.support.cli import yak_command
 from tests.support.fake_api import hang
 from yak.bootstrap import open_core
 
@@ -34,7 +35,7 @@ def _signal_when(
     """Start ``yak FOLDER``, wait until ``ready()`` (polled; at most a minute), send ``signum``
     and wait up to ``timeout_s`` for the process to end; returns its status and stderr."""
     app = subprocess.Popen(
-        [sys.executable, "-m", "yak", str(folder)],
+        yak_command(folder),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -13,10 +13,11 @@ import threading
 import time
 
 import pytest
-from chat_support import chat_on, run, sent_messages, sent_prompts, until
+from chat_support import chat_on, run, sent_messages, sent_prompts
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
+from tests.support import until
 from tests.support.builders import say
 from tests.support.fake_api import cut, error, hang, text, tool_use
 from yak.limits import CHAT_MESSAGE_CHARS, DISPLAY_MESSAGE_CHARS

@@ -8,10 +8,10 @@ import json
 from collections.abc import Callable
 
 import pytest
-from chat_support import run, until
+from chat_support import run
 from PySide6.QtWidgets import QLineEdit
 
-from tests.support import ModelClients
+from tests.support import ModelClients, until
 from yak.bootstrap import open_core
 from yak.config import load_settings
 from yak.core import Core

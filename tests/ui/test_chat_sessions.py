@@ -6,10 +6,11 @@ driven like a user.
 
 from __future__ import annotations
 
-from chat_support import run, until
+from chat_support import run
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 
+from tests.support import until
 from tests.support.fake_api import text
 from yak.domain import SessionOrigin
 from yak.ui.chat.panel import ChatPanel

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
-from chat_support import run, until
+from chat_support import run
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from tests.support import until
+from tests.support.widgets import deliver_posted_events
 from yak.agent.types import ApprovalDecision, ApprovalRequest, incomplete_mark
 from yak.domain import ChatMessage, TokenUsage
 from yak.presenters import token_count
@@ -156,7 +158,7 @@ def test_expanding_a_tool_call_keeps_its_row_in_place_instead_of_jumping_to_the_
     before, old_maximum = bar.value(), bar.maximum()
     qtbot.mouseClick(block.toggle, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bar.maximum() > old_maximum)
-    qtbot.wait(50)  # let any follow-the-bottom scroll happen
+    deliver_posted_events()  # any follow-the-bottom scroll has happened
     assert bar.value() == before
     top = block.mapTo(view.viewport(), block.rect().topLeft()).y()
     assert 0 <= top < view.viewport().height()  # the clicked row is still on screen
@@ -500,7 +502,7 @@ def test_a_list_refresh_while_a_title_is_edited_does_not_drop_the_edit(qtbot):
     qtbot.keyClick(editor, Qt.Key.Key_Return)  # the delegate commits through a queued call
     qtbot.waitUntil(lambda: panel.session_list.state() != panel.session_list.State.EditingState)
     assert renames == [("a", "Alpha renamed")]
-    qtbot.wait(1)  # anything the closed editor queued has run
+    deliver_posted_events()  # anything the closed editor queued has run
     assert panel.session_titles() == ["Alpha renamed", "Beta"]  # the stale refresh dropped
 
     editor = _open_title_editor(qtbot, panel)

@@ -13,8 +13,9 @@ import asyncio
 import threading
 import time
 
-from chat_support import run, until
+from chat_support import run
 
+from tests.support import until
 from tests.support.fake_api import text
 from yak.llm import sdk
 
@@ -42,8 +43,16 @@ def test_a_message_sent_while_the_sdk_imports_thinks_then_leaves_once_it_is_impo
         arrived_at.append(time.monotonic())
         return text("Here it is.")
 
+    real_load = sdk.load
+    asked: list[str] = []  # the threads that asked for the SDK: the warm-up's, then the turn's
+
+    def counted_load():
+        asked.append(threading.current_thread().name)
+        return real_load()
+
     monkeypatch.setattr(sdk, "_loaded", None)  # a fresh launch: the SDK is not loaded yet
     monkeypatch.setattr(sdk, "_import", held_import)
+    monkeypatch.setattr(sdk, "load", counted_load)
     fake_api.respond_with(respond)
 
     async def body() -> None:
@@ -52,7 +61,7 @@ def test_a_message_sent_while_the_sdk_imports_thinks_then_leaves_once_it_is_impo
         await chat.send_typed(qtbot, "Why?")
         assert chat.panel.transcript.thinking is not None  # shown at once
         assert chat.transcript() == "Why?\n\nthinking… 0 s"
-        await asyncio.sleep(0.3)
+        await until(lambda: len(asked) == 2, what="the turn to ask for the SDK")
         assert fake_api.message_requests == []  # the import is not done: nothing left yet
         assert chat.controller.turn_running
         release.set()

@@ -12,64 +12,35 @@ processor behind other work. The bound only stops a test whose window never noti
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from memory_support import run, until
+from memory_support import run
+
+from tests.support import until
+from tests.support.cli import yak
+from tests.support.mcp import mcp_session
 
 LIVE_S = 2.0  # the promise (docs/ui.md, "Live everywhere")
 SLACK_S = 6.0  # a busy machine (see the module's docstring)
 
 
-def _environment(data_dir) -> dict[str, str]:
-    return {
-        "YAK_DATA_DIR": str(data_dir),
-        **{k: v for k, v in os.environ.items() if k == "YAK_DATABASE_URL"},
-    }
-
-
-def yak(data_dir, *args) -> subprocess.CompletedProcess:
-    """``python -m yak ARGS`` against the window's database, in another process."""
-    return subprocess.run(
-        [sys.executable, "-m", "yak", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **_environment(data_dir)},
-        timeout=120,
-        check=False,
-    )
-
-
 async def propose_over_mcp(data_dir, folder, text: str, reason: str) -> dict:
     """``memory_propose`` through ``yak mcp -w folder`` (the MCP SDK's stdio client), as a
     connected agent calls it; returns the tool's structured result."""
-    server = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "yak", "mcp", "-w", str(folder)],
-        env=_environment(data_dir),
-    )
-    with open(os.devnull, "w") as errlog:
-        async with (
-            stdio_client(server, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            result = await session.call_tool("memory_propose", {"text": text, "reason": reason})
+    async with mcp_session(data_dir, folder) as session:
+        result = await session.call_tool("memory_propose", {"text": text, "reason": reason})
     assert not result.is_error, result.content
     return result.structured_content or {}
 
 
-async def in_another_process(work, *args):
-    """Run ``work(*args)`` on a worker thread (a subprocess, or an asyncio client on a loop of
-    its own), so the window's loop keeps running meanwhile; returns the loop time it ended."""
+async def in_another_process(work, *args, **kwargs):
+    """Run ``work(*args, **kwargs)`` on a worker thread (a subprocess, or an asyncio client on a
+    loop of its own), so the window's loop keeps running meanwhile; returns the loop time it
+    ended."""
     if asyncio.iscoroutinefunction(work):
-        result = await asyncio.to_thread(asyncio.run, work(*args))
+        result = await asyncio.to_thread(asyncio.run, work(*args, **kwargs))
     else:
-        result = await asyncio.to_thread(work, *args)
+        result = await asyncio.to_thread(work, *args, **kwargs)
     return result, asyncio.get_running_loop().time()
 
 
@@ -136,7 +107,9 @@ def test_memory_off_and_review_mode_from_the_command_line_reach_panel_and_settin
         assert options.memory_enabled_box.isChecked()
         assert not options.review_mode_box.isChecked()
 
-        done, ended = await in_another_process(yak, env.data_dir, "memory", "disable", "-w", folder)
+        done, ended = await in_another_process(
+            yak, "memory", "disable", "-w", folder, data_dir=env.data_dir, text=True
+        )
         assert done.returncode == 0, done.stderr
         await seen_within(
             lambda: (
@@ -149,12 +122,14 @@ def test_memory_off_and_review_mode_from_the_command_line_reach_panel_and_settin
         assert panel.status_label.text() == "memory off: not used in conversations nor refreshed"
 
         done, ended = await in_another_process(
-            yak, env.data_dir, "memory", "mode", "review", "-w", folder
+            yak, "memory", "mode", "review", "-w", folder, data_dir=env.data_dir, text=True
         )
         assert done.returncode == 0, done.stderr
         await seen_within(options.review_mode_box.isChecked, ended, "review mode in Settings")
 
-        done, ended = await in_another_process(yak, env.data_dir, "memory", "enable", "-w", folder)
+        done, ended = await in_another_process(
+            yak, "memory", "enable", "-w", folder, data_dir=env.data_dir, text=True
+        )
         assert done.returncode == 0, done.stderr
         await seen_within(
             lambda: (
@@ -181,7 +156,7 @@ def test_a_proposal_rejected_in_a_terminal_is_no_longer_offered_in_the_open_dial
     workspace = env.workspace("proj", "- fact\n")
     folder = env.folder("proj")
     panel = window.memory_panel
-    proposal = env.other.run(
+    proposal, _lands = env.other.run(
         env.other.core.review.propose_from_agent(
             workspace.id, text="- more", reason="a test", origin="an agent over MCP"
         )
@@ -196,7 +171,7 @@ def test_a_proposal_rejected_in_a_terminal_is_no_longer_offered_in_the_open_dial
         assert dialog.isVisible() and dialog.accept_button.isEnabled()
 
         done, ended = await in_another_process(
-            yak, env.data_dir, "memory", "reject", proposal.id, "-w", folder
+            yak, "memory", "reject", proposal.id, "-w", folder, data_dir=env.data_dir, text=True
         )
         assert done.returncode == 0, done.stderr
         await seen_within(

@@ -7,12 +7,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-from memory_support import answer, lines, message_boxes, run, until
+from memory_support import answer, lines, message_boxes, run
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent, QKeySequence, QTextDocument
-from PySide6.QtWidgets import QLabel
+from PySide6.QtGui import QDropEvent, QKeySequence
 
+from tests.support import until
 from tests.support.fake_api import error, text
+from tests.support.widgets import shown_texts
 from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
@@ -467,20 +468,6 @@ def test_a_new_version_replaces_a_stale_refresh_verdict_in_the_status_bar(env, u
         )
 
     run(qloop, body())
-
-
-def shown_texts(window: MainWindow) -> list[str]:
-    """The texts of the window's visible labels, as a user reads them (rich text as plain)."""
-    texts = []
-    for label in window.findChildren(QLabel):
-        if label.isVisible() and label.text():
-            document = QTextDocument()
-            if label.textFormat() == Qt.TextFormat.RichText:
-                document.setHtml(label.text())
-            else:
-                document.setPlainText(label.text())
-            texts.append(document.toPlainText())
-    return texts
 
 
 def test_a_folder_opening_is_named_from_the_first_paint_then_its_memory_fills_in(env, qtbot, qloop):

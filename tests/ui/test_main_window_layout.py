@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication, QLabel, QTextEdit
+from PySide6.QtWidgets import QLabel, QTextEdit
 
+from tests.support.widgets import deliver_posted_events
 from yak.domain import Workspace
 from yak.ui.chat.panel import ChatPanel
 from yak.ui.main_window import (
@@ -27,29 +28,23 @@ def ini(tmp_path):
     return str(tmp_path / "window.ini")
 
 
-def settle() -> None:
-    """Deliver posted events (layout requests, the window's zero-delay sizing)."""
-    for _ in range(10):
-        QApplication.processEvents()
-
-
 def start(ini: str, qtbot) -> MainWindow:
     """What the app does on start: the window, shown, then the memory panel and the chat."""
     window = MainWindow(geometry_store=QSettings(ini, QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
-    settle()
+    deliver_posted_events()
     window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     window.set_chat_panel(QTextEdit())
     # The chat takes the central area while a workspace is shown.
     window.set_workspace(Workspace(id="w", path=ini, created_at=datetime.now(UTC)))
-    settle()
+    deliver_posted_events()
     return window
 
 
 def quit_window(window: MainWindow) -> None:
     window.close()
-    settle()
+    deliver_posted_events()
 
 
 def widths(window: MainWindow) -> tuple[int, int, int]:
@@ -83,7 +78,7 @@ def test_a_saved_layout_where_the_dock_crowds_the_chat_is_put_back_to_its_share(
     """A remembered dock over 45% of the window is resized to its first-run share (30%)."""
     first = start(ini, qtbot)
     first.resizeDocks([first.memory_dock], [first.width() - 150], Qt.Orientation.Horizontal)
-    settle()
+    deliver_posted_events()
     assert first.central_stack.width() < MIN_CHAT_WIDTH  # the state saved is the broken one
     quit_window(first)
 
@@ -99,9 +94,9 @@ def test_a_saved_layout_with_a_sane_dock_is_kept(ini, qtbot):
     """The negative beside the positive: a dock the user made wider, but within 45%, stays."""
     first = start(ini, qtbot)
     first.resize(1200, 780)
-    settle()
+    deliver_posted_events()
     first.resizeDocks([first.memory_dock], [480], Qt.Orientation.Horizontal)
-    settle()
+    deliver_posted_events()
     total, dock, _chat = widths(first)
     assert 470 <= dock <= 490 and dock <= MAX_DOCK_SHARE * total
     quit_window(first)
@@ -117,12 +112,12 @@ def test_narrow_then_wide_gives_the_growth_to_the_chat_not_the_dock(ini, qtbot):
     squeezed nor takes the growth); the chat takes the stretch."""
     window = start(ini, qtbot)
     window.resize(1200, 780)
-    settle()
+    deliver_posted_events()
     dock = window.memory_dock.width()
     window.resize(800, 780)
-    settle()
+    deliver_posted_events()
     window.resize(1300, 780)
-    settle()
+    deliver_posted_events()
     total, dock_after, chat = widths(window)
     assert total == 1300
     assert abs(dock_after - dock) <= 2
@@ -137,12 +132,12 @@ def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbo
     qtbot.addWidget(window)
     window.resize(1000, 650)
     window.show()
-    settle()
+    deliver_posted_events()
     window.set_memory_panel(MemoryPanel(window.memory_dock))  # as the controller does
     chat = ChatPanel()
     window.set_chat_panel(chat)
     window.set_workspace(Workspace(id="w", path=ini, created_at=datetime.now(UTC)))
-    settle()
+    deliver_posted_events()
     assert window.width() == 1000
     assert window.memory_dock.width() < chat.transcript.width(), (
         window.memory_dock.width(),
@@ -151,7 +146,7 @@ def test_at_1000_by_650_the_chat_column_is_wider_than_the_memory_panel(ini, qtbo
     long_line = "x = " + " + ".join(f"value_{i}" for i in range(60))
     chat.transcript.append_text(f"Here:\n\n```python\n{long_line}\n```\n\nDone.")
     chat.transcript.end_turn()
-    settle()
+    deliver_posted_events()
     block = next(b for b in chat.transcript.items() if "value_59" in b.toPlainText())
     assert block.width() <= chat.transcript.viewport().width()
     bar = block.horizontalScrollBar()
@@ -166,7 +161,7 @@ def test_the_memory_dock_comes_back_where_the_user_left_it(ini, qtbot):
     first = start(ini, qtbot)
     assert first.dockWidgetArea(first.memory_dock) == Qt.DockWidgetArea.RightDockWidgetArea
     first.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, first.memory_dock)
-    settle()
+    deliver_posted_events()
     first.memory_dock.close()
     quit_window(first)
 
@@ -174,7 +169,7 @@ def test_the_memory_dock_comes_back_where_the_user_left_it(ini, qtbot):
     assert again.dockWidgetArea(again.memory_dock) == Qt.DockWidgetArea.LeftDockWidgetArea
     assert not again.memory_dock.isVisible()
     again.memory_dock.toggleViewAction().trigger()
-    settle()
+    deliver_posted_events()
     assert again.memory_dock.isVisible()
     assert again.memory_dock.geometry().right() < again.centralWidget().x()
     assert_sane(again)
@@ -202,12 +197,12 @@ def test_a_dock_above_the_chat_never_counts_as_crowding_it(ini, qtbot):
     its width, so it is not resized (only a dock beside the chat can crowd it)."""
     window = start(ini, qtbot)
     window.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, window.memory_dock)
-    settle()
+    deliver_posted_events()
     assert window.memory_dock.width() > MAX_DOCK_SHARE * window.width()
     assert not window.memory_dock_crowds_chat()
     window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, window.memory_dock)
     window.resizeDocks([window.memory_dock], [window.width() - 150], Qt.Orientation.Horizontal)
-    settle()
+    deliver_posted_events()
     assert window.memory_dock_crowds_chat()  # the positive beside the negative
 
 

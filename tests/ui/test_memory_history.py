@@ -11,9 +11,10 @@ import json
 from dataclasses import replace
 
 import pytest
-from memory_support import answer, lines, run, show, until
+from memory_support import answer, lines, run, show
 from PySide6.QtCore import Qt
 
+from tests.support import until
 from yak.domain import RefreshOutcome, RefreshStatus, RevisionSource, TokenUsage
 
 RED = "#b00020"

@@ -8,9 +8,10 @@ import shutil
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from memory_support import answer, lines, run, until
+from memory_support import answer, lines, run
 from PySide6.QtCore import Qt
 
+from tests.support import until
 from yak.domain import MemorySummary, RefreshOutcome, RefreshStatus, Workspace
 from yak.paths import workspace_id_for
 from yak.ui.settings.memory_list import ORPHANED, MemoryListModel, workspace_label

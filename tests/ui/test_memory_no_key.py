@@ -8,9 +8,10 @@ what ``ANTHROPIC_API_KEY`` says (the tests' OS keyring stores nothing)."""
 
 from __future__ import annotations
 
-from memory_support import lines, run, until
+from memory_support import lines, run
 from PySide6.QtCore import Qt
 
+from tests.support import until
 from tests.support.fake_api import text
 from yak.domain import RefreshOutcome, RefreshStatus
 from yak.events import RefreshStateChanged

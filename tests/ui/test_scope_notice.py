@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import shutil
 
-from memory_support import lines, run, until
+from memory_support import lines, run
 from PySide6.QtCore import Qt
 
+from tests.support import until
 from tests.support.builders import git_worktree
 from yak.domain import RevisionSource
 

@@ -3,8 +3,10 @@ cannot be written, on a real database: the file's bytes, the stored setting, the
 
 from __future__ import annotations
 
-from memory_support import run, show, until
+from memory_support import run, show
 from PySide6.QtCore import Qt
+
+from tests.support import until
 
 OUTSIDE = "# Rules\n\nAlways run make lint\n"
 BOX_TEXT = "Keep AGENTS.md in sync"

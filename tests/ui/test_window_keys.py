@@ -6,29 +6,16 @@ focus widget and what is stored."""
 
 from __future__ import annotations
 
-from memory_support import run, until
+from memory_support import run
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QApplication, QLabel, QLineEdit
+from PySide6.QtWidgets import QApplication, QLineEdit
 
+from tests.support import until
 from tests.support.fake_api import hang, text
+from tests.support.widgets import shown_texts
 from yak.ui.chat.controller import STOPPED_SENTENCE
 from yak.ui.controller import AppController
 from yak.ui.main_window import MainWindow
-
-
-def shown_texts(window: MainWindow) -> list[str]:
-    """The texts of the window's visible labels, as a user reads them (rich text as plain)."""
-    texts = []
-    for label in window.findChildren(QLabel):
-        if label.isVisible() and label.text():
-            document = QTextDocument()
-            if label.textFormat() == Qt.TextFormat.RichText:
-                document.setHtml(label.text())
-            else:
-                document.setPlainText(label.text())
-            texts.append(document.toPlainText())
-    return texts
 
 
 async def focused(widget, what: str) -> None:

@@ -193,7 +193,7 @@ async def _read(core: Core, workspace: Workspace, stored: bool) -> MemoryDocumen
     """The document of a workspace from ``for_read``: empty for a folder never stored."""
     if stored:
         return await core.memory.read(workspace.id)
-    return MemoryDocument(workspace_id=workspace.id, content="", version=0, updated_at=None)
+    return MemoryDocument.never_written(workspace.id)
 
 
 async def _review_state(core: Core, workspace: Workspace, stored: bool) -> dict[str, object]:
@@ -322,17 +322,10 @@ async def _version(
         RevisionNotFound: no revision of the workspace matches ``wanted``.
     """
     if wanted.strip() == "0":
-        return MemoryDocument(workspace_id=workspace.id, content="", version=0, updated_at=None)
+        return MemoryDocument.never_written(workspace.id)
     if not stored:
         raise RevisionNotFound(f"{workspace.path} has no memory, so no version {wanted}")
-    revision = await core.memory.get_revision(workspace.id, wanted.strip())
-    return MemoryDocument(
-        workspace_id=workspace.id,
-        content=revision.content,
-        version=revision.version,
-        updated_at=revision.created_at,
-        flags=revision.flags,
-    )
+    return (await core.memory.get_revision(workspace.id, wanted.strip())).document
 
 
 def cmd_diff(args: argparse.Namespace, ctx: Context) -> int:

@@ -22,8 +22,10 @@ from yak.cli.parsing import workspace_command
 from yak.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from yak.core import Core
-    from yak.domain import MemoryDocument, Workspace
+    from yak.domain import Workspace
 
 
 def _reattach_parser(p: argparse.ArgumentParser) -> None:
@@ -77,12 +79,11 @@ def cmd_reattach(args: argparse.Namespace, ctx: Context) -> int:
                 print(f"{old.path} will no longer be offered to {here.path}.")
             return 0
         moved = await core.workspaces.reattach(old.id, here.path)
-        document = await core.memory.read(moved.id)
-        sentence = (
-            f"Moved the memory of {old.path} ({output.lines(document.lines)}, "
-            f"version {document.version}) and its history to {moved.path}."
-        )
-        return _said(args, moved, document, {"from": old.path}, sentence)
+
+        def sentence(size: str) -> str:
+            return f"Moved the memory of {old.path} ({size}) and its history to {moved.path}."
+
+        return await _said(core, args, moved, {"from": old.path}, sentence)
 
     return ctx.run(work)
 
@@ -95,13 +96,12 @@ def cmd_link(args: argparse.Namespace, ctx: Context) -> int:
         known = await core.workspaces.find(workspace_path(args))
         before = None if known is None else await core.workspaces.linked_to(known.id)
         workspace, target = await core.workspaces.link(workspace_path(args), args.to)
-        document = await core.memory.read(workspace.id)
         verb = "already shares" if before is not None and before.id == target.id else "now shares"
-        sentence = (
-            f"{workspace.path} {verb} the memory of {target.path} "
-            f"({output.lines(document.lines)}, version {document.version})."
-        )
-        return _said(args, workspace, document, {"linked_to": target.path}, sentence)
+
+        def sentence(size: str) -> str:
+            return f"{workspace.path} {verb} the memory of {target.path} ({size})."
+
+        return await _said(core, args, workspace, {"linked_to": target.path}, sentence)
 
     return ctx.run(work)
 
@@ -121,15 +121,17 @@ def cmd_unlink(args: argparse.Namespace, ctx: Context) -> int:
     return ctx.run(work)
 
 
-def _said(
+async def _said(
+    core: Core,
     args: argparse.Namespace,
     workspace: Workspace,
-    document: MemoryDocument,
     fields: dict[str, str],
-    sentence: str,
+    sentence: Callable[[str], str],
 ) -> int:
     """What ``reattach`` or ``link`` did to ``workspace``: with ``--json`` its path and id,
-    ``fields``, and the document's version and lines; else ``sentence``. Returns 0."""
+    ``fields``, and its memory's version and lines; else ``sentence`` of the memory's size
+    (``12 lines, version 3``). Returns 0."""
+    document = await core.memory.read(workspace.id)
     if args.json:
         output.print_json(
             {
@@ -141,5 +143,5 @@ def _said(
             }
         )
     else:
-        print(sentence)
+        print(sentence(f"{output.lines(document.lines)}, version {document.version}"))
     return 0

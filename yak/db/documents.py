@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
@@ -145,18 +145,16 @@ class SqlDocumentRepository:
             stored_under = owner(s, workspace_id)
             if accepts is not None:  # first: a decided proposal fails before anything is written
                 accepted = close_proposal(s, stored_under, accepts, accepted_as)
+            revision = {
+                "source": str(RevisionSource(source)),
+                "flags": list(flags),
+                "model": model,
+                "session_ids": list(session_ids),
+                "restored_from": restored_from,
+                "evidence": evidence_text(evidence),
+            }
             result = self._apply(
-                s,
-                stored_under,
-                text,
-                expected_version=expected_version,
-                source=RevisionSource(source),
-                flags=tuple(flags),
-                model=model,
-                session_ids=tuple(session_ids),
-                restored_from=restored_from,
-                effects=effects,
-                evidence=evidence,
+                s, stored_under, text, expected_version, revision=revision, effects=effects
             )
             if accepts is not None:
                 record_result(s, accepted.id, result.version)
@@ -197,16 +195,13 @@ class SqlDocumentRepository:
         s: Session,
         workspace_id: str,
         text: str,
-        *,
         expected_version: int | None,
-        source: RevisionSource,
-        flags: tuple[str, ...] = (),
-        model: str | None = None,
-        session_ids: tuple[str, ...] = (),
-        restored_from: str | None = None,
-        effects: Callable[[str], WriteEffects] | None = None,
-        evidence: tuple[Evidence, ...] = (),
+        *,
+        revision: dict[str, Any],
+        effects: Callable[[str], WriteEffects] | None,
     ) -> MemoryDocument:
+        """:meth:`write` in its transaction; ``revision``: the revision's columns the writer
+        gives (source, flags, model, session ids, restored from, evidence), as stored."""
         if expected_version is not None and int(expected_version) < 0:
             raise UsageError("The expected version must be 0 or more; nothing was saved.")
         # Prebuilt statements on the session's connection: a hand save is a handful of them, and
@@ -236,7 +231,7 @@ class SqlDocumentRepository:
                 "expected": expected,
                 "content": text,
                 "version": expected + 1,
-                "flags": list(flags),
+                "flags": revision["flags"],
                 "moment": moment,
             },
         )
@@ -246,30 +241,25 @@ class SqlDocumentRepository:
         connection.execute(
             _INSERT_REVISION,
             {
+                **revision,
                 "id": new_id(),
                 "workspace_id": workspace_id,
                 "version": expected + 1,
-                "source": str(source),
                 "content": text,
                 "lines": count_lines(text),
                 "chars": len(text),
-                "flags": list(flags),
-                "model": model,
-                "session_ids": list(session_ids),
-                "restored_from": restored_from,
                 "created_at": moment,
                 "added": change.added,
                 "removed": change.removed,
-                "evidence": evidence_text(evidence),
             },
         )
-        change_tombstones(s, workspace_id, change, source=str(source), moment=moment)
+        change_tombstones(s, workspace_id, change, source=revision["source"], moment=moment)
         return MemoryDocument(
             workspace_id=workspace_id,
             content=text,
             version=expected + 1,
             updated_at=moment,
-            flags=tuple(flags),
+            flags=tuple(revision["flags"]),
         )
 
     def tombstones(self, workspace_id: str) -> list[Tombstone]:

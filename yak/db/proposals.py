@@ -252,32 +252,26 @@ _SUPERSEDE = (
     )
 )
 # One pending proposal (``:proposal``), changed only while it still waits.
-_ONE_PENDING = (_PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING)
-_CLOSE = (
-    update(_PROPOSALS)
-    .where(*_ONE_PENDING)
-    .values(
-        status=bindparam("closed_as"),
-        decided_at=bindparam("moment"),
-        result_version=bindparam("result_version"),
-        conflicts_with=None,
-    )
+_UPDATE_PENDING = update(_PROPOSALS).where(
+    _PROPOSALS.c.id == bindparam("proposal"), _PROPOSALS.c.status == _PENDING
+)
+_CLOSE = _UPDATE_PENDING.values(
+    status=bindparam("closed_as"),
+    decided_at=bindparam("moment"),
+    result_version=bindparam("result_version"),
+    conflicts_with=None,
 )
 _RESULT = (
     update(_PROPOSALS)
     .where(_PROPOSALS.c.id == bindparam("proposal"))
     .values(result_version=bindparam("version"))
 )
-_REBASE = (
-    update(_PROPOSALS)
-    .where(*_ONE_PENDING)
-    .values(
-        base_version=bindparam("base_version"),
-        content=bindparam("content"),
-        added=bindparam("added"),
-        removed=bindparam("removed"),
-        conflicts_with=bindparam("conflicts_with"),
-    )
+_REBASE = _UPDATE_PENDING.values(
+    base_version=bindparam("base_version"),
+    content=bindparam("content"),
+    added=bindparam("added"),
+    removed=bindparam("removed"),
+    conflicts_with=bindparam("conflicts_with"),
 )
 _PENDING_COUNTS = (
     select(_PROPOSALS.c.workspace_id, func.count())

@@ -260,7 +260,7 @@ def read_document(query: Query, workspace_id: str) -> MemoryDocument:
     """
     row = _document_row(query, workspace_id)
     if row is None:
-        return MemoryDocument(workspace_id=workspace_id, content="", version=0, updated_at=None)
+        return MemoryDocument.never_written(workspace_id)
     raw, version, flags, updated_at = row
     return MemoryDocument(
         workspace_id=workspace_id,

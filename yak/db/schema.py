@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from yak.domain import ReviewMode
 from yak.errors import StoreError, UnreadableDocument
@@ -105,11 +106,30 @@ def decode_document(workspace_id: str, version: int, raw: bytes | None) -> str:
 _EVIDENCE_KEYS = ("line", "session_id", "message_id", "speaker", "quote")
 
 
+def _json_list(items: Iterable[dict[str, Any]]) -> str | None:
+    """A JSON column holding a list of objects: the list's text, or ``None`` (SQL ``NULL``)
+    for no object."""
+    listed = list(items)
+    return json.dumps(listed, ensure_ascii=False) if listed else None
+
+
+def _stored_objects(text: str | None) -> list[dict[str, Any]]:
+    """The objects of a JSON list column; ``[]`` for ``NULL`` or text that is no JSON list,
+    and an entry that is no object left out (another program may have written it)."""
+    if not text:
+        return []
+    try:
+        items = json.loads(text)
+    except ValueError:
+        return []
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
 def evidence_text(evidence: Iterable[Evidence]) -> str | None:
     """Evidence as it is stored in a revision's or a proposal's ``evidence`` column: a JSON
     list of ``{"line", "session_id", "message_id", "speaker", "quote"}`` objects, or ``None``
     (SQL ``NULL``) when there is none ("Evidence" in docs/memory.md)."""
-    items = [
+    return _json_list(
         {
             "line": e.line,
             "session_id": e.session_id,
@@ -119,8 +139,7 @@ def evidence_text(evidence: Iterable[Evidence]) -> str | None:
             **({"verified": True} if e.verified else {}),
         }
         for e in evidence
-    ]
-    return json.dumps(items, ensure_ascii=False) if items else None
+    )
 
 
 _SPEAKERS = {speaker.value: speaker for speaker in Speaker}
@@ -130,16 +149,8 @@ def stored_evidence(text: str | None) -> tuple[Evidence, ...]:
     """The evidence of an ``evidence`` column (``()`` for ``NULL``). An entry that is not
     an object of five strings with a known speaker (written by another program) is left
     out: it backs nothing, and the line then reads "no evidence recorded"."""
-    if not text:
-        return ()
-    try:
-        items = json.loads(text)
-    except ValueError:
-        return ()
     found = []
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, dict):
-            continue
+    for item in _stored_objects(text):
         values = [item.get(key) for key in _EVIDENCE_KEYS]
         if not all(isinstance(value, str) for value in values):
             continue
@@ -157,7 +168,7 @@ def held_lines_text(held: Iterable[HeldLine]) -> str | None:
     """Why a proposal waits, as it is stored in its ``held_lines`` column: a JSON list of
     ``{"kind", "line"}`` objects, with ``"detail"`` and ``"lines"`` when they have any, or
     ``None`` (SQL ``NULL``) when there is none ("The inbox" in docs/memory.md)."""
-    items = [
+    return _json_list(
         {
             "kind": str(h.kind),
             "line": h.line,
@@ -165,8 +176,7 @@ def held_lines_text(held: Iterable[HeldLine]) -> str | None:
             **({"lines": list(h.lines)} if h.lines else {}),
         }
         for h in held
-    ]
-    return json.dumps(items, ensure_ascii=False) if items else None
+    )
 
 
 _KINDS = {kind.value: kind for kind in HeldKind}
@@ -176,15 +186,9 @@ def stored_held_lines(text: str | None) -> tuple[HeldLine, ...]:
     """The held lines of a ``held_lines`` column (``()`` for ``NULL``). An entry of an unknown
     kind or not of strings (written by another program) is left out: the proposal's stored
     reasons still say why it waits."""
-    if not text:
-        return ()
-    try:
-        items = json.loads(text)
-    except ValueError:
-        return ()
     found = []
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, dict) or item.get("kind") not in _KINDS:
+    for item in _stored_objects(text):
+        if item.get("kind") not in _KINDS:
             continue
         line, detail, lines = item.get("line", ""), item.get("detail", ""), item.get("lines", [])
         if not (isinstance(line, str) and isinstance(detail, str) and isinstance(lines, list)):

@@ -44,7 +44,7 @@ NO_COUNTING_STATUSES = frozenset({404, 405, 501})
 
 
 class MessagesRequest(TypedDict):
-    """The parameters of one request, as ``ModelClient.stream`` takes them.
+    """The parameters of one request, as ``ModelClient.stream`` and ``complete`` take them.
 
     Attributes:
         model: the model name, e.g. ``claude-sonnet-4-5``.
@@ -234,41 +234,18 @@ class Provider:
                     on_event(ToolUseStarted(id=block.id, name=block.name))
         return message
 
-    async def complete(
-        self,
-        *,
-        model: str,
-        system: SystemPrompt,
-        messages: list[dict[str, Any]],
-        max_tokens: int = 8192,
-        tools: list[dict[str, Any]] | None = None,
-        tool_choice: dict[str, Any] | None = None,
-    ) -> Completion:
-        """One reply for the memory rewrite (streamed underneath so a dropped stream is
-        detected); ``system``, ``messages``, ``tools`` and ``tool_choice`` are sent as given,
-        their ``cache_control`` breakpoints included (the tool form forces its one tool). Same
-        errors as :meth:`stream`."""
-        return await self.stream(
-            model=model,
-            system=system,
-            messages=messages,
-            max_tokens=max_tokens,
-            tools=tools,
-            tool_choice=tool_choice,
-        )
+    async def complete(self, **request: Unpack[MessagesRequest]) -> Completion:
+        """One reply for the memory rewrite: :meth:`stream` with no one watching the deltas
+        (streamed underneath so a dropped stream is detected). The request is sent as given,
+        its ``cache_control`` breakpoints included (the tool form forces its one tool with
+        ``tool_choice``). Same errors as :meth:`stream`."""
+        return await self.stream(**request)
 
-    async def count_tokens(
-        self,
-        *,
-        model: str,
-        system: SystemPrompt,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
-    ) -> int | None:
+    async def count_tokens(self, **request: Unpack[MessagesRequest]) -> int | None:
         """The input tokens of a request (``ModelClient.count_tokens``): the SDK's
         ``messages.count_tokens`` (``POST /v1/messages/count_tokens``, which Anthropic's API and
-        llama.cpp's server answer), with ``system``, ``messages`` and ``tools`` as
-        :meth:`stream` would send them.
+        llama.cpp's server answer), with the request as :meth:`stream` would send it (its
+        ``max_tokens`` aside: a count generates nothing).
 
         Returns:
             The count, or ``None`` when the endpoint has no such route (an answer of
@@ -279,9 +256,7 @@ class Provider:
             ``timeout_s``, retries included, is ``ProviderUnavailable``).
         """
         client = self._sdk_client()
-        params = request_params(
-            MessagesRequest(model=model, system=system, messages=messages, tools=tools)
-        )
+        params = request_params(request)
         del params["max_tokens"]  # not a parameter of the count
         try:
             async with asyncio.timeout(self.timeout_s):

@@ -39,7 +39,9 @@ stderr.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+import functools
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -50,7 +52,6 @@ from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
 from yak.ids import new_id
 from yak.limits import SEARCH_QUERY_CHARS, TooLong
-from yak.memory import placement
 from yak.memory.document import iso_utc
 from yak.memory.freshness.dates import parse_moment
 from yak.memory.provenance import evidence_json
@@ -64,13 +65,12 @@ from yak.presenters import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
-
     from yak.core import Core
     from yak.domain import MemorySummary, Workspace
 
 ORIGIN = "an agent over MCP"  # the proposal's first reason: "proposed by an agent over MCP: …"
 _EARLIER = 10  # how many of a client's earlier proposals a result lists
+_P = ParamSpec("_P")
 MEMORY_OFF = "The memory of this project is switched off (yak memory enable turns it on)"
 
 # What the model reads about each tool: plain prose, limits in numbers.
@@ -131,64 +131,212 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(core: Core, folder: str) -> MCPServer:
-    """The MCP server for the workspace of ``folder`` (already checked by the caller).
+def _tool_error(
+    method: Callable[_P, Awaitable[dict[str, Any]]],
+) -> Callable[_P, Awaitable[dict[str, Any]]]:
+    """``method`` with a ``YakError`` raised as a ``ToolError`` carrying its sentence (what the
+    client sees as ``isError``); the signature is kept for the SDK's argument schema."""
 
-    Args:
-        core: the application core; the server never closes it.
-        folder: the launch folder, resolved by the workspace registry on every call (so the
-            first proposal's registration is seen by the next read).
-    """
-    server = MCPServer(name="yak", version=__version__, instructions=INSTRUCTIONS)
-    # Who this server is, for the proposals it takes: the client's name is self-reported and
-    # two agents may give the same one.
-    owner = f"mcp_{new_id()}"
-
-    async def guarded(work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    @functools.wraps(method)
+    async def guarded(*args: _P.args, **kwargs: _P.kwargs) -> dict[str, Any]:
         try:
-            return await work
+            return await method(*args, **kwargs)
         except YakError as exc:
             raise ToolError(str(exc)) from None
 
-    async def stored() -> tuple[Workspace, bool]:
-        return await core.workspaces.for_read(folder)
+    return guarded
 
-    async def client_name(ctx: Context) -> str | None:
-        params = ctx.session.client_params
-        name = params.client_info.name if params is not None else None
-        return name.strip() or None if name else None
 
-    async def elsewhere(workspace: Workspace, content: str) -> dict[str, Any] | None:
+class MemoryTools:
+    """The six MCP tools over the memory of one launch folder, one method a tool; each returns
+    the tool's structured result (the shapes in this module's docstring) and raises
+    ``ToolError`` with one sentence for a refusal or a bad argument.
+
+    Args:
+        core: the application core; never closed here.
+        folder: the launch folder, resolved by the workspace registry on every call (so the
+            first proposal's registration is seen by the next read).
+        owner: who this server is, for the proposals it takes (``mcp_…``); the client's name is
+            self-reported and two agents may give the same one. A new id by default.
+    """
+
+    def __init__(self, core: Core, folder: str, *, owner: str | None = None) -> None:
+        self._core = core
+        self._folder = folder
+        self.owner = owner or f"mcp_{new_id()}"
+
+    @_tool_error
+    async def memory_read(
+        self, as_of: Annotated[str | None, Field(description=AS_OF)] = None
+    ) -> dict[str, Any]:
+        """The ``memory_read`` tool; with ``as_of`` the document as it stood then."""
+        workspace, known = await self._core.workspaces.for_read(self._folder)
+        if as_of is not None:
+            moment = parse_moment(as_of, option="as_of")
+            then = await self._core.memory.revision_as_of(workspace.id, moment) if known else None
+            content = then.content if then else ""
+            return {
+                "path": workspace.path,
+                "version": then.version if then else 0,
+                "lines": count_lines(content),
+                "content": content,
+                "elsewhere": None,
+            }
+        document = await self._core.memory.read(workspace.id) if known else None
+        content = document.content if document else ""
+        return {
+            "path": workspace.path,
+            "version": document.version if document else 0,
+            "lines": count_lines(content),
+            "content": content,
+            "elsewhere": await self._elsewhere(workspace, content),
+        }
+
+    @_tool_error
+    async def memory_status(self) -> dict[str, Any]:
+        """The ``memory_status`` tool."""
+        workspace, known = await self._core.workspaces.for_read(self._folder)
+        document = await self._core.memory.read(workspace.id) if known else None
+        pending = await self._core.review.proposals(workspace.id) if known else []
+        return {
+            "path": workspace.path,
+            "memory_enabled": workspace.memory_enabled,
+            "mode": str(workspace.review_mode),
+            "version": document.version if document else 0,
+            "lines": count_lines(document.content) if document else 0,
+            "can_propose": workspace.memory_enabled,
+            "why_not": None if workspace.memory_enabled else MEMORY_OFF,
+            "waiting_for_review": len(pending),
+            "your_proposals": await self._earlier(workspace.id) if known else [],
+            "elsewhere": await self._elsewhere(workspace, document.content if document else ""),
+        }
+
+    @_tool_error
+    async def memory_blame(self) -> dict[str, Any]:
+        """The ``memory_blame`` tool."""
+        workspace, known = await self._core.workspaces.for_read(self._folder)
+        origins = await self._core.memory.blame(workspace.id) if known else []
+        version = await self._core.memory.current_version(workspace.id) if known else 0
+        return {
+            "path": workspace.path,
+            "version": version,
+            "lines": [
+                {
+                    "line": o.line,
+                    "text": o.text,
+                    "version": o.version,
+                    "source": str(o.source),
+                    "created_at": iso_utc(o.created_at),
+                    "by_person": o.by_person,
+                    "evidence": evidence_json(o.evidence),
+                }
+                for o in origins
+            ],
+        }
+
+    @_tool_error
+    async def memory_search(
+        self,
+        query: Annotated[str, Field(description="The word or phrase to find (case-insensitive).")],
+    ) -> dict[str, Any]:
+        """The ``memory_search`` tool."""
+        needle = query.strip().casefold()
+        if not needle:
+            raise UsageError("Give a word or phrase to search for in query.")
+        if len(query) > SEARCH_QUERY_CHARS:
+            raise TooLong(
+                f"The query has {len(query):,} characters; a search takes at most "
+                f"{SEARCH_QUERY_CHARS:,} (a line of the memory is shorter). Nothing was "
+                "searched.",
+                chars=len(query),
+                limit=SEARCH_QUERY_CHARS,
+            )
+        workspace, known = await self._core.workspaces.for_read(self._folder)
+        content = (await self._core.memory.read(workspace.id)).content if known else ""
+        matches = [
+            {"line": number, "text": line}
+            for number, line in enumerate(content.splitlines(), start=1)
+            if needle in line.casefold()
+        ]
+        return {"query": query, "matches": matches}
+
+    @_tool_error
+    async def memory_propose(
+        self,
+        reason: Annotated[str, Field(description=REASON)],
+        text: Annotated[str | None, Field(description=TEXT)] = None,
+        document: Annotated[str | None, Field(description=DOCUMENT)] = None,
+        after_line: Annotated[int | None, Field(description=AFTER_LINE)] = None,
+        heading: Annotated[str | None, Field(description=HEADING)] = None,
+        ctx: Context | None = None,
+    ) -> dict[str, Any]:
+        """The ``memory_propose`` tool; ``ctx`` (the SDK's, per call) gives the client's name."""
+        workspace = await self._core.workspaces.for_write(self._folder)
+        if not workspace.memory_enabled:
+            raise UsageError(f"{MEMORY_OFF}; nothing was proposed.")
+        proposal, lands = await self._core.review.propose_from_agent(
+            workspace.id,
+            text=text,
+            document=document,
+            reason=reason,
+            origin=ORIGIN,
+            client=_client_name(ctx),
+            owner=self.owner,
+            after_line=after_line,
+            heading=heading,
+            floor_ratio=self._core.settings.current().floor_ratio,
+        )
+        return {
+            "proposal_id": proposal.id,
+            "base_version": proposal.base_version,
+            "added": proposal.added,
+            "removed": proposal.removed,
+            "reasons": list(proposal.reasons),
+            "held": [held_json(held) for held in proposal.held_lines],
+            "status": "waiting for review",
+            "lands": landing_words(lands.line, lands.section) if lands else None,
+            "your_earlier_proposals": await self._earlier(workspace.id, but=proposal.id),
+        }
+
+    @_tool_error
+    async def memory_withdraw(
+        self,
+        proposal_id: Annotated[str, Field(description=PROPOSAL_ID)],
+    ) -> dict[str, Any]:
+        """The ``memory_withdraw`` tool."""
+        workspace, _known = await self._core.workspaces.for_read(self._folder)
+        withdrawn = await self._core.review.withdraw(workspace.id, proposal_id, owner=self.owner)
+        return {
+            "proposal_id": withdrawn.id,
+            "status": str(withdrawn.status),
+            "your_earlier_proposals": await self._earlier(workspace.id, but=withdrawn.id),
+        }
+
+    async def _elsewhere(self, workspace: Workspace, content: str) -> dict[str, Any] | None:
         """For a folder with no memory of its own, the memory it could use: the enclosing
         workspace's, an orphan it looks like; ``None`` when it has one or there is none."""
         if content:
             return None
-        enclosing = await core.workspaces.enclosing(workspace.path)
-        renamed = await core.workspaces.renamed_from(workspace.path)
+        enclosing = await self._core.workspaces.enclosing(workspace.path)
+        renamed = await self._core.workspaces.renamed_from(workspace.path)
         if enclosing is None and renamed is None:
             return None
         notes = [
             renamed_words(workspace.path, renamed) if renamed else "",
             enclosing_words(workspace.path, enclosing) if enclosing else "",
         ]
-
-        def shown(summary: MemorySummary | None) -> dict[str, Any] | None:
-            if summary is None:
-                return None
-            return {"path": summary.workspace.path, "lines": summary.lines}
-
         return {
-            "enclosing": shown(enclosing),
-            "renamed_from": shown(renamed),
+            "enclosing": _summary_json(enclosing),
+            "renamed_from": _summary_json(renamed),
             "note": " ".join(note for note in notes if note),
         }
 
-    async def earlier(workspace_id: str, but: str = "") -> list[dict]:
-        """What became of this server's earlier proposals (the newest 10)."""
+    async def _earlier(self, workspace_id: str, but: str = "") -> list[dict[str, Any]]:
+        """What became of this server's earlier proposals (the newest ``_EARLIER``)."""
         mine = [
             p
-            for p in await core.review.proposals(workspace_id, pending_only=False)
-            if p.origin is ProposalOrigin.AGENT and p.owner == owner and p.id != but
+            for p in await self._core.review.proposals(workspace_id, pending_only=False)
+            if p.origin is ProposalOrigin.AGENT and p.owner == self.owner and p.id != but
         ]
         return [
             {
@@ -201,172 +349,33 @@ def build_server(core: Core, folder: str) -> MCPServer:
             for p in mine[-_EARLIER:]
         ]
 
-    @server.tool(description=READ)
-    async def memory_read(
-        as_of: Annotated[str | None, Field(description=AS_OF)] = None,
-    ) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
-            workspace, known = await stored()
-            if as_of is not None:
-                moment = parse_moment(as_of, option="as_of")
-                then = await core.memory.revision_as_of(workspace.id, moment) if known else None
-                content = then.content if then else ""
-                return {
-                    "path": workspace.path,
-                    "version": then.version if then else 0,
-                    "lines": count_lines(content),
-                    "content": content,
-                    "elsewhere": None,
-                }
-            if not known:
-                return {
-                    "path": workspace.path,
-                    "version": 0,
-                    "lines": 0,
-                    "content": "",
-                    "elsewhere": await elsewhere(workspace, ""),
-                }
-            document = await core.memory.read(workspace.id)
-            return {
-                "path": workspace.path,
-                "version": document.version,
-                "lines": count_lines(document.content),
-                "content": document.content,
-                "elsewhere": await elsewhere(workspace, document.content),
-            }
 
-        return await guarded(work())
+def _client_name(ctx: Context | None) -> str | None:
+    """The name the client gave when it connected (``None``: none, or blank)."""
+    params = ctx.session.client_params if ctx is not None else None
+    name = params.client_info.name if params is not None else None
+    return name.strip() or None if name else None
 
-    @server.tool(description=STATUS)
-    async def memory_status() -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
-            workspace, known = await stored()
-            document = await core.memory.read(workspace.id) if known else None
-            pending = await core.review.proposals(workspace.id) if known else []
-            return {
-                "path": workspace.path,
-                "memory_enabled": workspace.memory_enabled,
-                "mode": str(workspace.review_mode),
-                "version": document.version if document else 0,
-                "lines": count_lines(document.content) if document else 0,
-                "can_propose": workspace.memory_enabled,
-                "why_not": None if workspace.memory_enabled else MEMORY_OFF,
-                "waiting_for_review": len(pending),
-                "your_proposals": await earlier(workspace.id) if known else [],
-                "elsewhere": await elsewhere(workspace, document.content if document else ""),
-            }
 
-        return await guarded(work())
+def _summary_json(summary: MemorySummary | None) -> dict[str, Any] | None:
+    return None if summary is None else {"path": summary.workspace.path, "lines": summary.lines}
 
-    @server.tool(description=BLAME)
-    async def memory_blame() -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
-            workspace, known = await stored()
-            origins = await core.memory.blame(workspace.id) if known else []
-            version = await core.memory.current_version(workspace.id) if known else 0
-            return {
-                "path": workspace.path,
-                "version": version,
-                "lines": [
-                    {
-                        "line": o.line,
-                        "text": o.text,
-                        "version": o.version,
-                        "source": str(o.source),
-                        "created_at": iso_utc(o.created_at),
-                        "by_person": o.by_person,
-                        "evidence": evidence_json(o.evidence),
-                    }
-                    for o in origins
-                ],
-            }
 
-        return await guarded(work())
-
-    @server.tool(description=SEARCH)
-    async def memory_search(
-        query: Annotated[str, Field(description="The word or phrase to find (case-insensitive).")],
-    ) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
-            needle = query.strip().casefold()
-            if not needle:
-                raise UsageError("Give a word or phrase to search for in query.")
-            if len(query) > SEARCH_QUERY_CHARS:
-                raise TooLong(
-                    f"The query has {len(query):,} characters; a search takes at most "
-                    f"{SEARCH_QUERY_CHARS:,} (a line of the memory is shorter). Nothing was "
-                    "searched.",
-                    chars=len(query),
-                    limit=SEARCH_QUERY_CHARS,
-                )
-            workspace, known = await stored()
-            content = (await core.memory.read(workspace.id)).content if known else ""
-            matches = [
-                {"line": number, "text": line}
-                for number, line in enumerate(content.splitlines(), start=1)
-                if needle in line.casefold()
-            ]
-            return {"query": query, "matches": matches}
-
-        return await guarded(work())
-
-    @server.tool(description=PROPOSE)
-    async def memory_propose(
-        ctx: Context,
-        reason: Annotated[str, Field(description=REASON)],
-        text: Annotated[str | None, Field(description=TEXT)] = None,
-        document: Annotated[str | None, Field(description=DOCUMENT)] = None,
-        after_line: Annotated[int | None, Field(description=AFTER_LINE)] = None,
-        heading: Annotated[str | None, Field(description=HEADING)] = None,
-    ) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
-            workspace = await core.workspaces.for_write(folder)
-            if not workspace.memory_enabled:
-                raise UsageError(f"{MEMORY_OFF}; nothing was proposed.")
-            client = await client_name(ctx)
-            proposal = await core.review.propose_from_agent(
-                workspace.id,
-                text=text,
-                document=document,
-                reason=reason,
-                origin=ORIGIN,
-                client=client,
-                owner=owner,
-                after_line=after_line,
-                heading=heading,
-                floor_ratio=core.settings.current().floor_ratio,
-            )
-            base = await core.memory.version_text(workspace.id, proposal.base_version)
-            lands = placement.landing(base, proposal.content)
-            return {
-                "proposal_id": proposal.id,
-                "base_version": proposal.base_version,
-                "added": proposal.added,
-                "removed": proposal.removed,
-                "reasons": list(proposal.reasons),
-                "held": [held_json(held) for held in proposal.held_lines],
-                "status": "waiting for review",
-                "lands": landing_words(*lands) if lands else None,
-                "your_earlier_proposals": await earlier(workspace.id, but=proposal.id),
-            }
-
-        return await guarded(work())
-
-    @server.tool(description=WITHDRAW)
-    async def memory_withdraw(
-        proposal_id: Annotated[str, Field(description=PROPOSAL_ID)],
-    ) -> dict[str, Any]:
-        async def work() -> dict[str, Any]:
-            workspace, _known = await stored()
-            withdrawn = await core.review.withdraw(workspace.id, proposal_id, owner=owner)
-            return {
-                "proposal_id": withdrawn.id,
-                "status": str(withdrawn.status),
-                "your_earlier_proposals": await earlier(workspace.id, but=withdrawn.id),
-            }
-
-        return await guarded(work())
-
+def build_server(core: Core, folder: str) -> MCPServer:
+    """The MCP server for the workspace of ``folder`` (already checked by the caller): the
+    methods of :class:`MemoryTools` registered as its tools, each with the description the
+    model reads."""
+    server = MCPServer(name="yak", version=__version__, instructions=INSTRUCTIONS)
+    tools = MemoryTools(core, folder)
+    for method, description in (
+        (tools.memory_read, READ),
+        (tools.memory_status, STATUS),
+        (tools.memory_blame, BLAME),
+        (tools.memory_search, SEARCH),
+        (tools.memory_propose, PROPOSE),
+        (tools.memory_withdraw, WITHDRAW),
+    ):
+        server.add_tool(method, description=description)
     return server
 
 

@@ -11,6 +11,7 @@ workspace's waiting proposals publishes ``ProposalsChanged``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ from yak.limits import AGENT_REASON_CHARS
 from yak.linediff import line_changes
 from yak.memory import document as rules
 from yak.memory import placement, provenance
+from yak.memory.placement import Placement
 from yak.memory.service import MemoryService
 from yak.text import controls_to_spaces, shorten
 
@@ -94,6 +96,7 @@ class ReviewInbox:
         evidence: Sequence[Evidence] = (),
         held_lines: Sequence[HeldLine] = (),
         owner: str | None = None,
+        base: str | None = None,
     ) -> Proposal:
         """Store a rewrite that must wait for review (the refresher's ``needs_review``, an
         agent's proposal). A refresh's proposal supersedes the workspace's older pending
@@ -104,8 +107,9 @@ class ReviewInbox:
         entry whose ``line`` is not a line of ``text``, exactly, is left out); accepting it
         stores on the revision those of the lines still in the text written ("Evidence" in
         docs/memory.md). ``held_lines``: why it waits, as data (``reasons`` in words), stored
-        with it."""
-        base = await self._memory.version_text(workspace_id, base_version)
+        with it. ``base``: the text of ``base_version`` when the caller has read it already."""
+        if base is None:
+            base = await self._memory.version_text(workspace_id, base_version)
         added, removed = line_changes(base, text)
         proposal = Proposal(
             id="",
@@ -144,7 +148,7 @@ class ReviewInbox:
         after_line: int | None = None,
         heading: str | None = None,
         floor_ratio: float = FLOOR_RATIO,
-    ) -> Proposal:
+    ) -> tuple[Proposal, Placement | None]:
         """A change another agent asks for (``yak mcp``'s ``memory_propose``): lines to add
         (``text``) or a whole new document (``document``). It is never applied: it is judged
         as a refresh's reply is (``yak.memory.judging``: secrets redacted and flagged, the
@@ -166,6 +170,10 @@ class ReviewInbox:
             heading: the title of the section the text goes under.
             floor_ratio: the share of the document a whole new document must keep.
 
+        Returns:
+            The stored proposal, and where its first added line lands in its document
+            (``None``: it adds no line).
+
         Raises:
             UsageError: neither or both of ``text`` and ``document``; a place with
                 ``document``, or both places; a line outside the document or an unknown
@@ -181,7 +189,7 @@ class ReviewInbox:
                 "nothing was proposed."
             )
         current = await self._memory.read(workspace_id)
-        given = _agent_document(
+        given, placed = _agent_document(
             current.content, text=text, document=document, after_line=after_line, heading=heading
         )
         # The judging rules and redaction load here, for an agent's proposal only: a command
@@ -199,7 +207,7 @@ class ReviewInbox:
             raise UsageError("The memory already says exactly this; nothing was proposed.")
         origins, tombstones = await self._offload(self._memory.origins_and_tombstones, workspace_id)
         review = judging.review_held(current.content, judged, origins, {t.key for t in tombstones})
-        return await self.propose(
+        proposal = await self.propose(
             workspace_id,
             judged.text,
             base_version=current.version,
@@ -215,7 +223,12 @@ class ReviewInbox:
             client=controls_to_spaces(client)[:100] if client else None,
             held_lines=review,
             owner=owner,
+            base=current.content,
         )
+        if placed is not None:  # the judged text: secrets redacted, no line moved
+            return proposal, replace(placed, document=judged.text)
+        lands = placement.landing(current.content, judged.text)  # a whole document's
+        return proposal, Placement(judged.text, *lands) if lands else None
 
     async def accept(
         self,
@@ -417,9 +430,10 @@ def _agent_document(
     document: str | None,
     after_line: int | None = None,
     heading: str | None = None,
-) -> str:
-    """The whole document an agent's change asks for: ``text`` placed in ``current``
-    (``yak.memory.placement``), or ``document``, with LF line endings.
+) -> tuple[str, Placement | None]:
+    """The whole document an agent's change asks for, with LF line endings: ``text`` placed in
+    ``current`` (``yak.memory.placement``), or ``document``; and where ``text`` was placed
+    (``None`` for a ``document``).
 
     Raises:
         UsageError: no text to add; NUL characters; a bad place.
@@ -431,6 +445,7 @@ def _agent_document(
         if not added.strip():
             raise UsageError("The text to add is empty; nothing was proposed.")
         if not current.strip():
-            return added + "\n"
-        given = placement.place(current, added, after_line=after_line, heading=heading).document
-    return given
+            return added + "\n", Placement(added + "\n", 1, None)
+        placed = placement.place(current, added, after_line=after_line, heading=heading)
+        return placed.document, placed
+    return given, None

@@ -23,7 +23,7 @@ edited and accepted) and ``reject_requested(proposal_id)``; the controller runs 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeySequence, QShortcut
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
+    QPushButton,
     QStackedWidget,
     QWidget,
 )
@@ -102,38 +103,26 @@ class ReviewDialog(QDialog):
         self.stack.addWidget(self.diff_view)
         self.stack.addWidget(self.editor)
         # Enter presses only the default button, and Accept is the default only when safe.
-        self.accept_button = create_button(
-            "&Accept",
-            self,
-            tooltip=f"Apply the changes ticked ({ACCEPT_KEYS})",
-            clicked=self._on_accept,
-            auto_default=False,
+        self.accept_button = self._button(
+            "&Accept", f"Apply the changes ticked ({ACCEPT_KEYS})", self._on_accept
         )
-        self.edit_button = create_button(
+        self.edit_button = self._button(
             "&Edit then accept",
-            self,
-            tooltip=f"Edit the text taken, then accept it with {ACCEPT_KEYS} ({EDIT_KEYS})",
-            clicked=self.start_editing,
-            auto_default=False,
+            f"Edit the text taken, then accept it with {ACCEPT_KEYS} ({EDIT_KEYS})",
+            self.start_editing,
         )
-        self.reject_button = create_button(
+        self.reject_button = self._button(
             "&Reject",
-            self,
-            tooltip=f"Drop this change; the lines it adds stay out ({REJECT_KEYS})",
-            clicked=self._on_reject,
-            auto_default=False,
+            f"Drop this change; the lines it adds stay out ({REJECT_KEYS})",
+            self._on_reject,
         )
-        self.trim_button = create_button(
+        self.trim_button = self._button(
             "&Trim and save…",
-            self,
-            tooltip="Open this reply in the editor as unsaved text, to trim it and save it",
-            clicked=self._on_trim,
-            auto_default=False,
+            "Open this reply in the editor as unsaved text, to trim it and save it",
+            self._on_trim,
         )
         self.trim_button.hide()
-        self.close_button = create_button(
-            "&Close", self, tooltip="Close (Esc)", clicked=self.reject, auto_default=False
-        )
+        self.close_button = self._button("&Close", "Close (Esc)", self.reject)
         vbox(
             self.title_label,
             self.reasons_label,
@@ -162,6 +151,11 @@ class ReviewDialog(QDialog):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             shortcut.activated.connect(slot)
+
+    def _button(self, text: str, tooltip: str, clicked: Callable[[], object]) -> QPushButton:
+        """One of the dialog's buttons: Enter never presses it (Accept is made the default
+        button only when accepting is safe, in ``_update_choice``)."""
+        return create_button(text, self, tooltip=tooltip, clicked=clicked, auto_default=False)
 
     # --- what it shows -------------------------------------------------------------------------
     @property
