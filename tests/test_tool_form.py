@@ -17,7 +17,8 @@ from tests.support.fake_api import error, text, tool_use
 from yak.domain import RefreshStatus
 from yak.evidence import Speaker
 from yak.memory.forms import FormError
-from yak.memory.forms.tool import TOOL_NAME, merge, read_tool
+from yak.memory.forms.profiles import PLAIN, SMALL_LOCAL
+from yak.memory.forms.tool import TOOL_NAME, merge, read_tool, split_run_on
 from yak.memory.prompt import request_text
 from yak.memory.removals import value_changed
 
@@ -401,3 +402,34 @@ async def test_a_key_body_in_pieces_is_in_no_proposal_evidence_or_attempt(
     assert "- CI lints with ruff." in document
     assert "[REDACTED:private-key]" in proposal.content
     assert not [piece for piece in pieces if any(piece in text_ for text_ in stored)]
+
+
+SETUP = (
+    "This is orders-api, a FastAPI service. Code lives in src/orders_api, run with pytest. "
+    "We use Python 3.11. We deploy to Heroku."
+)
+RUN_ON = fact("- FastAPI in src/orders_api, pytest, Python 3.11, deploys to Heroku.", 1, SETUP)
+
+
+def test_a_run_on_fact_is_one_line_per_sentence_it_draws_on_only_for_a_small_model():
+    """Qwen2.5-Coder-1.5B quoted a whole message and listed all its details as one fact: under
+    the small-local profile each sentence the fact draws on becomes its own line, as said; the
+    plain profile (Claude) keeps the fact as the model wrote it."""
+    small = read_tool({"input": {"facts": [RUN_ON], "forget": []}}, "", profile=SMALL_LOCAL)
+    plain = read_tool({"input": {"facts": [RUN_ON], "forget": []}}, "", profile=PLAIN)
+    assert not isinstance(small, FormError) and not isinstance(plain, FormError)
+    assert small.text == (
+        "- This is orders-api, a FastAPI service.\n"
+        "- Code lives in src/orders_api, run with pytest.\n"
+        "- We use Python 3.11.\n"
+        "- We deploy to Heroku.\n"
+    )
+    assert [q.quote for q in small.quotes][1] == "Code lives in src/orders_api, run with pytest."
+    assert plain.text == RUN_ON["text"] + "\n"
+
+
+def test_a_fact_from_one_sentence_or_naming_its_line_is_never_split():
+    one = fact("- Python 3.11.", 1, SETUP)
+    named = {**RUN_ON, "replaces": [1]}
+    assert split_run_on(one) == [one]
+    assert split_run_on(named) == [named]

@@ -99,7 +99,7 @@ def judge_reply(
         said: the folded conversations: a line of Yak's own request they back is kept.
         sessions: the request's conversations in order (what a tool call's conversation
             numbers name).
-        profile: the memory model's habits the free-text readers read back.
+        profile: the memory model's habits the readers read back.
         condensing: for the condense retry, the reply over the ceiling it asked to shorten:
             an answer holding a block of edits is read as edits to it (not as a whole
             document of its few lines), then judged against ``previous`` like any reply.
@@ -109,7 +109,7 @@ def judge_reply(
         given, found = _redacted(call.get("input"))
         call = {**call, "input": given}
         flags = _reply_flags(found)
-        read = read_tool(call, previous, said=said, sessions=sessions)
+        read = read_tool(call, previous, said=said, sessions=sessions, profile=profile)
         return _judged(previous, read, flags, floor_ratio, form, call=call)
     raw, found = redact(completion.text)
     flags = _reply_flags(found)

@@ -5,7 +5,8 @@ a tolerance, and a tolerance for one model's habit is never on for every model. 
 here names the habit, why reading it back is safe, and the model it was measured on; a
 :class:`Profile` lists the tolerances a model gets. The free-text readers
 (``yak.memory.forms.text``) apply a tolerance only where the profile asks for it; the tool form
-needs none (the schema holds the reply).
+needs none for the reply's shape (the schema holds it), only for what a small model puts in it
+(:attr:`Habit.RUN_ON_FACT`).
 
 The profile comes from the setting ``memory_profile`` (``YAK_MEMORY_PROFILE``): ``auto`` (the
 default) picks it by the memory model's name (:data:`SMALL_MODELS`), or a profile by its name.
@@ -23,6 +24,7 @@ class Habit(StrEnum):
 
     NUMBERED_LINES_KEPT = "numbered_lines_kept"
     DOCUMENT_WRITTEN_ON = "document_written_on"
+    RUN_ON_FACT = "run_on_fact"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,15 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "read only when the numbered lines are exactly the document (no line left out, no "
         "gap), the numbers taken off, each new line then checked like any other.",
         "Qwen2.5-Coder-0.5B-Instruct (llama.cpp), edits form",
+    ),
+    Tolerance(
+        Habit.RUN_ON_FACT,
+        "Asked for one fact per sentence, the model quoted a whole message of six sentences "
+        'and wrote one fact listing the details of all of them ("FastAPI in src/orders_api, '
+        'pytest, Python 3.11, the API on 8080, …"); a fact whose details come from several '
+        "sentences of its quote becomes one line per such sentence, each the sentence as "
+        "said (so each is grounded and verified on its own), never a word the quote lacks.",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
     ),
 )
 

@@ -19,12 +19,13 @@ from typing import Any
 
 from yak.errors import UsageError
 from yak.memory.forms import Candidate, FormError, Quote
+from yak.memory.forms.profiles import PLAIN, Habit, Profile
 from yak.memory.grounding import is_structure
 from yak.memory.placement import place, sections
 from yak.memory.provenance import fold_line
 from yak.memory.quotes import verify
 from yak.memory.removals import Removals, names_line, new_value_of, restated, value_changed
-from yak.memory.said import Passage
+from yak.memory.said import Passage, distinctive_tokens
 
 TOOL_NAME = "update_memory"
 TOOL_CHOICE: dict[str, str] = {"type": "tool", "name": TOOL_NAME}
@@ -118,6 +119,7 @@ def read_tool(
     *,
     said: Sequence[Passage] = (),
     sessions: Sequence[str] = (),
+    profile: Profile = PLAIN,
 ) -> Candidate | FormError:
     """Read an ``update_memory`` call against the document it was shown.
 
@@ -129,6 +131,9 @@ def read_tool(
         sessions: the request's conversations in order (``Transcript.session_ids``): a forget
             counts only when its quote is found in the conversation it names and touches the
             line.
+        profile: the memory model's habits: under :attr:`Habit.RUN_ON_FACT` a fact drawn
+            from several sentences of its quote becomes one line per sentence
+            (:func:`split_run_on`).
 
     Returns:
         The merged candidate (``unchanged`` when both lists are empty), with one
@@ -146,6 +151,8 @@ def read_tool(
     kept_facts = [fact for fact in facts if not _not_a_fact(str(fact["text"]))]
     dropped = tuple(str(fact["text"]).strip() for fact in facts if fact not in kept_facts)
     facts = kept_facts
+    if profile.tolerates(Habit.RUN_ON_FACT):
+        facts = [part for fact in facts for part in split_run_on(fact)]
     if not facts and not forget:
         return Candidate(text=previous, unchanged=True, record=record, dropped=dropped)
     facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
@@ -172,6 +179,35 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
     if not found:
         found = [number for number, line in open_lines if value_changed(line, text, quote)]
     return found if len(found) == 1 else []
+
+
+# Where a quote's sentences end: ., ! or ? (or ;) before white space.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def split_run_on(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """``fact`` as one fact per sentence of its quote that its text draws on (shares a
+    detail with: :func:`_details`), when it draws on two or more; else ``[fact]``. Each part's text
+    is its sentence as said, as a list item, and its quote that sentence. A fact that names
+    lines it replaces is left whole (which part would replace them is not known)."""
+    if fact.get("replaces"):
+        return [fact]
+    keys = _details(str(fact["text"]))
+    sentences = [s.strip() for s in _SENTENCE_END.split(str(fact.get("quote", ""))) if s.strip()]
+    drawn = [s for s in sentences if keys & _details(s)]
+    if len(drawn) < 2:
+        return [fact]
+    return [{**fact, "text": f"- {s.rstrip(';').strip()}", "quote": s} for s in drawn]
+
+
+_NAMED = re.compile(r"\w[\w./-]*\w")
+
+
+def _details(text: str) -> set[str]:
+    """The details a sentence gives (case folded): its distinctive tokens, and names holding
+    ``_``, ``/`` or a digit (``src/orders_api``)."""
+    named = {c for c in _NAMED.findall(text) if any(ch in c for ch in "_/0123456789")}
+    return {token.casefold() for token in [*distinctive_tokens(text), *named]}
 
 
 _TRANSCRIPT_LINE = re.compile(
