@@ -15,7 +15,7 @@ import pytest
 
 from yak.domain import ChatMessage
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
-from yak.memory.grounding import (
+from yak.memory.judging.grounding import (
     NOT_TYPED,
     NOTHING_SAYS,
     ONLY_ASKED,
@@ -23,8 +23,14 @@ from yak.memory.grounding import (
     check_lines,
     says_nothing,
 )
-from yak.memory.redact import redact
-from yak.memory.said import Passage, distinctive_tokens, is_instruction, is_wondering, passages
+from yak.memory.judging.said import (
+    Passage,
+    distinctive_tokens,
+    is_instruction,
+    is_wondering,
+    passages,
+)
+from yak.memory.redaction import redact
 
 SESSION = "ses_1"
 

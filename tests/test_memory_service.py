@@ -16,7 +16,7 @@ from tests.support.fake_api import text
 from yak.domain import QueueState, RefreshStatus
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases

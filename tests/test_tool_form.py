@@ -18,7 +18,7 @@ from yak.domain import RefreshStatus
 from yak.evidence import Speaker
 from yak.memory.forms import FormError
 from yak.memory.forms.tool import TOOL_NAME, merge, read_tool
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 DOC = (
     "Project\n- orders-api: a FastAPI service that takes orders from the shop and bills them.\n"

@@ -27,7 +27,8 @@ from yak.domain import (
 from yak.errors import ConflictError, UnreadableDocument, UsageError
 from yak.events import MemoryChanged, RefreshFinished
 from yak.linediff import line_changes, line_opcodes
-from yak.memory import prompt, provenance
+from yak.memory.history import provenance
+from yak.memory.prompts import rewrite
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -211,14 +212,14 @@ def test_review_reasons_name_each_cause_and_a_harmless_rewrite_has_none():
 
 def test_the_rewrite_prompt_lists_hand_lines_and_removed_lines_also_on_rebuild():
     for rebuild in (False, True):
-        _system, messages = prompt.build_rewrite_request(
+        _system, messages = rewrite.build_rewrite_request(
             current=HAND,
             transcript="user: hi",
             rebuild=rebuild,
             hand_lines=["- lint with ruff"],
             removed_lines=["- deploy on Fridays"],
         )
-        body = prompt.request_text(messages)
+        body = rewrite.request_text(messages)
         assert "<lines-you-wrote>\n- lint with ruff\n</lines-you-wrote>" in body
         assert "<removed-lines>\n- deploy on Fridays\n</removed-lines>" in body
 
@@ -429,7 +430,7 @@ async def test_an_echo_of_the_request_is_refused_not_document(env: Env):
     before = await env.snapshot()
 
     def echo(body: dict):
-        return text(prompt.request_text(body["messages"]))
+        return text(rewrite.request_text(body["messages"]))
 
     env.fake.script(echo)
     outcome = await env.refresh()

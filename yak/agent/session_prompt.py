@@ -16,7 +16,7 @@ from yak.agent.instructions import cut_files, instructions_block, read_instructi
 from yak.agent.messages import memory_edit_note, session_block, system_blocks
 from yak.agent.types import CutFile
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
-from yak.memory.injection import OPEN_TAG
+from yak.memory.prompts.injection import OPEN_TAG
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
 
 

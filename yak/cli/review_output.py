@@ -15,8 +15,8 @@ from yak.domain import LineOrigin, MemoryDocument, Proposal, ProposalStatus, Wor
 from yak.events import SyncedFileFailed
 from yak.linediff import unified_diff
 from yak.memory import document as doc_rules
-from yak.memory import placement
-from yak.memory.provenance import evidence_json
+from yak.memory.history import placement
+from yak.memory.history.provenance import evidence_json
 from yak.presenters import (
     NO_EVIDENCE,
     dangerous_kept,

@@ -49,10 +49,10 @@ from yak.domain import MAX_CHARS, MAX_LINES, ProposalOrigin, count_lines
 from yak.errors import UsageError, YakError
 from yak.ids import new_id
 from yak.limits import SEARCH_QUERY_CHARS, TooLong
-from yak.memory import placement
 from yak.memory.document import iso_utc
-from yak.memory.provenance import evidence_json
-from yak.memory.review import REASON_CHARS
+from yak.memory.history import placement
+from yak.memory.history.provenance import evidence_json
+from yak.memory.inbox.review import REASON_CHARS
 from yak.presenters import (
     enclosing_words,
     held_json,

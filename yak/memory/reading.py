@@ -32,8 +32,8 @@ from yak.domain import (
 )
 from yak.errors import UnreadableDocument, UsageError, YakError
 from yak.memory import document as rules
-from yak.memory import provenance
 from yak.memory.files import write_output_file
+from yak.memory.history import provenance
 from yak.memory.watcher import MemoryWatcher
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class MemoryReader:
     async def blame(self, workspace_id: str) -> list[LineOrigin]:
         """The origin of every line of the current document (``[]`` for an empty one): the
         version, source, time and conversations of the write that introduced it, from the
-        revision chain (see :func:`yak.memory.provenance.blame`)."""
+        revision chain (see :func:`yak.memory.history.provenance.blame`)."""
         return await self._offload(self._blame, workspace_id)
 
     def _blame(self, workspace_id: str) -> list[LineOrigin]:

@@ -9,8 +9,8 @@ model, sessions and flags:
   recent ones) formatted with secrets redacted (``transcript``). Nothing to say, or memory off
   for the workspace: ``up_to_date`` without a model call;
 - ask: the memory model is asked for edits against the numbered document, or for the whole
-  document (``prompt``); each reply is judged (``yak.memory.judging``) in one retry loop (edits
-  that do not apply: once for the whole document; over the ceiling: once to condense). A
+  document (``prompt``); each reply is judged (``yak.memory.judging.pipeline``) in one retry loop
+  (edits that do not apply: once for the whole document; over the ceiling: once to condense). A
   provider failure is ``failed``, and nothing else is stored;
 - decide: an empty block of edits is ``up_to_date``, a refused reply ``refused_*``, one the
   review rules hold ``needs_review`` (a proposal); any other is applied;
@@ -52,15 +52,15 @@ from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory.document import merge_flags
 from yak.memory.forms.profiles import profile_for
-from yak.memory.grounding import is_structure
-from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
-from yak.memory.per_line import Decision, decide_lines
-from yak.memory.quotes import with_quotes
-from yak.memory.redact import redact
-from yak.memory.review import ReviewInbox
-from yak.memory.said import Passage, passages
+from yak.memory.inbox.review import ReviewInbox
+from yak.memory.judging.grounding import is_structure
+from yak.memory.judging.per_line import Decision, decide_lines
+from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS, Judgement, judge_reply
+from yak.memory.judging.quotes import with_quotes
+from yak.memory.judging.said import Passage, passages
+from yak.memory.prompts.transcript import Transcript, format_transcript
+from yak.memory.redaction import redact
 from yak.memory.service import MemoryService
-from yak.memory.transcript import Transcript, format_transcript
 from yak.ports import (
     Completion,
     ConversationRepository,
@@ -528,9 +528,9 @@ class MemoryRefresher:
         request: retries.Request,
     ) -> tuple[Judgement, Decision | None]:
         """A reply to ``request`` judged (blocking: on a worker thread) in the form it asked
-        for and, when it passed the guards, decided per line (``yak.memory.per_line``); a
+        for and, when it passed the guards, decided per line (``yak.memory.judging.per_line``); a
         tool-form reply's quotes that Yak finds in the conversations they name become their
-        lines' evidence (``yak.memory.quotes``)."""
+        lines' evidence (``yak.memory.judging.quotes``)."""
         data = attempt.data
         reply = judge_reply(
             data.document.content,
@@ -570,7 +570,7 @@ class MemoryRefresher:
     def _decide(self, attempt: _Attempt) -> None:
         """Decide what the judged reply becomes: nothing to change, a refusal, a proposal
         that waits for review, a rewrite to apply, or both: its supported lines applied and
-        the rest proposed (``yak.memory.per_line``)."""
+        the rest proposed (``yak.memory.judging.per_line``)."""
         reply, data, decision = attempt.reply, attempt.data, attempt.decision
         assert reply is not None  # asked, and the call answered
         if reply.unchanged:

@@ -22,7 +22,7 @@ from yak.core import Core
 from yak.domain import Proposal, ProposalStatus, RefreshStatus, Workspace
 from yak.errors import WorkspaceNotFound, YakError
 from yak.events import MemoryChanged, ProposalsChanged, RefreshStateChanged, SyncedFileFailed
-from yak.memory.hunks import hand_lines
+from yak.memory.history.hunks import hand_lines
 from yak.presenters import (
     REFRESH_STOPPED,
     change_words,

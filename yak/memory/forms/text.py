@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 
 from yak.domain import RewriteForm
-from yak.memory import grounding, guards
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError
 from yak.memory.forms.edits import (
@@ -28,10 +27,11 @@ from yak.memory.forms.edits import (
     shown_line,
 )
 from yak.memory.forms.profiles import PLAIN, Habit, Profile
-from yak.memory.guards import ECHO_TAGS
-from yak.memory.prompt import copies_retry_message, echoes_request
-from yak.memory.provenance import fold_line
-from yak.memory.said import Passage
+from yak.memory.history.provenance import fold_line
+from yak.memory.judging import grounding, guards
+from yak.memory.judging.guards import ECHO_TAGS
+from yak.memory.judging.said import Passage
+from yak.memory.prompts.rewrite import copies_retry_message, echoes_request
 from yak.text import plural
 
 NUMBERED_ECHO = "the reply is the numbered document sent back, with its line numbers"

@@ -37,7 +37,7 @@ from yak.events import (
     WorkspaceChanged,
 )
 from yak.memory.search import search_documents
-from yak.memory.sync import DEFAULT_SYNCED_FILE
+from yak.memory.sharing.sync import DEFAULT_SYNCED_FILE
 from yak.presenters import describe_outcome
 from yak.ui import dialogs
 from yak.ui.bridge import EventBridge

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
 from yak.memory.document import ceiling_message
-from yak.memory.guards import shrink_question
-from yak.memory.merge import merge3
+from yak.memory.history.merge import merge3
+from yak.memory.judging.guards import shrink_question
 from yak.presenters import Colour, source_text
 from yak.text import plural
 from yak.ui import dialogs

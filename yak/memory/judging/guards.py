@@ -71,7 +71,7 @@ def normalize_document(text: str) -> str:
 
 # --- not a document ---------------------------------------------------------------------------
 
-# The request's own block tags (see ``yak.memory.prompt``) and the injection block's tag: a
+# The request's own block tags (see ``yak.memory.prompts.rewrite``) and the injection block's tag: a
 # reply holding one echoes the request instead of being the document.
 # Of those, the blocks that are never the document (what was said, the lines the user wrote, the
 # lines the user removed): a reply holding one of their tags repeats that block. The document's

@@ -6,7 +6,7 @@ memory line is compared by ("Grounding" in docs/memory.md). Pure functions: no I
 - :func:`distinctive_tokens` finds what a line cannot have made up: paths, URLs, identifiers,
   flags, backticked spans, versions, numbers, e-mail addresses, names.
 - :func:`is_instruction` and :func:`is_wondering` name the kinds of lines and passages the
-  checks of :mod:`yak.memory.grounding` tell apart.
+  checks of :mod:`yak.memory.judging.grounding` tell apart.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from yak.domain import ChatMessage
 from yak.evidence import Speaker
-from yak.memory.transcript import scan_window
+from yak.memory.prompts.transcript import scan_window
 from yak.text import tool_target
 
 Redactor = Callable[[str], tuple[str, tuple[str, ...]]]
@@ -135,9 +135,9 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
     Args:
         messages: the folded conversations' messages, oldest first.
         redactor: applied to each block's text (its head and tail within
-            ``yak.limits.REDACT_WINDOW_CHARS``: :func:`yak.memory.transcript.scan_window`)
+            ``yak.limits.REDACT_WINDOW_CHARS``: :func:`yak.memory.prompts.transcript.scan_window`)
             before it is split (so a secret over several lines is still found), so a quote
-            never holds a secret; ``yak.memory.redact.redact`` has this shape.
+            never holds a secret; ``yak.memory.redaction.scan.redact`` has this shape.
 
     Returns:
         The passages, in the order they were said.

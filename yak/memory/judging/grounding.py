@@ -1,7 +1,7 @@
 """Grounding: which passage of the folded conversations backs each line a rewrite adds, and
 why a line may not be applied without review ("Evidence" and "What a rewrite may add" in
 docs/memory.md, where "Grounding" describes these rules). Pure functions: no I/O. What was said
-(passages, tokens, words, instructions) is cut and compared in :mod:`yak.memory.said`.
+(passages, tokens, words, instructions) is cut and compared in :mod:`yak.memory.judging.said`.
 
 - :func:`check_lines` scores every passage against every new line (distinctive tokens weigh
   most, then content words with light stemming and compound words) and says, per line, which
@@ -25,7 +25,7 @@ from heapq import nlargest
 
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.held import HeldKind, HeldLine, held_line_words
-from yak.memory.said import (
+from yak.memory.judging.said import (
     _BULLET,
     _COMMON_CAPS,
     _LABEL,

@@ -8,12 +8,12 @@ reply that passes them is then taken apart line by line against the document it 
    never stored, never proposed (the form's reader has already dropped lines that are Yak's
    own request or edit syntax: ``yak.memory.forms``);
 2. every other line the rewrite adds or changes is checked for a dangerous capability
-   (:func:`yak.memory.dangerous.capability`: such a line waits whoever typed it), against the
-   folded conversations (:func:`yak.memory.grounding.check_lines`: not said, only asked
+   (:func:`yak.memory.judging.dangerous.capability`: such a line waits whoever typed it), against
+   the folded conversations (:func:`yak.memory.judging.grounding.check_lines`: not said, only asked
    about, already said, an instruction no one typed) and against the workspace's tombstones;
    it gets its evidence;
 3. a hunk that removes or changes a line a person wrote waits whole; a line of the model's that
-   it removes without cause (:class:`yak.memory.removals.Removals`: replaced by lines about
+   it removes without cause (:class:`yak.memory.judging.removals.Removals`: replaced by lines about
    something else, nothing said touches it) stays, and its removal waits;
 4. what passes is **applied** (the rewrite's supported part), and what does not **waits** as one
    proposal based on that applied text, with one reason (:class:`yak.held.HeldLine`) per held
@@ -34,11 +34,12 @@ from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.held import HeldKind, HeldLine, held_line_words
 from yak.linediff import line_opcodes
-from yak.memory import dangerous, grounding, provenance
-from yak.memory.guards import normalize_document
-from yak.memory.provenance import fold_line
-from yak.memory.removals import Removals, Supersession, restated, supersessions
-from yak.memory.said import Passage, unmarked
+from yak.memory.history import provenance
+from yak.memory.history.provenance import fold_line
+from yak.memory.judging import dangerous, grounding
+from yak.memory.judging.guards import normalize_document
+from yak.memory.judging.removals import Removals, Supersession, restated, supersessions
+from yak.memory.judging.said import Passage, unmarked
 
 
 @dataclass(frozen=True)
@@ -86,12 +87,12 @@ def decide_lines(
         new: the normalized rewrite (request lines already dropped by the form's reader).
         origins: ``provenance.blame`` of ``previous`` (fewer than its lines when unknown).
         tombstones: the folded keys of the workspace's tombstones.
-        passages: the folded conversations (``yak.memory.said.passages``).
+        passages: the folded conversations (``yak.memory.judging.said.passages``).
         mode: the workspace's review mode.
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.
 
-    A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
+    A line ``new`` adds that says nothing (:func:`yak.memory.judging.grounding.says_nothing`: only
     ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
     held: a person reviewing it could only reject it. The lines ``previous`` had are kept,
     except one the conversations say is superseded that ``new`` keeps beside a line it adds
@@ -200,7 +201,7 @@ def superseded_kept(
     pnpm") beside a line it adds in its place ("- Package manager: pnpm.").
 
     The line added takes the place of the one kept line it restates and is restated by
-    (:func:`yak.memory.removals.restated`: the same subject, a new value). A line added that
+    (:func:`yak.memory.judging.removals.restated`: the same subject, a new value). A line added that
     names the new name ("- We use pnpm.") but restates none of the kept lines, or several,
     could replace any of them (or be about something else: "- The docs site uses pnpm."):
     Yak cannot tell, so nothing is removed and that line waits.
@@ -208,7 +209,7 @@ def superseded_kept(
     Args:
         old_lines: the previous document's lines.
         new_lines: the rewrite's lines.
-        stated: :func:`yak.memory.removals.supersessions` of the folded conversations.
+        stated: :func:`yak.memory.judging.removals.supersessions` of the folded conversations.
 
     Returns:
         By index in ``new_lines`` of a superseded line, the index of the added line that takes
@@ -265,8 +266,8 @@ def _removed_without_cause(
     passages: Sequence[Passage],
 ) -> set[int]:
     """The indices of the previous lines the rewrite removes or changes without cause
-    (:class:`yak.memory.removals.Removals`): they stay in the applied document, their removal
-    waits. Blank lines, structure, a person's lines (their hunk waits whole) and lines the
+    (:class:`yak.memory.judging.removals.Removals`): they stay in the applied document, their
+    removal waits. Blank lines, structure, a person's lines (their hunk waits whole) and lines the
     rewrite keeps elsewhere are not judged. None at all when keeping them would take the
     document past the ceiling (a condensed rewrite drops lines to fit)."""
     after = {fold_line(line) for line in new_lines}

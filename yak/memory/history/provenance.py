@@ -14,7 +14,7 @@ docs/memory.md). No I/O; the memory service and the refresher call these.
   the lines they bring; a refresh touches nothing.
 - :func:`review_held` says why an agent's proposal (judged whole) must wait for review
   (:func:`review_reasons` in words); a refresh is decided per line instead
-  (``yak.memory.per_line``).
+  (``yak.memory.judging.per_line``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from yak.domain import LineOrigin, ReviewMode, Revision, RevisionSource, WriteEf
 from yak.evidence import Evidence
 from yak.held import REMOVAL_SHARE, HeldKind, HeldLine, held_line_words
 from yak.linediff import line_changes, line_opcodes
-from yak.memory.dangerous import capability
-from yak.memory.said import is_instruction
+from yak.memory.judging.dangerous import capability
+from yak.memory.judging.said import is_instruction
 
 _PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT, RevisionSource.COPY})
 _END_PUNCTUATION = ".,;:!?…"
@@ -231,8 +231,8 @@ def review_held(
     A rewrite waits when the workspace is in review mode, or when it removes or alters lines a
     person wrote, brings back a tombstoned line (matched by :func:`fold_line`), removes more than
     ``REMOVAL_SHARE`` of the previous non-blank lines, or adds a line that gives the agent a
-    dangerous capability (:func:`yak.memory.dangerous.capability`, judged against
-    ``previous``) or another standing instruction (:func:`yak.memory.said.is_instruction`).
+    dangerous capability (:func:`yak.memory.judging.dangerous.capability`, judged against
+    ``previous``) or another standing instruction (:func:`yak.memory.judging.said.is_instruction`).
     A rewrite identical to ``previous`` never waits.
 
     Args:

@@ -21,7 +21,7 @@ from typing import Any
 
 from yak.domain import MAX_CHARS, MAX_LINES, RewriteForm
 from yak.memory.forms.edits import EXAMPLE, number_lines
-from yak.memory.injection import neutralize_tags
+from yak.memory.prompts.injection import neutralize_tags
 
 _ROLE = """\
 You maintain the memory document of one software project: a short plain-text brief that is \

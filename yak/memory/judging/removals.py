@@ -8,12 +8,12 @@ nothing said touches, is removed without cause: a small model aiming ``@@ replac
 wrong line does exactly that, and the project's first line is gone. So is a line of several
 facts replaced by a line about one of them, when the others are said nowhere. Such a line stays
 in the applied document; its removal waits for review with the rewrite's other doubtful lines
-(``yak.memory.per_line``).
+(``yak.memory.judging.per_line``).
 
 A conversation that states a supersession ("we switched from npm to pnpm", "we no longer use
 Jest", "moved off CircleCI") founds the removal of a line naming what is gone
 (:func:`supersessions`); a rewrite that keeps such a line beside the line that takes its place
-has not carried it out (``yak.memory.per_line``).
+has not carried it out (``yak.memory.judging.per_line``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from yak.memory.said import (
+from yak.memory.judging.said import (
     Passage,
     _fold,
     _found_in,
