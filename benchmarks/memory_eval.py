@@ -103,8 +103,8 @@ from yak.llm.provider import Provider
 from yak.memory.forms.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
 from yak.memory.forms.tool import TOOL_NAME
 from yak.memory.judging.dangerous import capability
-from yak.memory.judging.grounding import is_structure
-from yak.memory.judging.said import unmarked
+from yak.memory.judging.kinds import is_structure
+from yak.memory.judging.words import unmarked
 from yak.memory.prompts.rewrite import (
     build_rewrite_request,
     condense_message,

@@ -21,15 +21,10 @@ from yak.memory.judging.grounding import (
     ONLY_ASKED,
     LineCheck,
     check_lines,
-    says_nothing,
 )
-from yak.memory.judging.said import (
-    Passage,
-    distinctive_tokens,
-    is_instruction,
-    is_wondering,
-    passages,
-)
+from yak.memory.judging.kinds import is_instruction, says_nothing
+from yak.memory.judging.said import Passage, is_wondering, passages
+from yak.memory.judging.words import distinctive_tokens
 from yak.memory.redaction import redact
 
 SESSION = "ses_1"

@@ -53,7 +53,7 @@ from yak.linediff import line_changes
 from yak.memory.document import merge_flags
 from yak.memory.forms.profiles import profile_for
 from yak.memory.inbox.review import ReviewInbox
-from yak.memory.judging.grounding import is_structure
+from yak.memory.judging.kinds import is_structure
 from yak.memory.judging.per_line import Decision, decide_lines
 from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS, Judgement, judge_reply
 from yak.memory.judging.quotes import with_quotes

@@ -21,7 +21,7 @@ from yak.errors import UsageError
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.history.placement import place, sections
 from yak.memory.history.provenance import fold_line
-from yak.memory.judging.grounding import is_structure
+from yak.memory.judging.kinds import is_structure
 from yak.memory.judging.quotes import verify
 from yak.memory.judging.removals import Removals, names_line, new_value_of, restated
 from yak.memory.judging.said import Passage

@@ -34,12 +34,14 @@ from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.held import HeldKind, HeldLine, held_line_words
 from yak.linediff import line_opcodes
-from yak.memory.history import provenance
 from yak.memory.history.provenance import fold_line
 from yak.memory.judging import dangerous, grounding
 from yak.memory.judging.guards import normalize_document
+from yak.memory.judging.kinds import is_structure, says_nothing
 from yak.memory.judging.removals import Removals, Supersession, restated, supersessions
-from yak.memory.judging.said import Passage, unmarked
+from yak.memory.judging.review_rules import removal_held
+from yak.memory.judging.said import Passage
+from yak.memory.judging.words import unmarked
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def decide_lines(
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.
 
-    A line ``new`` adds that says nothing (:func:`yak.memory.judging.grounding.says_nothing`: only
+    A line ``new`` adds that says nothing (:func:`yak.memory.judging.kinds.says_nothing`: only
     ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
     held: a person reviewing it could only reject it. The lines ``previous`` had are kept,
     except one the conversations say is superseded that ``new`` keeps beside a line it adds
@@ -115,7 +117,7 @@ def decide_lines(
         new_lines = new.splitlines()
     opcodes = line_opcodes(old_lines, new_lines)
     new_at = _added_lines(old_lines, new_lines, opcodes)
-    empty = {j for j in new_at if grounding.says_nothing(new_lines[j])}
+    empty = {j for j in new_at if says_nothing(new_lines[j])}
     if empty:  # nothing to remember: never stored, never proposed
         new = normalize_document(
             "".join(f"{line}\n" for j, line in enumerate(new_lines) if j not in empty)
@@ -144,7 +146,7 @@ def decide_lines(
     }
     person = {origin.line - 1 for origin in origins if origin.by_person}
     spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages)
-    removal = provenance.removal_held(old_lines, opcodes, spared=spared)
+    removal = removal_held(old_lines, opcodes, spared=spared)
     whole = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
     applied: list[str] = []
@@ -222,12 +224,12 @@ def superseded_kept(
     kept = [
         j
         for j, line in enumerate(new_lines)
-        if fold_line(line) in before and line.strip() and not grounding.is_structure(line)
+        if fold_line(line) in before and line.strip() and not is_structure(line)
     ]
     added = [
         j
         for j, line in enumerate(new_lines)
-        if line.strip() and fold_line(line) not in before and not grounding.is_structure(line)
+        if line.strip() and fold_line(line) not in before and not is_structure(line)
     ]
     gone: dict[int, int] = {}
     unclear: dict[str, HeldLine] = {}
@@ -280,7 +282,7 @@ def _removed_without_cause(
             continue
         for i in range(i1, i2):
             line = old_lines[i]
-            if i in person or fold_line(line) in after or grounding.is_structure(line):
+            if i in person or fold_line(line) in after or is_structure(line):
                 continue
             if removals.without_cause(line, new_lines[j1:j2], added):
                 spared.add(i)

@@ -27,8 +27,7 @@ from yak.memory.forms.edits import holds_edits
 from yak.memory.forms.profiles import PLAIN, Profile
 from yak.memory.forms.text import read_text
 from yak.memory.forms.tool import read_tool, tool_call
-from yak.memory.history import provenance
-from yak.memory.judging import guards
+from yak.memory.judging import guards, review_rules
 from yak.memory.judging.said import Passage
 from yak.memory.redaction import redact
 
@@ -150,9 +149,9 @@ def review_held(
     mode: ReviewMode = ReviewMode.AUTO,
 ) -> tuple[HeldLine, ...]:
     """Why a candidate that passed the guards must wait for review (``()``: it may be applied):
-    :func:`yak.memory.history.provenance.review_held` of ``previous`` (whose line ``origins`` these
-    are) and the judged text; ``tombstones`` are the workspace's folded keys."""
-    return tuple(provenance.review_held(previous, judged.text, origins, tombstones, mode))
+    :func:`yak.memory.judging.review_rules.review_held` of ``previous`` (whose line ``origins``
+    these are) and the judged text; ``tombstones`` are the workspace's folded keys."""
+    return tuple(review_rules.review_held(previous, judged.text, origins, tombstones, mode))
 
 
 def _judged(
