@@ -38,13 +38,14 @@ from PySide6.QtWidgets import (
 
 from yak.domain import Proposal
 from yak.held import DOUBTFUL
+from yak.linediff import diff_rows
 from yak.memory.history.hunks import Hunk, hunks, take
 from yak.memory.history.provenance import added_lines
 from yak.presenters import Colour, held_line_words, proposal_reasons, review_title
 from yak.text import plural, shorten
 from yak.ui.colours import text_style
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows, why_added
+from yak.ui.formatting import why_added
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
 ACCEPT_KEYS = "Ctrl+Return"

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from yak.errors import UsageError
+from yak.linediff import line_edits
 
 _WORD = re.compile(r"[^\W_]{3,}")
 _COMMON = frozenset(
@@ -246,10 +247,8 @@ def landing(base: str, content: str) -> tuple[int, str | None] | None:
     """Where a proposal's first added line lands: its line number in ``content`` and the title
     of the section it is in (``None``: none, or a block without a title: a fact line is never
     named as a heading), or ``None`` when it adds no line."""
-    from difflib import SequenceMatcher
-
     old, new = base.split("\n"), content.split("\n")
-    for tag, _i1, _i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, _i1, _i2, j1, j2 in line_edits(old, new):
         if tag in ("insert", "replace") and any(line.strip() for line in new[j1:j2]):
             first = next(j for j in range(j1, j2) if new[j].strip()) + 1
             section = next((s for s in sections(content) if s.first <= first <= s.last), None)

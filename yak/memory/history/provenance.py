@@ -3,10 +3,11 @@
 and the refresher call these.
 
 - :func:`blame` walks the revision chain oldest first and diffs each revision's lines against
-  the previous one (``difflib``): a line in an unchanged run keeps its origin, every inserted or
-  replaced line takes the origin of the revision that wrote it, with that revision's evidence
-  for the same line text. So an origin is exact for a line untouched since it was written. A
-  restore gives back the origins (and evidence) the restored revision's lines had.
+  the previous one (:func:`yak.linediff.line_opcodes`): a line in an unchanged run keeps its
+  origin, every inserted or replaced line takes the origin of the revision that wrote it, with
+  that revision's evidence for the same line text. So an origin is exact for a line untouched
+  since it was written. A restore gives back the origins (and evidence) the restored
+  revision's lines had.
 - :func:`fold_line` is how a returning line is recognised: case, spacing and end punctuation
   folded.
 - :func:`write_effects` says what a write does to the tombstones: a hand save buries the lines
@@ -19,7 +20,7 @@ Why a rewrite waits for review is judged in ``yak.memory.judging``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 
 from yak.domain import LineOrigin, Revision, RevisionSource, WriteEffects
@@ -36,10 +37,6 @@ def fold_line(text: str) -> str:
     same line). ``""`` for a blank line."""
     folded = " ".join(text.split()).casefold()
     return folded.rstrip(_END_PUNCTUATION + " ")
-
-
-def _opcodes(old: Sequence[str], new: Sequence[str]) -> Sequence[tuple[str, int, int, int, int]]:
-    return line_opcodes(old, new)
 
 
 def _by_person(revision: Revision) -> bool:
@@ -70,13 +67,13 @@ def blame(
     for revision in revisions:
         new_lines = revision.content.splitlines()
         new_origins: list[LineOrigin | None] = [None] * len(new_lines)
-        for tag, i1, i2, j1, j2 in _opcodes(lines, new_lines):
+        for tag, i1, i2, j1, j2 in line_opcodes(lines, new_lines):
             if tag == "equal":
                 new_origins[j1:j2] = origins[i1:i2]
         restored = by_revision.get(revision.restored_from or "")
         if revision.source is RevisionSource.RESTORE and restored is not None:
             old_lines, old_origins = restored
-            for tag, i1, _i2, j1, j2 in _opcodes(old_lines, new_lines):
+            for tag, i1, _i2, j1, j2 in line_opcodes(old_lines, new_lines):
                 if tag == "equal":
                     for offset in range(j2 - j1):
                         if new_origins[j1 + offset] is None:
@@ -165,7 +162,7 @@ def write_effects(
     bury: dict[str, str] = {}
     lift: list[str] = []
     buries = source is RevisionSource.HAND if buries_removed is None else buries_removed
-    for tag, i1, i2, j1, j2 in _opcodes(old_lines, new_lines):
+    for tag, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if tag == "equal":
             continue
         if buries:
@@ -184,7 +181,7 @@ def added_lines(base: str, new: str) -> list[str]:
     """The non-blank lines ``new`` inserts or writes in place of others, in order."""
     old_lines, new_lines = base.splitlines(), new.splitlines()
     found: list[str] = []
-    for tag, _i1, _i2, j1, j2 in _opcodes(old_lines, new_lines):
+    for tag, _i1, _i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if tag != "equal":
             found += [line for line in new_lines[j1:j2] if line.strip()]
     return found

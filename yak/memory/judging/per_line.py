@@ -2,7 +2,7 @@
 
 The guards judge a reply as a whole (empty, not a document, placeholder, ceiling, floor). A
 reply that passes them is then taken apart line by line against the document it was based on
-(``difflib`` hunks):
+(line hunks, :func:`yak.linediff.line_opcodes`):
 
 1. new lines that say nothing (only ``[REDACTED:…]`` markers, "None yet.") are **dropped**:
    never stored, never proposed (the form's reader has already dropped lines that are Yak's
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.held import HeldKind, HeldLine, held_line_words
-from yak.linediff import line_opcodes
+from yak.linediff import Opcode, line_opcodes
 from yak.memory.history.provenance import fold_line
 from yak.memory.judging import dangerous, grounding
 from yak.memory.judging.guards import normalize_document
@@ -263,7 +263,7 @@ def _restate(old: str, new: str) -> bool:
 def _removed_without_cause(
     old_lines: Sequence[str],
     new_lines: Sequence[str],
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
     person: Collection[int],
     passages: Sequence[Passage],
 ) -> set[int]:
@@ -295,7 +295,7 @@ def _removed_without_cause(
 def _added_lines(
     old_lines: Sequence[str],
     new_lines: Sequence[str],
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
 ) -> list[int]:
     """The indices in ``new_lines`` of the rewrite's lines that are new, in order: a line the
     previous document held (list markers aside: ``- - x`` is ``- x`` moved) is moved, and
@@ -334,7 +334,7 @@ def _line_reason(
 
 def _old_number(
     candidate_line: int,
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
     old_lines: Sequence[str],
     new_lines: Sequence[str],
 ) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 
 from yak.domain import LineOrigin, ReviewMode
 from yak.held import REMOVAL_SHARE, HeldKind, HeldLine, held_line_words
-from yak.linediff import line_opcodes
+from yak.linediff import Opcode, line_opcodes
 from yak.memory.history.provenance import fold_line
 from yak.memory.judging.dangerous import capability
 from yak.memory.judging.kinds import is_instruction
@@ -18,7 +18,7 @@ from yak.memory.judging.kinds import is_instruction
 
 def removal_held(
     old_lines: Sequence[str],
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
     *,
     spared: Collection[int] = (),
 ) -> HeldLine | None:
