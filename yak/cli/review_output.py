@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from yak.cli.output import kept_file_error
-from yak.cli.terminal import lines, local_time, print_json, write_stdout
+from yak.cli.terminal import lines, print_json, write_stdout
 from yak.domain import LineOrigin, MemoryDocument, Proposal, ProposalStatus, Workspace
 from yak.events import SyncedFileFailed
 from yak.linediff import unified_diff
@@ -23,6 +23,7 @@ from yak.presenters import (
     evidence_words,
     held_json,
     landing_words,
+    local_time,
     mode_words,
     proposal_origin,
     proposal_outcome,

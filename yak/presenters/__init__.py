@@ -51,6 +51,7 @@ from yak.presenters.origins import (
     TYPED_BY_YOU,
     change_words,
     evidence_words,
+    local_time,
     source_label,
     source_text,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "held_line_words",
     "list_colour",
     "list_status",
+    "local_time",
     "mode_words",
     "outcome_label",
     "outcome_lead",

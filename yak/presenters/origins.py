@@ -1,8 +1,9 @@
-"""Why a line is there and who wrote a version, in words (the hover, ``blame``, History)."""
+"""Why a line is there and who wrote a version when, in words (the hover, ``blame``, History)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
@@ -98,3 +99,13 @@ def change_words(source: str) -> str:
     ``"changed by another program"``…"""
     words = _SOURCE_WORDS.get(source)
     return words[2] if words else source
+
+
+def local_time(moment: datetime | None, *, missing: str = "") -> str:
+    """``moment`` in the local time zone as ``YYYY-MM-DD HH:MM`` (a naive time is taken as UTC,
+    as Yak stores times); ``missing`` for ``None`` (the command line's tables show ``-``)."""
+    if moment is None:
+        return missing
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")

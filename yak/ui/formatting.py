@@ -41,15 +41,6 @@ def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
     return moment.astimezone().strftime("%Y-%m-%d")
 
 
-def local_time(moment: datetime | None) -> str:
-    """``moment`` in local time as ``YYYY-MM-DD HH:MM`` (``""`` for ``None``)."""
-    if moment is None:
-        return ""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
 def line_count_text(lines: int) -> str:
     """``"57 / 200 lines"``: a document's lines against the ceiling."""
     return f"{lines} / {MAX_LINES} lines"

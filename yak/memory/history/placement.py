@@ -18,74 +18,9 @@ from dataclasses import dataclass
 
 from yak.errors import UsageError
 from yak.linediff import line_edits
+from yak.memory.lines import LIST_MARKER, STOPWORDS
 
 _WORD = re.compile(r"[^\W_]{3,}")
-_COMMON = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "not",
-        "but",
-        "all",
-        "any",
-        "can",
-        "use",
-        "uses",
-        "used",
-        "into",
-        "when",
-        "then",
-        "than",
-        "its",
-        "our",
-        "you",
-        "your",
-        "they",
-        "them",
-        "their",
-        "there",
-        "here",
-        "what",
-        "which",
-        "who",
-        "how",
-        "why",
-        "will",
-        "would",
-        "should",
-        "could",
-        "must",
-        "may",
-        "might",
-        "also",
-        "only",
-        "just",
-        "each",
-        "every",
-        "about",
-        "over",
-        "under",
-        "more",
-        "most",
-        "some",
-        "such",
-        "been",
-        "being",
-        "does",
-        "did",
-        "done",
-    }
-)
 _TITLE_WEIGHT = 3
 
 
@@ -123,7 +58,7 @@ class Placement:
 
 _TITLE_WORDS = 6  # the most words of a title line
 _HEADING = re.compile(r"#{1,6}\s")
-_LIST_ITEM = re.compile(r"(?:[-*+•>|`]|\d+[.)](?:\s|$))")
+_LIST_ITEM = re.compile(rf"(?:{LIST_MARKER})(?:\s|$)|[-*+•>|`]")
 
 
 def is_title(line: str) -> bool:
@@ -141,7 +76,7 @@ def is_title(line: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.casefold()) if w not in _COMMON}
+    return {w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS}
 
 
 def _bare_title(line: str) -> str:

@@ -26,6 +26,7 @@ from dataclasses import replace
 from yak.domain import LineOrigin, Revision, RevisionSource, WriteEffects
 from yak.evidence import Evidence
 from yak.linediff import line_changes, line_opcodes
+from yak.memory.lines import fold
 
 _PERSON_SOURCES = frozenset({RevisionSource.HAND, RevisionSource.IMPORT, RevisionSource.COPY})
 _END_PUNCTUATION = ".,;:!?…"
@@ -35,8 +36,7 @@ def fold_line(text: str) -> str:
     """A line's identity for tombstones: case folded, runs of whitespace made one space, and
     trailing punctuation removed (``"- Lint with  ruff."`` and ``"- lint with ruff"`` are the
     same line). ``""`` for a blank line."""
-    folded = " ".join(text.split()).casefold()
-    return folded.rstrip(_END_PUNCTUATION + " ")
+    return fold(text).rstrip(_END_PUNCTUATION + " ")
 
 
 def _by_person(revision: Revision) -> bool:

@@ -24,13 +24,13 @@ from yak.memory.judging.words import (
     Words,
     content_words,
     distinctive_tokens,
-    fold,
     matched_words,
     squash,
     stands_at,
     token_key,
     word_stem,
 )
+from yak.memory.lines import fold
 
 TOKEN_WEIGHT = 3  # a distinctive token counts as this many content words
 

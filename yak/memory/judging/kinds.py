@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 
 from yak.memory.judging.words import COMMON_CAPS, TOKEN_EDGES, content_words
+from yak.memory.lines import LIST_MARKER
 
 # --- instructions ---------------------------------------------------------------------------
 
 # A line's leading list marker and bold opener; a "label: value" line's label and value.
-BULLET = re.compile(r"^\s*(?:[-*+•]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
+BULLET = re.compile(rf"^\s*(?:(?:{LIST_MARKER})\s+)?(?:\*\*|__)?")
 LABEL = re.compile(r"^([^:`]{1,40}?)(?:\*\*|__)?:\s+(.+)$")
 # fmt: off
 _IMPERATIVE = frozenset((

@@ -20,6 +20,7 @@ from dataclasses import replace
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.memory.forms import Quote
 from yak.memory.judging.said import Passage
+from yak.memory.lines import fold
 
 MIN_QUOTE_CHARS = 8  # a shorter quote ("yes", "ok") is found anywhere and proves nothing
 _SPEAKER = re.compile(r"^\s*(?:user|assistant|human|the user|the assistant)\s*(?:said)?\s*:\s*")
@@ -29,8 +30,7 @@ _MARKS = "\"'“”‘’`«» "
 def fold_quote(text: str) -> str:
     """A quote or a message as compared: case folded, whitespace runs made one space, a
     leading speaker name and surrounding quotation marks taken off, end punctuation too."""
-    folded = " ".join(text.split()).casefold()
-    folded = _SPEAKER.sub("", folded).strip(_MARKS)
+    folded = _SPEAKER.sub("", fold(text)).strip(_MARKS)
     return folded.rstrip(".!?;:, ").strip(_MARKS)
 
 

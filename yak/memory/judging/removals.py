@@ -26,11 +26,11 @@ from yak.memory.judging.said import Passage
 from yak.memory.judging.words import (
     content_words,
     distinctive_tokens,
-    fold,
     found_in,
     squash,
     token_key,
 )
+from yak.memory.lines import fold
 
 TOUCH_SHARE = 0.5  # of a line's content words, the share one passage must hold to touch it
 RESTATE_SHARE = 0.5  # of a line's content words, the share the lines in its place must hold

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from yak.domain import ChatMessage
 from yak.evidence import Speaker
+from yak.memory.lines import FENCE
 from yak.memory.prompts.transcript import scan_window
 from yak.text import tool_target
 
@@ -51,7 +52,6 @@ class Passage:
 # --- passages -------------------------------------------------------------------------------
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _LEAD = re.compile(r"^(?:\s|[-*+>•#]|\d+[.)]\s|\*\*|__)+")
 _FILLER = re.compile(r"^(?:(?:so|ok|okay|hmm+|well|also|and|but|btw|then|now|right)\b[,\s]*)+")
 _WONDER = re.compile(
@@ -98,7 +98,7 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
     found: list[tuple[str, bool]] = []
     fenced = comment = pasted = False
     for line in text.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             fenced = not fenced
             continue
         stripped = line.strip()

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from yak.memory.lines import LIST_MARKER, STOPWORDS, fold
+
 NAME_STEM = 5  # letters of a name that must match when it is said shorter or longer
 
 # --- tokens ---------------------------------------------------------------------------------
@@ -27,7 +29,7 @@ _VERSION = re.compile(r"v?\d+(?:\.\d+)+[a-z0-9]*")
 _NUMBER = re.compile(r"(\d{2,})[A-Za-z%]{0,3}")
 _HOST_PORT = re.compile(r"[A-Za-z][\w.-]*:\d{2,5}")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z][a-z0-9]+[A-Z]|[A-Z][A-Z0-9]*\d")
-_BULLET_ONLY = re.compile(r"\s*(?:[-*+•]|\d+[.)])?\s*")
+_BULLET_ONLY = re.compile(rf"\s*(?:{LIST_MARKER})?\s*")
 _LEAD_STRIP = "\"'`“”‘’([{<*"  # a leading dot, tilde, slash or dash belongs to the token
 TOKEN_EDGES = "\"'`“”‘’()[]{}<>,.;:!?*"  # stripped from a token's (or a word's) ends
 _SENTENCE_STARTERS = frozenset(".!?:;-*#>•|\"'“‘`_=")
@@ -133,24 +135,6 @@ def distinctive_tokens(line: str) -> list[str]:
 
 _WORD = re.compile(r"[^\W_]+")  # letters and digits, of any script
 # fmt: off
-_STOPWORDS = frozenset((
-    "a", "an", "the", "and", "or", "but", "nor", "so", "yet", "if", "then", "else", "when",
-    "while", "where", "what", "which", "who", "whom", "whose", "why", "how", "that", "this",
-    "these", "those", "there", "here", "it", "its", "it's", "is", "are", "was", "were", "be",
-    "been", "being", "am", "do", "does", "did", "done", "doing", "have", "has", "had", "having",
-    "will", "would", "shall", "should", "can", "could", "may", "might", "must", "i", "me", "my",
-    "mine", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her",
-    "hers", "they", "them", "their", "theirs", "to", "of", "in", "on", "at", "by", "for",
-    "from", "with", "without", "into", "onto", "over", "under", "about", "as", "than", "too",
-    "very", "also", "just", "only", "even", "still", "now", "not", "no", "never", "always",
-    "any", "all", "some", "each", "every", "both", "either", "neither", "more", "most", "much",
-    "many", "few", "other", "such", "own", "same", "s", "t", "d", "ll", "re", "ve", "m", "don",
-    "doesn", "didn", "isn", "aren", "wasn", "weren", "won", "wouldn", "shouldn", "couldn",
-    "can't", "cannot", "let", "lets", "let's", "yes", "ok", "okay", "sure", "please", "thanks",
-    "thank", "via", "per", "use", "uses", "used", "using", "http", "https", "www", "com"
-))
-# fmt: on
-# fmt: off
 _NEGATORS = frozenset((
     "not", "never", "no", "without", "cannot", "nothing", "none", "nobody", "neither", "nor",
     "dont", "doesnt", "didnt", "cant", "wont", "shouldnt", "mustnt", "isnt", "arent", "wasnt",
@@ -206,7 +190,7 @@ def content_words(text: str) -> Words:
         if word in _NEGATORS or (word == "t" and last.endswith("n")):
             negated = True  # not, never, no…, and don't, can't, isn't (split at the quote)
         last = word
-        if word in _STOPWORDS or len(word) < 2:
+        if word in STOPWORDS or len(word) < 2:
             previous = ""
             continue
         stem = word_stem(word)
@@ -268,11 +252,6 @@ def found_in(key: str, text: str, squashed: str) -> bool:
         pieces = [piece for piece in pieces if piece]
         return bool(pieces) and all(found_in(piece, text, squashed) for piece in pieces)
     return len(key) >= 6 and key.isalnum() and key in squashed
-
-
-def fold(text: str) -> str:
-    """``text`` case folded, runs of whitespace made one space."""
-    return " ".join(text.casefold().split())
 
 
 _LIST_MARKERS = re.compile(r"^\s*(?:[-*•]+(?:\s+|$))*")

@@ -28,10 +28,9 @@ from PySide6.QtWidgets import (
 
 from yak.domain import RefreshAttempt, Revision, Workspace
 from yak.linediff import diff_rows
-from yak.presenters import attempt_outcome, source_label
+from yak.presenters import attempt_outcome, local_time, source_label
 from yak.text import plural
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import local_time
 from yak.ui.layout import create_button, create_label, hbox, vbox
 
 COMPARE_CURRENT = "current"  # the selected revision against the current document
