@@ -128,11 +128,11 @@ class Breakdown:
 
 
 def instrument(core: Core) -> Breakdown:
-    """Wrap the steps of ``core``'s refresher (see ``yak/refresh/refresher.py``)."""
+    """Wrap the steps of ``core``'s refresher (``yak/refresh/refresher.py`` and ``asking.py``)."""
     from yak.memory.forms import text as text_form
     from yak.memory.judging import guards
     from yak.memory.judging import pipeline as judging
-    from yak.refresh import client, refresher, retries
+    from yak.refresh import asking, client, refresher, retries
 
     breakdown = Breakdown()
     steps = [
@@ -142,7 +142,7 @@ def instrument(core: Core) -> Breakdown:
         (text_form, "clean_reply", "guards"),
         (guards, "normalize_document", "guards"),
         (guards, "check_rewrite", "guards"),
-        (refresher, "judge_reply", "judge"),
+        (asking, "judge_reply", "judge"),
         (retries.prompt, "build_rewrite_request", "prompt"),
         (client, "ready_model_client", "client"),
         (client, "_close", "close"),
@@ -152,7 +152,7 @@ def instrument(core: Core) -> Breakdown:
         (core.memory, "apply_rewrite", "write"),
         (core.memory, "record_attempt", "record attempt"),
         (refresher, "passages", "passages"),
-        (refresher, "decide_lines", "decide"),
+        (asking, "decide_lines", "decide"),
     ]
     for owner, name, label in steps:
         breakdown.wrap(owner, name, label)

@@ -18,6 +18,7 @@ from yak.domain import RefreshStatus
 from yak.evidence import Speaker
 from yak.memory.forms import FormError
 from yak.memory.forms.tool import TOOL_NAME, merge, read_tool
+from yak.memory.judging.removals import value_changed
 from yak.memory.prompts.rewrite import request_text
 
 DOC = (
@@ -290,6 +291,63 @@ async def test_a_new_value_listed_without_its_line_takes_the_old_values_place(
     assert outcome.status is RefreshStatus.APPLIED
     expected = DOC.replace("3.12", "3.13") + "\n- CI runs on GitHub Actions.\n"
     assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+async def test_a_new_value_reworded_and_said_as_a_change_takes_the_old_values_place(
+    tool_core, workspace, fake_api
+):
+    """The 1.5B model wrote "- The project uses Python 3.13." for "- Python 3.12." (the two
+    lines do not restate each other): the same name with another value, and the quote says it
+    changed ("upgraded"), so the fact takes line 3's place."""
+    say(tool_core, workspace.id, "We upgraded to Python 3.13 today.", "Noted.")
+    fake_api.script(
+        call([fact("- The project uses Python 3.13.", 1, "We upgraded to Python 3.13 today.")])
+    )
+    outcome = await tool_core.refresh.refresh_now(workspace.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC.replace("- Python 3.12.", "- The project uses Python 3.13.")
+    assert (await tool_core.memory.read(workspace.id)).content.encode() == expected.encode()
+
+
+@pytest.mark.parametrize(
+    ("line", "fact_", "quote", "changed"),
+    [
+        ("- Python 3.11.", "- The project uses Python 3.12.", "We upgraded to 3.12.", True),
+        (
+            "- Postgres runs on port 5432.",
+            "- Postgres is reached through PgBouncer on port 6432.",
+            "Postgres now sits behind PgBouncer on port 6432.",
+            True,
+        ),
+        (
+            "- The load runs nightly at 02:00 UTC.",
+            "- The nightly run is at 03:30 UTC.",
+            "The nightly run moves to 03:30 UTC.",
+            True,
+        ),
+        ("- Batch size: 500 rows.", "- The batch size goes up to 1000 rows.", "goes up", True),
+        # Not said as a change: CI may test another version beside the project's own.
+        ("- Python 3.11.", "- CI also tests Python 3.12.", "CI also tests on Python 3.12.", False),
+        # Another service on another port: the line's own name (API) is not in the fact.
+        (
+            "- The API listens on port 8080.",
+            "- The admin UI now listens on port 9000.",
+            "The admin UI now listens on port 9000.",
+            False,
+        ),
+        # Not the same subject.
+        (
+            "- The API listens on port 8080.",
+            "- Postgres now sits behind PgBouncer on port 6432.",
+            "Postgres now sits behind PgBouncer on port 6432.",
+            False,
+        ),
+    ],
+)
+def test_a_value_changed_needs_the_same_subject_the_same_names_and_words_of_a_change(
+    line, fact_, quote, changed
+):
+    assert value_changed(line, fact_, quote) is changed
 
 
 async def test_a_fact_listed_as_new_after_a_stated_switch_takes_the_old_lines_place(

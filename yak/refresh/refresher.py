@@ -2,16 +2,15 @@
 "The refresh").
 
 One attempt of :meth:`MemoryRefresher.refresh` goes read → ask → decide → store over one record
-(``_Attempt``), which is then stored with its outcome, reason, reply, token usage, duration,
+(``Attempt``), which is then stored with its outcome, reason, reply, token usage, duration,
 model, sessions and flags:
 
 - read: the document, then the unfolded messages of every session (for a rebuild, the most
   recent ones) formatted with secrets redacted (``transcript``). Nothing to say, or memory off
   for the workspace: ``up_to_date`` without a model call;
-- ask: the memory model is asked for edits against the numbered document, or for the whole
-  document (``prompt``); each reply is judged (``yak.memory.judging.pipeline``) in one retry loop
-  (edits that do not apply: once for the whole document; over the ceiling: once to condense). A
-  provider failure is ``failed``, and nothing else is stored;
+- ask (``yak.refresh.asking``): the memory model is asked in the form chosen for its endpoint
+  (a tool call, edits against the numbered document, or the whole document); each reply is
+  judged in one retry loop. A provider failure is ``failed``, and nothing else is stored;
 - decide: an empty block of edits is ``up_to_date``, a refused reply ``refused_*``, one the
   review rules hold ``needs_review`` (a proposal); any other is applied;
 - store: on the version the attempt read; if the document changed meanwhile (a hand edit) the
@@ -23,55 +22,41 @@ are published on the loop thread.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, replace
-from enum import Enum
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
-from typing import Any
 
 from yak.bus import EventBus
 from yak.config import Settings
 from yak.domain import (
     STORE_ERROR,
     ChatMessage,
-    LineOrigin,
     MemoryDocument,
     ProposalOrigin,
     RefreshOutcome,
     RefreshStatus,
     RewriteForm,
-    TokenUsage,
-    Workspace,
 )
-from yak.errors import CeilingExceeded, ConflictError, MissingApiKey, ProviderError, YakError
+from yak.errors import CeilingExceeded, ConflictError, YakError
 from yak.events import RefreshFinished, RefreshWaiting
 from yak.evidence import Evidence
 from yak.linediff import line_changes
-from yak.memory.document import merge_flags
-from yak.memory.forms.profiles import profile_for
 from yak.memory.inbox.review import ReviewInbox
-from yak.memory.judging.kinds import is_structure
-from yak.memory.judging.per_line import Decision, decide_lines
-from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS, Judgement, judge_reply
-from yak.memory.judging.quotes import with_quotes
-from yak.memory.judging.said import Passage, passages
+from yak.memory.judging.said import passages
 from yak.memory.prompts.transcript import Transcript, format_transcript
 from yak.memory.redaction import redact
 from yak.memory.service import MemoryService
 from yak.ports import (
-    Completion,
     ConversationRepository,
     EndpointForms,
-    ModelClient,
     ModelClientFactory,
     RefreshLock,
     WorkspaceRepository,
 )
-from yak.refresh import context, retries
-from yak.refresh.client import KeptModelClient
+from yak.refresh.asking import RewriteAsker
+from yak.refresh.attempt import Attempt, Input, Store
 from yak.text import plural
 
 log = logging.getLogger(__name__)
@@ -79,69 +64,6 @@ log = logging.getLogger(__name__)
 # How long a refresh waits for another process's refresh of the same workspace (seconds): two
 # model calls at the provider's 120 s timeout with its retries fit well within it.
 LOCK_WAIT_S = 900.0
-
-
-@dataclass(frozen=True)
-class _Input:
-    """What one attempt works from, read in one worker-thread hop."""
-
-    workspace: Workspace
-    document: MemoryDocument
-    messages: list[ChatMessage]
-    transcript: Transcript
-    origins: list[LineOrigin]  # of the document's lines ([] when unknown)
-    tombstones: dict[str, str]  # folded key -> the line as the person had it
-    client_from: Hashable  # what the model client would be built from now (KeptModelClient)
-    passages: tuple[Passage, ...] = ()  # the folded conversations, for grounding each line
-
-
-class _Store(Enum):
-    """What an attempt stores once decided (besides the attempt itself)."""
-
-    NOTHING = "nothing"
-    WATERMARKS = "watermarks"  # the messages are marked folded; no revision
-    PROPOSAL = "proposal"  # the rewrite waits for review
-    REWRITE = "rewrite"  # the rewrite is applied on the version it was based on
-    SPLIT = "split"  # its supported part is applied, and the rest waits for review on top of it
-
-
-@dataclass
-class _Attempt:
-    """One attempt's record, filled in by its steps (read → ask → decide → store); the
-    outcome is recorded once, whichever step decided it."""
-
-    data: _Input
-    settings: Settings  # when the attempt started (model, floor)
-    rebuild: bool
-    outcome: RefreshOutcome  # so far
-    store: _Store | None = None  # once decided
-    reply: Judgement | None = None  # once the model answered
-    decision: Decision | None = None  # once a reply passed the guards: what is applied, held
-
-    @property
-    def workspace_id(self) -> str:
-        return self.outcome.workspace_id
-
-    @property
-    def base_version(self) -> int:
-        """The version the attempt read (and writes against)."""
-        return self.data.document.version
-
-    def answered(self, reply: Judgement, **changes: Any) -> None:
-        """Keep the model's judged reply, with the outcome's ``changes``."""
-        previous = self.data.document.content
-        added, removed = line_changes(previous, reply.text) if reply.text else (0, 0)
-        self.reply = reply
-        self.update(reply=reply.text or reply.raw, added=added, removed=removed, **changes)
-
-    def update(self, **changes: Any) -> None:
-        """Change the outcome so far."""
-        self.outcome = replace(self.outcome, **changes)
-
-    def decide(self, store: _Store, **changes: Any) -> None:
-        """Decide what is stored, with the outcome's ``changes``."""
-        self.store = store
-        self.update(**changes)
 
 
 class MemoryRefresher:
@@ -187,11 +109,9 @@ class MemoryRefresher:
     ) -> None:
         self._memory = memory
         self._review = review
-        self._form = form
-        self._endpoint_forms = endpoint_forms
         self._workspaces = workspaces
         self._conversations = conversations
-        self._clients = KeptModelClient(model_client)
+        self._asker = RewriteAsker(model_client, form=form, endpoint_forms=endpoint_forms)
         self._settings = settings
         self._lock = lock
         self._bus = bus
@@ -243,7 +163,7 @@ class MemoryRefresher:
         try:
             await self._record_unrecorded()
         finally:
-            await self._clients.aclose()
+            await self._asker.aclose()
 
     async def _record_unrecorded(self) -> None:
         """Record the failed attempts kept by :meth:`_attempt_safely`, oldest first, each
@@ -323,7 +243,7 @@ class MemoryRefresher:
         record until one decides what is stored; then the record is stored."""
         attempt = await self._read(workspace_id, rebuild=rebuild)
         if attempt.store is None:
-            await self._ask(attempt)
+            await self._asker.ask(attempt)
         if attempt.store is None:
             self._decide(attempt)
         await self._store(attempt)
@@ -331,7 +251,7 @@ class MemoryRefresher:
         return await self._record(outcome, base_version=attempt.base_version, rebuild=rebuild)
 
     # --- steps ------------------------------------------------------------------------------
-    async def _read(self, workspace_id: str, *, rebuild: bool) -> _Attempt:
+    async def _read(self, workspace_id: str, *, rebuild: bool) -> Attempt:
         """Read the document and the conversations; with nothing to send (memory off, no
         message with text), that is decided here, without a model call."""
         settings = self._settings()
@@ -341,7 +261,7 @@ class MemoryRefresher:
             workspace_id, lambda document: self._read_input(document, rebuild)
         )
         document, transcript = data.document, data.transcript
-        attempt = _Attempt(
+        attempt = Attempt(
             data,
             settings,
             rebuild,
@@ -359,215 +279,16 @@ class MemoryRefresher:
             # Memory is off here: nothing is sent and no watermark moves, so turning it back
             # on folds these conversations then.
             reason = "memory is turned off for this workspace; nothing was sent"
-            attempt.decide(_Store.NOTHING, reason=reason, session_ids=(), flags=())
+            attempt.decide(Store.NOTHING, reason=reason, session_ids=(), flags=())
         elif transcript.empty and data.messages:  # only tool results and the like: seen
             reason = "the new messages had no text to remember"
-            attempt.decide(_Store.WATERMARKS, reason=reason, session_ids=())
+            attempt.decide(Store.WATERMARKS, reason=reason, session_ids=())
         elif transcript.empty:
             reason = "no conversation since the last refresh"
-            attempt.decide(_Store.NOTHING, reason=reason, session_ids=())
+            attempt.decide(Store.NOTHING, reason=reason, session_ids=())
         return attempt
 
-    async def _ask(self, attempt: _Attempt) -> None:
-        """Ask the memory model for the rewrite (:meth:`_call`) on a kept or new client, in the
-        form chosen for its endpoint (:meth:`_form_for`)."""
-        data = attempt.data
-        request = {
-            "current": data.document.content,
-            "transcript": data.transcript.text,
-            "workspace_name": data.workspace.name,
-            "rebuild": attempt.rebuild,
-            "hand_lines": [o.text for o in data.origins if o.by_person and o.text.strip()],
-            "removed_lines": list(data.tombstones.values()),
-        }
-        provider: ModelClient | None = None
-        answered = False
-        try:
-            provider = await self._clients.take(data.client_from)
-            form, auto = await self._form_for(provider, attempt.settings)
-            first = retries.first_request(form, **request)
-            fallback = first
-            if form is RewriteForm.TOOL:
-                fallback = retries.first_request(RewriteForm.EDITS, **request)
-            too_large = await context.check_fit(
-                provider,
-                settings=attempt.settings,
-                system=first.system,
-                messages=first.messages,
-                reserve=REWRITE_MAX_TOKENS,
-            )
-            if too_large is not None:  # not sent to be cut by the server; nothing is folded
-                attempt.decide(
-                    _Store.NOTHING,
-                    status=RefreshStatus.FAILED,
-                    reason=too_large,
-                    model=attempt.settings.memory_model,
-                    flags=merge_flags(attempt.outcome.flags, ("context_window",)),
-                )
-                return
-            answered = await self._call(provider, attempt, first, fallback=fallback)
-            if answered and auto:
-                await self._remember(provider, attempt)
-        finally:
-            if provider is not None:
-                await self._clients.give_back(provider, healthy=answered)
-
-    async def _form_for(
-        self, provider: ModelClient, settings: Settings
-    ) -> tuple[RewriteForm, bool]:
-        """The form to ask in, and whether it was chosen automatically (then what the endpoint
-        does with it is remembered): the refresher's own form, else the settings'
-        ``memory_form``; ``auto`` is the tool unless this endpoint and model were found to
-        answer in text (then edits)."""
-        if self._form is not None:
-            return self._form, False
-        if settings.memory_form != "auto":
-            return RewriteForm(settings.memory_form), False
-        if self._endpoint_forms is None:
-            return RewriteForm.TOOL, True
-        remembered = await asyncio.to_thread(
-            self._endpoint_forms.remembered, provider.base_url, settings.memory_model
-        )
-        return remembered or RewriteForm.TOOL, True
-
-    async def _remember(self, provider: ModelClient, attempt: _Attempt) -> None:
-        """Remember what the endpoint did with the tool: it called it (tool), or rejected the
-        tools or answered the forced call in text (edits). A tool call that could not be read
-        says nothing about the endpoint."""
-        flags, forms = attempt.outcome.flags, self._endpoint_forms
-        if forms is None:
-            return
-        if "tool_rejected" in flags or "tool_text_reply" in flags:
-            form = RewriteForm.EDITS
-        elif RewriteForm.TOOL.flag in flags:
-            form = RewriteForm.TOOL
-        else:
-            return
-        model = attempt.settings.memory_model
-        await asyncio.to_thread(forms.remember, provider.base_url, model, form)
-
-    async def _call(
-        self,
-        provider: ModelClient,
-        attempt: _Attempt,
-        first: retries.Request,
-        *,
-        fallback: retries.Request,
-    ) -> bool:
-        """The model call and its judged reply (kept on the attempt), in one retry loop
-        (``yak.refresh.retries``: which retry, and which reply decides); every reply is judged
-        again. A tool form the endpoint rejects (a 400 answer) is asked once more in the edits
-        form (``fallback``). A failed call decides the attempt (``failed``, nothing stored):
-        then ``False``."""
-        base = attempt.outcome
-        model, floor_ratio = attempt.settings.memory_model, attempt.settings.floor_ratio
-        request, usage, flags = first, TokenUsage(), base.flags
-        retried: tuple[str, ...] = ()  # the retries' flags, in order
-        before: Judgement | None = None  # the reply the last retry was asked about
-        passed: tuple[Judgement, Decision] | None = None  # the last reply that passed the guards
-        while True:
-            try:
-                completion = await provider.complete(
-                    model=model,
-                    system=request.system,
-                    messages=request.messages,
-                    max_tokens=REWRITE_MAX_TOKENS,
-                    tools=request.tools,
-                    tool_choice=request.tool_choice,
-                )
-            except ProviderError as exc:  # an earlier call's tokens were spent all the same
-                if (
-                    exc.reason == "bad_request"
-                    and request.form is RewriteForm.TOOL
-                    and "tool_rejected" not in flags
-                ):
-                    log.info("memory endpoint rejected the tool form (%s); asking for edits", exc)
-                    flags = merge_flags(flags, ("tool_rejected",))
-                    request = fallback
-                    continue
-                failed = merge_flags(flags, (f"provider:{exc.reason}",))
-                attempt.decide(
-                    _Store.NOTHING,
-                    status=RefreshStatus.FAILED,
-                    reason=str(exc),
-                    model=model,
-                    usage=usage,
-                    flags=failed,
-                    missing_key=isinstance(exc, MissingApiKey),
-                )
-                return False
-            usage += completion.usage
-            reply, decision = await asyncio.to_thread(
-                self._judge, attempt, completion, floor_ratio, request
-            )
-            flags = merge_flags(flags, (reply.read_as.flag,), reply.flags, retried[-1:])
-            if retried[-1:] == (retries.CONDENSE_RETRY,) and before is not None:
-                reply = retries.after_condense(reply, before)
-                if reply is before:
-                    decision = None  # the reply over the ceiling stands: refused
-            retry = retries.next_retry(request, reply, retried, decision, fallback=fallback)
-            if retry is None:
-                reply, decision = retries.settle(reply, decision, passed)
-                attempt.decision = decision
-                break
-            if decision is not None and reply.verdict.ok:
-                passed = (reply, decision)
-            request, flag = retry
-            retried += (flag,)
-            before = reply
-            why = reply.form_error or reply.verdict.reason or "it repeats lines of the document"
-            log.info("memory rewrite of %s: %s; one %s", attempt.workspace_id, why, flag)
-        attempt.answered(reply, model=completion.model or model, usage=usage, flags=flags)
-        return True
-
-    def _judge(
-        self,
-        attempt: _Attempt,
-        completion: Completion,
-        floor_ratio: float,
-        request: retries.Request,
-    ) -> tuple[Judgement, Decision | None]:
-        """A reply to ``request`` judged (blocking: on a worker thread) in the form it asked
-        for and, when it passed the guards, decided per line (``yak.memory.judging.per_line``); a
-        tool-form reply's quotes that Yak finds in the conversations they name become their
-        lines' evidence (``yak.memory.judging.quotes``)."""
-        data = attempt.data
-        reply = judge_reply(
-            data.document.content,
-            completion,
-            floor_ratio,
-            form=request.form,
-            condensing=request.condensing,
-            said=data.passages,
-            sessions=data.transcript.session_ids,
-            profile=profile_for(attempt.settings.memory_profile, attempt.settings.memory_model),
-        )
-        if reply.unchanged or not reply.verdict.ok:
-            return reply, None
-        decision = decide_lines(
-            data.document.content,
-            reply.text,
-            origins=data.origins,
-            tombstones=data.tombstones.keys(),
-            passages=data.passages,
-            mode=data.workspace.review_mode,
-            known=f"Project folder: {data.workspace.name}",
-        )
-        if reply.quotes:
-            before = set(data.document.content.splitlines())
-            quotes = [q for q in reply.quotes if q.line not in before]
-            evidence = with_quotes(
-                decision.evidence,
-                quotes,
-                session_ids=data.transcript.session_ids,
-                passages=data.passages,
-            )
-            decision = replace(decision, evidence=evidence)
-            verified = _verified_flag(data.document.content, decision)
-            reply = replace(reply, flags=merge_flags(reply.flags, verified))
-        return reply, decision
-
-    def _decide(self, attempt: _Attempt) -> None:
+    def _decide(self, attempt: Attempt) -> None:
         """Decide what the judged reply becomes: nothing to change, a refusal, a proposal
         that waits for review, a rewrite to apply, or both: its supported lines applied and
         the rest proposed (``yak.memory.judging.per_line``)."""
@@ -577,24 +298,24 @@ class MemoryRefresher:
             # An empty block of edits: nothing durable was said. The conversations are folded
             # and no revision is written.
             reason = "the model found nothing new to remember"
-            attempt.decide(_Store.WATERMARKS, reason=reason, reply=reply.raw)
+            attempt.decide(Store.WATERMARKS, reason=reason, reply=reply.raw)
         elif not reply.verdict.ok:
-            attempt.decide(_Store.NOTHING, status=reply.verdict.status, reason=reply.verdict.reason)
+            attempt.decide(Store.NOTHING, status=reply.verdict.status, reason=reply.verdict.reason)
         else:
             assert decision is not None  # every reply that passed the guards is decided
             if decision.held is None:
-                attempt.decide(_Store.REWRITE)
+                attempt.decide(Store.REWRITE)
             elif decision.applied == data.document.content:
-                attempt.decide(_Store.PROPOSAL)
+                attempt.decide(Store.PROPOSAL)
             else:
-                attempt.decide(_Store.SPLIT)
+                attempt.decide(Store.SPLIT)
 
-    async def _store(self, attempt: _Attempt) -> None:
+    async def _store(self, attempt: Attempt) -> None:
         """Store what was decided (the attempt itself is recorded after this)."""
         transcript = attempt.data.transcript
-        if attempt.store is _Store.WATERMARKS:
+        if attempt.store is Store.WATERMARKS:
             await self._memory.advance_watermarks(transcript.watermarks)
-        elif attempt.store is _Store.PROPOSAL:
+        elif attempt.store is Store.PROPOSAL:
             # Waits for the person: the document and the watermarks stay as they are, so the
             # conversations it folds are folded only when it is accepted or rejected.
             await self._propose(attempt, base_version=attempt.base_version)
@@ -603,9 +324,9 @@ class MemoryRefresher:
                 status=RefreshStatus.NEEDS_REVIEW,
                 reason="waits for review: " + "; ".join(attempt.decision.reasons),
             )
-        elif attempt.store is _Store.REWRITE:
+        elif attempt.store is Store.REWRITE:
             await self._apply(attempt)
-        elif attempt.store is _Store.SPLIT:
+        elif attempt.store is Store.SPLIT:
             # The supported lines now; the doubtful ones wait, proposed on top of them.
             await self._apply(attempt)
             if attempt.outcome.status is RefreshStatus.APPLIED:
@@ -621,7 +342,7 @@ class MemoryRefresher:
                     f"{'waits' if len(held) == 1 else 'wait'} for review: " + "; ".join(held)
                 )
 
-    async def _propose(self, attempt: _Attempt, *, base_version: int) -> None:
+    async def _propose(self, attempt: Attempt, *, base_version: int) -> None:
         """The decision's held rewrite becomes a proposal on ``base_version``: a refresh
         proposal, or, when the rest was applied (its conversations folded), the held lines
         (``ProposalOrigin.HELD``: never replaced by a later refresh, only rebased)."""
@@ -646,7 +367,7 @@ class MemoryRefresher:
         )
         attempt.update(proposal_id=proposal.id)
 
-    async def _apply(self, attempt: _Attempt) -> None:
+    async def _apply(self, attempt: Attempt) -> None:
         """Apply the rewrite on the version it was based on: ``applied``; ``superseded`` when
         the document changed meanwhile."""
         outcome, transcript = attempt.outcome, attempt.data.transcript
@@ -685,7 +406,7 @@ class MemoryRefresher:
                 )
 
     # --- reading ----------------------------------------------------------------------------
-    def _read_input(self, document: MemoryDocument, rebuild: bool) -> _Input:
+    def _read_input(self, document: MemoryDocument, rebuild: bool) -> Input:
         """After the document (blocking: on its worker thread, see :meth:`_read`): the
         workspace and the transcript, read and formatted, and when there is something to fold
         the line origins, the tombstones and what the model client would be built from."""
@@ -695,18 +416,18 @@ class MemoryRefresher:
         redactor = lru_cache(maxsize=None)(redact)
         messages, transcript = self._transcript(workspace_id, rebuild, redactor)
         if transcript.empty or not workspace.memory_enabled:
-            return _Input(workspace, document, messages, transcript, [], {}, None)
+            return Input(workspace, document, messages, transcript, [], {}, None)
         origins, tombstones = self._memory.origins_and_tombstones(workspace_id)
         if origins and [o.text for o in origins] != document.content.splitlines():
             origins = []  # the history does not end at this document (a write meanwhile)
         try:
-            client_from = self._clients.built_from()
+            client_from = self._asker.built_from()
         except Exception:  # the factory meets it again and says what it is (a keyring error)
             log.info("could not read what the model client is built from", exc_info=True)
             client_from = None
         buried = {t.key: t.text for t in tombstones}
         said = tuple(passages(messages, redactor=redactor))
-        return _Input(workspace, document, messages, transcript, origins, buried, client_from, said)
+        return Input(workspace, document, messages, transcript, origins, buried, client_from, said)
 
     def _transcript(
         self,
@@ -753,19 +474,3 @@ def _applied_reason(transcript: Transcript) -> str:
     if transcript.dropped:
         reason += f" ({transcript.dropped} older messages dropped over the budget)"
     return reason
-
-
-def _verified_flag(previous: str, decision: Decision) -> tuple[str, ...]:
-    """``evidence_verified:K/N``: of the N lines the decision applies that ``previous`` did
-    not have, K have a quote the model named and Yak found (the evaluation's "evidence
-    verified" row)."""
-    verified = {e.line for e in decision.evidence if e.verified}
-    before = set(previous.splitlines())
-    applied = [
-        line
-        for line in decision.applied.splitlines()
-        if line not in before and not is_structure(line)
-    ]
-    if not applied:
-        return ()
-    return (f"evidence_verified:{sum(line in verified for line in applied)}/{len(applied)}",)

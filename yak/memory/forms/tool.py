@@ -23,7 +23,7 @@ from yak.memory.history.placement import place, sections
 from yak.memory.history.provenance import fold_line
 from yak.memory.judging.kinds import is_structure
 from yak.memory.judging.quotes import verify
-from yak.memory.judging.removals import Removals, names_line, new_value_of, restated
+from yak.memory.judging.removals import Removals, names_line, new_value_of, restated, value_changed
 from yak.memory.judging.said import Passage
 
 TOOL_NAME = "update_memory"
@@ -156,20 +156,23 @@ def read_tool(
     return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=dropped)
 
 
-def _superseded(lines: Sequence[str], fact: str, claimed: set[int]) -> list[int]:
-    """The line a fact listed as new is a new value of, when exactly one is
-    (:func:`yak.memory.judging.removals.new_value_of`): the fact takes its place. The 1.5B model
-    added "- Python 3.12 from now on." beside "- Python 3.11." without naming the line it
-    replaces, and left superseded values in 9 of 13 cases; two lines that could be meant
-    leave both in place."""
-    found = [
-        number
+def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]) -> list[int]:
+    """The line a fact listed as new is a new value of, when exactly one is: the fact takes
+    its place. First the lines it restates both ways
+    (:func:`yak.memory.judging.removals.new_value_of`), else those whose anchored value it changes,
+    said as a change in its quote (:func:`yak.memory.judging.removals.value_changed`). The 1.5B
+    model added "- Python 3.12 from now on." beside "- Python 3.11." without naming the line it
+    replaces, and left superseded values in 9 of 13 cases; two lines that could be meant leave both
+    in place."""
+    text, quote = str(fact["text"]).strip(), str(fact.get("quote", ""))
+    open_lines = [
+        (number, line)
         for number, line in enumerate(lines, start=1)
-        if number not in claimed
-        and line.strip()
-        and not is_structure(line)
-        and new_value_of(line, fact)
+        if number not in claimed and line.strip() and not is_structure(line)
     ]
+    found = [number for number, line in open_lines if new_value_of(line, text)]
+    if not found:
+        found = [number for number, line in open_lines if value_changed(line, text, quote)]
     return found if len(found) == 1 else []
 
 
@@ -224,7 +227,7 @@ def _with_cause(
         text = str(fact["text"]).strip()
         replaces = [n for n in fact["replaces"] if caused(n, [text])]
         if not fact["replaces"]:
-            replaces = _superseded(lines, text, claimed)
+            replaces = _superseded(lines, fact, claimed)
             claimed.update(replaces)
         kept_facts.append({**fact, "replaces": replaces})
     kept_forget = []
