@@ -17,7 +17,7 @@ machine is shared and noisy).
    API runs in a child process, as the real one is remote, and the heap is frozen before the
    runs as the app's is once it has started (``yak.ui.heap.freeze_long_lived``): without that,
    full collections over the benchmark's own objects add several milliseconds to each run.
-3. Redaction alone (``yak.memory.redact.redact``), in ms per 60,000 characters: the overhead
+3. Redaction alone (``yak.memory.redaction.scan.redact``), in ms per 60,000 characters: the overhead
    rows' conversation (ordinary prose), a developer's conversation (code, paths, hashes, ids and
    talk about keys and tokens: most of its lines need a closer look), and text dense with
    secrets (the credential lines of the redaction corpus test, one after another), and an image
@@ -48,8 +48,8 @@ from tests.test_redact_corpus import CREDENTIALS
 from yak.bootstrap import open_core
 from yak.core import Core
 from yak.llm.provider import Provider
-from yak.memory.prompt import request_text
-from yak.memory.redact import redact
+from yak.memory.prompts.rewrite import request_text
+from yak.memory.redaction import redact
 from yak.ui.heap import freeze_long_lived
 
 MODEL_CALL_S = 2.0  # the reference model call the overhead is compared with
@@ -129,8 +129,9 @@ class Breakdown:
 
 def instrument(core: Core) -> Breakdown:
     """Wrap the steps of ``core``'s refresher (``yak/refresh/refresher.py`` and ``asking.py``)."""
-    from yak.memory import guards, judging
     from yak.memory.forms import text as text_form
+    from yak.memory.judging import guards
+    from yak.memory.judging import pipeline as judging
     from yak.refresh import asking, client, refresher, retries
 
     breakdown = Breakdown()

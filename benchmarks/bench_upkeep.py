@@ -58,7 +58,7 @@ from yak.bootstrap import open_core
 from yak.config import DEFAULT_IDLE_S, MAX_WAIT_S, SETTLE_S
 from yak.domain import TokenUsage, estimate_tokens
 from yak.events import RefreshFinished
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 CHAT_MODEL = "bench-chat"
 MEMORY_MODEL = "bench-memory"

@@ -80,7 +80,7 @@ def refresh_reply(body: dict) -> Reply:
     """The memory model's reply to a refresh: the document the newest folded message says
     (the worker says the whole document it wants, so every line of the reply is backed by the
     conversation; a line nothing said would wait for review)."""
-    from yak.memory.prompt import request_text
+    from yak.memory.prompts.rewrite import request_text
 
     said = request_text(body["messages"]).split("<conversations>", 1)[-1]
     found = re.findall(r"document refresh (\S+) (\d+)", said)

@@ -21,7 +21,7 @@ refresh the document is judged by deterministic checks on its text (never by ano
   (a path, number, identifier or URL absent from the conversations and the document, even
   piece by piece), an instruction or permission no person typed, or the request's own text
   (edit syntax, a numbered line, the edit form's example, a rule, the retry or condense
-  message, taken from ``yak.memory.prompt`` so the list follows the prompt);
+  message, taken from ``yak.memory.prompts.rewrite`` so the list follows the prompt);
 - supported facts refused: a fact a conversation decided that the reply carried but the
   document did not get, because the refresh was refused or the line waited for review (out of
   the facts decided);
@@ -100,18 +100,18 @@ from yak.bootstrap import open_core
 from yak.domain import RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
 from yak.linediff import line_changes
 from yak.llm.provider import Provider
-from yak.memory.dangerous import capability
 from yak.memory.forms.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
 from yak.memory.forms.tool import TOOL_NAME
-from yak.memory.grounding import is_structure
-from yak.memory.prompt import (
+from yak.memory.judging.dangerous import capability
+from yak.memory.judging.kinds import is_structure
+from yak.memory.judging.words import unmarked
+from yak.memory.prompts.rewrite import (
     build_rewrite_request,
     condense_message,
     request_text,
     system_prompt,
     whole_document_request,
 )
-from yak.memory.said import unmarked
 
 OFFLINE_MODEL = "scripted-memory-model"
 COST_TARGET = 0.2  # the edit form's output tokens for one added line, as a share of the whole's
@@ -470,7 +470,7 @@ def _copies(document: str) -> list[str]:
 
 def _waits_as_dangerous(pattern: str, held: str, before: str) -> bool:
     """Whether the lines of the proposal ``held`` that carry the fact ``pattern`` all give the
-    agent a dangerous capability (``yak.memory.dangerous``): such lines wait for review
+    agent a dangerous capability (``yak.memory.judging.dangerous``): such lines wait for review
     whoever typed them ("Dangerous lines always wait" in docs/memory.md)."""
     lines = [line for line in held.splitlines() if _fact_found(pattern, line)]
     return bool(lines) and all(capability(line, document=before) for line in lines)

@@ -27,7 +27,7 @@ from yak.agent.types import (
 from yak.domain import ChatMessage, TokenUsage
 from yak.errors import UsageError
 from yak.events import MessageAdded, TurnCompleted
-from yak.memory.injection import CLOSE_TAG, OPEN_TAG
+from yak.memory.prompts.injection import CLOSE_TAG, OPEN_TAG
 
 FIXED_DAY = datetime(2025, 3, 14, 9, 30, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ import asyncio
 
 from benchmarks.bench_refresh import instrument
 from yak.bootstrap import open_core
-from yak.memory import per_line
+from yak.memory.judging import per_line
 from yak.refresh import asking
 
 

@@ -18,7 +18,7 @@ from yak.agent.types import ApprovalDecision
 from yak.events import ReferencesChecked
 from yak.memory.freshness import references
 from yak.memory.freshness.references import check_references, find_references, gone_notes
-from yak.memory.injection import memory_block
+from yak.memory.prompts.injection import memory_block
 
 TODAY = date(2026, 12, 7)
 BOOTSTRAP = "- Bootstrap a new machine with scripts/bootstrap.sh before the first run."

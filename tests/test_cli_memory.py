@@ -149,7 +149,7 @@ def test_set_from_stdin_and_the_guards_leave_the_document_unchanged(data_dir, fo
 
     over = yak("memory", "set", "-w", folder, "--json", stdin=b"x\n" * 212, data_dir=data_dir)
     assert over.returncode == 3
-    assert "212 lines; the limit is 200" in one_error_line(over)
+    assert "212 lines (limit 200)" in one_error_line(over)
     assert json.loads(over.stdout)["status"] == "refused_ceiling"
 
     assert yak("memory", "show", "-w", folder, data_dir=data_dir).stdout == b"first\nsecond\n"
@@ -461,7 +461,7 @@ def test_edit_over_the_ceiling_keeps_the_text_and_the_document(
     typed = "typed line\n" * 230
     editor.setenv("FAKE_EDIT_TEXT", typed)
     code, _, err = run(capsysbinary, "memory", "edit", "-w", folder)
-    assert code == 3 and "230 lines; the limit is 200" in err and err.count("\n") == 1
+    assert code == 3 and "230 lines (limit 200)" in err and err.count("\n") == 1
     kept = _kept_file(err)
     with open(kept, encoding="utf-8") as f:
         assert f.read() == typed

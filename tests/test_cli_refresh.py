@@ -19,7 +19,7 @@ import pytest
 from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.cli import yak, yak_command
 from tests.support.fake_api import error, text
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases

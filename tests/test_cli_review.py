@@ -14,7 +14,7 @@ from tests.support.cli import yak
 from tests.support.fake_api import text
 from tests.test_cli_refresh import as_json, doc
 from tests.test_trusted_memory import write_raw_content
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases

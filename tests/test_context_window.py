@@ -19,7 +19,7 @@ from yak.config import MAX_CONTEXT_WINDOW, Settings, load_settings
 from yak.core import Core
 from yak.domain import RefreshStatus
 from yak.errors import ProviderUnavailable
-from yak.memory.judging import REWRITE_MAX_TOKENS
+from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS
 from yak.refresh.context import (
     ANTHROPIC_CONTEXT_WINDOW,
     RequestSize,

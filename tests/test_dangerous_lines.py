@@ -17,7 +17,7 @@ from tests.support.cli import run_cli
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus
 from yak.held import Capability, HeldKind, HeldLine
-from yak.memory.dangerous import capability
+from yak.memory.judging.dangerous import capability
 from yak.presenters import held_line_words
 
 DOC = "Project\n- orders-api: a FastAPI service.\n- Python 3.12.\n- Tests run with pytest.\n"

@@ -53,7 +53,7 @@ def test_the_ceiling_refuses_201_lines_with_a_message():
     with pytest.raises(CeilingExceeded) as caught:
         check_ceiling("x\n" * 200 + "x")
     assert str(caught.value) == (
-        "The memory document has 201 lines; the limit is 200. "
+        "The memory document has 201 lines (limit 200). "
         "Nothing was saved — shorten it and save again."
     )
     assert (caught.value.lines, caught.value.status, caught.value.exit_code) == (
@@ -66,7 +66,7 @@ def test_the_ceiling_refuses_201_lines_with_a_message():
 def test_the_ceiling_refuses_25001_characters_with_a_message():
     with pytest.raises(CeilingExceeded) as caught:
         check_ceiling("y" * 25_001)
-    assert "25,001 characters; the limit is 25,000" in str(caught.value)
+    assert "25,001 characters (limit 25,000)" in str(caught.value)
     assert caught.value.chars == 25_001
 
 

@@ -12,7 +12,7 @@ from tests.support.builders import seed_document
 from tests.support.fake_api import text
 from yak.domain import RefreshStatus
 from yak.memory.forms.edits import EXAMPLE, EditError, apply_edits, number_lines, parse_edits
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 DOC = (
     "Project\n- orders-api: a FastAPI service.\n- Python 3.12.\n\nDeploy\n- Deploys go to Heroku.\n"

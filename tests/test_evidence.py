@@ -18,7 +18,7 @@ from tests.test_mcp import call, mcp_session
 from yak.db.engine import DB_FILE
 from yak.domain import ProposalOrigin
 from yak.evidence import Evidence, Speaker
-from yak.memory import provenance
+from yak.memory.history import provenance
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases

@@ -21,7 +21,7 @@ from yak.domain import ProposalOrigin, RefreshStatus
 from yak.evidence import Speaker
 from yak.held import HeldKind, HeldLine
 from yak.memory.forms.edits import EXAMPLE, apply_edits, number_lines, parse_edits
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 DOC = (
     "Project\n- orders-api: a FastAPI service.\n- Do not run the Xcode build; the user runs it.\n"

@@ -15,16 +15,17 @@ import pytest
 
 from yak.domain import ChatMessage
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
-from yak.memory.grounding import (
+from yak.memory.judging.grounding import (
     NOT_TYPED,
     NOTHING_SAYS,
     ONLY_ASKED,
     LineCheck,
     check_lines,
-    says_nothing,
 )
-from yak.memory.redact import redact
-from yak.memory.said import Passage, distinctive_tokens, is_instruction, is_wondering, passages
+from yak.memory.judging.kinds import is_instruction, says_nothing
+from yak.memory.judging.said import Passage, is_wondering, passages
+from yak.memory.judging.words import distinctive_tokens
+from yak.memory.redaction import redact
 
 SESSION = "ses_1"
 

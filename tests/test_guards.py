@@ -10,12 +10,12 @@ import pytest
 
 from yak.domain import RefreshStatus
 from yak.memory.forms.text import clean_reply
-from yak.memory.guards import (
+from yak.memory.judging.guards import (
     check_rewrite,
     find_placeholder,
     normalize_document,
 )
-from yak.memory.judging import judge_proposal
+from yak.memory.judging.pipeline import judge_proposal
 
 
 def doc(lines: int, *, width: int = 40, prefix: str = "fact") -> str:

@@ -1,11 +1,11 @@
-"""Taking a proposal hunk by hunk (``yak.memory.hunks``): the hunks a person sees, and the
+"""Taking a proposal hunk by hunk (``yak.memory.history.hunks``): the hunks a person sees, and the
 document built from the ones they take, compared byte for byte."""
 
 from __future__ import annotations
 
 from itertools import combinations
 
-from yak.memory.hunks import hunks, take
+from yak.memory.history.hunks import hunks, take
 
 BASE = "".join(f"- fact {i}\n" for i in range(1, 13))
 # three hunks: line 2 changed, line 7 removed, a line added at the end

@@ -15,8 +15,8 @@ from tests.support.builders import project_folder, say, workspace_with_document
 from tests.support.cli import yak
 from tests.support.fake_api import text
 from yak.errors import UsageError
-from yak.memory.merge import merge3
-from yak.memory.placement import landing, place
+from yak.memory.history.merge import merge3
+from yak.memory.history.placement import landing, place
 
 A = "Project structure\n- yak is a Qt desktop app\n- the core lives in yak/\n"
 B = "Conventions\n- Python 3.11, formatted with ruff\n- tests run with pytest\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from yak.memory.injection import CLOSE_TAG, FRAMING, OPEN_TAG, memory_block
+from yak.memory.prompts.injection import CLOSE_TAG, FRAMING, OPEN_TAG, memory_block
 
 
 @pytest.mark.parametrize("content", ["", "\n", "   \n\t\n"])

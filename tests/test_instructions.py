@@ -19,7 +19,7 @@ from yak.agent.instructions import (
     read_instruction_files,
 )
 from yak.agent.types import InstructionsLoaded
-from yak.memory.sync import MEMORY_BLOCK_NOTE, synced_text
+from yak.memory.sharing.sync import MEMORY_BLOCK_NOTE, synced_text
 
 
 def write(path, content: str) -> None:

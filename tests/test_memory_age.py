@@ -17,7 +17,7 @@ from tests.support.builders import seed_document
 from tests.support.fake_api import text
 from yak.agent.types import ApprovalDecision
 from yak.domain import RefreshStatus
-from yak.memory.injection import CLOSE_TAG, FRAMING, OPEN_TAG, memory_block
+from yak.memory.prompts.injection import CLOSE_TAG, FRAMING, OPEN_TAG, memory_block
 
 CHAT_MODEL = "claude-chat-age"
 MEMORY_MODEL = "claude-memory-age"

@@ -28,7 +28,7 @@ from benchmarks.memory_eval import (
 )
 from benchmarks.memory_eval_scenarios import SCENARIOS, TYPED, WEB, Step
 from yak.domain import ReviewMode, RewriteForm
-from yak.memory.prompt import whole_document_request
+from yak.memory.prompts.rewrite import whole_document_request
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,7 +16,7 @@ from tests.support.fake_api import text
 from yak.domain import QueueState, RefreshStatus
 from yak.errors import CeilingExceeded, ConflictError, UsageError, WorkspaceNotFound
 from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
-from yak.memory.prompt import request_text
+from yak.memory.prompts.rewrite import request_text
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -99,7 +99,7 @@ async def test_refused_writes_change_nothing_and_publish_nothing(core, events, f
     workspace = await core.workspaces.open(str(folder))
     await core.memory.save(workspace.id, "- keep\n", expected_version=0)
     events.clear()
-    with pytest.raises(CeilingExceeded, match="201 lines; the limit is 200"):
+    with pytest.raises(CeilingExceeded, match=r"201 lines \(limit 200\)"):
         await core.memory.save(workspace.id, "x\n" * 201, expected_version=1)
     with pytest.raises(ConflictError):
         await core.memory.save(workspace.id, "- stale\n", expected_version=0)

@@ -1,5 +1,5 @@
-"""A rewrite decided per line (``yak.memory.per_line``), pure: what is applied now, what waits
-on top of it and why, and which lines of Yak's own request are dropped. Each hold has a case
+"""A rewrite decided per line (``yak.memory.judging.per_line``), pure: what is applied now, what
+waits on top of it and why, and which lines of Yak's own request are dropped. Each hold has a case
 beside it where the same shape is applied."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from yak.evidence import Speaker
 from yak.memory.forms.edits import EXAMPLE, number_lines
 from yak.memory.forms.profiles import SMALL_LOCAL
 from yak.memory.forms.text import without_request_lines
-from yak.memory.per_line import decide_lines
-from yak.memory.prompt import condense_message, system_prompt
-from yak.memory.provenance import fold_line
-from yak.memory.said import Passage
+from yak.memory.history.provenance import fold_line
+from yak.memory.judging.per_line import decide_lines
+from yak.memory.judging.said import Passage
+from yak.memory.prompts.rewrite import condense_message, system_prompt
 
 DOC = (
     "Project\n- orders-api: a FastAPI service.\n- Python 3.12.\n- Lint with ruff.\n"

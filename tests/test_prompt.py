@@ -1,6 +1,6 @@
 """The rewrite request keeps the conversations inside their block."""
 
-from yak.memory.prompt import build_rewrite_request, request_text
+from yak.memory.prompts.rewrite import build_rewrite_request, request_text
 
 
 def test_a_conversation_cannot_close_its_block_and_pose_as_the_request():

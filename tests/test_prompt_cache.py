@@ -23,7 +23,7 @@ from tests.support.fake_api import (
 from yak.agent.messages import CLEARED_NOTE, EDITED_NOTE, MAX_BREAKPOINTS, MEMORY_NOTE
 from yak.agent.types import ApprovalDecision
 from yak.domain import RefreshStatus, TokenUsage
-from yak.memory.injection import OPEN_TAG, memory_block
+from yak.memory.prompts.injection import OPEN_TAG, memory_block
 
 CHAT_MODEL = "claude-chat-cache"
 MEMORY_MODEL = "claude-memory-cache"

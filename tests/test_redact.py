@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from yak.memory.redact import redact
+from yak.memory.redaction import redact
 
 ANTHROPIC = "sk-ant-api03-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
 OPENAI = "sk-proj-" + "Zy9xWv8uTs7rQp6oNm5lKj4i"

@@ -13,7 +13,7 @@ import string
 
 import pytest
 
-from yak.memory.redact import MARKER, redact
+from yak.memory.redaction import MARKER, redact
 
 _ALNUM = string.ascii_letters + string.digits
 _HEX = "0123456789abcdef"

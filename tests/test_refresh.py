@@ -39,8 +39,8 @@ from yak.events import MemoryChanged, MessageAdded, RefreshFinished, TurnComplet
 from yak.limits import REDACT_WINDOW_CHARS
 from yak.llm.provider import Provider
 from yak.memory.forms.edits import number_lines
-from yak.memory.prompt import request_text
-from yak.memory.redact import redact
+from yak.memory.prompts.rewrite import request_text
+from yak.memory.redaction import redact
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases

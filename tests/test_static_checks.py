@@ -1,9 +1,11 @@
 """The code's static checks run with the tests, so CI runs them: the layer contracts of
 docs/architecture.md (import-linter), the type check (mypy), the lint rules and the format
-(ruff). Each test fails with the tool's own report."""
+(ruff), each failing with the tool's own report; and three rules of the code's shape (no private
+name imported across modules, one line diff, the memory package's top level)."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -52,3 +54,47 @@ def test_ruff_passes(arguments):
     """ruff's lint rules and its format hold over the package, the tests and the benchmarks."""
     result = _run(_tool("ruff"), *arguments)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _modules() -> list[tuple[Path, ast.Module]]:
+    return [(path, ast.parse(path.read_text())) for path in sorted((ROOT / "yak").rglob("*.py"))]
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """No module of yak/ imports a name another module keeps private (``_x``): a name shared
+    between modules is public, with a docstring (docs/architecture.md, "Packages")."""
+    found = [
+        f"{path.relative_to(ROOT)}: from {node.module} import {alias.name}"
+        for path, tree in _modules()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("yak")
+        for alias in node.names
+        if alias.name.startswith("_") and not alias.name.startswith("__")
+    ]
+    assert found == []
+
+
+def test_line_diffs_are_computed_only_in_linediff():
+    """Only ``yak/linediff.py`` diffs lines (``difflib``'s matcher and diffs); everything else
+    calls it. A migration keeps its own code, as it ran."""
+    diffs = {"SequenceMatcher", "unified_diff", "ndiff", "context_diff", "Differ"}
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path, tree in _modules()
+        if path.name != "linediff.py" and "migrations" not in path.parts
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Attribute) and node.attr in diffs)
+        or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "difflib"
+            and any(alias.name in diffs for alias in node.names)
+        )
+    ]
+    assert found == []
+
+
+def test_the_memory_package_keeps_at_most_eight_modules_at_its_top_level():
+    """``yak/memory/`` holds the document's own modules at its top level and one sub-package per
+    concern beside them (docs/architecture.md): at most eight modules, ``__init__`` counted."""
+    top = sorted(path.name for path in (ROOT / "yak" / "memory").glob("*.py"))
+    assert len(top) <= 8, top

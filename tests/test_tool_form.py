@@ -19,8 +19,8 @@ from yak.evidence import Speaker
 from yak.memory.forms import FormError
 from yak.memory.forms.profiles import PLAIN, SMALL_LOCAL
 from yak.memory.forms.tool import TOOL_NAME, merge, read_tool, split_run_on
-from yak.memory.prompt import request_text
-from yak.memory.removals import value_changed
+from yak.memory.judging.removals import value_changed
+from yak.memory.prompts.rewrite import request_text
 
 DOC = (
     "Project\n- orders-api: a FastAPI service that takes orders from the shop and bills them.\n"

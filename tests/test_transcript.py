@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from yak.domain import ChatMessage
 from yak.ids import new_id
-from yak.memory.redact import redact
-from yak.memory.transcript import cut_long, format_transcript, tool_call_line
+from yak.memory.prompts.transcript import cut_long, format_transcript, tool_call_line
+from yak.memory.redaction import redact
 
 
 def msg(session: str, role: str, *blocks: dict | str) -> ChatMessage:

@@ -27,7 +27,9 @@ from yak.domain import (
 from yak.errors import ConflictError, UnreadableDocument, UsageError
 from yak.events import MemoryChanged, RefreshFinished
 from yak.linediff import line_changes, line_opcodes
-from yak.memory import prompt, provenance
+from yak.memory.history import provenance
+from yak.memory.judging import review_rules
+from yak.memory.prompts import rewrite
 
 # Run against SQLite, and against PostgreSQL when a test server is configured.
 pytestmark = pytest.mark.databases
@@ -151,7 +153,7 @@ def test_an_agents_proposal_adding_a_standing_instruction_says_so(line):
     """The old list of risky phrases, as cases of the instruction rule (a refresh's lines are
     grounded per line instead; an agent's proposal always waits, and names the instruction).
     A download piped into a shell names its danger instead (tests/test_dangerous_lines.py)."""
-    reasons = provenance.review_reasons(AGENT_DOC, AGENT_DOC + line + "\n", [], set())
+    reasons = review_rules.review_reasons(AGENT_DOC, AGENT_DOC + line + "\n", [], set())
     assert reasons == [f'{INSTRUCTION}: "{line}"']
 
 
@@ -169,7 +171,7 @@ def test_an_agents_proposal_adding_a_standing_instruction_says_so(line):
 def test_an_agents_proposal_adding_a_fact_names_no_instruction(line):
     """A fact, a link, or the project's command for a task (``tests: pytest -q``: a fact
     about the project, not an order) names no instruction."""
-    assert provenance.review_reasons(AGENT_DOC, AGENT_DOC + line + "\n", [], set()) == []
+    assert review_rules.review_reasons(AGENT_DOC, AGENT_DOC + line + "\n", [], set()) == []
 
 
 def _origins(text: str, by_person: bool) -> list[LineOrigin]:
@@ -190,35 +192,35 @@ def _origins(text: str, by_person: bool) -> list[LineOrigin]:
 def test_review_reasons_name_each_cause_and_a_harmless_rewrite_has_none():
     previous = doc(8)
     assert (
-        provenance.review_reasons(previous, previous + "- new\n", _origins(previous, True), ())
+        review_rules.review_reasons(previous, previous + "- new\n", _origins(previous, True), ())
         == []
     )
     dropped = previous.replace("- fact 003: the project keeps this fact\n", "")
-    reasons = provenance.review_reasons(previous, dropped, _origins(previous, True), ())
+    reasons = review_rules.review_reasons(previous, dropped, _origins(previous, True), ())
     assert reasons == [
         'it removes or changes 1 line you wrote: "- fact 003: the project keeps this fact"'
     ]
-    assert provenance.review_reasons(previous, dropped, _origins(previous, False), ()) == []
-    back = provenance.review_reasons(
+    assert review_rules.review_reasons(previous, dropped, _origins(previous, False), ()) == []
+    back = review_rules.review_reasons(
         previous, previous + "- Old Fact.\n", [], {provenance.fold_line("- old fact")}
     )
     assert back == ['it brings back 1 line you deleted or rejected: "- Old Fact."']
-    quarter = provenance.review_reasons(previous, doc(5), [], ())
+    quarter = review_rules.review_reasons(previous, doc(5), [], ())
     assert quarter == ["it removes 3 of 8 lines (more than 25%)"]
-    review = provenance.review_reasons(previous, previous + "- x\n", [], (), ReviewMode.REVIEW)
+    review = review_rules.review_reasons(previous, previous + "- x\n", [], (), ReviewMode.REVIEW)
     assert review == ["this workspace is in review mode: every rewrite waits for you"]
 
 
 def test_the_rewrite_prompt_lists_hand_lines_and_removed_lines_also_on_rebuild():
     for rebuild in (False, True):
-        _system, messages = prompt.build_rewrite_request(
+        _system, messages = rewrite.build_rewrite_request(
             current=HAND,
             transcript="user: hi",
             rebuild=rebuild,
             hand_lines=["- lint with ruff"],
             removed_lines=["- deploy on Fridays"],
         )
-        body = prompt.request_text(messages)
+        body = rewrite.request_text(messages)
         assert "<lines-you-wrote>\n- lint with ruff\n</lines-you-wrote>" in body
         assert "<removed-lines>\n- deploy on Fridays\n</removed-lines>" in body
 
@@ -429,7 +431,7 @@ async def test_an_echo_of_the_request_is_refused_not_document(env: Env):
     before = await env.snapshot()
 
     def echo(body: dict):
-        return text(prompt.request_text(body["messages"]))
+        return text(rewrite.request_text(body["messages"]))
 
     env.fake.script(echo)
     outcome = await env.refresh()

@@ -22,7 +22,7 @@ from yak.bus import EventBus
 from yak.config import MAX_WAIT_S
 from yak.core import Core, Services
 from yak.domain import RewriteForm
-from yak.memory.review import ReviewInbox
+from yak.memory.inbox.review import ReviewInbox
 from yak.memory.service import MemoryService
 from yak.settings import SettingsService
 from yak.workspace.registry import WorkspaceRegistry

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # built on first use: a command that only reads never loads them
     from yak.bus import EventBus
     from yak.chat.service import ChatService
-    from yak.memory.kept_file import KeptFile
-    from yak.memory.review import ReviewInbox
+    from yak.memory.inbox.review import ReviewInbox
     from yak.memory.service import MemoryService
+    from yak.memory.sharing.kept_file import KeptFile
     from yak.memory.watcher import MemoryWatcher
     from yak.refresh.refresher import MemoryRefresher
     from yak.refresh.scheduler import RefreshScheduler

@@ -32,8 +32,8 @@ class Evidence:
         speaker: who said it (a person's words count above the assistant's).
         quote: the passage, at most ``EVIDENCE_QUOTE_CHARS`` characters, on one line.
         verified: the memory model named this passage (a tool-form quote) and Yak found it
-            in that conversation (``yak.memory.quotes``); ``False`` when Yak found the passage
-            itself from the line's words.
+            in that conversation (``yak.memory.judging.quotes``); ``False`` when Yak found the
+            passage itself from the line's words.
     """
 
     line: str

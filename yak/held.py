@@ -1,11 +1,12 @@
 """Why a line of a rewrite waits for review, as data, and the one place it is worded ("What a
 rewrite may add" and "What a rewrite may remove" in docs/memory.md). Plain values, no I/O.
 
-The rules (``yak.memory.grounding``, ``yak.memory.per_line``, ``yak.memory.provenance``) give
-each reason a :class:`HeldKind` and its details; :func:`held_line_words` words it. The core
-stores the sentence with a refresh attempt and a proposal, so the wording sits here, below the
-core, rather than in ``yak.presenters`` (which the core may not import); the presenters hand
-the same function to the window, the command line and the MCP server.
+The rules (``yak.memory.judging.grounding``, ``yak.memory.judging.per_line``,
+``yak.memory.history.provenance``) give each reason a :class:`HeldKind` and its details;
+:func:`held_line_words` words it. The core stores the sentence with a refresh attempt and a
+proposal, so the wording sits here, below the core, rather than in ``yak.presenters`` (which the
+core may not import); the presenters hand the same function to the window, the command line and the
+MCP server.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class HeldKind(StrEnum):
 
 
 class Capability(StrEnum):
-    """The dangerous capability a line gives the agent (``yak.memory.dangerous``: "Dangerous
+    """The dangerous capability a line gives the agent (``yak.memory.judging.dangerous``: "Dangerous
     lines always wait" in docs/memory.md); the value is a ``dangerous`` held line's detail."""
 
     DOWNLOADED_SCRIPT = "downloaded_script"

@@ -54,7 +54,7 @@ private key block is under 4,000 characters), so no secret is left half-visible 
 AGENT_REASON_CHARS = 2_000
 """What of an agent's reason for a memory proposal (MCP ``memory_propose``) is read; it is shown
 shortened to 300 characters, and its text or document is refused over the memory ceiling before
-any scan (``yak.memory.review``)."""
+any scan (``yak.memory.inbox.review``)."""
 
 SEARCH_QUERY_CHARS = 1_000
 """A memory search's query (MCP ``memory_search``). A line of a memory document is far

@@ -23,7 +23,7 @@ from yak.domain import SessionOrigin, TokenUsage
 T = TypeVar("T")
 
 Burials = tuple[tuple[str, str], ...]
-"""Tombstones to bury: ``(key, text)`` of each line (``yak.memory.provenance``)."""
+"""Tombstones to bury: ``(key, text)`` of each line (``yak.memory.history.provenance``)."""
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -88,8 +88,8 @@ def test_save_stores_the_edit_as_a_new_version(env, page, qtbot, qloop):
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        (lines(212), "The memory document has 212 lines; the limit is 200."),
-        ("y" * 25_001, "The memory document has 25,001 characters; the limit is 25,000."),
+        (lines(212), "The memory document has 212 lines (limit 200)."),
+        ("y" * 25_001, "The memory document has 25,001 characters (limit 25,000)."),
     ],
 )
 def test_save_over_the_ceiling_is_refused_with_a_message_and_nothing_stored(
@@ -417,7 +417,7 @@ def test_save_refused_in_the_guard_does_not_switch(env, page, qloop):
         await page.controller.tasks.drain()
         assert page.editor.workspace.id == alpha.id
         assert page.editor.text == lines(201)
-        assert "201 lines; the limit is 200" in page.editor.message_label.text()
+        assert "201 lines (limit 200)" in page.editor.message_label.text()
         assert env.stored(alpha.id).content == "- alpha fact\n"
 
     run(qloop, body())

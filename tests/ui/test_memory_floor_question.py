@@ -11,7 +11,7 @@ import pytest
 from memory_support import answer, lines, message_boxes, run
 from PySide6.QtCore import Qt
 
-from yak.memory.guards import shrink_question
+from yak.memory.judging.guards import shrink_question
 from yak.ui.settings.memory_page import MemoryPage
 
 REPLY = "- ok, done\n"  # what a model said instead of the document: 11 characters, 1 line

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from yak.agent.confinement import ToolError, WorkspaceRoot
 from yak.agent.types import CutFile
-from yak.memory.injection import neutralize_tags
-from yak.memory.sync import MEMORY_BLOCK_NOTE, without_memory_block
+from yak.memory.prompts.injection import neutralize_tags
+from yak.memory.sharing.sync import MEMORY_BLOCK_NOTE, without_memory_block
 
 # The files looked for in each folder, in this order.
 INSTRUCTION_NAMES = (

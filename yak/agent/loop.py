@@ -14,8 +14,8 @@ The system prompt is two blocks (``yak.agent.messages``, read from the stores by
 session block: the workspace's instruction files (``AGENTS.md`` and the like,
 ``yak.agent.instructions``; their names go to ``on_event`` as ``InstructionsLoaded``), the
 workspace memory block (when memory is enabled for the workspace and the document is non-empty;
-``yak.memory.injection``) and environment facts (workspace path, platform, date). The session
-block is taken when the session's first turn starts, stored with the session and sent
+``yak.memory.prompts.injection``) and environment facts (workspace path, platform, date). The
+session block is taken when the session's first turn starts, stored with the session and sent
 byte-identical on every later request, so the prompt cache holds across turns and restarts; a
 memory refresh reaches the next session. A hand edit of the memory made since (hand, import,
 restore, clear) is stored as a note at the head of the next user turn, once per document

@@ -32,7 +32,7 @@ from typing import Any
 
 from yak.agent.types import is_no_reply
 from yak.domain import ChatMessage
-from yak.memory.injection import memory_block
+from yak.memory.prompts.injection import memory_block
 
 INTERRUPTED_RESULT = "Not run: the turn was interrupted before this tool call ran."
 

@@ -20,7 +20,7 @@ from yak.config import DEFAULT_STALE_AFTER_DAYS
 from yak.domain import ChatSession, MemoryDocument, RevisionSource, Workspace
 from yak.memory.freshness.age import LineAge, age_notes
 from yak.memory.freshness.references import DEFAULT_DEADLINE_S, check_references, gone_notes
-from yak.memory.injection import OPEN_TAG
+from yak.memory.prompts.injection import OPEN_TAG
 from yak.memory.reading import read_line_ages
 from yak.ports import ConversationRepository, DocumentRepository, WorkspaceRepository
 from yak.references import ReferenceCheck

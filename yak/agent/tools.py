@@ -20,7 +20,6 @@ call from the model.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import logging
 import os
 from collections.abc import Callable
@@ -37,6 +36,7 @@ from yak.agent.tool_specs import (
     MAX_COMMAND_TIMEOUT_S,
     SPECS,
 )
+from yak.linediff import unified_diff
 from yak.text import one_line, tool_target
 
 __all__ = ["SPECS", "ToolError", "ToolResult", "WorkspaceRoot", "WorkspaceTools"]
@@ -189,14 +189,7 @@ class WorkspaceTools:
 
 
 def _diff(old: str, new: str, rel: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=f"a/{rel}",
-            tofile=f"b/{rel}",
-        )
-    )
+    return unified_diff(old, new, old_name=f"a/{rel}", new_name=f"b/{rel}")
 
 
 def _failed(output: str, summary: str, target: str) -> ToolResult:

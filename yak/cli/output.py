@@ -28,7 +28,6 @@ from yak.cli.terminal import (
     MESSAGE_CHARS,
     error,
     lines,
-    local_time,
     note,
     one_line_message,
     print_json,
@@ -53,6 +52,7 @@ from yak.presenters import (
     attempt_outcome,
     enclosing_words,
     forms_words,
+    local_time,
     outcome_label,
     refresh_summary,
     renamed_words,
@@ -67,7 +67,6 @@ __all__ = [
     "MESSAGE_CHARS",
     "error",
     "lines",
-    "local_time",
     "note",
     "one_line_message",
     "print_json",
@@ -115,7 +114,7 @@ def document_list(summaries: Sequence[MemorySummary], *, as_json: bool) -> None:
             f"{s.lines}",
             f"{s.version}",
             f"{s.proposals}",
-            local_time(s.updated_at),
+            local_time(s.updated_at, missing="-"),
             s.workspace.path
             + lookalikes.get(s.workspace.path, "")
             + ("  (memory off)" if not s.workspace.memory_enabled else "")

@@ -11,21 +11,22 @@ from datetime import datetime
 from typing import Any
 
 from yak.cli.output import kept_file_error
-from yak.cli.terminal import lines, local_time, print_json, write_stdout
+from yak.cli.terminal import lines, print_json, write_stdout
 from yak.domain import LineOrigin, MemoryDocument, Proposal, ProposalStatus, Workspace
 from yak.events import SyncedFileFailed
 from yak.linediff import unified_diff
 from yak.memory import document as doc_rules
-from yak.memory import placement
 from yak.memory.freshness.age import LineAge
 from yak.memory.freshness.stale import StaleLine
-from yak.memory.provenance import evidence_json
+from yak.memory.history import placement
+from yak.memory.history.provenance import evidence_json
 from yak.presenters import (
     NO_EVIDENCE,
     dangerous_kept,
     evidence_words,
     held_json,
     landing_words,
+    local_time,
     mode_words,
     proposal_origin,
     proposal_outcome,

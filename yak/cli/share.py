@@ -23,7 +23,7 @@ from yak.cli.context import Context, workspace_path
 from yak.cli.parsing import json_option, workspace_command
 from yak.errors import UsageError
 from yak.memory.search import search_documents
-from yak.memory.sync import check_inside, sync_file
+from yak.memory.sharing.sync import check_inside, sync_file
 
 if TYPE_CHECKING:
     from yak.core import Core

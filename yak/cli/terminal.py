@@ -10,7 +10,6 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from typing import Any
 
 from yak.text import escape_controls, middle, plural
@@ -33,11 +32,6 @@ def print_json(value: Any) -> None:
 def lines(count: int) -> str:
     """``1 line``, ``12 lines``, ``1,234 lines``."""
     return plural(count, "line")
-
-
-def local_time(moment: datetime | None) -> str:
-    """``2026-11-30 04:09`` in the local time zone, or ``-``."""
-    return "-" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def table(headers: list[str], rows: list[list[str]], *, right: frozenset[int] = frozenset()) -> str:

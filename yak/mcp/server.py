@@ -54,8 +54,8 @@ from yak.ids import new_id
 from yak.limits import SEARCH_QUERY_CHARS, TooLong
 from yak.memory.document import iso_utc
 from yak.memory.freshness.dates import parse_moment
-from yak.memory.provenance import evidence_json
-from yak.memory.review import REASON_CHARS
+from yak.memory.history.provenance import evidence_json
+from yak.memory.inbox.review import REASON_CHARS
 from yak.presenters import (
     enclosing_words,
     held_json,

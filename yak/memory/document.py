@@ -61,20 +61,23 @@ def check_text(text: str, *, what: str = "The memory document") -> None:
         )
 
 
+def over_ceiling_words(lines: int, chars: int) -> str | None:
+    """What of a document of ``lines`` lines and ``chars`` characters is over the ceiling
+    (``MAX_LINES`` lines, ``MAX_CHARS`` characters), with the limit: ``212 lines (limit 200)``,
+    ``26,100 characters (limit 25,000)``, or both joined by "and"; ``None`` when it fits. Every
+    sentence about the ceiling (a hand save, a reply, a proposal) says it in these words."""
+    over = [f"{lines:,} lines (limit {MAX_LINES:,})"] if lines > MAX_LINES else []
+    over += [f"{chars:,} characters (limit {MAX_CHARS:,})"] if chars > MAX_CHARS else []
+    return " and ".join(over) or None
+
+
 def ceiling_message(lines: int, chars: int) -> str | None:
-    """The sentence explaining why a document of ``lines`` lines and ``chars`` characters is over
-    the ceiling (``MAX_LINES`` lines, ``MAX_CHARS`` characters), or ``None`` when it fits."""
-    if lines > MAX_LINES:
-        return (
-            f"The memory document has {lines:,} lines; the limit is {MAX_LINES:,}. "
-            "Nothing was saved — shorten it and save again."
-        )
-    if chars > MAX_CHARS:
-        return (
-            f"The memory document has {chars:,} characters; the limit is {MAX_CHARS:,}. "
-            "Nothing was saved — shorten it and save again."
-        )
-    return None
+    """The sentence refusing a hand-written document over the ceiling
+    (:func:`over_ceiling_words`), or ``None`` when it fits."""
+    over = over_ceiling_words(lines, chars)
+    if over is None:
+        return None
+    return f"The memory document has {over}. Nothing was saved — shorten it and save again."
 
 
 def check_ceiling(text: str) -> None:

@@ -32,11 +32,11 @@ from yak.domain import (
 )
 from yak.errors import UnreadableDocument, UsageError, YakError
 from yak.memory import document as rules
-from yak.memory import provenance
 from yak.memory.files import write_output_file
 from yak.memory.freshness.age import LineAge, line_ages
 from yak.memory.freshness.references import DEFAULT_DEADLINE_S, check_references
 from yak.memory.freshness.stale import StaleLine, stale_lines
+from yak.memory.history import provenance
 from yak.memory.watcher import MemoryWatcher
 from yak.references import ReferenceCheck
 
@@ -149,7 +149,7 @@ class MemoryReader:
     async def blame(self, workspace_id: str) -> list[LineOrigin]:
         """The origin of every line of the current document (``[]`` for an empty one): the
         version, source, time and conversations of the write that introduced it, from the
-        revision chain (see :func:`yak.memory.provenance.blame`)."""
+        revision chain (see :func:`yak.memory.history.provenance.blame`)."""
         return await self._offload(self._blame, workspace_id)
 
     def _blame(self, workspace_id: str) -> list[LineOrigin]:
@@ -243,7 +243,7 @@ class MemoryReader:
         self, workspace_id: str, origins: list[LineOrigin], *, after_days: int
     ) -> tuple[str, ...]:
         """The texts of :meth:`stale`'s lines as of today, on the calling thread (a refresh
-        names them to the model: ``yak.memory.prompt``); ``origins``: blame of the current
+        names them to the model: ``yak.memory.prompts.rewrite``); ``origins``: blame of the current
         document (``[]``: none, nothing is stale)."""
         if not origins:
             return ()

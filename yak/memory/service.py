@@ -35,11 +35,11 @@ from yak.events import MemoryChanged, ProposalsChanged, WorkspaceChanged
 from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory import document as rules
-from yak.memory import provenance
 from yak.memory.files import read_input_file
-from yak.memory.kept_file import KeptFile
-from yak.memory.merge import merge3
+from yak.memory.history import provenance
+from yak.memory.history.merge import merge3
 from yak.memory.reading import MemoryReader
+from yak.memory.sharing.kept_file import KeptFile
 from yak.memory.watcher import MemoryWatcher
 
 if TYPE_CHECKING:
@@ -375,7 +375,7 @@ class MemoryService(MemoryReader):
         on_version: int | None = None,
         initiator: object | None = None,
     ) -> MemoryDocument:
-        """Write an accepted proposal (``yak.memory.review``) as a ``proposal`` revision on
+        """Write an accepted proposal (``yak.memory.inbox.review``) as a ``proposal`` revision on
         its base version, advancing the watermarks of the conversations it folded in the same
         transaction; ``edited``: ``text`` is the person's edit of it (flag ``edited``, status
         ``edited``). The proposal records the version it became. ``on_version``: write on
@@ -467,7 +467,7 @@ class MemoryService(MemoryReader):
 
     def _rebase_pending(self, workspace_id: str, document: MemoryDocument) -> int:
         """Move every pending proposal made on an older version onto ``document`` (a
-        line-level three-way merge, ``yak.memory.merge``), or mark it as conflicting with
+        line-level three-way merge, ``yak.memory.history.merge``), or mark it as conflicting with
         this version when its lines touch lines changed since; nothing is ever dropped
         ("The inbox" in docs/memory.md). Returns how many proposals changed."""
         moved: list[Proposal] = []

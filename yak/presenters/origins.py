@@ -1,8 +1,9 @@
-"""Why a line is there and who wrote a version, in words (the hover, ``blame``, History)."""
+"""Why a line is there and who wrote a version when, in words (the hover, ``blame``, History)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from yak.domain import (
     DEFAULT_SESSION_TITLE,
@@ -120,3 +121,13 @@ def age_words(age: LineAge) -> str:
     first = age.first_said.astimezone().date().isoformat()
     last = age.last_confirmed.astimezone().date().isoformat()
     return f"first said {first} · last confirmed {last}"
+
+
+def local_time(moment: datetime | None, *, missing: str = "") -> str:
+    """``moment`` in the local time zone as ``YYYY-MM-DD HH:MM`` (a naive time is taken as UTC,
+    as Yak stores times); ``missing`` for ``None`` (the command line's tables show ``-``)."""
+    if moment is None:
+        return missing
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")

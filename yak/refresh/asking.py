@@ -18,10 +18,10 @@ from yak.domain import RefreshStatus, RewriteForm, TokenUsage
 from yak.errors import MissingApiKey, ProviderError
 from yak.memory.document import merge_flags
 from yak.memory.forms.profiles import profile_for
-from yak.memory.grounding import is_structure
-from yak.memory.judging import REWRITE_MAX_TOKENS, Judgement, judge_reply
-from yak.memory.per_line import Decision, decide_lines
-from yak.memory.quotes import with_quotes
+from yak.memory.judging.kinds import is_structure
+from yak.memory.judging.per_line import Decision, decide_lines
+from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS, Judgement, judge_reply
+from yak.memory.judging.quotes import with_quotes
 from yak.ports import Completion, EndpointForms, ModelClient, ModelClientFactory
 from yak.refresh import context, retries
 from yak.refresh.attempt import Attempt, Store
@@ -222,9 +222,9 @@ class RewriteAsker:
         request: retries.Request,
     ) -> tuple[Judgement, Decision | None]:
         """A reply to ``request`` judged (blocking: on a worker thread) in the form it asked
-        for and, when it passed the guards, decided per line (``yak.memory.per_line``); a
+        for and, when it passed the guards, decided per line (``yak.memory.judging.per_line``); a
         tool-form reply's quotes that Yak finds in the conversations they name become their
-        lines' evidence (``yak.memory.quotes``)."""
+        lines' evidence (``yak.memory.judging.quotes``)."""
         data = attempt.data
         reply = judge_reply(
             data.document.content,

@@ -14,10 +14,10 @@ from yak.config import Settings
 from yak.domain import ChatMessage, LineOrigin, MemoryDocument, RefreshOutcome, Workspace
 from yak.linediff import line_changes
 from yak.memory.freshness.workspace import WorkspaceFacts
-from yak.memory.judging import Judgement
-from yak.memory.per_line import Decision
-from yak.memory.said import Passage
-from yak.memory.transcript import Transcript
+from yak.memory.judging.per_line import Decision
+from yak.memory.judging.pipeline import Judgement
+from yak.memory.judging.said import Passage
+from yak.memory.prompts.transcript import Transcript
 
 
 @dataclass(frozen=True)

@@ -45,11 +45,11 @@ from yak.events import RefreshFinished, RefreshWaiting
 from yak.evidence import Evidence
 from yak.linediff import line_changes
 from yak.memory.freshness.workspace import gather_facts
-from yak.memory.redact import redact
-from yak.memory.review import ReviewInbox
-from yak.memory.said import passages
+from yak.memory.inbox.review import ReviewInbox
+from yak.memory.judging.said import passages
+from yak.memory.prompts.transcript import Transcript, format_transcript
+from yak.memory.redaction import redact
 from yak.memory.service import MemoryService
-from yak.memory.transcript import Transcript, format_transcript
 from yak.ports import (
     ConversationRepository,
     EndpointForms,
@@ -293,7 +293,7 @@ class MemoryRefresher:
     def _decide(self, attempt: Attempt) -> None:
         """Decide what the judged reply becomes: nothing to change, a refusal, a proposal
         that waits for review, a rewrite to apply, or both: its supported lines applied and
-        the rest proposed (``yak.memory.per_line``)."""
+        the rest proposed (``yak.memory.judging.per_line``)."""
         reply, data, decision = attempt.reply, attempt.data, attempt.decision
         assert reply is not None  # asked, and the call answered
         if reply.unchanged:

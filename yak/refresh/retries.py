@@ -3,7 +3,7 @@ refresh" and "The rewrite forms" in docs/refresh.md): a tool call that cannot be
 retry that names the problem, then the edits form; edits that do not apply ask for the whole
 document; edits that restate a line of the document ask for edits again, naming it; a document
 over the ceiling asks to condense. Pure: builds the next request from the judged reply
-(``yak.memory.prompt``, ``yak.memory.forms``)."""
+(``yak.memory.prompts.rewrite``, ``yak.memory.forms``)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from yak.domain import RefreshStatus, RewriteForm
-from yak.memory import guards, prompt
 from yak.memory.forms import tool
-from yak.memory.judging import Judgement
-from yak.memory.per_line import Decision
+from yak.memory.judging import guards
+from yak.memory.judging.per_line import Decision
+from yak.memory.judging.pipeline import Judgement
+from yak.memory.prompts import rewrite as prompt
 from yak.ports import SystemPrompt
 
 # The flags of the retries a reply may earn (each at most once per attempt).
@@ -29,7 +30,7 @@ DUPLICATE_RETRY = "duplicate_retry"
 class Request:
     """One call's request: the form its reply is read in, and what is sent; for the condense
     retry, ``condensing``: the reply over the ceiling it asks to shorten (a block of edits in
-    the answer applies to it, ``yak.memory.judging.judge_reply``)."""
+    the answer applies to it, ``yak.memory.judging.pipeline.judge_reply``)."""
 
     form: RewriteForm
     system: SystemPrompt
@@ -49,7 +50,7 @@ class Request:
 
 def first_request(form: RewriteForm, **request: Any) -> Request:
     """The first call of an attempt in ``form``
-    (:func:`yak.memory.prompt.build_rewrite_request`'s keyword arguments)."""
+    (:func:`yak.memory.prompts.rewrite.build_rewrite_request`'s keyword arguments)."""
     system, messages = prompt.build_rewrite_request(form=form, **request)
     return Request(form, system, messages)
 

@@ -43,7 +43,7 @@ from yak.events import (
     TurnCompleted,
     WorkspaceChanged,
 )
-from yak.memory.review import ReviewInbox
+from yak.memory.inbox.review import ReviewInbox
 from yak.memory.service import MemoryService
 from yak.ports import ConversationRepository
 from yak.refresh.queue import MemoryRefreshQueue, QueueStatus

@@ -3,7 +3,7 @@
 Added lines have a green background, removed lines a red one, hunk headers are grey, and each
 line carries a ``+`` / ``−`` marker followed by a space, so a document's own dashes
 (``- note 5``) never run into the marker. The rows come from
-:func:`yak.ui.formatting.diff_rows`; the text is inserted as plain text, never parsed as markup.
+:func:`yak.linediff.diff_rows`; the text is inserted as plain text, never parsed as markup.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
@@ -42,15 +41,6 @@ def relative_time(moment: datetime | None, now: datetime | None = None) -> str:
     return moment.astimezone().strftime("%Y-%m-%d")
 
 
-def local_time(moment: datetime | None) -> str:
-    """``moment`` in local time as ``YYYY-MM-DD HH:MM`` (``""`` for ``None``)."""
-    if moment is None:
-        return ""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
-
-
 def line_count_text(lines: int) -> str:
     """``"57 / 200 lines"``: a document's lines against the ceiling."""
     return f"{lines} / {MAX_LINES} lines"
@@ -66,32 +56,6 @@ def counter_text(text: str) -> tuple[str, bool]:
     lines, chars = count_lines(text), len(text)
     over = lines > MAX_LINES or chars > MAX_CHARS
     return f"{line_count_text(lines)} · {chars:,} / {MAX_CHARS:,} characters", over
-
-
-def diff_rows(old: str, new: str, *, context: int = 3) -> list[tuple[str, str]]:
-    """The line diff from ``old`` to ``new`` as rows for a diff view.
-
-    Args:
-        old: the text on the left (removed lines come from it).
-        new: the text on the right (added lines come from it).
-        context: unchanged lines shown around each change.
-
-    Returns:
-        ``(kind, text)`` pairs, ``kind`` one of ``"hunk"`` (``text`` is the ``@@ -a,b +c,d @@``
-        header), ``"removed"``, ``"added"`` or ``"context"`` (``text`` is the document's line,
-        without a diff marker); empty when the texts have the same lines.
-    """
-    kinds = {"-": "removed", "+": "added", " ": "context"}
-    rows = []
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=context)
-    for number, line in enumerate(lines):
-        if number < 2:  # the ---/+++ file header: the view's label names both sides
-            continue
-        if line.startswith("@@"):
-            rows.append(("hunk", line))
-        else:
-            rows.append((kinds[line[:1]], line[1:]))
-    return rows
 
 
 def html_escape(text: str) -> str:

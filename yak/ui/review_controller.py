@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from yak.core import Core
 from yak.domain import Proposal, ProposalStatus
 from yak.events import ProposalsChanged
-from yak.memory.hunks import hand_lines
+from yak.memory.history.hunks import hand_lines
 from yak.presenters import decided_elsewhere
 from yak.ui.main_window import MainWindow
 from yak.ui.review_dialog import ReviewDialog

@@ -6,8 +6,8 @@ Two uses, one view ("Review" in docs/memory.md, "The review dialog" in docs/ui.m
   (Claude Code over MCP) proposes…"), every reason it waits (the secrets redacted from it too),
   why each line it adds is there (its evidence, "Evidence" in docs/memory.md, or the reasons
   that name it), its diff against the version it was based on, one hunk at a time when there
-  are several (``yak.memory.hunks``: a checkable list, each change taken or left out), and Accept
-  (Ctrl+Return, Alt+A), Edit then accept (Ctrl+E, Alt+E: the text taken becomes editable;
+  are several (``yak.memory.history.hunks``: a checkable list, each change taken or left out), and
+  Accept (Ctrl+Return, Alt+A), Edit then accept (Ctrl+E, Alt+E: the text taken becomes editable;
   Ctrl+Return accepts the edited text), Reject (Ctrl+Delete, Alt+R) and Close (Esc, Alt+C).
   Accept is the default button (Enter) only when no change taken removes a line a person wrote
   nor adds a line held as doubtful or dangerous (``yak.held.DOUBTFUL``; then no button is). A
@@ -39,13 +39,14 @@ from PySide6.QtWidgets import (
 
 from yak.domain import Proposal
 from yak.held import DOUBTFUL
-from yak.memory.hunks import Hunk, hunks, take
-from yak.memory.provenance import added_lines
+from yak.linediff import diff_rows
+from yak.memory.history.hunks import Hunk, hunks, take
+from yak.memory.history.provenance import added_lines
 from yak.presenters import Colour, held_line_words, proposal_reasons, review_title
 from yak.text import plural, shorten
 from yak.ui.colours import text_style
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows, why_added
+from yak.ui.formatting import why_added
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
 ACCEPT_KEYS = "Ctrl+Return"

@@ -7,8 +7,8 @@ makes, with what the reader saw on the way) or a :class:`FormError` (why the rep
 read, in one sentence: the retry says it back). Every rule about a reply's *shape* (code
 fences, chatter, tags, numbered lines, edit commands, a tool call's input) lives in a reader;
 what a candidate document may be (not a document, placeholders, the ceiling, the floor, each
-line's support) is judged after it, the same for every form (``yak.memory.judging``,
-``yak.memory.per_line``).
+line's support) is judged after it, the same for every form (``yak.memory.judging.pipeline``,
+``yak.memory.judging.per_line``).
 
 Forms, in order of preference: ``tool`` (:mod:`yak.memory.forms.tool`), ``edits`` and
 ``whole`` (:mod:`yak.memory.forms.text`).
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 class Quote:
     """What the model says supports one line of a tool-form reply: the conversation (its
     number in the request, 1-based) and the words it quotes. Never trusted, only checked
-    (``yak.memory.quotes``)."""
+    (``yak.memory.judging.quotes``)."""
 
     line: str
     conversation: int

@@ -231,7 +231,7 @@ def apply_edits(document: str, edits: list[Edit]) -> str:
     replace 1`` as its first lines) a replace inserts and a delete changes nothing. One that
     starts past the last line of a document meant another line: it does not apply (the whole
     document is asked for instead), since appending it would keep the fact it replaces. What
-    the lines then say is judged like any other (``yak.memory.per_line``).
+    the lines then say is judged like any other (``yak.memory.judging.per_line``).
 
     Raises:
         EditError: a line number below 1 (0 for an insert), a replace or delete that starts

@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 
 from yak.domain import RewriteForm
-from yak.memory import grounding, guards
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError
 from yak.memory.forms.edits import (
@@ -28,10 +27,12 @@ from yak.memory.forms.edits import (
     shown_line,
 )
 from yak.memory.forms.profiles import PLAIN, Habit, Profile
-from yak.memory.guards import ECHO_TAGS
-from yak.memory.prompt import copies_retry_message, echoes_request
-from yak.memory.provenance import fold_line
-from yak.memory.said import Passage
+from yak.memory.history.provenance import fold_line
+from yak.memory.judging import grounding, guards
+from yak.memory.judging.guards import ECHO_TAGS
+from yak.memory.judging.said import Passage
+from yak.memory.lines import FENCE
+from yak.memory.prompts.rewrite import copies_retry_message, echoes_request
 from yak.text import plural
 
 NUMBERED_ECHO = "the reply is the numbered document sent back, with its line numbers"
@@ -186,7 +187,6 @@ def without_request_lines(
 # --- a reply's wrapping ------------------------------------------------------------------
 
 _BOM = "\ufeff"
-_FENCE = guards.FENCE
 # The request's blocks that are never the document (``guards.ECHO_TAGS``).
 _ECHO_BLOCK = re.compile(r"<\s*(" + "|".join(ECHO_TAGS) + r")\s*>", re.IGNORECASE)
 
@@ -293,7 +293,7 @@ def _is_chatter(lines: list[str], *, leading: bool) -> bool:
 
 
 def _strip_outer_fence(lines: list[str]) -> list[str]:
-    fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
+    fences = [i for i, line in enumerate(lines) if FENCE.match(line)]
     if len(fences) < 2:
         return lines
     first, last = fences[0], fences[-1]

@@ -5,8 +5,8 @@ Yak merges it into the document itself ("The rewrite forms" in docs/refresh.md).
 The model never writes the document: it lists facts (each one line, with the conversation and
 the words that support it, and the lines it makes outdated) and lines to forget. The merge is
 deterministic: a fact that replaces lines takes the place of the first of them, a new fact joins
-its section (``yak.memory.placement``), a fact the document already holds word for word changes
-nothing. Whatever the merge gives is judged like any other candidate: a line removed without
+its section (``yak.memory.history.placement``), a fact the document already holds word for word
+changes nothing. Whatever the merge gives is judged like any other candidate: a line removed without
 cause stays, an unsupported line waits, a quote is checked before it counts as evidence.
 """
 
@@ -20,12 +20,13 @@ from typing import Any
 from yak.errors import UsageError
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.forms.profiles import PLAIN, Habit, Profile
-from yak.memory.grounding import is_structure
-from yak.memory.placement import place, sections
-from yak.memory.provenance import fold_line
-from yak.memory.quotes import verify
-from yak.memory.removals import Removals, names_line, new_value_of, restated, value_changed
-from yak.memory.said import Passage, distinctive_tokens
+from yak.memory.history.placement import place, sections
+from yak.memory.history.provenance import fold_line
+from yak.memory.judging.kinds import is_structure
+from yak.memory.judging.quotes import verify
+from yak.memory.judging.removals import Removals, names_line, new_value_of, restated, value_changed
+from yak.memory.judging.said import Passage
+from yak.memory.judging.words import distinctive_tokens
 
 TOOL_NAME = "update_memory"
 TOOL_CHOICE: dict[str, str] = {"type": "tool", "name": TOOL_NAME}
@@ -127,7 +128,8 @@ def read_tool(
         call: the reply's ``tool_use`` block (``input`` already redacted).
         previous: the document the request showed (its lines are numbered from 1).
         said: the folded conversations: a line the call replaces or forgets stays unless they
-            give a cause (:class:`yak.memory.removals.Removals`; flag ``removal_without_cause``).
+            give a cause (:class:`yak.memory.judging.removals.Removals`; flag
+            ``removal_without_cause``).
         sessions: the request's conversations in order (``Transcript.session_ids``): a forget
             counts only when its quote is found in the conversation it names and touches the
             line.
@@ -164,11 +166,12 @@ def read_tool(
 
 def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]) -> list[int]:
     """The line a fact listed as new is a new value of, when exactly one is: the fact takes
-    its place. First the lines it restates both ways (:func:`yak.memory.removals.new_value_of`),
-    else those whose anchored value it changes, said as a change in its quote
-    (:func:`yak.memory.removals.value_changed`). The 1.5B model added "- Python 3.12 from now
-    on." beside "- Python 3.11." without naming the line it replaces, and left superseded
-    values in 9 of 13 cases; two lines that could be meant leave both in place."""
+    its place. First the lines it restates both ways
+    (:func:`yak.memory.judging.removals.new_value_of`), else those whose anchored value it changes,
+    said as a change in its quote (:func:`yak.memory.judging.removals.value_changed`). The 1.5B
+    model added "- Python 3.12 from now on." beside "- Python 3.11." without naming the line it
+    replaces, and left superseded values in 9 of 13 cases; two lines that could be meant leave both
+    in place."""
     text, quote = str(fact["text"]).strip(), str(fact.get("quote", ""))
     open_lines = [
         (number, line)
@@ -234,7 +237,7 @@ def _with_cause(
     """The call's claims that a line is outdated, kept only where the conversations give a
     cause ("What a rewrite may remove" in docs/memory.md): for a replaced line, a fact that
     restates it or a passage that touches it; for a forgotten line, its own quote, found in
-    the conversation it names, asking for it (:func:`yak.memory.removals.names_line`), or a
+    the conversation it names, asking for it (:func:`yak.memory.judging.removals.names_line`), or a
     fact of the call restating it (a new value: the 1.5B model forgot "Redis on 6379" with a
     quote of the document and added "Redis on 6380" beside it). A
     model's claim alone removes nothing (a 1.5B model listed lines 1-4 as replaced where one
@@ -284,7 +287,7 @@ def merge(
     A fact replacing lines takes the place of the first of them (several facts replacing the
     same line keep their order); the other lines it replaces go. A new fact joins the section
     it names (``section``, optional: started at the end when the document has no section of
-    that title) or else the section its words fit best (:func:`yak.memory.placement.place`),
+    that title) or else the section its words fit best (:func:`yak.memory.history.placement.place`),
     never blindly the end. A fact the document keeps word for word (case, spacing and end
     punctuation folded) adds nothing.
 

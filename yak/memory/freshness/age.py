@@ -22,7 +22,7 @@ from datetime import date, datetime, timedelta
 
 from yak.domain import LineOrigin
 from yak.evidence import Evidence
-from yak.memory.provenance import fold_line
+from yak.memory.history.provenance import fold_line
 
 
 @dataclass(frozen=True)

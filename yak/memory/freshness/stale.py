@@ -5,7 +5,7 @@ A line is stale for one or more reasons (:class:`StaleReason`): a refresh wrote 
 not been said or confirmed for the threshold (``AGED``; a person's line never is). Other checks
 give their reasons per line through ``also`` (a reference gone from the workspace). Age alone
 never removes a line: the refresh prompt names stale lines so a newer statement may replace
-them (``yak.memory.prompt``), and a person decides.
+them (``yak.memory.prompts.rewrite``), and a person decides.
 """
 
 from __future__ import annotations

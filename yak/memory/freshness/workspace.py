@@ -8,7 +8,7 @@ the languages its files' endings show (a ``.py`` file shows Python), and the nam
 manifests (``pyproject.toml``, ``package.json``, ``Cargo.toml``, ``go.mod``: the project's name,
 its dependencies and configured tools). A manifest the redaction would flag is left out whole:
 nothing of a file holding a secret becomes evidence. The grounding check
-(``yak.memory.grounding``) takes the :class:`WorkspaceFacts` as data and does no I/O.
+(``yak.memory.judging.grounding``) takes the :class:`WorkspaceFacts` as data and does no I/O.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from yak.memory.freshness.references import SKIPPED_FOLDERS, ignored_patterns, is_ignored
-from yak.memory.redact import redact
+from yak.memory.redaction.scan import redact
 
 log = logging.getLogger(__name__)
 

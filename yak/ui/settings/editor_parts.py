@@ -11,9 +11,9 @@ from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import QCheckBox, QFrame, QWidget
 
 from yak.domain import MemoryDocument, Workspace
-from yak.memory.sync import DEFAULT_SYNCED_FILE as SYNCED_FILE_NAME
+from yak.linediff import diff_rows
+from yak.memory.sharing.sync import DEFAULT_SYNCED_FILE as SYNCED_FILE_NAME
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows
 from yak.ui.layout import STRETCH, blocked_signals, create_button, create_label, hbox, vbox
 
 

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import RefreshAttempt, Revision, Workspace
-from yak.presenters import attempt_outcome, source_label
+from yak.linediff import diff_rows
+from yak.presenters import attempt_outcome, local_time, source_label
 from yak.text import plural
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows, local_time
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 
 COMPARE_CURRENT = "current"  # the selected revision against the current document

@@ -11,9 +11,8 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QWidget
 
-from yak.linediff import line_changes
+from yak.linediff import diff_rows, line_changes
 from yak.ui.diff_view import DiffView
-from yak.ui.formatting import diff_rows
 from yak.ui.layout import create_label, vbox
 
 REPLACE = "Replace the memory"

@@ -12,7 +12,6 @@ and the page's controller calls back (``save_succeeded``, ``show_conflict``…).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
@@ -26,9 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from yak.domain import LineOrigin, MemoryDocument, Workspace, count_lines
+from yak.linediff import line_changes
 from yak.memory.document import ceiling_message
-from yak.memory.guards import shrink_question
-from yak.memory.merge import merge3
+from yak.memory.history.merge import merge3
+from yak.memory.judging.guards import shrink_question
 from yak.presenters import Colour, source_text
 from yak.text import plural
 from yak.ui import dialogs
@@ -553,7 +553,4 @@ class MemoryEditor(QWidget):
 def changed_line_count(stored: str, edited: str) -> int:
     """How many lines an edit adds or removes against the stored text (a changed line counts
     once for its old and once for its new form)."""
-    matcher = difflib.SequenceMatcher(None, stored.splitlines(), edited.splitlines())
-    return sum(
-        (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-    )
+    return sum(line_changes(stored, edited))

@@ -18,9 +18,9 @@ from PySide6.QtGui import QBrush, QFontDatabase
 from PySide6.QtWidgets import QWidget
 
 from yak.domain import MemoryDocument, MemorySummary, QueueState, RefreshState, Workspace
-from yak.presenters import Colour, list_colour, list_status
+from yak.presenters import Colour, list_colour, list_status, local_time
 from yak.ui.colours import qcolor
-from yak.ui.formatting import local_time, relative_time
+from yak.ui.formatting import relative_time
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison

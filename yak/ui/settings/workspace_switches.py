@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject
 from yak.core import Core
 from yak.domain import ReviewMode, Workspace
 from yak.events import WorkspaceChanged
-from yak.memory.sync import DEFAULT_SYNCED_FILE
+from yak.memory.sharing.sync import DEFAULT_SYNCED_FILE
 from yak.ui.bridge import EventBridge
 from yak.ui.settings.memory_page import MemoryPage
 from yak.ui.tasks import FAILED, TaskGroup, logged

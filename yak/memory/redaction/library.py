@@ -1,5 +1,5 @@
-"""The ``detect-secrets`` pass of secret redaction (``yak.memory.redact``, step 3, last): the
-library's detectors for the services Yak's own patterns do not cover, run only on windows around
+"""The ``detect-secrets`` pass of secret redaction (``yak.memory.redaction.scan``, step 3, last):
+the library's detectors for the services Yak's own patterns do not cover, run only on windows around
 a line's long tokens and keywords, each only when a literal its patterns need is in the window.
 
 The detectors are instantiated directly instead of through the library's global settings, so
@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
-from yak.memory.redact_gates import Gates, alternation
-from yak.memory.redact_patterns import AWS_KEY_GATES, MARKER, Note
-from yak.memory.redact_values import token_like
+from yak.memory.redaction.gates import Gates, alternation
+from yak.memory.redaction.patterns import AWS_KEY_GATES, MARKER, Note
+from yak.memory.redaction.values import token_like
 
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import BasePlugin

@@ -31,8 +31,8 @@ from yak.held import HeldLine, held_line_words
 from yak.limits import AGENT_REASON_CHARS
 from yak.linediff import line_changes
 from yak.memory import document as rules
-from yak.memory import placement, provenance
-from yak.memory.placement import Placement
+from yak.memory.history import placement, provenance
+from yak.memory.history.placement import Placement
 from yak.memory.service import MemoryService
 from yak.text import controls_to_spaces, shorten
 
@@ -151,7 +151,7 @@ class ReviewInbox:
     ) -> tuple[Proposal, Placement | None]:
         """A change another agent asks for (``yak mcp``'s ``memory_propose``): lines to add
         (``text``) or a whole new document (``document``). It is never applied: it is judged
-        as a refresh's reply is (``yak.memory.judging``: secrets redacted and flagged, the
+        as a refresh's reply is (``yak.memory.judging.pipeline``: secrets redacted and flagged, the
         guards) and becomes an agent proposal, its first reason "proposed by ``origin``:
         ``reason``", followed by the review rules' reasons, if any. It supersedes nothing and
         is never dropped ("The inbox" in docs/memory.md).
@@ -159,7 +159,7 @@ class ReviewInbox:
         Args:
             text: one or more lines to add: after ``after_line``, at the end of the section
                 titled ``heading``, or else at the end of the section whose words match them
-                best (``yak.memory.placement``).
+                best (``yak.memory.history.placement``).
             document: the whole new document (exactly one of ``text`` and ``document``).
             reason: why, in the agent's words (redacted too, and shortened to 300 characters).
             origin: who proposes, for the reason ("an agent over MCP").
@@ -194,7 +194,8 @@ class ReviewInbox:
         )
         # The judging rules and redaction load here, for an agent's proposal only: a command
         # that lists or answers proposals never needs them.
-        from yak.memory import judging, redact
+        from yak.memory.judging import pipeline as judging
+        from yak.memory.redaction import scan as redact
 
         judged = await self._offload(judging.judge_proposal, current.content, given, floor_ratio)
         why, reason_findings = await self._offload(redact.redact, why)
@@ -412,7 +413,7 @@ def _agent_reason(*, text: str | None, document: str | None, reason: str) -> str
     if len(given) > MAX_CHARS:
         # Refused before the secret scan and the judging, which take time in proportion to
         # the size: text over the ceiling cannot become part of a document anyway.
-        from yak.memory import guards
+        from yak.memory.judging import guards
 
         lines = given.count("\n") + (not given.endswith("\n"))
         over = guards.ceiling_reason(lines, len(given), subject=guards.PROPOSAL)
@@ -432,7 +433,7 @@ def _agent_document(
     heading: str | None = None,
 ) -> tuple[str, Placement | None]:
     """The whole document an agent's change asks for, with LF line endings: ``text`` placed in
-    ``current`` (``yak.memory.placement``), or ``document``; and where ``text`` was placed
+    ``current`` (``yak.memory.history.placement``), or ``document``; and where ``text`` was placed
     (``None`` for a ``document``).
 
     Raises:

@@ -2,7 +2,7 @@
 through the same pipeline (pure; run on a worker thread; "The refresh" and "The rewrite forms"
 in docs/refresh.md):
 
-1. redacted (:func:`yak.memory.redact.redact`; each finding is a flag);
+1. redacted (:func:`yak.memory.redaction.scan.redact`; each finding is a flag);
 2. read by the form the request asked for (``yak.memory.forms``): a tool call's input merged, a
    block of edits applied, a whole document cleaned of its wrapping; a reply that cannot be
    read is a :class:`~yak.memory.forms.FormError` (the form's retry says why). A proposal is
@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 from yak.domain import LineOrigin, RefreshStatus, ReviewMode, RewriteForm, count_lines
 from yak.held import HeldLine
-from yak.memory import guards, provenance
 from yak.memory.document import merge_flags
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.forms.edits import holds_edits
 from yak.memory.forms.profiles import PLAIN, Profile
 from yak.memory.forms.text import read_text
 from yak.memory.forms.tool import read_tool, tool_call
-from yak.memory.redact import redact
-from yak.memory.said import Passage
+from yak.memory.judging import guards, review_rules
+from yak.memory.judging.said import Passage
+from yak.memory.redaction import redact
 
 if TYPE_CHECKING:
     from yak.ports import Completion
@@ -149,9 +149,9 @@ def review_held(
     mode: ReviewMode = ReviewMode.AUTO,
 ) -> tuple[HeldLine, ...]:
     """Why a candidate that passed the guards must wait for review (``()``: it may be applied):
-    :func:`yak.memory.provenance.review_held` of ``previous`` (whose line ``origins`` these
-    are) and the judged text; ``tombstones`` are the workspace's folded keys."""
-    return tuple(provenance.review_held(previous, judged.text, origins, tombstones, mode))
+    :func:`yak.memory.judging.review_rules.review_held` of ``previous`` (whose line ``origins``
+    these are) and the judged text; ``tombstones`` are the workspace's folded keys."""
+    return tuple(review_rules.review_held(previous, judged.text, origins, tombstones, mode))
 
 
 def _judged(

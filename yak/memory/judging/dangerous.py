@@ -5,7 +5,8 @@ A memory line is background the agent reads at the start of every conversation, 
 tells it to run a downloaded script, to install from an index or URL the document does not
 already name, to run as root or without the sandbox, or to print or send credentials waits for
 the person's review whoever typed it: a pasted instruction cannot be told from a typed one. The
-refresh (``yak.memory.per_line``) and an agent's proposal (``yak.memory.provenance``) both ask
+refresh (``yak.memory.judging.per_line``) and an agent's proposal
+(``yak.memory.history.provenance``) both ask
 :func:`capability` about every line they add; a person's own save is their act and is not
 asked.
 

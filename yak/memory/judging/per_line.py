@@ -2,18 +2,18 @@
 
 The guards judge a reply as a whole (empty, not a document, placeholder, ceiling, floor). A
 reply that passes them is then taken apart line by line against the document it was based on
-(``difflib`` hunks):
+(line hunks, :func:`yak.linediff.line_opcodes`):
 
 1. new lines that say nothing (only ``[REDACTED:…]`` markers, "None yet.") are **dropped**:
    never stored, never proposed (the form's reader has already dropped lines that are Yak's
    own request or edit syntax: ``yak.memory.forms``);
 2. every other line the rewrite adds or changes is checked for a dangerous capability
-   (:func:`yak.memory.dangerous.capability`: such a line waits whoever typed it), against the
-   folded conversations (:func:`yak.memory.grounding.check_lines`: not said, only asked
+   (:func:`yak.memory.judging.dangerous.capability`: such a line waits whoever typed it), against
+   the folded conversations (:func:`yak.memory.judging.grounding.check_lines`: not said, only asked
    about, already said, an instruction no one typed) and against the workspace's tombstones;
    it gets its evidence;
 3. a hunk that removes or changes a line a person wrote waits whole; a line of the model's that
-   it removes without cause (:class:`yak.memory.removals.Removals`: replaced by lines about
+   it removes without cause (:class:`yak.memory.judging.removals.Removals`: replaced by lines about
    something else, nothing said touches it) stays, and its removal waits;
 4. what passes is **applied** (the rewrite's supported part), and what does not **waits** as one
    proposal based on that applied text, with one reason (:class:`yak.held.HeldLine`) per held
@@ -33,13 +33,16 @@ from dataclasses import dataclass
 from yak.domain import MAX_CHARS, MAX_LINES, LineOrigin, ReviewMode
 from yak.evidence import Evidence
 from yak.held import HeldKind, HeldLine, held_line_words
-from yak.linediff import line_opcodes
-from yak.memory import dangerous, grounding, provenance
+from yak.linediff import Opcode, line_opcodes
 from yak.memory.freshness.workspace import WorkspaceFacts
-from yak.memory.guards import normalize_document
-from yak.memory.provenance import fold_line
-from yak.memory.removals import Removals, Supersession, restated, supersessions
-from yak.memory.said import Passage, unmarked
+from yak.memory.history.provenance import fold_line
+from yak.memory.judging import dangerous, grounding
+from yak.memory.judging.guards import normalize_document
+from yak.memory.judging.kinds import is_structure, says_nothing
+from yak.memory.judging.removals import Removals, Supersession, restated, supersessions
+from yak.memory.judging.review_rules import removal_held
+from yak.memory.judging.said import Passage
+from yak.memory.judging.words import unmarked
 
 
 @dataclass(frozen=True)
@@ -88,13 +91,13 @@ def decide_lines(
         new: the normalized rewrite (request lines already dropped by the form's reader).
         origins: ``provenance.blame`` of ``previous`` (fewer than its lines when unknown).
         tombstones: the folded keys of the workspace's tombstones.
-        passages: the folded conversations (``yak.memory.said.passages``).
+        passages: the folded conversations (``yak.memory.judging.said.passages``).
         mode: the workspace's review mode.
         known: what the request itself tells the model besides the document (the project
             folder's name): its words count as said.
         workspace: what the workspace folder shows: a token it shows is observed.
 
-    A line ``new`` adds that says nothing (:func:`yak.memory.grounding.says_nothing`: only
+    A line ``new`` adds that says nothing (:func:`yak.memory.judging.kinds.says_nothing`: only
     ``[REDACTED:…]`` markers, or filler such as "None yet.") is dropped, neither applied nor
     held: a person reviewing it could only reject it. The lines ``previous`` had are kept,
     except one the conversations say is superseded that ``new`` keeps beside a line it adds
@@ -117,7 +120,7 @@ def decide_lines(
         new_lines = new.splitlines()
     opcodes = line_opcodes(old_lines, new_lines)
     new_at = _added_lines(old_lines, new_lines, opcodes)
-    empty = {j for j in new_at if grounding.says_nothing(new_lines[j])}
+    empty = {j for j in new_at if says_nothing(new_lines[j])}
     if empty:  # nothing to remember: never stored, never proposed
         new = normalize_document(
             "".join(f"{line}\n" for j, line in enumerate(new_lines) if j not in empty)
@@ -147,7 +150,7 @@ def decide_lines(
     }
     person = {origin.line - 1 for origin in origins if origin.by_person}
     spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages)
-    removal = provenance.removal_held(old_lines, opcodes, spared=spared)
+    removal = removal_held(old_lines, opcodes, spared=spared)
     whole = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
     applied: list[str] = []
@@ -204,7 +207,7 @@ def superseded_kept(
     pnpm") beside a line it adds in its place ("- Package manager: pnpm.").
 
     The line added takes the place of the one kept line it restates and is restated by
-    (:func:`yak.memory.removals.restated`: the same subject, a new value). A line added that
+    (:func:`yak.memory.judging.removals.restated`: the same subject, a new value). A line added that
     names the new name ("- We use pnpm.") but restates none of the kept lines, or several,
     could replace any of them (or be about something else: "- The docs site uses pnpm."):
     Yak cannot tell, so nothing is removed and that line waits.
@@ -212,7 +215,7 @@ def superseded_kept(
     Args:
         old_lines: the previous document's lines.
         new_lines: the rewrite's lines.
-        stated: :func:`yak.memory.removals.supersessions` of the folded conversations.
+        stated: :func:`yak.memory.judging.removals.supersessions` of the folded conversations.
 
     Returns:
         By index in ``new_lines`` of a superseded line, the index of the added line that takes
@@ -225,12 +228,12 @@ def superseded_kept(
     kept = [
         j
         for j, line in enumerate(new_lines)
-        if fold_line(line) in before and line.strip() and not grounding.is_structure(line)
+        if fold_line(line) in before and line.strip() and not is_structure(line)
     ]
     added = [
         j
         for j, line in enumerate(new_lines)
-        if line.strip() and fold_line(line) not in before and not grounding.is_structure(line)
+        if line.strip() and fold_line(line) not in before and not is_structure(line)
     ]
     gone: dict[int, int] = {}
     unclear: dict[str, HeldLine] = {}
@@ -264,13 +267,13 @@ def _restate(old: str, new: str) -> bool:
 def _removed_without_cause(
     old_lines: Sequence[str],
     new_lines: Sequence[str],
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
     person: Collection[int],
     passages: Sequence[Passage],
 ) -> set[int]:
     """The indices of the previous lines the rewrite removes or changes without cause
-    (:class:`yak.memory.removals.Removals`): they stay in the applied document, their removal
-    waits. Blank lines, structure, a person's lines (their hunk waits whole) and lines the
+    (:class:`yak.memory.judging.removals.Removals`): they stay in the applied document, their
+    removal waits. Blank lines, structure, a person's lines (their hunk waits whole) and lines the
     rewrite keeps elsewhere are not judged. None at all when keeping them would take the
     document past the ceiling (a condensed rewrite drops lines to fit)."""
     after = {fold_line(line) for line in new_lines}
@@ -283,7 +286,7 @@ def _removed_without_cause(
             continue
         for i in range(i1, i2):
             line = old_lines[i]
-            if i in person or fold_line(line) in after or grounding.is_structure(line):
+            if i in person or fold_line(line) in after or is_structure(line):
                 continue
             if removals.without_cause(line, new_lines[j1:j2], added):
                 spared.add(i)
@@ -296,7 +299,7 @@ def _removed_without_cause(
 def _added_lines(
     old_lines: Sequence[str],
     new_lines: Sequence[str],
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
 ) -> list[int]:
     """The indices in ``new_lines`` of the rewrite's lines that are new, in order: a line the
     previous document held (list markers aside: ``- - x`` is ``- x`` moved) is moved, and
@@ -335,7 +338,7 @@ def _line_reason(
 
 def _old_number(
     candidate_line: int,
-    opcodes: Sequence[tuple[str, int, int, int, int]],
+    opcodes: Sequence[Opcode],
     old_lines: Sequence[str],
     new_lines: Sequence[str],
 ) -> int:

@@ -1,5 +1,5 @@
-"""The tables and expressions of secret redaction, in the order ``yak.memory.redact`` applies
-them: multi-line key blocks, the candidate-line scan, token shapes, keep-the-prefix shapes,
+"""The tables and expressions of secret redaction, in the order ``yak.memory.redaction.scan``
+applies them: multi-line key blocks, the candidate-line scan, token shapes, keep-the-prefix shapes,
 secret-named assignments, the AWS secret beside its key id, prose and command lines."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from yak.memory.redact_gates import Gates, alternation
+from yak.memory.redaction.gates import Gates, alternation
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 

@@ -1,4 +1,4 @@
-"""Literal gates for secret redaction (``yak.memory.redact``): a regular expression of many
+"""Literal gates for secret redaction (``yak.memory.redaction.scan``): a regular expression of many
 literals factored into a prefix tree, and one search that tells which groups of literals occur
 in a text, so each pattern runs only where a literal it needs is present."""
 

@@ -1,10 +1,11 @@
-"""Whether a value found by a redaction pattern is a secret (``yak.memory.redact``): a literal
-rather than a reference (``os.environ[...]``, ``${VAR}``, ``api_key=api_key``), random-looking
-rather than a word, a name, a number or a date, and whether a name says it holds a secret."""
+"""Whether a value found by a redaction pattern is a secret (``yak.memory.redaction.scan``): a
+literal rather than a reference (``os.environ[...]``, ``${VAR}``, ``api_key=api_key``),
+random-looking rather than a word, a name, a number or a date, and whether a name says it holds a
+secret."""
 
 from __future__ import annotations
 
-from yak.memory.redact_patterns import (
+from yak.memory.redaction.patterns import (
     CODE_VALUE,
     DESCRIBING_PARTS,
     HEX_RUN,

@@ -17,74 +17,10 @@ import re
 from dataclasses import dataclass
 
 from yak.errors import UsageError
+from yak.linediff import line_edits
+from yak.memory.lines import LIST_MARKER, STOPWORDS
 
 _WORD = re.compile(r"[^\W_]{3,}")
-_COMMON = frozenset(
-    {
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "not",
-        "but",
-        "all",
-        "any",
-        "can",
-        "use",
-        "uses",
-        "used",
-        "into",
-        "when",
-        "then",
-        "than",
-        "its",
-        "our",
-        "you",
-        "your",
-        "they",
-        "them",
-        "their",
-        "there",
-        "here",
-        "what",
-        "which",
-        "who",
-        "how",
-        "why",
-        "will",
-        "would",
-        "should",
-        "could",
-        "must",
-        "may",
-        "might",
-        "also",
-        "only",
-        "just",
-        "each",
-        "every",
-        "about",
-        "over",
-        "under",
-        "more",
-        "most",
-        "some",
-        "such",
-        "been",
-        "being",
-        "does",
-        "did",
-        "done",
-    }
-)
 _TITLE_WEIGHT = 3
 
 
@@ -122,7 +58,7 @@ class Placement:
 
 _TITLE_WORDS = 6  # the most words of a title line
 _HEADING = re.compile(r"#{1,6}\s")
-_LIST_ITEM = re.compile(r"(?:[-*+•>|`]|\d+[.)](?:\s|$))")
+_LIST_ITEM = re.compile(rf"(?:{LIST_MARKER})(?:\s|$)|[-*+•>|`]")
 
 
 def is_title(line: str) -> bool:
@@ -140,7 +76,7 @@ def is_title(line: str) -> bool:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.casefold()) if w not in _COMMON}
+    return {w for w in _WORD.findall(text.casefold()) if w not in STOPWORDS}
 
 
 def _bare_title(line: str) -> str:
@@ -246,10 +182,8 @@ def landing(base: str, content: str) -> tuple[int, str | None] | None:
     """Where a proposal's first added line lands: its line number in ``content`` and the title
     of the section it is in (``None``: none, or a block without a title: a fact line is never
     named as a heading), or ``None`` when it adds no line."""
-    from difflib import SequenceMatcher
-
     old, new = base.split("\n"), content.split("\n")
-    for tag, _i1, _i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    for tag, _i1, _i2, j1, j2 in line_edits(old, new):
         if tag in ("insert", "replace") and any(line.strip() for line in new[j1:j2]):
             first = next(j for j in range(j1, j2) if new[j].strip()) + 1
             section = next((s for s in sections(content) if s.first <= first <= s.last), None)

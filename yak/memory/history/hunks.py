@@ -1,7 +1,7 @@
 """A proposal's changes one hunk at a time, so a person can take some and leave the others
 ("Review" in docs/memory.md; the review dialog in docs/ui.md).
 
-A hunk is one change of ``difflib.SequenceMatcher``'s opcodes (a run of lines replaced,
+A hunk is one change of the line diff (:func:`yak.linediff.line_edits`) (a run of lines replaced,
 removed or inserted), shown with up to ``context`` unchanged lines around it; context shown
 after one hunk is not repeated before the next. :func:`take` builds the document with only the
 chosen hunks applied to the base, byte for byte: lines are compared with their endings. Pure
@@ -10,15 +10,13 @@ functions, no I/O.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from yak.domain import LineOrigin
+from yak.linediff import line_edits
 
 CONTEXT = 3  # unchanged lines shown around a change
-
-Opcode = tuple[str, int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -29,7 +27,7 @@ class Hunk:
         number: its place among the proposal's hunks, from 1.
         header: the unified diff's ``@@ -a,b +c,d @@`` line for it.
         rows: ``(kind, text)`` to show, ``kind`` one of ``"context"``, ``"removed"`` and
-            ``"added"`` (``text`` without its line ending), as :func:`yak.ui.formatting.diff_rows`.
+            ``"added"`` (``text`` without its line ending), as :func:`yak.linediff.diff_rows`.
         added: lines it adds.
         removed: lines of the base it removes (a changed line counts in both).
         hand_removed: the removed lines a person wrote (among ``hand`` given to :func:`hunks`).
@@ -45,11 +43,6 @@ class Hunk:
 
 def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
-
-
-def _changes(old: list[str], new: list[str]) -> list[Opcode]:
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return [op for op in matcher.get_opcodes() if op[0] != "equal"]
 
 
 def _span(start: int, length: int) -> str:
@@ -70,7 +63,7 @@ def hunks(
     """
     old, new = _lines(base), _lines(proposed)
     person = set(hand)
-    changes = _changes(old, new)
+    changes = line_edits(old, new)
     found = []
     shown_until = 0  # the old lines before this were shown already (as context)
     for number, (_tag, i1, i2, j1, j2) in enumerate(changes, start=1):
@@ -99,7 +92,7 @@ def take(base: str, proposed: str, chosen: Collection[int]) -> str:
     wanted = set(chosen)
     out: list[str] = []
     at = 0  # the next old line to copy
-    for number, (_tag, i1, i2, j1, j2) in enumerate(_changes(old, new), start=1):
+    for number, (_tag, i1, i2, j1, j2) in enumerate(line_edits(old, new), start=1):
         out += old[at:i1]
         out += new[j1:j2] if number in wanted else old[i1:i2]
         at = i2

@@ -2,17 +2,18 @@
 a newer version ("The inbox" in docs/memory.md). Pure rules, no I/O.
 
 The proposal's changes (base → proposal) and the document's changes since (base → current)
-are taken as line hunks (``difflib``); the merge applies both when no two hunks touch. Two
-hunks touch when their base ranges overlap or meet: there the order of the lines cannot be
-known, so the merge gives up and the proposal waits, marked as conflicting. The same change
-made on both sides is taken once. A proposal's pure addition (it changes no line) touches
-only a change whose range holds its place strictly inside: added where the document added
-too, its lines go after the document's; at the edge of a changed range, beside it.
+are taken as line hunks (:func:`yak.linediff.line_edits`); the merge applies both when no two
+hunks touch. Two hunks touch when their base ranges overlap or meet: there the order of the
+lines cannot be known, so the merge gives up and the proposal waits, marked as conflicting.
+The same change made on both sides is taken once. A proposal's pure addition (it changes no
+line) touches only a change whose range holds its place strictly inside: added where the
+document added too, its lines go after the document's; at the edge of a changed range, beside
+it.
 """
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
+from yak.linediff import line_edits
 
 Hunk = tuple[int, int, tuple[str, ...]]
 """``(start, end, lines)``: base lines ``start``..``end`` (0-based, end excluded) become
@@ -21,12 +22,7 @@ Hunk = tuple[int, int, tuple[str, ...]]
 
 def hunks(base: list[str], changed: list[str]) -> list[Hunk]:
     """The changes from ``base`` to ``changed``, in base order."""
-    matcher = SequenceMatcher(None, base, changed, autojunk=False)
-    return [
-        (i1, i2, tuple(changed[j1:j2]))
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
+    return [(i1, i2, tuple(changed[j1:j2])) for _tag, i1, i2, j1, j2 in line_edits(base, changed)]
 
 
 def _touch(ours: Hunk, theirs: Hunk) -> bool:

@@ -7,8 +7,8 @@ speaker name such as ``user:`` and surrounding quotation marks taken off); when 
 message that holds them, with its real speaker, is the line's evidence (``verified``). A quote
 never changes who said something: a quote of the assistant's words stays the assistant's, so
 it never makes an instruction "typed by a person" (that is judged from the passages
-themselves, ``yak.memory.grounding``). A quote that is not found proves nothing, and the line's
-own grounding decides it, as for any other form.
+themselves, ``yak.memory.judging.grounding``). A quote that is not found proves nothing, and the
+line's own grounding decides it, as for any other form.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from dataclasses import replace
 
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.memory.forms import Quote
-from yak.memory.said import Passage
+from yak.memory.judging.said import Passage
+from yak.memory.lines import fold
 
 MIN_QUOTE_CHARS = 8  # a shorter quote ("yes", "ok") is found anywhere and proves nothing
 _SPEAKER = re.compile(r"^\s*(?:user|assistant|human|the user|the assistant)\s*(?:said)?\s*:\s*")
@@ -29,8 +30,7 @@ _MARKS = "\"'“”‘’`«» "
 def fold_quote(text: str) -> str:
     """A quote or a message as compared: case folded, whitespace runs made one space, a
     leading speaker name and surrounding quotation marks taken off, end punctuation too."""
-    folded = " ".join(text.split()).casefold()
-    folded = _SPEAKER.sub("", folded).strip(_MARKS)
+    folded = _SPEAKER.sub("", fold(text)).strip(_MARKS)
     return folded.rstrip(".!?;:, ").strip(_MARKS)
 
 
@@ -42,7 +42,7 @@ def verify(
     Args:
         quote: the model's claim (the conversation's number is 1-based, in request order).
         session_ids: the request's conversations, in order (``Transcript.session_ids``).
-        passages: the folded conversations (``yak.memory.said.passages``), redacted.
+        passages: the folded conversations (``yak.memory.judging.said.passages``), redacted.
 
     Returns:
         ``Evidence(verified=True)`` for ``quote.line`` from the first message of that

@@ -1,7 +1,7 @@
 """Keeping an instruction file (``AGENTS.md``, ``CLAUDE.md``…) in sync with a workspace's memory:
 its managed block is written when the person asks for it and after every applied revision
-(``yak.memory.sync`` writes the block; the memory service calls :meth:`KeptFile.sync` after each
-write that moved the version)."""
+(``yak.memory.sharing.sync`` writes the block; the memory service calls :meth:`KeptFile.sync` after
+each write that moved the version)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from yak.aio import Offload, to_thread
 from yak.domain import MemoryDocument
 from yak.errors import YakError
 from yak.events import SyncedFileFailed
-from yak.memory.sync import SyncResult, sync_file
+from yak.memory.sharing.sync import SyncResult, sync_file
 
 if TYPE_CHECKING:
     from yak.bus import EventBus
@@ -63,8 +63,8 @@ class KeptFile:
         Raises:
             UsageError: the file cannot be read or written, is not UTF-8, or its markers are
                 not one block. RefusedError: the block holds text Yak did not write there or
-                conflict markers (``yak.memory.sync.check_block_untouched``) and ``force`` is
-                not set. WorkspaceNotFound: unknown id.
+                conflict markers (``yak.memory.sharing.sync.check_block_untouched``) and ``force``
+                is not set. WorkspaceNotFound: unknown id.
         """
         target = os.path.abspath(path)
         document = await self._offload(self._documents.read, workspace_id)

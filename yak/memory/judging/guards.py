@@ -33,10 +33,9 @@ from yak.domain import (
     RefreshStatus,
     count_lines,
 )
+from yak.memory.document import over_ceiling_words
+from yak.memory.lines import FENCE, LIST_MARKER
 from yak.text import plural
-
-FENCE = re.compile(r"^\s*(```+|~~~+)[\w+.-]*\s*$")
-
 
 # --- normalization ----------------------------------------------------------------------------
 
@@ -71,7 +70,7 @@ def normalize_document(text: str) -> str:
 
 # --- not a document ---------------------------------------------------------------------------
 
-# The request's own block tags (see ``yak.memory.prompt``) and the injection block's tag: a
+# The request's own block tags (see ``yak.memory.prompts.rewrite``) and the injection block's tag: a
 # reply holding one echoes the request instead of being the document.
 # Of those, the blocks that are never the document (what was said, the lines the user wrote, the
 # lines the user removed): a reply holding one of their tags repeats that block. The document's
@@ -151,7 +150,7 @@ def find_not_document(text: str, *, subject: str = REPLY) -> str | None:
 
 # --- placeholders -----------------------------------------------------------------------------
 
-_BULLET = re.compile(r"^\s*(?:[-*+•>]|\d+[.)])\s+")
+_BULLET = re.compile(rf"^\s*(?:{LIST_MARKER}|>)\s+")
 _WRAPPERS = "[](){}<>\"'`*_#/ \t"
 _TRIM = _WRAPPERS + ".:;,!-\u2013\u2014"  # and en/em dashes
 _ELLIPSIS_ONLY = re.compile(r"^[\s.…·]*(?:\.{2,}|…)[\s.…·]*$")
@@ -336,14 +335,10 @@ def over_ceiling(lines: int, chars: int) -> str:
 
 
 def ceiling_reason(lines: int, chars: int, *, subject: str = REPLY) -> str:
-    """The sentence for a document over the ceiling, naming what is over and the limit;
-    ``subject``: what it calls the document (``REPLY`` or ``PROPOSAL``)."""
-    over = []
-    if lines > MAX_LINES:
-        over.append(f"{lines} lines (limit {MAX_LINES})")
-    if chars > MAX_CHARS:
-        over.append(f"{chars:,} characters (limit {MAX_CHARS:,})")
-    return f"{subject} has " + " and ".join(over or [f"{lines} lines"])
+    """The reason a document over the ceiling is refused, naming what is over and the limit
+    (:func:`yak.memory.document.over_ceiling_words`); ``subject``: what it calls the document
+    (``REPLY`` or ``PROPOSAL``)."""
+    return f"{subject} has {over_ceiling_words(lines, chars) or f'{lines:,} lines'}"
 
 
 def _floor_reason(previous: str, new: str, ratio: float, subject: str) -> str:

@@ -8,12 +8,12 @@ nothing said touches, is removed without cause: a small model aiming ``@@ replac
 wrong line does exactly that, and the project's first line is gone. So is a line of several
 facts replaced by a line about one of them, when the others are said nowhere. Such a line stays
 in the applied document; its removal waits for review with the rewrite's other doubtful lines
-(``yak.memory.per_line``).
+(``yak.memory.judging.per_line``).
 
 A conversation that states a supersession ("we switched from npm to pnpm", "we no longer use
 Jest", "moved off CircleCI") founds the removal of a line naming what is gone
 (:func:`supersessions`); a rewrite that keeps such a line beside the line that takes its place
-has not carried it out (``yak.memory.per_line``).
+has not carried it out (``yak.memory.judging.per_line``).
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from yak.memory.said import (
-    Passage,
-    _fold,
-    _found_in,
-    _squash,
-    _token_key,
-    _words,
+from yak.memory.judging.said import Passage
+from yak.memory.judging.words import (
+    content_words,
     distinctive_tokens,
+    found_in,
+    squash,
+    token_key,
 )
+from yak.memory.lines import fold
 
 TOUCH_SHARE = 0.5  # of a line's content words, the share one passage must hold to touch it
 RESTATE_SHARE = 0.5  # of a line's content words, the share the lines in its place must hold
@@ -49,12 +49,12 @@ class _Said:
 
     @classmethod
     def of(cls, text: str) -> _Said:
-        folded = _fold(text)
-        return cls(_words(text).terms, folded, _squash(folded))
+        folded = fold(text)
+        return cls(content_words(text).terms, folded, squash(folded))
 
     def holds_token(self, keys: Sequence[str]) -> bool:
         """Whether one of the token ``keys`` stands here."""
-        return any(_found_in(key, self.folded, self.squashed) for key in keys)
+        return any(found_in(key, self.folded, self.squashed) for key in keys)
 
     def holds_words(self, stems: Sequence[str], share: float) -> bool:
         """Whether ``share`` of ``stems`` (at least one) are here."""
@@ -83,8 +83,8 @@ class Removals:
         the other four; or when the conversations state that what it names is gone
         (:func:`supersessions`: "we no longer use Jest" founds removing "- Tests run with
         Jest."). A line with no content word or token is never judged (``False``)."""
-        stems = _words(line).stems
-        keys = [_token_key(token) for token in distinctive_tokens(line)]
+        stems = content_words(line).stems
+        keys = [token_key(token) for token in distinctive_tokens(line)]
         if not stems and not keys:
             return False
         if self._stated is None:
@@ -111,8 +111,8 @@ def names_line(quote: str, line: str) -> bool:
     "no longer", "we dropped it", "that's wrong"). A line with no content word or token is
     named by nothing. A passage that only mentions the line's subject ("we added quality
     checks") does not forget it."""
-    stems = _words(line).stems
-    keys = [_token_key(token) for token in distinctive_tokens(line)]
+    stems = content_words(line).stems
+    keys = [token_key(token) for token in distinctive_tokens(line)]
     said = _Said.of(quote)
     if said.holds_token(keys) or (bool(stems) and said.holds_words(stems, FORGET_SHARE)):
         return True
@@ -130,7 +130,7 @@ def restated(line: str, lines: Sequence[str]) -> bool:
     """Whether ``lines`` restate ``line``: they hold ``RESTATE_SHARE`` of its content words (a
     rewording, a new value of the same fact). A line with no content word is restated by
     nothing."""
-    stems = _words(line).stems
+    stems = content_words(line).stems
     return bool(stems) and _Said.of("\n".join(lines)).holds_words(stems, RESTATE_SHARE)
 
 
@@ -140,8 +140,8 @@ def new_value_of(line: str, fact: str) -> bool:
     the line's distinctive tokens and brings one of its own ("- Python 3.12." and "- Python
     3.13."; "- Deploys go to Heroku." and "- Deploys go to Fly.io."). A line with no
     distinctive token has no value to replace."""
-    old = {_token_key(token) for token in distinctive_tokens(line)}
-    new = {_token_key(token) for token in distinctive_tokens(fact)}
+    old = {token_key(token) for token in distinctive_tokens(line)}
+    new = {token_key(token) for token in distinctive_tokens(fact)}
     if not (old - new and new - old):
         return False
     return restated(line, [fact]) and restated(fact, [line])

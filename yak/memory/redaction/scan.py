@@ -56,8 +56,8 @@ from __future__ import annotations
 import functools
 import re
 
-from yak.memory.redact_library import redact_line_with_library
-from yak.memory.redact_patterns import (
+from yak.memory.redaction.library import redact_line_with_library
+from yak.memory.redaction.patterns import (
     AFTER_NAME,
     AWS_SECRET,
     BARE_AFTER,
@@ -98,7 +98,7 @@ from yak.memory.redact_patterns import (
     URL_PASSWORD,
     Note,
 )
-from yak.memory.redact_values import (
+from yak.memory.redaction.values import (
     is_label,
     is_reference,
     looks_like_credential,

@@ -1,49 +1,44 @@
 """Grounding: which passage of the folded conversations backs each line a rewrite adds, and
 why a line may not be applied without review ("Evidence" and "What a rewrite may add" in
 docs/memory.md, where "Grounding" describes these rules). Pure functions: no I/O. What was said
-(passages, tokens, words, instructions) is cut and compared in :mod:`yak.memory.said`.
+(passages) is cut in :mod:`yak.memory.judging.said`; lines are compared by
+:mod:`yak.memory.judging.words` through :mod:`yak.memory.judging.index`.
 
 - :func:`check_lines` scores every passage against every new line (distinctive tokens weigh
   most, then content words with light stemming and compound words) and says, per line, which
   passage backs it and, when the line must wait for review, why (a :class:`yak.held.HeldLine`).
-- :func:`is_structure` names the lines never checked (blank lines, headings, section titles).
 
-The passages are indexed once per call (content word → passages), so a check costs about the
-passages that share a word with the line, not the whole transcript.
+The passages are indexed once per call (content word → passages).
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_right
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
-from heapq import nlargest
+from dataclasses import dataclass
 
 from yak.evidence import EVIDENCE_QUOTE_CHARS, Evidence, Speaker
 from yak.held import HeldKind, HeldLine, held_line_words
 from yak.memory.freshness.workspace import WorkspaceFacts
-from yak.memory.said import (
-    _BULLET,
-    _COMMON_CAPS,
-    _LABEL,
-    _NAME_STEM,
-    _STRIP,
-    Passage,
-    _fold,
-    _found_in,
-    _matched_words,
-    _squash,
-    _stands_at,
-    _stem,
-    _token_key,
-    _Words,
-    _words,
+from yak.memory.judging.index import (
+    TOKEN_WEIGHT,
+    Entry,
+    Index,
+    Line,
+    compared_line,
+    document_line,
+    index_passages,
+)
+from yak.memory.judging.kinds import is_instruction, is_structure
+from yak.memory.judging.said import Passage
+from yak.memory.judging.words import (
+    content_words,
     distinctive_tokens,
-    is_instruction,
+    found_in,
+    matched_words,
+    token_key,
     unmarked,
 )
 
@@ -53,7 +48,6 @@ SHORT_SHARE = 1 / 3
 DOCUMENT_SHARE = 0.8  # of a line's weighted words, the share of a rewording of the document
 _DOCUMENT_CANDIDATES = 6  # document lines compared in full with a line (the most alike)
 DUPLICATE_SHARE = 0.8  # of a new line's content words, the share found in a line it restates
-TOKEN_WEIGHT = 3  # a distinctive token counts as this many content words
 
 # The reasons as a line's status shows them (``yak.held`` words them).
 NOTHING_SAYS = held_line_words(HeldLine("", HeldKind.NOTHING_SAYS), line_shown=True)
@@ -91,177 +85,17 @@ class LineCheck:
         return None if self.held is None else held_line_words(self.held, line_shown=True)
 
 
-# --- lines and the index --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Line:
-    text: str
-    tokens: tuple[str, ...]
-    keys: tuple[str, ...]  # the tokens case folded, for matching
-    words: _Words
-    value: frozenset[str]  # stems of a "label: value" line's value (empty: not that shape)
-    negated: bool
-    folded: str
-    squashed: str  # "" for a passage (never compared squashed)
-
-    @property
-    def total(self) -> int:
-        """The line's weight: ``TOKEN_WEIGHT`` per distinctive token, 1 per content word."""
-        return TOKEN_WEIGHT * len(self.keys) + len(self.words.stems)
-
-    @property
-    def terms(self) -> frozenset[str]:
-        return self.words.terms
-
-
-def _line(text: str, *, tokens_too: bool = True) -> _Line:
-    """A line (or a passage: ``tokens_too=False``, its tokens are never looked up) ready to
-    compare."""
-    folded = _fold(text)
-    words = _words(text)
-    if not tokens_too:
-        return _Line(text, (), (), words, frozenset(), words.negated, folded, "")
-    tokens = tuple(distinctive_tokens(text))
-    body = _BULLET.sub("", text).strip()
-    label = _LABEL.match(body)
-    value: frozenset[str] = frozenset()
-    if label and len(label.group(1).split()) <= 4:
-        value = frozenset(_words(label.group(2)).stems)
-    return _Line(
-        text=text,
-        tokens=tokens,
-        keys=tuple(_token_key(token) for token in tokens),
-        words=words,
-        value=value,
-        negated=words.negated,
-        folded=folded,
-        squashed=_squash(folded),
-    )
-
-
-# Read once: a rewrite changes few of a document's lines, and their tokens cost the most to read.
-_document_line = lru_cache(maxsize=4096)(_line)
-
-
-@dataclass
-class _Entry:
-    """One indexed text: a passage, or a document's or the candidate's line (``number``)."""
-
-    passage: Passage
-    order: int
-    line: _Line
-    number: int = 0
-
-
-@dataclass
-class _Index:
-    """Texts indexed by content term, and their folded texts joined, so a line is compared
-    only with the texts that share a term or a token with it."""
-
-    entries: list[_Entry] = field(default_factory=list)
-    by_term: defaultdict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
-    _parts: list[str] = field(default_factory=list)
-    _starts: list[int] = field(default_factory=list)
-    _length: int = 0
-    _joined: str | None = None
-    _hits: dict[str, frozenset[int]] = field(default_factory=dict)
-
-    def add(self, passage: Passage, line: _Line, *, number: int = 0) -> None:
-        order = len(self.entries)
-        self.entries.append(_Entry(passage, order, line, number))
-        for term in line.terms:
-            self.by_term[term].append(order)
-        self._parts.append(line.folded)
-        self._starts.append(self._length)
-        self._length += len(line.folded) + 1
-        self._joined = None
-        self._hits.clear()
-
-    def hits(self, key: str) -> frozenset[int]:
-        """The entries where the token ``key`` stands (see :func:`_found_in`)."""
-        found = self._hits.get(key)
-        if found is not None:
-            return found
-        if self._joined is None:
-            self._joined = "\n".join(self._parts)
-        joined, numbers = self._joined, set()
-        at = _stands_at(key, joined, 0)
-        while at >= 0:
-            number = bisect_right(self._starts, at) - 1
-            numbers.add(number)
-            if number + 1 == len(self._starts):
-                break
-            at = _stands_at(key, joined, self._starts[number + 1])
-        if key.isalnum():  # a compound said in two words: xcodebuild ~ Xcode build
-            numbers.update(self.by_term.get(_stem(key), ()))
-        if key.isalpha():  # a name said shorter: PostgreSQL ~ Postgres
-            for end in range(_NAME_STEM, len(key) - 1):
-                numbers.update(self.by_term.get(_stem(key[:end]), ()))
-        elif " " in key:
-            pieces = [piece.strip(_STRIP) for piece in key.split()]
-            every = [self.hits(piece) for piece in pieces if piece]
-            if every:
-                numbers.update(frozenset.intersection(*every))
-        found = frozenset(numbers)
-        self._hits[key] = found
-        return found
-
-    def near(
-        self, line: _Line, share: float, *, limit: int | None = None
-    ) -> list[tuple[_Entry, set[str], set[str]]]:
-        """The entries that hold ``share`` of ``line``'s weight, with the tokens and the words
-        of ``line`` each holds; with ``limit``, only among that many entries that may hold
-        the most (an entry's shared terms bound what it holds)."""
-        total = line.total
-        if not total:
-            return []
-        bound: Counter[int] = Counter()
-        for stem in line.words.stems:
-            bound.update(self.by_term.get(stem, ()))
-        for _a, _b, joined in line.words.pairs:
-            for number in self.by_term.get(joined, ()):
-                bound[number] += 2
-        hits = {key: self.hits(key) for key in line.keys}
-        for found in hits.values():
-            for number in found:
-                bound[number] += TOKEN_WEIGHT
-        need = share * total - 1e-9
-        near: list[tuple[_Entry, set[str], set[str]]] = []
-        items = bound.items() if limit is None else nlargest(limit, bound.items(), key=_by_bound)
-        for number, weight in items:
-            if weight < need:
-                continue
-            entry = self.entries[number]
-            tokens = {key for key, found in hits.items() if number in found}
-            words = _matched_words(line.words, entry.line.terms)
-            if TOKEN_WEIGHT * len(tokens) + len(words) >= need:
-                near.append((entry, tokens, words))
-        return near
-
-
-def _by_bound(item: tuple[int, int]) -> tuple[int, int]:
-    return item[1], -item[0]  # (entry number, weight): the heaviest, then the earliest
-
-
-def _index(texts: Sequence[Passage]) -> _Index:
-    index = _Index()
-    for passage in texts:
-        index.add(passage, _line(passage.text, tokens_too=False))
-    return index
-
-
 # --- scores and evidence --------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Score:
     share: float
-    entry: _Entry
+    entry: Entry
     anchor: str
 
 
-def _scores(line: _Line, index: _Index) -> list[_Score]:
+def _scores(line: Line, index: Index) -> list[_Score]:
     """The passages that back ``line``: each holds at least ``SUPPORT_SHARE`` of its weight,
     two of its words (one for a one-word line) or a token, and, for a "label: value" line,
     a word of the value or a token; a line of at most ``SHORT_LINE`` words needs only one of
@@ -286,7 +120,7 @@ def _position(folded: str, stem: str) -> int:
     return at if at >= 0 else len(folded)
 
 
-def _rank(score: _Score, line: _Line) -> tuple[bool, int, float, int]:
+def _rank(score: _Score, line: Line) -> tuple[bool, int, float, int]:
     """Decided before wondering, then the speaker (the person; a tool call for a line with
     tokens; the assistant; a tool call for a line without), then the share, then the latest."""
     speaker = score.entry.passage.speaker
@@ -324,7 +158,7 @@ def _evidence(line: str, score: _Score) -> Evidence:
 # --- duplicates -----------------------------------------------------------------------------
 
 
-def _restates(new: _Line, other: _Line) -> float:
+def _restates(new: Line, other: Line) -> float:
     """How closely ``new`` restates ``other`` (0: it does not): 1 when it is ``other`` word
     for word, list markers aside (``- - pytest.`` is ``- pytest.``); the share of its content
     words found in ``other`` (compounds counted), when it has at least two, or 1 when both
@@ -334,10 +168,10 @@ def _restates(new: _Line, other: _Line) -> float:
         return 0.0
     if unmarked(new.folded) == unmarked(other.folded):  # word for word, however short
         return 1.0
-    if any(not _found_in(key, other.folded, other.squashed) for key in new.keys):
+    if any(not found_in(key, other.folded, other.squashed) for key in new.keys):
         return 0.0
     stems = new.words.stems
-    matched = _matched_words(new.words, other.terms) if stems else set()
+    matched = matched_words(new.words, other.terms) if stems else set()
     share = len(matched) / len(stems) if stems else 0.0
     if len(stems) >= 2 and share >= DUPLICATE_SHARE:
         return share
@@ -346,7 +180,7 @@ def _restates(new: _Line, other: _Line) -> float:
     return 0.0
 
 
-def _duplicate_of(line: _Line, earlier: _Index) -> int | None:
+def _duplicate_of(line: Line, earlier: Index) -> int | None:
     if not line.words.stems:
         return None
     best: tuple[float, int] | None = None
@@ -366,59 +200,6 @@ def _duplicate_of(line: _Line, earlier: _Index) -> int | None:
         if share and (best is None or (share, -candidate) > (best[0], -best[1])):
             best = (share, candidate)
     return best[1] if best is not None else None
-
-
-_TITLE_WORDS = 4  # the most words of a section title written without "#"
-
-
-def is_structure(line: str) -> bool:
-    """Whether ``line`` is structure, never checked for support: a blank line, a line of no
-    letter or digit (``---``), a Markdown heading (``## Decisions``), or a section title
-    without ``#`` (a section is a block of lines between blank lines, its first line the
-    title: docs/memory.md, "Placement"): at most ``_TITLE_WORDS`` words, all letters, no
-    bullet, no name in capitals (``GKE``), not an instruction, every word capitalised or the
-    line ending with a colon (``Open Questions``, ``Build:``)."""
-    stripped = line.strip()
-    if not any(ch.isalnum() for ch in stripped) or re.match(r"#{1,6}(?:\s|$)", stripped):
-        return True  # blank, a rule (---), a heading
-    words = stripped.rstrip(":").split()
-    if len(words) > _TITLE_WORDS or stripped[0] in "-*+>|`" or stripped[-1] in ".!?;,":
-        return False
-    if not all(word.replace("-", "").replace("&", "").isalpha() for word in words):
-        return False
-    if any(word.isupper() and word.lower() not in _COMMON_CAPS for word in words):
-        return False  # a name like GKE: a fact, not a title
-    titled = stripped.endswith(":") or all(word[:1].isupper() for word in words)
-    return titled and not is_instruction(stripped)
-
-
-_REDACTED = re.compile(r"\[REDACTED:[^\]\n]*\]")
-_FILLER_EDGES = " \t-*+•>.:;,!()[]`'\"_"
-_NOTHING = re.compile(
-    r"(?:none|nothing|n/?a|tbd|tba)(?:\s+(?:yet|so far|noted|recorded|known|listed|to note|"
-    r"to report|for now|at the moment|at present|currently))*",
-    re.IGNORECASE,
-)
-
-
-def says_nothing(line: str) -> bool:
-    """Whether ``line`` holds nothing to remember: besides ``[REDACTED:…]`` markers, list
-    markers and punctuation it has no content word, or only a label before them (``- [REDACTED:
-    aws-key]``, ``- API key: [REDACTED:api-key]``: the secret is gone, and what is left tells
-    the agent nothing); or it is filler saying there is nothing (``None noted so far.``,
-    ``- None yet.``, ``- N/A``, ``TBD``). A refresh does not add such a line ("What a rewrite
-    may add" in docs/memory.md); a line with anything more (``Tests: none yet``, ``API key: in
-    1Password``) is checked like any other."""
-    body = _REDACTED.sub(" ", line)
-    if body == line:
-        return _NOTHING.fullmatch(line.strip(_FILLER_EDGES)) is not None
-    body = _BULLET.sub("", body).strip(" \t.;,")
-    label = _LABEL.match(body)
-    if label and len(label.group(1).split()) <= _TITLE_WORDS:
-        body = label.group(2)  # what the label says, markers aside
-    elif body.endswith(":") and len(body.split()) <= _TITLE_WORDS:
-        return True  # a label whose value was only the secret
-    return not _words(body).stems
 
 
 def _new_line_numbers(count: int, kept: Mapping[int, str]) -> list[int]:
@@ -454,7 +235,7 @@ def check_lines(
        this``, ``duplicate_of`` N): at least ``DUPLICATE_SHARE`` of its content words (two or
        more) are in the other, or both carry the same distinctive tokens; never when one is
        negated and the other not, nor when it names a token the other does not.
-    3. Unsupported: a distinctive token (:func:`distinctive_tokens`) found neither in a
+    3. Unsupported: a distinctive token (``words.distinctive_tokens``) found neither in a
        passage, nor in ``document``, nor in the ``workspace`` (a path, a file name, a
        language, a manifest's name: observed, ``Speaker.WORKSPACE`` evidence quoting where,
        ``pyproject.toml``) (``'~/vaults/Dev' was not said in the conversations``; a
@@ -481,28 +262,28 @@ def check_lines(
         kept: ``{1-based line number in the candidate: text}`` of the previous document's
             lines still in the candidate; the new lines take the numbers ``kept`` leaves free,
             in order, so a duplicate of an earlier new line names its number too.
-        passages: what was said (:func:`passages`), oldest first.
+        passages: what was said (:func:`~yak.memory.judging.said.passages`), oldest first.
         workspace: what the workspace folder shows (``yak.memory.freshness.workspace``), or
             ``None`` when not known.
 
     Returns:
         One :class:`LineCheck` per line of ``new_lines``, in order.
     """
-    said = _index([*passages, *_workspace_passages(new_lines, workspace)])
-    doc = _Index()
+    said = index_passages([*passages, *_workspace_passages(new_lines, workspace)])
+    doc = Index()
     for text in document.splitlines():
         if not is_structure(text):
-            doc.add(_DOCUMENT, _document_line(text))
-    earlier = _Index()
+            doc.add(_DOCUMENT, document_line(text))
+    earlier = Index()
     for number, text in sorted(kept.items()):
         if not is_structure(text):
-            earlier.add(_DOCUMENT, _document_line(text), number=number)
+            earlier.add(_DOCUMENT, document_line(text), number=number)
     checks: list[LineCheck] = []
     for number, text in zip(_new_line_numbers(len(new_lines), kept), new_lines, strict=True):
         if is_structure(text):
             checks.append(LineCheck(text, None, None))
             continue
-        line = _line(text)
+        line = compared_line(text)
         checks.append(_check(line, earlier, said, doc))
         earlier.add(_DOCUMENT, line, number=number)
     return checks
@@ -518,7 +299,7 @@ def _workspace_passages(lines: Sequence[str], facts: WorkspaceFacts | None) -> l
         if is_structure(text):
             continue
         for token in distinctive_tokens(text):
-            key = _token_key(token)
+            key = token_key(token)
             if key in found:
                 continue
             where = facts.where(token)
@@ -527,7 +308,7 @@ def _workspace_passages(lines: Sequence[str], facts: WorkspaceFacts | None) -> l
     return list(found.values())
 
 
-def _check(line: _Line, earlier: _Index, said: _Index, doc: _Index) -> LineCheck:
+def _check(line: Line, earlier: Index, said: Index, doc: Index) -> LineCheck:
     scores = _scores(line, said)
     best = max(scores, key=lambda score: _rank(score, line), default=None)
     evidence = _evidence(line.text, best) if best is not None else None
@@ -574,7 +355,7 @@ def _pieces(key: str) -> list[str]:
 _WITH_UNIT = re.compile(r"(\d+)[a-z%]+")
 
 
-def _said(key: str, said: _Index, doc: _Index) -> bool:
+def _said(key: str, said: Index, doc: Index) -> bool:
     """Whether the token ``key`` was said in a passage or stands in the document; a number
     with a unit (``10k``, ``512mb``) also when the number stands alone ("512 MB", "30
     seconds"), never the other way round (a line's ``10`` is not said by "10k"); a URL,
@@ -589,7 +370,7 @@ def _said(key: str, said: _Index, doc: _Index) -> bool:
     return bool(pieces) and all(said.hits(piece) or doc.hits(piece) for piece in pieces)
 
 
-def _carried(line: _Line, said: _Index, from_document: set[str]) -> _Score | None:
+def _carried(line: Line, said: Index, from_document: set[str]) -> _Score | None:
     """The decided passage that, with the document, backs ``line`` (a value changed in the
     conversation carried into a line that repeats it): the document's best one or two lines
     plus the passage's words hold ``DOCUMENT_SHARE`` of the line, its tokens all said
@@ -619,7 +400,7 @@ def _carried(line: _Line, said: _Index, from_document: set[str]) -> _Score | Non
     return best[1] if best is not None else None
 
 
-def _document_match(line: _Line, doc: _Index) -> tuple[set[str], set[str]]:
+def _document_match(line: Line, doc: Index) -> tuple[set[str], set[str]]:
     """The tokens and words of ``line`` that one line of the document, or two together (a
     merge), hold."""
     near = sorted(
@@ -635,7 +416,7 @@ def _document_match(line: _Line, doc: _Index) -> tuple[set[str], set[str]]:
     return tokens, words
 
 
-def _typed(line: _Line, scores: Sequence[_Score], doc: _Index) -> bool:
+def _typed(line: Line, scores: Sequence[_Score], doc: Index) -> bool:
     """Whether a person typed the instruction ``line``: a non-wondering passage of theirs
     backs it with the same polarity, or it rewords one line of the document (the person
     accepted it) with the same polarity and ``DOCUMENT_SHARE`` of its weight."""
@@ -657,12 +438,11 @@ def _typed(line: _Line, scores: Sequence[_Score], doc: _Index) -> bool:
 _CLAUSE = re.compile(r"[,;:\u2013\u2014]|\bbut\b|\bso\b", re.IGNORECASE)
 
 
-def _same_polarity(line: _Line, text: str) -> bool:
+def _same_polarity(line: Line, text: str) -> bool:
     """Whether ``text``'s clauses that say a word of ``line`` are negated when the line is: one
     negated clause among them makes them negated ("You may push to main directly, no pull request
     needed." says "You may push to main directly": its "no" belongs to a clause that says none of
     the line's words; "Run the tests as root, without the sandbox." says the line "- Run the tests
     as root, without the sandbox.", its clause "without the sandbox" saying the line's negation)."""
-    return line.negated == any(
-        words.negated for words in map(_words, _CLAUSE.split(text)) if words.terms & line.terms
-    )
+    clauses = map(content_words, _CLAUSE.split(text))
+    return line.negated == any(words.negated for words in clauses if words.terms & line.terms)

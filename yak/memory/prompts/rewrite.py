@@ -21,7 +21,9 @@ from typing import Any
 
 from yak.domain import MAX_CHARS, MAX_LINES, RewriteForm
 from yak.memory.forms.edits import EXAMPLE, number_lines
-from yak.memory.injection import neutralize_tags
+from yak.memory.history.provenance import fold_line
+from yak.memory.lines import fold
+from yak.memory.prompts.injection import neutralize_tags
 
 _ROLE = """\
 You maintain the memory document of one software project: a short plain-text brief that is \
@@ -388,10 +390,9 @@ def copies_retry_message(line: str) -> bool:
 
 
 def fold_request_line(line: str) -> str:
-    """A line as compared with the request's own lines: runs of whitespace made one space, case
-    folded, a list dash and end punctuation dropped."""
-    folded = " ".join(line.split()).casefold()
-    return folded.removeprefix("- ").rstrip(".:;,!? ")
+    """A line as compared with the request's own lines: a list dash dropped, then folded as a
+    tombstone is (:func:`yak.memory.history.provenance.fold_line`)."""
+    return fold_line(fold(line).removeprefix("- "))
 
 
 def echoes_request(line: str) -> bool:
