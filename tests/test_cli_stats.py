@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.support.builders import project_folder, say, workspace_with_document
+from tests.support.cli import yak
 from tests.support.fake_api import text
-from tests.test_cli_refresh import as_json, doc, yak
+from tests.test_cli_refresh import as_json, doc
 from yak.db.schema import DB_FILE
 from yak.domain import estimate_tokens
 
@@ -46,12 +47,14 @@ def test_stats_give_the_size_in_tokens_and_the_refreshes_of_7_and_30_days(
     folder, workspace_id = project
     new = doc(150) + "- lint with ruff\n"
     fake_api.script(text(new), text("<edits></edits>"))
-    assert yak(data_dir, "memory", "refresh", "-w", folder).returncode == 0  # applied
-    say_more = yak(data_dir, "memory", "refresh", "-w", folder, "--json")  # nothing unfolded
+    assert yak("memory", "refresh", "-w", folder, data_dir=data_dir).returncode == 0  # applied
+    say_more = yak(
+        "memory", "refresh", "-w", folder, "--json", data_dir=data_dir
+    )  # nothing unfolded
     assert as_json(say_more)["status"] == "up_to_date"
     applied_usage = fake_api.message_requests[0].usage
 
-    result = yak(data_dir, "memory", "stats", "-w", folder, "--json")
+    result = yak("memory", "stats", "-w", folder, "--json", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     payload = as_json(result)
     assert payload["workspace_id"] == workspace_id and payload["lines"] == 151
@@ -70,16 +73,16 @@ def test_stats_give_the_size_in_tokens_and_the_refreshes_of_7_and_30_days(
     assert week["cache_write_tokens"] > 0  # the rules and the document went to the cache
     assert payload["last_30_days"] == week
 
-    shown = as_json(yak(data_dir, "memory", "show", "-w", folder, "--json"))
+    shown = as_json(yak("memory", "show", "-w", folder, "--json", data_dir=data_dir))
     assert shown["tokens"] == payload["tokens"]
 
     age_attempts(data_dir, 10, status="applied")  # in the month, not the week
-    payload = as_json(yak(data_dir, "memory", "stats", "-w", folder, "--json"))
+    payload = as_json(yak("memory", "stats", "-w", folder, "--json", data_dir=data_dir))
     assert payload["last_7_days"]["refreshes"] == 1
     assert payload["last_7_days"]["outcomes"] == {"up_to_date": 1}
     assert payload["last_30_days"]["refreshes"] == 2 and payload["last_30_days"]["calls"] == 1
 
-    result = yak(data_dir, "memory", "stats", "-w", folder)
+    result = yak("memory", "stats", "-w", folder, data_dir=data_dir)
     assert result.returncode == 0 and result.stderr == b""
     lines = result.stdout.decode().splitlines()
     assert lines[0] == (
@@ -92,9 +95,9 @@ def test_stats_give_the_size_in_tokens_and_the_refreshes_of_7_and_30_days(
 
     age_attempts(data_dir, 40, status="applied")  # out of both windows
     age_attempts(data_dir, 40, status="up_to_date")
-    payload = as_json(yak(data_dir, "memory", "stats", "--all", "--json"))
+    payload = as_json(yak("memory", "stats", "--all", "--json", data_dir=data_dir))
     assert payload == {"workspaces": []}
-    result = yak(data_dir, "memory", "stats", "--all")
+    result = yak("memory", "stats", "--all", data_dir=data_dir)
     assert result.stdout.decode() == "No workspace had a memory refresh in the last 30 days.\n"
 
 
@@ -109,35 +112,37 @@ def test_stats_and_history_say_which_rewrite_form_each_refresh_used(
 
     folder, workspace_id = project
     fake_api.script(tool_use(TOOL_NAME, {"facts": [], "forget": []}))
-    assert as_json(yak(data_dir, "memory", "refresh", "-w", folder, "--json"))["status"] == (
-        "up_to_date"
-    )
+    assert as_json(yak("memory", "refresh", "-w", folder, "--json", data_dir=data_dir))[
+        "status"
+    ] == ("up_to_date")
     say(core, workspace_id, "Thanks, that's all.", "Bye.")
     fake_api.script(error(400, message="tools are not supported"), text("<edits>\n</edits>"))
-    assert yak(data_dir, "memory", "refresh", "-w", folder).returncode == 0
+    assert yak("memory", "refresh", "-w", folder, data_dir=data_dir).returncode == 0
 
-    history = yak(data_dir, "memory", "history", "-w", folder, "--refreshes")
+    history = yak("memory", "history", "-w", folder, "--refreshes", data_dir=data_dir)
     rows = history.stdout.decode().splitlines()
     assert rows[0].split()[5] == "FORM"
     assert "  edits (tool rejected)  " in rows[1] and "  tool  " in rows[2]
-    listed = as_json(yak(data_dir, "memory", "history", "-w", folder, "--refreshes", "--json"))
+    listed = as_json(
+        yak("memory", "history", "-w", folder, "--refreshes", "--json", data_dir=data_dir)
+    )
     assert [a["forms"] for a in listed] == [["edits"], ["tool"]]
 
-    payload = as_json(yak(data_dir, "memory", "stats", "-w", folder, "--json"))
+    payload = as_json(yak("memory", "stats", "-w", folder, "--json", data_dir=data_dir))
     assert payload["last_7_days"]["forms"] == {"tool": 1, "edits": 1}
     assert payload["last_30_days"]["forms"] == {"tool": 1, "edits": 1}
-    lines = yak(data_dir, "memory", "stats", "-w", folder).stdout.decode().splitlines()
+    lines = yak("memory", "stats", "-w", folder, data_dir=data_dir).stdout.decode().splitlines()
     assert lines[1].endswith(" · reply forms: tool 1, edits 1")
 
 
 def test_stats_of_a_folder_without_memory_are_zero(data_dir, tmp_path):
     folder = project_folder(tmp_path, "new")
-    result = yak(data_dir, "memory", "stats", "-w", folder, "--json")
+    result = yak("memory", "stats", "-w", folder, "--json", data_dir=data_dir)
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["tokens"] == 0 and payload["lines"] == 0
     assert payload["last_7_days"]["refreshes"] == 0 and payload["last_30_days"]["outcomes"] == {}
-    result = yak(data_dir, "memory", "stats", "-w", folder)
+    result = yak("memory", "stats", "-w", folder, data_dir=data_dir)
     assert result.stdout.decode().splitlines()[1:] == [
         "  last 7 days:  no refreshes",
         "  last 30 days: no refreshes",
