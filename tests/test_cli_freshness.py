@@ -170,3 +170,61 @@ async def test_mcp_memory_read_as_of_a_date_gives_the_version_of_then(aged, data
     assert message.endswith(
         ": as_of takes a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM), not 'last week'."
     )
+
+
+GONE_LINE = "- Bootstrap a new machine with scripts/bootstrap.sh first."
+
+
+@pytest.fixture
+def aged_and_gone(core, loop, tmp_path, data_dir):
+    """``aged``'s three lines, a refresh's line of yesterday naming ``scripts/bootstrap.sh``
+    (not in the folder), and a person's line naming ``README.md`` (in the folder)."""
+    folder = project_folder(tmp_path, "proj")
+    (folder / "README.md").write_text("hello\n")
+    text = f"{HAND_LINE}\n{OLD_REFRESH}\n{NEW_REFRESH}\n"
+
+    async def build():
+        workspace = await workspace_with_document(core, folder, HAND_LINE + "\n")
+        await seed_document(core, workspace.id, f"{HAND_LINE}\n{OLD_REFRESH}\n")
+        await seed_document(core, workspace.id, text)
+        await seed_document(core, workspace.id, f"{text}{GONE_LINE}\n")
+        current = await core.memory.read(workspace.id)
+        await core.memory.save(
+            workspace.id,
+            f"{text}{GONE_LINE}\n- See README.md first.\n",
+            expected_version=current.version,
+        )
+        return workspace
+
+    workspace = loop.run_until_complete(build())
+    for version, days in ((1, 120), (2, 120), (3, 1), (4, 1)):
+        age_revision(data_dir, version, days)
+    return workspace, folder
+
+
+def test_stale_lists_an_aged_line_and_a_line_naming_what_is_gone_not_a_hand_line(
+    aged_and_gone, capsys
+):
+    """Issue 32's case: ``stale --json`` lists the aged refresh line and the line naming a
+    script the folder lacks (with what is missing), not the person's lines; once the script
+    is there again, only the aged line is left."""
+    workspace, folder = aged_and_gone
+    payload = stale_json(capsys, workspace)
+    assert [(s["line"], s["reasons"], s["missing"]) for s in payload["lines"]] == [
+        (2, ["aged"], []),
+        (4, ["gone"], ["scripts/bootstrap.sh"]),
+    ]
+    code, out, _ = run_cli(capsys, "memory", "stale", "-w", workspace.path)
+    assert code == 0 and "gone (scripts/bootstrap.sh)" in out
+
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "bootstrap.sh").write_text("#!/bin/sh\n")
+    assert [s["line"] for s in stale_json(capsys, workspace)["lines"]] == [2]
+
+
+def test_keeping_a_line_naming_what_is_gone_takes_it_off_the_list(aged_and_gone, capsys):
+    """The person keeps line 4 (the script is elsewhere now, say): it is confirmed and no
+    longer listed, though the reference is still gone."""
+    workspace, _ = aged_and_gone
+    payload = stale_json(capsys, workspace, "--keep", "4")
+    assert [s["line"] for s in payload["lines"]] == [2]

@@ -116,8 +116,9 @@ def stale(
 ) -> None:
     """``stale``: a JSON object (``workspace``, ``workspace_id``, ``after_days``, ``kept``,
     ``removed``, ``version`` (after a removal, else null), ``lines``: each ``line``, ``text``,
-    ``reasons``, ``last_confirmed``) or ``line 3  confirmed 2026-08-09  aged  text`` rows,
-    what was kept or removed and how to act on the list on stderr."""
+    ``reasons``, ``last_confirmed``, ``missing``: the references gone) or ``line 3  confirmed
+    2026-08-09  aged  text`` rows, what was kept or removed and how to act on the list on
+    stderr."""
     if as_json:
         print_json(
             {
@@ -132,6 +133,7 @@ def stale(
                         "line": s.line,
                         "text": s.text,
                         "reasons": [str(r) for r in s.reasons],
+                        "missing": list(s.missing),
                         "last_confirmed": doc_rules.iso_utc(s.last_confirmed),
                     }
                     for s in found
@@ -146,12 +148,15 @@ def stale(
     if not found:
         print(
             f"No stale lines in the memory of {workspace.path}: every line a refresh wrote was "
-            f"said or confirmed in the last {after_days} days."
+            f"said or confirmed in the last {after_days} days, and every file or target a "
+            "line names is there."
         )
         return
     width = max(len(str(s.line)) for s in found)
     for s in found:
         reasons = ", ".join(stale_reason_words(r) for r in s.reasons)
+        if s.missing:
+            reasons += f" ({', '.join(escape_controls(m) for m in s.missing)})"
         print(
             f"line {str(s.line).rjust(width)}  confirmed {local_date(s.last_confirmed)}  "
             f"{reasons}  {escape_controls(s.text)}"

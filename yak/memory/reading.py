@@ -235,9 +235,11 @@ class MemoryReader:
 
     async def stale(self, workspace_id: str, *, today: date, after_days: int) -> list[StaleLine]:
         """The stale lines of the current document (``yak.memory.freshness.stale``): a
-        refresh's lines not said or confirmed for ``after_days`` days before ``today``."""
+        refresh's lines not said or confirmed for ``after_days`` days before ``today``, and the
+        lines naming what the workspace folder no longer has (:meth:`check_references`)."""
         ages = await self.line_ages(workspace_id)
-        return stale_lines(ages, today=today, after_days=after_days)
+        _, check = await self.check_references(workspace_id)
+        return stale_lines(ages, today=today, after_days=after_days, gone=check.gone)
 
     def stale_on_thread(
         self, workspace_id: str, origins: list[LineOrigin], *, after_days: int

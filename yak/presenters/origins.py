@@ -112,7 +112,7 @@ def change_words(source: str) -> str:
 
 def stale_reason_words(reason: StaleReason) -> str:
     """Why a line is stale, in a few words (``blame``, ``stale``, the panel)."""
-    return {StaleReason.AGED: "aged"}.get(reason, str(reason))
+    return {StaleReason.AGED: "aged", StaleReason.GONE: "gone"}.get(reason, str(reason))
 
 
 def age_words(age: LineAge) -> str:
