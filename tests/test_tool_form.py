@@ -433,3 +433,17 @@ def test_a_fact_from_one_sentence_or_naming_its_line_is_never_split():
     named = {**RUN_ON, "replaces": [1]}
     assert split_run_on(one) == [one]
     assert split_run_on(named) == [named]
+
+
+def test_a_fact_with_blank_text_is_skipped_and_the_rest_of_the_call_kept():
+    """The 1.5B model padded a call with empty facts: they say nothing, so they are skipped,
+    with no retry; the real fact beside them lands."""
+    facts = [
+        fact("", 1, ""),
+        fact("- Tests run with pytest -n 4.", 1, "pytest -n 4"),
+        fact(" ", 1, ""),
+    ]
+    read = read_tool({"input": {"facts": facts, "forget": []}}, DOC)
+    assert not isinstance(read, FormError)
+    assert read.text == DOC + "- Tests run with pytest -n 4.\n"
+    assert read.flags == ()

@@ -149,7 +149,10 @@ def read_tool(
     if problem is not None:
         return FormError(problem, record=record)
     assert isinstance(given, Mapping)  # checked by _problem
-    facts, forget = list(given["facts"]), list(given["forget"])
+    # A fact with blank text says nothing: skipped on its own, never a retry (the 1.5B model
+    # padded a call with two empty facts, and the retry's answer was worse).
+    facts = [fact for fact in given["facts"] if str(fact["text"]).strip()]
+    forget = list(given["forget"])
     kept_facts = [fact for fact in facts if not _not_a_fact(str(fact["text"]))]
     dropped = tuple(str(fact["text"]).strip() for fact in facts if fact not in kept_facts)
     facts = kept_facts
@@ -385,7 +388,7 @@ def _problem(given: object, lines: Sequence[str]) -> str | None:
         if not isinstance(fact, Mapping):
             return f"fact {number} is not an object"
         text = fact.get("text")
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
             return f"fact {number} has no text"
         if "\n" in text.strip():
             return f"fact {number} is not one line (it holds a line break)"
