@@ -192,10 +192,11 @@ MEMORY_COMMANDS = {
             "confirmed, for the threshold (90 days; the stale_after_days setting or "
             "YAK_STALE_AFTER_DAYS), numbered as in the document. A line you wrote is never stale "
             "by age. Also listed: a line naming a file or a make/npm/just/tox/nox target the "
-            "folder no longer has, until it is said again or kept. --keep N confirms line N still holds (it leaves the list; the document is "
-            "not changed); --remove N removes it as a hand edit would (a refresh will not bring "
-            "it back); 'yak memory edit' edits it. Age alone never removes a line: a refresh is "
-            "told these lines so a newer conversation can replace them."
+            "folder no longer has, until it is said again or kept. --keep N confirms line N "
+            "still holds (it leaves the list; the document is not changed); --remove N removes "
+            "it as a hand edit would (a refresh will not bring it back); 'yak memory edit' "
+            "edits it. Age alone never removes a line: a refresh is told these lines so a newer "
+            "conversation can replace them."
         ),
     ),
     "review": Command(
