@@ -13,23 +13,19 @@ person's click.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget
 
 from yak.core import Core
-from yak.errors import YakError
 from yak.events import ReferencesChecked
 from yak.presenters import gone_detail
 from yak.references import GoneReference, ReferenceCheck
 from yak.ui.bridge import EventBridge
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
 from yak.ui.memory_panel import MemoryPanel
-from yak.ui.tasks import TaskGroup
-
-log = logging.getLogger(__name__)
+from yak.ui.tasks import FAILED, TaskGroup, logged
 
 NONE_LEFT_TEXT = "Every line left names something the workspace has."
 
@@ -165,12 +161,12 @@ class GoneLinesController(QObject):
         self.tasks.replace("gone-check", self._check(workspace_id))
 
     async def _check(self, workspace_id: str) -> None:
-        try:
-            document, found = await self.core.memory.check_references(workspace_id)
-        except YakError as exc:
-            log.warning("checking the memory's references failed: %s", exc)
-            return
-        self._show(workspace_id, found)
+        checked = await self.tasks.attempt(
+            self.core.memory.check_references(workspace_id),
+            on_error=logged("checking the memory's references"),
+        )
+        if checked is not FAILED:
+            self._show(workspace_id, checked[1])
 
     def _show(self, workspace_id: str, found: ReferenceCheck) -> None:
         kept = self._kept.get(workspace_id, set())
@@ -206,16 +202,19 @@ class GoneLinesController(QObject):
     async def _remove(self, workspace_id: str, index: int, line: str) -> None:
         """Save the document without line ``index`` (a hand edit on the version checked); a
         document changed since then is refused, and the dialog says so."""
-        try:
-            document = await self.core.memory.read(workspace_id)
-            lines = document.content.split("\n")
-            if index >= len(lines) or lines[index] != line:
-                self.dialog.show_error("The memory changed since it was checked; look again.")
-                self.check(workspace_id)
-                return
-            text = "\n".join(lines[:index] + lines[index + 1 :])
-            await self.core.memory.save(workspace_id, text, expected_version=document.version)
-        except YakError as exc:
-            self.dialog.show_error(str(exc))
+        sink = self.dialog.show_error
+        document = await self.tasks.attempt(self.core.memory.read(workspace_id), on_error=sink)
+        if document is FAILED:
             return
-        self.check(workspace_id)
+        lines = document.content.split("\n")
+        if index >= len(lines) or lines[index] != line:
+            self.dialog.show_error("The memory changed since it was checked; look again.")
+            self.check(workspace_id)
+            return
+        text = "\n".join(lines[:index] + lines[index + 1 :])
+        saved = await self.tasks.attempt(
+            self.core.memory.save(workspace_id, text, expected_version=document.version),
+            on_error=sink,
+        )
+        if saved is not FAILED:
+            self.check(workspace_id)

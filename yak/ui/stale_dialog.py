@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QDialog, QListWidget, QListWidgetItem, QWidget
 
-from yak.errors import YakError
 from yak.memory.freshness.stale import StaleLine
 from yak.presenters import stale_reason_words
 from yak.ui.layout import STRETCH, create_button, create_label, hbox, vbox
+from yak.ui.tasks import FAILED
 
 if TYPE_CHECKING:
     from yak.core import Core
@@ -172,10 +172,10 @@ class StaleReview:
     async def _decided(
         self, dialog: StaleDialog, workspace_id: str, work: Awaitable[object]
     ) -> None:
-        try:
-            await work
-        except YakError as exc:
-            self._window.show_error(str(exc), title="Stale lines")
+        done = await self._tasks.attempt(
+            work, on_error=lambda sentence: self._window.show_error(sentence, title="Stale lines")
+        )
+        if done is FAILED:
             return
         dialog.accept()
         await self._reload(workspace_id)
