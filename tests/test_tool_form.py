@@ -447,3 +447,19 @@ def test_a_fact_with_blank_text_is_skipped_and_the_rest_of_the_call_kept():
     assert not isinstance(read, FormError)
     assert read.text == DOC + "- Tests run with pytest -n 4.\n"
     assert read.flags == ()
+
+
+def test_a_question_listed_as_a_fact_is_skipped():
+    """A chat that decided nothing: the 1.5B model listed its question as a fact."""
+    facts = [fact("Anything to change?", 1, "Anything to change?")]
+    read = read_tool({"input": {"facts": facts, "forget": []}}, DOC)
+    assert not isinstance(read, FormError) and read.unchanged and read.text == DOC
+
+
+def test_a_statement_joined_by_a_semicolon_is_one_sentence_not_two_lines():
+    said = fact(
+        "- Fly.io did not work out; deploys now go to Kubernetes on EKS.",
+        1,
+        "Fly.io did not work out; deploys now go to Kubernetes on EKS.",
+    )
+    assert split_run_on(said) == [said]

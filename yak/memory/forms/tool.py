@@ -149,9 +149,10 @@ def read_tool(
     if problem is not None:
         return FormError(problem, record=record)
     assert isinstance(given, Mapping)  # checked by _problem
-    # A fact with blank text says nothing: skipped on its own, never a retry (the 1.5B model
-    # padded a call with two empty facts, and the retry's answer was worse).
-    facts = [fact for fact in given["facts"] if str(fact["text"]).strip()]
+    # A fact with blank text says nothing, and a question decides nothing: each is skipped on
+    # its own, never a retry (the 1.5B model padded a call with two empty facts, and listed
+    # "Anything to change?" from a chat that decided nothing).
+    facts = [fact for fact in given["facts"] if _says_something(str(fact["text"]))]
     forget = list(given["forget"])
     kept_facts = [fact for fact in facts if not _not_a_fact(str(fact["text"]))]
     dropped = tuple(str(fact["text"]).strip() for fact in facts if fact not in kept_facts)
@@ -187,8 +188,9 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
     return found if len(found) == 1 else []
 
 
-# Where a quote's sentences end: ., ! or ? (or ;) before white space.
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+# Where a quote's sentences end: ., ! or ? before white space (not ";": "Fly.io did not work
+# out; deploys now go to EKS." is one statement).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def split_run_on(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -219,6 +221,11 @@ def _details(text: str) -> set[str]:
 _TRANSCRIPT_LINE = re.compile(
     r"^\s*(?:user|assistant|human)\s*:|^\s*---\s*conversation\s+\d+", re.I
 )
+
+
+def _says_something(text: str) -> bool:
+    """Whether a fact's text could be a fact: not blank, not a question."""
+    return bool(text.strip()) and not text.rstrip().endswith("?")
 
 
 def _not_a_fact(text: str) -> bool:
