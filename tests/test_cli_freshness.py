@@ -228,3 +228,19 @@ def test_keeping_a_line_naming_what_is_gone_takes_it_off_the_list(aged_and_gone,
     workspace, _ = aged_and_gone
     payload = stale_json(capsys, workspace, "--keep", "4")
     assert [s["line"] for s in payload["lines"]] == [2]
+
+
+def test_a_section_title_is_never_stale(core, loop, tmp_path, data_dir, capsys):
+    """A refresh's document of 120 days with a section title: its fact is aged, the title is
+    not listed (it states nothing to keep or remove)."""
+
+    async def build():
+        folder = project_folder(tmp_path, "proj")
+        workspace = await workspace_with_document(core, folder)
+        await seed_document(core, workspace.id, f"Project\n{OLD_REFRESH}\n")
+        return workspace
+
+    workspace = loop.run_until_complete(build())
+    age_revision(data_dir, 1, 120)
+    payload = stale_json(capsys, workspace)
+    assert [(s["line"], s["reasons"]) for s in payload["lines"]] == [(2, ["aged"])]

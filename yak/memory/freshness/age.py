@@ -23,6 +23,7 @@ from datetime import date, datetime, timedelta
 from yak.domain import LineOrigin
 from yak.evidence import Evidence
 from yak.memory.history.provenance import fold_line
+from yak.memory.judging.kinds import is_structure
 
 
 @dataclass(frozen=True)
@@ -104,9 +105,10 @@ def age_notes(
 ) -> dict[int, tuple[str, ...]]:
     """The notes the injected block carries for aged lines (:func:`is_aged`):
     ``{0-based line index: ("last confirmed 2026-08",)}``, the month in local time; the shape
-    ``yak.memory.injection.memory_block`` takes as ``line_notes``."""
+    ``yak.memory.prompts.injection.memory_block`` takes as ``line_notes``. A section title
+    carries none (it states no fact)."""
     return {
         age.line - 1: (f"last confirmed {age.last_confirmed.astimezone():%Y-%m}",)
         for age in ages
-        if is_aged(age, today=today, after_days=after_days)
+        if is_aged(age, today=today, after_days=after_days) and not is_structure(age.text)
     }

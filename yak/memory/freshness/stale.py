@@ -16,6 +16,7 @@ from datetime import date, datetime
 from enum import StrEnum
 
 from yak.memory.freshness.age import LineAge, is_aged
+from yak.memory.judging.kinds import is_structure
 from yak.references import GoneReference
 
 
@@ -55,7 +56,8 @@ def stale_lines(
     also: Mapping[int, Sequence[StaleReason]] | None = None,
     gone: Iterable[GoneReference] = (),
 ) -> list[StaleLine]:
-    """The stale lines of the current document, in document order.
+    """The stale lines of the current document, in document order; a section title or a blank
+    line never is one (``yak.memory.judging.kinds.is_structure``).
 
     Args:
         ages: ``age.line_ages`` of the current document.
@@ -80,7 +82,7 @@ def stale_lines(
             reasons.add(StaleReason.GONE)
         if not age.by_person and is_aged(age, today=today, after_days=after_days):
             reasons.add(StaleReason.AGED)
-        if reasons and age.text.strip():
+        if reasons and age.text.strip() and not is_structure(age.text):
             found.append(
                 StaleLine(
                     line=age.line,
