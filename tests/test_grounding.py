@@ -610,6 +610,13 @@ def test_passages_mark_quoted_text_and_leave_the_writers_own_words_unmarked():
         ("- Tests: none yet.", False),
         ("- None of the tests touch the network.", False),
         ("Build:", False),
+        ("Hello! Enjoy your lunch.", True),
+        ("- Thanks, see you tomorrow.", True),
+        ("Have a good weekend!", True),
+        ("- Noted.", True),
+        ("- Done: the CI runs on GitHub Actions.", False),
+        ("- Say hello to the on-call engineer before deploying.", False),
+        ("- Thanks to Dana, the importer handles BOMs.", False),
     ],
 )
 def test_a_line_of_only_redaction_markers_or_filler_says_nothing(line, nothing):

@@ -235,17 +235,38 @@ _NOTHING = re.compile(
 )
 
 
+# Pleasantries: a line made only of these (each sentence one of them) holds nothing to remember.
+_PLEASANTRY = re.compile(
+    r"(?:hello|hi|hey|good (?:morning|afternoon|evening|night)|thanks?(?: (?:you|a lot))?|"
+    r"you too|enjoy (?:your|the) \w+|have a (?:good|nice|great) \w+|see you(?: \w+)?|bye|"
+    r"goodbye|cheers|welcome|you'?re welcome|no problem|sure|ok(?:ay)?|got it|noted|"
+    r"understood|dropped|done|will do|fair enough|sounds good)",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"[.!?]+\s*")
+
+
+def _pleasantries(line: str) -> bool:
+    """Whether ``line`` is only pleasantries ("Hello! Enjoy your lunch.", "Thanks, see you
+    tomorrow."): each of its sentences, commas aside, one of :data:`_PLEASANTRY`."""
+    body = BULLET.sub("", line).strip(_FILLER_EDGES)
+    parts = [p.strip(" ,;:-") for chunk in _SENTENCES.split(body) for p in chunk.split(",")]
+    parts = [p for p in parts if p]
+    return bool(parts) and all(_PLEASANTRY.fullmatch(p) for p in parts)
+
+
 def says_nothing(line: str) -> bool:
     """Whether ``line`` holds nothing to remember: besides ``[REDACTED:…]`` markers, list
     markers and punctuation it has no content word, or only a label before them (``- [REDACTED:
     aws-key]``, ``- API key: [REDACTED:api-key]``: the secret is gone, and what is left tells
     the agent nothing); or it is filler saying there is nothing (``None noted so far.``,
-    ``- None yet.``, ``- N/A``, ``TBD``). A refresh does not add such a line ("What a rewrite
-    may add" in docs/memory.md); a line with anything more (``Tests: none yet``, ``API key: in
-    1Password``) is checked like any other."""
+    ``- None yet.``, ``- N/A``, ``TBD``), or only pleasantries (``Hello! Enjoy your lunch.``:
+    the 1.5B model listed a greeting as a fact from a chat that said nothing). A refresh does
+    not add such a line ("What a rewrite may add" in docs/memory.md); a line with anything more
+    (``Tests: none yet``, ``API key: in 1Password``) is checked like any other."""
     body = _REDACTED.sub(" ", line)
     if body == line:
-        return _NOTHING.fullmatch(line.strip(_FILLER_EDGES)) is not None
+        return _NOTHING.fullmatch(line.strip(_FILLER_EDGES)) is not None or _pleasantries(line)
     body = BULLET.sub("", body).strip(" \t.;,")
     label = LABEL.match(body)
     if label and len(label.group(1).split()) <= _TITLE_WORDS:
