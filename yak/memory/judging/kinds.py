@@ -239,8 +239,7 @@ _NOTHING = re.compile(
 _PLEASANTRY = re.compile(
     r"(?:hello|hi|hey|good (?:morning|afternoon|evening|night)|thanks?(?: (?:you|a lot))?|"
     r"you too|enjoy (?:your|the) \w+|have a (?:good|nice|great) \w+|see you(?: \w+)?|bye|"
-    r"goodbye|cheers|welcome|you'?re welcome|no problem|sure|ok(?:ay)?|got it|noted|"
-    r"understood|dropped|done|will do|fair enough|sounds good)",
+    r"goodbye|cheers|you'?re welcome|no problem)",
     re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"[.!?]+\s*")
