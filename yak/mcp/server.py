@@ -174,22 +174,18 @@ class MemoryTools:
         if as_of is not None:
             moment = parse_moment(as_of, option="as_of")
             then = await self._core.memory.revision_as_of(workspace.id, moment) if known else None
-            content = then.content if then else ""
-            return {
-                "path": workspace.path,
-                "version": then.version if then else 0,
-                "lines": count_lines(content),
-                "content": content,
-                "elsewhere": None,
-            }
-        document = await self._core.memory.read(workspace.id) if known else None
-        content = document.content if document else ""
+            content, version = (then.content, then.version) if then else ("", 0)
+            elsewhere = None
+        else:
+            document = await self._core.memory.read(workspace.id) if known else None
+            content, version = (document.content, document.version) if document else ("", 0)
+            elsewhere = await self._elsewhere(workspace, content)
         return {
             "path": workspace.path,
-            "version": document.version if document else 0,
+            "version": version,
             "lines": count_lines(content),
             "content": content,
-            "elsewhere": await self._elsewhere(workspace, content),
+            "elsewhere": elsewhere,
         }
 
     @_tool_error
