@@ -463,3 +463,76 @@ def test_a_statement_joined_by_a_semicolon_is_one_sentence_not_two_lines():
         "Fly.io did not work out; deploys now go to Kubernetes on EKS.",
     )
     assert split_run_on(said) == [said]
+
+
+# --- what a small model puts in the call (its profile's habits) -------------------------------
+
+ETL_SETUP = (
+    "nightly-etl loads shop events into the warehouse. DAGs live in dags/ (Airflow 2.9). "
+    "Would Spark help someday? Morning!"
+)
+
+
+@pytest.fixture
+def small_core(make_core, monkeypatch):
+    """A core whose memory model gets the small-local profile (as ``auto`` gives Qwen2.5)."""
+    monkeypatch.setenv("YAK_MEMORY_PROFILE", "small-local")
+    return make_core(rewrite_form=None)
+
+
+async def test_a_conversation_title_written_as_a_fact_is_read_from_its_quote_for_a_small_model(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model wrote the conversation's title as the fact ("etl-01 setup") and the whole
+    message as its quote: under its profile the quote's sentences that state something become
+    the lines, as said (the question and the greeting left out); each quote is verified."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "etl")))
+    say(small_core, ws.id, ETL_SETUP, "Got it.", title="etl-01 setup")
+    fake_api.script(call([fact("etl-01 setup", 1, ETL_SETUP)]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = (
+        "- nightly-etl loads shop events into the warehouse.\n- DAGs live in dags/ (Airflow 2.9).\n"
+    )
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert "evidence_verified:2/2" in outcome.flags
+
+
+def test_a_conversation_title_written_as_a_fact_is_dropped_for_any_other_model():
+    given = {"facts": [fact("- etl-01 setup.", 1, ETL_SETUP)], "forget": []}
+    read = read_tool({"input": given}, DOC, titles=("etl-01 setup",), profile=PLAIN)
+    assert not isinstance(read, FormError)
+    assert read.unchanged and read.text == DOC and read.dropped == ("- etl-01 setup.",)
+
+
+def test_a_short_remark_with_no_detail_is_dropped_only_for_a_small_model():
+    """From a chat that decided nothing the 1.5B model listed "No, just venting." (quoted word
+    for word, so grounded); its profile drops a short fact with no name, number or path, and
+    keeps a short fact that gives one."""
+    facts = [
+        fact("No, just venting.", 1, "No, just venting."),
+        fact("- Python 3.13.", 1, "Python 3.13"),
+    ]
+    small = read_tool({"input": {"facts": facts, "forget": []}}, "", profile=SMALL_LOCAL)
+    plain = read_tool({"input": {"facts": facts, "forget": []}}, "", profile=PLAIN)
+    assert not isinstance(small, FormError) and not isinstance(plain, FormError)
+    assert small.text == "- Python 3.13.\n"
+    assert plain.text == "No, just venting.\n- Python 3.13.\n"
+
+
+async def test_a_name_that_did_not_work_out_is_replaced_by_the_fact_listed_as_new(
+    tool_core, loop, tmp_path, fake_api
+):
+    """ "Fly.io did not work out; deploys now go to Kubernetes on EKS." and a fact listed as new
+    that restates the deploy line: the Fly.io line goes, the fact in its place (the 1.5B model
+    left both lines)."""
+    ws = await tool_core.workspaces.open(str(project_folder(tmp_path, "web")))
+    deployment = "\nDeployment\n- Deploys go to Fly.io.\n- No deploys on Fridays.\n"
+    await seed_document(tool_core, ws.id, DOC + deployment)
+    said = "Fly.io did not work out; deploys now go to Kubernetes on EKS."
+    say(tool_core, ws.id, said, "Understood, EKS it is.")
+    fake_api.script(call([fact("- Deploys now go to Kubernetes on EKS.", 1, said)]))
+    outcome = await tool_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + deployment.replace("go to Fly.io", "now go to Kubernetes on EKS")
+    assert (await tool_core.memory.read(ws.id)).content.encode() == expected.encode()

@@ -234,6 +234,7 @@ class RewriteAsker:
             condensing=request.condensing,
             said=data.passages,
             sessions=data.transcript.session_ids,
+            titles=data.transcript.titles,
             profile=profile_for(attempt.settings.memory_profile, attempt.settings.memory_model),
         )
         if reply.unchanged or not reply.verdict.ok:

@@ -6,7 +6,7 @@ here names the habit, why reading it back is safe, and the model it was measured
 :class:`Profile` lists the tolerances a model gets. The free-text readers
 (``yak.memory.forms.text``) apply a tolerance only where the profile asks for it; the tool form
 needs none for the reply's shape (the schema holds it), only for what a small model puts in it
-(:attr:`Habit.RUN_ON_FACT`).
+(:attr:`Habit.RUN_ON_FACT`, :attr:`Habit.TITLE_AS_FACT`, :attr:`Habit.CHATTER_AS_FACT`).
 
 The profile comes from the setting ``memory_profile`` (``YAK_MEMORY_PROFILE``): ``auto`` (the
 default) picks it by the memory model's name (:data:`SMALL_MODELS`), or a profile by its name.
@@ -25,6 +25,8 @@ class Habit(StrEnum):
     NUMBERED_LINES_KEPT = "numbered_lines_kept"
     DOCUMENT_WRITTEN_ON = "document_written_on"
     RUN_ON_FACT = "run_on_fact"
+    TITLE_AS_FACT = "title_as_fact"
+    CHATTER_AS_FACT = "chatter_as_fact"
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,23 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "sentences of its quote becomes one line per such sentence, each the sentence as "
         "said (so each is grounded and verified on its own), never a word the quote lacks.",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
+    ),
+    Tolerance(
+        Habit.TITLE_AS_FACT,
+        "The model wrote each conversation's title as a fact's text (\"etl-01 setup\") with "
+        "the whole message as its quote, so a pipeline's setup formed no line in eight "
+        "refreshes; the title is the request's text, the quote is what was said: each of its "
+        "sentences that states something becomes a line as said, checked like any other "
+        "(for every other model such a fact is only dropped).",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, data-pipeline scenario",
+    ),
+    Tolerance(
+        Habit.CHATTER_AS_FACT,
+        'From chats that decided nothing the model listed remarks as facts ("No, just '
+        'venting."), quoted word for word and so grounded; a fact of at most four words '
+        "with no name, number or path is dropped.",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario and "
+        "the drift case",
     ),
 )
 

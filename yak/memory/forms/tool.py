@@ -22,10 +22,10 @@ from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.forms.profiles import PLAIN, Habit, Profile
 from yak.memory.history.placement import place, sections
 from yak.memory.history.provenance import fold_line
-from yak.memory.judging.kinds import is_structure
+from yak.memory.judging.kinds import is_structure, says_nothing
 from yak.memory.judging.quotes import verify
 from yak.memory.judging.removals import Removals, names_line, new_value_of, restated, value_changed
-from yak.memory.judging.said import Passage
+from yak.memory.judging.said import Passage, is_wondering
 from yak.memory.judging.words import distinctive_tokens
 
 TOOL_NAME = "update_memory"
@@ -120,6 +120,7 @@ def read_tool(
     *,
     said: Sequence[Passage] = (),
     sessions: Sequence[str] = (),
+    titles: Sequence[str] = (),
     profile: Profile = PLAIN,
 ) -> Candidate | FormError:
     """Read an ``update_memory`` call against the document it was shown.
@@ -133,9 +134,14 @@ def read_tool(
         sessions: the request's conversations in order (``Transcript.session_ids``): a forget
             counts only when its quote is found in the conversation it names and touches the
             line.
+        titles: the conversations' titles as the request's labels showed them
+            (``Transcript.titles``): a fact whose text is one of them copied the request and
+            is dropped, or under :attr:`Habit.TITLE_AS_FACT` read from its quote
+            (:func:`quote_sentences`).
         profile: the memory model's habits: under :attr:`Habit.RUN_ON_FACT` a fact drawn
             from several sentences of its quote becomes one line per sentence
-            (:func:`split_run_on`).
+            (:func:`split_run_on`); under :attr:`Habit.CHATTER_AS_FACT` a short fact with no
+            detail is dropped (:func:`is_chatter`).
 
     Returns:
         The merged candidate (``unchanged`` when both lists are empty), with one
@@ -154,18 +160,34 @@ def read_tool(
     # "Anything to change?" from a chat that decided nothing).
     facts = [fact for fact in given["facts"] if _says_something(str(fact["text"]))]
     forget = list(given["forget"])
-    kept_facts = [fact for fact in facts if not _not_a_fact(str(fact["text"]))]
-    dropped = tuple(str(fact["text"]).strip() for fact in facts if fact not in kept_facts)
+    shown = {_folded_title(title) for title in titles if title.strip()}
+    kept_facts: list[Mapping[str, Any]] = []
+    dropped: list[str] = []  # request text listed as a fact
+    for fact in facts:
+        text = str(fact["text"])
+        if _folded_title(text) in shown:
+            if profile.tolerates(Habit.TITLE_AS_FACT):
+                kept_facts += quote_sentences(fact)
+            else:
+                dropped.append(text.strip())
+        elif _not_a_fact(text):
+            dropped.append(text.strip())
+        elif not (
+            profile.tolerates(Habit.CHATTER_AS_FACT)
+            and is_chatter(text)
+            and is_chatter(str(fact.get("quote", "")))
+        ):
+            kept_facts.append(fact)
     facts = kept_facts
     if profile.tolerates(Habit.RUN_ON_FACT):
         facts = [part for fact in facts for part in split_run_on(fact)]
     if not facts and not forget:
-        return Candidate(text=previous, unchanged=True, record=record, dropped=dropped)
+        return Candidate(text=previous, unchanged=True, record=record, dropped=tuple(dropped))
     facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
     text, quotes = merge(previous, facts, forget)
     flags: tuple[str, ...] = ("removal_without_cause",) if spared else ()
     flags += ("request_text_dropped",) if dropped else ()
-    return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=dropped)
+    return Candidate(text=text, quotes=quotes, record=record, flags=flags, dropped=tuple(dropped))
 
 
 def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]) -> list[int]:
@@ -206,6 +228,41 @@ def split_run_on(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if len(drawn) < 2:
         return [fact]
     return [{**fact, "text": f"- {s.rstrip(';').strip()}", "quote": s} for s in drawn]
+
+
+def quote_sentences(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The facts ``fact``'s quote states, for a fact whose text is its conversation's title
+    (:attr:`Habit.TITLE_AS_FACT`): one per sentence of the quote that could be a line of the
+    document, the sentence as said (a list item) and its own quote. A question, a sentence that
+    wonders or says nothing, and a short one with no detail (:func:`is_chatter`) are left
+    out; so is the whole fact when its quote holds none (``[]``)."""
+    quote = str(fact.get("quote", ""))
+    sentences = [s.strip() for s in _SENTENCE_END.split(quote) if s.strip()]
+    return [
+        {**fact, "text": f"- {s}", "quote": s, "replaces": []}
+        for s in sentences
+        if _says_something(s) and not is_wondering(s) and not says_nothing(s) and not is_chatter(s)
+    ]
+
+
+# Chatter: a sentence of at most this many words that gives no detail ("No, just venting.").
+_CHATTER_WORDS = 3
+
+
+def is_chatter(text: str) -> bool:
+    """Whether ``text`` is a short remark with no detail (:func:`_details`): at most three
+    words, no name, number or path ("No, just venting.", "Coffee first."). A fact whose text
+    and quote both are is dropped under :attr:`Habit.CHATTER_AS_FACT`; "- Python 3.12." or
+    "- No deploys on Fridays." give a detail and stay."""
+    words = re.sub(r"^\s*[-*+]\s+", "", text).split()
+    return len(words) <= _CHATTER_WORDS and not _details(text)
+
+
+def _folded_title(text: str) -> str:
+    """``text`` compared as a title: list marker, quotes, end punctuation and case folded
+    away."""
+    text = re.sub(r"^\s*(?:[-*+]\s+)?", "", text)
+    return " ".join(text.strip().strip("\"'`").rstrip(".:;!").split()).casefold()
 
 
 _NAMED = re.compile(r"\w[\w./-]*\w")

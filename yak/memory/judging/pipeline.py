@@ -85,6 +85,7 @@ def judge_reply(
     form: RewriteForm = RewriteForm.WHOLE,
     said: Sequence[Passage] = (),
     sessions: Sequence[str] = (),
+    titles: Sequence[str] = (),
     profile: Profile = PLAIN,
     condensing: str | None = None,
 ) -> Judgement:
@@ -99,6 +100,8 @@ def judge_reply(
         said: the folded conversations: a line of Yak's own request they back is kept.
         sessions: the request's conversations in order (what a tool call's conversation
             numbers name).
+        titles: those conversations' titles as the request showed them
+            (``Transcript.titles``): a tool call's fact that is one of them is request text.
         profile: the memory model's habits the readers read back.
         condensing: for the condense retry, the reply over the ceiling it asked to shorten:
             an answer holding a block of edits is read as edits to it (not as a whole
@@ -109,7 +112,9 @@ def judge_reply(
         given, found = _redacted(call.get("input"))
         call = {**call, "input": given}
         flags = _reply_flags(found)
-        read = read_tool(call, previous, said=said, sessions=sessions, profile=profile)
+        read = read_tool(
+            call, previous, said=said, sessions=sessions, titles=titles, profile=profile
+        )
         return _judged(previous, read, flags, floor_ratio, form, call=call)
     raw, found = redact(completion.text)
     flags = _reply_flags(found)

@@ -260,6 +260,14 @@ _GONE = re.compile(
     + ")?",
     re.IGNORECASE,
 )
+# "Fly.io did not work out", "9092 is closed now", "3.11 is no longer supported", "8443 is gone"
+_ENDED = re.compile(
+    _TERM + r"\s+(?:(?:did\s+not|didn't|does\s+not|doesn't)\s+work\s+out|"
+    r"(?:is|was|are|were|has\s+been)\s+(?:now\s+)?(?:closed|gone|retired|dropped|"
+    r"no\s+longer\s+(?:supported|used|in\s+use)))",
+    re.IGNORECASE,
+)
+_NAMELIKE = re.compile(r"[A-Z0-9]|\w\.\w")
 # Words that stand for a name said before, not a name: "we no longer use it".
 # fmt: off
 _NOT_A_NAME = frozenset((
@@ -273,7 +281,8 @@ def supersessions(passages: Sequence[Passage]) -> tuple[Supersession, ...]:
     """The supersessions the conversations state, in the words of a decided passage (never a
     question or a conditional, nor a pasted text): "we switched from npm to pnpm",
     "replaced Jest with Vitest", "use pnpm instead of npm", "we no longer use Jest", "moved
-    off CircleCI to GitHub Actions". A passage that only mentions a name states none. Pure;
+    off CircleCI to GitHub Actions", "Fly.io did not work out", "9092 is closed now", "3.11 is
+    no longer supported". A passage that only mentions a name states none. Pure;
     deterministic."""
     found: dict[Supersession, None] = {}
     for passage in passages:
@@ -285,6 +294,8 @@ def supersessions(passages: Sequence[Passage]) -> tuple[Supersession, ...]:
         pairs += [(m.group(1), m.group(2)) for m in _WAS_REPLACED.finditer(text)]
         pairs += [(m.group(2), m.group(1)) for m in _INSTEAD_OF.finditer(text)]
         pairs += [(m.group(1), m.group(2) or "") for m in _GONE.finditer(text)]
+        # only a name or a value ends there ("Fly.io", "9092"), not a word ("the build is gone")
+        pairs += [(m.group(1), "") for m in _ENDED.finditer(text) if _NAMELIKE.search(m.group(1))]
         for old, new in pairs:
             old, new = _name(old), _name(new)
             if old and old.casefold() != new.casefold():

@@ -46,6 +46,9 @@ class Transcript:
         watermarks: ``{session_id: id of the last message covered}``, every message given
             included (kept, cut, dropped or empty); advance these when the rewrite is applied.
         session_ids: the sessions covered, in order of their first message.
+        titles: each covered session's title as its label shows it (redacted, white space
+            folded; ``""`` for none), in the order of ``session_ids``: a tool call that writes
+            one as a fact's text copied the request, not the conversation.
         included: messages whose text is in ``text``.
         dropped: oldest messages left out over the budget.
         cut: messages shortened head-and-tail.
@@ -59,6 +62,7 @@ class Transcript:
     dropped: int
     cut: int
     flags: tuple[str, ...]
+    titles: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -177,7 +181,8 @@ def format_transcript(
         text, was_cut = cut_long(clean(body), message_limit)
         entries.append((session_id, f"{role}: {text}"))
         cut_flags.append(was_cut)
-    headers = {sid: _session_label(numbers[sid], clean(titles.get(sid, ""))) for sid in numbers}
+    shown = {sid: " ".join(clean(titles.get(sid, "")).split()) for sid in numbers}
+    headers = {sid: _session_label(numbers[sid], shown[sid]) for sid in numbers}
     kept_from = _first_kept(entries, headers, budget, already_dropped=start)
     entries = entries[kept_from:]
     cut_count = sum(cut_flags[kept_from:])
@@ -203,6 +208,7 @@ def format_transcript(
         dropped=dropped,
         cut=cut_count,
         flags=tuple(flags),
+        titles=tuple(shown[sid] for sid in session_order),
     )
 
 
