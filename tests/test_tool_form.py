@@ -536,3 +536,31 @@ async def test_a_name_that_did_not_work_out_is_replaced_by_the_fact_listed_as_ne
     assert outcome.status is RefreshStatus.APPLIED, outcome.reason
     expected = DOC + deployment.replace("go to Fly.io", "now go to Kubernetes on EKS")
     assert (await tool_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_a_moved_port_is_carried_into_the_connection_string_that_uses_it(
+    tool_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model moved "- Postgres runs on port 5432." to 6432 and left the DATABASE_URL
+    on 5432: the port moves in the line that uses it too, with the fact's quote as evidence;
+    a line naming 5432 in another sense ("15432") is untouched."""
+    ws = await tool_core.workspaces.open(str(project_folder(tmp_path, "db")))
+    config = (
+        "\nConfiguration\n- Postgres runs on port 5432.\n"
+        "- DATABASE_URL=postgresql://orders@localhost:5432/orders\n- Timeouts are 15432 ms.\n"
+    )
+    await seed_document(tool_core, ws.id, DOC + config)
+    said = "Postgres now sits behind PgBouncer on port 6432; nothing connects to 5432 directly."
+    say(tool_core, ws.id, said, "Then the app's connection goes through 6432 too.")
+    fake_api.script(
+        call([fact("- Postgres is reached through PgBouncer on port 6432.", 1, said, [10])])
+    )
+    outcome = await tool_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + config.replace(
+        "- Postgres runs on port 5432.", "- Postgres is reached through PgBouncer on port 6432."
+    ).replace("localhost:5432", "localhost:6432")
+    assert (await tool_core.memory.read(ws.id)).content.encode() == expected.encode()
+    [line] = [b for b in await tool_core.memory.blame(ws.id) if "DATABASE_URL" in b.text]
+    assert line.evidence is not None and line.evidence.verified
+    assert line.evidence.quote == said and "evidence_verified:2/2" in outcome.flags

@@ -24,7 +24,15 @@ from yak.memory.history.placement import place, sections
 from yak.memory.history.provenance import fold_line
 from yak.memory.judging.kinds import is_structure, says_nothing
 from yak.memory.judging.quotes import verify
-from yak.memory.judging.removals import Removals, names_line, new_value_of, restated, value_changed
+from yak.memory.judging.removals import (
+    Removals,
+    moved_port,
+    names_line,
+    new_value_of,
+    restated,
+    value_changed,
+    with_port,
+)
 from yak.memory.judging.said import Passage, is_wondering
 from yak.memory.judging.words import distinctive_tokens
 
@@ -343,7 +351,33 @@ def _with_cause(
             kept_forget.append(item)
         elif line.strip():
             spared += 1
-    return kept_facts, kept_forget, spared
+    taken = {n for fact in kept_facts for n in fact["replaces"]} | {i["line"] for i in kept_forget}
+    return kept_facts + _carried(lines, kept_facts, taken), kept_forget, spared
+
+
+def _carried(
+    lines: Sequence[str], facts: Sequence[Mapping[str, Any]], taken: set[int]
+) -> list[Mapping[str, Any]]:
+    """A port a fact moves, carried into the other lines that use it: a fact that takes the
+    place of "- Postgres runs on port 5432." with "… on port 6432" makes
+    "- DATABASE_URL=postgresql://orders@localhost:5432/orders" use 6432 too (``moved_port``
+    and ``with_port`` in :mod:`yak.memory.judging.removals`), as a fact with the same
+    conversation and quote replacing that line; lines in ``taken`` (replaced or forgotten
+    already) are left to the call. The 1.5B model moved a port's line and
+    left the connection string that uses it (4 of the evaluation's 13 superseded values are
+    such ports)."""
+    carried: list[Mapping[str, Any]] = []
+    for fact in facts:
+        for number in fact["replaces"]:
+            moved = moved_port(lines[number - 1], str(fact["text"]))
+            if moved is None:
+                continue
+            for other, line in enumerate(lines, start=1):
+                changed = None if other in taken else with_port(line, *moved)
+                if changed is not None:
+                    carried.append({**fact, "text": changed, "replaces": [other]})
+                    taken.add(other)
+    return carried
 
 
 def merge(

@@ -180,6 +180,28 @@ def _anchored_values(line: str) -> dict[str, set[str]]:
     return found
 
 
+_PORT = re.compile(r"\d{2,5}")
+
+
+def moved_port(line: str, fact: str) -> tuple[str, str] | None:
+    """``(old, new)`` when ``fact``, a new value of ``line``, moves the one port ``line`` names
+    ("port 5432" to "port 6432"), else ``None``."""
+    old, new = _anchored_values(line).get("port", set()), _anchored_values(fact).get("port", set())
+    if len(old) != 1 or len(new) != 1 or old == new:
+        return None
+    before, after = next(iter(old)), next(iter(new))
+    if not (_PORT.fullmatch(before) and _PORT.fullmatch(after)):
+        return None
+    return before, after
+
+
+def with_port(line: str, old: str, new: str) -> str | None:
+    """``line`` with the port ``old`` after a host (``localhost:5432``, ``kafka:9092``,
+    ``https://updates.photon.dev:8443/feed``) changed to ``new``; ``None`` when it has none."""
+    changed = re.sub(r"(?<=[\w\]]:)" + re.escape(old) + r"(?!\d)", new, line)
+    return None if changed == line else changed
+
+
 def _names(line: str) -> set[str]:
     """The capitalised words of ``line`` after its first (case folded), values aside."""
     chunks = [c.strip(".,;:=-") for c in _CHUNK_RE.findall(line)]
