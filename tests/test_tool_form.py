@@ -564,3 +564,17 @@ async def test_a_moved_port_is_carried_into_the_connection_string_that_uses_it(
     [line] = [b for b in await tool_core.memory.blame(ws.id) if "DATABASE_URL" in b.text]
     assert line.evidence is not None and line.evidence.verified
     assert line.evidence.quote == said and "evidence_verified:2/2" in outcome.flags
+
+
+def test_a_section_named_by_a_value_is_no_new_section_the_fact_joins_where_its_words_fit():
+    """The 1.5B model gave "Fly.io" as a fact's section: a name or a value is no title, so no
+    section "Fly.io" is started; the fact joins the section its words fit."""
+    doc = DOC + "\nDeployment\n- Deploys go to Heroku.\n"
+    given = {
+        "facts": [
+            {**fact("- Deploys go out from the main branch only.", 1, "x"), "section": "Fly.io"}
+        ]
+    }
+    read = read_tool({"input": {**given, "forget": []}}, doc)
+    assert not isinstance(read, FormError)
+    assert read.text == doc + "- Deploys go out from the main branch only.\n"

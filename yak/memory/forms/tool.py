@@ -388,8 +388,9 @@ def merge(
     A fact replacing lines takes the place of the first of them (several facts replacing the
     same line keep their order); the other lines it replaces go. A new fact joins the section
     it names (``section``, optional: started at the end when the document has no section of
-    that title) or else the section its words fit best (:func:`yak.memory.history.placement.place`),
-    never blindly the end. A fact the document keeps word for word (case, spacing and end
+    that title, unless the title holds a name or a value, "Fly.io": then placed by its words)
+    or else the section its words fit best (:func:`yak.memory.history.placement.place`), never
+    blindly the end. A fact the document keeps word for word (case, spacing and end
     punctuation folded) adds nothing.
 
     Returns:
@@ -429,6 +430,8 @@ def _placed(document: str, text: str, section: str) -> str:
     """``document`` with the new line ``text`` in ``section`` (its title; a new section at
     the end when none has it), or where its words fit best."""
     titles = {fold_line(s.title) for s in sections(document) if s.titled}
+    if section and fold_line(section) not in titles and distinctive_tokens(section):
+        section = ""  # a value or a name, not a title (the 1.5B model gave "Fly.io")
     if section and fold_line(section) not in titles:
         if not document.strip():
             return f"{section}\n{text}\n"
