@@ -578,3 +578,40 @@ def test_a_section_named_by_a_value_is_no_new_section_the_fact_joins_where_its_w
     read = read_tool({"input": {**given, "forget": []}}, doc)
     assert not isinstance(read, FormError)
     assert read.text == doc + "- Deploys go out from the main branch only.\n"
+
+
+async def test_a_label_written_as_a_fact_is_read_from_the_persons_sentence_for_a_small_model(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model wrote "Fly.io" as the fact for "We moved deploys from Heroku to Fly.io.":
+    under its profile the person's sentence is the line, and the switch it states takes the
+    Heroku line's place; the assistant's "Noted: Fly.io." quoted with a label adds nothing."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
+    deployment = "\nDeployment\n- We deploy to Heroku.\n- No deploys on Fridays.\n"
+    await seed_document(small_core, ws.id, DOC + deployment)
+    said = "We moved deploys from Heroku to Fly.io."
+    say(small_core, ws.id, said, "Noted: Fly.io.")
+    fake_api.script(call([fact("Fly.io", 1, said), fact("fly", 1, "Noted: Fly.io.")]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + deployment.replace("- We deploy to Heroku.", "- " + said)
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_a_request_to_forget_listed_as_a_fact_forgets_the_line_it_names_for_a_small_model(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model listed "Forget what I said about SQLAlchemy async sessions" as the fact
+    "Dropped." and aimed its forget at another line with the document's words: under its
+    profile the request forgets the one line it names; the line the forget aimed at stays."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
+    conventions = "\nConventions\n- SQLAlchemy 2.0 with async sessions.\n- Format with ruff.\n"
+    await seed_document(small_core, ws.id, DOC + conventions)
+    said = "Forget what I said about SQLAlchemy async sessions, we are not doing that."
+    say(small_core, ws.id, said, "Dropped.")
+    wrong = {"line": 11, "conversation": 1, "quote": "- Format with ruff."}
+    fake_api.script(call([fact("Dropped.", 1, "user: " + said)], [wrong]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + conventions.replace("- SQLAlchemy 2.0 with async sessions.\n", "")
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()

@@ -6,7 +6,8 @@ here names the habit, why reading it back is safe, and the model it was measured
 :class:`Profile` lists the tolerances a model gets. The free-text readers
 (``yak.memory.forms.text``) apply a tolerance only where the profile asks for it; the tool form
 needs none for the reply's shape (the schema holds it), only for what a small model puts in it
-(:attr:`Habit.RUN_ON_FACT`, :attr:`Habit.TITLE_AS_FACT`, :attr:`Habit.CHATTER_AS_FACT`).
+(:attr:`Habit.RUN_ON_FACT`, :attr:`Habit.LABEL_AS_FACT`, :attr:`Habit.CHATTER_AS_FACT`,
+:attr:`Habit.FORGET_AS_FACT`).
 
 The profile comes from the setting ``memory_profile`` (``YAK_MEMORY_PROFILE``): ``auto`` (the
 default) picks it by the memory model's name (:data:`SMALL_MODELS`), or a profile by its name.
@@ -25,8 +26,9 @@ class Habit(StrEnum):
     NUMBERED_LINES_KEPT = "numbered_lines_kept"
     DOCUMENT_WRITTEN_ON = "document_written_on"
     RUN_ON_FACT = "run_on_fact"
-    TITLE_AS_FACT = "title_as_fact"
+    LABEL_AS_FACT = "label_as_fact"
     CHATTER_AS_FACT = "chatter_as_fact"
+    FORGET_AS_FACT = "forget_as_fact"
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,15 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
     ),
     Tolerance(
-        Habit.TITLE_AS_FACT,
-        "The model wrote each conversation's title as a fact's text (\"etl-01 setup\") with "
-        "the whole message as its quote, so a pipeline's setup formed no line in eight "
-        "refreshes; the title is the request's text, the quote is what was said: each of its "
-        "sentences that states something becomes a line as said, checked like any other "
-        "(for every other model such a fact is only dropped).",
-        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, data-pipeline scenario",
+        Habit.LABEL_AS_FACT,
+        "The model wrote a label as the fact's text: the conversation's title (\"etl-01 "
+        'setup", so a pipeline\'s setup formed no line in eight refreshes), or a phrase ("Fly.io" '
+        'for "We moved deploys from Heroku to Fly.io.", "ruff format before commits"), with '
+        "the person's sentence as its quote; the quote is what was said: each of its "
+        "sentences a person said that states something becomes a line as said, checked like "
+        "any other (for every other model a title listed as a fact is only dropped).",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web and "
+        "data-pipeline scenarios",
     ),
     Tolerance(
         Habit.CHATTER_AS_FACT,
@@ -78,6 +82,15 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "with no name, number or path is dropped.",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario and "
         "the drift case",
+    ),
+    Tolerance(
+        Habit.FORGET_AS_FACT,
+        'Asked to forget a line ("Forget what I said about SQLAlchemy async sessions"), the '
+        'model listed the request as a fact ("Dropped.") and aimed its forget at another line '
+        "with the document's own words as the quote; a person's request to forget, verified "
+        "in the conversation, is aimed at the one line it names (none or several: left as "
+        "it was, and a removal still needs its cause).",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
     ),
 )
 

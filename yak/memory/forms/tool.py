@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from yak.errors import UsageError
+from yak.evidence import Speaker
 from yak.memory.forms import Candidate, FormError, Quote
 from yak.memory.forms.profiles import PLAIN, Habit, Profile
 from yak.memory.history.placement import place, sections
@@ -35,6 +36,7 @@ from yak.memory.judging.removals import (
 )
 from yak.memory.judging.said import Passage, is_wondering
 from yak.memory.judging.words import distinctive_tokens
+from yak.memory.lines import LIST_MARKER
 
 TOOL_NAME = "update_memory"
 TOOL_CHOICE: dict[str, str] = {"type": "tool", "name": TOOL_NAME}
@@ -144,12 +146,14 @@ def read_tool(
             line.
         titles: the conversations' titles as the request's labels showed them
             (``Transcript.titles``): a fact whose text is one of them copied the request and
-            is dropped, or under :attr:`Habit.TITLE_AS_FACT` read from its quote
-            (:func:`quote_sentences`).
+            is dropped, or under :attr:`Habit.LABEL_AS_FACT` (with any text that is a label,
+            :func:`is_label`) read from its quote (:func:`quote_sentences`).
         profile: the memory model's habits: under :attr:`Habit.RUN_ON_FACT` a fact drawn
             from several sentences of its quote becomes one line per sentence
             (:func:`split_run_on`); under :attr:`Habit.CHATTER_AS_FACT` a short fact with no
-            detail is dropped (:func:`is_chatter`).
+            detail is dropped (:func:`is_chatter`); under :attr:`Habit.FORGET_AS_FACT` a
+            person's request to forget, listed as a fact or aimed at another line, forgets
+            the one line it names (:func:`asks_to_forget`).
 
     Returns:
         The merged candidate (``unchanged`` when both lists are empty), with one
@@ -169,26 +173,25 @@ def read_tool(
     facts = [fact for fact in given["facts"] if _says_something(str(fact["text"]))]
     forget = list(given["forget"])
     shown = {_folded_title(title) for title in titles if title.strip()}
+    labels = profile.tolerates(Habit.LABEL_AS_FACT)
     kept_facts: list[Mapping[str, Any]] = []
     dropped: list[str] = []  # request text listed as a fact
     for fact in facts:
         text = str(fact["text"])
-        if _folded_title(text) in shown:
-            if profile.tolerates(Habit.TITLE_AS_FACT):
-                kept_facts += quote_sentences(fact)
-            else:
-                dropped.append(text.strip())
-        elif _not_a_fact(text):
+        title = _folded_title(text) in shown
+        if (title and not labels) or _not_a_fact(text):
             dropped.append(text.strip())
-        elif not (
-            profile.tolerates(Habit.CHATTER_AS_FACT)
-            and is_chatter(text)
-            and is_chatter(str(fact.get("quote", "")))
-        ):
+        elif labels and (title or is_label(text)):
+            kept_facts += quote_sentences(fact, said=said, sessions=sessions)
+        elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
+            forget.append({k: fact[k] for k in ("conversation", "quote")})
+        elif not (profile.tolerates(Habit.CHATTER_AS_FACT) and is_chatter(text)):
             kept_facts.append(fact)
     facts = kept_facts
     if profile.tolerates(Habit.RUN_ON_FACT):
         facts = [part for fact in facts for part in split_run_on(fact)]
+    if profile.tolerates(Habit.FORGET_AS_FACT):
+        forget = _aimed(previous.splitlines(), forget, said, sessions)
     if not facts and not forget:
         return Candidate(text=previous, unchanged=True, record=record, dropped=tuple(dropped))
     facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
@@ -238,19 +241,92 @@ def split_run_on(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [{**fact, "text": f"- {s.rstrip(';').strip()}", "quote": s} for s in drawn]
 
 
-def quote_sentences(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The facts ``fact``'s quote states, for a fact whose text is its conversation's title
-    (:attr:`Habit.TITLE_AS_FACT`): one per sentence of the quote that could be a line of the
-    document, the sentence as said (a list item) and its own quote. A question, a sentence that
-    wonders or says nothing, and a short one with no detail (:func:`is_chatter`) are left
-    out; so is the whole fact when its quote holds none (``[]``)."""
-    quote = str(fact.get("quote", ""))
+def quote_sentences(
+    fact: Mapping[str, Any], *, said: Sequence[Passage], sessions: Sequence[str]
+) -> list[Mapping[str, Any]]:
+    """The facts ``fact``'s quote states, for a fact whose text is a label rather than a line
+    (:attr:`Habit.LABEL_AS_FACT`: a conversation's title, or a phrase with no end punctuation,
+    :func:`is_label`): one per sentence of the quote that a person said in the conversation
+    the fact names (:func:`yak.memory.judging.quotes.verify`), as said (a list item), with
+    that sentence as its quote. A question, a sentence that wonders or says nothing, a short
+    one with no detail (:func:`is_chatter`) and the assistant's words are left out; the whole
+    fact is ``[]`` when none is left."""
+    quote = _SPEAKER.sub("", str(fact.get("quote", "")))
     sentences = [s.strip() for s in _SENTENCE_END.split(quote) if s.strip()]
+    conversation = fact["conversation"]
     return [
         {**fact, "text": f"- {s}", "quote": s, "replaces": []}
         for s in sentences
-        if _says_something(s) and not is_wondering(s) and not says_nothing(s) and not is_chatter(s)
+        if _says_something(s)
+        and not is_wondering(s)
+        and not says_nothing(s)
+        and not is_chatter(s)
+        and _said_by_a_person(s, conversation, said, sessions)
     ]
+
+
+def is_label(text: str) -> bool:
+    """Whether a fact's text is a label, not a line: no list marker and no end punctuation
+    ("ruff format before commits", "Fly.io", "etl-01 setup")."""
+    stripped = text.strip().strip("\"'`*")
+    listed = re.match(rf"(?:{LIST_MARKER})\s", stripped)
+    return bool(stripped) and not listed and stripped[-1] not in ".!?)"
+
+
+# A request to forget, at the start of a person's sentence ("Forget what I said about …").
+_FORGET = re.compile(r"^(?:please\s+)?(?:forget|drop|remove|delete|scratch)\b", re.IGNORECASE)
+
+
+def asks_to_forget(
+    item: Mapping[str, Any], said: Sequence[Passage], sessions: Sequence[str]
+) -> bool:
+    """Whether ``item``'s quote is a person asking to forget something
+    (:attr:`Habit.FORGET_AS_FACT`): it starts "forget", "drop", "remove"… and a person said it
+    in the conversation it names."""
+    quote = _SPEAKER.sub("", str(item.get("quote", ""))).strip()
+    return bool(_FORGET.match(quote)) and _said_by_a_person(
+        quote, item["conversation"], said, sessions
+    )
+
+
+def _aimed(
+    lines: Sequence[str],
+    forget: Sequence[Mapping[str, Any]],
+    said: Sequence[Passage],
+    sessions: Sequence[str],
+) -> list[Mapping[str, Any]]:
+    """``forget`` with each person's request to forget aimed at the one line it names
+    (:func:`yak.memory.judging.removals.names_line`): the 1.5B model listed "Forget what I said
+    about SQLAlchemy async sessions" as a fact, and aimed its forgets at the wrong lines with
+    the document's own words as quotes (those stay refused: no cause). A request naming no line
+    or several is left as it was."""
+    aimed: list[Mapping[str, Any]] = []
+    for item in forget:
+        if asks_to_forget(item, said, sessions):
+            quote = str(item["quote"])
+            named = [
+                n
+                for n, line in enumerate(lines, start=1)
+                if line.strip() and not is_structure(line) and names_line(quote, line)
+            ]
+            if len(named) == 1:
+                item = {**item, "line": named[0]}
+        if "line" in item and item not in aimed:
+            aimed.append(item)
+    return aimed
+
+
+_SPEAKER = re.compile(r"^\s*(?:user|human)\s*:\s*", re.IGNORECASE)
+
+
+def _said_by_a_person(
+    sentence: str, conversation: object, said: Sequence[Passage], sessions: Sequence[str]
+) -> bool:
+    if not _is_int(conversation):
+        return False
+    assert isinstance(conversation, int)
+    found = verify(Quote(sentence, conversation, sentence), sessions, said)
+    return found is not None and found.speaker is Speaker.USER
 
 
 # Chatter: a sentence of at most this many words that gives no detail ("No, just venting.").
@@ -259,8 +335,8 @@ _CHATTER_WORDS = 3
 
 def is_chatter(text: str) -> bool:
     """Whether ``text`` is a short remark with no detail (:func:`_details`): at most three
-    words, no name, number or path ("No, just venting.", "Coffee first."). A fact whose text
-    and quote both are is dropped under :attr:`Habit.CHATTER_AS_FACT`; "- Python 3.12." or
+    words, no name, number or path ("No, just venting.", "Dropped."). A fact whose text is
+    one is dropped under :attr:`Habit.CHATTER_AS_FACT`; "- Python 3.12." or
     "- No deploys on Fridays." give a detail and stay."""
     words = re.sub(r"^\s*[-*+]\s+", "", text).split()
     return len(words) <= _CHATTER_WORDS and not _details(text)

@@ -39,7 +39,13 @@ from yak.memory.history.provenance import fold_line
 from yak.memory.judging import dangerous, grounding
 from yak.memory.judging.guards import normalize_document
 from yak.memory.judging.kinds import is_structure, says_nothing
-from yak.memory.judging.removals import Removals, Supersession, restated, supersessions
+from yak.memory.judging.removals import (
+    Removals,
+    Supersession,
+    names_term,
+    restated,
+    supersessions,
+)
 from yak.memory.judging.review_rules import removal_held
 from yak.memory.judging.said import Passage
 from yak.memory.judging.words import unmarked
@@ -210,7 +216,9 @@ def superseded_kept(
     (:func:`yak.memory.judging.removals.restated`: the same subject, a new value). A line added that
     names the new name ("- We use pnpm.") but restates none of the kept lines, or several,
     could replace any of them (or be about something else: "- The docs site uses pnpm."):
-    Yak cannot tell, so nothing is removed and that line waits.
+    Yak cannot tell, so nothing is removed and that line waits. A line added that records the
+    change itself, naming both ("- We moved deploys from Heroku to Fly.io."), takes the place of
+    the one kept line naming what is gone (several: it waits).
 
     Args:
         old_lines: the previous document's lines.
@@ -249,6 +257,8 @@ def superseded_kept(
             names_new = bool(supersession.new) and Supersession(supersession.new).outdates(line)
             if not pairs and not names_new:
                 continue  # a line about something else
+            if not pairs and names_new and len(olds) == 1 and names_term(line, supersession.old):
+                pairs = olds  # the change itself ("moved deploys from Heroku to Fly.io")
             if len(pairs) == 1 and pairs[0] not in gone:
                 gone[pairs[0]] = j
                 continue
