@@ -615,3 +615,65 @@ async def test_a_request_to_forget_listed_as_a_fact_forgets_the_line_it_names_fo
     assert outcome.status is RefreshStatus.APPLIED, outcome.reason
     expected = DOC + conventions.replace("- SQLAlchemy 2.0 with async sessions.\n", "")
     assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_the_assistants_reply_written_as_a_fact_is_read_from_the_persons_sentence(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model wrote the assistant's "Then the app's connection goes through 6432 too."
+    as the fact, quoting the person: under its profile the person's sentence is the line, a new
+    value of the port line (said as a change), and the port moves in the connection string."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
+    config = (
+        "\nConfiguration\n- Postgres runs on port 5432.\n"
+        "- DATABASE_URL=postgresql://orders@localhost:5432/orders\n"
+    )
+    await seed_document(small_core, ws.id, DOC + config)
+    said = "Postgres now sits behind PgBouncer on port 6432; nothing connects to 5432 any more."
+    reply = "Then the app's connection goes through 6432 too."
+    say(small_core, ws.id, said, reply)
+    fake_api.script(call([fact(reply, 1, said)]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    line = "- Postgres now sits behind PgBouncer on port 6432."  # the clause saying what ended cut
+    expected = DOC + config.replace("- Postgres runs on port 5432.", line).replace(
+        "localhost:5432", "localhost:6432"
+    )
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+def test_a_quotes_remarks_and_redacted_sentences_make_no_lines():
+    """What a label's quote gives: the person's sentences that state something; a remark
+    ("ok, calling it a day.") and a sentence whose secret was redacted give none."""
+    from yak.memory.forms.tool import quote_sentences
+    from yak.memory.judging.said import Passage
+
+    text_ = (
+        "ok, calling it a day. The staging DB password is [REDACTED:password]. "
+        "Tests run with tox -e py312."
+    )
+    said = [Passage("ses_1", "msg_1", Speaker.USER, text_, False)]
+    got = quote_sentences(fact("wrap-up", 1, text_), said=said, sessions=("ses_1",))
+    assert [f["text"] for f in got] == ["- Tests run with tox -e py312."]
+
+
+async def test_what_a_quote_says_has_ended_is_replaced_by_the_rest_of_its_sentence(
+    small_core, loop, tmp_path, fake_api
+):
+    """ "Fly.io did not work out; deploys now go to Kubernetes on EKS." with the label "EKS" as
+    the fact: the line says what holds now (the clause saying what ended is cut) and takes the
+    place of the one line naming Fly.io; the other lines stay."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
+    deployment = (
+        "\nDeployment\n- We moved deploys from Heroku to Fly.io.\n- No deploys on Fridays.\n"
+    )
+    await seed_document(small_core, ws.id, DOC + deployment)
+    said = "Fly.io did not work out; deploys now go to Kubernetes on EKS."
+    say(small_core, ws.id, said, "Understood, EKS it is.")
+    fake_api.script(call([fact("EKS", 1, said)]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + deployment.replace(
+        "We moved deploys from Heroku to Fly.io.", "Deploys now go to Kubernetes on EKS."
+    )
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()

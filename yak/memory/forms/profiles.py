@@ -68,8 +68,9 @@ TOLERANCES: tuple[Tolerance, ...] = (
         Habit.LABEL_AS_FACT,
         "The model wrote a label as the fact's text: the conversation's title (\"etl-01 "
         'setup", so a pipeline\'s setup formed no line in eight refreshes), or a phrase ("Fly.io" '
-        'for "We moved deploys from Heroku to Fly.io.", "ruff format before commits"), with '
-        "the person's sentence as its quote; the quote is what was said: each of its "
+        'for "We moved deploys from Heroku to Fly.io.", "ruff format before commits"), or the '
+        "assistant's reply (\"Then the app's connection goes through 6432 too.\"), with the "
+        "person's sentence as its quote; the quote is what was said: each of its "
         "sentences a person said that states something becomes a line as said, checked like "
         "any other (for every other model a title listed as a fact is only dropped).",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web and "

@@ -27,8 +27,10 @@ from yak.memory.judging.kinds import is_structure, says_nothing
 from yak.memory.judging.quotes import verify
 from yak.memory.judging.removals import (
     Removals,
+    ended_names,
     moved_port,
     names_line,
+    names_term,
     new_value_of,
     restated,
     value_changed,
@@ -181,7 +183,7 @@ def read_tool(
         title = _folded_title(text) in shown
         if (title and not labels) or _not_a_fact(text):
             dropped.append(text.strip())
-        elif labels and (title or is_label(text)):
+        elif labels and (title or is_label(text) or _reply_for(fact, said, sessions)):
             kept_facts += quote_sentences(fact, said=said, sessions=sessions)
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
@@ -205,7 +207,10 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
     """The line a fact listed as new is a new value of, when exactly one is: the fact takes
     its place. First the lines it restates both ways
     (:func:`yak.memory.judging.removals.new_value_of`), else those whose anchored value it changes,
-    said as a change in its quote (:func:`yak.memory.judging.removals.value_changed`). The 1.5B
+    said as a change in its quote (:func:`yak.memory.judging.removals.value_changed`), else the
+    line naming what its quote says has ended ("3.11 is no longer supported", "Fly.io did not
+    work out": :func:`yak.memory.judging.removals.ended_names`; of several, the one whose value
+    the fact changes). The 1.5B
     model added "- Python 3.12 from now on." beside "- Python 3.11." without naming the line it
     replaces, and left superseded values in 9 of 13 cases; two lines that could be meant leave both
     in place."""
@@ -218,6 +223,17 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
     found = [number for number, line in open_lines if new_value_of(line, text)]
     if not found:
         found = [number for number, line in open_lines if value_changed(line, text, quote)]
+    for name in [] if found else ended_names(quote):
+        found = [number for number, line in open_lines if names_term(line, name)]
+        if len(found) > 1:  # the one whose value the fact changes: the others use it
+            found = [
+                number
+                for number in found
+                if moved_port(lines[number - 1], text)
+                or value_changed(lines[number - 1], text, quote)
+            ]
+        if len(found) == 1:
+            break
     return found if len(found) == 1 else []
 
 
@@ -247,22 +263,73 @@ def quote_sentences(
     """The facts ``fact``'s quote states, for a fact whose text is a label rather than a line
     (:attr:`Habit.LABEL_AS_FACT`: a conversation's title, or a phrase with no end punctuation,
     :func:`is_label`): one per sentence of the quote that a person said in the conversation
-    the fact names (:func:`yak.memory.judging.quotes.verify`), as said (a list item), with
-    that sentence as its quote. A question, a sentence that wonders or says nothing, a short
-    one with no detail (:func:`is_chatter`) and the assistant's words are left out; the whole
-    fact is ``[]`` when none is left."""
+    the fact names (:func:`yak.memory.judging.quotes.verify`), as said (a list item; a clause
+    saying only what ended is cut, :func:`_current`), with that sentence as its quote. A
+    question, a sentence that wonders or says nothing, a remark with no detail
+    (:func:`is_chatter`, or starting "ok", "thanks", "let me"…), a sentence whose secret was
+    redacted, and the assistant's words are left out; the whole fact is ``[]`` when none is
+    left."""
     quote = _SPEAKER.sub("", str(fact.get("quote", "")))
     sentences = [s.strip() for s in _SENTENCE_END.split(quote) if s.strip()]
     conversation = fact["conversation"]
     return [
-        {**fact, "text": f"- {s}", "quote": s, "replaces": []}
+        {**fact, "text": f"- {_capital(_current(s))}", "quote": s, "replaces": []}
         for s in sentences
         if _says_something(s)
         and not is_wondering(s)
         and not says_nothing(s)
-        and not is_chatter(s)
+        and not _chatty(s)
+        and "[REDACTED:" not in s
         and _said_by_a_person(s, conversation, said, sessions)
     ]
+
+
+def _current(sentence: str) -> str:
+    """``sentence`` without its clauses that only say what ended ("We upgraded to Python 3.12
+    today; 3.11 is no longer supported here." gives "We upgraded to Python 3.12 today"): the
+    line says what holds now, and the ended clause still takes the old line's place
+    (:func:`_superseded`). A sentence of only such clauses is kept whole."""
+    clauses = [c.strip() for c in sentence.split(";") if c.strip()]
+    current = [c for c in clauses if not ended_names(c)]
+    if not current or len(current) == len(clauses):
+        return sentence
+    return current[0].rstrip(".!?,")
+
+
+def _capital(clause: str) -> str:
+    """A sentence as said, or a clause cut from one made a sentence ("Deploys now go to …")."""
+    if clause[-1] in ".!?)":
+        return clause
+    return clause[0].upper() + clause[1:] + "."
+
+
+# How a remark starts ("ok, calling it a day.", "Thanks, that fixed it!", "Let me grab a coffee
+# first."): a sentence so starting with no detail is no fact.
+_REMARK = re.compile(
+    r"^(?:ok(?:ay)?|thanks?|thank you|hmm+|sorry|let me|see you|bye|hi|hello|morning|great|"
+    r"nice|cool|sure|back|quick)\b",
+    re.IGNORECASE,
+)
+
+
+def _chatty(sentence: str) -> bool:
+    """Whether a sentence of a quote is a remark: short with no detail (:func:`is_chatter`),
+    or starting as remarks do with no detail."""
+    return is_chatter(sentence) or (bool(_REMARK.match(sentence)) and not _details(sentence))
+
+
+def _reply_for(fact: Mapping[str, Any], said: Sequence[Passage], sessions: Sequence[str]) -> bool:
+    """Whether a fact's text is the assistant's reply while its quote is a person's words (the
+    1.5B model wrote "Then the app's connection goes through 6432 too." for "Postgres now sits
+    behind PgBouncer on port 6432; …")."""
+    conversation = fact["conversation"]
+    if not _is_int(conversation) or not _said_by_a_person(
+        _SPEAKER.sub("", str(fact.get("quote", ""))), conversation, said, sessions
+    ):
+        return False
+    text = re.sub(rf"^\s*(?:{LIST_MARKER})\s+", "", str(fact["text"]))
+    found = verify(Quote(text, conversation, text), sessions, said)
+    return found is not None and found.speaker is Speaker.ASSISTANT
 
 
 def is_label(text: str) -> bool:

@@ -289,7 +289,29 @@ _ENDED = re.compile(
     r"no\s+longer\s+(?:supported|used|in\s+use)))",
     re.IGNORECASE,
 )
+# "nothing connects to 5432 directly any more", "nobody uses Heroku"
+_UNUSED = re.compile(
+    r"\b(?:nothing|no\s+one|nobody)\s+(?:connects|talks|points|uses|runs)\s+(?:to\s+|on\s+)?"
+    + _TERM,
+    re.IGNORECASE,
+)
 _NAMELIKE = re.compile(r"[A-Z0-9]|\w\.\w")
+
+
+def ended_names(text: str) -> list[str]:
+    """The names or values ``text`` says have ended, with nothing named in their place:
+    "Fly.io did not work out", "9092 is closed now", "3.11 is no longer supported", "nothing
+    connects to 5432 any more" (only a name or a value: "the build is gone" names none)."""
+    return _ended(text, unused=True)
+
+
+def _ended(text: str, *, unused: bool) -> list[str]:
+    matches = [*_ENDED.finditer(text), *(_UNUSED.finditer(text) if unused else ())]
+    return [
+        name for name in (_name(m.group(1)) for m in matches) if name and _NAMELIKE.search(name)
+    ]
+
+
 # Words that stand for a name said before, not a name: "we no longer use it".
 # fmt: off
 _NOT_A_NAME = frozenset((
@@ -316,8 +338,9 @@ def supersessions(passages: Sequence[Passage]) -> tuple[Supersession, ...]:
         pairs += [(m.group(1), m.group(2)) for m in _WAS_REPLACED.finditer(text)]
         pairs += [(m.group(2), m.group(1)) for m in _INSTEAD_OF.finditer(text)]
         pairs += [(m.group(1), m.group(2) or "") for m in _GONE.finditer(text)]
-        # only a name or a value ends there ("Fly.io", "9092"), not a word ("the build is gone")
-        pairs += [(m.group(1), "") for m in _ENDED.finditer(text) if _NAMELIKE.search(m.group(1))]
+        # "nothing connects to 5432" is no supersession here: a line holding the port among
+        # other facts would lose them all (the 0.5B model's "@@ replace 1")
+        pairs += [(name, "") for name in _ended(text, unused=False)]
         for old, new in pairs:
             old, new = _name(old), _name(new)
             if old and old.casefold() != new.casefold():
