@@ -677,3 +677,22 @@ async def test_what_a_quote_says_has_ended_is_replaced_by_the_rest_of_its_senten
         "We moved deploys from Heroku to Fly.io.", "Deploys now go to Kubernetes on EKS."
     )
     assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+def test_a_paragraph_written_as_one_fact_is_a_line_per_sentence_for_a_small_model():
+    """The 1.5B model wrote a whole setup message as one fact's text, quoting the title: under
+    its profile each sentence is its own line (so a later change replaces one line, not the
+    paragraph), each its own quote; the plain profile keeps the fact whole."""
+    paragraph = "DAGs live in dags/ (Airflow 2.9). The load runs nightly at 02:00 UTC."
+    given = {"input": {"facts": [fact(paragraph, 1, "etl-01 setup")], "forget": []}}
+    small = read_tool(given, "", profile=SMALL_LOCAL)
+    plain = read_tool(given, "", profile=PLAIN)
+    assert not isinstance(small, FormError) and not isinstance(plain, FormError)
+    assert (
+        small.text == "- DAGs live in dags/ (Airflow 2.9).\n- The load runs nightly at 02:00 UTC.\n"
+    )
+    assert [q.quote for q in small.quotes] == [
+        "DAGs live in dags/ (Airflow 2.9).",
+        "The load runs nightly at 02:00 UTC.",
+    ]
+    assert plain.text == paragraph + "\n"

@@ -183,10 +183,12 @@ def read_tool(
         title = _folded_title(text) in shown
         if (title and not labels) or _not_a_fact(text):
             dropped.append(text.strip())
-        elif labels and (title or is_label(text) or _reply_for(fact, said, sessions)):
-            kept_facts += quote_sentences(fact, said=said, sessions=sessions)
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
+        elif labels and (
+            title or is_label(text) or is_chatter(text) or _reply_for(fact, said, sessions)
+        ):
+            kept_facts += quote_sentences(fact, said=said, sessions=sessions)
         elif not (profile.tolerates(Habit.CHATTER_AS_FACT) and is_chatter(text)):
             kept_facts.append(fact)
     facts = kept_facts
@@ -224,7 +226,11 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
     if not found:
         found = [number for number, line in open_lines if value_changed(line, text, quote)]
     for name in [] if found else ended_names(quote):
-        found = [number for number, line in open_lines if names_term(line, name)]
+        found = [
+            number
+            for number, line in open_lines
+            if names_term(line, name) and len(_SENTENCE_END.split(line.strip())) == 1
+        ]
         if len(found) > 1:  # the one whose value the fact changes: the others use it
             found = [
                 number
@@ -244,17 +250,32 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 def split_run_on(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """``fact`` as one fact per sentence of its quote that its text draws on (shares a
-    detail with: :func:`_details`), when it draws on two or more; else ``[fact]``. Each part's text
-    is its sentence as said, as a list item, and its quote that sentence. A fact that names
-    lines it replaces is left whole (which part would replace them is not known)."""
+    detail with: :func:`_details`), when it draws on two or more; else, when its text is
+    several sentences, one fact per sentence of the text (each its own quote unless the fact's
+    quote holds it); else ``[fact]``. Each part's text is its sentence, as a list item. A fact
+    that names lines it replaces is left whole (which part would replace them is not known)."""
     if fact.get("replaces"):
         return [fact]
     keys = _details(str(fact["text"]))
     sentences = [s.strip() for s in _SENTENCE_END.split(str(fact.get("quote", ""))) if s.strip()]
     drawn = [s for s in sentences if keys & _details(s)]
-    if len(drawn) < 2:
+    if len(drawn) >= 2:
+        return [{**fact, "text": f"- {s.rstrip(';').strip()}", "quote": s} for s in drawn]
+    text = re.sub(rf"^\s*(?:{LIST_MARKER})\s+", "", str(fact["text"]))
+    parts = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    if len(parts) < 2:
         return [fact]
-    return [{**fact, "text": f"- {s.rstrip(';').strip()}", "quote": s} for s in drawn]
+    # a paragraph written as one fact (the 1.5B model wrote a whole setup message as the text,
+    # quoting the title): each sentence is a line, its own quote (found if it was said)
+    quote = str(fact.get("quote", ""))
+    return [
+        {
+            **fact,
+            "text": f"- {part}",
+            "quote": part if fold_line(part) not in fold_line(quote) else quote,
+        }
+        for part in parts
+    ]
 
 
 def quote_sentences(
@@ -280,6 +301,7 @@ def quote_sentences(
         and not says_nothing(s)
         and not _chatty(s)
         and "[REDACTED:" not in s
+        and not _FORGET.match(s)
         and _said_by_a_person(s, conversation, said, sessions)
     ]
 
