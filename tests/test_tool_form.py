@@ -696,3 +696,20 @@ def test_a_paragraph_written_as_one_fact_is_a_line_per_sentence_for_a_small_mode
         "The load runs nightly at 02:00 UTC.",
     ]
     assert plain.text == paragraph + "\n"
+
+
+async def test_a_document_line_copied_as_the_fact_is_read_from_the_persons_new_sentence(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model copied the document's setup line as the fact's text, quoting the
+    person's new sentence: under its profile the sentence is the line (a line the document
+    holds adds nothing, so the new fact was lost)."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "ledger")))
+    await seed_document(small_core, ws.id, DOC)
+    said = "Integration tests need Docker running, started with make up."
+    say(small_core, ws.id, said, "OK.")
+    fake_api.script(call([fact("- Tests run with pytest.", 1, said)]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + "- " + said + "\n"
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()

@@ -66,21 +66,24 @@ TOLERANCES: tuple[Tolerance, ...] = (
     ),
     Tolerance(
         Habit.LABEL_AS_FACT,
-        "The model wrote a label as the fact's text: the conversation's title (\"etl-01 "
-        'setup", so a pipeline\'s setup formed no line in eight refreshes), or a phrase ("Fly.io" '
-        'for "We moved deploys from Heroku to Fly.io.", "ruff format before commits"), or the '
-        "assistant's reply (\"Then the app's connection goes through 6432 too.\"), with the "
-        "person's sentence as its quote; the quote is what was said: each of its "
-        "sentences a person said that states something becomes a line as said, checked like "
-        "any other (for every other model a title listed as a fact is only dropped).",
-        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web and "
-        "data-pipeline scenarios",
+        "The model wrote a label as the fact's text: the conversation's title ('etl-01 "
+        "setup', so a pipeline's setup formed no line in eight refreshes), a phrase ('Fly.io' "
+        "for 'We moved deploys from Heroku to Fly.io.'), a one-word remark ('Updated.'), a "
+        "line the document already holds (its setup line, quoting 'You may push to main "
+        "directly'), or the assistant's reply ('Then the app's connection goes through 6432 "
+        "too.'), with the person's sentence as its quote; the quote is what was said: each "
+        "of its sentences a person said that states something becomes a line as said, "
+        "checked like any other (for every other model a title listed as a fact is only "
+        "dropped).",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web, "
+        "data-pipeline and user-grants scenarios",
     ),
     Tolerance(
         Habit.CHATTER_AS_FACT,
         'From chats that decided nothing the model listed remarks as facts ("No, just '
-        'venting."), quoted word for word and so grounded; a fact of at most four words '
-        "with no name, number or path is dropped.",
+        'venting.", "Dropped."), quoted word for word and so grounded; a fact of at most three '
+        "words with no name, number or path is dropped (read from its quote when a person "
+        "said the quote).",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario and "
         "the drift case",
     ),

@@ -149,7 +149,8 @@ def read_tool(
         titles: the conversations' titles as the request's labels showed them
             (``Transcript.titles``): a fact whose text is one of them copied the request and
             is dropped, or under :attr:`Habit.LABEL_AS_FACT` (with any text that is a label,
-            :func:`is_label`) read from its quote (:func:`quote_sentences`).
+            :func:`is_label`, a remark, a line the document holds, or the assistant's reply)
+            read from its quote (:func:`quote_sentences`).
         profile: the memory model's habits: under :attr:`Habit.RUN_ON_FACT` a fact drawn
             from several sentences of its quote becomes one line per sentence
             (:func:`split_run_on`); under :attr:`Habit.CHATTER_AS_FACT` a short fact with no
@@ -176,6 +177,7 @@ def read_tool(
     forget = list(given["forget"])
     shown = {_folded_title(title) for title in titles if title.strip()}
     labels = profile.tolerates(Habit.LABEL_AS_FACT)
+    known = {fold_line(line) for line in previous.splitlines() if line.strip()}
     kept_facts: list[Mapping[str, Any]] = []
     dropped: list[str] = []  # request text listed as a fact
     for fact in facts:
@@ -186,7 +188,11 @@ def read_tool(
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
         elif labels and (
-            title or is_label(text) or is_chatter(text) or _reply_for(fact, said, sessions)
+            title
+            or is_label(text)
+            or is_chatter(text)
+            or fold_line(text) in known
+            or _reply_for(fact, said, sessions)
         ):
             kept_facts += quote_sentences(fact, said=said, sessions=sessions)
         elif not (profile.tolerates(Habit.CHATTER_AS_FACT) and is_chatter(text)):
