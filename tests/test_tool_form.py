@@ -20,6 +20,7 @@ from yak.memory.forms import FormError
 from yak.memory.forms.profiles import PLAIN, SMALL_LOCAL
 from yak.memory.forms.tool import TOOL_NAME, merge, read_tool, split_run_on
 from yak.memory.judging.removals import value_changed
+from yak.memory.judging.said import Passage
 from yak.memory.prompts.rewrite import request_text
 
 DOC = (
@@ -496,6 +497,25 @@ async def test_a_conversation_title_written_as_a_fact_is_read_from_its_quote_for
     )
     assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
     assert "evidence_verified:2/2" in outcome.flags
+
+
+def test_a_fact_that_begins_with_the_conversation_title_is_read_from_its_quote():
+    """The 1.5B model wrote "cost-01 one fact keeps module_0_0.py as it is." for "We also lint
+    shell scripts with shellcheck.": the title is the request's, the quote is what was said."""
+    said = "We also lint shell scripts with shellcheck."
+    passages = [Passage("ses_1", "msg_1", Speaker.USER, said, False)]
+    given = {"facts": [fact("cost-01 one fact keeps module_0_0.py as it is.", 1, said)]}
+    read = read_tool(
+        {"input": {**given, "forget": []}},
+        DOC,
+        said=passages,
+        sessions=("ses_1",),
+        titles=("cost-01 one fact",),
+        profile=SMALL_LOCAL,
+    )
+    assert not isinstance(read, FormError)
+    lint = "- Lint with ruff.\n"
+    assert read.text == DOC.replace(lint, lint + "- We also lint shell scripts with shellcheck.\n")
 
 
 def test_a_conversation_title_written_as_a_fact_is_dropped_for_any_other_model():

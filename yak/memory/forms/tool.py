@@ -182,13 +182,15 @@ def read_tool(
     dropped: list[str] = []  # request text listed as a fact
     for fact in facts:
         text = str(fact["text"])
-        title = _folded_title(text) in shown
+        title = _folded_title(text) in shown  # (or starts with one, for a small model)
+        begins = any(_folded_title(text).startswith(f"{t} ") for t in shown)
         if (title and not labels) or _not_a_fact(text):
             dropped.append(text.strip())
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
         elif labels and (
             title
+            or begins
             or is_label(text)
             or is_chatter(text)
             or fold_line(text) in known
