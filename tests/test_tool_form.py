@@ -733,3 +733,25 @@ async def test_a_document_line_copied_as_the_fact_is_read_from_the_persons_new_s
     assert outcome.status is RefreshStatus.APPLIED, outcome.reason
     expected = DOC + "- " + said + "\n"
     assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_a_paraphrase_that_turns_a_rule_around_is_read_from_the_persons_words(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B model wrote "Xcode build is run by me." for "Do not run the Xcode build; I run
+    it myself.", and answered "Forget the S3 bucket name…" with "Removed." quoting the title:
+    under its profile the rule is the line as said, and the request forgets its line."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "kite")))
+    bucket = "\nStorage\n- Raw files land in the S3 bucket shop-raw-events.\n"
+    await seed_document(small_core, ws.id, DOC + bucket)
+    rule = "Do not run the Xcode build; I run it myself."
+    forget = "Forget the S3 bucket name, it changes per environment."
+    say(small_core, ws.id, f"{rule} {forget}", "Removed.", title="ios-01 setup")
+    fake_api.script(
+        call([fact("Xcode build is run by me.", 1, rule), fact("Removed.", 1, "ios-01 setup")])
+    )
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    document = (await small_core.memory.read(ws.id)).content
+    assert "- Do not run the Xcode build; I run it myself.\n" in document
+    assert "shop-raw-events" not in document and "Xcode build is run by me" not in document

@@ -6,7 +6,7 @@ here names the habit, why reading it back is safe, and the model it was measured
 :class:`Profile` lists the tolerances a model gets. The free-text readers
 (``yak.memory.forms.text``) apply a tolerance only where the profile asks for it; the tool form
 needs none for the reply's shape (the schema holds it), only for what a small model puts in it
-(:attr:`Habit.RUN_ON_FACT`, :attr:`Habit.LABEL_AS_FACT`, :attr:`Habit.CHATTER_AS_FACT`,
+(:attr:`Habit.RUN_ON_FACT`, :attr:`Habit.STRAY_TEXT`, :attr:`Habit.CHATTER_AS_FACT`,
 :attr:`Habit.FORGET_AS_FACT`).
 
 The profile comes from the setting ``memory_profile`` (``YAK_MEMORY_PROFILE``): ``auto`` (the
@@ -26,7 +26,7 @@ class Habit(StrEnum):
     NUMBERED_LINES_KEPT = "numbered_lines_kept"
     DOCUMENT_WRITTEN_ON = "document_written_on"
     RUN_ON_FACT = "run_on_fact"
-    LABEL_AS_FACT = "label_as_fact"
+    STRAY_TEXT = "stray_text"
     CHATTER_AS_FACT = "chatter_as_fact"
     FORGET_AS_FACT = "forget_as_fact"
 
@@ -65,18 +65,18 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
     ),
     Tolerance(
-        Habit.LABEL_AS_FACT,
-        "The model wrote a label as the fact's text: the conversation's title ('etl-01 "
-        "setup', so a pipeline's setup formed no line in eight refreshes), a phrase ('Fly.io' "
-        "for 'We moved deploys from Heroku to Fly.io.'), a one-word remark ('Updated.'), a "
-        "line the document already holds (its setup line, quoting 'You may push to main "
-        "directly'), or the assistant's reply ('Then the app's connection goes through 6432 "
-        "too.'), with the person's sentence as its quote; the quote is what was said: each "
-        "of its sentences a person said that states something becomes a line as said, "
-        "checked like any other (for every other model a title listed as a fact is only "
-        "dropped).",
-        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web, "
-        "data-pipeline and user-grants scenarios",
+        Habit.STRAY_TEXT,
+        "The model's quotes were a person's sentences, copied exactly, while its texts strayed "
+        "from them: the conversation's title ('etl-01 setup', so a pipeline's setup formed no "
+        "line in eight refreshes), a label ('Fly.io' for 'We moved deploys from Heroku to "
+        "Fly.io.'), a one-word remark ('Updated.'), a line the document already holds (quoting "
+        "'You may push to main directly'), the assistant's reply, or a paraphrase that turned "
+        "'Do not run the Xcode build; I run it myself.' into 'Xcode build is run by me.'. A "
+        "fact whose quote a person said is read from its quote: each of its sentences that "
+        "states something becomes a line as said, checked like any other; a title or label "
+        "whose quote is no person's adds nothing (for every other model a title listed as a "
+        "fact is only dropped).",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, all six scenarios",
     ),
     Tolerance(
         Habit.CHATTER_AS_FACT,

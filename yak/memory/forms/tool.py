@@ -148,15 +148,15 @@ def read_tool(
             line.
         titles: the conversations' titles as the request's labels showed them
             (``Transcript.titles``): a fact whose text is one of them copied the request and
-            is dropped, or under :attr:`Habit.LABEL_AS_FACT` (with any text that is a label,
-            :func:`is_label`, a remark, a line the document holds, or the assistant's reply)
-            read from its quote (:func:`quote_sentences`).
+            is dropped, or under :attr:`Habit.STRAY_TEXT` read from its quote
+            (:func:`quote_sentences`), as is every fact whose quote a person said and any
+            whose text is a label (:func:`is_label`) or a remark.
         profile: the memory model's habits: under :attr:`Habit.RUN_ON_FACT` a fact drawn
             from several sentences of its quote becomes one line per sentence
             (:func:`split_run_on`); under :attr:`Habit.CHATTER_AS_FACT` a short fact with no
             detail is dropped (:func:`is_chatter`); under :attr:`Habit.FORGET_AS_FACT` a
             person's request to forget, listed as a fact or aimed at another line, forgets
-            the one line it names (:func:`asks_to_forget`).
+            the one line it names (:func:`asks_to_forget`), as does one the call left out.
 
     Returns:
         The merged candidate (``unchanged`` when both lists are empty), with one
@@ -176,25 +176,18 @@ def read_tool(
     facts = [fact for fact in given["facts"] if _says_something(str(fact["text"]))]
     forget = list(given["forget"])
     shown = {_folded_title(title) for title in titles if title.strip()}
-    labels = profile.tolerates(Habit.LABEL_AS_FACT)
-    known = {fold_line(line) for line in previous.splitlines() if line.strip()}
+    stray = profile.tolerates(Habit.STRAY_TEXT)
     kept_facts: list[Mapping[str, Any]] = []
     dropped: list[str] = []  # request text listed as a fact
     for fact in facts:
         text = str(fact["text"])
-        title = _folded_title(text) in shown  # (or starts with one, for a small model)
-        begins = any(_folded_title(text).startswith(f"{t} ") for t in shown)
-        if (title and not labels) or _not_a_fact(text):
+        title = _folded_title(text) in shown
+        if (title and not stray) or _not_a_fact(text):
             dropped.append(text.strip())
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
-        elif labels and (
-            title
-            or begins
-            or is_label(text)
-            or is_chatter(text)
-            or fold_line(text) in known
-            or _reply_for(fact, said, sessions)
+        elif stray and (
+            title or is_label(text) or is_chatter(text) or _quotes_a_person(fact, said, sessions)
         ):
             kept_facts += quote_sentences(fact, said=said, sessions=sessions)
         elif not (profile.tolerates(Habit.CHATTER_AS_FACT) and is_chatter(text)):
@@ -203,7 +196,7 @@ def read_tool(
     if profile.tolerates(Habit.RUN_ON_FACT):
         facts = [part for fact in facts for part in split_run_on(fact)]
     if profile.tolerates(Habit.FORGET_AS_FACT):
-        forget = _aimed(previous.splitlines(), forget, said, sessions)
+        forget = _aimed(previous.splitlines(), forget + _asked(said, sessions), said, sessions)
     if not facts and not forget:
         return Candidate(text=previous, unchanged=True, record=record, dropped=tuple(dropped))
     facts, forget, spared = _with_cause(previous, facts, forget, said, sessions)
@@ -289,12 +282,11 @@ def split_run_on(fact: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def quote_sentences(
     fact: Mapping[str, Any], *, said: Sequence[Passage], sessions: Sequence[str]
 ) -> list[Mapping[str, Any]]:
-    """The facts ``fact``'s quote states, for a fact whose text is a label rather than a line
-    (:attr:`Habit.LABEL_AS_FACT`: a conversation's title, or a phrase with no end punctuation,
-    :func:`is_label`): one per sentence of the quote that a person said in the conversation
-    the fact names (:func:`yak.memory.judging.quotes.verify`), as said (a list item; a clause
-    saying only what ended is cut, :func:`_current`), with that sentence as its quote. A
-    question, a sentence that wonders or says nothing, a remark with no detail
+    """The facts ``fact``'s quote states, for a model whose text strays from its quote
+    (:attr:`Habit.STRAY_TEXT`): one per sentence of the quote that a person said in the
+    conversation the fact names (:func:`yak.memory.judging.quotes.verify`), as said (a list
+    item; a clause saying only what ended is cut, :func:`_current`), with that sentence as its
+    quote. A question, a sentence that wonders or says nothing, a remark with no detail
     (:func:`is_chatter`, or starting "ok", "thanks", "let me"…), a sentence whose secret was
     redacted, and the assistant's words are left out; the whole fact is ``[]`` when none is
     left."""
@@ -348,18 +340,12 @@ def _chatty(sentence: str) -> bool:
     return is_chatter(sentence) or (bool(_REMARK.match(sentence)) and not _details(sentence))
 
 
-def _reply_for(fact: Mapping[str, Any], said: Sequence[Passage], sessions: Sequence[str]) -> bool:
-    """Whether a fact's text is the assistant's reply while its quote is a person's words (the
-    1.5B model wrote "Then the app's connection goes through 6432 too." for "Postgres now sits
-    behind PgBouncer on port 6432; …")."""
-    conversation = fact["conversation"]
-    if not _is_int(conversation) or not _said_by_a_person(
-        _SPEAKER.sub("", str(fact.get("quote", ""))), conversation, said, sessions
-    ):
-        return False
-    text = re.sub(rf"^\s*(?:{LIST_MARKER})\s+", "", str(fact["text"]))
-    found = verify(Quote(text, conversation, text), sessions, said)
-    return found is not None and found.speaker is Speaker.ASSISTANT
+def _quotes_a_person(
+    fact: Mapping[str, Any], said: Sequence[Passage], sessions: Sequence[str]
+) -> bool:
+    """Whether a fact's quote is words a person said in the conversation it names."""
+    quote = _SPEAKER.sub("", str(fact.get("quote", "")))
+    return _said_by_a_person(quote, fact["conversation"], said, sessions)
 
 
 def is_label(text: str) -> bool:
@@ -411,6 +397,20 @@ def _aimed(
         if "line" in item and item not in aimed:
             aimed.append(item)
     return aimed
+
+
+def _asked(said: Sequence[Passage], sessions: Sequence[str]) -> list[Mapping[str, Any]]:
+    """Each request to forget a person made in the conversations, as a forget without its
+    line (:func:`_aimed` aims it): the 1.5B model answered "Forget the S3 bucket name, it
+    changes per environment." with the fact "Removed." quoting the conversation's title."""
+    return [
+        {"conversation": sessions.index(p.session_id) + 1, "quote": p.text}
+        for p in said
+        if p.speaker is Speaker.USER
+        and not p.quoted
+        and p.session_id in sessions
+        and _FORGET.match(p.text.strip())
+    ]
 
 
 _SPEAKER = re.compile(r"^\s*(?:user|human)\s*:\s*", re.IGNORECASE)
