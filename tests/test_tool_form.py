@@ -755,3 +755,35 @@ async def test_a_paraphrase_that_turns_a_rule_around_is_read_from_the_persons_wo
     document = (await small_core.memory.read(ws.id)).content
     assert "- Do not run the Xcode build; I run it myself.\n" in document
     assert "shop-raw-events" not in document and "Xcode build is run by me" not in document
+
+
+async def test_two_statements_joined_by_and_are_two_lines_so_a_port_move_updates_both(
+    small_core, loop, tmp_path, fake_api
+):
+    """Read from a person's quote, "Postgres runs on port 5432 and the app connects with
+    DATABASE_URL=…" is two lines; when Postgres moves behind PgBouncer on 6432 (the fact the
+    assistant's words, the quote the person's), the port line is replaced and the connection
+    string follows: no line keeps 5432 and the URL is not lost."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "orders")))
+    await seed_document(small_core, ws.id, DOC)
+    setup = (
+        "Postgres runs on port 5432 and the app connects with "
+        "DATABASE_URL=postgresql://orders@localhost:5432/orders."
+    )
+    say(small_core, ws.id, setup, "Got it.", title="web-01 project setup")
+    fake_api.script(call([fact("Postgres on 5432 through that DATABASE_URL", 1, setup)]))
+    first = await small_core.refresh.refresh_now(ws.id)
+    assert first.status is RefreshStatus.APPLIED, first.reason
+    port = "- Postgres runs on port 5432.\n"
+    url = "- The app connects with DATABASE_URL=postgresql://orders@localhost:5432/orders.\n"
+    before = (await small_core.memory.read(ws.id)).content
+    assert port + url in before
+    moved = "Postgres now sits behind PgBouncer on port 6432; nothing connects to 5432 any more."
+    reply = "Then the app's connection goes through 6432 too."
+    say(small_core, ws.id, moved, reply, title="web-05 pgbouncer")
+    fake_api.script(call([fact(reply, 1, moved)]))
+    second = await small_core.refresh.refresh_now(ws.id)
+    assert second.status is RefreshStatus.APPLIED, second.reason
+    expected = before.replace(port, "- Postgres now sits behind PgBouncer on port 6432.\n")
+    expected = expected.replace("localhost:5432", "localhost:6432")
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()

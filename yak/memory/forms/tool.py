@@ -294,8 +294,9 @@ def quote_sentences(
     sentences = [s.strip() for s in _SENTENCE_END.split(quote) if s.strip()]
     conversation = fact["conversation"]
     return [
-        {**fact, "text": f"- {_capital(_current(s))}", "quote": s, "replaces": []}
+        {**fact, "text": f"- {_capital(clause)}", "quote": s, "replaces": []}
         for s in sentences
+        for clause in _clauses(_current(s))
         if _says_something(s)
         and not is_wondering(s)
         and not says_nothing(s)
@@ -316,6 +317,22 @@ def _current(sentence: str) -> str:
     if not current or len(current) == len(clauses):
         return sentence
     return current[0].rstrip(".!?,")
+
+
+# "Postgres runs on port 5432 and the app connects with DATABASE_URL=…": a second statement
+# joined by "and", its own subject after it.
+_AND_CLAUSE = re.compile(r",?\s+and\s+(?=(?:the|our|we|it|its|a|an|all|each|every)\s|[A-Z])")
+
+
+def _clauses(sentence: str) -> list[str]:
+    """``sentence`` as its statements: two joined by "and" with a subject of their own (three
+    words or more each, a detail in one) are two lines ("Postgres runs on port 5432 and the
+    app connects with DATABASE_URL=…"), so a later change replaces one and not the other; "It
+    targets Qt 6.6 and is packaged with PyInstaller." stays one (no subject after "and")."""
+    parts = [p.strip() for p in _AND_CLAUSE.split(sentence) if p.strip()]
+    if len(parts) < 2 or any(len(p.split()) < 3 for p in parts) or not any(map(_details, parts)):
+        return [sentence]
+    return [p.rstrip(".!?,") for p in parts]
 
 
 def _capital(clause: str) -> str:
