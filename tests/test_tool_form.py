@@ -787,3 +787,27 @@ async def test_two_statements_joined_by_and_are_two_lines_so_a_port_move_updates
     expected = before.replace(port, "- Postgres now sits behind PgBouncer on port 6432.\n")
     expected = expected.replace("localhost:5432", "localhost:6432")
     assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+
+
+async def test_a_new_value_changes_the_line_that_holds_it_and_keeps_its_other_statements(
+    tool_core, loop, tmp_path, fake_api
+):
+    """A line of two values ("at 02:00 UTC with a batch size of 500 rows") and a fact listed as
+    new, said as a change, that gives one anew: the value changes in place, the batch size
+    stays, and the fact adds no second line; a line sharing one word ("port") is untouched."""
+    ws = await tool_core.workspaces.open(str(project_folder(tmp_path, "etl")))
+    schedule = (
+        "\nSchedule\n- The load runs nightly at 02:00 UTC with a batch size of 500 rows.\n"
+        "- The API listens on port 8080.\n"
+    )
+    await seed_document(tool_core, ws.id, DOC + schedule)
+    said = "The nightly run moves to 03:30 UTC, after the backups."
+    say(tool_core, ws.id, said, "Updated.")
+    fake_api.script(
+        call([fact("- The nightly run moves to 03:30 UTC, after the backups.", 1, said)])
+    )
+    outcome = await tool_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = DOC + schedule.replace("02:00", "03:30")
+    assert (await tool_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert "evidence_verified:1/1" in outcome.flags

@@ -33,8 +33,11 @@ from yak.memory.judging.removals import (
     names_term,
     new_value_of,
     restated,
+    says_change,
     value_changed,
+    value_moves,
     with_port,
+    with_value,
 )
 from yak.memory.judging.said import Passage, is_wondering
 from yak.memory.judging.words import distinctive_tokens
@@ -542,7 +545,48 @@ def _with_cause(
         elif line.strip():
             spared += 1
     taken = {n for fact in kept_facts for n in fact["replaces"]} | {i["line"] for i in kept_forget}
+    kept_facts, moved = _moved_values(lines, kept_facts, taken)
+    kept_facts += moved
     return kept_facts + _carried(lines, kept_facts, taken), kept_forget, spared
+
+
+def _moved_values(
+    lines: Sequence[str], facts: Sequence[Mapping[str, Any]], taken: set[int]
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """A value a fact gives anew, changed in the line that holds it: for a fact that replaces
+    no line and whose quote says a change, each other line holding an old value of what it
+    says (:func:`yak.memory.judging.removals.value_moves`: "The load runs nightly at 02:00 UTC
+    with a batch size of 500 rows." and "The nightly run moves to 03:30 UTC") gets the new
+    value in place, its other statements kept, as a fact of the same quote replacing that
+    line (a port in a ``host:port`` of the same line follows). The fact itself is left out
+    when the changed lines give all its details. The 1.5B model wrote a setup's values
+    several to a line and never named the line a new value replaces.
+
+    Returns:
+        The facts kept, and the changed lines as facts.
+    """
+    kept: list[Mapping[str, Any]] = []
+    moved: list[Mapping[str, Any]] = []
+    for fact in facts:
+        text = str(fact["text"]).strip()
+        if fact["replaces"] or not says_change(str(fact.get("quote", ""))):
+            kept.append(fact)
+            continue
+        covered: set[str] = set()
+        for number, line in enumerate(lines, start=1):
+            if number in taken or not line.strip() or is_structure(line):
+                continue
+            changed = line
+            for old, new in value_moves(line, text):
+                changed = with_value(changed, old, new)
+                changed = with_port(changed, old, new) or changed
+            if changed != line:
+                moved.append({**fact, "text": changed, "replaces": [number]})
+                taken.add(number)
+                covered |= _details(changed)
+        if not covered or not _details(text) <= covered:
+            kept.append(fact)
+    return kept, moved
 
 
 def _carried(

@@ -30,7 +30,7 @@ from yak.memory.judging.words import (
     squash,
     token_key,
 )
-from yak.memory.lines import fold
+from yak.memory.lines import STOPWORDS, fold
 
 TOUCH_SHARE = 0.5  # of a line's content words, the share one passage must hold to touch it
 RESTATE_SHARE = 0.5  # of a line's content words, the share the lines in its place must hold
@@ -200,6 +200,66 @@ def with_port(line: str, old: str, new: str) -> str | None:
     ``https://updates.photon.dev:8443/feed``) changed to ``new``; ``None`` when it has none."""
     changed = re.sub(r"(?<=[\w\]]:)" + re.escape(old) + r"(?!\d)", new, line)
     return None if changed == line else changed
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` says something changed ("now", "moves to", "upgraded", "no longer"…)."""
+    return _CHANGE.search(text) is not None
+
+
+# A value's clause: where one statement of a sentence ends ("at 02:00 UTC with a batch size of
+# 500 rows" holds two).
+_CLAUSE = re.compile(r"[;,()]|\s(?:with|and|but|after|before|while)\s", re.IGNORECASE)
+_WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _clause_values(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Each value of ``text`` (a chunk holding a digit) with the words of its clause (case
+    folded, a plural's or possessive's ``s`` off, stopwords aside)."""
+    found: list[tuple[str, frozenset[str]]] = []
+    for clause in _CLAUSE.split(text):
+        chunks = [c.strip(".,;:=-") for c in _CHUNK_RE.findall(clause)]
+        values = [c for c in chunks if any(ch.isdigit() for ch in c)]
+        words = frozenset(
+            re.sub(r"(?:'s|s)$", "", w)
+            for c in chunks
+            if not any(ch.isdigit() for ch in c)
+            for w in _WORD.findall(c.casefold())
+            if w not in STOPWORDS and len(w) > 1
+        )
+        found += [(value, words) for value in values]
+    return found
+
+
+def value_moves(line: str, fact: str) -> list[tuple[str, str]]:
+    """The values ``fact`` gives anew for ``line``'s: ``(old, new)`` for each value of
+    ``line`` whose clause shares two words or more with the clause of exactly one other value
+    of ``fact`` of the same shape ("The load runs nightly at 02:00 UTC" and "The nightly run
+    moves to 03:30 UTC": ``("02:00", "03:30")``; "a batch size of 500 rows" and "Batch size goes
+    up to 1000 rows"). One shared word is not enough: "The API listens on port 8080" is no
+    old value of "PgBouncer on port 6432". Whether the conversation says a change is the
+    caller's to check (:func:`says_change`)."""
+    new = _clause_values(fact)
+    moves: list[tuple[str, str]] = []
+    for old_value, old_words in _clause_values(line):
+        shape = _shape(old_value)
+        candidates = {
+            value
+            for value, words in new
+            if len(old_words & words) >= 2 and _shape(value) == shape and value != old_value
+        }
+        if len(candidates) == 1:
+            moves.append((old_value, candidates.pop()))
+    return moves
+
+
+def _shape(value: str) -> str:
+    return re.sub(r"\d+", "9", value)
+
+
+def with_value(line: str, old: str, new: str) -> str:
+    """``line`` with the value ``old`` (as a token of its own) changed to ``new``."""
+    return re.sub(r"(?<![\w.])" + re.escape(old) + r"(?![\w]|\.\d)", new, line, count=1)
 
 
 def _names(line: str) -> set[str]:
