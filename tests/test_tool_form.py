@@ -811,3 +811,46 @@ async def test_a_new_value_changes_the_line_that_holds_it_and_keeps_its_other_st
     expected = DOC + schedule.replace("02:00", "03:30")
     assert (await tool_core.memory.read(ws.id)).content.encode() == expected.encode()
     assert "evidence_verified:1/1" in outcome.flags
+
+
+def test_chit_chat_read_from_quotes_changes_nothing_for_a_small_model():
+    """The drift case's replies from the 1.5B model: a document line behind the conversation's
+    title quoting the assistant, sign-offs and greetings quoted from the person; under its
+    profile none of them adds a line."""
+    chats = {
+        "ses_1": ("drift-06 chat", "Back now.", "Welcome back."),
+        "ses_2": ("drift-07 chat", "That's all for now, thanks!", "Anytime."),
+        "ses_3": ("drift-03 chat", "Let me grab a coffee first.", "Sure, take your time."),
+    }
+    said = [
+        Passage(sid, f"msg_{sid}_{n}", speaker, text, False)
+        for sid, (_title, user, assistant) in chats.items()
+        for n, (speaker, text) in enumerate(((Speaker.USER, user), (Speaker.ASSISTANT, assistant)))
+    ]
+    doc = (
+        "Area 1\n- fact 01 keeps module_0_0.py as it is.\n- fact 02 keeps module_0_1.py as it is.\n"
+    )
+    facts = [
+        fact(
+            "drift-06 chat (Area 1): fact 02 keeps module_0_1.py as it is.",
+            1,
+            "assistant: Welcome back.",
+        ),
+        fact(
+            "drift-07 chat (Area 1): fact 02 keeps module_0_1.py as it is.",
+            2,
+            "user: That's all for now, thanks!",
+        ),
+        fact("That's all for now, thanks!", 2, "That's all for now, thanks!"),
+        fact("Let me grab a coffee first.", 3, "user: Let me grab a coffee first."),
+    ]
+    read = read_tool(
+        {"input": {"facts": facts, "forget": []}},
+        doc,
+        said=said,
+        sessions=tuple(chats),
+        titles=tuple(title for title, *_ in chats.values()),
+        profile=SMALL_LOCAL,
+    )
+    assert not isinstance(read, FormError)
+    assert read.unchanged and read.text == doc

@@ -185,12 +185,17 @@ def read_tool(
     for fact in facts:
         text = str(fact["text"])
         title = _folded_title(text) in shown
+        begins = any(_folded_title(text).startswith(f"{t} ") for t in shown)
         if (title and not stray) or _not_a_fact(text):
             dropped.append(text.strip())
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
         elif stray and (
-            title or is_label(text) or is_chatter(text) or _quotes_a_person(fact, said, sessions)
+            title
+            or begins
+            or is_label(text)
+            or is_chatter(text)
+            or _quotes_a_person(fact, said, sessions)
         ):
             kept_facts += quote_sentences(fact, said=said, sessions=sessions)
         elif not (profile.tolerates(Habit.CHATTER_AS_FACT) and is_chatter(text)):
@@ -349,7 +354,7 @@ def _capital(clause: str) -> str:
 # first."): a sentence so starting with no detail is no fact.
 _REMARK = re.compile(
     r"^(?:ok(?:ay)?|thanks?|thank you|hmm+|sorry|let me|see you|bye|hi|hello|morning|great|"
-    r"nice|cool|sure|back|quick)\b",
+    r"nice|cool|sure|back|quick|that'?s (?:all|it)|done for|calling it)\b",
     re.IGNORECASE,
 )
 
