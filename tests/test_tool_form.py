@@ -854,3 +854,19 @@ def test_chit_chat_read_from_quotes_changes_nothing_for_a_small_model():
     )
     assert not isinstance(read, FormError)
     assert read.unchanged and read.text == doc
+
+
+def test_a_reminder_restating_a_rule_is_compared_without_its_preamble_and_an_ack_is_dropped():
+    """ "Reminder for the future: run ruff format before committing anything." read from the
+    person's quote is "- Run ruff format before committing anything." (so the document's ruff
+    line is seen to say it already); the assistant's "Understood, EKS it is." listed as a fact
+    is dropped under the small model's profile."""
+    from yak.memory.forms.tool import quote_sentences
+
+    said_ = "Reminder for the future: run ruff format before committing anything."
+    passages = [Passage("ses_1", "msg_1", Speaker.USER, said_, False)]
+    got = quote_sentences(fact("ruff", 1, said_), said=passages, sessions=("ses_1",))
+    assert [f["text"] for f in got] == ["- Run ruff format before committing anything."]
+    ack = {"facts": [fact("Understood, EKS it is.", 1, "Understood, EKS it is.")], "forget": []}
+    small = read_tool({"input": ack}, DOC, profile=SMALL_LOCAL)
+    assert not isinstance(small, FormError) and small.unchanged

@@ -198,7 +198,10 @@ def read_tool(
             or _quotes_a_person(fact, said, sessions)
         ):
             kept_facts += quote_sentences(fact, said=said, sessions=sessions)
-        elif not (profile.tolerates(Habit.CHATTER_AS_FACT) and is_chatter(text)):
+        elif not (
+            profile.tolerates(Habit.CHATTER_AS_FACT)
+            and (is_chatter(text) or is_acknowledgement(text))
+        ):
             kept_facts.append(fact)
     facts = kept_facts
     if profile.tolerates(Habit.RUN_ON_FACT):
@@ -304,7 +307,7 @@ def quote_sentences(
     return [
         {**fact, "text": f"- {_capital(clause)}", "quote": s, "replaces": []}
         for s in sentences
-        for clause in _clauses(_current(s))
+        for clause in _clauses(_current(_without_preamble(s)))
         if _says_something(s)
         and not is_wondering(s)
         and not says_nothing(s)
@@ -357,6 +360,39 @@ _REMARK = re.compile(
     r"nice|cool|sure|back|quick|that'?s (?:all|it)|done for|calling it)\b",
     re.IGNORECASE,
 )
+
+
+# What introduces a statement without being one ("Reminder for the future: run ruff format…",
+# "Please note: DAG tasks have to be idempotent."): a line without it is compared with the
+# document's as what it says, so a restated rule is seen as one.
+_PREAMBLE = re.compile(
+    r"^(?:(?:a\s+)?reminder(?:\s+for\s+the\s+future)?|please\s+note|note|remember|fyi|"
+    r"for\s+the\s+record|by\s+the\s+way|btw)\s*[:,-]\s*(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def _without_preamble(sentence: str) -> str:
+    bare = _PREAMBLE.sub("", sentence)
+    return sentence if bare == sentence else bare[0].upper() + bare[1:]
+
+
+# An acknowledgement ("Understood, EKS it is.", "Noted: Fly.io."): the assistant answering,
+# not a fact.
+_ACKNOWLEDGEMENT = re.compile(
+    r"^(?:understood|noted|got it|will do|sure|ok(?:ay)?|yes|right|fair enough|of course|"
+    r"sounds good|done|updated|removed|dropped)\b",
+    re.IGNORECASE,
+)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """Whether a fact's text is an acknowledgement ("Understood, EKS it is."), which
+    :attr:`Habit.CHATTER_AS_FACT` drops (the 1.5B model listed the assistant's answer as a
+    fact beside the person's sentence)."""
+    return (
+        _ACKNOWLEDGEMENT.match(re.sub(rf"^\s*(?:{LIST_MARKER})\s+", "", text.strip())) is not None
+    )
 
 
 def _chatty(sentence: str) -> bool:
