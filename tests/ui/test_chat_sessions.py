@@ -57,7 +57,11 @@ def test_sessions_new_switch_rename_and_delete(chat, qloop, qtbot, fake_api):
             ),
             what="the rename to be stored",
         )
-        assert "Build questions" in chat.panel.session_titles()
+        # A list read before the rename may land after the edit; the rename's own reload,
+        # once stored, shows the new title (on a busy machine, a moment later).
+        await until(
+            lambda: "Build questions" in chat.panel.session_titles(), what="the renamed title"
+        )
 
         def confirm(button_text: str) -> None:
             box = chat.panel.confirm_delete()
