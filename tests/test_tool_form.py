@@ -870,3 +870,46 @@ def test_a_reminder_restating_a_rule_is_compared_without_its_preamble_and_an_ack
     ack = {"facts": [fact("Understood, EKS it is.", 1, "Understood, EKS it is.")], "forget": []}
     small = read_tool({"input": ack}, DOC, profile=SMALL_LOCAL)
     assert not isinstance(small, FormError) and small.unchanged
+
+
+async def test_a_port_moved_in_a_line_of_two_statements_changes_both_in_place(
+    small_core, loop, tmp_path, fake_api
+):
+    """ "Kafka moved to port 9093 (the TLS listener); 9092 is closed now." against a line holding
+    the broker's port and the consumers' bootstrap servers: both values change in place (the
+    1.5B model's fact took the whole line's place, and kafka:9093 was lost)."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "etl")))
+    kafka = (
+        "\nInfrastructure\n- Kafka's broker listens on port 9092 and the consumer uses "
+        "bootstrap servers kafka:9092.\n"
+    )
+    await seed_document(small_core, ws.id, DOC + kafka)
+    said = "Kafka moved to port 9093 (the TLS listener); 9092 is closed now."
+    say(small_core, ws.id, said, "So the consumers point at 9093 too.")
+    fake_api.script(call([fact("The consumers point at 9093 too.", 1, said)]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    document = (await small_core.memory.read(ws.id)).content
+    assert kafka.replace("9092", "9093") in document and "9092" not in document
+
+
+def test_a_document_line_echoed_with_a_quote_from_elsewhere_changes_nothing_for_a_small_model():
+    """The 1.5B model rewrote a line as "… dbt models in models." (the path lost), quoting words
+    of an earlier conversation that this request does not hold: the line stays."""
+    doc = "- DAGs live in dags/ (Airflow 2.9), dbt models in models/.\n- Python 3.12.\n"
+    echo = "DAGs live in dags/ (Airflow 2.9), dbt models in models."
+    passages = [Passage("ses_9", "msg_1", Speaker.USER, "The loader uses a key for now.", False)]
+    given = {"facts": [fact(echo, 1, echo, replaces=[1])], "forget": []}
+    small = read_tool(
+        {"input": given}, doc, said=passages, sessions=("ses_9",), profile=SMALL_LOCAL
+    )
+    assert not isinstance(small, FormError) and small.unchanged and small.text == doc
+
+
+def test_an_event_read_from_a_quote_makes_no_line():
+    from yak.memory.forms.tool import quote_sentences
+
+    said_ = "Last night's failure paged the on-call engineer again. Failed runs page the on-call engineer."
+    passages = [Passage("ses_1", "msg_1", Speaker.USER, said_, False)]
+    got = quote_sentences(fact("on-call", 1, said_), said=passages, sessions=("ses_1",))
+    assert [f["text"] for f in got] == ["- Failed runs page the on-call engineer."]

@@ -190,6 +190,8 @@ def read_tool(
             dropped.append(text.strip())
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
+        elif stray and _echoes(fact, previous, said, sessions):
+            dropped.append(text.strip())
         elif stray and (
             title
             or begins
@@ -241,7 +243,9 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
         found = [
             number
             for number, line in open_lines
-            if names_term(line, name) and len(_SENTENCE_END.split(line.strip())) == 1
+            if names_term(line, name)
+            and len(_SENTENCE_END.split(line.strip())) == 1
+            and not value_moves(line, text)  # the value changes in place (_moved_values)
         ]
         if len(found) > 1:  # the one whose value the fact changes: the others use it
             found = [
@@ -395,10 +399,37 @@ def is_acknowledgement(text: str) -> bool:
     )
 
 
+# What happened once ("Last night's failure paged the on-call engineer again."): an event,
+# not a standing fact.
+_EVENT = re.compile(r"\b(?:yesterday|last\s+night|last\s+week|this\s+morning)\b", re.IGNORECASE)
+
+
 def _chatty(sentence: str) -> bool:
     """Whether a sentence of a quote is a remark: short with no detail (:func:`is_chatter`),
-    or starting as remarks do with no detail."""
-    return is_chatter(sentence) or (bool(_REMARK.match(sentence)) and not _details(sentence))
+    starting as remarks do with no detail, or telling what happened yesterday or last night."""
+    if is_chatter(sentence) or _EVENT.search(sentence):
+        return True
+    return bool(_REMARK.match(sentence)) and not _details(sentence)
+
+
+def _echoes(
+    fact: Mapping[str, Any], previous: str, said: Sequence[Passage], sessions: Sequence[str]
+) -> bool:
+    """Whether a fact restates a line of the document (the same subject both ways) with a quote
+    not found in the conversation it names: the 1.5B model rewrote "- DAGs live in dags/ …
+    models in models/." as "DAGs live in dags/ … models in models." quoting an earlier
+    conversation, and the changed line lost its path."""
+    if not _is_int(fact["conversation"]):
+        return False
+    text = str(fact["text"])
+    quote = Quote(text, fact["conversation"], _SPEAKER.sub("", str(fact.get("quote", ""))))
+    if verify(quote, sessions, said) is not None:
+        return False
+    return any(
+        restated(line, [text]) and restated(text, [line])
+        for line in previous.splitlines()
+        if line.strip() and not is_structure(line)
+    )
 
 
 def _quotes_a_person(
