@@ -909,7 +909,45 @@ def test_a_document_line_echoed_with_a_quote_from_elsewhere_changes_nothing_for_
 def test_an_event_read_from_a_quote_makes_no_line():
     from yak.memory.forms.tool import quote_sentences
 
-    said_ = "Last night's failure paged the on-call engineer again. Failed runs page the on-call engineer."
+    said_ = (
+        "Last night's failure paged the on-call engineer again. "
+        "Failed runs page the on-call engineer."
+    )
     passages = [Passage("ses_1", "msg_1", Speaker.USER, said_, False)]
     got = quote_sentences(fact("on-call", 1, said_), said=passages, sessions=("ses_1",))
     assert [f["text"] for f in got] == ["- Failed runs page the on-call engineer."]
+
+
+async def test_a_call_cut_at_the_output_limit_stores_nothing_and_asks_no_retry(
+    small_core, workspace_small, fake_api
+):
+    """The 1.5B model once listed facts until the output limit. Its tool calls ask for at most
+    ``TOOL_MAX_TOKENS_SMALL`` tokens, and a call cut there is incomplete: the refresh fails
+    with a sentence, stores nothing, asks nothing more, and its conversation waits."""
+    from yak.memory.forms.profiles import TOOL_MAX_TOKENS_SMALL
+
+    ws = workspace_small
+    say(small_core, ws.id, "We moved to Python 3.13 last week.", "Good to know.")
+    cut = tool_use(
+        TOOL_NAME,
+        {"facts": [fact("- Python 3.13.", 1, "We moved to Python 3.13 last week.")]},
+        stop_reason="max_tokens",
+    )
+    fake_api.script(cut)
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.FAILED
+    assert "cut off at its output limit" in outcome.reason
+    assert (await small_core.memory.read(ws.id)).content.encode() == DOC.encode()
+    [request] = fake_api.message_requests
+    assert request.body["max_tokens"] == TOOL_MAX_TOKENS_SMALL
+    fake_api.script(call([fact("- Python 3.13.", 1, "We moved to Python 3.13 last week.")]))
+    later = await small_core.refresh.refresh_now(ws.id)
+    assert later.status is RefreshStatus.APPLIED, later.reason
+    assert fake_api.message_requests[-1].body["max_tokens"] == TOOL_MAX_TOKENS_SMALL
+
+
+@pytest.fixture
+def workspace_small(small_core, loop, tmp_path):
+    ws = loop.run_until_complete(small_core.workspaces.open(str(project_folder(tmp_path, "s"))))
+    loop.run_until_complete(seed_document(small_core, ws.id, DOC))
+    return ws

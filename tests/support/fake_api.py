@@ -215,15 +215,17 @@ def tool_use(
     id: str | None = None,
     text: str | None = None,
     usage: tuple[int, ...] | None = None,
+    stop_reason: str = "tool_use",
 ) -> Reply:
-    """A reply calling one tool, optionally after some text."""
+    """A reply calling one tool, optionally after some text (``stop_reason="max_tokens"``: a
+    call cut at the output limit)."""
     blocks: list[dict] = []
     if text:
         blocks.append({"type": "text", "text": text})
     blocks.append(
         {"type": "tool_use", "id": id or f"toolu_{_next_id()}", "name": name, "input": input}
     )
-    return Reply(kind="message", content=tuple(blocks), stop_reason="tool_use", usage=usage)
+    return Reply(kind="message", content=tuple(blocks), stop_reason=stop_reason, usage=usage)
 
 
 def message(

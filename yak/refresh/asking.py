@@ -17,7 +17,7 @@ from yak.config import Settings
 from yak.domain import RefreshStatus, RewriteForm, TokenUsage
 from yak.errors import MissingApiKey, ProviderError
 from yak.memory.document import merge_flags
-from yak.memory.forms.profiles import profile_for
+from yak.memory.forms.profiles import TOOL_MAX_TOKENS_SMALL, Habit, profile_for
 from yak.memory.judging.kinds import is_structure
 from yak.memory.judging.per_line import Decision, decide_lines
 from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS, Judgement, judge_reply
@@ -165,7 +165,7 @@ class RewriteAsker:
                     model=model,
                     system=request.system,
                     messages=request.messages,
-                    max_tokens=REWRITE_MAX_TOKENS,
+                    max_tokens=_max_tokens(request.form, attempt),
                     tools=request.tools,
                     tool_choice=request.tool_choice,
                 )
@@ -262,6 +262,15 @@ class RewriteAsker:
             verified = _verified_flag(data.document.content, decision)
             reply = replace(reply, flags=merge_flags(reply.flags, verified))
         return reply, decision
+
+
+def _max_tokens(form: RewriteForm, attempt: Attempt) -> int:
+    """The output limit of a memory call (tokens): ``REWRITE_MAX_TOKENS``, or for a tool call
+    of a model whose calls run away (:attr:`Habit.RUNAWAY_CALL`) ``TOOL_MAX_TOKENS_SMALL``."""
+    profile = profile_for(attempt.settings.memory_profile, attempt.settings.memory_model)
+    if form is RewriteForm.TOOL and profile.tolerates(Habit.RUNAWAY_CALL):
+        return TOOL_MAX_TOKENS_SMALL
+    return REWRITE_MAX_TOKENS
 
 
 def _verified_flag(previous: str, decision: Decision) -> tuple[str, ...]:

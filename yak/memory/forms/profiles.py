@@ -29,6 +29,7 @@ class Habit(StrEnum):
     STRAY_TEXT = "stray_text"
     CHATTER_AS_FACT = "chatter_as_fact"
     FORGET_AS_FACT = "forget_as_fact"
+    RUNAWAY_CALL = "runaway_call"
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,18 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "it was, and a removal still needs its cause).",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
     ),
+    Tolerance(
+        Habit.RUNAWAY_CALL,
+        "Held to the schema, the model once kept listing facts until the 8,192-token output "
+        "limit: ten minutes of both cores for one refresh. Its tool calls are asked for at "
+        "most TOOL_MAX_TOKENS_SMALL tokens (a call of 40 facts with their quotes fits); a "
+        "call cut there stores nothing and its conversations wait for the next refresh.",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
+    ),
 )
+
+# The output limit of a tool call under RUNAWAY_CALL (tokens).
+TOOL_MAX_TOKENS_SMALL = 2048
 
 
 @dataclass(frozen=True)

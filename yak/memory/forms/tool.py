@@ -406,9 +406,10 @@ _EVENT = re.compile(r"\b(?:yesterday|last\s+night|last\s+week|this\s+morning)\b"
 
 def _chatty(sentence: str) -> bool:
     """Whether a sentence of a quote is a remark: short with no detail (:func:`is_chatter`),
-    starting as remarks do with no detail, or telling what happened yesterday or last night."""
-    if is_chatter(sentence) or _EVENT.search(sentence):
-        return True
+    starting as remarks do with no detail, or telling what happened yesterday or last night
+    (and changed nothing)."""
+    if is_chatter(sentence) or (_EVENT.search(sentence) and not says_change(sentence)):
+        return True  # (a change said with its date is no event: "We moved to 3.13 last week.")
     return bool(_REMARK.match(sentence)) and not _details(sentence)
 
 

@@ -15,6 +15,7 @@ in docs/refresh.md):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,20 @@ def judge_reply(
             document of its few lines), then judged against ``previous`` like any reply.
     """
     call = tool_call(completion.content) if form is RewriteForm.TOOL else None
+    if call is not None and completion.stop_reason == _MAX_TOKENS:
+        # Cut at the output limit, the call is incomplete however it reads; asking again gets
+        # the same run (the 1.5B model listed facts until the limit): nothing is stored.
+        cut = guards.Verdict(
+            RefreshStatus.FAILED,
+            "the model's update_memory call was cut off at its output limit (stop reason "
+            "max_tokens), so it is incomplete; nothing was stored",
+            0,
+            0,
+        )
+        raw = json.dumps(call.get("input"), ensure_ascii=False, sort_keys=True)
+        return Judgement(
+            text="", raw=redact(raw)[0], verdict=cut, flags=(), read_as=RewriteForm.TOOL
+        )
     if call is not None:
         given, found = _redacted(call.get("input"))
         call = {**call, "input": given}
