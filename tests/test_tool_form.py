@@ -951,3 +951,21 @@ def workspace_small(small_core, loop, tmp_path):
     ws = loop.run_until_complete(small_core.workspaces.open(str(project_folder(tmp_path, "s"))))
     loop.run_until_complete(seed_document(small_core, ws.id, DOC))
     return ws
+
+
+async def test_a_line_past_the_end_names_no_line_for_a_small_model(
+    small_core, loop, tmp_path, fake_api
+):
+    """On an empty document the 0.5B model named line 1 as replaced and forgotten (its retry did
+    the same, and the fallback's edits stored the assistant's words): under its profile the
+    numbers are left out and the person's sentences are the lines, with one request."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "kite")))
+    said = "kite is an iOS app in Swift. Do not run the Xcode build; I run it myself."
+    say(small_core, ws.id, said, '{"name": "run_command", "arguments": {"command": "ls"}}')
+    wrong = {"line": 1, "conversation": 1, "quote": said}
+    fake_api.script(call([fact("Redis runs on port 6379.", 1, said, replaces=[1])], [wrong]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    expected = "- kite is an iOS app in Swift.\n- Do not run the Xcode build; I run it myself.\n"
+    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert len(fake_api.message_requests) == 1

@@ -30,6 +30,7 @@ class Habit(StrEnum):
     CHATTER_AS_FACT = "chatter_as_fact"
     FORGET_AS_FACT = "forget_as_fact"
     RUNAWAY_CALL = "runaway_call"
+    LINES_PAST_THE_END = "lines_past_the_end"
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,15 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "most TOOL_MAX_TOKENS_SMALL tokens (a call of 40 facts with their quotes fits); a "
         "call cut there stores nothing and its conversations wait for the next refresh.",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
+    ),
+    Tolerance(
+        Habit.LINES_PAST_THE_END,
+        "On an empty document the model named line 1 as replaced and forgotten, and its retry "
+        "did the same; the fallback's edits then stored the assistant's words. A line number "
+        "outside the document names no line: it is left out and the rest of the call read "
+        "(for every other model the call gets one retry naming the problem).",
+        "Qwen2.5-Coder-0.5B-Instruct (llama.cpp, schema held), tool form, a real folder "
+        "through yak ask and yak memory refresh",
     ),
 )
 

@@ -169,6 +169,8 @@ def read_tool(
     """
     given = call.get("input")
     record = json.dumps(given, ensure_ascii=False, sort_keys=True)
+    if profile.tolerates(Habit.LINES_PAST_THE_END):
+        given = _within(given, len(previous.splitlines()))
     problem = _problem(given, previous.splitlines())
     if problem is not None:
         return FormError(problem, record=record)
@@ -782,6 +784,34 @@ def retry_message(reason: str) -> str:
         f"That update_memory call cannot be applied: {reason}. Call update_memory again with "
         "valid input: line numbers of the document as you received it, each fact one line."
     )
+
+
+def _within(given: object, count: int) -> object:
+    """``given`` without the line numbers outside a document of ``count`` lines
+    (:attr:`Habit.LINES_PAST_THE_END`): a fact's ``replaces`` keeps those inside, a forget
+    naming a line outside is left out. Anything else is left for :func:`_problem`."""
+    if not isinstance(given, Mapping):
+        return given
+
+    def inside(number: object) -> bool:
+        return isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= count
+
+    facts = given.get("facts")
+    if isinstance(facts, list):
+        facts = [
+            {**f, "replaces": [n for n in f["replaces"] if inside(n)]}
+            if isinstance(f, Mapping) and isinstance(f.get("replaces"), list)
+            else f
+            for f in facts
+        ]
+    forget = given.get("forget")
+    if isinstance(forget, list):
+        forget = [
+            i
+            for i in forget
+            if not (isinstance(i, Mapping) and _is_int(i.get("line"))) or inside(i["line"])
+        ]
+    return {**given, "facts": facts, "forget": forget}
 
 
 def _problem(given: object, lines: Sequence[str]) -> str | None:
