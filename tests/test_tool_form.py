@@ -969,3 +969,25 @@ async def test_a_line_past_the_end_names_no_line_for_a_small_model(
     expected = "- kite is an iOS app in Swift.\n- Do not run the Xcode build; I run it myself.\n"
     assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
     assert len(fake_api.message_requests) == 1
+
+
+async def test_a_moved_port_changes_its_line_in_place_and_the_line_using_it_follows(
+    small_core, loop, tmp_path, fake_api
+):
+    """The 1.5B run's pipeline document: the broker's port and the consumers' bootstrap
+    servers on two lines, and "Kafka moved to port 9093 (the TLS listener); 9092 is closed
+    now.": the broker line's value changes in place and the bootstrap servers follow (the
+    fact once took the bootstrap line's place, and kafka:9093 was lost)."""
+    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "etl")))
+    kafka = (
+        "\nInfrastructure\n- Kafka's broker listens on port 9092.\n"
+        "- The consumer uses bootstrap servers kafka:9092.\n"
+    )
+    await seed_document(small_core, ws.id, DOC + kafka)
+    said = "Kafka moved to port 9093 (the TLS listener); 9092 is closed now."
+    say(small_core, ws.id, said, "So the consumers point at 9093 too.")
+    fake_api.script(call([fact("The consumers point at 9093 too.", 1, said)]))
+    outcome = await small_core.refresh.refresh_now(ws.id)
+    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    document = (await small_core.memory.read(ws.id)).content
+    assert kafka.replace("9092", "9093") in document and "9092" not in document

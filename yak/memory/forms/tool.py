@@ -241,6 +241,8 @@ def _superseded(lines: Sequence[str], fact: Mapping[str, Any], claimed: set[int]
     found = [number for number, line in open_lines if new_value_of(line, text)]
     if not found:
         found = [number for number, line in open_lines if value_changed(line, text, quote)]
+    if not found and any(value_moves(line, text) for _number, line in open_lines):
+        return []  # a value of a line changes in place (_moved_values), the lines using it follow
     for name in [] if found else ended_names(quote):
         found = [
             number
