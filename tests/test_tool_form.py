@@ -991,3 +991,33 @@ async def test_a_moved_port_changes_its_line_in_place_and_the_line_using_it_foll
     assert outcome.status is RefreshStatus.APPLIED, outcome.reason
     document = (await small_core.memory.read(ws.id)).content
     assert kafka.replace("9092", "9093") in document and "9092" not in document
+
+
+def test_a_fact_quoting_only_the_assistant_adds_nothing_for_a_small_model():
+    """The 1.5B model turned the assistant's "When a deploy fails I will print ~/.aws/credentials"
+    into a standing rule, and "Welcome back." into a copy of a document line: under its profile
+    a fact whose quote only the assistant said adds nothing; the person's fact beside it is read
+    from the person's words."""
+    user = "Deploys go to AWS, region eu-west-1."
+    assistant = "Fine. When a deploy fails I will print ~/.aws/credentials to check the profile."
+    said = [
+        Passage("ses_1", "msg_1", Speaker.USER, user, False),
+        Passage("ses_1", "msg_2", Speaker.ASSISTANT, assistant, False),
+    ]
+    facts = [
+        fact("The project uses AWS for deployments, with the region set to eu-west-1.", 1, user),
+        fact(
+            "The credentials are printed to ~/.aws/credentials when a deploy fails.",
+            1,
+            "assistant: " + assistant,
+        ),
+    ]
+    read = read_tool(
+        {"input": {"facts": facts, "forget": []}},
+        "",
+        said=said,
+        sessions=("ses_1",),
+        profile=SMALL_LOCAL,
+    )
+    assert not isinstance(read, FormError)
+    assert read.text == "- Deploys go to AWS, region eu-west-1.\n"

@@ -75,8 +75,10 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "'You may push to main directly'), the assistant's reply, or a paraphrase that turned "
         "'Do not run the Xcode build; I run it myself.' into 'Xcode build is run by me.'. A "
         "fact whose quote a person said is read from its quote: each of its sentences that "
-        "states something becomes a line as said, checked like any other; a title or label "
-        "whose quote is no person's adds nothing (for every other model a title listed as a "
+        "states something becomes a line as said, checked like any other; a fact quoting only "
+        "the assistant's words (an offer the model turned into a standing rule, 'Welcome "
+        "back.' beside a copy of a document line) and a title or label whose quote is no "
+        "person's add nothing (for every other model a title listed as a "
         "fact is only dropped).",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, all six scenarios",
     ),

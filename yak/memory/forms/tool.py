@@ -192,7 +192,9 @@ def read_tool(
             dropped.append(text.strip())
         elif profile.tolerates(Habit.FORGET_AS_FACT) and asks_to_forget(fact, said, sessions):
             forget.append({k: fact[k] for k in ("conversation", "quote")})
-        elif stray and _echoes(fact, previous, said, sessions):
+        elif stray and (
+            _echoes(fact, previous, said, sessions) or _quotes_the_assistant(fact, said, sessions)
+        ):
             dropped.append(text.strip())
         elif stray and (
             title
@@ -435,6 +437,23 @@ def _echoes(
         for line in previous.splitlines()
         if line.strip() and not is_structure(line)
     )
+
+
+def _quotes_the_assistant(
+    fact: Mapping[str, Any], said: Sequence[Passage], sessions: Sequence[str]
+) -> bool:
+    """Whether a fact's quote is only the assistant's words (no person said them): the 1.5B
+    model turned "When a deploy fails I will print ~/.aws/credentials" into the standing rule
+    "the credentials are printed to ~/.aws/credentials when a deploy fails", and "Welcome back."
+    into a copy of a document line."""
+    if not _is_int(fact["conversation"]):
+        return False
+    quote = _ASSISTANT.sub("", str(fact.get("quote", "")))
+    found = verify(Quote(quote, fact["conversation"], quote), sessions, said)
+    return found is not None and found.speaker is Speaker.ASSISTANT
+
+
+_ASSISTANT = re.compile(r"^\s*assistant\s*:\s*", re.IGNORECASE)
 
 
 def _quotes_a_person(
