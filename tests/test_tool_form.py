@@ -17,8 +17,10 @@ from tests.support.fake_api import error, text, tool_use
 from yak.domain import RefreshStatus
 from yak.evidence import Speaker
 from yak.memory.forms import FormError
+from yak.memory.forms.habits import split_run_on
+from yak.memory.forms.merge import merge
 from yak.memory.forms.profiles import PLAIN, SMALL_LOCAL
-from yak.memory.forms.tool import TOOL_NAME, merge, read_tool, split_run_on
+from yak.memory.forms.tool import TOOL_NAME, read_tool
 from yak.memory.judging.removals import value_changed
 from yak.memory.judging.said import Passage
 from yak.memory.prompts.rewrite import request_text
@@ -49,6 +51,26 @@ def call(facts=(), forget=()):
 
 def fact(text_, conversation, quote, replaces=()):
     return {"text": text_, "conversation": conversation, "quote": quote, "replaces": list(replaces)}
+
+
+@pytest.fixture
+def refresh(tmp_path, fake_api):
+    """One refresh as a user makes it: ``await refresh(core, document, *said, reply=…)`` opens
+    a workspace (``folder``) holding ``document`` (``None``: empty), stores one conversation of
+    ``said`` (a person's message, then the assistant's…) titled ``title``, and has the memory
+    model answer ``reply``. Asserts the refresh applied; returns the stored document."""
+
+    async def run(core, document, *said, reply, folder="web", title="Chat"):
+        ws = await core.workspaces.open(str(project_folder(tmp_path, folder)))
+        if document is not None:
+            await seed_document(core, ws.id, document)
+        say(core, ws.id, *said, title=title)
+        fake_api.script(reply)
+        outcome = await core.refresh.refresh_now(ws.id)
+        assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+        return (await core.memory.read(ws.id)).content
+
+    return run
 
 
 # --- pure: the merge --------------------------------------------------------------------------
@@ -541,21 +563,22 @@ def test_a_short_remark_with_no_detail_is_dropped_only_for_a_small_model():
 
 
 async def test_a_name_that_did_not_work_out_is_replaced_by_the_fact_listed_as_new(
-    tool_core, loop, tmp_path, fake_api
+    tool_core, loop, refresh
 ):
     """ "Fly.io did not work out; deploys now go to Kubernetes on EKS." and a fact listed as new
     that restates the deploy line: the Fly.io line goes, the fact in its place (the 1.5B model
     left both lines)."""
-    ws = await tool_core.workspaces.open(str(project_folder(tmp_path, "web")))
     deployment = "\nDeployment\n- Deploys go to Fly.io.\n- No deploys on Fridays.\n"
-    await seed_document(tool_core, ws.id, DOC + deployment)
     said = "Fly.io did not work out; deploys now go to Kubernetes on EKS."
-    say(tool_core, ws.id, said, "Understood, EKS it is.")
-    fake_api.script(call([fact("- Deploys now go to Kubernetes on EKS.", 1, said)]))
-    outcome = await tool_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        tool_core,
+        DOC + deployment,
+        said,
+        "Understood, EKS it is.",
+        reply=call([fact("- Deploys now go to Kubernetes on EKS.", 1, said)]),
+    )
     expected = DOC + deployment.replace("go to Fly.io", "now go to Kubernetes on EKS")
-    assert (await tool_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
 
 
 async def test_a_moved_port_is_carried_into_the_connection_string_that_uses_it(
@@ -601,71 +624,70 @@ def test_a_section_named_by_a_value_is_no_new_section_the_fact_joins_where_its_w
 
 
 async def test_a_label_written_as_a_fact_is_read_from_the_persons_sentence_for_a_small_model(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """The 1.5B model wrote "Fly.io" as the fact for "We moved deploys from Heroku to Fly.io.":
     under its profile the person's sentence is the line, and the switch it states takes the
     Heroku line's place; the assistant's "Noted: Fly.io." quoted with a label adds nothing."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
     deployment = "\nDeployment\n- We deploy to Heroku.\n- No deploys on Fridays.\n"
-    await seed_document(small_core, ws.id, DOC + deployment)
     said = "We moved deploys from Heroku to Fly.io."
-    say(small_core, ws.id, said, "Noted: Fly.io.")
-    fake_api.script(call([fact("Fly.io", 1, said), fact("fly", 1, "Noted: Fly.io.")]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        small_core,
+        DOC + deployment,
+        said,
+        "Noted: Fly.io.",
+        reply=call([fact("Fly.io", 1, said), fact("fly", 1, "Noted: Fly.io.")]),
+    )
     expected = DOC + deployment.replace("- We deploy to Heroku.", "- " + said)
-    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
 
 
 async def test_a_request_to_forget_listed_as_a_fact_forgets_the_line_it_names_for_a_small_model(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """The 1.5B model listed "Forget what I said about SQLAlchemy async sessions" as the fact
     "Dropped." and aimed its forget at another line with the document's words: under its
     profile the request forgets the one line it names; the line the forget aimed at stays."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
     conventions = "\nConventions\n- SQLAlchemy 2.0 with async sessions.\n- Format with ruff.\n"
-    await seed_document(small_core, ws.id, DOC + conventions)
     said = "Forget what I said about SQLAlchemy async sessions, we are not doing that."
-    say(small_core, ws.id, said, "Dropped.")
     wrong = {"line": 11, "conversation": 1, "quote": "- Format with ruff."}
-    fake_api.script(call([fact("Dropped.", 1, "user: " + said)], [wrong]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        small_core,
+        DOC + conventions,
+        said,
+        "Dropped.",
+        reply=call([fact("Dropped.", 1, "user: " + said)], [wrong]),
+    )
     expected = DOC + conventions.replace("- SQLAlchemy 2.0 with async sessions.\n", "")
-    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
 
 
 async def test_the_assistants_reply_written_as_a_fact_is_read_from_the_persons_sentence(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """The 1.5B model wrote the assistant's "Then the app's connection goes through 6432 too."
     as the fact, quoting the person: under its profile the person's sentence is the line, a new
     value of the port line (said as a change), and the port moves in the connection string."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
     config = (
         "\nConfiguration\n- Postgres runs on port 5432.\n"
         "- DATABASE_URL=postgresql://orders@localhost:5432/orders\n"
     )
-    await seed_document(small_core, ws.id, DOC + config)
     said = "Postgres now sits behind PgBouncer on port 6432; nothing connects to 5432 any more."
     reply = "Then the app's connection goes through 6432 too."
-    say(small_core, ws.id, said, reply)
-    fake_api.script(call([fact(reply, 1, said)]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        small_core, DOC + config, said, reply, reply=call([fact(reply, 1, said)])
+    )
     line = "- Postgres now sits behind PgBouncer on port 6432."  # the clause saying what ended cut
     expected = DOC + config.replace("- Postgres runs on port 5432.", line).replace(
         "localhost:5432", "localhost:6432"
     )
-    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
 
 
 def test_a_quotes_remarks_and_redacted_sentences_make_no_lines():
     """What a label's quote gives: the person's sentences that state something; a remark
     ("ok, calling it a day.") and a sentence whose secret was redacted give none."""
-    from yak.memory.forms.tool import quote_sentences
+    from yak.memory.forms.habits import quote_sentences
     from yak.memory.judging.said import Passage
 
     text_ = (
@@ -678,25 +700,26 @@ def test_a_quotes_remarks_and_redacted_sentences_make_no_lines():
 
 
 async def test_what_a_quote_says_has_ended_is_replaced_by_the_rest_of_its_sentence(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """ "Fly.io did not work out; deploys now go to Kubernetes on EKS." with the label "EKS" as
     the fact: the line says what holds now (the clause saying what ended is cut) and takes the
     place of the one line naming Fly.io; the other lines stay."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "web")))
     deployment = (
         "\nDeployment\n- We moved deploys from Heroku to Fly.io.\n- No deploys on Fridays.\n"
     )
-    await seed_document(small_core, ws.id, DOC + deployment)
     said = "Fly.io did not work out; deploys now go to Kubernetes on EKS."
-    say(small_core, ws.id, said, "Understood, EKS it is.")
-    fake_api.script(call([fact("EKS", 1, said)]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        small_core,
+        DOC + deployment,
+        said,
+        "Understood, EKS it is.",
+        reply=call([fact("EKS", 1, said)]),
+    )
     expected = DOC + deployment.replace(
         "We moved deploys from Heroku to Fly.io.", "Deploys now go to Kubernetes on EKS."
     )
-    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
 
 
 def test_a_paragraph_written_as_one_fact_is_a_line_per_sentence_for_a_small_model():
@@ -719,40 +742,44 @@ def test_a_paragraph_written_as_one_fact_is_a_line_per_sentence_for_a_small_mode
 
 
 async def test_a_document_line_copied_as_the_fact_is_read_from_the_persons_new_sentence(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """The 1.5B model copied the document's setup line as the fact's text, quoting the
     person's new sentence: under its profile the sentence is the line (a line the document
     holds adds nothing, so the new fact was lost)."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "ledger")))
-    await seed_document(small_core, ws.id, DOC)
     said = "Integration tests need Docker running, started with make up."
-    say(small_core, ws.id, said, "OK.")
-    fake_api.script(call([fact("- Tests run with pytest.", 1, said)]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        small_core,
+        DOC,
+        said,
+        "OK.",
+        reply=call([fact("- Tests run with pytest.", 1, said)]),
+        folder="ledger",
+    )
     expected = DOC + "- " + said + "\n"
-    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
 
 
 async def test_a_paraphrase_that_turns_a_rule_around_is_read_from_the_persons_words(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """The 1.5B model wrote "Xcode build is run by me." for "Do not run the Xcode build; I run
     it myself.", and answered "Forget the S3 bucket name…" with "Removed." quoting the title:
     under its profile the rule is the line as said, and the request forgets its line."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "kite")))
     bucket = "\nStorage\n- Raw files land in the S3 bucket shop-raw-events.\n"
-    await seed_document(small_core, ws.id, DOC + bucket)
     rule = "Do not run the Xcode build; I run it myself."
     forget = "Forget the S3 bucket name, it changes per environment."
-    say(small_core, ws.id, f"{rule} {forget}", "Removed.", title="ios-01 setup")
-    fake_api.script(
-        call([fact("Xcode build is run by me.", 1, rule), fact("Removed.", 1, "ios-01 setup")])
+    document = await refresh(
+        small_core,
+        DOC + bucket,
+        f"{rule} {forget}",
+        "Removed.",
+        reply=call(
+            [fact("Xcode build is run by me.", 1, rule), fact("Removed.", 1, "ios-01 setup")]
+        ),
+        folder="kite",
+        title="ios-01 setup",
     )
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
-    document = (await small_core.memory.read(ws.id)).content
     assert "- Do not run the Xcode build; I run it myself.\n" in document
     assert "shop-raw-events" not in document and "Xcode build is run by me" not in document
 
@@ -861,7 +888,7 @@ def test_a_reminder_restating_a_rule_is_compared_without_its_preamble_and_an_ack
     person's quote is "- Run ruff format before committing anything." (so the document's ruff
     line is seen to say it already); the assistant's "Understood, EKS it is." listed as a fact
     is dropped under the small model's profile."""
-    from yak.memory.forms.tool import quote_sentences
+    from yak.memory.forms.habits import quote_sentences
 
     said_ = "Reminder for the future: run ruff format before committing anything."
     passages = [Passage("ses_1", "msg_1", Speaker.USER, said_, False)]
@@ -873,23 +900,24 @@ def test_a_reminder_restating_a_rule_is_compared_without_its_preamble_and_an_ack
 
 
 async def test_a_port_moved_in_a_line_of_two_statements_changes_both_in_place(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """ "Kafka moved to port 9093 (the TLS listener); 9092 is closed now." against a line holding
     the broker's port and the consumers' bootstrap servers: both values change in place (the
     1.5B model's fact took the whole line's place, and kafka:9093 was lost)."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "etl")))
     kafka = (
         "\nInfrastructure\n- Kafka's broker listens on port 9092 and the consumer uses "
         "bootstrap servers kafka:9092.\n"
     )
-    await seed_document(small_core, ws.id, DOC + kafka)
     said = "Kafka moved to port 9093 (the TLS listener); 9092 is closed now."
-    say(small_core, ws.id, said, "So the consumers point at 9093 too.")
-    fake_api.script(call([fact("The consumers point at 9093 too.", 1, said)]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
-    document = (await small_core.memory.read(ws.id)).content
+    document = await refresh(
+        small_core,
+        DOC + kafka,
+        said,
+        "So the consumers point at 9093 too.",
+        reply=call([fact("The consumers point at 9093 too.", 1, said)]),
+        folder="etl",
+    )
     assert kafka.replace("9092", "9093") in document and "9092" not in document
 
 
@@ -907,7 +935,7 @@ def test_a_document_line_echoed_with_a_quote_from_elsewhere_changes_nothing_for_
 
 
 def test_an_event_read_from_a_quote_makes_no_line():
-    from yak.memory.forms.tool import quote_sentences
+    from yak.memory.forms.habits import quote_sentences
 
     said_ = (
         "Last night's failure paged the on-call engineer again. "
@@ -954,42 +982,46 @@ def workspace_small(small_core, loop, tmp_path):
 
 
 async def test_a_line_past_the_end_names_no_line_for_a_small_model(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, fake_api, refresh
 ):
     """On an empty document the 0.5B model named line 1 as replaced and forgotten (its retry did
     the same, and the fallback's edits stored the assistant's words): under its profile the
     numbers are left out and the person's sentences are the lines, with one request."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "kite")))
     said = "kite is an iOS app in Swift. Do not run the Xcode build; I run it myself."
-    say(small_core, ws.id, said, '{"name": "run_command", "arguments": {"command": "ls"}}')
     wrong = {"line": 1, "conversation": 1, "quote": said}
-    fake_api.script(call([fact("Redis runs on port 6379.", 1, said, replaces=[1])], [wrong]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
+    stored = await refresh(
+        small_core,
+        None,
+        said,
+        '{"name": "run_command", "arguments": {"command": "ls"}}',
+        reply=call([fact("Redis runs on port 6379.", 1, said, replaces=[1])], [wrong]),
+        folder="kite",
+    )
     expected = "- kite is an iOS app in Swift.\n- Do not run the Xcode build; I run it myself.\n"
-    assert (await small_core.memory.read(ws.id)).content.encode() == expected.encode()
+    assert stored.encode() == expected.encode()
     assert len(fake_api.message_requests) == 1
 
 
 async def test_a_moved_port_changes_its_line_in_place_and_the_line_using_it_follows(
-    small_core, loop, tmp_path, fake_api
+    small_core, loop, refresh
 ):
     """The 1.5B run's pipeline document: the broker's port and the consumers' bootstrap
     servers on two lines, and "Kafka moved to port 9093 (the TLS listener); 9092 is closed
     now.": the broker line's value changes in place and the bootstrap servers follow (the
     fact once took the bootstrap line's place, and kafka:9093 was lost)."""
-    ws = await small_core.workspaces.open(str(project_folder(tmp_path, "etl")))
     kafka = (
         "\nInfrastructure\n- Kafka's broker listens on port 9092.\n"
         "- The consumer uses bootstrap servers kafka:9092.\n"
     )
-    await seed_document(small_core, ws.id, DOC + kafka)
     said = "Kafka moved to port 9093 (the TLS listener); 9092 is closed now."
-    say(small_core, ws.id, said, "So the consumers point at 9093 too.")
-    fake_api.script(call([fact("The consumers point at 9093 too.", 1, said)]))
-    outcome = await small_core.refresh.refresh_now(ws.id)
-    assert outcome.status is RefreshStatus.APPLIED, outcome.reason
-    document = (await small_core.memory.read(ws.id)).content
+    document = await refresh(
+        small_core,
+        DOC + kafka,
+        said,
+        "So the consumers point at 9093 too.",
+        reply=call([fact("The consumers point at 9093 too.", 1, said)]),
+        folder="etl",
+    )
     assert kafka.replace("9092", "9093") in document and "9092" not in document
 
 

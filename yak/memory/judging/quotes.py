@@ -24,6 +24,7 @@ from yak.memory.lines import fold
 
 MIN_QUOTE_CHARS = 8  # a shorter quote ("yes", "ok") is found anywhere and proves nothing
 _SPEAKER = re.compile(r"^\s*(?:user|assistant|human|the user|the assistant)\s*(?:said)?\s*:\s*")
+_SPOKEN_BY = re.compile(_SPEAKER.pattern, re.IGNORECASE)
 _MARKS = "\"'“”‘’`«» "
 
 
@@ -32,6 +33,23 @@ def fold_quote(text: str) -> str:
     leading speaker name and surrounding quotation marks taken off, end punctuation too."""
     folded = _SPEAKER.sub("", fold(text)).strip(_MARKS)
     return folded.rstrip(".!?;:, ").strip(_MARKS)
+
+
+def without_speaker(text: str) -> str:
+    """``text`` without a leading speaker name (``user:``, ``Assistant:``, ``the user said:``)."""
+    return _SPOKEN_BY.sub("", text)
+
+
+def quote_speaker(
+    quote: str, conversation: object, session_ids: Sequence[str], passages: Sequence[Passage]
+) -> Speaker | None:
+    """Who said ``quote`` in the conversation numbered ``conversation`` (1-based, request
+    order), as :func:`verify` finds it; ``None`` when it is not found there or
+    ``conversation`` is not a number."""
+    if not isinstance(conversation, int) or isinstance(conversation, bool):
+        return None
+    found = verify(Quote(quote, conversation, quote), session_ids, passages)
+    return None if found is None else found.speaker
 
 
 def verify(

@@ -6,6 +6,7 @@
   compounds joined) and whether it is negated; :func:`matched_words` compares them.
 - :func:`found_in` and :func:`stands_at` say where a token stands in a text (not inside a
   longer word).
+- :func:`details` gives the details a sentence names, :func:`split_sentences` its sentences.
 """
 
 from __future__ import annotations
@@ -274,3 +275,23 @@ def token_key(token: str) -> str:
     """A distinctive token as compared: folded, a trailing ``/`` dropped (``docs/`` is
     ``docs``)."""
     return fold(token).rstrip("/") or fold(token)
+
+
+_NAMED = re.compile(r"\w[\w./-]*\w")
+
+
+def details(text: str) -> set[str]:
+    """The details a sentence gives (case folded): its distinctive tokens, and names holding
+    ``_``, ``/`` or a digit (``src/orders_api``)."""
+    named = {c for c in _NAMED.findall(text) if any(ch in c for ch in "_/0123456789")}
+    return {token.casefold() for token in [*distinctive_tokens(text), *named]}
+
+
+# Where sentences end: ., ! or ? before white space (not ";": "Fly.io did not work out; deploys
+# now go to EKS." is one statement).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text``'s sentences, stripped, the blank ones left out."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
