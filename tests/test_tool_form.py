@@ -1053,3 +1053,40 @@ def test_a_fact_quoting_only_the_assistant_adds_nothing_for_a_small_model():
     )
     assert not isinstance(read, FormError)
     assert read.text == "- Deploys go to AWS, region eu-west-1.\n"
+
+
+def test_a_persons_remark_written_as_the_text_with_a_quote_from_nowhere_adds_nothing():
+    """The 0.5B model answered the drift case's "Quick hello before lunch." with that sentence
+    as a fact's text, quoting the conversation's title from a second conversation the request
+    did not hold (and the assistant's "Hello! Enjoy your lunch." beside it): under its profile
+    the text is read as the person's words, a remark, and the document stays byte-identical;
+    a statement written the same way is a line, its quote verified."""
+    doc = "Area 1\n- Area 1: fact 01 keeps module_0_0.py as it is.\n"
+    hello = "Quick hello before lunch."
+    said = [
+        Passage("ses_1", "msg_1", Speaker.USER, hello, False),
+        Passage("ses_1", "msg_2", Speaker.ASSISTANT, "Hello! Enjoy your lunch.", False),
+    ]
+    given = {
+        "facts": [
+            fact("Hello! Enjoy your lunch.", 1, hello, replaces=[1]),
+            fact(hello, 2, "drift-08 chat", replaces=[2]),
+        ],
+        "forget": [{"line": 1, "conversation": 1, "quote": hello}],
+    }
+    read = read_tool(
+        {"input": given},
+        doc,
+        said=said,
+        sessions=("ses_1",),
+        titles=("drift-08 chat",),
+        profile=SMALL_LOCAL,
+    )
+    assert not isinstance(read, FormError) and read.text.encode() == doc.encode()
+    rule = "Releases are tagged from main every Tuesday."
+    said = [Passage("ses_1", "msg_1", Speaker.USER, rule, False)]
+    given = {"facts": [fact(rule, 3, "release chat")], "forget": []}
+    read = read_tool({"input": given}, doc, said=said, sessions=("ses_1",), profile=SMALL_LOCAL)
+    assert not isinstance(read, FormError)
+    assert read.text == doc + "- " + rule + "\n"
+    assert [(q.conversation, q.quote) for q in read.quotes] == [(1, rule)]

@@ -4,11 +4,11 @@ asks for it ("The rewrite forms" in docs/refresh.md). Pure.
 
 The schema holds a call's shape; these readers deal with what a small model writes inside it:
 a fact drawn from a whole message (:func:`split_run_on`), a text that strays from its quote
-(:func:`quote_sentences`, :func:`echoes`, :func:`is_label`), chatter and acknowledgements
-listed as facts (:func:`is_chatter`, :func:`is_acknowledgement`), and requests to forget listed
-as facts or aimed at the wrong line (:func:`asks_to_forget`, :func:`aim_forgets`,
-:func:`requests_to_forget`). Each reads the conversations, never trusts the call: a sentence
-counts only where a person said it in the conversation the call names.
+(:func:`quote_sentences`, :func:`echoes`, :func:`is_label`, :func:`text_as_quote`), chatter
+and acknowledgements listed as facts (:func:`is_chatter`, :func:`is_acknowledgement`), and
+requests to forget listed as facts or aimed at the wrong line (:func:`asks_to_forget`,
+:func:`aim_forgets`, :func:`requests_to_forget`). Each reads the conversations, never trusts
+the call: a sentence counts only where a person said it in the conversation it is read from.
 """
 
 from __future__ import annotations
@@ -83,6 +83,21 @@ def quote_sentences(
         and not _FORGET.match(s)
         and quote_speaker(s, conversation, sessions, said) is Speaker.USER
     ]
+
+
+def text_as_quote(
+    fact: Mapping[str, Any], *, said: Sequence[Passage], sessions: Sequence[str]
+) -> Mapping[str, Any] | None:
+    """``fact`` with its own text as its quote, when its quote is not found but its text is
+    words a person said in one of the conversations (the first that holds them), else
+    ``None``: the 0.5B model quoted a conversation's title from a conversation the request
+    does not hold and wrote the person's "Quick hello before lunch." as the text. Read then
+    like any quote (:func:`quote_sentences`), so a remark adds nothing."""
+    text = re.sub(rf"^\s*(?:{LIST_MARKER})\s+", "", str(fact["text"])).strip()
+    for number in range(1, len(sessions) + 1):
+        if quote_speaker(text, number, sessions, said) is Speaker.USER:
+            return {**fact, "conversation": number, "quote": text}
+    return None
 
 
 def _current(sentence: str) -> str:

@@ -29,6 +29,7 @@ from yak.memory.forms.habits import (
     quote_sentences,
     requests_to_forget,
     split_run_on,
+    text_as_quote,
 )
 from yak.memory.forms.merge import merge, with_cause
 from yak.memory.forms.profiles import PLAIN, Habit, Profile
@@ -145,7 +146,9 @@ def read_tool(
             (``Transcript.titles``): a fact whose text is one of them copied the request and
             is dropped, or under :attr:`Habit.STRAY_TEXT` read from its quote
             (:func:`quote_sentences`), as is every fact whose quote a person said and any
-            whose text is a label (:func:`is_label`) or a remark.
+            whose text is a label (:func:`is_label`) or a remark; a fact whose quote is not
+            found but whose text a person said is read from its text
+            (:func:`text_as_quote`).
         profile: the memory model's habits: under :attr:`Habit.RUN_ON_FACT` a fact drawn
             from several sentences of its quote becomes one line per sentence
             (:func:`split_run_on`); under :attr:`Habit.CHATTER_AS_FACT` a short fact with no
@@ -191,6 +194,12 @@ def read_tool(
             title or begins or is_label(text) or is_chatter(text) or speaker is Speaker.USER
         ):
             kept_facts += quote_sentences(fact, said=said, sessions=sessions)
+        elif (
+            stray
+            and speaker is None
+            and (spoken := text_as_quote(fact, said=said, sessions=sessions))
+        ):
+            kept_facts += quote_sentences(spoken, said=said, sessions=sessions)
         elif not (
             profile.tolerates(Habit.CHATTER_AS_FACT)
             and (is_chatter(text) or is_acknowledgement(text))
