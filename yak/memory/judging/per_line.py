@@ -115,7 +115,8 @@ def decide_lines(
         ``previous`` (or adds only lines that say nothing).
     """
     old_lines, new_lines = previous.splitlines(), new.splitlines()
-    gone, unclear = superseded_kept(old_lines, new_lines, supersessions(passages))
+    stated = supersessions(passages)  # read once: the removal check asks it again
+    gone, unclear = superseded_kept(old_lines, new_lines, stated)
     if gone:  # a supersession the conversations state, carried out: the new line in its place
         moved = set(gone.values())
         new = normalize_document(
@@ -155,7 +156,7 @@ def decide_lines(
         if (found := dangerous.capability(line, document=previous)) is not None
     }
     person = {origin.line - 1 for origin in origins if origin.by_person}
-    spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages)
+    spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages, stated)
     removal = removal_held(old_lines, opcodes, spared=spared)
     whole = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
@@ -280,6 +281,7 @@ def _removed_without_cause(
     opcodes: Sequence[Opcode],
     person: Collection[int],
     passages: Sequence[Passage],
+    stated: Sequence[Supersession],
 ) -> set[int]:
     """The indices of the previous lines the rewrite removes or changes without cause
     (:class:`yak.memory.judging.removals.Removals`): they stay in the applied document, their
@@ -289,7 +291,7 @@ def _removed_without_cause(
     after = {fold_line(line) for line in new_lines}
     before = {fold_line(line) for line in old_lines}
     added = [line for line in new_lines if line.strip() and fold_line(line) not in before]
-    removals = Removals(passages)
+    removals = Removals(passages, stated=stated)
     spared: set[int] = set()
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":

@@ -65,10 +65,14 @@ class Removals:
     """Judges the lines a rewrite takes out against what was said; the passages are read once,
     at the first line asked about (most rewrites remove nothing)."""
 
-    def __init__(self, passages: Sequence[Passage]) -> None:
+    def __init__(
+        self, passages: Sequence[Passage], *, stated: Sequence[Supersession] | None = None
+    ) -> None:
+        """``stated``: :func:`supersessions` of ``passages`` when the caller has read them
+        already (read here at the first line asked about otherwise)."""
         self._passages = passages
         self._said: list[_Said] | None = None
-        self._stated: tuple[Supersession, ...] | None = None
+        self._stated = None if stated is None else tuple(stated)
 
     def without_cause(
         self, line: str, replacements: Sequence[str], added: Sequence[str] = ()
@@ -349,6 +353,9 @@ _ENDED = re.compile(
     r"no\s+longer\s+(?:supported|used|in\s+use)))",
     re.IGNORECASE,
 )
+# The words without which _ENDED cannot match (it starts at any word, so a long conversation is
+# read by it only where one of them is).
+_ENDED_WORDS = ("work", "closed", "gone", "retired", "dropped", "longer")
 # "nothing connects to 5432 directly any more", "nobody uses Heroku"
 _UNUSED = re.compile(
     r"\b(?:nothing|no\s+one|nobody)\s+(?:connects|talks|points|uses|runs)\s+(?:to\s+|on\s+)?"
@@ -395,12 +402,15 @@ def supersessions(passages: Sequence[Passage]) -> tuple[Supersession, ...]:
         text = passage.text
         pairs = [(m.group(1), m.group(2)) for m in _FROM_TO.finditer(text)]
         pairs += [(m.group(1), m.group(2)) for m in _REPLACED_WITH.finditer(text)]
-        pairs += [(m.group(1), m.group(2)) for m in _WAS_REPLACED.finditer(text)]
+        folded = text.casefold()
+        if "replaced" in folded:  # the pattern starts at any word: read only where it can match
+            pairs += [(m.group(1), m.group(2)) for m in _WAS_REPLACED.finditer(text)]
         pairs += [(m.group(2), m.group(1)) for m in _INSTEAD_OF.finditer(text)]
         pairs += [(m.group(1), m.group(2) or "") for m in _GONE.finditer(text)]
         # "nothing connects to 5432" is no supersession here: a line holding the port among
         # other facts would lose them all (the 0.5B model's "@@ replace 1")
-        pairs += [(name, "") for name in _ended(text, unused=False)]
+        if any(word in folded for word in _ENDED_WORDS):
+            pairs += [(name, "") for name in _ended(text, unused=False)]
         for old, new in pairs:
             old, new = _name(old), _name(new)
             if old and old.casefold() != new.casefold():
