@@ -974,6 +974,38 @@ async def test_a_call_cut_at_the_output_limit_stores_nothing_and_asks_no_retry(
     assert fake_api.message_requests[-1].body["max_tokens"] == TOOL_MAX_TOKENS_SMALL
 
 
+async def test_a_runaway_edits_reply_is_cut_sooner_for_a_small_model_and_stores_nothing(
+    make_core, monkeypatch, loop, tmp_path, fake_api
+):
+    """The 0.5B model's edits ran away ("@@ delete 1131", "@@ delete 1133"… for a 12-line
+    document), five minutes of both cores each time: under its profile an edits reply asks for
+    at most ``EDITS_MAX_TOKENS_SMALL`` tokens, and one cut there fails, storing nothing; any
+    other model keeps the full limit, and a whole document keeps it for every model."""
+    from yak.domain import RewriteForm
+    from yak.memory.forms.profiles import EDITS_MAX_TOKENS_SMALL
+    from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS
+
+    runaway = "@@ insert after 2\n" + "- We moved to Python 3.13 last week.\n" * 40
+    limits = {}
+    for profile, form in (("small-local", "edits"), ("plain", "edits"), ("small-local", "whole")):
+        monkeypatch.setenv("YAK_MEMORY_PROFILE", profile)
+        core = make_core(rewrite_form=RewriteForm(form))
+        ws = await core.workspaces.open(str(project_folder(tmp_path, f"{profile}-{form}")))
+        await seed_document(core, ws.id, DOC)
+        say(core, ws.id, "We moved to Python 3.13 last week.", "Good to know.")
+        fake_api.script(text(runaway, stop_reason="max_tokens"))
+        outcome = await core.refresh.refresh_now(ws.id)
+        assert outcome.status is RefreshStatus.FAILED, outcome.reason
+        assert "cut off at its output limit" in outcome.reason
+        assert (await core.memory.read(ws.id)).content.encode() == DOC.encode()
+        limits[profile, form] = fake_api.message_requests[-1].body["max_tokens"]
+    assert limits == {
+        ("small-local", "edits"): EDITS_MAX_TOKENS_SMALL,
+        ("plain", "edits"): REWRITE_MAX_TOKENS,
+        ("small-local", "whole"): REWRITE_MAX_TOKENS,
+    }
+
+
 @pytest.fixture
 def workspace_small(small_core, loop, tmp_path):
     ws = loop.run_until_complete(small_core.workspaces.open(str(project_folder(tmp_path, "s"))))

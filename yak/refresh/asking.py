@@ -17,7 +17,12 @@ from yak.config import Settings
 from yak.domain import RefreshStatus, RewriteForm, TokenUsage
 from yak.errors import MissingApiKey, ProviderError
 from yak.memory.document import merge_flags
-from yak.memory.forms.profiles import TOOL_MAX_TOKENS_SMALL, Habit, profile_for
+from yak.memory.forms.profiles import (
+    EDITS_MAX_TOKENS_SMALL,
+    TOOL_MAX_TOKENS_SMALL,
+    Habit,
+    profile_for,
+)
 from yak.memory.judging.kinds import is_structure
 from yak.memory.judging.per_line import Decision, decide_lines
 from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS, Judgement, judge_reply
@@ -265,11 +270,15 @@ class RewriteAsker:
 
 
 def _max_tokens(form: RewriteForm, attempt: Attempt) -> int:
-    """The output limit of a memory call (tokens): ``REWRITE_MAX_TOKENS``, or for a tool call
-    of a model whose calls run away (:attr:`Habit.RUNAWAY_CALL`) ``TOOL_MAX_TOKENS_SMALL``."""
+    """The output limit of a memory call (tokens): ``REWRITE_MAX_TOKENS``; for a model whose
+    replies run away (:attr:`Habit.RUNAWAY_CALL`) ``TOOL_MAX_TOKENS_SMALL`` for a tool call and
+    ``EDITS_MAX_TOKENS_SMALL`` for edits (a whole document keeps the full limit)."""
     profile = profile_for(attempt.settings.memory_profile, attempt.settings.memory_model)
-    if form is RewriteForm.TOOL and profile.tolerates(Habit.RUNAWAY_CALL):
-        return TOOL_MAX_TOKENS_SMALL
+    if profile.tolerates(Habit.RUNAWAY_CALL):
+        if form is RewriteForm.TOOL:
+            return TOOL_MAX_TOKENS_SMALL
+        if form is RewriteForm.EDITS:
+            return EDITS_MAX_TOKENS_SMALL
     return REWRITE_MAX_TOKENS
 
 

@@ -109,8 +109,14 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "Held to the schema, the model once kept listing facts until the 8,192-token output "
         "limit: ten minutes of both cores for one refresh. Its tool calls are asked for at "
         "most TOOL_MAX_TOKENS_SMALL tokens (a call of 40 facts with their quotes fits); a "
-        "call cut there stores nothing and its conversations wait for the next refresh.",
-        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario",
+        "call cut there stores nothing and its conversations wait for the next refresh. "
+        'The 0.5B model\'s edits ran away the same way ("@@ delete 1131", "@@ delete 1133"… '
+        "for a 12-line document; the document written out again and again): five to six "
+        "minutes of both cores, three times in 30 refreshes. Its edits replies are asked for "
+        "at most EDITS_MAX_TOKENS_SMALL tokens, room for the whole numbered document at the "
+        "ceiling (read back under DOCUMENT_WRITTEN_ON); a reply cut there stores nothing.",
+        "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario; "
+        "Qwen2.5-Coder-0.5B-Instruct, edits form, web and pipeline scenarios",
     ),
     Tolerance(
         Habit.LINES_PAST_THE_END,
@@ -123,8 +129,10 @@ TOLERANCES: tuple[Tolerance, ...] = (
     ),
 )
 
-# The output limit of a tool call under RUNAWAY_CALL (tokens).
+# The output limits under RUNAWAY_CALL (tokens): a tool call (40 facts with their quotes fit),
+# and an edits reply (the numbered document at the 200-line ceiling, about 3,000 tokens, fits).
 TOOL_MAX_TOKENS_SMALL = 2048
+EDITS_MAX_TOKENS_SMALL = 4096
 
 
 @dataclass(frozen=True)
