@@ -1122,3 +1122,46 @@ def test_a_persons_remark_written_as_the_text_with_a_quote_from_nowhere_adds_not
     assert not isinstance(read, FormError)
     assert read.text == doc + "- " + rule + "\n"
     assert [(q.conversation, q.quote) for q in read.quotes] == [(1, rule)]
+
+
+async def test_a_new_value_listed_beside_the_forget_of_its_line_takes_its_place_and_the_port_moves(
+    small_core, loop, refresh
+):
+    """The 1.5B model answered "Redis on the dev backend moved to port 6380." by forgetting the
+    Redis line (quoting the document) and listing the new port as a new fact: the fact takes
+    the forgotten line's place, and the REDIS_URL line that used 6379 follows (it was left on
+    6379, and the evaluation counted the old port left and the new URL lost)."""
+    redis = "- The dev backend caches in Redis on port 6379."
+    mobile = DOC + (
+        f"\nMobile\n- kite is an iOS app in Swift.\n{redis}\n"
+        "- The app's dev config has REDIS_URL=redis://localhost:6379/0.\n"
+    )
+    said = "Redis on the dev backend moved to port 6380."
+    forget = {"line": mobile.splitlines().index(redis) + 1, "conversation": 1, "quote": redis[2:]}
+    stored = await refresh(
+        small_core,
+        mobile,
+        said,
+        "OK.",
+        reply=call([fact("The dev backend caches in Redis on port 6380.", 1, said)], [forget]),
+        folder="kite",
+    )
+    expected = mobile.replace(redis, "- " + said).replace("localhost:6379", "localhost:6380")
+    assert stored.encode() == expected.encode()
+
+
+def test_a_clause_quoted_from_the_middle_of_a_sentence_is_a_sentence_of_its_own():
+    """The 1.5B model quoted "and the app's dev config has REDIS_URL=…" from the middle of the
+    person's sentence: read from its quote, the line does not start with "and"."""
+    from yak.memory.forms.habits import quote_sentences
+
+    said_ = (
+        "The dev backend caches in Redis on port 6379, and the app's dev config has "
+        "REDIS_URL=redis://localhost:6379/0."
+    )
+    passages = [Passage("ses_1", "msg_1", Speaker.USER, said_, False)]
+    quote = "and the app's dev config has REDIS_URL=redis://localhost:6379/0."
+    got = quote_sentences(fact("REDIS_URL", 1, quote), said=passages, sessions=("ses_1",))
+    assert [f["text"] for f in got] == [
+        "- The app's dev config has REDIS_URL=redis://localhost:6379/0."
+    ]

@@ -128,8 +128,17 @@ def _clauses(sentence: str) -> list[str]:
     return [p.rstrip(".!?,") for p in parts]
 
 
+# A clause the model quoted from the middle of a sentence ("and the app's dev config has …").
+_JOINED = re.compile(r"^(?:and|but|so|or|also|plus)\s+(?=\S)", re.IGNORECASE)
+
+
 def _capital(clause: str) -> str:
-    """A sentence as said, or a clause cut from one made a sentence ("Deploys now go to …")."""
+    """A sentence as said, or a clause cut from one made a sentence ("Deploys now go to …"):
+    a leading "and", "but"… taken off (the 1.5B model quoted "and the app's dev config has
+    REDIS_URL=…" from the middle of a sentence)."""
+    bare = _JOINED.sub("", clause)
+    if bare != clause:
+        clause = bare[0].upper() + bare[1:]
     if clause[-1] in ".!?)":
         return clause
     return clause[0].upper() + clause[1:] + "."

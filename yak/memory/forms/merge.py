@@ -126,7 +126,12 @@ def with_cause(
         line = lines[item["line"] - 1]
         found = verify(Quote(line, item["conversation"], item["quote"]), sessions, said)
         asked = found is not None and names_line(found.quote, line)
-        if not is_structure(line) and (asked or restated(line, added)):
+        taker = _taker(line, kept_facts) if not asked else None
+        if not is_structure(line) and taker is not None:
+            # a new value listed beside the forget of its line: it takes the line's place, so a
+            # port it moves is carried (_carried)
+            kept_facts[taker] = {**kept_facts[taker], "replaces": [item["line"]]}
+        elif not is_structure(line) and (asked or restated(line, added)):
             kept_forget.append(item)
         elif line.strip():
             spared += 1
@@ -134,6 +139,16 @@ def with_cause(
     kept_facts, moved = _moved_values(lines, kept_facts, taken)
     kept_facts += moved
     return kept_facts + _carried(lines, kept_facts, taken), kept_forget, spared
+
+
+def _taker(line: str, facts: Sequence[Mapping[str, Any]]) -> int | None:
+    """The index of the first fact that replaces no line and restates ``line`` (a new value of
+    it), or ``None``: the 1.5B model forgot "- The dev backend caches in Redis on port 6379."
+    and listed "on port 6380" as new, and the REDIS_URL line using 6379 was left behind."""
+    for index, fact in enumerate(facts):
+        if not fact["replaces"] and restated(line, [str(fact["text"]).strip()]):
+            return index
+    return None
 
 
 def _moved_values(
