@@ -899,16 +899,23 @@ def test_a_reminder_restating_a_rule_is_compared_without_its_preamble_and_an_ack
     assert not isinstance(small, FormError) and small.unchanged
 
 
-async def test_a_port_moved_in_a_line_of_two_statements_changes_both_in_place(
-    small_core, loop, refresh
-):
-    """ "Kafka moved to port 9093 (the TLS listener); 9092 is closed now." against a line holding
-    the broker's port and the consumers' bootstrap servers: both values change in place (the
-    1.5B model's fact took the whole line's place, and kafka:9093 was lost)."""
-    kafka = (
+@pytest.mark.parametrize(
+    "kafka",
+    [
         "\nInfrastructure\n- Kafka's broker listens on port 9092 and the consumer uses "
-        "bootstrap servers kafka:9092.\n"
-    )
+        "bootstrap servers kafka:9092.\n",
+        "\nInfrastructure\n- Kafka's broker listens on port 9092.\n"
+        "- The consumer uses bootstrap servers kafka:9092.\n",
+    ],
+    ids=["one line of two statements", "two lines"],
+)
+async def test_a_moved_port_changes_in_place_and_the_bootstrap_servers_follow(
+    small_core, loop, refresh, kafka
+):
+    """ "Kafka moved to port 9093 (the TLS listener); 9092 is closed now." against the 1.5B
+    run's pipeline document, the broker's port and the consumers' bootstrap servers on one line
+    or on two: every value changes in place (the model's fact once took a whole line's place,
+    and kafka:9093 was lost)."""
     said = "Kafka moved to port 9093 (the TLS listener); 9092 is closed now."
     document = await refresh(
         small_core,
@@ -1032,29 +1039,6 @@ async def test_a_line_past_the_end_names_no_line_for_a_small_model(
     expected = "- kite is an iOS app in Swift.\n- Do not run the Xcode build; I run it myself.\n"
     assert stored.encode() == expected.encode()
     assert len(fake_api.message_requests) == 1
-
-
-async def test_a_moved_port_changes_its_line_in_place_and_the_line_using_it_follows(
-    small_core, loop, refresh
-):
-    """The 1.5B run's pipeline document: the broker's port and the consumers' bootstrap
-    servers on two lines, and "Kafka moved to port 9093 (the TLS listener); 9092 is closed
-    now.": the broker line's value changes in place and the bootstrap servers follow (the
-    fact once took the bootstrap line's place, and kafka:9093 was lost)."""
-    kafka = (
-        "\nInfrastructure\n- Kafka's broker listens on port 9092.\n"
-        "- The consumer uses bootstrap servers kafka:9092.\n"
-    )
-    said = "Kafka moved to port 9093 (the TLS listener); 9092 is closed now."
-    document = await refresh(
-        small_core,
-        DOC + kafka,
-        said,
-        "So the consumers point at 9093 too.",
-        reply=call([fact("The consumers point at 9093 too.", 1, said)]),
-        folder="etl",
-    )
-    assert kafka.replace("9092", "9093") in document and "9092" not in document
 
 
 def test_a_fact_quoting_only_the_assistant_adds_nothing_for_a_small_model():
