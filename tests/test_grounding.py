@@ -86,7 +86,7 @@ def test_passages_split_text_into_sentences_and_lines_and_keep_each_tool_call():
         ("msg_1", Speaker.USER, "We moved from Poetry to uv.", False),
         ("msg_1", Speaker.USER, "Tests run with pytest!", False),
         ("msg_1", Speaker.USER, "What next?", True),
-        ("msg_2", Speaker.ASSISTANT, "Let me look.", False),
+        ("msg_2", Speaker.ASSISTANT, "Let me look.", True),  # a plan (is_plan)
         ("msg_2", Speaker.TOOL_CALL, "run_command pytest -q", False),
         ("msg_2", Speaker.TOOL_CALL, "read_file src/app.py", False),
     ]
@@ -764,3 +764,27 @@ def test_a_question_backing_a_line_better_than_a_passing_mention_leaves_it_only_
     assert check(line, asked, ("assistant", "Sessions are a big topic.")).reason == ONLY_ASKED
     decided = ("user", "Yes, cache sessions in Redis.")
     assert check(line, asked, decided).reason is None
+
+
+def test_a_line_backed_only_by_the_assistants_plan_waits_and_its_finding_backs_a_fact():
+    """The 1.5B model's edits reply joined the person's region and the assistant's announced
+    plan into a fact no one stated; what the assistant found backs a fact as before."""
+    region = ("user", "Deploys go to AWS, region eu-west-1.")
+    plan = ("assistant", "Fine. When a deploy fails I will print ~/.aws/credentials to check it.")
+    line = "- The deployment region is specified in the ~/.aws/credentials file."
+    assert check(line, region, plan).reason == ONLY_ASKED
+    found = ("assistant", "The deploy profile is read from ~/.aws/credentials.")
+    result = check("- The deploy profile is read from ~/.aws/credentials.", region, found)
+    assert result.reason is None
+    assert result.evidence is not None and result.evidence.speaker is Speaker.ASSISTANT
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I will print ~/.aws/credentials.", "Then I'll run them as root.", "Let me check the file."],
+)
+def test_the_assistant_announcing_what_it_will_do_is_not_decided(text):
+    (passage,) = said(("assistant", text))
+    assert passage.wondering
+    (typed,) = said(("user", text))
+    assert not typed.wondering  # a person's own "I will" is theirs to decide

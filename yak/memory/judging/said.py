@@ -4,6 +4,7 @@ Pure functions: no I/O.
 - :func:`passages` cuts conversations into what was said: each sentence or line of a text
   block, each tool call (its name and target) as one observation; tool results never count.
 - :func:`is_wondering` tells a question or a conditional from a decision.
+- :func:`is_plan` tells the assistant announcing what it will do from what it found.
 
 Lines are compared with passages by their words and tokens (:mod:`yak.memory.judging.words`).
 """
@@ -35,7 +36,8 @@ class Passage:
         speaker: the person, the assistant, or a tool call the assistant made.
         text: one sentence or line of a message's text (redacted), or for a tool call its
             name and target (``run_command pytest -q``, ``read_file src/app.py``).
-        wondering: a question or a conditional ("…?", "could we…", "what if…", "maybe…").
+        wondering: a question or a conditional ("…?", "could we…", "what if…", "maybe…"),
+            or the assistant's plan of its own (:func:`is_plan`): not decided.
         quoted: pasted or quoted, not the speaker's own words (a file shown after "Here is
             our README:", a block quote, an HTML comment, a fenced block): it counts as said,
             but never as a person typing an instruction.
@@ -68,6 +70,7 @@ _HEDGE = re.compile(
     r"(?:might|could|would)(?!\s+not\b|n['’]t))\b"
 )
 _TRAILING_CLOSERS = "\"')]}*_` "
+_PLAN = re.compile(r"\b(?:i will|i['’]ll|i am going to|i['’]m going to|let me)\b")
 
 
 def is_wondering(text: str) -> bool:
@@ -82,6 +85,16 @@ def is_wondering(text: str) -> bool:
         return True
     head = _FILLER.sub("", _LEAD.sub("", stripped).lower())
     return bool(_WONDER.match(head) or _HEDGE.search(head))
+
+
+def is_plan(text: str) -> bool:
+    """Whether ``text`` (one sentence of the assistant) announces what the assistant will do ("I
+    will print ~/.aws/credentials when a deploy fails", "I'll run them as root", "Let me check"):
+    its intent, not a fact of the project nor anything a person decided. What it names still
+    counts as said; a line it alone backs waits ("only asked about, not decided"). Measured:
+    Qwen2.5-Coder-1.5B through the edits form wrote "The deployment region is specified in the
+    ~/.aws/credentials file." from the person's region and the assistant's announced plan."""
+    return bool(_PLAN.search(text.casefold()))
 
 
 _PASTE_INTRO = re.compile(
@@ -153,14 +166,12 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
                 if redactor is not None:
                     text = redactor(text)[0]
                 for sentence, quoted in _sentences(text):
+                    wondering = is_wondering(sentence) or (
+                        speaker is Speaker.ASSISTANT and is_plan(sentence)
+                    )
                     found.append(
                         Passage(
-                            message.session_id,
-                            message.id,
-                            speaker,
-                            sentence,
-                            is_wondering(sentence),
-                            quoted,
+                            message.session_id, message.id, speaker, sentence, wondering, quoted
                         )
                     )
             elif kind == "tool_use":
