@@ -985,31 +985,51 @@ async def test_a_runaway_edits_reply_is_cut_sooner_for_a_small_model_and_stores_
     make_core, monkeypatch, loop, tmp_path, fake_api
 ):
     """The 0.5B model's edits ran away ("@@ delete 1131", "@@ delete 1133"… for a 12-line
-    document), five minutes of both cores each time: under its profile an edits reply asks for
-    at most ``EDITS_MAX_TOKENS_SMALL`` tokens, and one cut there fails, storing nothing; any
-    other model keeps the full limit, and a whole document keeps it for every model."""
+    document), five minutes of both cores each time, and its whole document, asked after
+    refused edits, ran to 8,192 tokens for a short document (twelve minutes): under its
+    profile an edits or whole reply asks for at most ``EDITS_MAX_TOKENS_SMALL`` tokens (twice
+    the document's estimate for a longer document), and one cut there fails, storing nothing;
+    any other model keeps the full limit."""
     from yak.domain import RewriteForm
     from yak.memory.forms.profiles import EDITS_MAX_TOKENS_SMALL
     from yak.memory.judging.pipeline import REWRITE_MAX_TOKENS
 
     runaway = "@@ insert after 2\n" + "- We moved to Python 3.13 last week.\n" * 40
     limits = {}
-    for profile, form in (("small-local", "edits"), ("plain", "edits"), ("small-local", "whole")):
+    long_doc = DOC + "".join(  # under the ceiling's 200 lines, over 4,096 tokens twice over
+        f"- Service {n} listens on port {8000 + n} behind the gateway, in region eu-west-1.\n"
+        for n in range(150)
+    )
+    cases = (
+        ("small-local", "edits", DOC),
+        ("plain", "edits", DOC),
+        ("small-local", "whole", DOC),
+        ("plain", "whole", DOC),
+        ("small-local", "whole", long_doc),
+    )
+    for profile, form, document in cases:
         monkeypatch.setenv("YAK_MEMORY_PROFILE", profile)
         core = make_core(rewrite_form=RewriteForm(form))
-        ws = await core.workspaces.open(str(project_folder(tmp_path, f"{profile}-{form}")))
-        await seed_document(core, ws.id, DOC)
+        name = f"{profile}-{form}-{len(document)}"
+        ws = await core.workspaces.open(str(project_folder(tmp_path, name)))
+        await seed_document(core, ws.id, document)
         say(core, ws.id, "We moved to Python 3.13 last week.", "Good to know.")
         fake_api.script(text(runaway, stop_reason="max_tokens"))
         outcome = await core.refresh.refresh_now(ws.id)
         assert outcome.status is RefreshStatus.FAILED, outcome.reason
         assert "cut off at its output limit" in outcome.reason
-        assert (await core.memory.read(ws.id)).content.encode() == DOC.encode()
-        limits[profile, form] = fake_api.message_requests[-1].body["max_tokens"]
+        assert (await core.memory.read(ws.id)).content.encode() == document.encode()
+        limits[profile, form, len(document.splitlines())] = fake_api.message_requests[-1].body[
+            "max_tokens"
+        ]
+    lines = len(long_doc.splitlines())
+    assert lines < 200 and 2 * len(long_doc) // 4 > EDITS_MAX_TOKENS_SMALL
     assert limits == {
-        ("small-local", "edits"): EDITS_MAX_TOKENS_SMALL,
-        ("plain", "edits"): REWRITE_MAX_TOKENS,
-        ("small-local", "whole"): REWRITE_MAX_TOKENS,
+        ("small-local", "edits", len(DOC.splitlines())): EDITS_MAX_TOKENS_SMALL,
+        ("plain", "edits", len(DOC.splitlines())): REWRITE_MAX_TOKENS,
+        ("small-local", "whole", len(DOC.splitlines())): EDITS_MAX_TOKENS_SMALL,
+        ("plain", "whole", len(DOC.splitlines())): REWRITE_MAX_TOKENS,
+        ("small-local", "whole", lines): 2 * -(-len(long_doc) // 4),
     }
 
 

@@ -14,7 +14,7 @@ from collections.abc import Hashable
 from dataclasses import replace
 
 from yak.config import Settings
-from yak.domain import RefreshStatus, RewriteForm, TokenUsage
+from yak.domain import RefreshStatus, RewriteForm, TokenUsage, estimate_tokens
 from yak.errors import MissingApiKey, ProviderError
 from yak.memory.document import merge_flags
 from yak.memory.forms.profiles import (
@@ -271,15 +271,17 @@ class RewriteAsker:
 
 def _max_tokens(form: RewriteForm, attempt: Attempt) -> int:
     """The output limit of a memory call (tokens): ``REWRITE_MAX_TOKENS``; for a model whose
-    replies run away (:attr:`Habit.RUNAWAY_CALL`) ``TOOL_MAX_TOKENS_SMALL`` for a tool call and
-    ``EDITS_MAX_TOKENS_SMALL`` for edits (a whole document keeps the full limit)."""
+    replies run away (:attr:`Habit.RUNAWAY_CALL`) ``TOOL_MAX_TOKENS_SMALL`` for a tool call, and
+    for edits or a whole document ``EDITS_MAX_TOKENS_SMALL``, or twice the document's estimated
+    tokens (``estimate_tokens``) when that is more (a document past the ceiling is written out
+    whole all the same), never above ``REWRITE_MAX_TOKENS``."""
     profile = profile_for(attempt.settings.memory_profile, attempt.settings.memory_model)
-    if profile.tolerates(Habit.RUNAWAY_CALL):
-        if form is RewriteForm.TOOL:
-            return TOOL_MAX_TOKENS_SMALL
-        if form is RewriteForm.EDITS:
-            return EDITS_MAX_TOKENS_SMALL
-    return REWRITE_MAX_TOKENS
+    if not profile.tolerates(Habit.RUNAWAY_CALL):
+        return REWRITE_MAX_TOKENS
+    if form is RewriteForm.TOOL:
+        return TOOL_MAX_TOKENS_SMALL
+    document = estimate_tokens(attempt.data.document.content)
+    return min(REWRITE_MAX_TOKENS, max(EDITS_MAX_TOKENS_SMALL, 2 * document))
 
 
 def _verified_flag(previous: str, decision: Decision) -> tuple[str, ...]:

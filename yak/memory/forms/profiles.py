@@ -114,9 +114,12 @@ TOLERANCES: tuple[Tolerance, ...] = (
         "for a 12-line document; the document written out again and again): five to six "
         "minutes of both cores, three times in 30 refreshes. Its edits replies are asked for "
         "at most EDITS_MAX_TOKENS_SMALL tokens, room for the whole numbered document at the "
-        "ceiling (read back under DOCUMENT_WRITTEN_ON); a reply cut there stores nothing.",
+        "ceiling (read back under DOCUMENT_WRITTEN_ON); a reply cut there stores nothing. "
+        "Its whole document, asked after refused edits, ran to the 8,192-token limit for a "
+        "short document (twelve minutes): a whole reply gets the same limit, or twice the "
+        "document's estimated tokens when that is more.",
         "Qwen2.5-Coder-1.5B-Instruct (llama.cpp, schema held), tool form, web scenario; "
-        "Qwen2.5-Coder-0.5B-Instruct, edits form, web and pipeline scenarios",
+        "Qwen2.5-Coder-0.5B-Instruct, edits form, web, pipeline and desktop scenarios",
     ),
     Tolerance(
         Habit.LINES_PAST_THE_END,
@@ -130,7 +133,8 @@ TOLERANCES: tuple[Tolerance, ...] = (
 )
 
 # The output limits under RUNAWAY_CALL (tokens): a tool call (40 facts with their quotes fit),
-# and an edits reply (the numbered document at the 200-line ceiling, about 3,000 tokens, fits).
+# and an edits or whole reply (the numbered document at the 200-line ceiling, about 3,000 tokens,
+# fits; a longer document gets twice its estimated tokens, up to REWRITE_MAX_TOKENS).
 TOOL_MAX_TOKENS_SMALL = 2048
 EDITS_MAX_TOKENS_SMALL = 4096
 
