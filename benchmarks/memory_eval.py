@@ -71,6 +71,7 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -78,7 +79,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 if __package__ in (None, ""):  # run as a script: the checkout's root holds benchmarks and tests
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -97,8 +98,9 @@ from benchmarks.memory_eval_scenarios import (
 from tests.support.builders import project_folder, say, seed_document
 from tests.support.fake_api import FakeAnthropic, Reply, text, tool_use
 from yak.bootstrap import open_core
-from yak.domain import RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
+from yak.domain import FORM_FLAG_PREFIX, RefreshOutcome, RefreshStatus, ReviewMode, RewriteForm
 from yak.linediff import line_changes
+from yak.llm.endpoints import ENDPOINTS_FILE
 from yak.llm.provider import Provider
 from yak.memory.forms.edits import CLOSE_TAG, EXAMPLE, OPEN_TAG
 from yak.memory.forms.tool import TOOL_NAME
@@ -121,6 +123,9 @@ COST_TARGET = 0.2  # the edit form's output tokens for one added line, as a shar
 _NUMBERED = re.compile(r"^(\d+)\|(?: (.*))?$")
 _TITLE = re.compile(r'^--- conversation \d+: "([^"]*)" ---$', re.MULTILINE)
 _NUMBERED_TITLE = re.compile(r'^--- conversation (\d+): "([^"]*)" ---$', re.MULTILINE)
+
+AUTO: Literal["auto"] = "auto"  # the form Yak chooses itself (settings' memory_form "auto")
+Form = RewriteForm | Literal["auto"]
 
 
 def _fold(line: str) -> str:
@@ -772,6 +777,8 @@ def _count_outcome(result: Result, outcome: RefreshOutcome) -> None:
             "removal_without_cause",
         ):
             result.outcomes[flag] += 1
+        elif flag.startswith(FORM_FLAG_PREFIX):
+            result.outcomes[f"read as {flag.removeprefix(FORM_FLAG_PREFIX)}"] += 1
         elif flag.startswith("evidence_verified:"):
             verified, lines = flag.split(":", 1)[1].split("/")
             result.evidence_verified += int(verified)
@@ -805,7 +812,7 @@ def _quiet(_line: str) -> None:
 async def run_scenario(
     scenario: Scenario,
     *,
-    form: RewriteForm,
+    form: Form,
     endpoint: Endpoint,
     work: Path,
     seed: str = "",
@@ -817,7 +824,9 @@ async def run_scenario(
 
     Args:
         scenario: the project and its conversations.
-        form: the rewrite form the core asks for.
+        form: the rewrite form the core asks for; ``auto``: Yak's own choice (the tool where
+            the endpoint supports it, found out on the first refresh and remembered in
+            ``work``'s ``endpoints.json`` for the scenarios after it, as on one machine).
         endpoint: where the memory model is.
         work: a folder for the scenario's data directory and project folder.
         seed: the document typed by hand before the first conversation.
@@ -829,11 +838,14 @@ async def run_scenario(
     data_dir = place / "data"
     data_dir.mkdir(parents=True)
     folder = project_folder(place, scenario.folder)
+    remembered = work / ENDPOINTS_FILE
+    if form == AUTO and remembered.exists():
+        shutil.copyfile(remembered, data_dir / ENDPOINTS_FILE)
     core = open_core(
         data_dir,
         model_client=endpoint.clients(),
-        env={"YAK_MEMORY_MODEL": endpoint.model},
-        rewrite_form=form,
+        env={"YAK_MEMORY_MODEL": endpoint.model, "YAK_MEMORY_FORM": "auto"},
+        rewrite_form=None if form == AUTO else RewriteForm(form),
     )
     judge = Judge(scenario.steps)
     result = Result()
@@ -879,6 +891,8 @@ async def run_scenario(
         final = (await core.memory.read(workspace.id)).content
     finally:
         await core.aclose()
+        if form == AUTO and (data_dir / ENDPOINTS_FILE).exists():
+            shutil.copyfile(data_dir / ENDPOINTS_FILE, remembered)
     figures = judge.result(final)
     figures.violations = result.violations + figures.violations
     figures.quiet_lines_changed = result.quiet_lines_changed
@@ -893,7 +907,7 @@ async def run_scenario(
 async def evaluate(
     *,
     endpoint: Endpoint,
-    forms: Sequence[RewriteForm],
+    forms: Sequence[Form],
     scenarios: Sequence[Scenario] = SCENARIOS,
     fake: FakeAnthropic | None = None,
     progress: Progress = _quiet,
@@ -1087,9 +1101,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="the memory model to evaluate (with --base-url)")
     parser.add_argument(
         "--form",
-        choices=("tool", "edits", "whole", "both", "all"),
+        choices=("tool", "edits", "whole", "both", "all", AUTO),
         default="all",
-        help="the rewrite form(s) to run: one, both free-text forms, or all (the default)",
+        help="the rewrite form(s) to run: one, both free-text forms, all three (the default), "
+        "or auto: Yak's own choice, found out from the endpoint's first answer and remembered "
+        "(the app's default; against a server that answers a forced tool call in text, the "
+        "fallback path)",
     )
     parser.add_argument(
         "--scenario",
@@ -1127,10 +1144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    forms = {
+    chosen: dict[str, list[Form]] = {
         "all": [RewriteForm.TOOL, RewriteForm.EDITS, RewriteForm.WHOLE],
         "both": [RewriteForm.EDITS, RewriteForm.WHOLE],
-    }.get(args.form) or [RewriteForm(args.form)]
+        AUTO: [AUTO],
+    }
+    forms = chosen.get(args.form) or [RewriteForm(args.form)]
     scenarios = [s for s in SCENARIOS if not args.scenario or s.key in args.scenario]
     started = time.monotonic()
     if args.offline:

@@ -27,6 +27,7 @@ from benchmarks.memory_eval import (
     unsupported,
 )
 from benchmarks.memory_eval_scenarios import SCENARIOS, TYPED, WEB, Step
+from tests.support.fake_api import Reply, text
 from yak.domain import ReviewMode, RewriteForm
 from yak.memory.prompts.rewrite import whole_document_request
 
@@ -228,6 +229,38 @@ async def test_the_evaluation_reports_a_model_that_keeps_old_facts(fake_api, tmp
     assert (figures.deletions_respected, figures.deletions) == (1, 2)
     assert "Python 3.11." in final
     assert "superseded fact left: 'Heroku' at web-07 deploy to fly" in figures.violations
+
+
+async def test_auto_finds_a_server_answering_the_forced_call_in_text_and_asks_edits_after(
+    fake_api, tmp_path
+):
+    """``--form auto`` against a server that answers the forced tool call in text (llama.cpp
+    without the strict proxy: the call's JSON in a fence, then newlines to the output limit):
+    the first refresh stores nothing and is remembered, every later one is asked in the edits
+    form, in that scenario and in the next (one machine's ``endpoints.json``)."""
+    scripted = ScriptedModel([*WEB.steps, *TYPED.steps])
+
+    def loose(body: dict[str, Any]) -> Reply:
+        reply = scripted(body)
+        if body.get("tool_choice", {}).get("type") != "tool":
+            return reply
+        given = json.dumps(reply.content[0]["input"])
+        return text(f"```json\n{given}\n```" + "\n" * 200, stop_reason="max_tokens")
+
+    fake_api.respond_with(loose)
+    endpoint = Endpoint(fake_api.url, "loose-model", "test-key", offline=True)
+    first, _final = await run_scenario(WEB, form=memory_eval.AUTO, endpoint=endpoint, work=tmp_path)
+    assert first.outcomes["tool_text_reply"] == 1
+    assert first.outcomes["failed"] == 1
+    assert first.outcomes["read as edits"] == len(WEB.steps)
+    assert (first.live_kept, first.live) == (9, 9)  # the setup waited, then was folded
+    asked = [request.body for request in fake_api.message_requests]
+    assert [("tools" in body) for body in asked[:2]] == [True, False]
+    second, _final = await run_scenario(
+        TYPED, form=memory_eval.AUTO, endpoint=endpoint, work=tmp_path
+    )
+    assert second.outcomes["tool_text_reply"] == 0
+    assert second.outcomes["read as edits"] == len(TYPED.steps)
 
 
 async def test_supported_facts_held_for_review_count_as_refused(fake_api, tmp_path):
