@@ -668,8 +668,11 @@ class Judge:
         """What a proposal ``document`` brings that ``current`` does not: what it breaks among
         the active checks and the live facts of the steps before ``upto`` that ``current``
         does not break already (a fact both lack was lost before, not by the proposal), and
-        the lines it adds to ``current`` without support. A careful user rejects a proposal
-        that does."""
+        the lines it adds to ``current`` without support; after a conversation where nothing
+        durable was said (a quiet step: chit-chat, the drift case), any change at all. A careful
+        user rejects a proposal that does."""
+        if upto < len(self.steps) and self.steps[upto].quiet and document != current:
+            return ["changes the document, though nothing durable was said"]
         before = set(self._broken(current, upto))
         broken = [why for why in self._broken(document, upto) if why not in before]
         broken += [f"{line!r}: {why}" for line, why in self.without_support(current, document)]

@@ -369,6 +369,27 @@ def test_the_careful_user_rejects_a_proposal_only_for_what_it_brings():
     ]
 
 
+def test_after_chit_chat_the_careful_user_rejects_any_change():
+    """The 1.5B model's edits deleted lines and invented others after "Thanks, that helped.";
+    held for review, those proposals must be rejected (the drift case then measures what Yak
+    applies on its own), while the same deletion after a decision is judged by what it
+    breaks."""
+    steps = [
+        Step("x-01 db", ("We use Postgres 16.", "OK."), keep=(r"Postgres 16",)),
+        Step("x-02 thanks", ("Thanks, that helped.", "Glad to hear it."), quiet=True),
+    ]
+    judge = Judge(steps)
+    for step in steps:
+        judge.activate(step)
+    current = "Stack\n- Postgres 16.\n- Tabs for indentation.\n"
+    fewer = "Stack\n- Postgres 16.\n"
+    assert judge.breaks(fewer, 1, current) == [
+        "changes the document, though nothing durable was said"
+    ]
+    assert judge.breaks(current, 1, current) == []
+    assert judge.breaks(fewer, 0, current) == []
+
+
 def test_a_line_copied_behind_an_extra_list_marker_is_a_duplicate():
     """A model copied "- orders-api: …" as "- - orders-api: …" beside it: the evaluation
     counts the pair as a duplicate, list markers folded (any run of -, * or •); a line that
