@@ -113,6 +113,27 @@ def test_blank_lines_and_moved_lines_pass_as_they_are():
     assert decision.applied == new and decision.held is None
 
 
+def test_when_only_structure_would_change_nothing_is_applied():
+    """The 1.5B model's edits deleted a run of lines after "Let me grab a coffee first.": their
+    removal waited, and the blank line among them alone went, one revision for nothing. Now
+    the document stays byte for byte (a blank line or a heading is no news) and the whole
+    deletion waits; beside it, a supported line applied with the same blank line gone is
+    applied as written."""
+    doc = DOC + "\nDeploys\n- Deploys go to Heroku.\n"
+    chat = said("Let me grab a coffee first.", "Sure, take your time.")
+    deleted = "".join(f"{line}\n" for line in doc.splitlines()[:4])
+    decision = decide_lines(doc, deleted, origins=[], tombstones=set(), passages=chat)
+    assert decision.applied.encode() == doc.encode()
+    assert decision.held == deleted and len(decision.reasons) == 3  # each line removed
+    blank_only = doc.replace("\n\n", "\n")
+    quiet = decide_lines(doc, blank_only, origins=[], tombstones=set(), passages=chat)
+    assert (quiet.applied.encode(), quiet.held) == (doc.encode(), None)
+    added = blank_only + "- Tests run in CI.\n"
+    news = said("Tests run in CI now.")
+    decided = decide_lines(doc, added, origins=[], tombstones=set(), passages=news)
+    assert decided.applied == added and decided.held is None
+
+
 def test_a_second_copy_of_a_line_the_document_keeps_is_a_duplicate_not_a_move():
     """Seen with the 0.5B model: "@@ insert after 9" on a 2-line document appended a copy of
     line 2 word for word. A copy is not a move: the document stays as it was, the copy waits

@@ -110,9 +110,13 @@ def decide_lines(
     in its place (:func:`superseded_kept`): the added line takes its place; when Yak cannot
     tell which line the added one replaces, the added line waits (``superseded_unclear``).
 
+    When what passes changes only structure (blank lines, headings: the 1.5B model deleted
+    lines after chit-chat; their removal waited, and the blank line among them went), nothing
+    is applied: ``applied`` is ``previous``, byte for byte.
+
     Returns:
         The :class:`Decision`; ``applied == previous`` and ``held is None`` when ``new`` is
-        ``previous`` (or adds only lines that say nothing).
+        ``previous`` (or adds only lines that say nothing, or changes only structure).
     """
     old_lines, new_lines = previous.splitlines(), new.splitlines()
     stated = supersessions(passages)  # read once: the removal check asks it again
@@ -196,6 +200,8 @@ def decide_lines(
         held_text: str | None = new if new != previous else None
         return Decision(previous, held_text, tuple(reasons), evidence, tuple(duplicates))
     applied_text = "".join(line + "\n" for line in applied)
+    if applied_text != previous and _content(applied_text) == _content(previous):
+        applied_text = previous  # only structure changed: nothing to remember, no revision
     held = new if reasons and new != applied_text else None
     return Decision(
         applied_text,
@@ -204,6 +210,12 @@ def decide_lines(
         evidence,
         tuple(duplicates),
     )
+
+
+def _content(text: str) -> list[str]:
+    """``text``'s lines that are not structure (blank lines, headings, section titles:
+    :func:`is_structure`), in order."""
+    return [line for line in text.splitlines() if not is_structure(line)]
 
 
 def superseded_kept(
