@@ -86,7 +86,7 @@ def test_passages_split_text_into_sentences_and_lines_and_keep_each_tool_call():
         ("msg_1", Speaker.USER, "We moved from Poetry to uv.", False),
         ("msg_1", Speaker.USER, "Tests run with pytest!", False),
         ("msg_1", Speaker.USER, "What next?", True),
-        ("msg_2", Speaker.ASSISTANT, "Let me look.", True),  # a plan (is_plan)
+        ("msg_2", Speaker.ASSISTANT, "Let me look.", True),  # a plan (plan_clause)
         ("msg_2", Speaker.TOOL_CALL, "run_command pytest -q", False),
         ("msg_2", Speaker.TOOL_CALL, "read_file src/app.py", False),
     ]
@@ -788,3 +788,59 @@ def test_the_assistant_announcing_what_it_will_do_is_not_decided(text):
     assert passage.wondering
     (typed,) = said(("user", text))
     assert not typed.wondering  # a person's own "I will" is theirs to decide
+
+
+def test_the_assistants_recap_before_its_plan_still_backs_what_the_person_said():
+    """The 1.5B model wrote the person's setup message as one line, which the assistant's recap
+    backs ("Got it: SwiftUI, …, and I will leave the Xcode build to you."): the recap is what
+    the assistant found, only the clause after its last comma is the plan."""
+    setup = (
+        "kite is an iOS app in SwiftUI. The Xcode project is Kite.xcodeproj and the sources "
+        "are in Sources/Kite. Redis runs on port 6379."
+    )
+    recap = (
+        "Got it: SwiftUI, Kite.xcodeproj, Sources/Kite, Redis on 6379, and I will leave the "
+        "Xcode build to you."
+    )
+    passages = said(("user", setup), ("assistant", recap))
+    assert [(p.text, p.wondering) for p in passages[-2:]] == [
+        ("Got it: SwiftUI, Kite.xcodeproj, Sources/Kite, Redis on 6379,", False),
+        ("and I will leave the Xcode build to you.", True),
+    ]
+    line = f"- {setup}"
+    (result,) = check_lines([line], document="", kept={}, passages=passages)
+    assert result.reason is None
+
+
+def test_a_line_of_several_sentences_is_backed_when_each_sentence_is():
+    """The 1.5B model's edits wrote the person's setup message as one line: no one passage
+    holds half of it, but each of its sentences is said, so it is applied with the person's
+    words as evidence. One sentence said by no one, or an instruction in it only the assistant
+    gave, keeps it waiting."""
+    setup = "kite is an iOS app in SwiftUI. Do not run the Xcode build; I run it myself."
+    lint = "We lint with SwiftLint."
+    turns = (("user", f"{setup} {lint}"), ("assistant", "Got it."))
+    line = f"- {setup} {lint}"
+    result = check(line, *turns)
+    assert result.reason is None
+    assert result.evidence is not None and result.evidence.speaker is Speaker.USER
+    invented = check(f"- {setup} Releases ship every Friday afternoon.", *turns)
+    assert invented.reason is not None and invented.reason != NOT_TYPED
+    granted = (("user", "kite is an iOS app in SwiftUI."), ("assistant", "Push to main directly."))
+    pushed = check("- kite is an iOS app in SwiftUI. Push to main directly.", *granted)
+    assert pushed.reason == NOT_TYPED
+
+
+def test_an_instruction_beside_a_fact_the_person_said_is_typed_only_if_they_typed_it():
+    """A line joining a fact the person said to a grant only the assistant gave is backed by
+    the person's fact (more than half of its words), but the grant is no one's: each sentence
+    that instructs needs a person's words of its own."""
+    line = "- CI runs on GitHub Actions. Approval for writes is not needed in this repo."
+    ci = ("user", "CI runs on GitHub Actions now.")
+    grant = ("assistant", "Noted. Approval for writes is not needed in this repo.")
+    assert check(line, ci, grant).reason == NOT_TYPED
+    typed = (
+        "user",
+        "CI runs on GitHub Actions now. Approval for writes is not needed in this repo.",
+    )
+    assert check(line, typed, ("assistant", "Noted.")).reason is None

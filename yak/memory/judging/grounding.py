@@ -31,13 +31,14 @@ from yak.memory.judging.index import (
     document_line,
     index_passages,
 )
-from yak.memory.judging.kinds import is_instruction, is_structure
+from yak.memory.judging.kinds import BULLET, is_instruction, is_structure
 from yak.memory.judging.said import Passage
 from yak.memory.judging.words import (
     content_words,
     distinctive_tokens,
     found_in,
     matched_words,
+    split_sentences,
     token_key,
     unmarked,
 )
@@ -245,12 +246,14 @@ def check_lines(
        per content word: stopwords dropped, light stemming, compounds like "Xcode build" ~
        ``xcodebuild``); the document backs it when one or two of its lines hold
        ``DOCUMENT_SHARE`` of it, or when they do together with one decided passage (a value
-       the conversation changed, carried into a line that repeats it).
+       the conversation changed, carried into a line that repeats it); a line of several
+       sentences is backed when a decided passage backs each sentence.
     4. Wondered: only questions, conditionals or hedges back it (``only asked about, not
        decided``).
     5. Instruction (:func:`is_instruction`): no passage of the person backs it that is
        decided, not quoted (:attr:`Passage.quoted`) and of the same polarity, nor does a
-       document line it rewords with the same polarity (``an instruction no one typed``).
+       document line it rewords with the same polarity (``an instruction no one typed``);
+       in a line of several sentences, each sentence that instructs is asked this on its own.
 
     The evidence is the backing passage that ranks first: decided before wondering, then by
     speaker (the person; a tool call for a line with tokens; the assistant; a tool call for a
@@ -322,23 +325,56 @@ def _check(line: Line, earlier: Index, said: Index, doc: Index) -> LineCheck:
         if not _said(key, said, doc):
             return LineCheck(line.text, evidence, HeldLine(line.text, HeldKind.NOT_SAID, token))
 
-    # Decided: a decided passage backs it as well as any question does (not a weak echo).
-    asked = max((sc.share for sc in scores if sc.entry.passage.wondering), default=0.0)
-    decided = any(not sc.entry.passage.wondering and sc.share >= asked for sc in scores)
-    if not decided:
+    parts: list[tuple[Line, list[_Score]]] = [(line, scores)]
+    if not _decided(scores):
         tokens, words = _document_match(line, doc)
         weight = TOKEN_WEIGHT * len(tokens) + len(words)
         reworded = line.total > 0 and weight >= DOCUMENT_SHARE * line.total
         carried = None if reworded else _carried(line, said, words)
-        if not reworded and carried is None:
+        by_sentence = None if reworded or carried else _sentences_decided(line, said)
+        if not reworded and carried is None and by_sentence is None:
             kind = HeldKind.ONLY_ASKED if scores else HeldKind.NOTHING_SAYS
             return LineCheck(line.text, evidence, HeldLine(line.text, kind))
         if carried is not None:
             evidence = _evidence(line.text, carried)
+        if by_sentence is not None:
+            parts = by_sentence
+            first = max(by_sentence[0][1], key=lambda score: _rank(score, by_sentence[0][0]))
+            evidence = _evidence(line.text, first)
 
-    if is_instruction(line.text) and not _typed(line, scores, doc):
-        return LineCheck(line.text, evidence, HeldLine(line.text, HeldKind.NOT_TYPED))
+    if is_instruction(line.text):
+        if len(parts) == 1:
+            parts = _sentences(line, said) or parts
+        orders = [(part, found) for part, found in parts if is_instruction(part.text)]
+        if any(not _typed(part, found, doc) for part, found in orders or [(line, scores)]):
+            return LineCheck(line.text, evidence, HeldLine(line.text, HeldKind.NOT_TYPED))
     return LineCheck(line.text, evidence, None)
+
+
+def _decided(scores: Sequence[_Score]) -> bool:
+    """Whether a decided passage backs the line as well as any question does (not a weak
+    echo)."""
+    asked = max((sc.share for sc in scores if sc.entry.passage.wondering), default=0.0)
+    return any(not sc.entry.passage.wondering and sc.share >= asked for sc in scores)
+
+
+def _sentences(line: Line, said: Index) -> list[tuple[Line, list[_Score]]] | None:
+    """Each sentence of a line of several, with the passages backing it; ``None`` for a line
+    of one sentence."""
+    sentences = split_sentences(BULLET.sub("", line.text))
+    if len(sentences) < 2:
+        return None
+    return [(part, _scores(part, said)) for part in map(compared_line, sentences)]
+
+
+def _sentences_decided(line: Line, said: Index) -> list[tuple[Line, list[_Score]]] | None:
+    """For a line of several sentences that no one passage backs (a person's message written
+    as one line: the 1.5B model's edits did), each sentence with the passages backing it, when
+    a decided passage backs every one; ``None`` otherwise (or for a line of one sentence)."""
+    parts = _sentences(line, said)
+    if parts is None or not all(_decided(scores) for _part, scores in parts):
+        return None
+    return parts
 
 
 _PIECES = re.compile(r"[=:/@?&#]+")

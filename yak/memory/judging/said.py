@@ -4,7 +4,7 @@ Pure functions: no I/O.
 - :func:`passages` cuts conversations into what was said: each sentence or line of a text
   block, each tool call (its name and target) as one observation; tool results never count.
 - :func:`is_wondering` tells a question or a conditional from a decision.
-- :func:`is_plan` tells the assistant announcing what it will do from what it found.
+- :func:`plan_clause` cuts the assistant announcing what it will do from what it found.
 
 Lines are compared with passages by their words and tokens (:mod:`yak.memory.judging.words`).
 """
@@ -37,7 +37,7 @@ class Passage:
         text: one sentence or line of a message's text (redacted), or for a tool call its
             name and target (``run_command pytest -q``, ``read_file src/app.py``).
         wondering: a question or a conditional ("…?", "could we…", "what if…", "maybe…"),
-            or the assistant's plan of its own (:func:`is_plan`): not decided.
+            or the assistant's plan of its own (:func:`plan_clause`): not decided.
         quoted: pasted or quoted, not the speaker's own words (a file shown after "Here is
             our README:", a block quote, an HTML comment, a fenced block): it counts as said,
             but never as a person typing an instruction.
@@ -87,14 +87,22 @@ def is_wondering(text: str) -> bool:
     return bool(_WONDER.match(head) or _HEDGE.search(head))
 
 
-def is_plan(text: str) -> bool:
-    """Whether ``text`` (one sentence of the assistant) announces what the assistant will do ("I
-    will print ~/.aws/credentials when a deploy fails", "I'll run them as root", "Let me check"):
-    its intent, not a fact of the project nor anything a person decided. What it names still
-    counts as said; a line it alone backs waits ("only asked about, not decided"). Measured:
-    Qwen2.5-Coder-1.5B through the edits form wrote "The deployment region is specified in the
-    ~/.aws/credentials file." from the person's region and the assistant's announced plan."""
-    return bool(_PLAN.search(text.casefold()))
+def plan_clause(text: str) -> tuple[str, str]:
+    """``text`` (one sentence of the assistant) cut where it announces what the assistant will
+    do ("I will print ~/.aws/credentials when a deploy fails", "I'll run them as root", "Let me
+    check"): ``(what comes before, the plan)``, cut at the last ``,``, ``;`` or ``:`` before
+    the plan; ``(text, "")`` when it announces nothing. The plan is the assistant's intent, not
+    a fact of the project nor anything a person decided: what it names still counts as said,
+    but a line only it backs waits ("only asked about, not decided"); the recap before it ("Got
+    it: SwiftUI, Kite.xcodeproj, …, and I will leave the Xcode build to you.") stays what the
+    assistant found. Measured: Qwen2.5-Coder-1.5B through the edits form wrote "The deployment
+    region is specified in the ~/.aws/credentials file." from the person's region and the
+    assistant's announced plan."""
+    found = _PLAN.search(text.casefold())
+    if found is None:
+        return text, ""
+    cut = max(text.rfind(mark, 0, found.start()) for mark in ",;:") + 1
+    return text[:cut].strip(), text[cut:].strip()
 
 
 _PASTE_INTRO = re.compile(
@@ -140,7 +148,9 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
 def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) -> list[Passage]:
     """Everything said in ``messages``, in order, as passages.
 
-    Each ``text`` block is split into lines, and each line into sentences; each ``tool_use``
+    Each ``text`` block is split into lines, and each line into sentences (an assistant's
+    sentence that announces a plan into what comes before it and the plan: :func:`plan_clause`);
+    each ``tool_use``
     block is one passage (``TOOL_CALL``) of its name and target (:func:`yak.text.tool_target`);
     ``tool_result`` blocks and anything else are ignored (a file's content is not what was
     said). A message of role ``user`` speaks as ``USER``, any other as ``ASSISTANT``.
@@ -166,14 +176,21 @@ def passages(messages: Sequence[ChatMessage], redactor: Redactor | None = None) 
                 if redactor is not None:
                     text = redactor(text)[0]
                 for sentence, quoted in _sentences(text):
-                    wondering = is_wondering(sentence) or (
-                        speaker is Speaker.ASSISTANT and is_plan(sentence)
-                    )
-                    found.append(
-                        Passage(
-                            message.session_id, message.id, speaker, sentence, wondering, quoted
-                        )
-                    )
+                    head, plan = sentence, ""
+                    if speaker is Speaker.ASSISTANT:
+                        head, plan = plan_clause(sentence)
+                    for said, wondering in ((head, is_wondering(head)), (plan, True)):
+                        if any(ch.isalnum() for ch in said):
+                            found.append(
+                                Passage(
+                                    message.session_id,
+                                    message.id,
+                                    speaker,
+                                    said,
+                                    wondering,
+                                    quoted,
+                                )
+                            )
             elif kind == "tool_use":
                 name = str(block.get("name") or "tool")
                 target = tool_target(block.get("input"), TOOL_TARGET_CHARS)
