@@ -113,6 +113,26 @@ def test_blank_lines_and_moved_lines_pass_as_they_are():
     assert decision.applied == new and decision.held is None
 
 
+def test_a_value_changed_in_two_lines_of_seven_is_a_change_not_a_removal_of_a_quarter():
+    """The 1.5B model moved Redis to port 6380 in two lines of a seven-line document, as the
+    person said: a changed value is not a removal, so the rewrite is applied instead of
+    waiting whole; two lines deleted outright still count."""
+    doc = (
+        "Project\n- kite is an iOS app.\n- Sources are in Sources/Kite.\n"
+        "- We lint with SwiftLint.\n- The dev backend caches in Redis on port 6379.\n"
+        "- The dev config has REDIS_URL=redis://localhost:6379/0.\n- Releases ship on Fridays.\n"
+    )
+    moved = doc.replace("6379", "6380")
+    news = said("Redis on the dev backend moved to port 6380.")
+    decision = decide_lines(doc, moved, origins=[], tombstones=set(), passages=news)
+    assert (decision.applied, decision.held) == (moved, None)
+    gone = "".join(line + "\n" for line in doc.splitlines() if "REDIS" not in line.upper())
+    forget = said("Forget Redis, we dropped it from the dev backend and its config.")
+    dropped = decide_lines(doc, gone, origins=[], tombstones=set(), passages=forget)
+    assert dropped.applied == doc and dropped.held == gone
+    assert dropped.reasons[0].startswith("it removes 2 of 7 lines")
+
+
 def test_when_only_structure_would_change_nothing_is_applied():
     """The 1.5B model's edits deleted a run of lines after "Let me grab a coffee first.": their
     removal waited, and the blank line among them alone went, one revision for nothing. Now

@@ -161,7 +161,7 @@ def decide_lines(
     }
     person = {origin.line - 1 for origin in origins if origin.by_person}
     spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages, stated)
-    removal = removal_held(old_lines, opcodes, spared=spared)
+    removal = removal_held(old_lines, new_lines, opcodes, spared=spared)
     whole = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
     applied: list[str] = []
