@@ -43,6 +43,7 @@ from yak.memory.judging.removals import (
     Removals,
     Supersession,
     names_term,
+    new_value_of,
     restated,
     supersessions,
 )
@@ -161,7 +162,8 @@ def decide_lines(
     }
     person = {origin.line - 1 for origin in origins if origin.by_person}
     spared = _removed_without_cause(old_lines, new_lines, opcodes, person, passages, stated)
-    removal = removal_held(old_lines, new_lines, opcodes, spared=spared)
+    changed = _given_new_values(old_lines, new_lines, opcodes, spared)
+    removal = removal_held(old_lines, opcodes, spared=spared | changed)
     whole = [HeldLine("", HeldKind.REVIEW_MODE)] if mode is ReviewMode.REVIEW else []
     whole += [removal] if removal else []
     applied: list[str] = []
@@ -210,6 +212,24 @@ def decide_lines(
         evidence,
         tuple(duplicates),
     )
+
+
+def _given_new_values(
+    old_lines: Sequence[str], new_lines: Sequence[str], opcodes: Sequence[Opcode], spared: set[int]
+) -> set[int]:
+    """The indices of the previous lines a replacement gives a new value in place, for a cause
+    the conversations state (not ``spared``): the new line at the same place in the hunk is a
+    new value of it (:func:`yak.memory.judging.removals.new_value_of`: "Redis on port 6379." to
+    "… 6380.", and the URL using the port). They are changed, not removed: the quarter of the
+    lines that holds a rewrite whole does not count them (the 1.5B model's port, moved in two
+    lines of a seven-line document, waited whole)."""
+    return {
+        i1 + k
+        for tag, i1, i2, j1, j2 in opcodes
+        if tag == "replace"
+        for k in range(min(i2 - i1, j2 - j1))
+        if i1 + k not in spared and new_value_of(old_lines[i1 + k], new_lines[j1 + k])
+    }
 
 
 def _content(text: str) -> list[str]:

@@ -14,31 +14,24 @@ from yak.linediff import Opcode, line_opcodes
 from yak.memory.history.provenance import fold_line
 from yak.memory.judging.dangerous import capability
 from yak.memory.judging.kinds import is_instruction
-from yak.memory.judging.removals import new_value_of
 
 
 def removal_held(
     old_lines: Sequence[str],
-    new_lines: Sequence[str],
     opcodes: Sequence[Opcode],
     *,
     spared: Collection[int] = (),
 ) -> HeldLine | None:
     """Why a rewrite that removes (or changes) more than ``REMOVAL_SHARE`` of the previous
-    non-blank lines waits whole (``HeldKind.REMOVES_SHARE``), else ``None``; ``opcodes``: the
-    line diff of ``old_lines`` to ``new_lines``; ``spared``: indices of previous lines the
-    rewrite removes that stay all the same (their removal waits on its own), not counted. A
-    line its hunk gives a new value of (:func:`yak.memory.judging.removals.new_value_of`: "Redis
-    on port 6379." to "… 6380.", and the URL using the port) is changed, not removed: not
-    counted (a port moved in two lines of a seven-line document waited whole)."""
+    non-blank lines waits whole (``HeldKind.REMOVES_SHARE``), else ``None``; ``opcodes``: its
+    line diff; ``spared``: indices of previous lines the rewrite removes that stay all the
+    same (their removal waits on its own), not counted."""
     removed = tuple(
         old_lines[index]
-        for tag, i1, i2, j1, j2 in opcodes
+        for tag, i1, i2, _j1, _j2 in opcodes
         if tag != "equal"
         for index in range(i1, i2)
-        if old_lines[index].strip()
-        and index not in spared
-        and not any(new_value_of(old_lines[index], new) for new in new_lines[j1:j2])
+        if old_lines[index].strip() and index not in spared
     )
     before = sum(1 for line in old_lines if line.strip())
     if before and len(removed) > REMOVAL_SHARE * before:
@@ -91,7 +84,7 @@ def review_held(
     returning = tuple(line for line in inserted if fold_line(line) in tombstones)
     if returning:
         held.append(HeldLine("", HeldKind.RETURNING, lines=returning))
-    removal = removal_held(old_lines, new_lines, opcodes)
+    removal = removal_held(old_lines, opcodes)
     if removal:
         held.append(removal)
     known = {fold_line(line) for line in old_lines}
